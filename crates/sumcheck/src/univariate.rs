@@ -1,0 +1,106 @@
+//! Round polynomials given by their evaluations at `0, 1, …, d`.
+
+use zkmha_field::{Field, Fr, One, Zero};
+
+/// `s(x)` for the polynomial of degree ≤ `d` with `s(i) = evaluations[i]`, `i = 0..=d`.
+///
+/// Lagrange form with prefix and suffix products, O(d) multiplications plus one
+/// inversion of the constant `Π (i − j)`, and correct at every `x`, including `0..=d`.
+pub fn evaluate_from_evaluations(evaluations: &[Fr], x: Fr) -> Fr {
+    let Some(degree) = evaluations.len().checked_sub(1) else {
+        return Fr::zero();
+    };
+    let nodes: Vec<Fr> = (0..=degree as u64).map(|i| x - Fr::from(i)).collect();
+    // suffix[i] = Π_{j ≥ i} (x − j), with suffix[d + 1] = 1
+    let mut suffix: Vec<Fr> = nodes
+        .iter()
+        .rev()
+        .scan(Fr::one(), |acc, node| {
+            *acc *= node;
+            Some(*acc)
+        })
+        .collect();
+    suffix.reverse();
+    suffix.push(Fr::one());
+    // factorial[i] = i!
+    let factorial: Vec<Fr> = core::iter::once(Fr::one())
+        .chain((1..=degree as u64).scan(Fr::one(), |acc, i| {
+            *acc *= Fr::from(i);
+            Some(*acc)
+        }))
+        .collect();
+    let mut result = Fr::zero();
+    let mut prefix = Fr::one();
+    for (i, ((value, node), after)) in evaluations.iter().zip(&nodes).zip(suffix.iter().skip(1)).enumerate() {
+        // denominator_i = Π_{j≠i} (i − j) = (−1)^{d−i} · i! · (d−i)!
+        let mut denominator = factorial.get(i).copied().unwrap_or_else(Fr::one)
+            * factorial.get(degree - i).copied().unwrap_or_else(Fr::one);
+        if (degree - i) % 2 == 1 {
+            denominator = -denominator;
+        }
+        // The factorials of d ≤ MAX_DEGREE are non-zero in a 254-bit field.
+        let inverse = denominator.inverse().unwrap_or_else(Fr::zero);
+        result += *value * prefix * after * inverse;
+        prefix *= node;
+    }
+    result
+}
+
+/// The full evaluations `s(0), s(1), …, s(d)` of a round message `[s(0), s(2), …, s(d)]`
+/// whose `s(1)` follows from the running claim `s(0) + s(1)`.
+pub fn decompress(message: &[Fr], running_claim: Fr) -> Vec<Fr> {
+    let mut full = Vec::with_capacity(message.len() + 1);
+    if let Some((s0, rest)) = message.split_first() {
+        full.push(*s0);
+        full.push(running_claim - s0);
+        full.extend_from_slice(rest);
+    }
+    full
+}
+
+/// Extends the evaluations at `0..=d` of a polynomial of degree ≤ d to the points `0..=target`.
+pub fn extend_evaluations(evaluations: &[Fr], target_degree: usize) -> Vec<Fr> {
+    let mut out = evaluations.to_vec();
+    for point in evaluations.len()..=target_degree {
+        out.push(evaluate_from_evaluations(evaluations, Fr::from(point as u64)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_std::UniformRand;
+
+    fn horner(coefficients: &[Fr], x: Fr) -> Fr {
+        coefficients.iter().rev().fold(Fr::zero(), |acc, c| acc * x + c)
+    }
+
+    #[test]
+    fn interpolation_reproduces_random_polynomials() {
+        let mut rng = ark_std::test_rng();
+        for degree in 0..=8usize {
+            let coefficients: Vec<Fr> = (0..=degree).map(|_| Fr::rand(&mut rng)).collect();
+            let evaluations: Vec<Fr> =
+                (0..=degree as u64).map(|i| horner(&coefficients, Fr::from(i))).collect();
+            for _ in 0..5 {
+                let x = Fr::rand(&mut rng);
+                assert_eq!(evaluate_from_evaluations(&evaluations, x), horner(&coefficients, x));
+            }
+            for i in 0..=degree as u64 {
+                assert_eq!(evaluate_from_evaluations(&evaluations, Fr::from(i)), evaluations[i as usize]);
+            }
+            let extended = extend_evaluations(&evaluations, degree + 3);
+            for (i, value) in extended.iter().enumerate() {
+                assert_eq!(*value, horner(&coefficients, Fr::from(i as u64)));
+            }
+        }
+    }
+
+    #[test]
+    fn decompression_restores_s1() {
+        let s0 = Fr::from(3u64);
+        let full = decompress(&[s0, Fr::from(9u64)], Fr::from(10u64));
+        assert_eq!(full, vec![s0, Fr::from(7u64), Fr::from(9u64)]);
+    }
+}
