@@ -19,8 +19,8 @@ mod small;
 mod unreduced;
 
 pub use ark_bn254::Fr;
-pub use ark_ff::{Field, One, PrimeField, Zero};
-pub use small::SmallMultiplier;
+pub use ark_ff::{BigInteger, Field, One, PrimeField, Zero};
+pub use small::{SmallLinearCombination, SmallMultiplier};
 pub use unreduced::UnreducedSum;
 
 /// Size of a field element in a proof (ark-serialize's compressed encoding).

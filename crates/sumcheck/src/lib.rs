@@ -45,4 +45,4 @@ pub use product::{
 pub use protocol::{
     LABEL_CHALLENGE, LABEL_ROUND, RoundPolynomial, SumcheckInstance, SumcheckProof, prove, verify,
 };
-pub use small_value::{MAX_SMALL_VALUE_DEGREE, SMALL_VALUE_ROUNDS, SmallValueProductSumcheck};
+pub use small_value::{MAX_SMALL_VALUE_DEGREE, SmallValueProductSumcheck, small_value_rounds};

@@ -28,6 +28,9 @@ pub const LABEL_FINAL_EVALUATIONS: &[u8] = b"sumcheck/product/final-evaluations"
 /// to balance two cores.
 const PAIRS_PER_TASK: usize = 2048;
 
+/// Quadruples handed to one rayon task by the fused bind-and-evaluate kernel.
+const FUSED_QUADS_PER_TASK: usize = 1024;
+
 /// One term `c · Π_{k ∈ factors} f_k`.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProductTerm {
@@ -133,6 +136,9 @@ pub struct ProductSumcheck {
     tables: Vec<Vec<Fr>>,
     num_vars: usize,
     parallel_threshold: usize,
+    /// A challenge received but not yet applied: plain products bind it in the same
+    /// pass as the next round's evaluation (one sweep over memory instead of two).
+    pending: Option<Fr>,
 }
 
 impl ProductSumcheck {
@@ -153,12 +159,12 @@ impl ProductSumcheck {
             return Err(SumcheckError::InvalidInstance("MLEs with different numbers of variables".into()));
         }
         let tables = mles.into_iter().map(DenseMultilinearExtension::into_evaluations).collect();
-        Ok(Self { shape, tables, num_vars, parallel_threshold: PARALLEL_THRESHOLD })
+        Ok(Self { shape, tables, num_vars, parallel_threshold: PARALLEL_THRESHOLD, pending: None })
     }
 
     /// Raw tables of length `2^num_vars` (crate-internal, lengths already checked).
     pub(crate) fn from_tables(shape: SumOfProducts, tables: Vec<Vec<Fr>>, num_vars: usize) -> Self {
-        Self { shape, tables, num_vars, parallel_threshold: PARALLEL_THRESHOLD }
+        Self { shape, tables, num_vars, parallel_threshold: PARALLEL_THRESHOLD, pending: None }
     }
 
     /// Uses threads only for rounds with at least `threshold` pairs (`usize::MAX`: never).
@@ -203,17 +209,7 @@ impl ProductSumcheck {
         let accumulate = |mut acc: [UnreducedSum; D], x: usize| {
             let low: [Fr; D] = core::array::from_fn(|k| tables[k][x]);
             let mut value: [Fr; D] = core::array::from_fn(|k| tables[k][x + half]);
-            let diff: [Fr; D] = core::array::from_fn(|k| value[k] - low[k]);
-            let partial = low[1..D - 1].iter().fold(low[0], |p, v| p * v);
-            acc[0].add_product(&partial, &low[D - 1]);
-            // `value` holds f(1); s(1) is derived, so step on to f(2), …, f(d).
-            for slot in acc.iter_mut().skip(1) {
-                for k in 0..D {
-                    value[k] += diff[k];
-                }
-                let partial = value[1..D - 1].iter().fold(value[0], |p, v| p * v);
-                slot.add_product(&partial, &value[D - 1]);
-            }
+            accumulate_pair::<D>(&mut acc, &low, &mut value);
             acc
         };
         let sums = if half >= self.parallel_threshold {
@@ -225,6 +221,73 @@ impl ProductSumcheck {
         } else {
             (0..half).fold([UnreducedSum::new(); D], accumulate)
         };
+        for (out, sum) in evaluations.iter_mut().zip(sums.iter()) {
+            *out = sum.finish();
+        }
+    }
+
+    /// Binds the pending challenge `r` and evaluates the next round in one pass.
+    ///
+    /// ```text
+    /// for x < len/4, each table t:   t[x]       ← t[x]       + r·(t[x + len/2]       − t[x])
+    ///                                t[x + q]   ← t[x + q]   + r·(t[x + len/2 + q]   − t[x + q])   (q = len/4)
+    /// then (t[x], t[x + q]) is the pair (f(0, x), f(1, x)) of the new round
+    /// ```
+    fn bind_and_round_plain_product<const D: usize>(&mut self, r: Fr, evaluations: &mut [Fr]) {
+        let len = self.tables[0].len();
+        let half = len / 2;
+        let quarter = len / 4;
+        let chunk = if quarter >= self.parallel_threshold { FUSED_QUADS_PER_TASK } else { quarter.max(1) };
+        type Quad<'a> = (&'a mut [Fr], &'a mut [Fr], &'a [Fr], &'a [Fr]);
+        let mut per_table: Vec<std::vec::IntoIter<Quad<'_>>> = self
+            .tables
+            .iter_mut()
+            .map(|t| {
+                let (low, high) = t.split_at_mut(half);
+                let (q0, q1) = low.split_at_mut(quarter);
+                let (q2, q3) = high.split_at(quarter);
+                q0.chunks_mut(chunk)
+                    .zip(q1.chunks_mut(chunk))
+                    .zip(q2.chunks(chunk).zip(q3.chunks(chunk)))
+                    .map(|((a, b), (c, d))| (a, b, c, d))
+                    .collect::<Vec<Quad<'_>>>()
+                    .into_iter()
+            })
+            .collect();
+        let tasks: Vec<[Quad<'_>; D]> = (0..quarter.div_ceil(chunk))
+            .filter_map(|_| {
+                let parts: Vec<Quad<'_>> = per_table.iter_mut().filter_map(Iterator::next).collect();
+                parts.try_into().ok()
+            })
+            .collect();
+        let work = |mut task: [Quad<'_>; D]| -> [UnreducedSum; D] {
+            let mut acc = [UnreducedSum::new(); D];
+            let n = task[0].0.len();
+            for x in 0..n {
+                let mut low = [Fr::zero(); D];
+                let mut value = [Fr::zero(); D];
+                for k in 0..D {
+                    let (q0, q1, q2, q3) = &mut task[k];
+                    let b0 = q0[x] + r * (q2[x] - q0[x]);
+                    let b1 = q1[x] + r * (q3[x] - q1[x]);
+                    q0[x] = b0;
+                    q1[x] = b1;
+                    low[k] = b0;
+                    value[k] = b1;
+                }
+                accumulate_pair::<D>(&mut acc, &low, &mut value);
+            }
+            acc
+        };
+        let merge = |a: [UnreducedSum; D], b: [UnreducedSum; D]| core::array::from_fn(|j| a[j].merge(b[j]));
+        let sums = if quarter >= self.parallel_threshold {
+            tasks.into_par_iter().map(work).reduce(|| [UnreducedSum::new(); D], merge)
+        } else {
+            tasks.into_iter().map(work).fold([UnreducedSum::new(); D], merge)
+        };
+        for table in &mut self.tables {
+            table.truncate(half);
+        }
         for (out, sum) in evaluations.iter_mut().zip(sums.iter()) {
             *out = sum.finish();
         }
@@ -289,6 +352,23 @@ impl ProductSumcheck {
     }
 }
 
+/// Adds one pair's contribution to `s(0), s(2), …, s(D)` of a plain product:
+/// `low = f(0, x)`, `value = f(1, x)` (overwritten while stepping to `f(D, x)`).
+#[inline(always)]
+fn accumulate_pair<const D: usize>(acc: &mut [UnreducedSum; D], low: &[Fr; D], value: &mut [Fr; D]) {
+    let diff: [Fr; D] = core::array::from_fn(|k| value[k] - low[k]);
+    let partial = low[1..D - 1].iter().fold(low[0], |p, v| p * v);
+    acc[0].add_product(&partial, &low[D - 1]);
+    // s(1) is derived from the claim, so step on from f(1) to f(2), …, f(D).
+    for slot in acc.iter_mut().skip(1) {
+        for k in 0..D {
+            value[k] += diff[k];
+        }
+        let partial = value[1..D - 1].iter().fold(value[0], |p, v| p * v);
+        slot.add_product(&partial, &value[D - 1]);
+    }
+}
+
 impl SumcheckInstance for ProductSumcheck {
     fn num_vars(&self) -> usize {
         self.num_vars
@@ -299,6 +379,14 @@ impl SumcheckInstance for ProductSumcheck {
     }
 
     fn round_evaluations(&mut self, _previous_claim: Fr, evaluations: &mut [Fr]) {
+        if let Some(r) = self.pending.take() {
+            match self.tables.len() {
+                2 => return self.bind_and_round_plain_product::<2>(r, evaluations),
+                3 => return self.bind_and_round_plain_product::<3>(r, evaluations),
+                4 => return self.bind_and_round_plain_product::<4>(r, evaluations),
+                _ => self.bind_now(r),
+            }
+        }
         if self.shape.is_plain_product() {
             match self.tables.len() {
                 2 => return self.round_plain_product::<2>(evaluations),
@@ -311,6 +399,22 @@ impl SumcheckInstance for ProductSumcheck {
     }
 
     fn bind_in_place(&mut self, challenge: Fr) {
+        if let Some(r) = self.pending.take() {
+            self.bind_now(r);
+        }
+        let fusable = self.shape.is_plain_product() && (2..=4).contains(&self.tables.len());
+        // Defer while a next round exists to fuse with (tables of at least 4 entries).
+        if fusable && self.tables.first().is_some_and(|t| t.len() >= 4) {
+            self.pending = Some(challenge);
+        } else {
+            self.bind_now(challenge);
+        }
+        self.num_vars = self.num_vars.saturating_sub(1);
+    }
+}
+
+impl ProductSumcheck {
+    fn bind_now(&mut self, challenge: Fr) {
         let threshold = self.parallel_threshold;
         for table in &mut self.tables {
             let half = table.len() / 2;
@@ -323,7 +427,6 @@ impl SumcheckInstance for ProductSumcheck {
             }
             table.truncate(half);
         }
-        self.num_vars = self.num_vars.saturating_sub(1);
     }
 }
 

@@ -9,16 +9,19 @@
 //! small-value idea of Bagad–Dao–Domb–Thaler 2025, with the binding delayed):
 //!
 //! ```text
-//! round j ∈ {0, 1}, prior challenges c (|c| = j), bound prefix b ∈ {0,1}^j:
+//! round j < J (J = 3 for d = 2, J = 2 for d ∈ {3, 4}), prior challenges c (|c| = j),
+//! bound prefix b ∈ {0,1}^j:
 //!   f_k(c, X, x) = Σ_b eq(b, c) · u_k(b, X, x),   u_k(b, X, x) = f_k(b, 0, x) + X·(f_k(b, 1, x) − f_k(b, 0, x))
 //!   s_j(X) = Σ_{(b_1..b_d)} Π_k eq(b_k, c) · A_X[b_1..b_d],   A_X[b_1..b_d] = Σ_x Π_k u_k(b_k, X, x)   (in ℤ)
 //! ```
 //!
 //! The accumulators `A_X` are exact `i128` sums (|u| < 2^27, so a product of four is below
 //! 2^108 and a chunk of 2^12 products below 2^120), reduced to the field once per chunk.
-//! After the second challenge the tables are bound at once, `f_k(c_1, c_2, x) =
-//! Σ_b eq(b, c)·f_k(b, x)`, with cheap field-by-integer products ([`SmallMultiplier`]),
-//! and the remaining rounds run on [`ProductSumcheck`]'s field kernel.
+//! After challenge J the tables are bound at once, `f_k(c, x) = Σ_b eq(b, c)·f_k(b, x)`, one
+//! [`SmallLinearCombination`] per entry (a single modular reduction), and the remaining
+//! rounds run on [`ProductSumcheck`]'s field kernel. Round j costs `d·(d−1)·2^{j·d}` integer
+//! multiplications per point of a table a `2^{j+1}`-th the size, so J stops where that
+//! outgrows the field work it replaces.
 
 #![allow(clippy::indexing_slicing)] // prover kernels: every table length is checked at construction
 
@@ -26,17 +29,26 @@ use crate::SumcheckError;
 use crate::product::{FinalEvaluations, ProductSumcheck, SumOfProducts};
 use crate::protocol::SumcheckInstance;
 use rayon::prelude::*;
-use zkmha_field::{Fr, One, SmallMultiplier, Zero, fr_from_i128};
+use zkmha_field::{Fr, One, SmallLinearCombination, Zero, fr_from_i128};
 use zkmha_mle::{PARALLEL_THRESHOLD, SmallMultilinearExtension};
 
-/// Rounds computed in integer arithmetic before the tables become field elements.
-pub const SMALL_VALUE_ROUNDS: usize = 2;
+/// Rounds computed in integer arithmetic before the tables become field elements, for a
+/// product of `degree` factors.
+pub const fn small_value_rounds(degree: usize) -> usize {
+    if degree <= 2 { 3 } else { 2 }
+}
 
 /// The largest number of factors the integer bound allows.
 pub const MAX_SMALL_VALUE_DEGREE: usize = 4;
 
 /// Hypercube points summed in one `i128` chunk (see the module docs for the bound).
 const CHUNK: usize = 1 << 12;
+
+/// Bound prefixes in an integer round: `2^j` with `j < J ≤ 3`.
+const MAX_PREFIXES: usize = 4;
+
+/// Tuples of prefixes, one per factor: `2^{j·d}` ≤ 16 for the rounds J allows.
+const MAX_TUPLES: usize = 16;
 
 /// The prover's instance for `Π_k f_k` over small-integer MLEs.
 #[derive(Clone, Debug)]
@@ -67,8 +79,8 @@ impl SmallValueProductSumcheck {
         }
         let mut instance = Self {
             small: mles.iter().map(|m| m.values().to_vec()).collect(),
-            challenges: Vec::with_capacity(SMALL_VALUE_ROUNDS),
-            small_rounds: SMALL_VALUE_ROUNDS.min(num_vars),
+            challenges: Vec::with_capacity(small_value_rounds(mles.len())),
+            small_rounds: small_value_rounds(mles.len()).min(num_vars),
             num_vars,
             dense: None,
             parallel_threshold: PARALLEL_THRESHOLD,
@@ -129,56 +141,62 @@ impl SmallValueProductSumcheck {
             .collect()
     }
 
-    fn small_round(&self, evaluations: &mut [Fr]) {
-        let d = self.small.len();
+    fn small_round<const D: usize>(&self, evaluations: &mut [Fr]) {
         let j = self.challenges.len();
         let len = self.small[0].len();
         let block = len >> (j + 1);
         let prefixes = 1usize << j;
-        let tuples = 1usize << (j * d);
-        let offsets: Vec<usize> = (0..prefixes).map(|b| Self::prefix_offset(len, j, b)).collect();
-        // Evaluation points 0, 2, 3, …, d.
-        let points: Vec<i64> = core::iter::once(0).chain(2..=d as i64).collect();
+        let mask = prefixes - 1;
+        let tuples = 1usize << (j * D);
+        debug_assert!(prefixes <= MAX_PREFIXES && tuples <= MAX_TUPLES);
+        let mut offsets = [0usize; MAX_PREFIXES];
+        for (b, offset) in offsets.iter_mut().enumerate().take(prefixes) {
+            *offset = Self::prefix_offset(len, j, b);
+        }
+        let tables: [&[i32]; D] = core::array::from_fn(|k| self.small[k].as_slice());
 
-        let chunk_sums = |range: core::ops::Range<usize>| -> Vec<Fr> {
-            let mut acc = vec![0i128; d * tuples];
-            // u[(k·prefixes + b)·d + p] = u_k(b, point_p, x)
-            let mut u = vec![0i64; d * prefixes * d];
-            for x in range {
-                for k in 0..d {
-                    let table = &self.small[k];
-                    for (b, &offset) in offsets.iter().enumerate() {
-                        let low = i64::from(table[offset + x]);
-                        let diff = i64::from(table[offset + block + x]) - low;
-                        for (p, &t) in points.iter().enumerate() {
-                            u[(k * prefixes + b) * d + p] = low + t * diff;
+        // acc[p][tuple] = Σ_x Π_k u_k(b_k(tuple), point_p, x), exactly, per chunk of x.
+        let chunk_sums = |start: usize| -> Vec<Fr> {
+            let mut acc = [[0i128; MAX_TUPLES]; D];
+            // u[k][b][p] = u_k(b, point_p, x), points 0, 2, 3, …, D
+            let mut u = [[[0i64; D]; MAX_PREFIXES]; D];
+            for x in start..(start + CHUNK).min(block) {
+                for k in 0..D {
+                    for b in 0..prefixes {
+                        let low = i64::from(tables[k][offsets[b] + x]);
+                        let diff = i64::from(tables[k][offsets[b] + block + x]) - low;
+                        u[k][b][0] = low;
+                        let mut value = low + diff;
+                        for p in 1..D {
+                            value += diff;
+                            u[k][b][p] = value;
                         }
                     }
                 }
-                for tuple in 0..tuples {
-                    for p in 0..d {
-                        let mut product = 1i128;
-                        for k in 0..d {
-                            let b = (tuple >> (k * j)) & (prefixes - 1);
-                            product *= i128::from(u[(k * prefixes + b) * d + p]);
+                for p in 0..D {
+                    for tuple in 0..tuples {
+                        // |u| < 2^27, so the first two factors multiply exactly in an i64.
+                        let pair = u[0][tuple & mask][p] * u[1][(tuple >> j) & mask][p];
+                        let mut product = i128::from(pair);
+                        for k in 2..D {
+                            product *= i128::from(u[k][(tuple >> (k * j)) & mask][p]);
                         }
-                        acc[p * tuples + tuple] += product;
+                        acc[p][tuple] += product;
                     }
                 }
             }
-            acc.into_iter().map(fr_from_i128).collect()
+            acc.iter().flat_map(|row| row[..tuples].iter().map(|&v| fr_from_i128(v))).collect()
         };
         let add = |a: Vec<Fr>, b: Vec<Fr>| a.into_iter().zip(b).map(|(x, y)| x + y).collect::<Vec<_>>();
-        let ranges: Vec<_> = (0..block).step_by(CHUNK).map(|s| s..(s + CHUNK).min(block)).collect();
+        let zero = || vec![Fr::zero(); D * tuples];
         let sums = if block >= self.parallel_threshold {
-            ranges.into_par_iter().map(chunk_sums).reduce(|| vec![Fr::zero(); d * tuples], add)
+            (0..block).into_par_iter().step_by(CHUNK).map(chunk_sums).reduce(zero, add)
         } else {
-            ranges.into_iter().map(chunk_sums).fold(vec![Fr::zero(); d * tuples], add)
+            (0..block).step_by(CHUNK).map(chunk_sums).fold(zero(), add)
         };
         let weights = self.prefix_weights();
-        let tuple_weights: Vec<Fr> = (0..tuples)
-            .map(|tuple| (0..d).map(|k| weights[(tuple >> (k * j)) & (prefixes - 1)]).product())
-            .collect();
+        let tuple_weights: Vec<Fr> =
+            (0..tuples).map(|tuple| (0..D).map(|k| weights[(tuple >> (k * j)) & mask]).product()).collect();
         for (p, out) in evaluations.iter_mut().enumerate() {
             *out = tuple_weights.iter().zip(&sums[p * tuples..(p + 1) * tuples]).map(|(w, s)| *w * s).sum();
         }
@@ -189,8 +207,13 @@ impl SmallValueProductSumcheck {
         let j = self.challenges.len();
         let len = self.small.first().map_or(1, Vec::len);
         let bound_len = len >> j;
-        let multipliers: Vec<SmallMultiplier> =
-            self.prefix_weights().into_iter().map(SmallMultiplier::new).collect();
+        // Σ_b eq(b, c) = 1, so Σ_b eq(b, c)·(v_b + 2^24) − 2^24 = Σ_b eq(b, c)·v_b with
+        // non-negative integers on the left.
+        let shift = 1i64 << SmallMultilinearExtension::SMALL_VALUE_BITS;
+        let weights = self.prefix_weights();
+        let Some(combination) = SmallLinearCombination::new(&weights, -Fr::from(shift as u64)) else {
+            return;
+        };
         let offsets: Vec<usize> = (0..1usize << j).map(|b| Self::prefix_offset(len, j, b)).collect();
         let threshold = self.parallel_threshold;
         let tables: Vec<Vec<Fr>> = self
@@ -198,11 +221,11 @@ impl SmallValueProductSumcheck {
             .iter()
             .map(|table| {
                 let bind = |x: usize| -> Fr {
-                    multipliers
-                        .iter()
-                        .zip(&offsets)
-                        .map(|(m, &offset)| m.mul_i64(i64::from(table[offset + x])))
-                        .sum()
+                    let mut values = [0u32; SmallLinearCombination::MAX_WEIGHTS];
+                    for (value, &offset) in values.iter_mut().zip(&offsets) {
+                        *value = (i64::from(table[offset + x]) + shift) as u32;
+                    }
+                    combination.combine(&values[..offsets.len()])
                 };
                 if bound_len >= threshold {
                     (0..bound_len).into_par_iter().with_min_len(1024).map(bind).collect()
@@ -234,7 +257,11 @@ impl SumcheckInstance for SmallValueProductSumcheck {
     fn round_evaluations(&mut self, previous_claim: Fr, evaluations: &mut [Fr]) {
         match &mut self.dense {
             Some(dense) => dense.round_evaluations(previous_claim, evaluations),
-            None => self.small_round(evaluations),
+            None => match self.small.len() {
+                2 => self.small_round::<2>(evaluations),
+                3 => self.small_round::<3>(evaluations),
+                _ => self.small_round::<4>(evaluations),
+            },
         }
     }
 

@@ -162,21 +162,25 @@ fn small_value_kernel_gives_the_dense_proof() {
             }
         }
     }
-    // Extreme values at the edge of the range.
+    // Extreme values at the edge of the range, alternating signs.
     let edge = (1i64 << 24) - 1;
-    let small: Vec<SmallMultilinearExtension> = (0..4)
-        .map(|k| {
-            SmallMultilinearExtension::new(13, &vec![if k % 2 == 0 { edge } else { -edge }; 1 << 13]).unwrap()
-        })
-        .collect();
-    let dense: Vec<DenseMultilinearExtension> = small.iter().map(|m| m.to_dense()).collect();
-    let shape = SumOfProducts::product(4).unwrap();
-    let sum = brute_force_sum(&shape, &dense);
-    let mut fast = SmallValueProductSumcheck::new(&small).unwrap();
-    assert_eq!(fast.claimed_sum(), sum);
-    let (fast_proof, _) = prove_instance_with_evaluations(&mut fast, sum, &mut Transcript::new(DOMAIN));
-    let (dense_proof, _) = prove_product(&shape, dense, sum, &mut Transcript::new(DOMAIN)).unwrap();
-    assert_eq!(fast_proof, dense_proof);
+    for degree in 2..=4usize {
+        let small: Vec<SmallMultilinearExtension> = (0..degree)
+            .map(|k| {
+                let values: Vec<i64> =
+                    (0..1i64 << 11).map(|x| if (x + k as i64) % 3 == 0 { edge } else { -edge }).collect();
+                SmallMultilinearExtension::new(11, &values).unwrap()
+            })
+            .collect();
+        let dense: Vec<DenseMultilinearExtension> = small.iter().map(|m| m.to_dense()).collect();
+        let shape = SumOfProducts::product(degree).unwrap();
+        let sum = brute_force_sum(&shape, &dense);
+        let mut fast = SmallValueProductSumcheck::new(&small).unwrap();
+        assert_eq!(fast.claimed_sum(), sum);
+        let (fast_proof, _) = prove_instance_with_evaluations(&mut fast, sum, &mut Transcript::new(DOMAIN));
+        let (dense_proof, _) = prove_product(&shape, dense, sum, &mut Transcript::new(DOMAIN)).unwrap();
+        assert_eq!(fast_proof, dense_proof, "edge values, degree {degree}");
+    }
 }
 
 #[test]
