@@ -15,7 +15,7 @@
 //! random combination with probability ≤ 1/|F|, then the sum-check's n·d/|F|.
 
 use crate::protocol::{SumcheckInstance, SumcheckProof, prove, verify};
-use crate::univariate::{decompress, evaluate_from_evaluations, extend_evaluations};
+use crate::univariate::{compress, decompress, evaluate_from_evaluations, extend_evaluations};
 use crate::{EvalClaim, SumcheckClaim, SumcheckError};
 use zkmha_field::{Field, Fr, One, Zero};
 use zkmha_transcript::Transcript;
@@ -125,9 +125,7 @@ impl SumcheckInstance for Batch<'_> {
                 vec![member.running * half; 2]
             };
             let full = extend_evaluations(&full, self.degree);
-            // evaluations = [s(0), s(2), …]: skip s(1) of the member.
-            let compressed = full.iter().take(1).chain(full.iter().skip(2));
-            for (slot, value) in evaluations.iter_mut().zip(compressed) {
+            for (slot, value) in evaluations.iter_mut().zip(compress(&full)) {
                 *slot += member.coefficient * value;
             }
             member.last_round = full;

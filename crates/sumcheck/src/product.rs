@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Work per round, for `P` pairs `(f(0,x), f(1,x))` and a single product of `d` factors:
-//! `d − 1` multiplications per evaluation point (`d` points: `0, 2, …, d`; `s(1)` is derived),
+//! `d − 1` multiplications per message point (`0, 2, …, d − 1` and `∞`, the slope product; `s(1)` is derived),
 //! the last of them without modular reduction ([`UnreducedSum`]), plus `d` to bind. The
 //! tables are bound in place and keep their allocation.
 
@@ -298,23 +298,30 @@ impl ProductSumcheck {
         let half = self.tables[0].len() / 2;
         let num_mles = self.tables.len();
         let terms = &self.shape.terms;
-        // per point j (0 ↦ X=0, j ≥ 1 ↦ X=j+1) and term t: Σ_x Π_{k ∈ T_t} f_k(X, x)
+        // per message point j (0, 2, …, d−1, ∞) and term t: Σ_x Π_{k ∈ T_t} f_k(X, x)
         let new_acc = || vec![UnreducedSum::new(); degree * terms.len()];
         let accumulate = |(mut acc, mut values): (Vec<UnreducedSum>, Vec<Fr>), x: usize| {
-            // values[k·degree + j] = f_k at the j-th point
+            // values[k·degree + j] = f_k at the j-th message point: 0, 2, …, d−1, ∞ (the slope)
             for k in 0..num_mles {
                 let low = self.tables[k][x];
-                let diff = self.tables[k][x + half] - low;
-                let mut v = low;
-                values[k * degree] = v;
-                v += diff;
-                for j in 1..degree {
-                    v += diff;
-                    values[k * degree + j] = v;
+                let high = self.tables[k][x + half];
+                values[k * degree] = low;
+                if degree >= 2 {
+                    let diff = high - low;
+                    let mut v = high;
+                    for j in 1..degree - 1 {
+                        v += diff;
+                        values[k * degree + j] = v;
+                    }
+                    values[k * degree + degree - 1] = diff;
                 }
             }
             for (t, term) in terms.iter().enumerate() {
                 for j in 0..degree {
+                    // A term of lower degree has no X^d coefficient.
+                    if degree >= 2 && j == degree - 1 && term.factors.len() < degree {
+                        continue;
+                    }
                     let slot = &mut acc[t * degree + j];
                     match term.factors.split_last() {
                         Some((last, [])) => slot.add_product(&values[*last * degree + j], &Fr::one()),
@@ -352,21 +359,24 @@ impl ProductSumcheck {
     }
 }
 
-/// Adds one pair's contribution to `s(0), s(2), …, s(D)` of a plain product:
-/// `low = f(0, x)`, `value = f(1, x)` (overwritten while stepping to `f(D, x)`).
+/// Adds one pair's contribution to the round message `s(0), s(2), …, s(D−1), s(∞)` of a
+/// plain product: `low = f(0, x)`, `value = f(1, x)` (overwritten while stepping).
 #[inline(always)]
 fn accumulate_pair<const D: usize>(acc: &mut [UnreducedSum; D], low: &[Fr; D], value: &mut [Fr; D]) {
     let diff: [Fr; D] = core::array::from_fn(|k| value[k] - low[k]);
     let partial = low[1..D - 1].iter().fold(low[0], |p, v| p * v);
     acc[0].add_product(&partial, &low[D - 1]);
-    // s(1) is derived from the claim, so step on from f(1) to f(2), …, f(D).
-    for slot in acc.iter_mut().skip(1) {
+    // s(1) is derived from the claim; step from f(1) to f(2), …, f(D − 1).
+    for slot in acc[1..D - 1].iter_mut() {
         for k in 0..D {
             value[k] += diff[k];
         }
         let partial = value[1..D - 1].iter().fold(value[0], |p, v| p * v);
         slot.add_product(&partial, &value[D - 1]);
     }
+    // The X^D coefficient is the product of the slopes.
+    let partial = diff[1..D - 1].iter().fold(diff[0], |p, v| p * v);
+    acc[D - 1].add_product(&partial, &diff[D - 1]);
 }
 
 impl SumcheckInstance for ProductSumcheck {

@@ -3,7 +3,8 @@
 //! ```text
 //! claim:  Σ_{x ∈ {0,1}ⁿ} g(x) = c₀,   deg_{x_i} g ≤ d
 //! round j = 1..n (binding x_{n−j}, the highest unbound variable):
-//!   P → V : s_j(0), s_j(2), …, s_j(d)          where s_j(X) = Σ_{x} g(x_0..x_{n−j−1}, X, r_{j−1}, …, r_1)
+//!   P → V : s_j(0), s_j(2), …, s_j(d−1), s_j(∞) where s_j(X) = Σ_{x} g(x_0..x_{n−j−1}, X, r_{j−1}, …, r_1)
+//!                                                 and s_j(∞) is its X^d coefficient (d = 1: s_j(0) only)
 //!   V     : s_j(1) := c_{j−1} − s_j(0)           (the round check s_j(0) + s_j(1) = c_{j−1}, by construction)
 //!   V → P : r_j ← transcript;   c_j := s_j(r_j)
 //! output: EvalClaim { point = (r_n, …, r_1) in variable order, value = c_n }
@@ -36,19 +37,21 @@ pub trait SumcheckInstance {
     /// Degree `d` of `g` in each variable.
     fn degree(&self) -> usize;
 
-    /// Writes `s(0), s(2), s(3), …, s(d)` (`d` values) of the round polynomial for the
-    /// highest unbound variable. `previous_claim = s(0) + s(1)`, for kernels that prefer
-    /// to derive `s(0)` from `s(1)`.
+    /// Writes the round message of the round polynomial `s` for the highest unbound
+    /// variable: `s(0), s(2), …, s(d−1), s(∞)` (`d` values; `s(∞)` is the coefficient of
+    /// `X^d`; for `d = 1` just `s(0)`). `previous_claim = s(0) + s(1)`, for kernels that
+    /// prefer to derive `s(0)` from `s(1)`.
     fn round_evaluations(&mut self, previous_claim: Fr, evaluations: &mut [Fr]);
 
     /// Fixes the highest unbound variable to `challenge`, in place.
     fn bind_in_place(&mut self, challenge: Fr);
 }
 
-/// One round message: `s(0), s(2), …, s(d)`.
+/// One round message: `s(0), s(2), …, s(d−1), s(∞)` ([`crate::univariate`]).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct RoundPolynomial {
-    /// `s(0)` followed by `s(2..=d)`; `s(1)` is derived from the running claim.
+    /// `s(0)`, then `s(2..d)`, then the coefficient of `X^d`; `s(1)` is derived from the
+    /// running claim.
     pub evaluations: Vec<Fr>,
 }
 

@@ -158,7 +158,7 @@ impl SmallValueProductSumcheck {
         // acc[p][tuple] = Σ_x Π_k u_k(b_k(tuple), point_p, x), exactly, per chunk of x.
         let chunk_sums = |start: usize| -> Vec<Fr> {
             let mut acc = [[0i128; MAX_TUPLES]; D];
-            // u[k][b][p] = u_k(b, point_p, x), points 0, 2, 3, …, D
+            // u[k][b][p] = u_k(b, point_p, x), message points 0, 2, …, D − 1, ∞
             let mut u = [[[0i64; D]; MAX_PREFIXES]; D];
             for x in start..(start + CHUNK).min(block) {
                 for k in 0..D {
@@ -167,10 +167,12 @@ impl SmallValueProductSumcheck {
                         let diff = i64::from(tables[k][offsets[b] + block + x]) - low;
                         u[k][b][0] = low;
                         let mut value = low + diff;
-                        for p in 1..D {
+                        for p in 1..D - 1 {
                             value += diff;
                             u[k][b][p] = value;
                         }
+                        // ∞: the slope; the product of slopes is the X^d coefficient.
+                        u[k][b][D - 1] = diff;
                     }
                 }
                 for p in 0..D {

@@ -1,4 +1,14 @@
-//! Round polynomials given by their evaluations at `0, 1, …, d`.
+//! Round polynomials: evaluations at `0, 1, …, d` and the compressed round message.
+//!
+//! ```text
+//! message (d ≥ 2): [ s(0), s(2), …, s(d−1), s(∞) ]      s(∞) := the coefficient of X^d
+//! message (d = 1): [ s(0) ]
+//! s(1) = running claim − s(0)
+//! s(d) = Σ_{i<d} s(i)·L_i(d) + s(∞)·d!                 (L_i: Lagrange basis on 0..d−1)
+//! ```
+//!
+//! Sending the leading coefficient instead of `s(d)` lets the prover skip stepping every
+//! factor to `X = d`: the factor's value "at ∞" is its slope, already computed.
 
 use zkmha_field::{Field, Fr, One, Zero};
 
@@ -46,16 +56,54 @@ pub fn evaluate_from_evaluations(evaluations: &[Fr], x: Fr) -> Fr {
     result
 }
 
-/// The full evaluations `s(0), s(1), …, s(d)` of a round message `[s(0), s(2), …, s(d)]`
-/// whose `s(1)` follows from the running claim `s(0) + s(1)`.
+/// The full evaluations `s(0), s(1), …, s(d)` of a round message of degree `d = message.len()`
+/// (see the module docs), given the running claim `s(0) + s(1)`.
 pub fn decompress(message: &[Fr], running_claim: Fr) -> Vec<Fr> {
-    let mut full = Vec::with_capacity(message.len() + 1);
-    if let Some((s0, rest)) = message.split_first() {
-        full.push(*s0);
-        full.push(running_claim - s0);
-        full.extend_from_slice(rest);
+    let degree = message.len();
+    let mut full = Vec::with_capacity(degree + 1);
+    let Some((s0, rest)) = message.split_first() else {
+        return full;
+    };
+    full.push(*s0);
+    full.push(running_claim - s0);
+    if let Some((leading, middle)) = rest.split_last() {
+        full.extend_from_slice(middle);
+        // s(d) from s(0..d−1) and the leading coefficient.
+        let factorial: Fr = (1..=degree as u64).map(Fr::from).product();
+        full.push(evaluate_from_evaluations(&full, Fr::from(degree as u64)) + *leading * factorial);
     }
     full
+}
+
+/// The coefficient of `X^d` of the polynomial with `s(i) = evaluations[i]`, `i = 0..=d`:
+/// `Σ_i s(i) / Π_{j≠i} (i − j)`.
+pub fn leading_coefficient(evaluations: &[Fr]) -> Fr {
+    let Some(degree) = evaluations.len().checked_sub(1) else {
+        return Fr::zero();
+    };
+    let factorial = |n: usize| -> Fr { (1..=n as u64).map(Fr::from).product() };
+    evaluations
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let mut denominator = factorial(i) * factorial(degree - i);
+            if (degree - i) % 2 == 1 {
+                denominator = -denominator;
+            }
+            *value * denominator.inverse().unwrap_or_else(Fr::zero)
+        })
+        .sum()
+}
+
+/// The round message (module docs) of the polynomial with evaluations `s(0..=d)`.
+pub fn compress(evaluations: &[Fr]) -> Vec<Fr> {
+    let degree = evaluations.len().saturating_sub(1);
+    let mut message: Vec<Fr> = evaluations.iter().take(1).copied().collect();
+    if degree >= 2 {
+        message.extend(evaluations.iter().skip(2).take(degree - 2));
+        message.push(leading_coefficient(evaluations));
+    }
+    message
 }
 
 /// Extends the evaluations at `0..=d` of a polynomial of degree ≤ d to the points `0..=target`.
@@ -98,9 +146,19 @@ mod tests {
     }
 
     #[test]
-    fn decompression_restores_s1() {
-        let s0 = Fr::from(3u64);
-        let full = decompress(&[s0, Fr::from(9u64)], Fr::from(10u64));
-        assert_eq!(full, vec![s0, Fr::from(7u64), Fr::from(9u64)]);
+    fn compression_round_trips_for_every_degree() {
+        let mut rng = ark_std::test_rng();
+        for degree in 1..=8usize {
+            let coefficients: Vec<Fr> = (0..=degree).map(|_| Fr::rand(&mut rng)).collect();
+            let evaluations: Vec<Fr> =
+                (0..=degree as u64).map(|i| horner(&coefficients, Fr::from(i))).collect();
+            assert_eq!(leading_coefficient(&evaluations), coefficients[degree]);
+            let message = compress(&evaluations);
+            assert_eq!(message.len(), degree);
+            assert_eq!(decompress(&message, evaluations[0] + evaluations[1]), evaluations);
+        }
+        // degree 2: [s(0), s(∞)]; s(X) = 3 + 4X + 5X²: s(0) = 3, s(1) = 12, s(∞) = 5.
+        let full = decompress(&[Fr::from(3u64), Fr::from(5u64)], Fr::from(15u64));
+        assert_eq!(full, vec![Fr::from(3u64), Fr::from(12u64), Fr::from(31u64)]);
     }
 }
