@@ -12,14 +12,53 @@
 
 use zkmha_field::{Field, Fr, One, Zero};
 
+/// `i!` and `1/i!` for `i = 0..=MAX_DEGREE + 1`, computed once per process.
+fn factorials() -> &'static (Vec<Fr>, Vec<Fr>) {
+    static TABLE: std::sync::OnceLock<(Vec<Fr>, Vec<Fr>)> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let top = crate::MAX_DEGREE + 1;
+        let factorial: Vec<Fr> = core::iter::once(Fr::one())
+            .chain((1..=top as u64).scan(Fr::one(), |acc, i| {
+                *acc *= Fr::from(i);
+                Some(*acc)
+            }))
+            .collect();
+        // (top)! is a product of small non-zero integers, invertible in a 254-bit field.
+        let mut inverse = vec![Fr::zero(); top + 1];
+        let mut running =
+            factorial.last().copied().unwrap_or_else(Fr::one).inverse().unwrap_or_else(Fr::zero);
+        for i in (0..=top).rev() {
+            if let Some(slot) = inverse.get_mut(i) {
+                *slot = running;
+            }
+            running *= Fr::from(i.max(1) as u64);
+        }
+        (factorial, inverse)
+    })
+}
+
+/// `i!` for `i ≤ MAX_DEGREE + 1` (1 beyond: callers never ask).
+fn factorial(i: usize) -> Fr {
+    factorials().0.get(i).copied().unwrap_or_else(Fr::one)
+}
+
+/// `1/i!` for `i ≤ MAX_DEGREE + 1`.
+fn inverse_factorial(i: usize) -> Fr {
+    factorials().1.get(i).copied().unwrap_or_else(Fr::one)
+}
+
 /// `s(x)` for the polynomial of degree ≤ `d` with `s(i) = evaluations[i]`, `i = 0..=d`.
 ///
-/// Lagrange form with prefix and suffix products, O(d) multiplications plus one
-/// inversion of the constant `Π (i − j)`, and correct at every `x`, including `0..=d`.
+/// Lagrange form with prefix and suffix products, O(d) multiplications, no inversion
+/// (the denominators `Π_{j≠i} (i − j) = (−1)^{d−i} i! (d−i)!` come from a table), and
+/// correct at every `x`, including `0..=d`. Degrees above [`crate::MAX_DEGREE`] give 0.
 pub fn evaluate_from_evaluations(evaluations: &[Fr], x: Fr) -> Fr {
     let Some(degree) = evaluations.len().checked_sub(1) else {
         return Fr::zero();
     };
+    if degree > crate::MAX_DEGREE {
+        return Fr::zero();
+    }
     let nodes: Vec<Fr> = (0..=degree as u64).map(|i| x - Fr::from(i)).collect();
     // suffix[i] = Π_{j ≥ i} (x − j), with suffix[d + 1] = 1
     let mut suffix: Vec<Fr> = nodes
@@ -32,24 +71,13 @@ pub fn evaluate_from_evaluations(evaluations: &[Fr], x: Fr) -> Fr {
         .collect();
     suffix.reverse();
     suffix.push(Fr::one());
-    // factorial[i] = i!
-    let factorial: Vec<Fr> = core::iter::once(Fr::one())
-        .chain((1..=degree as u64).scan(Fr::one(), |acc, i| {
-            *acc *= Fr::from(i);
-            Some(*acc)
-        }))
-        .collect();
     let mut result = Fr::zero();
     let mut prefix = Fr::one();
     for (i, ((value, node), after)) in evaluations.iter().zip(&nodes).zip(suffix.iter().skip(1)).enumerate() {
-        // denominator_i = Π_{j≠i} (i − j) = (−1)^{d−i} · i! · (d−i)!
-        let mut denominator = factorial.get(i).copied().unwrap_or_else(Fr::one)
-            * factorial.get(degree - i).copied().unwrap_or_else(Fr::one);
+        let mut inverse = inverse_factorial(i) * inverse_factorial(degree - i);
         if (degree - i) % 2 == 1 {
-            denominator = -denominator;
+            inverse = -inverse;
         }
-        // The factorials of d ≤ MAX_DEGREE are non-zero in a 254-bit field.
-        let inverse = denominator.inverse().unwrap_or_else(Fr::zero);
         result += *value * prefix * after * inverse;
         prefix *= node;
     }
@@ -69,8 +97,7 @@ pub fn decompress(message: &[Fr], running_claim: Fr) -> Vec<Fr> {
     if let Some((leading, middle)) = rest.split_last() {
         full.extend_from_slice(middle);
         // s(d) from s(0..d−1) and the leading coefficient.
-        let factorial: Fr = (1..=degree as u64).map(Fr::from).product();
-        full.push(evaluate_from_evaluations(&full, Fr::from(degree as u64)) + *leading * factorial);
+        full.push(evaluate_from_evaluations(&full, Fr::from(degree as u64)) + *leading * factorial(degree));
     }
     full
 }
@@ -81,16 +108,15 @@ pub fn leading_coefficient(evaluations: &[Fr]) -> Fr {
     let Some(degree) = evaluations.len().checked_sub(1) else {
         return Fr::zero();
     };
-    let factorial = |n: usize| -> Fr { (1..=n as u64).map(Fr::from).product() };
     evaluations
         .iter()
         .enumerate()
         .map(|(i, value)| {
-            let mut denominator = factorial(i) * factorial(degree - i);
+            let mut inverse = inverse_factorial(i) * inverse_factorial(degree - i);
             if (degree - i) % 2 == 1 {
-                denominator = -denominator;
+                inverse = -inverse;
             }
-            *value * denominator.inverse().unwrap_or_else(Fr::zero)
+            *value * inverse
         })
         .sum()
 }
