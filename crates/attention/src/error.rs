@@ -1,0 +1,53 @@
+use thiserror::Error;
+
+/// Errors of the attention protocol.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AttentionError {
+    /// Shapes that no attention layer has.
+    #[error("invalid attention shape: {0}")]
+    InvalidShape(String),
+    /// An input tensor that does not match the shape.
+    #[error("{tensor} should have {expected} entries ({rows} × {columns}), got {got}")]
+    WrongTensorSize {
+        /// Which tensor.
+        tensor: &'static str,
+        /// Expected rows.
+        rows: usize,
+        /// Expected columns.
+        columns: usize,
+        /// `rows · columns`.
+        expected: usize,
+        /// Entries given.
+        got: usize,
+    },
+    /// An input value outside the supported integer range.
+    #[error("{tensor}[{index}] = {value} is outside the supported range ±2^31")]
+    ValueOutOfRange {
+        /// Which tensor.
+        tensor: &'static str,
+        /// Flat index.
+        index: usize,
+        /// The value.
+        value: i64,
+    },
+    /// A claim or a final value did not check out: the named step rejects the proof.
+    #[error("the {step} check failed")]
+    CheckFailed {
+        /// The sub-protocol step that failed.
+        step: &'static str,
+    },
+    /// A proof of another format version.
+    #[error("unsupported proof format version {0}")]
+    UnsupportedVersion(u32),
+    /// A sum-check inside a sub-protocol failed.
+    #[error("{step}: {source}")]
+    Sumcheck {
+        /// The sub-protocol.
+        step: &'static str,
+        /// The sum-check error.
+        source: zkmha_sumcheck::SumcheckError,
+    },
+    /// An MLE error (a malformed point or table).
+    #[error(transparent)]
+    Mle(#[from] zkmha_mle::MleError),
+}
