@@ -5,12 +5,29 @@
 //! `softmax·V` with the permuted `Ṽ`, unpadding `U`); every structured matrix is evaluated by
 //! the verifier in closed form ([`structured`]).
 
+#![allow(clippy::indexing_slicing)] // prover code; the verifier modules deny it locally
+
+pub mod attention_values;
+mod common;
 mod error;
+pub mod layer;
+pub mod masking;
+pub mod padding;
+pub mod qk;
 mod shape;
+pub mod softmax;
 pub mod structured;
+pub mod unpadding;
+mod witness;
 
 pub use error::AttentionError;
+pub use layer::{
+    AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
+    prove_layer, verify_layer,
+};
 pub use shape::{AttentionShape, MAX_TENSOR_VARS};
+pub use softmax::SoftmaxMode;
+pub use witness::{AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, keeps};
 
 use ark_serialize::{
     CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate, Write,

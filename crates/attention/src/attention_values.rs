@@ -1,0 +1,141 @@
+//! `softmax·V`: from a claim on `Ô` to claims on the attention matrix `A` and on `V̂`, with the
+//! permuted `Ṽ` (equation (2) of the spec).
+//!
+//! ```text
+//! Ô[i][head·m̂_v + c] = Σ_j A[head][i][j] · Ṽ[head][j][c],     Ṽ[head][j][c] = V̂[j][head·m̂_v + c]
+//! claim in:  Ô(q_i, (q_m, q_h)) = y
+//! sum-check over (head, j) ∈ {0,1}^{log ĥ} × {0,1}^{log ŝ}   (j low):
+//!            y = Σ b(head, j) · Ã(head, q_i, j) · Ṽ(head, j, q_m),    b(head, j) = eq(head, q_h)
+//! verifier:  b(t_h, t_j) = eq(t_h, q_h)
+//! claims out: Ã(t_h, q_i, t_j)   — tensor point [t_j ‖ q_i ‖ t_h]
+//!             V̂(t_j, (q_m, t_h)) — matrix point [q_m ‖ t_h ‖ t_j]  (the coordinate swap Ṽ → V̂)
+//! ```
+
+use crate::common::{check_structured, fold_rows, split_point, sumcheck_error};
+use crate::{AttentionError, AttentionShape};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use rayon::prelude::*;
+use zkmha_field::{Fr, UnreducedSum};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_sumcheck::{
+    EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
+};
+use zkmha_transcript::Transcript;
+
+const STEP: &str = "softmax·V";
+const LABEL_CLAIM: &[u8] = b"attention/attention-values/claim";
+
+/// The `softmax·V` proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct AttentionValuesProof {
+    /// Sum-check of `b · Ã · Ṽ`.
+    pub sumcheck: ProductSumcheckProof,
+}
+
+/// Claims produced by the step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionValuesClaims {
+    /// On the attention matrix `A` (`ĥ × ŝ × ŝ`).
+    pub attention: EvalClaim,
+    /// On `V̂` (`ŝ × ĥm̂_v`).
+    pub values_hat: EvalClaim,
+}
+
+fn claim_parts(shape: &AttentionShape) -> [usize; 3] {
+    [shape.value_head_dim_vars(), shape.head_vars(), shape.seq_vars()]
+}
+
+fn outputs(
+    shape: &AttentionShape,
+    q_m: &[Fr],
+    q_i: &[Fr],
+    point: &[Fr],
+    a: Fr,
+    v: Fr,
+) -> AttentionValuesClaims {
+    let (t_j, t_h) = point.split_at(shape.seq_vars().min(point.len()));
+    let attention = EvalClaim { point: [t_j, q_i, t_h].concat(), value: a };
+    let values_hat = EvalClaim { point: [q_m, t_h, t_j].concat(), value: v };
+    AttentionValuesClaims { attention, values_hat }
+}
+
+/// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given `A` and `V̂`.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
+pub fn prove_attention_values(
+    shape: &AttentionShape,
+    attention: &[Fr],
+    values_hat: &[Fr],
+    claim: &EvalClaim,
+    transcript: &mut Transcript,
+) -> Result<(AttentionValuesProof, AttentionValuesClaims), AttentionError> {
+    transcript.append_field(LABEL_CLAIM, &claim.value);
+    let parts = split_point(&claim.point, &claim_parts(shape), STEP)?;
+    let (q_m, q_h, q_i) = (parts[0], parts[1], parts[2]);
+    let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
+    let head_weights = eq_table(q_h);
+    let selector: Vec<Fr> = (0..hp * sp).map(|x| head_weights[x / sp]).collect();
+    // Ã(head, q_i, j): fold the rows i of each head's ŝ × ŝ block.
+    let mut folded_attention = Vec::with_capacity(hp * sp);
+    for head in 0..hp {
+        folded_attention.extend(fold_rows(&attention[head * sp * sp..(head + 1) * sp * sp], sp, q_i));
+    }
+    // Ṽ(head, j, q_m) = Σ_c eq(c, q_m) V̂[j][head·m̂_v + c]
+    let value_weights = eq_table(q_m);
+    let columns = hp * mvp;
+    let folded_values: Vec<Fr> = (0..hp * sp)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|x| {
+            let (head, j) = (x / sp, x % sp);
+            let row = &values_hat[j * columns + head * mvp..j * columns + (head + 1) * mvp];
+            let mut acc = UnreducedSum::new();
+            for (w, v) in value_weights.iter().zip(row) {
+                acc.add_product(w, v);
+            }
+            acc.finish()
+        })
+        .collect();
+    let n = shape.head_vars() + shape.seq_vars();
+    let mles = vec![
+        DenseMultilinearExtension::new(n, selector)?,
+        DenseMultilinearExtension::new(n, folded_attention)?,
+        DenseMultilinearExtension::new(n, folded_values)?,
+    ];
+    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
+    let (sumcheck, claims) =
+        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
+    let point = claims[0].point.clone();
+    let out = outputs(shape, q_m, q_i, &point, claims[1].value, claims[2].value);
+    Ok((AttentionValuesProof { sumcheck }, out))
+}
+
+/// Verifies the step; returns the claims on `A` and `V̂`.
+///
+/// # Errors
+/// [`AttentionError::Sumcheck`] or [`AttentionError::CheckFailed`].
+#[deny(clippy::indexing_slicing)]
+pub fn verify_attention_values(
+    shape: &AttentionShape,
+    claim: &EvalClaim,
+    proof: &AttentionValuesProof,
+    transcript: &mut Transcript,
+) -> Result<AttentionValuesClaims, AttentionError> {
+    transcript.append_field(LABEL_CLAIM, &claim.value);
+    let parts = split_point(&claim.point, &claim_parts(shape), STEP)?;
+    let [q_m, q_h, q_i] = [0, 1, 2].map(|k| parts.get(k).copied().unwrap_or_default());
+    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
+    let sumcheck_claim = SumcheckClaim::new(shape.head_vars() + shape.seq_vars(), 3, claim.value);
+    let claims = verify_product(&product, &sumcheck_claim, &proof.sumcheck, transcript)
+        .map_err(sumcheck_error(STEP))?;
+    let [selector, attention, values] = [0, 1, 2].map(|k| claims.get(k));
+    let point = selector.map(|c| c.point.clone()).unwrap_or_default();
+    let t_h = point.get(shape.seq_vars()..).unwrap_or_default();
+    check_structured(selector, eq_evaluation(t_h, q_h)?, STEP)?;
+    let (a, v) = match (attention, values) {
+        (Some(a), Some(v)) => (a.value, v.value),
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    Ok(outputs(shape, q_m, q_i, &point, a, v))
+}

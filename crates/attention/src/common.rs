@@ -1,0 +1,67 @@
+//! Helpers shared by the sub-protocols: row folds, point splitting, error mapping.
+
+use crate::AttentionError;
+use rayon::prelude::*;
+use zkmha_field::{Fr, UnreducedSum};
+use zkmha_mle::eq_table;
+use zkmha_sumcheck::{EvalClaim, SumcheckError};
+
+/// `fold[x] = Σ_i eq(i, row_point) · matrix[i·columns + x]` for a row-major matrix of
+/// `2^row_point.len()` rows: the matrix's MLE with its row variables bound to `row_point`.
+pub(crate) fn fold_rows(matrix: &[Fr], columns: usize, row_point: &[Fr]) -> Vec<Fr> {
+    let weights = eq_table(row_point);
+    (0..columns)
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|x| {
+            let mut acc = UnreducedSum::new();
+            for (i, w) in weights.iter().enumerate() {
+                acc.add_product(w, &matrix[i * columns + x]);
+            }
+            acc.finish()
+        })
+        .collect()
+}
+
+/// Splits a point into consecutive parts of the given lengths (lowest variables first).
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] when the lengths do not add up to the point's length.
+#[deny(clippy::indexing_slicing)]
+pub(crate) fn split_point<'a>(
+    point: &'a [Fr],
+    lengths: &[usize],
+    step: &'static str,
+) -> Result<Vec<&'a [Fr]>, AttentionError> {
+    if lengths.iter().sum::<usize>() != point.len() {
+        return Err(AttentionError::CheckFailed { step });
+    }
+    let mut parts = Vec::with_capacity(lengths.len());
+    let mut rest = point;
+    for &length in lengths {
+        let (head, tail) = rest.split_at(length);
+        parts.push(head);
+        rest = tail;
+    }
+    Ok(parts)
+}
+
+/// Maps a sum-check error of sub-protocol `step`.
+pub(crate) fn sumcheck_error(step: &'static str) -> impl Fn(SumcheckError) -> AttentionError {
+    move |source| AttentionError::Sumcheck { step, source }
+}
+
+/// Checks that a structured factor's claimed value equals its closed form.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] naming `step`.
+pub(crate) fn check_structured(
+    claim: Option<&EvalClaim>,
+    expected: Fr,
+    step: &'static str,
+) -> Result<(), AttentionError> {
+    match claim {
+        Some(c) if c.value == expected => Ok(()),
+        _ => Err(AttentionError::CheckFailed { step }),
+    }
+}

@@ -1,0 +1,278 @@
+//! The layer proof: every sub-protocol chained from the output back to the inputs.
+//!
+//! ```text
+//! statement: shape (s, h, m, m_v), mask kind, softmax mode, Q, K, V (public integers), O (claimed)
+//! absorb the statement; draw r = [r_col ‖ r_row];  y = Õ(r)
+//!   unpadding      Õ(r)            → Ô(q)                      (q = [q_m ‖ q_h ‖ q_i])
+//!   softmax·V      Ô(q)            → Ã([t_j ‖ q_i ‖ t_h]),  V̂([q_m ‖ t_h ‖ t_j])
+//!   softmax slot   Ã(p)            → QK̃_M(p)                   (identity: linear attention)
+//!   masking        QK̃_M(p)         → QK̂(u)
+//!   batched QKᵀ    QK̂(u)           → Q̂([w ‖ u_i]),  K̂([w ‖ u_j])
+//!   padding        Q̂, K̂, V̂ claims  → Q, K, V claims             (one batched sum-check)
+//! the verifier discharges the Q, K, V claims by evaluating the public inputs' MLEs
+//! ```
+//!
+//! Soundness: each sum-check errs with probability ≤ (variables · degree)/|F|, the batching
+//! with ≤ 1/|F|; every structured factor is recomputed by the verifier.
+
+use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
+use crate::masking::{MaskingProof, prove_masking, verify_masking};
+use crate::padding::{PaddingProof, prove_padding, verify_padding};
+use crate::qk::{QkProof, prove_qk, verify_qk};
+use crate::softmax::{SoftmaxMode, SoftmaxSlotProof, prove_slot, verify_slot};
+use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
+use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use std::time::{Duration, Instant};
+use zkmha_field::Fr;
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_sumcheck::EvalClaim;
+use zkmha_transcript::Transcript;
+
+/// The proof format this code writes and reads.
+pub const PROOF_FORMAT_VERSION: u32 = 1;
+
+const DOMAIN: &[u8] = b"attention-layer";
+const LABEL_MASK: &[u8] = b"attention/statement/mask";
+const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
+const LABEL_QUERIES: &[u8] = b"attention/statement/queries";
+const LABEL_KEYS: &[u8] = b"attention/statement/keys";
+const LABEL_VALUES: &[u8] = b"attention/statement/values";
+const LABEL_OUTPUT: &[u8] = b"attention/statement/output";
+const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
+
+/// The public statement of a layer proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionStatement {
+    /// Shapes.
+    pub shape: AttentionShape,
+    /// Mask kind.
+    pub mask: MaskKind,
+    /// What the softmax slot holds.
+    pub softmax: SoftmaxMode,
+    /// `Q`, `K`, `V` (public in this mode).
+    pub inputs: AttentionInputs,
+    /// The claimed output `O`, `s × h·m_v`, row-major.
+    pub output: Vec<Fr>,
+}
+
+impl AttentionStatement {
+    fn append_to_transcript(&self, transcript: &mut Transcript) {
+        self.shape.append_to_transcript(transcript);
+        transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
+        transcript.append_u64(LABEL_SOFTMAX, u64::from(self.softmax.code()));
+        for (label, data) in [
+            (LABEL_QUERIES, &self.inputs.queries),
+            (LABEL_KEYS, &self.inputs.keys),
+            (LABEL_VALUES, &self.inputs.values),
+        ] {
+            let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+            transcript.append_bytes(label, &bytes);
+        }
+        transcript.append_fields(LABEL_OUTPUT, &self.output);
+    }
+
+    fn validate(&self) -> Result<(), AttentionError> {
+        self.shape.validate()?;
+        self.inputs.validate(&self.shape)?;
+        let expected = self.shape.seq_len * self.shape.value_model_width();
+        if self.output.len() != expected {
+            return Err(AttentionError::WrongTensorSize {
+                tensor: "O",
+                rows: self.shape.seq_len,
+                columns: self.shape.value_model_width(),
+                expected,
+                got: self.output.len(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A layer proof (serializable; carries its format version).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct AttentionLayerProof {
+    /// [`PROOF_FORMAT_VERSION`].
+    pub version: u32,
+    /// Unpadding.
+    pub unpadding: UnpaddingProof,
+    /// `softmax·V`.
+    pub attention_values: AttentionValuesProof,
+    /// The softmax slot.
+    pub softmax: SoftmaxSlotProof,
+    /// Masking.
+    pub masking: MaskingProof,
+    /// Batched `QKᵀ`.
+    pub qk: QkProof,
+    /// Padding of Q, K, V.
+    pub padding: PaddingProof,
+}
+
+/// Prover wall-clock time per stage.
+#[derive(Clone, Debug, Default)]
+pub struct ProverTimings {
+    /// The forward pass (witness).
+    pub witness: Duration,
+    /// Unpadding.
+    pub unpadding: Duration,
+    /// `softmax·V`.
+    pub attention_values: Duration,
+    /// Masking.
+    pub masking: Duration,
+    /// Batched `QKᵀ`.
+    pub qk: Duration,
+    /// Padding.
+    pub padding: Duration,
+}
+
+impl ProverTimings {
+    /// Sum of the stages.
+    pub fn total(&self) -> Duration {
+        self.witness + self.unpadding + self.attention_values + self.masking + self.qk + self.padding
+    }
+}
+
+/// Verifier wall-clock time, split as the issue asks.
+#[derive(Clone, Debug, Default)]
+pub struct VerifierTimings {
+    /// The protocol: transcript, sum-checks, closed forms.
+    pub protocol: Duration,
+    /// Evaluating the public tensors' MLEs (output claim and input claims).
+    pub public_evaluations: Duration,
+}
+
+fn matrix_mle(rows: usize, columns: usize, data: &[Fr]) -> Result<DenseMultilinearExtension, AttentionError> {
+    Ok(DenseMultilinearExtension::from_matrix(rows, columns, data)?)
+}
+
+fn output_mle(statement: &AttentionStatement) -> Result<DenseMultilinearExtension, AttentionError> {
+    let shape = &statement.shape;
+    matrix_mle(shape.seq_len, shape.value_model_width(), &statement.output)
+}
+
+/// Runs the forward pass and proves it (linear-attention mode).
+///
+/// # Errors
+/// Invalid shapes or inputs ([`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`],
+/// [`AttentionError::ValueOutOfRange`]).
+pub fn prove_layer(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    inputs: &AttentionInputs,
+) -> Result<(AttentionStatement, AttentionLayerProof, ProverTimings), AttentionError> {
+    let mut timings = ProverTimings::default();
+    let start = Instant::now();
+    let witness = compute_witness(shape, mask, inputs)?;
+    timings.witness = start.elapsed();
+    let statement = AttentionStatement {
+        shape: *shape,
+        mask,
+        softmax: SoftmaxMode::Identity,
+        inputs: inputs.clone(),
+        output: witness.output.clone(),
+    };
+    let mut transcript = Transcript::new(DOMAIN);
+    statement.append_to_transcript(&mut transcript);
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    let output_claim = EvalClaim { value: output_mle(&statement)?.evaluate(&point)?, point };
+
+    let start = Instant::now();
+    let (unpadding, output_hat_claim) =
+        prove_unpadding(shape, &witness.output_hat, &output_claim, &mut transcript)?;
+    timings.unpadding = start.elapsed();
+    let start = Instant::now();
+    let (attention_values, av_claims) = prove_attention_values(
+        shape,
+        &witness.masked_scores,
+        &witness.values_hat,
+        &output_hat_claim,
+        &mut transcript,
+    )?;
+    timings.attention_values = start.elapsed();
+    let (softmax, masked_claim) = prove_slot(statement.softmax, &av_claims.attention, &mut transcript)?;
+    let start = Instant::now();
+    let (masking, scores_claim) =
+        prove_masking(shape, mask, &witness.scores, &masked_claim, &mut transcript)?;
+    timings.masking = start.elapsed();
+    let start = Instant::now();
+    let (qk, qk_claims) =
+        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, &mut transcript)?;
+    timings.qk = start.elapsed();
+    let start = Instant::now();
+    let (padding, _) = prove_padding(
+        shape,
+        [&witness.queries, &witness.keys, &witness.values],
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
+        &mut transcript,
+    )?;
+    timings.padding = start.elapsed();
+    let proof = AttentionLayerProof {
+        version: PROOF_FORMAT_VERSION,
+        unpadding,
+        attention_values,
+        softmax,
+        masking,
+        qk,
+        padding,
+    };
+    Ok((statement, proof, timings))
+}
+
+/// Verifies a layer proof against its statement.
+///
+/// # Errors
+/// [`AttentionError::UnsupportedVersion`], statement errors, or the first failing step
+/// ([`AttentionError::Sumcheck`] / [`AttentionError::CheckFailed`]).
+#[deny(clippy::indexing_slicing)]
+pub fn verify_layer(
+    statement: &AttentionStatement,
+    proof: &AttentionLayerProof,
+) -> Result<VerifierTimings, AttentionError> {
+    if proof.version != PROOF_FORMAT_VERSION {
+        return Err(AttentionError::UnsupportedVersion(proof.version));
+    }
+    statement.validate()?;
+    let shape = &statement.shape;
+    let mut timings = VerifierTimings::default();
+    let start = Instant::now();
+    let mut transcript = Transcript::new(DOMAIN);
+    statement.append_to_transcript(&mut transcript);
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    timings.protocol += start.elapsed();
+
+    let start = Instant::now();
+    let output_claim = EvalClaim { value: output_mle(statement)?.evaluate(&point)?, point };
+    timings.public_evaluations += start.elapsed();
+
+    let start = Instant::now();
+    let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, &mut transcript)?;
+    let av_claims =
+        verify_attention_values(shape, &output_hat_claim, &proof.attention_values, &mut transcript)?;
+    let masked_claim = verify_slot(statement.softmax, &av_claims.attention, &proof.softmax, &mut transcript)?;
+    let scores_claim = verify_masking(shape, statement.mask, &masked_claim, &proof.masking, &mut transcript)?;
+    let qk_claims = verify_qk(shape, &scores_claim, &proof.qk, &mut transcript)?;
+    let input_claims = verify_padding(
+        shape,
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
+        &proof.padding,
+        &mut transcript,
+    )?;
+    timings.protocol += start.elapsed();
+
+    // Public inputs: the verifier evaluates their MLEs itself.
+    let start = Instant::now();
+    let inputs = &statement.inputs;
+    for (step, data, columns, claim) in [
+        ("input Q", &inputs.queries, shape.model_width(), &input_claims.queries),
+        ("input K", &inputs.keys, shape.model_width(), &input_claims.keys),
+        ("input V", &inputs.values, shape.value_model_width(), &input_claims.values),
+    ] {
+        let field: Vec<Fr> = data.iter().map(|&v| zkmha_field::fr_from_i64(v)).collect();
+        let mle = matrix_mle(shape.seq_len, columns, &field)?;
+        if mle.evaluate(&claim.point)? != claim.value {
+            return Err(AttentionError::CheckFailed { step });
+        }
+    }
+    timings.public_evaluations += start.elapsed();
+    Ok(timings)
+}

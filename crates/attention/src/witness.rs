@@ -1,0 +1,216 @@
+//! The forward computation: every tensor the prover needs, from integer inputs.
+//!
+//! ```text
+//! Q̂ = Q·P,  K̂ = K·P,  V̂ = V·P_v                                   [ŝ × ĥm̂], [ŝ × ĥm̂_v]
+//! QK̂[head, i, j] = Σ_c Q̂[i, head·m̂ + c] · K̂[j, head·m̂ + c]        [ĥ × ŝ × ŝ]
+//! QK_M = z ⊙ QK̂ + m          (z, m over the padded ŝ × ŝ, shared by all heads)
+//! A = slot(QK_M)              (the identity in linear-attention mode)
+//! Ô[i, head·m̂_v + c] = Σ_j A[head, i, j] · V̂[j, head·m̂_v + c]     [ŝ × ĥm̂_v]
+//! O = rows < s and real columns of Ô                                 [s × h·m_v]
+//! ```
+//!
+//! Inputs are integers (|v| < 2^31); scores and the kept part of `A·V` are computed exactly
+//! in `i128` and converted to field elements once. Masked entries contribute
+//! `MASK · Σ_{masked j} V̂[j, ·]`, from integer column sums.
+
+use crate::structured::mask_value;
+use crate::{AttentionError, AttentionShape, MaskKind};
+use rayon::prelude::*;
+use zkmha_field::{Fr, Zero, fr_from_i64, fr_from_i128};
+
+/// The largest magnitude of an input entry: `|v| < 2^31`.
+pub const INPUT_BOUND_BITS: u32 = 31;
+
+/// Public integer inputs of the layer, row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionInputs {
+    /// `Q`, `s × h·m`.
+    pub queries: Vec<i64>,
+    /// `K`, `s × h·m`.
+    pub keys: Vec<i64>,
+    /// `V`, `s × h·m_v`.
+    pub values: Vec<i64>,
+}
+
+impl AttentionInputs {
+    /// Checks sizes and ranges against `shape`.
+    ///
+    /// # Errors
+    /// [`AttentionError::WrongTensorSize`] or [`AttentionError::ValueOutOfRange`].
+    pub fn validate(&self, shape: &AttentionShape) -> Result<(), AttentionError> {
+        let bound = 1i64 << INPUT_BOUND_BITS;
+        for (tensor, data, columns) in [
+            ("Q", &self.queries, shape.model_width()),
+            ("K", &self.keys, shape.model_width()),
+            ("V", &self.values, shape.value_model_width()),
+        ] {
+            let expected = shape.seq_len * columns;
+            if data.len() != expected {
+                return Err(AttentionError::WrongTensorSize {
+                    tensor,
+                    rows: shape.seq_len,
+                    columns,
+                    expected,
+                    got: data.len(),
+                });
+            }
+            if let Some((index, &value)) = data.iter().enumerate().find(|(_, v)| v.abs() >= bound) {
+                return Err(AttentionError::ValueOutOfRange { tensor, index, value });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether the score at (row `i`, column `j`) of the padded `ŝ × ŝ` matrix is kept.
+pub fn keeps(kind: MaskKind, seq_len: usize, i: usize, j: usize) -> bool {
+    match kind {
+        MaskKind::Causal => i < seq_len && j <= i,
+        MaskKind::None => i < seq_len && j < seq_len,
+    }
+}
+
+/// Every tensor of the forward pass (field elements, padded, row-major).
+#[derive(Clone, Debug)]
+pub struct AttentionWitness {
+    /// `Q` padded to `ŝ × d`.
+    pub queries: Vec<Fr>,
+    /// `K` padded to `ŝ × d`.
+    pub keys: Vec<Fr>,
+    /// `V` padded to `ŝ × d_v`.
+    pub values: Vec<Fr>,
+    /// `Q̂`, `ŝ × ĥm̂`.
+    pub queries_hat: Vec<Fr>,
+    /// `K̂`, `ŝ × ĥm̂`.
+    pub keys_hat: Vec<Fr>,
+    /// `V̂`, `ŝ × ĥm̂_v`.
+    pub values_hat: Vec<Fr>,
+    /// `QK̂`, `ĥ × ŝ × ŝ`.
+    pub scores: Vec<Fr>,
+    /// `QK_M`, `ĥ × ŝ × ŝ`.
+    pub masked_scores: Vec<Fr>,
+    /// `Ô`, `ŝ × ĥm̂_v`.
+    pub output_hat: Vec<Fr>,
+    /// `O`, `s × h·m_v` (not padded).
+    pub output: Vec<Fr>,
+}
+
+/// Runs the forward pass in linear-attention mode (identity softmax slot).
+///
+/// # Errors
+/// As [`AttentionInputs::validate`].
+pub fn compute_witness(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    inputs: &AttentionInputs,
+) -> Result<AttentionWitness, AttentionError> {
+    shape.validate()?;
+    inputs.validate(shape)?;
+    let (s, h, m, mv) = (shape.seq_len, shape.heads, shape.head_dim, shape.value_head_dim);
+    let (sp, hp, mp, mvp) = (
+        shape.padded_seq_len(),
+        shape.padded_heads(),
+        shape.padded_head_dim(),
+        shape.padded_value_head_dim(),
+    );
+    let (d, dv) = (1usize << shape.model_vars(), 1usize << shape.value_model_vars());
+
+    let pad = |data: &[i64], columns: usize, padded_columns: usize| -> Vec<Fr> {
+        let mut out = vec![Fr::zero(); sp * padded_columns];
+        for i in 0..s {
+            for x in 0..columns {
+                out[i * padded_columns + x] = fr_from_i64(data[i * columns + x]);
+            }
+        }
+        out
+    };
+    let spread = |data: &[i64], width: usize, padded_width: usize| -> Vec<Fr> {
+        let columns = hp * padded_width;
+        let mut out = vec![Fr::zero(); sp * columns];
+        for i in 0..s {
+            for head in 0..h {
+                for c in 0..width {
+                    out[i * columns + head * padded_width + c] =
+                        fr_from_i64(data[i * h * width + head * width + c]);
+                }
+            }
+        }
+        out
+    };
+    let queries = pad(&inputs.queries, h * m, d);
+    let keys = pad(&inputs.keys, h * m, d);
+    let values = pad(&inputs.values, h * mv, dv);
+    let queries_hat = spread(&inputs.queries, m, mp);
+    let keys_hat = spread(&inputs.keys, m, mp);
+    let values_hat = spread(&inputs.values, mv, mvp);
+
+    // Integer scores of the real heads, rows and columns.
+    let q = &inputs.queries;
+    let k = &inputs.keys;
+    let int_scores: Vec<i128> = (0..h * s * s)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|index| {
+            let (head, i, j) = (index / (s * s), (index / s) % s, index % s);
+            let qi = &q[i * h * m + head * m..i * h * m + head * m + m];
+            let kj = &k[j * h * m + head * m..j * h * m + head * m + m];
+            qi.iter().zip(kj).map(|(a, b)| i128::from(*a) * i128::from(*b)).sum()
+        })
+        .collect();
+    let mask_fr = mask_value();
+    let mut scores = vec![Fr::zero(); hp * sp * sp];
+    let mut masked_scores = vec![Fr::zero(); hp * sp * sp];
+    scores.par_chunks_mut(sp * sp).zip(masked_scores.par_chunks_mut(sp * sp)).enumerate().for_each(
+        |(head, (score_block, masked_block))| {
+            for i in 0..sp {
+                for j in 0..sp {
+                    let score = if head < h && i < s && j < s {
+                        fr_from_i128(int_scores[(head * s + i) * s + j])
+                    } else {
+                        Fr::zero()
+                    };
+                    score_block[i * sp + j] = score;
+                    masked_block[i * sp + j] = if keeps(mask, s, i, j) { score } else { mask_fr };
+                }
+            }
+        },
+    );
+
+    // Ô: kept part in integers, masked part as MASK · (column sums of masked rows of V).
+    let v = &inputs.values;
+    let columns_v = hp * mvp;
+    let mut output_hat = vec![Fr::zero(); sp * columns_v];
+    output_hat.par_chunks_mut(columns_v).enumerate().for_each(|(i, row)| {
+        for head in 0..h {
+            for c in 0..mv {
+                let mut kept = 0i128;
+                let mut masked = 0i128;
+                for j in 0..s {
+                    let value = i128::from(v[j * h * mv + head * mv + c]);
+                    if keeps(mask, s, i, j) {
+                        kept += int_scores[(head * s + i) * s + j] * value;
+                    } else {
+                        masked += value;
+                    }
+                }
+                row[head * mvp + c] = fr_from_i128(kept) + mask_fr * fr_from_i128(masked);
+            }
+        }
+    });
+    let output: Vec<Fr> = (0..s)
+        .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
+        .map(|(i, head, c)| output_hat[i * columns_v + head * mvp + c])
+        .collect();
+    Ok(AttentionWitness {
+        queries,
+        keys,
+        values,
+        queries_hat,
+        keys_hat,
+        values_hat,
+        scores,
+        masked_scores,
+        output_hat,
+        output,
+    })
+}
