@@ -1,10 +1,11 @@
 //! `zkmha`: the command-line program of the zkmha prover.
 //!
-//! Today it runs the foundation: it proves and verifies sample sum-checks (products of
-//! dense MLEs, random or small-integer values) and prints timings. The attention-layer
-//! commands arrive with the attention protocol.
+//! `zkmha` (no arguments) proves and verifies a default attention layer ("Attention Is All
+//! You Need": d_model 512, 8 heads of width 64, 128 tokens, causal) and prints per-stage
+//! timings; `zkmha sumcheck` runs the sum-check engine alone.
 
 mod demo;
+mod layer;
 
 use clap::{Parser, Subcommand};
 
@@ -18,15 +19,18 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Prove and verify sample sum-checks and print timings (the default command).
+    /// Prove and verify one attention layer on random integer inputs (the default command).
+    Layer(layer::LayerArgs),
+    /// Prove and verify sample sum-checks and print timings.
     Sumcheck(demo::SumcheckArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
+        Some(Command::Layer(args)) => layer::run(&args),
         Some(Command::Sumcheck(args)) => demo::run(&args),
-        None => demo::run(&demo::SumcheckArgs::default()),
+        None => layer::run(&layer::LayerArgs::default()),
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");

@@ -11,11 +11,13 @@
 //!             V̂(t_j, (q_m, t_h)) — matrix point [q_m ‖ t_h ‖ t_j]  (the coordinate swap Ṽ → V̂)
 //! ```
 
-use crate::common::{check_structured, fold_rows, split_point, sumcheck_error};
-use crate::{AttentionError, AttentionShape};
+use crate::common::{check_structured, split_point, sumcheck_error};
+use crate::structured::mask_value;
+use crate::witness::keeps;
+use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, UnreducedSum};
+use zkmha_field::{Fr, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
@@ -59,13 +61,15 @@ fn outputs(
     AttentionValuesClaims { attention, values_hat }
 }
 
-/// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given `A` and `V̂`.
+/// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given the scores `QK̂` and `V̂`
+/// (in linear-attention mode `A = QK_M = z ⊙ QK̂ + m`, derived on the fly).
 ///
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
 pub fn prove_attention_values(
     shape: &AttentionShape,
-    attention: &[Fr],
+    mask: MaskKind,
+    scores: &[Fr],
     values_hat: &[Fr],
     claim: &EvalClaim,
     transcript: &mut Transcript,
@@ -76,11 +80,26 @@ pub fn prove_attention_values(
     let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
     let head_weights = eq_table(q_h);
     let selector: Vec<Fr> = (0..hp * sp).map(|x| head_weights[x / sp]).collect();
-    // Ã(head, q_i, j): fold the rows i of each head's ŝ × ŝ block.
-    let mut folded_attention = Vec::with_capacity(hp * sp);
-    for head in 0..hp {
-        folded_attention.extend(fold_rows(&attention[head * sp * sp..(head + 1) * sp * sp], sp, q_i));
-    }
+    // Ã(head, q_i, j) = Σ_{i kept} eq(i, q_i)·QK̂[head][i][j] + MASK · Σ_{i masked} eq(i, q_i)
+    let row_weights = eq_table(q_i);
+    let mask_fr = mask_value();
+    let folded_attention: Vec<Fr> = (0..hp * sp)
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|x| {
+            let (head, j) = (x / sp, x % sp);
+            let mut kept = UnreducedSum::new();
+            let mut masked = Fr::zero();
+            for (i, w) in row_weights.iter().enumerate() {
+                if keeps(mask, shape.seq_len, i, j) {
+                    kept.add_product(w, &scores[(head * sp + i) * sp + j]);
+                } else {
+                    masked += w;
+                }
+            }
+            kept.finish() + mask_fr * masked
+        })
+        .collect();
     // Ṽ(head, j, q_m) = Σ_c eq(c, q_m) V̂[j][head·m̂_v + c]
     let value_weights = eq_table(q_m);
     let columns = hp * mvp;

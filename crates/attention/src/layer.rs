@@ -162,7 +162,7 @@ pub fn prove_layer(
 ) -> Result<(AttentionStatement, AttentionLayerProof, ProverTimings), AttentionError> {
     let mut timings = ProverTimings::default();
     let start = Instant::now();
-    let witness = compute_witness(shape, mask, inputs)?;
+    let mut witness = compute_witness(shape, mask, inputs)?;
     timings.witness = start.elapsed();
     let statement = AttentionStatement {
         shape: *shape,
@@ -183,7 +183,8 @@ pub fn prove_layer(
     let start = Instant::now();
     let (attention_values, av_claims) = prove_attention_values(
         shape,
-        &witness.masked_scores,
+        mask,
+        &witness.scores,
         &witness.values_hat,
         &output_hat_claim,
         &mut transcript,
@@ -191,8 +192,8 @@ pub fn prove_layer(
     timings.attention_values = start.elapsed();
     let (softmax, masked_claim) = prove_slot(statement.softmax, &av_claims.attention, &mut transcript)?;
     let start = Instant::now();
-    let (masking, scores_claim) =
-        prove_masking(shape, mask, &witness.scores, &masked_claim, &mut transcript)?;
+    let scores = std::mem::take(&mut witness.scores);
+    let (masking, scores_claim) = prove_masking(shape, mask, scores, &masked_claim, &mut transcript)?;
     timings.masking = start.elapsed();
     let start = Instant::now();
     let (qk, qk_claims) =

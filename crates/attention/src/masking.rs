@@ -17,10 +17,12 @@ use crate::structured::{mask_matrix, zeroifier};
 use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use zkmha_field::{Fr, One, Zero};
+use rayon::prelude::*;
+use zkmha_field::{Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
+    EvalClaim, FinalEvaluations, ProductSumcheck, ProductSumcheckProof, SumOfProducts, SumcheckClaim,
+    SumcheckInstance, prove_instance_with_evaluations, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
 
@@ -38,11 +40,181 @@ fn parts(shape: &AttentionShape) -> [usize; 3] {
     [shape.seq_vars(), shape.seq_vars(), shape.head_vars()]
 }
 
-/// Proves the masking step for a claim on `QK_M`.
+/// The prover's instance for `Σ_t eq(t, c)·ẑ(t)·QK̂(t)`, aware of its structure.
+///
+/// The head bits are the highest variables, so they are bound first, and `ẑ` does not depend
+/// on them: during those rounds `ẑ` is exactly 0/1 and `eq` splits into a head part and a
+/// (row, column) part, so a round costs two unreduced products per *kept* entry plus the
+/// binding of the score table:
+///
+/// ```text
+/// s(X) = Σ_{h'} eq_head(X, h') · G_{h'}(X),   G_{h'}(X) = Σ_{(i,j) kept} eq_ij(i, j) · QK̂(X, h', i, j)
+/// ```
+///
+/// (degree 2 in `X`: the `X³` coefficient is 0). Once the head bits are bound, the rest is a
+/// plain product over the `ŝ × ŝ` tables. The round messages are those of the dense product
+/// of the three MLEs (tested), so the verifier is the generic one.
+struct MaskingInstance {
+    scores: Vec<Fr>,
+    head_eq: Vec<Fr>,
+    pair_eq: Vec<Fr>,
+    keep: Vec<bool>,
+    num_vars: usize,
+    dense: Option<ProductSumcheck>,
+}
+
+impl MaskingInstance {
+    fn new(
+        shape: &AttentionShape,
+        mask: MaskKind,
+        scores: Vec<Fr>,
+        point: &[Fr],
+    ) -> Result<Self, AttentionError> {
+        let split = split_point(point, &parts(shape), STEP)?;
+        let pair_point = [split[0], split[1]].concat();
+        let sp = shape.padded_seq_len();
+        let keep = (0..sp * sp).map(|x| keeps(mask, shape.seq_len, x / sp, x % sp)).collect();
+        let mut instance = Self {
+            scores,
+            head_eq: eq_table(split[2]),
+            pair_eq: eq_table(&pair_point),
+            keep,
+            num_vars: point.len(),
+            dense: None,
+        };
+        if instance.head_eq.len() == 1 {
+            instance.switch_to_dense()?;
+        }
+        Ok(instance)
+    }
+
+    fn switch_to_dense(&mut self) -> Result<(), AttentionError> {
+        let scale = self.head_eq.first().copied().unwrap_or_else(Fr::zero);
+        let eq: Vec<Fr> = self.pair_eq.iter().map(|e| *e * scale).collect();
+        let zeroifier: Vec<Fr> = self.keep.iter().map(|&k| if k { Fr::one() } else { Fr::zero() }).collect();
+        let scores = std::mem::take(&mut self.scores);
+        let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
+        let n = self.num_vars;
+        let mles = vec![
+            DenseMultilinearExtension::new(n, eq)?,
+            DenseMultilinearExtension::new(n, zeroifier)?,
+            DenseMultilinearExtension::new(n, scores)?,
+        ];
+        self.dense = Some(ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?);
+        Ok(())
+    }
+}
+
+impl SumcheckInstance for MaskingInstance {
+    fn num_vars(&self) -> usize {
+        self.num_vars
+    }
+
+    fn degree(&self) -> usize {
+        3
+    }
+
+    fn round_evaluations(&mut self, previous_claim: Fr, evaluations: &mut [Fr]) {
+        if let Some(dense) = &mut self.dense {
+            return dense.round_evaluations(previous_claim, evaluations);
+        }
+        let block = self.pair_eq.len();
+        let half = self.head_eq.len() / 2;
+        let (pair_eq, keep, scores) = (&self.pair_eq, &self.keep, &self.scores);
+        // G[h'] at X = 0 and X = 1
+        let sums: Vec<(Fr, Fr)> = (0..half)
+            .into_par_iter()
+            .map(|h| {
+                let low = &scores[h * block..(h + 1) * block];
+                let high = &scores[(h + half) * block..(h + half + 1) * block];
+                let fold = |(mut a, mut b): (UnreducedSum, UnreducedSum), x: usize| {
+                    if keep[x] {
+                        a.add_product(&pair_eq[x], &low[x]);
+                        b.add_product(&pair_eq[x], &high[x]);
+                    }
+                    (a, b)
+                };
+                let (a, b) = (0..block)
+                    .into_par_iter()
+                    .with_min_len(4096)
+                    .fold(|| (UnreducedSum::new(), UnreducedSum::new()), fold)
+                    .reduce(
+                        || (UnreducedSum::new(), UnreducedSum::new()),
+                        |x, y| (x.0.merge(y.0), x.1.merge(y.1)),
+                    );
+                (a.finish(), b.finish())
+            })
+            .collect();
+        let mut at_zero = Fr::zero();
+        let mut at_two = Fr::zero();
+        for (h, (g0, g1)) in sums.iter().enumerate() {
+            let (e0, e1) = (self.head_eq[h], self.head_eq[h + half]);
+            at_zero += e0 * g0;
+            at_two += (e1 + e1 - e0) * (*g1 + g1 - g0);
+        }
+        evaluations[0] = at_zero;
+        evaluations[1] = at_two;
+        evaluations[2] = Fr::zero();
+    }
+
+    fn bind_in_place(&mut self, challenge: Fr) {
+        self.num_vars = self.num_vars.saturating_sub(1);
+        if let Some(dense) = &mut self.dense {
+            return dense.bind_in_place(challenge);
+        }
+        let block = self.pair_eq.len();
+        let half = self.head_eq.len() / 2;
+        let (low, high) = self.scores.split_at_mut(half * block);
+        low.par_iter_mut()
+            .zip(high.par_iter())
+            .with_min_len(4096)
+            .for_each(|(l, h)| *l += challenge * (*h - *l));
+        self.scores.truncate(half * block);
+        let (low, high) = self.head_eq.split_at_mut(half);
+        for (l, h) in low.iter_mut().zip(high.iter()) {
+            *l += challenge * (*h - *l);
+        }
+        self.head_eq.truncate(half);
+        if half == 1 {
+            // Lengths were checked at construction, so this cannot fail.
+            let _ = self.switch_to_dense();
+        }
+    }
+}
+
+impl FinalEvaluations for MaskingInstance {
+    fn final_evaluations(&self) -> Vec<Fr> {
+        self.dense.as_ref().map(|d| d.final_evaluations()).unwrap_or_default()
+    }
+}
+
+/// Proves the masking step for a claim on `QK_M`, consuming the score tensor `QK̂`.
 ///
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
 pub fn prove_masking(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    scores: Vec<Fr>,
+    claim: &EvalClaim,
+    transcript: &mut Transcript,
+) -> Result<(MaskingProof, EvalClaim), AttentionError> {
+    transcript.append_field(LABEL_CLAIM, &claim.value);
+    let split = split_point(&claim.point, &parts(shape), STEP)?;
+    let (c_j, c_i) = (split[0], split[1]);
+    let zeroified = claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j);
+    let mut instance = MaskingInstance::new(shape, mask, scores, &claim.point)?;
+    let (sumcheck, claims) = prove_instance_with_evaluations(&mut instance, zeroified, transcript);
+    let out = claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })?;
+    Ok((MaskingProof { sumcheck }, out))
+}
+
+/// The masking proof with the generic dense prover (three materialized tables): the reference
+/// the structured prover is tested against.
+///
+/// # Errors
+/// As [`prove_masking`].
+pub fn prove_masking_dense(
     shape: &AttentionShape,
     mask: MaskKind,
     scores: &[Fr],

@@ -87,8 +87,6 @@ pub struct AttentionWitness {
     pub values_hat: Vec<Fr>,
     /// `QK̂`, `ĥ × ŝ × ŝ`.
     pub scores: Vec<Fr>,
-    /// `QK_M`, `ĥ × ŝ × ŝ`.
-    pub masked_scores: Vec<Fr>,
     /// `Ô`, `ŝ × ĥm̂_v`.
     pub output_hat: Vec<Fr>,
     /// `O`, `s × h·m_v` (not padded).
@@ -144,59 +142,16 @@ pub fn compute_witness(
     let keys_hat = spread(&inputs.keys, m, mp);
     let values_hat = spread(&inputs.values, mv, mvp);
 
-    // Integer scores of the real heads, rows and columns.
-    let q = &inputs.queries;
-    let k = &inputs.keys;
-    let int_scores: Vec<i128> = (0..h * s * s)
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|index| {
-            let (head, i, j) = (index / (s * s), (index / s) % s, index % s);
-            let qi = &q[i * h * m + head * m..i * h * m + head * m + m];
-            let kj = &k[j * h * m + head * m..j * h * m + head * m + m];
-            qi.iter().zip(kj).map(|(a, b)| i128::from(*a) * i128::from(*b)).sum()
-        })
-        .collect();
-    let mask_fr = mask_value();
-    let mut scores = vec![Fr::zero(); hp * sp * sp];
-    let mut masked_scores = vec![Fr::zero(); hp * sp * sp];
-    scores.par_chunks_mut(sp * sp).zip(masked_scores.par_chunks_mut(sp * sp)).enumerate().for_each(
-        |(head, (score_block, masked_block))| {
-            for i in 0..sp {
-                for j in 0..sp {
-                    let score = if head < h && i < s && j < s {
-                        fr_from_i128(int_scores[(head * s + i) * s + j])
-                    } else {
-                        Fr::zero()
-                    };
-                    score_block[i * sp + j] = score;
-                    masked_block[i * sp + j] = if keeps(mask, s, i, j) { score } else { mask_fr };
-                }
-            }
-        },
-    );
-
-    // Ô: kept part in integers, masked part as MASK · (column sums of masked rows of V).
-    let v = &inputs.values;
+    // Exact integer arithmetic: i64 when the bounds allow it (8-bit inputs always do), else i128.
+    let max_abs = |data: &[i64]| data.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u128;
+    let score_bound = max_abs(&inputs.queries) * max_abs(&inputs.keys) * m as u128;
+    let output_bound = score_bound * max_abs(&inputs.values) * s as u128;
+    let (scores, output_hat) = if output_bound < 1u128 << 62 {
+        forward::<i64>(shape, mask, inputs)
+    } else {
+        forward::<i128>(shape, mask, inputs)
+    };
     let columns_v = hp * mvp;
-    let mut output_hat = vec![Fr::zero(); sp * columns_v];
-    output_hat.par_chunks_mut(columns_v).enumerate().for_each(|(i, row)| {
-        for head in 0..h {
-            for c in 0..mv {
-                let mut kept = 0i128;
-                let mut masked = 0i128;
-                for j in 0..s {
-                    let value = i128::from(v[j * h * mv + head * mv + c]);
-                    if keeps(mask, s, i, j) {
-                        kept += int_scores[(head * s + i) * s + j] * value;
-                    } else {
-                        masked += value;
-                    }
-                }
-                row[head * mvp + c] = fr_from_i128(kept) + mask_fr * fr_from_i128(masked);
-            }
-        }
-    });
     let output: Vec<Fr> = (0..s)
         .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
         .map(|(i, head, c)| output_hat[i * columns_v + head * mvp + c])
@@ -209,8 +164,82 @@ pub fn compute_witness(
         keys_hat,
         values_hat,
         scores,
-        masked_scores,
         output_hat,
         output,
     })
+}
+
+/// The forward pass in exact integers of type `T` (`i64` or `i128`, chosen by the caller from
+/// the input bounds so nothing overflows), converted to field elements once.
+///
+/// Returns the padded scores `QK̂` `[ĥ × ŝ × ŝ]` and `Ô` `[ŝ × ĥm̂_v]`, where
+/// `Ô[i][head·m̂_v + c] = Σ_{j kept} score·V[j] + MASK · Σ_{j masked, j < s} V[j]`.
+fn forward<T>(shape: &AttentionShape, mask: MaskKind, inputs: &AttentionInputs) -> (Vec<Fr>, Vec<Fr>)
+where
+    T: Copy
+        + Default
+        + Send
+        + Sync
+        + From<i64>
+        + Into<i128>
+        + core::ops::AddAssign
+        + core::ops::Mul<Output = T>,
+{
+    let (s, h, m, mv) = (shape.seq_len, shape.heads, shape.head_dim, shape.value_head_dim);
+    let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
+    let (q, k, v) = (&inputs.queries, &inputs.keys, &inputs.values);
+    let int_scores: Vec<T> = (0..h * s * s)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|index| {
+            let (head, i, j) = (index / (s * s), (index / s) % s, index % s);
+            let qi = &q[i * h * m + head * m..i * h * m + head * m + m];
+            let kj = &k[j * h * m + head * m..j * h * m + head * m + m];
+            let mut acc = T::default();
+            for (a, b) in qi.iter().zip(kj) {
+                acc += T::from(*a) * T::from(*b);
+            }
+            acc
+        })
+        .collect();
+    let mut scores = vec![Fr::zero(); hp * sp * sp];
+    scores.par_chunks_mut(sp).enumerate().for_each(|(row, out)| {
+        let (head, i) = (row / sp, row % sp);
+        if head < h && i < s {
+            for (o, score) in out.iter_mut().zip(&int_scores[(head * s + i) * s..(head * s + i + 1) * s]) {
+                *o = fr_from_i128((*score).into());
+            }
+        }
+    });
+    let mask_fr = mask_value();
+    let per_row = h * mv;
+    let columns = hp * mvp;
+    let mut output_hat = vec![Fr::zero(); sp * columns];
+    output_hat.par_chunks_mut(columns).enumerate().for_each(|(i, out)| {
+        let mut kept = vec![T::default(); per_row];
+        let mut masked = vec![T::default(); per_row];
+        for j in 0..s {
+            let v_row = &v[j * per_row..(j + 1) * per_row];
+            if keeps(mask, s, i, j) {
+                for head in 0..h {
+                    let score = int_scores[(head * s + i) * s + j];
+                    let acc = &mut kept[head * mv..(head + 1) * mv];
+                    for (o, value) in acc.iter_mut().zip(&v_row[head * mv..(head + 1) * mv]) {
+                        *o += score * T::from(*value);
+                    }
+                }
+            } else {
+                for (o, value) in masked.iter_mut().zip(v_row) {
+                    *o += T::from(*value);
+                }
+            }
+        }
+        for head in 0..h {
+            for c in 0..mv {
+                let x = head * mv + c;
+                out[head * mvp + c] = fr_from_i128(kept[x].into()) + mask_fr * fr_from_i128(masked[x].into());
+            }
+        }
+    });
+    (scores, output_hat)
 }

@@ -294,3 +294,27 @@ fn bad_statements_are_rejected_with_clear_errors() {
         Err(AttentionError::ValueOutOfRange { tensor: "V", index: 2, .. })
     ));
 }
+
+#[test]
+fn structured_masking_prover_matches_the_dense_prover() {
+    use zkmha_attention::masking::{prove_masking, prove_masking_dense};
+    use zkmha_sumcheck::EvalClaim;
+    use zkmha_transcript::Transcript;
+    for (s, h) in [(1usize, 1usize), (7, 3), (16, 1), (5, 8), (33, 2)] {
+        let shape = AttentionShape::new(s, h, 2, 2).unwrap();
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let witness = compute_witness(&shape, mask, &random_inputs(&shape, 3)).unwrap();
+            let n = 2 * shape.seq_vars() + shape.head_vars();
+            let mut rng = StdRng::seed_from_u64(5);
+            let point: Vec<Fr> = (0..n).map(|_| Fr::from(rng.gen_range(0u64..1 << 60))).collect();
+            let claim = EvalClaim { point, value: Fr::from(42u64) };
+            let structured =
+                prove_masking(&shape, mask, witness.scores.clone(), &claim, &mut Transcript::new(b"t"))
+                    .unwrap();
+            let dense =
+                prove_masking_dense(&shape, mask, &witness.scores, &claim, &mut Transcript::new(b"t"))
+                    .unwrap();
+            assert_eq!(structured, dense, "s={s} h={h} {mask}");
+        }
+    }
+}

@@ -26,15 +26,25 @@ pub use unreduced::UnreducedSum;
 /// Size of a field element in a proof (ark-serialize's compressed encoding).
 pub const FIELD_BYTES: usize = 32;
 
+/// Multiplication by one, prepared once: `mul_u64(v)` is then the Montgomery form of `v`,
+/// four times cheaper than `Fr::from(v)` (which performs a full Montgomery product by R²).
+fn one_multiplier() -> &'static SmallMultiplier {
+    static ONE: std::sync::OnceLock<SmallMultiplier> = std::sync::OnceLock::new();
+    ONE.get_or_init(|| SmallMultiplier::new(Fr::from(1u64)))
+}
+
 /// The field element `v` for a signed machine integer (negative values become `p − |v|`).
 #[inline]
 pub fn fr_from_i64(v: i64) -> Fr {
-    if v >= 0 { Fr::from(v as u64) } else { -Fr::from(v.unsigned_abs()) }
+    one_multiplier().mul_i64(v)
 }
 
 /// The field element `v` for a signed 128-bit integer (negative values become `p − |v|`).
 #[inline]
 pub fn fr_from_i128(v: i128) -> Fr {
+    if let Ok(small) = i64::try_from(v) {
+        return fr_from_i64(small);
+    }
     if v >= 0 { Fr::from(v as u128) } else { -Fr::from(v.unsigned_abs()) }
 }
 
@@ -96,6 +106,16 @@ mod tests {
     #[test]
     fn montgomery_inverse_constant_is_correct() {
         assert_eq!(consts::MODULUS[0].wrapping_mul(consts::INV), u64::MAX);
+    }
+
+    #[test]
+    fn signed_conversions_match_field_arithmetic() {
+        for v in [0i64, 1, -1, 12345, -98765, i64::MAX, i64::MIN] {
+            let expected = if v >= 0 { Fr::from(v as u64) } else { -Fr::from(v.unsigned_abs()) };
+            assert_eq!(fr_from_i64(v), expected, "{v}");
+            assert_eq!(fr_from_i128(i128::from(v)), expected, "{v}");
+        }
+        assert_eq!(fr_from_i128(i128::MIN), -Fr::from(1u128 << 127));
     }
 
     #[test]
