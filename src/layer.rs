@@ -63,8 +63,6 @@ pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
 
 /// One proved-and-verified layer.
 pub struct LayerRun {
-    /// The shape.
-    pub shape: AttentionShape,
     /// Prover stages.
     pub prover: ProverTimings,
     /// Verifier split.
@@ -89,13 +87,24 @@ pub fn random_inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
 /// # Errors
 /// Invalid shapes, or a proof that does not verify (a bug).
 pub fn run_layer(shape: AttentionShape, mask: MaskKind, seed: u64) -> Result<LayerRun> {
-    let inputs = random_inputs(&shape, seed);
-    let (statement, proof, prover) = prove_layer(&shape, mask, &inputs)?;
+    run_layer_with_inputs(shape, mask, &random_inputs(&shape, seed))
+}
+
+/// Proves and verifies one layer on given inputs.
+///
+/// # Errors
+/// Invalid inputs, or a proof that does not verify (a bug).
+pub fn run_layer_with_inputs(
+    shape: AttentionShape,
+    mask: MaskKind,
+    inputs: &AttentionInputs,
+) -> Result<LayerRun> {
+    let (statement, proof, prover) = prove_layer(&shape, mask, inputs)?;
     let verifier = match verify_layer(&statement, &proof) {
         Ok(timings) => timings,
         Err(e) => bail!("the layer proof did not verify: {e}"),
     };
-    Ok(LayerRun { shape, prover, verifier, proof_bytes: proof.compressed_size() })
+    Ok(LayerRun { prover, verifier, proof_bytes: proof.compressed_size() })
 }
 
 fn ms(d: Duration) -> f64 {
@@ -157,6 +166,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
     println!("prover stage                       time");
     for (name, d) in [
         ("forward pass (witness)", p.witness),
+        ("statement digest, output claim", p.statement),
         ("unpadding", p.unpadding),
         ("softmax·V (identity slot)", p.attention_values),
         ("masking", p.masking),
@@ -168,7 +178,10 @@ pub fn run(args: &LayerArgs) -> Result<()> {
     println!("  {:<30} {:>9.1} ms", "total", ms(p.total()));
     println!();
     println!("verifier (protocol)                {:>9.2} ms", ms(run.verifier.protocol));
-    println!("verifier (reading public Q, K, V, O) {:>7.2} ms", ms(run.verifier.public_evaluations));
+    println!(
+        "verifier (hashing and evaluating the public Q, K, V, O) {:.2} ms",
+        ms(run.verifier.public_evaluations)
+    );
     println!("proof size                         {:>9} bytes", run.proof_bytes);
     println!("wall clock (prove + verify)        {:>9.1} ms", ms(wall));
     println!("result: valid");

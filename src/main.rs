@@ -4,6 +4,7 @@
 //! You Need": d_model 512, 8 heads of width 64, 128 tokens, causal) and prints per-stage
 //! timings; `zkmha sumcheck` runs the sum-check engine alone.
 
+mod bench;
 mod demo;
 mod layer;
 
@@ -23,6 +24,9 @@ enum Command {
     Layer(layer::LayerArgs),
     /// Prove and verify sample sum-checks and print timings.
     Sumcheck(demo::SumcheckArgs),
+    /// Benchmarks of the layer proof.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 fn main() {
@@ -30,6 +34,7 @@ fn main() {
     let result = match cli.command {
         Some(Command::Layer(args)) => layer::run(&args),
         Some(Command::Sumcheck(args)) => demo::run(&args),
+        Some(Command::Bench(command)) => bench::run(&command),
         None => layer::run(&layer::LayerArgs::default()),
     };
     if let Err(error) = result {
