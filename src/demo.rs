@@ -155,7 +155,7 @@ fn print_rows(rows: &[Row], json: bool) {
     }
     println!("zkmha {} — sum-check engine", env!("CARGO_PKG_VERSION"));
     println!(
-        "Proves and verifies Σ_x Π_k f_k(x) over BN254 on {} threads. The attention-layer proof is not built yet.",
+        "Proves and verifies Σ_x Π_k f_k(x) over BN254 on {} threads (the engine alone; `zkmha layer` proves an attention layer).",
         rayon::current_num_threads()
     );
     println!();

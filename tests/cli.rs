@@ -14,7 +14,7 @@ fn sumcheck_demo_proves_and_verifies() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("product of 3 random MLEs"), "{stdout}");
     assert!(stdout.contains("|v| < 2^16"), "{stdout}");
-    assert!(stdout.contains("attention-layer proof is not built yet"), "{stdout}");
+    assert!(stdout.contains("the engine alone"), "{stdout}");
 }
 
 #[test]
@@ -49,4 +49,54 @@ fn bad_options_exit_non_zero_with_one_sentence() {
     let out = zkmha(&["sumcheck", "--num-vars", "many"]);
     assert!(!out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn layer_command_proves_and_verifies() {
+    let out = zkmha(&["layer", "--seq", "9", "--heads", "3", "--head-dim", "4", "--value-head-dim", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needle in ["result: valid", "Softmax is NOT proven", "masking", "batched QK^T", "proof size"] {
+        assert!(stdout.contains(needle), "{needle} missing: {stdout}");
+    }
+    let out = zkmha(&["layer", "--seq", "5", "--heads", "2", "--head-dim", "3", "--mask", "none", "--json"]);
+    assert!(out.status.success());
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.contains("\"mask\":\"none\"") && line.contains("\"proof_bytes\":"), "{line}");
+}
+
+#[test]
+fn layer_command_rejects_impossible_shapes() {
+    for (args, needle) in [
+        (&["layer", "--heads", "0"][..], "the number of heads must be at least 1"),
+        (&["layer", "--seq", "0"][..], "the sequence length must be at least 1"),
+        (&["layer", "--mask", "diagonal"][..], "unknown mask 'diagonal'"),
+    ] {
+        let out = zkmha(args);
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn bench_heads_prints_json_and_draws_a_plot() {
+    let dir = std::env::temp_dir().join(format!("zkmha-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
+    let plot = dir.join("heads.svg");
+    let plot_arg = plot.to_string_lossy().to_string();
+    let out = zkmha(&["bench", "heads", "--heads", "1,2,3", "--seq", "8", "--head-dim", "4", "--json", "--plot", &plot_arg]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    for key in ["\"heads\":", "\"seq\":8", "\"head_dim\":4", "\"prove_ms\":", "\"verify_ms\":", "\"proof_bytes\":", "\"separate_prove_ms\":"] {
+        assert!(stdout.lines().all(|l| l.contains(key)), "{key}: {stdout}");
+    }
+    let svg = std::fs::read_to_string(&plot).unwrap_or_default();
+    assert!(svg.starts_with("<svg") && svg.contains("one proof per head"), "{}", &svg[..svg.len().min(200)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = zkmha(&["bench", "heads", "--heads", "2", "--seq", "4", "--head-dim", "2", "--plot", "/nonexistent-dir/x.svg"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not write the plot"));
 }
