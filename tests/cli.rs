@@ -86,17 +86,48 @@ fn bench_heads_prints_json_and_draws_a_plot() {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
     let plot = dir.join("heads.svg");
     let plot_arg = plot.to_string_lossy().to_string();
-    let out = zkmha(&["bench", "heads", "--heads", "1,2,3", "--seq", "8", "--head-dim", "4", "--json", "--plot", &plot_arg]);
+    let out = zkmha(&[
+        "bench",
+        "heads",
+        "--heads",
+        "1,2,3",
+        "--seq",
+        "8",
+        "--head-dim",
+        "4",
+        "--json",
+        "--plot",
+        &plot_arg,
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    for key in ["\"heads\":", "\"seq\":8", "\"head_dim\":4", "\"prove_ms\":", "\"verify_ms\":", "\"proof_bytes\":", "\"separate_prove_ms\":"] {
+    for key in [
+        "\"heads\":",
+        "\"seq\":8",
+        "\"head_dim\":4",
+        "\"prove_ms\":",
+        "\"verify_ms\":",
+        "\"proof_bytes\":",
+        "\"separate_prove_ms\":",
+    ] {
         assert!(stdout.lines().all(|l| l.contains(key)), "{key}: {stdout}");
     }
     let svg = std::fs::read_to_string(&plot).unwrap_or_default();
     assert!(svg.starts_with("<svg") && svg.contains("one proof per head"), "{}", &svg[..svg.len().min(200)]);
     let _ = std::fs::remove_dir_all(&dir);
-    let out = zkmha(&["bench", "heads", "--heads", "2", "--seq", "4", "--head-dim", "2", "--plot", "/nonexistent-dir/x.svg"]);
+    let out = zkmha(&[
+        "bench",
+        "heads",
+        "--heads",
+        "2",
+        "--seq",
+        "4",
+        "--head-dim",
+        "2",
+        "--plot",
+        "/nonexistent-dir/x.svg",
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not write the plot"));
 }
