@@ -29,10 +29,6 @@ pub use shape::{AttentionShape, MAX_TENSOR_VARS};
 pub use softmax::SoftmaxMode;
 pub use witness::{AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, keeps};
 
-use ark_serialize::{
-    CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate, Write,
-};
-
 /// Which scores a query may attend to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MaskKind {
@@ -61,31 +57,42 @@ impl MaskKind {
     }
 }
 
-impl CanonicalSerialize for MaskKind {
-    fn serialize_with_mode<W: Write>(&self, writer: W, compress: Compress) -> Result<(), SerializationError> {
-        self.code().serialize_with_mode(writer, compress)
-    }
-    fn serialized_size(&self, compress: Compress) -> usize {
-        self.code().serialized_size(compress)
-    }
+/// `CanonicalSerialize`/`CanonicalDeserialize` for a fieldless enum written as its one-byte
+/// `code()`, read back with `from_code` (an unknown byte is `InvalidData`).
+macro_rules! serialize_as_code {
+    ($type:ty) => {
+        impl ark_serialize::CanonicalSerialize for $type {
+            fn serialize_with_mode<W: ark_serialize::Write>(
+                &self,
+                writer: W,
+                compress: ark_serialize::Compress,
+            ) -> Result<(), ark_serialize::SerializationError> {
+                self.code().serialize_with_mode(writer, compress)
+            }
+            fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+                self.code().serialized_size(compress)
+            }
+        }
+        impl ark_serialize::Valid for $type {
+            fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+                Ok(())
+            }
+        }
+        impl ark_serialize::CanonicalDeserialize for $type {
+            fn deserialize_with_mode<R: ark_serialize::Read>(
+                reader: R,
+                compress: ark_serialize::Compress,
+                validate: ark_serialize::Validate,
+            ) -> Result<Self, ark_serialize::SerializationError> {
+                let code = u8::deserialize_with_mode(reader, compress, validate)?;
+                <$type>::from_code(code).ok_or(ark_serialize::SerializationError::InvalidData)
+            }
+        }
+    };
 }
+pub(crate) use serialize_as_code;
 
-impl Valid for MaskKind {
-    fn check(&self) -> Result<(), SerializationError> {
-        Ok(())
-    }
-}
-
-impl CanonicalDeserialize for MaskKind {
-    fn deserialize_with_mode<R: Read>(
-        reader: R,
-        compress: Compress,
-        validate: Validate,
-    ) -> Result<Self, SerializationError> {
-        let code = u8::deserialize_with_mode(reader, compress, validate)?;
-        MaskKind::from_code(code).ok_or(SerializationError::InvalidData)
-    }
-}
+serialize_as_code!(MaskKind);
 
 impl core::fmt::Display for MaskKind {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -93,5 +100,23 @@ impl core::fmt::Display for MaskKind {
             MaskKind::Causal => "causal",
             MaskKind::None => "none",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+
+    #[test]
+    fn codes_round_trip_and_unknown_codes_are_rejected() {
+        for kind in [MaskKind::Causal, MaskKind::None] {
+            let mut bytes = Vec::new();
+            assert!(kind.serialize_compressed(&mut bytes).is_ok());
+            assert_eq!(MaskKind::deserialize_compressed(&bytes[..]).ok(), Some(kind));
+        }
+        assert!(MaskKind::deserialize_compressed(&[7u8][..]).is_err());
+        assert!(SoftmaxMode::deserialize_compressed(&[0u8][..]).is_err());
+        assert_eq!(SoftmaxMode::deserialize_compressed(&[1u8][..]).ok(), Some(SoftmaxMode::Identity));
     }
 }

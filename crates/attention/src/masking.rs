@@ -40,6 +40,21 @@ fn parts(shape: &AttentionShape) -> [usize; 3] {
     [shape.seq_vars(), shape.seq_vars(), shape.head_vars()]
 }
 
+/// Absorbs the claim on `QK_M` and returns `y_Z = y_M − m(c_i, c_j)`, the claimed sum over the
+/// zeroified scores (prover and verifier alike).
+#[deny(clippy::indexing_slicing)]
+fn absorb_and_unmask(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    claim: &EvalClaim,
+    transcript: &mut Transcript,
+) -> Result<Fr, AttentionError> {
+    transcript.append_field(LABEL_CLAIM, &claim.value);
+    let split = split_point(&claim.point, &parts(shape), STEP)?;
+    let [c_j, c_i] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
+    Ok(claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j))
+}
+
 /// The prover's instance for `Σ_t eq(t, c)·ẑ(t)·QK̂(t)`, aware of its structure.
 ///
 /// The head bits are the highest variables, so they are bound first, and `ẑ` does not depend
@@ -199,10 +214,7 @@ pub fn prove_masking(
     claim: &EvalClaim,
     transcript: &mut Transcript,
 ) -> Result<(MaskingProof, EvalClaim), AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
-    let split = split_point(&claim.point, &parts(shape), STEP)?;
-    let (c_j, c_i) = (split[0], split[1]);
-    let zeroified = claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j);
+    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
     let mut instance = MaskingInstance::new(shape, mask, scores, &claim.point)?;
     let (sumcheck, claims) = prove_instance_with_evaluations(&mut instance, zeroified, transcript);
     let out = claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })?;
@@ -221,10 +233,7 @@ pub fn prove_masking_dense(
     claim: &EvalClaim,
     transcript: &mut Transcript,
 ) -> Result<(MaskingProof, EvalClaim), AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
-    let split = split_point(&claim.point, &parts(shape), STEP)?;
-    let (c_j, c_i) = (split[0], split[1]);
-    let zeroified = claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j);
+    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
     let sp = shape.padded_seq_len();
     let block: Vec<Fr> = (0..sp * sp)
         .map(|x| if keeps(mask, shape.seq_len, x / sp, x % sp) { Fr::one() } else { Fr::zero() })
@@ -255,10 +264,7 @@ pub fn verify_masking(
     proof: &MaskingProof,
     transcript: &mut Transcript,
 ) -> Result<EvalClaim, AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
-    let split = split_point(&claim.point, &parts(shape), STEP)?;
-    let [c_j, c_i] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
-    let zeroified = claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j);
+    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
     let sumcheck_claim = SumcheckClaim::new(claim.point.len(), 3, zeroified);
     let claims = verify_product(&product, &sumcheck_claim, &proof.sumcheck, transcript)

@@ -9,9 +9,7 @@
 //! calls the slot through [`prove_slot`] / [`verify_slot`] only, so it plugs in here.
 
 use crate::AttentionError;
-use ark_serialize::{
-    CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate, Write,
-};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
@@ -31,35 +29,17 @@ impl SoftmaxMode {
             SoftmaxMode::Identity => 1,
         }
     }
-}
 
-impl CanonicalSerialize for SoftmaxMode {
-    fn serialize_with_mode<W: Write>(&self, writer: W, compress: Compress) -> Result<(), SerializationError> {
-        self.code().serialize_with_mode(writer, compress)
-    }
-    fn serialized_size(&self, compress: Compress) -> usize {
-        self.code().serialized_size(compress)
-    }
-}
-
-impl Valid for SoftmaxMode {
-    fn check(&self) -> Result<(), SerializationError> {
-        Ok(())
-    }
-}
-
-impl CanonicalDeserialize for SoftmaxMode {
-    fn deserialize_with_mode<R: Read>(
-        reader: R,
-        compress: Compress,
-        validate: Validate,
-    ) -> Result<Self, SerializationError> {
-        match u8::deserialize_with_mode(reader, compress, validate)? {
-            1 => Ok(SoftmaxMode::Identity),
-            _ => Err(SerializationError::InvalidData),
+    /// The mode with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            1 => Some(SoftmaxMode::Identity),
+            _ => None,
         }
     }
 }
+
+crate::serialize_as_code!(SoftmaxMode);
 
 /// The slot's proof (empty for the identity).
 #[derive(Clone, Debug, Default, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
