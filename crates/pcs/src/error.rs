@@ -1,0 +1,46 @@
+use thiserror::Error;
+
+/// Errors of the commitment scheme.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PcsError {
+    /// The reference string supports fewer variables than asked for.
+    #[error("the reference string supports {available} variables, {needed} are needed")]
+    SrsTooSmall {
+        /// Variables needed.
+        needed: usize,
+        /// Variables available.
+        available: usize,
+    },
+    /// A point with another number of coordinates than the polynomial has variables.
+    #[error("the point has {got} coordinates, the polynomial {expected} variables")]
+    WrongPointLength {
+        /// Variables.
+        expected: usize,
+        /// Coordinates.
+        got: usize,
+    },
+    /// The proof has the wrong number of elements for the claimed number of variables.
+    #[error("malformed opening proof: {0}")]
+    MalformedProof(&'static str),
+    /// A challenge hit a degenerate value (probability about 2^-250).
+    #[error("degenerate challenge; prove again")]
+    DegenerateChallenge,
+    /// The folding chain of evaluations does not reach the claimed value.
+    #[error("the evaluation chain breaks at round {round}")]
+    EvaluationChainMismatch {
+        /// The first inconsistent round.
+        round: usize,
+    },
+    /// The final pairing equation does not hold.
+    #[error("the opening's pairing check failed")]
+    PairingCheckFailed,
+    /// The reference string is inconsistent (not powers of one secret).
+    #[error("the reference string is not a sequence of powers of one secret")]
+    InconsistentSrs,
+    /// A file could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// Bytes that do not decode.
+    #[error("could not decode: {0}")]
+    Serialization(String),
+}
