@@ -1,6 +1,6 @@
 //! HyperKZG: commit, open and verify (see the crate docs for the relation).
 
-use crate::srs::{msm, to_affine};
+use crate::srs::{msm, msm_signed, to_affine};
 use crate::{Bn254, G1Affine, G1Projective, PcsError, ProverKey, VerifierKey};
 use ark_ec::pairing::Pairing;
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
@@ -118,10 +118,7 @@ impl HyperKzg {
                 available: key.num_vars,
             });
         }
-        let bases = &key.powers_g1[..values.len()];
-        let positive: Vec<u64> = values.iter().map(|&v| if v > 0 { v as u64 } else { 0 }).collect();
-        let negative: Vec<u64> = values.iter().map(|&v| if v < 0 { v.unsigned_abs() } else { 0 }).collect();
-        let point = G1Projective::msm_u64(bases, &positive) - G1Projective::msm_u64(bases, &negative);
+        let point = msm_signed(&key.powers_g1, values);
         Ok(Commitment { point: point.into_affine() })
     }
 

@@ -23,10 +23,12 @@
 
 mod error;
 mod hyperkzg;
+pub mod hyrax;
 mod srs;
 
 pub use error::PcsError;
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
+pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof};
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 
 /// BN254's groups and pairing.

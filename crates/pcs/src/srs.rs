@@ -146,3 +146,31 @@ pub(crate) fn msm(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
 pub(crate) fn to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
     G1Projective::normalize_batch(points)
 }
+
+/// `Σ_i values[i]·bases[i]` for signed machine integers, with ark-ec's small-scalar MSMs:
+/// the positive and negative parts separately, 8-bit scalars when every |v| < 2^8 (quantized
+/// activations), else 16, 32 or 64 bits.
+pub(crate) fn msm_signed(bases: &[G1Affine], values: &[i64]) -> G1Projective {
+    use ark_ec::VariableBaseMSM;
+    let n = bases.len().min(values.len());
+    let (bases, values) = (&bases[..n], &values[..n]);
+    let largest = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+    let positive = values.iter().map(|&v| if v > 0 { v as u64 } else { 0 });
+    let negative = values.iter().map(|&v| if v < 0 { v.unsigned_abs() } else { 0 });
+    macro_rules! signed {
+        ($ty:ty, $f:ident) => {{
+            let p: Vec<$ty> = positive.map(|v| v as $ty).collect();
+            let q: Vec<$ty> = negative.map(|v| v as $ty).collect();
+            G1Projective::$f(bases, &p) - G1Projective::$f(bases, &q)
+        }};
+    }
+    if largest < 1 << 8 {
+        signed!(u8, msm_u8)
+    } else if largest < 1 << 16 {
+        signed!(u16, msm_u16)
+    } else if largest < 1 << 32 {
+        signed!(u32, msm_u32)
+    } else {
+        signed!(u64, msm_u64)
+    }
+}
