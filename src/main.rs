@@ -7,6 +7,7 @@
 mod bench;
 mod demo;
 mod layer;
+mod proof_file;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,10 @@ enum Command {
     Layer(layer::LayerArgs),
     /// Prove and verify sample sum-checks and print timings.
     Sumcheck(demo::SumcheckArgs),
+    /// Prove a layer with committed inputs and write a proof file.
+    Prove(proof_file::ProveArgs),
+    /// Verify a proof file without the inputs.
+    Verify(proof_file::VerifyArgs),
     /// Benchmarks of the layer proof.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -35,6 +40,8 @@ fn main() {
         Some(Command::Layer(args)) => layer::run(&args),
         Some(Command::Sumcheck(args)) => demo::run(&args),
         Some(Command::Bench(command)) => bench::run(&command),
+        Some(Command::Prove(args)) => proof_file::prove(&args),
+        Some(Command::Verify(args)) => proof_file::verify(&args),
         None => layer::run(&layer::LayerArgs::default()),
     };
     if let Err(error) = result {

@@ -131,3 +131,45 @@ fn bench_heads_prints_json_and_draws_a_plot() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not write the plot"));
 }
+
+#[test]
+fn prove_writes_a_file_that_verify_accepts_without_inputs() {
+    let dir = std::env::temp_dir().join(format!("zkmha-prove-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
+    let file = dir.join("layer.proof");
+    let path = file.to_string_lossy().to_string();
+    let out = zkmha(&["prove", "--seq", "9", "--heads", "3", "--head-dim", "4", "--out", &path]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = zkmha(&["verify", "--proof", &path]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("valid"));
+
+    // Corruptions: truncated, a flipped byte in the proof, foreign bytes, a missing file.
+    let bytes = std::fs::read(&file).unwrap_or_default();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", bytes[..bytes.len() - 7].to_vec(), "corrupt"),
+        ("foreign", b"not a proof at all".to_vec(), "not a zkmha proof file"),
+        ("version", [&bytes[..6], &[9, 0, 0, 0], &bytes[10..]].concat(), "file format version 9"),
+    ];
+    for (name, content, needle) in cases {
+        let bad = dir.join(name);
+        std::fs::write(&bad, content).unwrap_or_else(|e| unreachable!("{e}"));
+        let out = zkmha(&["verify", "--proof", &bad.to_string_lossy()]);
+        assert!(!out.status.success(), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let mut flipped = bytes.clone();
+    let position = bytes.len() - 40;
+    flipped[position] ^= 0x01;
+    let bad = dir.join("flipped");
+    std::fs::write(&bad, flipped).unwrap_or_else(|e| unreachable!("{e}"));
+    let out = zkmha(&["verify", "--proof", &bad.to_string_lossy()]);
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let out = zkmha(&["verify", "--proof", &dir.join("missing").to_string_lossy()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not read"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,7 +17,7 @@
 
 use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
-use crate::padding::{PaddingProof, prove_padding, verify_padding};
+use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{SoftmaxMode, SoftmaxSlotProof, prove_slot, verify_slot};
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
@@ -32,14 +32,15 @@ use zkmha_transcript::Transcript;
 /// The proof format this code writes and reads.
 pub const PROOF_FORMAT_VERSION: u32 = 1;
 
-const DOMAIN: &[u8] = b"attention-layer";
-const LABEL_MASK: &[u8] = b"attention/statement/mask";
-const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
+pub(crate) const DOMAIN: &[u8] = b"attention-layer";
+pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
+pub(crate) const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
 const LABEL_QUERIES: &[u8] = b"attention/statement/queries";
 const LABEL_KEYS: &[u8] = b"attention/statement/keys";
 const LABEL_VALUES: &[u8] = b"attention/statement/values";
 const LABEL_OUTPUT: &[u8] = b"attention/statement/output";
 const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
+pub(crate) const LABEL_COMMITMENTS: &[u8] = b"attention/statement/commitments";
 
 /// The public statement of a layer proof.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,18 +78,7 @@ impl AttentionStatement {
             }
             transcript.append_bytes(label, hasher.finalize().as_bytes());
         }
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(&(self.output.len() as u64).to_le_bytes());
-        let mut bytes = Vec::with_capacity(32 * 4096);
-        for chunk in self.output.chunks(4096) {
-            bytes.clear();
-            for value in chunk {
-                // Writing a field element into a Vec cannot fail.
-                let _ = value.serialize_compressed(&mut bytes);
-            }
-            hasher.update(&bytes);
-        }
-        transcript.append_bytes(LABEL_OUTPUT, hasher.finalize().as_bytes());
+        absorb_output(&self.output, transcript);
     }
 
     fn validate(&self) -> Result<(), AttentionError> {
@@ -144,6 +134,10 @@ pub struct ProverTimings {
     pub qk: Duration,
     /// Padding.
     pub padding: Duration,
+    /// Committing to the inputs (committed mode).
+    pub commit: Duration,
+    /// Opening the input commitments (committed mode).
+    pub open: Duration,
 }
 
 impl ProverTimings {
@@ -170,16 +164,129 @@ pub struct VerifierTimings {
     pub public_evaluations: Duration,
 }
 
-fn matrix_mle(rows: usize, columns: usize, data: &[Fr]) -> Result<DenseMultilinearExtension, AttentionError> {
+pub(crate) fn matrix_mle(
+    rows: usize,
+    columns: usize,
+    data: &[Fr],
+) -> Result<DenseMultilinearExtension, AttentionError> {
     Ok(DenseMultilinearExtension::from_matrix(rows, columns, data)?)
 }
 
-fn output_mle(statement: &AttentionStatement) -> Result<DenseMultilinearExtension, AttentionError> {
-    let shape = &statement.shape;
-    matrix_mle(shape.seq_len, shape.value_model_width(), &statement.output)
+/// Absorbs the output (a BLAKE3 digest of its canonical encoding).
+pub(crate) fn absorb_output(output: &[Fr], transcript: &mut Transcript) {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&(output.len() as u64).to_le_bytes());
+    let mut bytes = Vec::with_capacity(32 * 4096);
+    for chunk in output.chunks(4096) {
+        bytes.clear();
+        for value in chunk {
+            // Writing a field element into a Vec cannot fail.
+            let _ = value.serialize_compressed(&mut bytes);
+        }
+        hasher.update(&bytes);
+    }
+    transcript.append_bytes(LABEL_OUTPUT, hasher.finalize().as_bytes());
 }
 
-/// Runs the forward pass and proves it (linear-attention mode).
+/// Everything after the statement: draws the output point and runs every sub-protocol from
+/// the output back to the claims on the inputs (prover side).
+pub(crate) fn prove_chain(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax_mode: SoftmaxMode,
+    witness: &mut crate::AttentionWitness,
+    transcript: &mut Transcript,
+    timings: &mut ProverTimings,
+) -> Result<(AttentionLayerProof, InputClaims), AttentionError> {
+    let start = Instant::now();
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    let output = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?;
+    let output_claim = EvalClaim { value: output.evaluate(&point)?, point };
+    timings.statement += start.elapsed();
+
+    let start = Instant::now();
+    let (unpadding, output_hat_claim) =
+        prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
+    timings.unpadding = start.elapsed();
+    let start = Instant::now();
+    let (attention_values, av_claims) = prove_attention_values(
+        shape,
+        mask,
+        &witness.scores,
+        &witness.values_hat,
+        &output_hat_claim,
+        transcript,
+    )?;
+    timings.attention_values = start.elapsed();
+    let (softmax, masked_claim) = prove_slot(softmax_mode, &av_claims.attention, transcript)?;
+    let start = Instant::now();
+    let scores = std::mem::take(&mut witness.scores);
+    let (masking, scores_claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+    timings.masking = start.elapsed();
+    let start = Instant::now();
+    let (qk, qk_claims) =
+        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, transcript)?;
+    timings.qk = start.elapsed();
+    let start = Instant::now();
+    let (padding, input_claims) = prove_padding(
+        shape,
+        [&witness.queries, &witness.keys, &witness.values],
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
+        transcript,
+    )?;
+    timings.padding = start.elapsed();
+    let proof = AttentionLayerProof {
+        version: PROOF_FORMAT_VERSION,
+        unpadding,
+        attention_values,
+        softmax,
+        masking,
+        qk,
+        padding,
+    };
+    Ok((proof, input_claims))
+}
+
+/// The verifier's mirror of [`prove_chain`]: returns the claims on `Q`, `K`, `V` the caller
+/// must discharge, and the output claim's evaluation time (public-tensor work).
+#[deny(clippy::indexing_slicing)]
+pub(crate) fn verify_chain(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax_mode: SoftmaxMode,
+    output: &[Fr],
+    proof: &AttentionLayerProof,
+    transcript: &mut Transcript,
+    timings: &mut VerifierTimings,
+) -> Result<InputClaims, AttentionError> {
+    if proof.version != PROOF_FORMAT_VERSION {
+        return Err(AttentionError::UnsupportedVersion(proof.version));
+    }
+    let start = Instant::now();
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    timings.protocol += start.elapsed();
+    let start = Instant::now();
+    let output_mle = matrix_mle(shape.seq_len, shape.value_model_width(), output)?;
+    let output_claim = EvalClaim { value: output_mle.evaluate(&point)?, point };
+    timings.public_evaluations += start.elapsed();
+
+    let start = Instant::now();
+    let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, transcript)?;
+    let av_claims = verify_attention_values(shape, &output_hat_claim, &proof.attention_values, transcript)?;
+    let masked_claim = verify_slot(softmax_mode, &av_claims.attention, &proof.softmax, transcript)?;
+    let scores_claim = verify_masking(shape, mask, &masked_claim, &proof.masking, transcript)?;
+    let qk_claims = verify_qk(shape, &scores_claim, &proof.qk, transcript)?;
+    let input_claims = verify_padding(
+        shape,
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
+        &proof.padding,
+        transcript,
+    )?;
+    timings.protocol += start.elapsed();
+    Ok(input_claims)
+}
+
+/// Runs the forward pass and proves it (linear-attention mode), with public inputs.
 ///
 /// # Errors
 /// Invalid shapes or inputs ([`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`],
@@ -203,54 +310,13 @@ pub fn prove_layer(
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
-    let output_claim = EvalClaim { value: output_mle(&statement)?.evaluate(&point)?, point };
     timings.statement = start.elapsed();
-
-    let start = Instant::now();
-    let (unpadding, output_hat_claim) =
-        prove_unpadding(shape, &witness.output_hat, &output_claim, &mut transcript)?;
-    timings.unpadding = start.elapsed();
-    let start = Instant::now();
-    let (attention_values, av_claims) = prove_attention_values(
-        shape,
-        mask,
-        &witness.scores,
-        &witness.values_hat,
-        &output_hat_claim,
-        &mut transcript,
-    )?;
-    timings.attention_values = start.elapsed();
-    let (softmax, masked_claim) = prove_slot(statement.softmax, &av_claims.attention, &mut transcript)?;
-    let start = Instant::now();
-    let scores = std::mem::take(&mut witness.scores);
-    let (masking, scores_claim) = prove_masking(shape, mask, scores, &masked_claim, &mut transcript)?;
-    timings.masking = start.elapsed();
-    let start = Instant::now();
-    let (qk, qk_claims) =
-        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, &mut transcript)?;
-    timings.qk = start.elapsed();
-    let start = Instant::now();
-    let (padding, _) = prove_padding(
-        shape,
-        [&witness.queries, &witness.keys, &witness.values],
-        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
-        &mut transcript,
-    )?;
-    timings.padding = start.elapsed();
-    let proof = AttentionLayerProof {
-        version: PROOF_FORMAT_VERSION,
-        unpadding,
-        attention_values,
-        softmax,
-        masking,
-        qk,
-        padding,
-    };
+    let (proof, _) =
+        prove_chain(shape, mask, statement.softmax, &mut witness, &mut transcript, &mut timings)?;
     Ok((statement, proof, timings))
 }
 
-/// Verifies a layer proof against its statement.
+/// Verifies a layer proof against its statement (public inputs).
 ///
 /// # Errors
 /// [`AttentionError::UnsupportedVersion`], statement errors, or the first failing step
@@ -270,28 +336,15 @@ pub fn verify_layer(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.public_evaluations += start.elapsed();
-    let start = Instant::now();
-    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
-    timings.protocol += start.elapsed();
-
-    let start = Instant::now();
-    let output_claim = EvalClaim { value: output_mle(statement)?.evaluate(&point)?, point };
-    timings.public_evaluations += start.elapsed();
-
-    let start = Instant::now();
-    let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, &mut transcript)?;
-    let av_claims =
-        verify_attention_values(shape, &output_hat_claim, &proof.attention_values, &mut transcript)?;
-    let masked_claim = verify_slot(statement.softmax, &av_claims.attention, &proof.softmax, &mut transcript)?;
-    let scores_claim = verify_masking(shape, statement.mask, &masked_claim, &proof.masking, &mut transcript)?;
-    let qk_claims = verify_qk(shape, &scores_claim, &proof.qk, &mut transcript)?;
-    let input_claims = verify_padding(
+    let input_claims = verify_chain(
         shape,
-        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
-        &proof.padding,
+        statement.mask,
+        statement.softmax,
+        &statement.output,
+        proof,
         &mut transcript,
+        &mut timings,
     )?;
-    timings.protocol += start.elapsed();
 
     // Public inputs: the verifier evaluates their MLEs itself.
     let start = Instant::now();

@@ -8,6 +8,7 @@
 #![allow(clippy::indexing_slicing)] // prover code; the verifier modules deny it locally
 
 pub mod attention_values;
+pub mod committed;
 mod common;
 mod error;
 pub mod layer;
@@ -20,6 +21,10 @@ pub mod structured;
 pub mod unpadding;
 mod witness;
 
+pub use committed::{
+    CommittedLayerProof, CommittedStatement, InputCommitments, commit_inputs, hyrax_params_for,
+    prove_layer_committed, verify_layer_committed,
+};
 pub use error::AttentionError;
 pub use layer::{
     AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
