@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! statement: shape, mask kind, softmax mode, Hyrax commitments C_Q, C_K, C_V, the output O
-//! proof:     the layer proof (unchanged) + one Hyrax opening per input claim
+//! proof:     the layer proof (unchanged) + one batched Hyrax opening of the three input claims
+//!            (they share their column part whenever d = d_v; otherwise one opening each)
 //! verifier:  runs the chain to the claims Q(p_Q) = y_Q, K(p_K) = y_K, V(p_V) = y_V and checks each
 //!            against its commitment; it never reads Q, K or V
 //! ```
@@ -54,7 +55,8 @@ pub struct CommittedStatement {
 pub struct CommittedLayerProof {
     /// The layer proof.
     pub layer: AttentionLayerProof,
-    /// Openings of `Q`, `K`, `V` at the layer proof's final claims, in that order.
+    /// Openings of `Q`, `K`, `V` at the layer proof's final claims: one batched opening, or
+    /// three (Q, K, V) when their points do not share a column part.
     pub openings: Vec<HyraxProof>,
 }
 
@@ -174,27 +176,32 @@ pub fn prove_layer_committed(
         prove_chain(shape, mask, statement.softmax, &mut witness, &mut transcript, &mut timings)?;
 
     let start = Instant::now();
-    let mut openings = Vec::with_capacity(3);
-    for (table, num_vars, commitment, claim) in [
-        (
-            &witness.queries,
-            shape.seq_vars() + shape.model_vars(),
-            &statement.commitments.queries,
-            &claims.queries,
-        ),
-        (&witness.keys, shape.seq_vars() + shape.model_vars(), &statement.commitments.keys, &claims.keys),
-        (
-            &witness.values,
-            shape.seq_vars() + shape.value_model_vars(),
-            &statement.commitments.values,
-            &claims.values,
-        ),
-    ] {
-        let mle = DenseMultilinearExtension::new(num_vars, table.clone())?;
-        let (proof, _) = Hyrax::open(&mle, commitment, &claim.point, &mut transcript)
-            .map_err(pcs_error("input opening"))?;
-        openings.push(proof);
-    }
+    let qk_vars = shape.seq_vars() + shape.model_vars();
+    let v_vars = shape.seq_vars() + shape.value_model_vars();
+    let tables = [
+        DenseMultilinearExtension::new(qk_vars, witness.queries.clone())?,
+        DenseMultilinearExtension::new(qk_vars, witness.keys.clone())?,
+        DenseMultilinearExtension::new(v_vars, witness.values.clone())?,
+    ];
+    let c = &statement.commitments;
+    let items = [
+        (&tables[0], &c.queries, claims.queries.point.as_slice()),
+        (&tables[1], &c.keys, claims.keys.point.as_slice()),
+        (&tables[2], &c.values, claims.values.point.as_slice()),
+    ];
+    let points: Vec<(usize, &[Fr])> = items.iter().map(|(t, _, p)| (t.num_vars(), *p)).collect();
+    let openings = if Hyrax::can_batch(&points) {
+        // One combined row for all three claims.
+        vec![Hyrax::open_batch(&items, &mut transcript).map_err(pcs_error("input opening"))?.0]
+    } else {
+        let mut openings = Vec::with_capacity(3);
+        for (mle, commitment, point) in items {
+            let (proof, _) =
+                Hyrax::open(mle, commitment, point, &mut transcript).map_err(pcs_error("input opening"))?;
+            openings.push(proof);
+        }
+        openings
+    };
     timings.open = start.elapsed();
     Ok((statement, CommittedLayerProof { layer, openings }, timings))
 }
@@ -212,9 +219,6 @@ pub fn verify_layer_committed(
     proof: &CommittedLayerProof,
 ) -> Result<VerifierTimings, AttentionError> {
     statement.validate()?;
-    if proof.openings.len() != 3 {
-        return Err(AttentionError::CheckFailed { step: "input opening" });
-    }
     let shape = &statement.shape;
     let mut timings = VerifierTimings::default();
     let start = Instant::now();
@@ -232,16 +236,27 @@ pub fn verify_layer_committed(
     )?;
     let start = Instant::now();
     let c = &statement.commitments;
-    for ((step, commitment, claim), opening) in [
+    let items = [
         ("opening of Q", &c.queries, &claims.queries),
         ("opening of K", &c.keys, &claims.keys),
         ("opening of V", &c.values, &claims.values),
-    ]
-    .into_iter()
-    .zip(&proof.openings)
-    {
-        Hyrax::verify(params, commitment, &claim.point, claim.value, opening, &mut transcript)
-            .map_err(pcs_error(step))?;
+    ];
+    let points: Vec<(usize, &[Fr])> =
+        items.iter().map(|(_, c, claim)| (c.num_vars, claim.point.as_slice())).collect();
+    match proof.openings.as_slice() {
+        [batched] if Hyrax::can_batch(&points) => {
+            let batch: Vec<(&HyraxCommitment, &[Fr], Fr)> =
+                items.iter().map(|(_, c, claim)| (*c, claim.point.as_slice(), claim.value)).collect();
+            Hyrax::verify_batch(params, &batch, batched, &mut transcript)
+                .map_err(pcs_error("input openings"))?;
+        }
+        [q, k, v] if !Hyrax::can_batch(&points) => {
+            for ((step, commitment, claim), opening) in items.into_iter().zip([q, k, v]) {
+                Hyrax::verify(params, commitment, &claim.point, claim.value, opening, &mut transcript)
+                    .map_err(pcs_error(step))?;
+            }
+        }
+        _ => return Err(AttentionError::CheckFailed { step: "input openings" }),
     }
     timings.protocol += start.elapsed();
     Ok(timings)

@@ -62,19 +62,18 @@ fn swapped_committed_input_is_rejected() {
 
 #[test]
 fn tampered_opening_and_output_are_rejected() {
-    let shape = AttentionShape::new(16, 2, 4, 4).unwrap();
+    // n = log ŝ + log d = 4 + 5: the 5 column variables lie inside the shared column point.
+    let shape = AttentionShape::new(16, 4, 8, 8).unwrap();
     let params = hyrax_params_for(&shape);
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::None, &inputs(&shape, 3)).unwrap();
-    for (k, step) in ["opening of Q", "opening of K", "opening of V"].into_iter().enumerate() {
-        let mut bad = proof.clone();
-        bad.openings[k].combined_row[0] += Fr::one();
-        assert_eq!(
-            verify_layer_committed(&params, &statement, &bad).map(|_| ()),
-            Err(AttentionError::CheckFailed { step }),
-            "{step}"
-        );
-    }
+    assert_eq!(proof.openings.len(), 1, "d = d_v: the three claims share one opening");
+    let mut bad = proof.clone();
+    bad.openings[0].combined_row[0] += Fr::one();
+    assert_eq!(
+        verify_layer_committed(&params, &statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "input openings" })
+    );
     let mut bad = proof.clone();
     bad.openings.pop();
     assert!(verify_layer_committed(&params, &statement, &bad).is_err());
@@ -86,5 +85,31 @@ fn tampered_opening_and_output_are_rejected() {
     assert_eq!(
         verify_layer_committed(&params, &wrong_shape, &proof).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "input commitment shape" })
+    );
+}
+
+#[test]
+fn different_value_width_uses_separate_openings() {
+    // d = 2^⌈log₂ 12⌉ = 16 and d_v = 2^⌈log₂ 3⌉ = 4: the column parts differ.
+    let shape = AttentionShape::new(16, 3, 4, 1).unwrap();
+    let params = hyrax_params_for(&shape);
+    let (statement, proof, _) =
+        prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs(&shape, 5)).unwrap();
+    assert_eq!(proof.openings.len(), 3);
+    assert!(verify_layer_committed(&params, &statement, &proof).is_ok());
+    for (k, step) in ["opening of Q", "opening of K", "opening of V"].into_iter().enumerate() {
+        let mut bad = proof.clone();
+        bad.openings[k].combined_row[0] += Fr::one();
+        assert_eq!(
+            verify_layer_committed(&params, &statement, &bad).map(|_| ()),
+            Err(AttentionError::CheckFailed { step }),
+            "{step}"
+        );
+    }
+    let mut one = proof.clone();
+    one.openings.truncate(1);
+    assert_eq!(
+        verify_layer_committed(&params, &statement, &one).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "input openings" })
     );
 }

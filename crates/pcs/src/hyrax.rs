@@ -16,6 +16,7 @@ use crate::srs::msm_signed;
 use crate::{G1Affine, G1Projective, PcsError};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::PrimeField;
+use ark_ff::Zero as _;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, UnreducedSum};
@@ -28,13 +29,19 @@ const LABEL_VALUE: &[u8] = b"pcs/hyrax/value";
 const GENERATOR_DOMAIN: &[u8] = b"zkmha hyrax generators v1";
 
 /// Public generators for tables of up to `2^max_num_vars` entries (transparent).
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+#[derive(Clone, Debug)]
 pub struct HyraxParams {
     /// Variables supported.
     pub max_num_vars: usize,
     /// `G_j`, `j < 2^⌈max_num_vars/2⌉`.
     pub generators: Vec<G1Affine>,
+    /// `k·G_j` for `k = 1..=SMALL_TABLE` (row-major by `j`), built on first use by
+    /// [`Hyrax::commit_small`].
+    small_multiples: std::sync::OnceLock<Vec<G1Affine>>,
 }
+
+/// Largest |value| committed through the table of multiples (8-bit quantized tensors).
+const SMALL_TABLE: usize = 127;
 
 /// A commitment: one group element per matrix row.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -62,7 +69,27 @@ impl HyraxParams {
     pub fn new(max_num_vars: usize) -> Self {
         let (_, columns) = split_vars(max_num_vars);
         let generators = (0..1u64 << columns).into_par_iter().map(hash_to_g1).collect();
-        Self { max_num_vars, generators }
+        Self { max_num_vars, generators, small_multiples: std::sync::OnceLock::new() }
+    }
+
+    /// `k·G_j` for `k = 1..=127` and every generator, in affine form (built once).
+    fn small_multiples(&self) -> &[G1Affine] {
+        self.small_multiples.get_or_init(|| {
+            let projective: Vec<G1Projective> = self
+                .generators
+                .par_iter()
+                .flat_map_iter(|g| {
+                    let mut current = G1Projective::from(*g);
+                    let mut out = Vec::with_capacity(SMALL_TABLE);
+                    for _ in 0..SMALL_TABLE {
+                        out.push(current);
+                        current += g;
+                    }
+                    out
+                })
+                .collect();
+            G1Projective::normalize_batch(&projective)
+        })
     }
 }
 
@@ -138,7 +165,26 @@ impl Hyrax {
         let (_, columns) = split_vars(num_vars);
         let width = 1usize << columns;
         let bases = &params.generators[..width];
-        let rows: Vec<G1Projective> = values.par_chunks(width).map(|row| msm_signed(bases, row)).collect();
+        let largest = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+        let rows: Vec<G1Projective> = if largest <= SMALL_TABLE as u64 {
+            // 8-bit values: one table look-up and one mixed addition per non-zero entry.
+            let table = params.small_multiples();
+            values
+                .par_chunks(width)
+                .map(|row| {
+                    let mut acc = G1Projective::zero();
+                    for (j, &v) in row.iter().enumerate() {
+                        if v != 0 {
+                            let multiple = table[j * SMALL_TABLE + v.unsigned_abs() as usize - 1];
+                            if v > 0 { acc += multiple } else { acc -= multiple }
+                        }
+                    }
+                    acc
+                })
+                .collect()
+        } else {
+            values.par_chunks(width).map(|row| msm_signed(bases, row)).collect()
+        };
         Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&rows) })
     }
 
@@ -220,6 +266,126 @@ impl Hyrax {
     }
 }
 
+const LABEL_BATCH: &[u8] = b"pcs/hyrax/batch-coefficients";
+
+/// The column part of `point` for a polynomial of `num_vars` variables.
+fn column_part(point: &[Fr], num_vars: usize) -> &[Fr] {
+    point.get(..split_vars(num_vars).1).unwrap_or(point)
+}
+
+impl Hyrax {
+    /// Whether a batch of openings can share one combined row: every point has the same
+    /// column part (the low `⌈n/2⌉` coordinates, with equal `⌈n/2⌉`).
+    pub fn can_batch(points: &[(usize, &[Fr])]) -> bool {
+        let mut parts = points.iter().map(|(n, p)| (split_vars(*n).1, column_part(p, *n)));
+        match parts.next() {
+            Some(first) => parts.all(|part| part == first),
+            None => false,
+        }
+    }
+
+    /// Opens several polynomials at points sharing their column part with one combined row
+    /// `w = Σ_t ρ_t·L_tᵀ·M_t` (random `ρ_t` drawn after every statement is absorbed).
+    ///
+    /// # Errors
+    /// [`PcsError::WrongPointLength`], or [`PcsError::MalformedProof`] when the points do not
+    /// share their column part ([`Self::can_batch`]).
+    pub fn open_batch(
+        items: &[(&DenseMultilinearExtension, &HyraxCommitment, &[Fr])],
+        transcript: &mut Transcript,
+    ) -> Result<(HyraxProof, Vec<Fr>), PcsError> {
+        let points: Vec<(usize, &[Fr])> = items.iter().map(|(f, _, p)| (f.num_vars(), *p)).collect();
+        if !Self::can_batch(&points) {
+            return Err(PcsError::MalformedProof("batched points must share their column part"));
+        }
+        let mut rows = Vec::with_capacity(items.len());
+        let mut values = Vec::with_capacity(items.len());
+        for (f, commitment, point) in items {
+            if point.len() != f.num_vars() {
+                return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
+            }
+            let (_, columns) = split_vars(f.num_vars());
+            let (column_point, row_point) = point.split_at(columns);
+            let left = eq_table(row_point);
+            let width = 1usize << columns;
+            let table = f.evaluations();
+            let row: Vec<Fr> = (0..width)
+                .into_par_iter()
+                .map(|j| {
+                    let mut acc = UnreducedSum::new();
+                    for (i, l) in left.iter().enumerate() {
+                        acc.add_product(l, &table[i * width + j]);
+                    }
+                    acc.finish()
+                })
+                .collect();
+            let value = row.iter().zip(eq_table(column_point)).map(|(w, r)| *w * r).sum();
+            absorb(transcript, commitment, point, &value);
+            rows.push(row);
+            values.push(value);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_BATCH, items.len());
+        let width = rows.first().map_or(0, Vec::len);
+        let combined_row =
+            (0..width).map(|j| rows.iter().zip(&coefficients).map(|(row, c)| *c * row[j]).sum()).collect();
+        Ok((HyraxProof { combined_row }, values))
+    }
+
+    /// Verifies a batch opened with [`Self::open_batch`].
+    ///
+    /// # Errors
+    /// As [`Self::verify`].
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn verify_batch(
+        params: &HyraxParams,
+        items: &[(&HyraxCommitment, &[Fr], Fr)],
+        proof: &HyraxProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), PcsError> {
+        let points: Vec<(usize, &[Fr])> = items.iter().map(|(c, p, _)| (c.num_vars, *p)).collect();
+        if !Self::can_batch(&points) {
+            return Err(PcsError::MalformedProof("batched points must share their column part"));
+        }
+        for (commitment, point, value) in items {
+            if point.len() != commitment.num_vars {
+                return Err(PcsError::WrongPointLength { expected: commitment.num_vars, got: point.len() });
+            }
+            Self::check_size(params, commitment.num_vars)?;
+            if commitment.rows.len() != 1usize << split_vars(commitment.num_vars).0 {
+                return Err(PcsError::MalformedProof("commitment has the wrong number of rows"));
+            }
+            absorb(transcript, commitment, point, value);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_BATCH, items.len());
+        let Some((first_commitment, first_point, _)) = items.first() else {
+            return Err(PcsError::MalformedProof("empty batch"));
+        };
+        let columns = split_vars(first_commitment.num_vars).1;
+        if proof.combined_row.len() != 1usize << columns {
+            return Err(PcsError::MalformedProof("combined row has the wrong length"));
+        }
+        let right = eq_table(column_part(first_point, first_commitment.num_vars));
+        let inner: Fr = proof.combined_row.iter().zip(&right).map(|(w, r)| *w * r).sum();
+        let expected_value: Fr = items.iter().zip(&coefficients).map(|((_, _, v), c)| *c * v).sum();
+        if inner != expected_value {
+            return Err(PcsError::EvaluationChainMismatch { round: 0 });
+        }
+        let mut bases = Vec::new();
+        let mut scalars = Vec::new();
+        for ((commitment, point, _), coefficient) in items.iter().zip(&coefficients) {
+            let row_point = point.get(columns..).unwrap_or_default();
+            bases.extend_from_slice(&commitment.rows);
+            scalars.extend(eq_table(row_point).into_iter().map(|l| l * coefficient));
+        }
+        let generators =
+            params.generators.get(..1usize << columns).ok_or(PcsError::MalformedProof("params"))?;
+        let expected = G1Projective::msm(&bases, &scalars).map_err(|_| PcsError::MalformedProof("rows"))?;
+        let actual = G1Projective::msm(generators, &proof.combined_row)
+            .map_err(|_| PcsError::MalformedProof("row"))?;
+        if expected == actual { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,8 +425,59 @@ mod tests {
                 );
             }
         }
-        let values: Vec<i64> = (0..256).map(|i| (i * 37 % 255) - 127).collect();
-        let f = DenseMultilinearExtension::from_i64(8, &values).unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(Hyrax::commit_small(&params, 8, &values), Hyrax::commit(&params, &f));
+        // Both small paths (table of multiples for |v| ≤ 127, small-scalar MSM above) agree
+        // with the field commitment.
+        for scale in [1i64, 1000] {
+            let values: Vec<i64> = (0..512).map(|i| ((i * 37 % 255) - 127) * scale).collect();
+            let f = DenseMultilinearExtension::from_i64(9, &values).unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(Hyrax::commit_small(&params, 9, &values), Hyrax::commit(&params, &f));
+        }
+    }
+
+    #[test]
+    fn batched_openings_share_one_row() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let params = HyraxParams::new(9);
+        let random = |n: usize, rng: &mut StdRng| {
+            DenseMultilinearExtension::new(n, (0..1usize << n).map(|_| Fr::rand(rng)).collect())
+                .unwrap_or_else(|e| unreachable!("{e}"))
+        };
+        // n = 8 and n = 7 both have 4 column variables; the column points agree, the rows differ.
+        let (f, g, h) = (random(8, &mut rng), random(8, &mut rng), random(7, &mut rng));
+        let column: Vec<Fr> = (0..4).map(|_| Fr::rand(&mut rng)).collect();
+        let mut point = |rows: usize| -> Vec<Fr> {
+            column.iter().copied().chain((0..rows).map(|_| Fr::rand(&mut rng))).collect()
+        };
+        let (pf, pg, ph) = (point(4), point(4), point(3));
+        let commit =
+            |m: &DenseMultilinearExtension| Hyrax::commit(&params, m).unwrap_or_else(|e| unreachable!("{e}"));
+        let (cf, cg, ch) = (commit(&f), commit(&g), commit(&h));
+        let (proof, values) =
+            Hyrax::open_batch(&[(&f, &cf, &pf), (&g, &cg, &pg), (&h, &ch, &ph)], &mut Transcript::new(b"b"))
+                .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(values[0], f.evaluate(&pf).unwrap_or_default());
+        assert_eq!(values[2], h.evaluate(&ph).unwrap_or_default());
+        let items = [
+            (&cf, pf.as_slice(), values[0]),
+            (&cg, pg.as_slice(), values[1]),
+            (&ch, ph.as_slice(), values[2]),
+        ];
+        assert_eq!(Hyrax::verify_batch(&params, &items, &proof, &mut Transcript::new(b"b")), Ok(()));
+        let mut wrong = items;
+        wrong[1].2 += Fr::one();
+        assert!(Hyrax::verify_batch(&params, &wrong, &proof, &mut Transcript::new(b"b")).is_err());
+        let swapped = [
+            (&cg, pf.as_slice(), values[0]),
+            (&cf, pg.as_slice(), values[1]),
+            (&ch, ph.as_slice(), values[2]),
+        ];
+        assert!(Hyrax::verify_batch(&params, &swapped, &proof, &mut Transcript::new(b"b")).is_err());
+        let mut other_column = pg.clone();
+        other_column[0] += Fr::one();
+        assert!(!Hyrax::can_batch(&[(8, &pf), (8, &other_column)]));
+        assert!(
+            Hyrax::open_batch(&[(&f, &cf, &pf), (&g, &cg, &other_column)], &mut Transcript::new(b"b"))
+                .is_err()
+        );
     }
 }
