@@ -1,4 +1,5 @@
-//! Multilinear polynomial commitments on BN254.
+//! Multilinear polynomial commitments on BN254: HyperKZG and Hyrax behind one trait,
+//! [`MultilinearCommitmentScheme`].
 //!
 //! The scheme is HyperKZG (Gemini's reduction of a multilinear evaluation to univariate KZG
 //! openings, as in Nova's `hyperkzg`), written on arkworks primitives because no maintained
@@ -24,11 +25,13 @@
 mod error;
 mod hyperkzg;
 pub mod hyrax;
+mod scheme;
 mod srs;
 
 pub use error::PcsError;
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof};
+pub use scheme::MultilinearCommitmentScheme;
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 
 /// BN254's groups and pairing.
