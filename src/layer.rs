@@ -9,9 +9,9 @@ use zkmha_attention::{
     AttentionInputs, AttentionShape, MaskKind, ProverTimings, VerifierTimings, prove_layer, verify_layer,
 };
 
-/// Options of `zkmha layer`.
+/// The layer's shape, mask and inputs, shared by `zkmha layer` and `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct LayerArgs {
+pub struct ShapeArgs {
     /// Tokens s.
     #[arg(long, default_value_t = 128)]
     pub seq: usize,
@@ -30,23 +30,38 @@ pub struct LayerArgs {
     /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized activations).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+impl Default for ShapeArgs {
+    fn default() -> Self {
+        Self { seq: 128, heads: 8, head_dim: 64, value_head_dim: None, mask: MaskKind::Causal, seed: 1 }
+    }
+}
+
+impl ShapeArgs {
+    /// The checked shape.
+    ///
+    /// # Errors
+    /// Impossible shapes, as one sentence.
+    pub fn shape(&self) -> Result<AttentionShape> {
+        Ok(AttentionShape::new(
+            self.seq,
+            self.heads,
+            self.head_dim,
+            self.value_head_dim.unwrap_or(self.head_dim),
+        )?)
+    }
+}
+
+/// Options of `zkmha layer`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LayerArgs {
+    /// Shape, mask and inputs.
+    #[command(flatten)]
+    pub layer: ShapeArgs,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     pub json: bool,
-}
-
-impl Default for LayerArgs {
-    fn default() -> Self {
-        Self {
-            seq: 128,
-            heads: 8,
-            head_dim: 64,
-            value_head_dim: None,
-            mask: MaskKind::Causal,
-            seed: 1,
-            json: false,
-        }
-    }
 }
 
 /// Parses `causal` or `none`.
@@ -116,14 +131,9 @@ fn ms(d: Duration) -> f64 {
 /// # Errors
 /// Impossible shapes (one sentence), or a failed verification.
 pub fn run(args: &LayerArgs) -> Result<()> {
-    let shape = AttentionShape::new(
-        args.seq,
-        args.heads,
-        args.head_dim,
-        args.value_head_dim.unwrap_or(args.head_dim),
-    )?;
+    let shape = args.layer.shape()?;
     let start = Instant::now();
-    let run = run_layer(shape, args.mask, args.seed)?;
+    let run = run_layer(shape, args.layer.mask, args.layer.seed)?;
     let wall = start.elapsed();
     let p = &run.prover;
     if args.json {
@@ -133,7 +143,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
             shape.heads,
             shape.head_dim,
             shape.value_head_dim,
-            args.mask,
+            args.layer.mask,
             ms(p.total()),
             ms(p.witness),
             ms(p.unpadding),
@@ -155,7 +165,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
         shape.head_dim,
         shape.value_head_dim,
         shape.model_width(),
-        args.mask,
+        args.layer.mask,
         rayon::current_num_threads()
     );
     println!(

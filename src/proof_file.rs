@@ -3,14 +3,13 @@
 //! File layout: the magic bytes `ZKMHA\0`, a little-endian u32 file-format version, then the
 //! statement and the proof in arkworks' compressed encoding.
 
-use crate::layer::{parse_mask, random_inputs};
+use crate::layer::{ShapeArgs, random_inputs};
 use anyhow::{Context, Result, bail};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::path::PathBuf;
 use std::time::Instant;
 use zkmha_attention::{
-    AttentionShape, CommittedLayerProof, CommittedStatement, MaskKind, hyrax_params_for,
-    prove_layer_committed, verify_layer_committed,
+    CommittedLayerProof, CommittedStatement, hyrax_params_for, prove_layer_committed, verify_layer_committed,
 };
 
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
@@ -19,24 +18,9 @@ const FILE_VERSION: u32 = 1;
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProveArgs {
-    /// Tokens s.
-    #[arg(long, default_value_t = 128)]
-    pub seq: usize,
-    /// Heads h.
-    #[arg(long, default_value_t = 8)]
-    pub heads: usize,
-    /// Query/key head width m.
-    #[arg(long, default_value_t = 64)]
-    pub head_dim: usize,
-    /// Value head width m_v (defaults to the head width).
-    #[arg(long)]
-    pub value_head_dim: Option<usize>,
-    /// Mask: causal or none.
-    #[arg(long, default_value = "causal", value_parser = parse_mask)]
-    pub mask: MaskKind,
-    /// Seed of the random 8-bit inputs (model files arrive with a later release).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Shape, mask and inputs (random 8-bit inputs; model files arrive with a later release).
+    #[command(flatten)]
+    pub layer: ShapeArgs,
     /// Where to write the proof file.
     #[arg(long)]
     pub out: PathBuf,
@@ -55,16 +39,11 @@ pub struct VerifyArgs {
 /// # Errors
 /// Impossible shapes or an unwritable file.
 pub fn prove(args: &ProveArgs) -> Result<()> {
-    let shape = AttentionShape::new(
-        args.seq,
-        args.heads,
-        args.head_dim,
-        args.value_head_dim.unwrap_or(args.head_dim),
-    )?;
-    let inputs = random_inputs(&shape, args.seed);
+    let shape = args.layer.shape()?;
+    let inputs = random_inputs(&shape, args.layer.seed);
     let start = Instant::now();
     let params = hyrax_params_for(&shape);
-    let (statement, proof, timings) = prove_layer_committed(&params, &shape, args.mask, &inputs)?;
+    let (statement, proof, timings) = prove_layer_committed(&params, &shape, args.layer.mask, &inputs)?;
     let mut bytes = Vec::with_capacity(1 << 20);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());

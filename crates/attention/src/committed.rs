@@ -14,7 +14,7 @@
 
 use crate::layer::{
     AttentionLayerProof, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX, ProverTimings,
-    VerifierTimings, absorb_output, prove_chain, verify_chain,
+    VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, compute_witness};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -119,16 +119,7 @@ impl CommittedStatement {
     fn validate(&self) -> Result<(), AttentionError> {
         let shape = &self.shape;
         shape.validate()?;
-        let expected = shape.seq_len * shape.value_model_width();
-        if self.output.len() != expected {
-            return Err(AttentionError::WrongTensorSize {
-                tensor: "O",
-                rows: shape.seq_len,
-                columns: shape.value_model_width(),
-                expected,
-                got: self.output.len(),
-            });
-        }
+        check_output_len(shape, &self.output)?;
         let c = &self.commitments;
         for (commitment, vars) in [
             (&c.queries, shape.seq_vars() + shape.model_vars()),

@@ -1,27 +1,10 @@
 //! Helpers shared by the sub-protocols: row folds, point splitting, error mapping.
 
 use crate::AttentionError;
-use rayon::prelude::*;
-use zkmha_field::{Fr, UnreducedSum};
-use zkmha_mle::eq_table;
+use zkmha_field::Fr;
 use zkmha_sumcheck::{EvalClaim, SumcheckError};
 
-/// `fold[x] = Σ_i eq(i, row_point) · matrix[i·columns + x]` for a row-major matrix of
-/// `2^row_point.len()` rows: the matrix's MLE with its row variables bound to `row_point`.
-pub(crate) fn fold_rows(matrix: &[Fr], columns: usize, row_point: &[Fr]) -> Vec<Fr> {
-    let weights = eq_table(row_point);
-    (0..columns)
-        .into_par_iter()
-        .with_min_len(64)
-        .map(|x| {
-            let mut acc = UnreducedSum::new();
-            for (i, w) in weights.iter().enumerate() {
-                acc.add_product(w, &matrix[i * columns + x]);
-            }
-            acc.finish()
-        })
-        .collect()
-}
+pub(crate) use zkmha_mle::fold_rows;
 
 /// Splits a point into consecutive parts of the given lengths (lowest variables first).
 ///

@@ -84,17 +84,7 @@ impl AttentionStatement {
     fn validate(&self) -> Result<(), AttentionError> {
         self.shape.validate()?;
         self.inputs.validate(&self.shape)?;
-        let expected = self.shape.seq_len * self.shape.value_model_width();
-        if self.output.len() != expected {
-            return Err(AttentionError::WrongTensorSize {
-                tensor: "O",
-                rows: self.shape.seq_len,
-                columns: self.shape.value_model_width(),
-                expected,
-                got: self.output.len(),
-            });
-        }
-        Ok(())
+        check_output_len(&self.shape, &self.output)
     }
 }
 
@@ -170,6 +160,24 @@ pub(crate) fn matrix_mle(
     data: &[Fr],
 ) -> Result<DenseMultilinearExtension, AttentionError> {
     Ok(DenseMultilinearExtension::from_matrix(rows, columns, data)?)
+}
+
+/// Checks that `output` holds `s · h·m_v` entries.
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`].
+pub(crate) fn check_output_len(shape: &AttentionShape, output: &[Fr]) -> Result<(), AttentionError> {
+    let expected = shape.seq_len * shape.value_model_width();
+    if output.len() != expected {
+        return Err(AttentionError::WrongTensorSize {
+            tensor: "O",
+            rows: shape.seq_len,
+            columns: shape.value_model_width(),
+            expected,
+            got: output.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Absorbs the output (a BLAKE3 digest of its canonical encoding).

@@ -28,7 +28,7 @@ mod layout;
 mod small;
 
 pub use dense::DenseMultilinearExtension;
-pub use eq::{eq_evaluation, eq_table, eq_table_sequential};
+pub use eq::{eq_evaluation, eq_table, eq_table_sequential, fold_rows};
 pub use error::MleError;
 pub use layout::{log2_ceil, matrix_point, pad_matrix, pad_tensor, padded_len, tensor_point};
 pub use small::SmallMultilinearExtension;

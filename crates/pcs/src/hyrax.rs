@@ -19,8 +19,8 @@ use ark_ff::PrimeField;
 use ark_ff::Zero as _;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, UnreducedSum};
-use zkmha_mle::{DenseMultilinearExtension, eq_table};
+use zkmha_field::Fr;
+use zkmha_mle::{DenseMultilinearExtension, eq_table, fold_rows};
 use zkmha_transcript::Transcript;
 
 const LABEL_COMMITMENT: &[u8] = b"pcs/hyrax/commitment";
@@ -113,6 +113,18 @@ fn hash_to_g1(index: u64) -> G1Affine {
     G1Affine::generator()
 }
 
+/// `(Lᵀ·M, f̃(point))` for the matrix view of `f` and `L = eq(·, row part of point)`.
+fn combined_row_and_value(f: &DenseMultilinearExtension, point: &[Fr]) -> Result<(Vec<Fr>, Fr), PcsError> {
+    if point.len() != f.num_vars() {
+        return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
+    }
+    let (_, columns) = split_vars(f.num_vars());
+    let (column_point, row_point) = point.split_at(columns);
+    let row = fold_rows(f.evaluations(), 1usize << columns, row_point);
+    let value = row.iter().zip(eq_table(column_point)).map(|(w, r)| *w * r).sum();
+    Ok((row, value))
+}
+
 fn absorb(transcript: &mut Transcript, commitment: &HyraxCommitment, point: &[Fr], value: &Fr) {
     let mut bytes = Vec::new();
     let _ = commitment.serialize_compressed(&mut bytes);
@@ -198,26 +210,7 @@ impl Hyrax {
         point: &[Fr],
         transcript: &mut Transcript,
     ) -> Result<(HyraxProof, Fr), PcsError> {
-        if point.len() != f.num_vars() {
-            return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
-        }
-        let (_, columns) = split_vars(f.num_vars());
-        let (column_point, row_point) = point.split_at(columns);
-        let left = eq_table(row_point);
-        let right = eq_table(column_point);
-        let width = 1usize << columns;
-        let table = f.evaluations();
-        let combined_row: Vec<Fr> = (0..width)
-            .into_par_iter()
-            .map(|j| {
-                let mut acc = UnreducedSum::new();
-                for (i, l) in left.iter().enumerate() {
-                    acc.add_product(l, &table[i * width + j]);
-                }
-                acc.finish()
-            })
-            .collect();
-        let value = combined_row.iter().zip(&right).map(|(w, r)| *w * r).sum();
+        let (combined_row, value) = combined_row_and_value(f, point)?;
         absorb(transcript, commitment, point, &value);
         Ok((HyraxProof { combined_row }, value))
     }
@@ -301,25 +294,7 @@ impl Hyrax {
         let mut rows = Vec::with_capacity(items.len());
         let mut values = Vec::with_capacity(items.len());
         for (f, commitment, point) in items {
-            if point.len() != f.num_vars() {
-                return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
-            }
-            let (_, columns) = split_vars(f.num_vars());
-            let (column_point, row_point) = point.split_at(columns);
-            let left = eq_table(row_point);
-            let width = 1usize << columns;
-            let table = f.evaluations();
-            let row: Vec<Fr> = (0..width)
-                .into_par_iter()
-                .map(|j| {
-                    let mut acc = UnreducedSum::new();
-                    for (i, l) in left.iter().enumerate() {
-                        acc.add_product(l, &table[i * width + j]);
-                    }
-                    acc.finish()
-                })
-                .collect();
-            let value = row.iter().zip(eq_table(column_point)).map(|(w, r)| *w * r).sum();
+            let (row, value) = combined_row_and_value(f, point)?;
             absorb(transcript, commitment, point, &value);
             rows.push(row);
             values.push(value);
