@@ -113,6 +113,24 @@ fn hash_to_g1(index: u64) -> G1Affine {
     G1Affine::generator()
 }
 
+/// Commits row by row, with one parallel task per thread, each running its rows in sequence.
+///
+/// ark-ec's MSM is itself parallel; one task per row nests its joins so deeply that large
+/// tables (2^22 entries) overflow rayon's thread stacks, and fully sequential rows leave the
+/// small MSMs badly parallelized.
+fn rows_in_groups<T: Sync>(
+    values: &[T],
+    width: usize,
+    commit_row: impl Fn(&[T]) -> G1Projective + Sync,
+) -> Vec<G1Projective> {
+    let rows = values.len().div_ceil(width.max(1));
+    let per_task = rows.div_ceil(rayon::current_num_threads().max(1)).max(1);
+    values
+        .par_chunks(width.max(1) * per_task)
+        .flat_map_iter(|group| group.chunks(width.max(1)).map(&commit_row).collect::<Vec<_>>())
+        .collect()
+}
+
 /// `(Lᵀ·M, f̃(point))` for the matrix view of `f` and `L = eq(·, row part of point)`.
 fn combined_row_and_value(f: &DenseMultilinearExtension, point: &[Fr]) -> Result<(Vec<Fr>, Fr), PcsError> {
     if point.len() != f.num_vars() {
@@ -153,11 +171,8 @@ impl Hyrax {
         Self::check_size(params, f.num_vars())?;
         let (_, columns) = split_vars(f.num_vars());
         let width = 1usize << columns;
-        let rows: Vec<G1Projective> = f
-            .evaluations()
-            .par_chunks(width)
-            .map(|row| G1Projective::msm_unchecked(&params.generators[..width], row))
-            .collect();
+        let bases = &params.generators[..width];
+        let rows = rows_in_groups(f.evaluations(), width, |row| G1Projective::msm_unchecked(bases, row));
         Ok(HyraxCommitment { num_vars: f.num_vars(), rows: G1Projective::normalize_batch(&rows) })
     }
 
@@ -195,7 +210,7 @@ impl Hyrax {
                 })
                 .collect()
         } else {
-            values.par_chunks(width).map(|row| msm_signed(bases, row)).collect()
+            rows_in_groups(values, width, |row| msm_signed(bases, row))
         };
         Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&rows) })
     }
