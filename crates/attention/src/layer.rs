@@ -72,8 +72,10 @@ impl AttentionStatement {
         ] {
             let mut hasher = blake3::Hasher::new();
             hasher.update(&(data.len() as u64).to_le_bytes());
+            let mut bytes = Vec::with_capacity(8 * 4096);
             for chunk in data.chunks(4096) {
-                let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
+                bytes.clear();
+                bytes.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
                 hasher.update(&bytes);
             }
             transcript.append_bytes(label, hasher.finalize().as_bytes());
