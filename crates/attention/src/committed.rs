@@ -170,9 +170,9 @@ pub fn prove_layer_committed(
     let qk_vars = shape.seq_vars() + shape.model_vars();
     let v_vars = shape.seq_vars() + shape.value_model_vars();
     let tables = [
-        DenseMultilinearExtension::new(qk_vars, witness.queries.clone())?,
-        DenseMultilinearExtension::new(qk_vars, witness.keys.clone())?,
-        DenseMultilinearExtension::new(v_vars, witness.values.clone())?,
+        DenseMultilinearExtension::new(qk_vars, std::mem::take(&mut witness.queries))?,
+        DenseMultilinearExtension::new(qk_vars, std::mem::take(&mut witness.keys))?,
+        DenseMultilinearExtension::new(v_vars, std::mem::take(&mut witness.values))?,
     ];
     let c = &statement.commitments;
     let items = [

@@ -12,11 +12,11 @@
 //! nobody knows a relation between them and there is no trusted setup. This variant is not
 //! zero-knowledge (`w` reveals a combination of rows); the hiding variant adds blinding rows.
 
+use crate::batch_affine::{Scratch, add_pairs, sum_segments_in_place};
 use crate::srs::msm_signed;
 use crate::{G1Affine, G1Projective, PcsError};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::PrimeField;
-use ark_ff::Zero as _;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::Fr;
@@ -42,6 +42,9 @@ pub struct HyraxParams {
 
 /// Largest |value| committed through the table of multiples (8-bit quantized tensors).
 const SMALL_TABLE: usize = 127;
+
+/// Points summed together per batch-affine block (≈ 300 KB, inside a core's L2 cache).
+const ROW_BLOCK_POINTS: usize = 4096;
 
 /// A commitment: one group element per matrix row.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -72,23 +75,39 @@ impl HyraxParams {
         Self { max_num_vars, generators, small_multiples: std::sync::OnceLock::new() }
     }
 
-    /// `k·G_j` for `k = 1..=127` and every generator, in affine form (built once).
+    /// `k·G_j` for `k = 1..=127` and every generator, in affine form (built once, row-major
+    /// by `j`: `table[j·127 + k − 1] = k·G_j`). Each thread owns a run of generators and fills
+    /// the multiples in seven doubling levels, `(n + m)·G = n·G + m·G` for `m ≤ n`, each level
+    /// one batch of affine additions sharing one inversion.
     fn small_multiples(&self) -> &[G1Affine] {
         self.small_multiples.get_or_init(|| {
-            let projective: Vec<G1Projective> = self
-                .generators
-                .par_iter()
-                .flat_map_iter(|g| {
-                    let mut current = G1Projective::from(*g);
-                    let mut out = Vec::with_capacity(SMALL_TABLE);
-                    for _ in 0..SMALL_TABLE {
-                        out.push(current);
-                        current += g;
+            let per_task = self.generators.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
+            self.generators
+                .par_chunks(per_task)
+                .flat_map_iter(|generators| {
+                    let mut table = vec![G1Affine::zero(); generators.len() * SMALL_TABLE];
+                    for (multiples, g) in table.chunks_mut(SMALL_TABLE).zip(generators) {
+                        multiples[0] = *g;
                     }
-                    out
+                    let mut scratch = Scratch::default();
+                    let mut known = 1;
+                    while known < SMALL_TABLE {
+                        let count = known.min(SMALL_TABLE - known);
+                        let (lefts, rights): (Vec<G1Affine>, Vec<G1Affine>) = table
+                            .chunks(SMALL_TABLE)
+                            .flat_map(|multiples| {
+                                (0..count).map(move |m| (multiples[known - 1], multiples[m]))
+                            })
+                            .unzip();
+                        let sums = add_pairs(&lefts, &rights, &mut scratch);
+                        for (multiples, new) in table.chunks_mut(SMALL_TABLE).zip(sums.chunks(count)) {
+                            multiples[known..known + count].copy_from_slice(new);
+                        }
+                        known += count;
+                    }
+                    table
                 })
-                .collect();
-            G1Projective::normalize_batch(&projective)
+                .collect()
         })
     }
 }
@@ -193,25 +212,40 @@ impl Hyrax {
         let width = 1usize << columns;
         let bases = &params.generators[..width];
         let largest = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
-        let rows: Vec<G1Projective> = if largest <= SMALL_TABLE as u64 {
-            // 8-bit values: one table look-up and one mixed addition per non-zero entry.
+        if largest <= SMALL_TABLE as u64 {
+            // 8-bit values: one table look-up and one batch-affine addition per non-zero entry.
             let table = params.small_multiples();
-            values
-                .par_chunks(width)
-                .map(|row| {
-                    let mut acc = G1Projective::zero();
-                    for (j, &v) in row.iter().enumerate() {
-                        if v != 0 {
-                            let multiple = table[j * SMALL_TABLE + v.unsigned_abs() as usize - 1];
-                            if v > 0 { acc += multiple } else { acc -= multiple }
+            let per_task = (values.len() / width).div_ceil(rayon::current_num_threads().max(1)).max(1);
+            let sums: Vec<G1Affine> = values
+                .par_chunks(width * per_task)
+                .flat_map_iter(|rows| {
+                    // Blocks of rows small enough that every tree level stays in cache.
+                    let block_rows = (ROW_BLOCK_POINTS / width).max(1);
+                    let mut points = Vec::with_capacity(block_rows * width);
+                    let mut lengths = Vec::with_capacity(block_rows);
+                    let mut scratch = Scratch::default();
+                    let mut sums = Vec::with_capacity(rows.len() / width);
+                    for block in rows.chunks(block_rows * width) {
+                        points.clear();
+                        lengths.clear();
+                        for row in block.chunks(width) {
+                            let before = points.len();
+                            for (j, &v) in row.iter().enumerate() {
+                                if v != 0 {
+                                    let multiple = table[j * SMALL_TABLE + v.unsigned_abs() as usize - 1];
+                                    points.push(if v > 0 { multiple } else { -multiple });
+                                }
+                            }
+                            lengths.push(points.len() - before);
                         }
+                        sums.extend(sum_segments_in_place(&mut points, &mut lengths, &mut scratch));
                     }
-                    acc
+                    sums
                 })
-                .collect()
-        } else {
-            rows_in_groups(values, width, |row| msm_signed(bases, row))
-        };
+                .collect();
+            return Ok(HyraxCommitment { num_vars, rows: sums });
+        }
+        let rows = rows_in_groups(values, width, |row| msm_signed(bases, row));
         Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&rows) })
     }
 
@@ -416,8 +450,9 @@ mod tests {
             }
         }
         // Both small paths (table of multiples for |v| ≤ 127, small-scalar MSM above) agree
+        // (scale 0: every row sums to the identity)
         // with the field commitment.
-        for scale in [1i64, 1000] {
+        for scale in [0i64, 1, 1000] {
             let values: Vec<i64> = (0..512).map(|i| ((i * 37 % 255) - 127) * scale).collect();
             let f = DenseMultilinearExtension::from_i64(9, &values).unwrap_or_else(|e| unreachable!("{e}"));
             assert_eq!(Hyrax::commit_small(&params, 9, &values), Hyrax::commit(&params, &f));

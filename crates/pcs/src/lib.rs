@@ -22,6 +22,7 @@
 //! for real proofs**; load the output of a public ceremony with
 //! [`StructuredReferenceString::read_from_file`].
 
+mod batch_affine;
 mod error;
 mod hyperkzg;
 pub mod hyrax;
