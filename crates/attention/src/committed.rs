@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! statement: shape, mask kind, softmax mode, Hyrax commitments C_Q, C_K, C_V, the output O
-//! proof:     the layer proof (unchanged) + one batched Hyrax opening of the three input claims
-//!            (they share their column part whenever d = d_v; otherwise one opening each)
+//! proof:     the layer proof (unchanged) + batched Hyrax openings of the three input claims,
+//!            one per group sharing a column point (one in all whenever d = d_v)
 //! verifier:  runs the chain to the claims Q(p_Q) = y_Q, K(p_K) = y_K, V(p_V) = y_V and checks each
 //!            against its commitment; it never reads Q, K or V
 //! ```
@@ -55,8 +55,8 @@ pub struct CommittedStatement {
 pub struct CommittedLayerProof {
     /// The layer proof.
     pub layer: AttentionLayerProof,
-    /// Openings of `Q`, `K`, `V` at the layer proof's final claims: one batched opening, or
-    /// three (Q, K, V) when their points do not share a column part.
+    /// Openings of `Q`, `K`, `V` at the layer proof's final claims, one per group of claims
+    /// sharing a column point (one for all three when `d = d_v`).
     pub openings: Vec<HyraxProof>,
 }
 
@@ -180,19 +180,7 @@ pub fn prove_layer_committed(
         (&tables[1], &c.keys, claims.keys.point.as_slice()),
         (&tables[2], &c.values, claims.values.point.as_slice()),
     ];
-    let points: Vec<(usize, &[Fr])> = items.iter().map(|(t, _, p)| (t.num_vars(), *p)).collect();
-    let openings = if Hyrax::can_batch(&points) {
-        // One combined row for all three claims.
-        vec![Hyrax::open_batch(&items, &mut transcript).map_err(pcs_error("input opening"))?.0]
-    } else {
-        let mut openings = Vec::with_capacity(3);
-        for (mle, commitment, point) in items {
-            let (proof, _) =
-                Hyrax::open(mle, commitment, point, &mut transcript).map_err(pcs_error("input opening"))?;
-            openings.push(proof);
-        }
-        openings
-    };
+    let openings = Hyrax::open_grouped(&items, &mut transcript).map_err(pcs_error("input opening"))?;
     timings.open = start.elapsed();
     Ok((statement, CommittedLayerProof { layer, openings }, timings))
 }
@@ -227,28 +215,13 @@ pub fn verify_layer_committed(
     )?;
     let start = Instant::now();
     let c = &statement.commitments;
-    let items = [
-        ("opening of Q", &c.queries, &claims.queries),
-        ("opening of K", &c.keys, &claims.keys),
-        ("opening of V", &c.values, &claims.values),
-    ];
-    let points: Vec<(usize, &[Fr])> =
-        items.iter().map(|(_, c, claim)| (c.num_vars, claim.point.as_slice())).collect();
-    match proof.openings.as_slice() {
-        [batched] if Hyrax::can_batch(&points) => {
-            let batch: Vec<(&HyraxCommitment, &[Fr], Fr)> =
-                items.iter().map(|(_, c, claim)| (*c, claim.point.as_slice(), claim.value)).collect();
-            Hyrax::verify_batch(params, &batch, batched, &mut transcript)
-                .map_err(pcs_error("input openings"))?;
-        }
-        [q, k, v] if !Hyrax::can_batch(&points) => {
-            for ((step, commitment, claim), opening) in items.into_iter().zip([q, k, v]) {
-                Hyrax::verify(params, commitment, &claim.point, claim.value, opening, &mut transcript)
-                    .map_err(pcs_error(step))?;
-            }
-        }
-        _ => return Err(AttentionError::CheckFailed { step: "input openings" }),
-    }
+    let batch: Vec<(&HyraxCommitment, &[Fr], Fr)> =
+        [(&c.queries, &claims.queries), (&c.keys, &claims.keys), (&c.values, &claims.values)]
+            .into_iter()
+            .map(|(c, claim)| (c, claim.point.as_slice(), claim.value))
+            .collect();
+    Hyrax::verify_grouped(params, &batch, &proof.openings, &mut transcript)
+        .map_err(pcs_error("input openings"))?;
     timings.protocol += start.elapsed();
     Ok(timings)
 }

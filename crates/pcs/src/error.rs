@@ -40,6 +40,16 @@ pub enum PcsError {
     /// A file could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// A batch of claims that does not fit together (a claim on a missing polynomial, a
+    /// polynomial without claims).
+    #[error("invalid batch of opening claims: {0}")]
+    InvalidBatch(&'static str),
+    /// The sum-check that reduces a batch of claims failed.
+    #[error("the batch reduction failed: {0}")]
+    Sumcheck(#[from] zkmha_sumcheck::SumcheckError),
+    /// A table or point of the wrong size.
+    #[error(transparent)]
+    Mle(#[from] zkmha_mle::MleError),
     /// Bytes that do not decode.
     #[error("could not decode: {0}")]
     Serialization(String),

@@ -22,6 +22,7 @@
 //! for real proofs**; load the output of a public ceremony with
 //! [`StructuredReferenceString::read_from_file`].
 
+mod batch;
 mod batch_affine;
 mod error;
 mod hyperkzg;
@@ -29,6 +30,7 @@ pub mod hyrax;
 mod scheme;
 mod srs;
 
+pub use batch::{MultiOpeningProof, OpeningClaim, groups_sharing_columns};
 pub use error::PcsError;
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof};

@@ -1,0 +1,204 @@
+//! Many claims at arbitrary points on several committed polynomials: one sum-check and one
+//! Hyrax opening per column count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::UniformRand;
+use ark_std::rand::{SeedableRng, rngs::StdRng};
+use zkmha_field::{Fr, One};
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::*;
+use zkmha_sumcheck::SumcheckError;
+use zkmha_transcript::Transcript;
+
+struct Setup {
+    params: HyraxParams,
+    polynomials: Vec<DenseMultilinearExtension>,
+    commitments: Vec<HyraxCommitment>,
+    claims: Vec<OpeningClaim>,
+}
+
+/// Polynomials of `sizes` variables with `claims_per` claims each at random points; the claimed
+/// values come from plain evaluation (the reference).
+fn setup(sizes: &[usize], claims_per: usize, seed: u64) -> Setup {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let params = HyraxParams::new(sizes.iter().copied().max().unwrap_or(0));
+    let polynomials: Vec<DenseMultilinearExtension> = sizes
+        .iter()
+        .map(|&n| {
+            DenseMultilinearExtension::new(n, (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect()).unwrap()
+        })
+        .collect();
+    let commitments = polynomials.iter().map(|f| Hyrax::commit(&params, f).unwrap()).collect();
+    let mut claims = Vec::new();
+    for (index, f) in polynomials.iter().enumerate() {
+        for _ in 0..claims_per {
+            let point: Vec<Fr> = (0..f.num_vars()).map(|_| Fr::rand(&mut rng)).collect();
+            let value = f.evaluate(&point).unwrap();
+            claims.push(OpeningClaim { polynomial: index, point, value });
+        }
+    }
+    Setup { params, polynomials, commitments, claims }
+}
+
+fn prove(s: &Setup) -> MultiOpeningProof {
+    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
+        s.polynomials.iter().zip(&s.commitments).collect();
+    Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap()
+}
+
+fn verify(
+    s: &Setup,
+    commitments: &[HyraxCommitment],
+    claims: &[OpeningClaim],
+    proof: &MultiOpeningProof,
+) -> Result<(), PcsError> {
+    let refs: Vec<&HyraxCommitment> = commitments.iter().collect();
+    Hyrax::verify_multi(&s.params, &refs, claims, proof, &mut Transcript::new(b"multi"))
+}
+
+#[test]
+fn round_trips_on_many_shapes() {
+    for (seed, (sizes, claims_per)) in [
+        (vec![1usize], 1usize),
+        (vec![5], 3),
+        (vec![3, 4, 7], 1),
+        (vec![9, 8, 3, 5], 2),
+        (vec![6, 6, 6], 2),
+        (vec![2, 10], 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = setup(&sizes, claims_per, seed as u64);
+        let proof = prove(&s);
+        let mut counts: Vec<usize> = sizes.iter().map(|n| n - n / 2).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        assert_eq!(proof.openings.len(), counts.len(), "one opening per column count, {sizes:?}");
+        assert_eq!(verify(&s, &s.commitments, &s.claims, &proof), Ok(()), "{sizes:?}");
+    }
+}
+
+#[test]
+fn rejects_a_wrong_claimed_value() {
+    let s = setup(&[6, 4], 2, 10);
+    let proof = prove(&s);
+    let mut claims = s.claims.clone();
+    claims[1].value += Fr::one();
+    assert_eq!(
+        verify(&s, &s.commitments, &claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
+
+#[test]
+fn rejects_a_wrong_point() {
+    let s = setup(&[6, 4], 2, 11);
+    let proof = prove(&s);
+    let mut claims = s.claims.clone();
+    claims[2].point[0] += Fr::one();
+    assert_eq!(
+        verify(&s, &s.commitments, &claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
+
+#[test]
+fn rejects_false_claims_proved_honestly() {
+    // A prover that starts from a false value cannot finish the reduction.
+    let mut s = setup(&[5, 5], 1, 12);
+    s.claims[0].value += Fr::one();
+    let proof = prove(&s);
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
+
+#[test]
+fn rejects_a_commitment_to_another_polynomial() {
+    let s = setup(&[6, 6], 1, 13);
+    let other = setup(&[6, 6], 1, 14);
+    let mut commitments = s.commitments.clone();
+    commitments[1] = other.commitments[1].clone();
+    // Swapped after proving: the commitments are part of the absorbed statement.
+    let proof = prove(&s);
+    assert_eq!(
+        verify(&s, &commitments, &s.claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+    // A prover that absorbs the other commitment but opens its own polynomial passes the
+    // reduction (the claims are true of its polynomial) and fails the opening.
+    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
+        s.polynomials.iter().zip(&commitments).collect();
+    let proof = Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap();
+    assert_eq!(verify(&s, &commitments, &s.claims, &proof), Err(PcsError::PairingCheckFailed));
+}
+
+#[test]
+fn rejects_a_tampered_evaluation() {
+    let s = setup(&[7, 3], 2, 15);
+    let mut proof = prove(&s);
+    proof.evaluations[0] += Fr::one();
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
+
+#[test]
+fn rejects_a_tampered_opening_row() {
+    let s = setup(&[7, 3], 2, 16);
+    let mut proof = prove(&s);
+    proof.openings[1].combined_row[0] += Fr::one();
+    assert!(matches!(
+        verify(&s, &s.commitments, &s.claims, &proof),
+        Err(PcsError::EvaluationChainMismatch { .. } | PcsError::PairingCheckFailed)
+    ));
+}
+
+#[test]
+fn rejects_a_tampered_sumcheck_round() {
+    let s = setup(&[7, 3], 1, 17);
+    let mut proof = prove(&s);
+    proof.sumcheck.rounds[2].evaluations[0] += Fr::one();
+    assert!(matches!(verify(&s, &s.commitments, &s.claims, &proof), Err(PcsError::Sumcheck(_))));
+}
+
+#[test]
+fn rejects_missing_pieces_and_bad_batches() {
+    let s = setup(&[6, 4], 1, 18);
+    let proof = prove(&s);
+    let mut short = proof.clone();
+    short.evaluations.pop();
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims, &short),
+        Err(PcsError::MalformedProof("one evaluation per polynomial"))
+    );
+    let mut short = proof.clone();
+    short.openings.pop();
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims, &short),
+        Err(PcsError::MalformedProof("one opening per column count"))
+    );
+    let mut claims = s.claims.clone();
+    claims[0].polynomial = 5;
+    assert_eq!(
+        verify(&s, &s.commitments, &claims, &proof),
+        Err(PcsError::InvalidBatch("claim on no polynomial"))
+    );
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims[..1], &proof),
+        Err(PcsError::InvalidBatch("a polynomial without claims"))
+    );
+    let mut bytes = Vec::new();
+    proof.serialize_compressed(&mut bytes).unwrap();
+    for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+        assert!(MultiOpeningProof::deserialize_compressed(&bytes[..cut]).is_err());
+    }
+    bytes[40] ^= 0x10;
+    if let Ok(flipped) = MultiOpeningProof::deserialize_compressed(bytes.as_slice()) {
+        assert!(verify(&s, &s.commitments, &s.claims, &flipped).is_err());
+    }
+}
