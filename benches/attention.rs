@@ -1,10 +1,13 @@
 //! The attention layer proof: prover and verifier time against the number of heads, and the
-//! GPT-2-small shape (s = 512, h = 12, m = 64, causal).
+//! GPT-2-small shape (s = 512, h = 12, m = 64, causal); the default layer in committed mode.
 
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::Duration;
-use zkmha_attention::{AttentionInputs, AttentionShape, MaskKind, prove_layer, verify_layer};
+use zkmha_attention::{
+    AttentionInputs, AttentionShape, MaskKind, commit_inputs, hyrax_params_for, prove_layer,
+    prove_layer_committed, verify_layer, verify_layer_committed,
+};
 
 fn inputs(shape: &AttentionShape) -> AttentionInputs {
     let mut rng = StdRng::seed_from_u64(1);
@@ -32,6 +35,26 @@ fn bench_attention(c: &mut Criterion) {
             b.iter(|| verify_layer(&statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
         });
     }
+    // Committed mode on the default layer (d_model 512, 8 heads, 128 tokens): the generators and
+    // their table of multiples are derived once, as a long-running prover would.
+    let shape = AttentionShape::new(128, 8, 64, 64).unwrap_or_else(|e| unreachable!("{e}"));
+    let inputs = inputs(&shape);
+    let params = hyrax_params_for(&shape);
+    let id = "seq128/heads8/dim64";
+    group.bench_function(format!("commit-inputs/{id}"), |b| {
+        b.iter(|| commit_inputs(&params, &shape, &inputs).unwrap_or_else(|e| unreachable!("{e}")))
+    });
+    group.bench_function(format!("prove-committed/{id}"), |b| {
+        b.iter(|| {
+            prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs)
+                .unwrap_or_else(|e| unreachable!("{e}"))
+        })
+    });
+    let (statement, proof, _) = prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    group.bench_function(format!("verify-committed/{id}"), |b| {
+        b.iter(|| verify_layer_committed(&params, &statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
+    });
     group.finish();
 }
 

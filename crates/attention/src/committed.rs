@@ -147,7 +147,10 @@ pub fn prove_layer_committed(
 ) -> Result<(CommittedStatement, CommittedLayerProof, ProverTimings), AttentionError> {
     let mut timings = ProverTimings::default();
     let start = Instant::now();
-    let mut witness = compute_witness(shape, mask, inputs)?;
+    // The commitment's table of multiples depends only on the generators: build it while the
+    // forward pass runs (a no-op when a previous proof already built it).
+    let (witness, ()) = rayon::join(|| compute_witness(shape, mask, inputs), || params.prepare_small_table());
+    let mut witness = witness?;
     timings.witness = start.elapsed();
     let start = Instant::now();
     let commitments = commit_inputs(params, shape, inputs)?;

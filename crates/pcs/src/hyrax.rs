@@ -75,6 +75,12 @@ impl HyraxParams {
         Self { max_num_vars, generators, small_multiples: std::sync::OnceLock::new() }
     }
 
+    /// Builds the table of small multiples used by [`Hyrax::commit_small`] now (it is built on
+    /// first use otherwise), e.g. alongside other work.
+    pub fn prepare_small_table(&self) {
+        let _ = self.small_multiples();
+    }
+
     /// `k·G_j` for `k = 1..=127` and every generator, in affine form (built once, row-major
     /// by `j`: `table[j·127 + k − 1] = k·G_j`). Each thread owns a run of generators and fills
     /// the multiples in seven doubling levels, `(n + m)·G = n·G + m·G` for `m ≤ n`, each level
