@@ -1,0 +1,55 @@
+use thiserror::Error;
+
+/// Errors of the lookup arguments. Every malformed proof maps to one of these; the verifier
+/// never panics.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LookupError {
+    /// A witness entry (or tuple) that the table does not contain: the prover cannot prove it.
+    #[error("witness entry {index} ({value}) is not in the table {table}")]
+    ValueNotInTable {
+        /// The table's name.
+        table: &'static str,
+        /// Position in the witness.
+        index: usize,
+        /// The value (first column for tuples).
+        value: i64,
+    },
+    /// Columns or tables of the wrong size or count.
+    #[error("{what}: expected {expected}, got {got}")]
+    WrongLength {
+        /// What has the wrong length.
+        what: &'static str,
+        /// Expected.
+        expected: usize,
+        /// Found.
+        got: usize,
+    },
+    /// A table too large or too small, or an invalid parameter.
+    #[error("invalid table: {0}")]
+    InvalidTable(&'static str),
+    /// The proof has the wrong number of layers or values.
+    #[error("malformed lookup proof: {0}")]
+    MalformedProof(&'static str),
+    /// The two fractional sums differ: some witness entry is not in the table (with these
+    /// multiplicities).
+    #[error("the witness and table sums differ: a value is outside the table or a multiplicity is wrong")]
+    SumMismatch,
+    /// A fraction layer's sum-check does not end at the claimed layer values.
+    #[error("the fractional sum-check fails at layer {layer}")]
+    LayerMismatch {
+        /// Layer (number of variables of the layer below the claim, 1-based).
+        layer: usize,
+    },
+    /// A zero denominator (the challenge hit a table value; probability ≈ table size / |F|).
+    #[error("a zero denominator; prove again with a fresh transcript")]
+    ZeroDenominator,
+    /// The leaf values sent for the witness columns do not give the leaf denominator.
+    #[error("the witness columns' values do not match the lookup's leaf claim")]
+    LeafMismatch,
+    /// An error of the underlying sum-check.
+    #[error(transparent)]
+    Sumcheck(#[from] zkmha_sumcheck::SumcheckError),
+    /// An error of the MLE layer.
+    #[error(transparent)]
+    Mle(#[from] zkmha_mle::MleError),
+}

@@ -1,0 +1,299 @@
+//! A GKR proof of a sum of fractions (Papini–Haböck, "Improving logarithmic derivative
+//! lookups using GKR", 2023): the logUp sums without committing to any inverse.
+//!
+//! ```text
+//! leaves     p_n(x), q_n(x), x ∈ {0,1}ⁿ   (p_n ≡ 1 for a witness side: "unit numerators")
+//! layer k−1  p_{k−1}(x) = p_k(x,0)·q_k(x,1) + p_k(x,1)·q_k(x,0)
+//!            q_{k−1}(x) = q_k(x,0)·q_k(x,1)          (x ∈ {0,1}^{k−1}, the split is the top variable)
+//! root       Σ_x p_n(x)/q_n(x) = p_0/q_0
+//!
+//! P → V      the 1-variable layer p_1(0), p_1(1), q_1(0), q_1(1): the root follows;  μ ← V
+//! per layer  claim p_k(r) = P, q_k(r) = Q, r ∈ F^k;  λ ← V;
+//!            sum-check  Σ_x eq(r,x)·[p0·q1 + p1·q0 + λ·q0·q1](x) = P + λ·Q   (degree 3, k variables)
+//!            → ρ; P → V  p0, p1, q0, q1 at ρ (q0, q1 only for unit leaves); V checks the final value;
+//!            μ ← V;  next claim at (ρ ‖ μ):  P = (1−μ)·p0 + μ·p1,  Q = (1−μ)·q0 + μ·q1
+//! out        the root (p_0, q_0) and the leaf claim p_n(r_n) = P, q_n(r_n) = Q (the caller checks
+//!            them against the columns the leaves are made of)
+//! ```
+//!
+//! Soundness: each layer's sum-check errs with probability ≤ 3k/|F|, each random line
+//! (λ, μ) with ≤ 2/|F|.
+
+use crate::LookupError;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use zkmha_field::{Fr, One, Zero};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_sumcheck::{
+    ProductSumcheck, ProductTerm, SumOfProducts, SumcheckClaim, SumcheckProof, prove, verify,
+};
+use zkmha_transcript::Transcript;
+
+const LABEL_FIRST_LAYER: &[u8] = b"lookup/fraction/first-layer";
+const LABEL_LAYER_VALUES: &[u8] = b"lookup/fraction/layer-values";
+const LABEL_LINE: &[u8] = b"lookup/fraction/line";
+const LABEL_LAMBDA: &[u8] = b"lookup/fraction/lambda";
+
+/// One layer's reduction: the sum-check and the half-tables' values at its point.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct FractionLayerProof {
+    /// The layer's sum-check.
+    pub sumcheck: SumcheckProof,
+    /// `p0, p1, q0, q1` at the sum-check's point (`q0, q1` for unit leaves).
+    pub values: Vec<Fr>,
+}
+
+/// The proof of a fractional sum.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct FractionSumProof {
+    /// `p_1(0), p_1(1), q_1(0), q_1(1)`.
+    pub first_layer: Vec<Fr>,
+    /// Layers with 1, 2, …, n − 1 claim variables.
+    pub layers: Vec<FractionLayerProof>,
+}
+
+/// A fraction `numerator / denominator`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fraction {
+    /// Numerator.
+    pub numerator: Fr,
+    /// Denominator.
+    pub denominator: Fr,
+}
+
+/// The claim left on the leaves: `p_n(point) = numerator` (1 for unit leaves) and
+/// `q_n(point) = denominator`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeafClaim {
+    /// The point (`n` coordinates, variable order).
+    pub point: Vec<Fr>,
+    /// `p_n(point)`.
+    pub numerator: Fr,
+    /// `q_n(point)`.
+    pub denominator: Fr,
+}
+
+fn line(a: Fr, b: Fr, t: Fr) -> Fr {
+    a + t * (b - a)
+}
+
+fn layer_shape(unit: bool, lambda: Fr) -> Result<SumOfProducts, LookupError> {
+    let term = |coefficient: Fr, factors: Vec<usize>| ProductTerm { coefficient, factors };
+    let one = Fr::one();
+    Ok(if unit {
+        // MLEs: eq, q0, q1.
+        SumOfProducts::new(
+            3,
+            vec![term(one, vec![0, 1]), term(one, vec![0, 2]), term(lambda, vec![0, 1, 2])],
+        )?
+    } else {
+        // MLEs: eq, p0, p1, q0, q1.
+        SumOfProducts::new(
+            5,
+            vec![term(one, vec![0, 1, 4]), term(one, vec![0, 2, 3]), term(lambda, vec![0, 3, 4])],
+        )?
+    })
+}
+
+fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, LookupError> {
+    match (unit, values) {
+        (true, [q0, q1]) => Ok(eq * (*q0 + q1 + lambda * q0 * q1)),
+        (false, [p0, p1, q0, q1]) => Ok(eq * (*p0 * q1 + *p1 * q0 + lambda * q0 * q1)),
+        _ => Err(LookupError::MalformedProof("wrong number of layer values")),
+    }
+}
+
+/// The layers of the fraction tree, leaves first: `(p_k, q_k)` for `k = n, …, 1`.
+fn build_layers(numerators: Option<&[Fr]>, denominators: &[Fr]) -> Vec<(Option<Vec<Fr>>, Vec<Fr>)> {
+    let mut layers = vec![(numerators.map(<[Fr]>::to_vec), denominators.to_vec())];
+    while let Some((p, q)) = layers.last() {
+        if q.len() <= 2 {
+            break;
+        }
+        let half = q.len() / 2;
+        let (q0, q1) = q.split_at(half);
+        let next_p = match p {
+            Some(p) => {
+                let (p0, p1) = p.split_at(half);
+                (0..half).map(|x| p0[x] * q1[x] + p1[x] * q0[x]).collect()
+            }
+            None => (0..half).map(|x| q0[x] + q1[x]).collect(),
+        };
+        let next_q = (0..half).map(|x| q0[x] * q1[x]).collect();
+        layers.push((Some(next_p), next_q));
+    }
+    layers
+}
+
+/// Proves `Σ_x p(x)/q(x)` for leaves of `2^num_vars` entries (`num_vars ≥ 1`); `numerators`
+/// `None` means every numerator is 1. Returns the proof, the root and the leaf claim.
+///
+/// # Errors
+/// [`LookupError::WrongLength`] for tables that are not `2^n` long with `n ≥ 1`.
+pub fn prove_fraction_sum(
+    numerators: Option<&[Fr]>,
+    denominators: &[Fr],
+    transcript: &mut Transcript,
+) -> Result<(FractionSumProof, Fraction, LeafClaim), LookupError> {
+    let n = denominators.len().trailing_zeros() as usize;
+    if denominators.len() < 2 || !denominators.len().is_power_of_two() {
+        return Err(LookupError::WrongLength {
+            what: "fraction leaves",
+            expected: 1 << n.max(1),
+            got: denominators.len(),
+        });
+    }
+    if let Some(p) = numerators
+        && p.len() != denominators.len()
+    {
+        return Err(LookupError::WrongLength {
+            what: "numerators",
+            expected: denominators.len(),
+            got: p.len(),
+        });
+    }
+    let unit_leaves = numerators.is_none();
+    let mut layers = build_layers(numerators, denominators);
+    // The 1-variable layer.
+    let (top_p, top_q) = layers.pop().ok_or(LookupError::MalformedProof("no layer"))?;
+    let top_p = top_p.unwrap_or_else(|| vec![Fr::one(); 2]);
+    let first_layer = vec![top_p[0], top_p[1], top_q[0], top_q[1]];
+    let root =
+        Fraction { numerator: top_p[0] * top_q[1] + top_p[1] * top_q[0], denominator: top_q[0] * top_q[1] };
+    transcript.append_fields(LABEL_FIRST_LAYER, &first_layer);
+    let mu = transcript.challenge_field(LABEL_LINE);
+    let mut point = vec![mu];
+    let mut claim_p = line(top_p[0], top_p[1], mu);
+    let mut claim_q = line(top_q[0], top_q[1], mu);
+
+    let mut proofs = Vec::with_capacity(n.saturating_sub(1));
+    while let Some((p, q)) = layers.pop() {
+        let unit = p.is_none();
+        let lambda = transcript.challenge_field(LABEL_LAMBDA);
+        let k = point.len();
+        let half = q.len() / 2;
+        let mut mles = vec![DenseMultilinearExtension::new(k, eq_table(&point))?];
+        if let Some(p) = &p {
+            mles.push(DenseMultilinearExtension::new(k, p[..half].to_vec())?);
+            mles.push(DenseMultilinearExtension::new(k, p[half..].to_vec())?);
+        }
+        mles.push(DenseMultilinearExtension::new(k, q[..half].to_vec())?);
+        mles.push(DenseMultilinearExtension::new(k, q[half..].to_vec())?);
+        let mut instance = ProductSumcheck::new(layer_shape(unit, lambda)?, mles)?;
+        let (sumcheck, reduced) = prove(&mut instance, claim_p + lambda * claim_q, transcript);
+        let values: Vec<Fr> = instance.final_evaluations().into_iter().skip(1).collect();
+        transcript.append_fields(LABEL_LAYER_VALUES, &values);
+        let mu = transcript.challenge_field(LABEL_LINE);
+        (claim_p, claim_q) = match values.as_slice() {
+            [q0, q1] => (Fr::one(), line(*q0, *q1, mu)),
+            [p0, p1, q0, q1] => (line(*p0, *p1, mu), line(*q0, *q1, mu)),
+            _ => return Err(LookupError::MalformedProof("wrong number of layer values")),
+        };
+        point = reduced.point;
+        point.push(mu);
+        proofs.push(FractionLayerProof { sumcheck, values });
+    }
+    if unit_leaves && n == 1 {
+        claim_p = Fr::one();
+    }
+    let leaf = LeafClaim { point, numerator: claim_p, denominator: claim_q };
+    Ok((FractionSumProof { first_layer, layers: proofs }, root, leaf))
+}
+
+/// Verifies a [`FractionSumProof`] over `2^num_vars` leaves; returns the root and the leaf
+/// claim, which the caller must check against the leaves' definition.
+///
+/// # Errors
+/// [`LookupError::MalformedProof`] for wrong counts (including non-unit first-layer
+/// numerators when the leaves have unit numerators), [`LookupError::LayerMismatch`], or a
+/// sum-check error.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_fraction_sum(
+    num_vars: usize,
+    unit_leaves: bool,
+    proof: &FractionSumProof,
+    transcript: &mut Transcript,
+) -> Result<(Fraction, LeafClaim), LookupError> {
+    if num_vars == 0 || proof.layers.len() != num_vars - 1 {
+        return Err(LookupError::MalformedProof("wrong number of layers"));
+    }
+    let [p0, p1, q0, q1] = proof.first_layer.as_slice() else {
+        return Err(LookupError::MalformedProof("the first layer has four values"));
+    };
+    if unit_leaves && num_vars == 1 && (!p0.is_one() || !p1.is_one()) {
+        return Err(LookupError::MalformedProof("unit leaves have numerator 1"));
+    }
+    let root = Fraction { numerator: *p0 * q1 + *p1 * q0, denominator: *q0 * q1 };
+    transcript.append_fields(LABEL_FIRST_LAYER, &proof.first_layer);
+    let mu = transcript.challenge_field(LABEL_LINE);
+    let mut point = vec![mu];
+    let mut claim_p = line(*p0, *p1, mu);
+    let mut claim_q = line(*q0, *q1, mu);
+    for (index, layer) in proof.layers.iter().enumerate() {
+        let unit = unit_leaves && index + 2 == num_vars;
+        let lambda = transcript.challenge_field(LABEL_LAMBDA);
+        let claim = SumcheckClaim::new(point.len(), 3, claim_p + lambda * claim_q);
+        let reduced = verify(&claim, &layer.sumcheck, transcript)?;
+        let eq = eq_evaluation(&point, &reduced.point)?;
+        if combine_layer(unit, lambda, eq, &layer.values)? != reduced.value {
+            return Err(LookupError::LayerMismatch { layer: index + 2 });
+        }
+        transcript.append_fields(LABEL_LAYER_VALUES, &layer.values);
+        let mu = transcript.challenge_field(LABEL_LINE);
+        (claim_p, claim_q) = match layer.values.as_slice() {
+            [q0, q1] => (Fr::one(), line(*q0, *q1, mu)),
+            [p0, p1, q0, q1] => (line(*p0, *p1, mu), line(*q0, *q1, mu)),
+            _ => return Err(LookupError::MalformedProof("wrong number of layer values")),
+        };
+        point = reduced.point;
+        point.push(mu);
+    }
+    if unit_leaves && num_vars == 1 {
+        claim_p = Fr::one();
+    }
+    if root.denominator.is_zero() {
+        return Err(LookupError::ZeroDenominator);
+    }
+    Ok((root, LeafClaim { point, numerator: claim_p, denominator: claim_q }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use zkmha_field::Field;
+
+    #[test]
+    fn root_is_the_sum_and_leaf_claims_match_the_leaves() {
+        let mut rng = StdRng::seed_from_u64(3);
+        for n in 1..=6 {
+            for unit in [true, false] {
+                let q: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
+                let p: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
+                let numerators = if unit { None } else { Some(p.as_slice()) };
+                let (proof, root, leaf) =
+                    prove_fraction_sum(numerators, &q, &mut Transcript::new(b"t")).unwrap();
+                let expected: Fr = q
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| numerators.map_or(Fr::one(), |p| p[i]) * q.inverse().unwrap_or_default())
+                    .sum();
+                assert_eq!(root.numerator * root.denominator.inverse().unwrap_or_default(), expected);
+                let (v_root, v_leaf) =
+                    verify_fraction_sum(n, unit, &proof, &mut Transcript::new(b"t")).unwrap();
+                assert_eq!((v_root, &v_leaf), (root, &leaf));
+                let q_mle = DenseMultilinearExtension::new(n, q.clone()).unwrap();
+                assert_eq!(q_mle.evaluate(&leaf.point).unwrap_or_default(), leaf.denominator, "n = {n}");
+                let p_value = if unit {
+                    Fr::one()
+                } else {
+                    DenseMultilinearExtension::new(n, p.clone())
+                        .and_then(|m| m.evaluate(&leaf.point))
+                        .unwrap_or_default()
+                };
+                assert_eq!(p_value, leaf.numerator, "n = {n}");
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! logUp: honest round trips against plain references, and one test per attack.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use zkmha_field::{Fr, One};
+use zkmha_lookup::*;
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, PcsError};
+use zkmha_transcript::Transcript;
+
+fn random_column(n: usize, bits: usize, rng: &mut StdRng) -> Vec<i64> {
+    (0..1usize << n).map(|_| rng.gen_range(0..1i64 << bits)).collect()
+}
+
+fn square_table(bits: usize) -> FunctionTable {
+    FunctionTable::new("square", bits, (0..1i64 << bits).map(|y| y * y - 7).collect()).unwrap()
+}
+
+/// The claims must be the columns' and the multiplicities' MLEs at the returned points.
+fn check_claims(columns: &[&[i64]], counts: &[i64], claims: &LookupClaims) {
+    for (column, claim) in columns.iter().zip(&claims.columns) {
+        let n = column.len().trailing_zeros() as usize;
+        let mle = DenseMultilinearExtension::from_i64(n, column).unwrap();
+        assert_eq!(mle.evaluate(&claim.point).unwrap(), claim.value);
+    }
+    let t = counts.len().trailing_zeros() as usize;
+    let mle = DenseMultilinearExtension::from_i64(t, counts).unwrap();
+    assert_eq!(mle.evaluate(&claims.multiplicities.point).unwrap(), claims.multiplicities.value);
+}
+
+#[test]
+fn range_lookups_round_trip_on_many_sizes() {
+    let mut rng = StdRng::seed_from_u64(1);
+    for bits in [1usize, 3, 8] {
+        for n in [1usize, 2, 5, 9] {
+            let table = RangeTable::new(bits).unwrap();
+            let column = random_column(n, bits, &mut rng);
+            let counts = multiplicities(&table, &[&column]).unwrap();
+            assert_eq!(counts.iter().sum::<i64>(), 1 << n);
+            let (proof, claims) =
+                prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+            let verified = verify_lookup(&table, n, &proof, &mut Transcript::new(b"l")).unwrap();
+            assert_eq!(verified, claims, "bits {bits}, n {n}");
+            check_claims(&[&column], &counts, &claims);
+        }
+    }
+}
+
+#[test]
+fn tuple_lookups_round_trip() {
+    let mut rng = StdRng::seed_from_u64(2);
+    for (bits, n) in [(2usize, 3usize), (6, 7), (10, 4)] {
+        let table = square_table(bits);
+        let inputs = random_column(n, bits, &mut rng);
+        let outputs: Vec<i64> = inputs.iter().map(|x| x * x - 7).collect();
+        let counts = multiplicities(&table, &[&inputs, &outputs]).unwrap();
+        let (proof, claims) =
+            prove_lookup(&table, &[&inputs, &outputs], &counts, &mut Transcript::new(b"l")).unwrap();
+        assert_eq!(verify_lookup(&table, n, &proof, &mut Transcript::new(b"l")).unwrap(), claims);
+        check_claims(&[&inputs, &outputs], &counts, &claims);
+    }
+}
+
+#[test]
+fn the_prover_refuses_values_outside_the_table() {
+    let table = RangeTable::new(4).unwrap();
+    let column = vec![1, 2, 16, 3];
+    assert_eq!(
+        multiplicities(&table, &[&column]),
+        Err(LookupError::ValueNotInTable { table: "range", index: 2, value: 16 })
+    );
+    let table = square_table(3);
+    assert!(matches!(
+        multiplicities(&table, &[&[1, 2], &[1 - 7, 5]]),
+        Err(LookupError::ValueNotInTable { table: "square", index: 1, .. })
+    ));
+}
+
+#[test]
+fn rejects_a_value_outside_the_table() {
+    // A cheating prover claims 16 ∈ [0, 16) by counting it as 15.
+    let table = RangeTable::new(4).unwrap();
+    let column = vec![1, 2, 16, 3, 0, 0, 5, 5];
+    let mut counts = multiplicities(&table, &[&[1, 2, 15, 3, 0, 0, 5, 5]]).unwrap();
+    let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    // Or with the count left out altogether.
+    counts[15] = 0;
+    let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+}
+
+#[test]
+fn rejects_a_wrong_multiplicity() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let table = RangeTable::new(5).unwrap();
+    let column = random_column(6, 5, &mut rng);
+    let mut counts = multiplicities(&table, &[&column]).unwrap();
+    counts[7] += 1;
+    let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 6, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+}
+
+#[test]
+fn rejects_a_wrong_function_output() {
+    let table = square_table(4);
+    let inputs = vec![1, 2, 3, 4];
+    let outputs = vec![1 - 7, 4 - 7, 10, 16 - 7];
+    let counts = multiplicities(&table, &[&inputs, &[1 - 7, 4 - 7, 9 - 7, 16 - 7]]).unwrap();
+    let (proof, _) = prove_lookup(&table, &[&inputs, &outputs], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 2, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+}
+
+#[test]
+fn rejects_tampered_witness_values_and_layers() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let table = RangeTable::new(6).unwrap();
+    let column = random_column(7, 6, &mut rng);
+    let counts = multiplicities(&table, &[&column]).unwrap();
+    let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+    let verify = |p: &LookupProof| verify_lookup(&table, 7, p, &mut Transcript::new(b"l"));
+
+    let mut bad = proof.clone();
+    bad.witness_values[0] += Fr::one();
+    assert_eq!(verify(&bad), Err(LookupError::LeafMismatch));
+
+    let mut bad = proof.clone();
+    bad.witness_sum.layers[2].values[1] += Fr::one();
+    assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 4 }));
+
+    let mut bad = proof.clone();
+    bad.table_sum.layers[0].sumcheck.rounds[0].evaluations[0] += Fr::one();
+    assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 2 }));
+
+    let mut bad = proof.clone();
+    bad.table_sum.first_layer[0] += Fr::one();
+    assert!(verify(&bad).is_err());
+
+    let mut bad = proof.clone();
+    bad.witness_sum.layers.pop();
+    assert_eq!(verify(&bad), Err(LookupError::MalformedProof("wrong number of layers")));
+
+    let mut bad = proof.clone();
+    bad.witness_values.push(Fr::one());
+    assert_eq!(verify(&bad), Err(LookupError::MalformedProof("one witness value per column")));
+
+    // A proof for another witness size or another table.
+    assert_eq!(
+        verify_lookup(&table, 6, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::MalformedProof("wrong number of layers"))
+    );
+    assert!(verify_lookup(&RangeTable::new(5).unwrap(), 7, &proof, &mut Transcript::new(b"l")).is_err());
+
+    let mut bytes = Vec::new();
+    proof.serialize_compressed(&mut bytes).unwrap();
+    for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+        assert!(LookupProof::deserialize_compressed(&bytes[..cut]).is_err());
+    }
+}
+
+/// The committed-multiplicities flow: commit to m, absorb, prove; open m at the claim.
+fn prove_committed(
+    table: &RangeTable,
+    column: &[i64],
+    counts: &[i64],
+    absorbed: &HyraxCommitment,
+) -> (LookupProof, zkmha_pcs::HyraxProof) {
+    let mut transcript = Transcript::new(b"l");
+    let mut bytes = Vec::new();
+    absorbed.serialize_compressed(&mut bytes).unwrap();
+    transcript.append_bytes(b"m", &bytes);
+    let (proof, claims) = prove_lookup(table, &[column], counts, &mut transcript).unwrap();
+    let m = DenseMultilinearExtension::from_i64(table.num_vars(), counts).unwrap();
+    let (opening, _) = Hyrax::open(&m, absorbed, &claims.multiplicities.point, &mut transcript).unwrap();
+    (proof, opening)
+}
+
+fn verify_committed(
+    params: &HyraxParams,
+    table: &RangeTable,
+    n: usize,
+    commitment: &HyraxCommitment,
+    proof: &LookupProof,
+    opening: &zkmha_pcs::HyraxProof,
+) -> Result<(), String> {
+    let mut transcript = Transcript::new(b"l");
+    let mut bytes = Vec::new();
+    commitment.serialize_compressed(&mut bytes).unwrap();
+    transcript.append_bytes(b"m", &bytes);
+    let claims = verify_lookup(table, n, proof, &mut transcript).map_err(|e| format!("{e:?}"))?;
+    let m = &claims.multiplicities;
+    Hyrax::verify(params, commitment, &m.point, m.value, opening, &mut transcript)
+        .map_err(|e| format!("{e:?}"))
+}
+
+#[test]
+fn rejects_a_tampered_multiplicity_commitment() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let table = RangeTable::new(6).unwrap();
+    let params = HyraxParams::new(6);
+    let column = random_column(8, 6, &mut rng);
+    let counts = multiplicities(&table, &[&column]).unwrap();
+    let commitment = Hyrax::commit_small(&params, 6, &counts).unwrap();
+    let (proof, opening) = prove_committed(&table, &column, &counts, &commitment);
+    assert_eq!(verify_committed(&params, &table, 8, &commitment, &proof, &opening), Ok(()));
+
+    // The verifier holds a commitment to other multiplicities.
+    let mut other = counts.clone();
+    other.swap(0, 1);
+    let other_commitment = Hyrax::commit_small(&params, 6, &other).unwrap();
+    assert!(verify_committed(&params, &table, 8, &other_commitment, &proof, &opening).is_err());
+    // A prover that absorbs the other commitment but proves with the true counts: the
+    // lookup passes, the opening of m against the commitment fails.
+    let (proof, opening) = prove_committed(&table, &column, &counts, &other_commitment);
+    assert_eq!(
+        verify_committed(&params, &table, 8, &other_commitment, &proof, &opening),
+        Err(format!("{:?}", PcsError::PairingCheckFailed))
+    );
+}
