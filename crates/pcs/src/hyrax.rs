@@ -15,7 +15,7 @@
 use crate::batch_affine::{Scratch, add_pairs, sum_segments_in_place};
 use crate::srs::msm_signed;
 use crate::{G1Affine, G1Projective, PcsError};
-use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
+use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::PrimeField;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -40,8 +40,8 @@ pub struct HyraxParams {
     small_multiples: std::sync::OnceLock<Vec<G1Affine>>,
 }
 
-/// Largest |value| committed through the table of multiples (8-bit quantized tensors).
-const SMALL_TABLE: usize = 127;
+/// Largest |value| committed through the table of multiples (a signed 8-bit digit).
+const SMALL_TABLE: usize = 128;
 
 /// Points summed together per batch-affine block (≈ 300 KB, inside a core's L2 cache).
 const ROW_BLOCK_POINTS: usize = 4096;
@@ -81,8 +81,8 @@ impl HyraxParams {
         let _ = self.small_multiples();
     }
 
-    /// `k·G_j` for `k = 1..=127` and every generator, in affine form (built once, row-major
-    /// by `j`: `table[j·127 + k − 1] = k·G_j`). Each thread owns a run of generators and fills
+    /// `k·G_j` for `k = 1..=128` and every generator, in affine form (built once, row-major
+    /// by `j`: `table[j·128 + k − 1] = k·G_j`). Each thread owns a run of generators and fills
     /// the multiples in seven doubling levels, `(n + m)·G = n·G + m·G` for `m ≤ n`, each level
     /// one batch of affine additions sharing one inversion.
     fn small_multiples(&self) -> &[G1Affine] {
@@ -176,6 +176,45 @@ fn absorb(transcript: &mut Transcript, commitment: &HyraxCommitment, point: &[Fr
     transcript.append_field(LABEL_VALUE, value);
 }
 
+/// Values up to this many bits go through signed base-256 digits and the table of multiples;
+/// larger ones through ark-ec's small-scalar MSM.
+const DIGIT_PATH_BITS: u32 = 40;
+
+/// `Σ_j M[i][j]·G_j` for every row of a table whose entries are at most 128 in absolute value:
+/// one table look-up and one batch-affine addition per non-zero entry.
+fn small_row_sums<T: Copy + Into<i64> + Sync>(params: &HyraxParams, values: &[T], width: usize) -> Vec<G1Affine> {
+    let table = params.small_multiples();
+    let per_task = (values.len() / width).div_ceil(rayon::current_num_threads().max(1)).max(1);
+    values
+        .par_chunks(width * per_task)
+        .flat_map_iter(|rows| {
+            // Blocks of rows small enough that every tree level stays in cache.
+            let block_rows = (ROW_BLOCK_POINTS / width).max(1);
+            let mut points = Vec::with_capacity(block_rows * width);
+            let mut lengths = Vec::with_capacity(block_rows);
+            let mut scratch = Scratch::default();
+            let mut sums = Vec::with_capacity(rows.len() / width);
+            for block in rows.chunks(block_rows * width) {
+                points.clear();
+                lengths.clear();
+                for row in block.chunks(width) {
+                    let before = points.len();
+                    for (j, &v) in row.iter().enumerate() {
+                        let v: i64 = v.into();
+                        if v != 0 {
+                            let multiple = table[j * SMALL_TABLE + v.unsigned_abs() as usize - 1];
+                            points.push(if v > 0 { multiple } else { -multiple });
+                        }
+                    }
+                    lengths.push(points.len() - before);
+                }
+                sums.extend(sum_segments_in_place(&mut points, &mut lengths, &mut scratch));
+            }
+            sums
+        })
+        .collect()
+}
+
 /// The Hyrax scheme.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hyrax;
@@ -220,36 +259,35 @@ impl Hyrax {
         let largest = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
         if largest <= SMALL_TABLE as u64 {
             // 8-bit values: one table look-up and one batch-affine addition per non-zero entry.
-            let table = params.small_multiples();
-            let per_task = (values.len() / width).div_ceil(rayon::current_num_threads().max(1)).max(1);
-            let sums: Vec<G1Affine> = values
-                .par_chunks(width * per_task)
-                .flat_map_iter(|rows| {
-                    // Blocks of rows small enough that every tree level stays in cache.
-                    let block_rows = (ROW_BLOCK_POINTS / width).max(1);
-                    let mut points = Vec::with_capacity(block_rows * width);
-                    let mut lengths = Vec::with_capacity(block_rows);
-                    let mut scratch = Scratch::default();
-                    let mut sums = Vec::with_capacity(rows.len() / width);
-                    for block in rows.chunks(block_rows * width) {
-                        points.clear();
-                        lengths.clear();
-                        for row in block.chunks(width) {
-                            let before = points.len();
-                            for (j, &v) in row.iter().enumerate() {
-                                if v != 0 {
-                                    let multiple = table[j * SMALL_TABLE + v.unsigned_abs() as usize - 1];
-                                    points.push(if v > 0 { multiple } else { -multiple });
-                                }
-                            }
-                            lengths.push(points.len() - before);
-                        }
-                        sums.extend(sum_segments_in_place(&mut points, &mut lengths, &mut scratch));
+            return Ok(HyraxCommitment { num_vars, rows: small_row_sums(params, values, width) });
+        }
+        if largest < 1 << DIGIT_PATH_BITS {
+            // Signed base-256 digits v = Σ_d 256^d·v_d, v_d ∈ [−128, 127]: one table pass per
+            // digit level (zero digits cost nothing), then C_i = Σ_d 256^d·C_{i,d} (Horner).
+            let mut rest: Vec<i64> = values.to_vec();
+            let mut levels = Vec::new();
+            while rest.iter().any(|&v| v != 0) {
+                let digits: Vec<i8> = rest
+                    .iter_mut()
+                    .map(|v| {
+                        let digit = ((*v + 128).rem_euclid(256) - 128) as i8;
+                        *v = (*v - i64::from(digit)) >> 8;
+                        digit
+                    })
+                    .collect();
+                levels.push(small_row_sums(params, &digits, width));
+            }
+            let rows = values.len() / width;
+            let mut combined = vec![G1Projective::ZERO; rows];
+            for level in levels.iter().rev() {
+                combined.par_iter_mut().zip(level).for_each(|(acc, row)| {
+                    for _ in 0..8 {
+                        acc.double_in_place();
                     }
-                    sums
-                })
-                .collect();
-            return Ok(HyraxCommitment { num_vars, rows: sums });
+                    *acc += row;
+                });
+            }
+            return Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&combined) });
         }
         let rows = rows_in_groups(values, width, |row| msm_signed(bases, row));
         Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&rows) })
@@ -455,11 +493,13 @@ mod tests {
                 );
             }
         }
-        // Both small paths (table of multiples for |v| ≤ 127, small-scalar MSM above) agree
+        // Every small path (table of multiples for |v| ≤ 128, signed base-256 digits below
+        // 2^40, small-scalar MSM above) agrees
         // (scale 0: every row sums to the identity)
         // with the field commitment.
-        for scale in [0i64, 1, 1000] {
-            let values: Vec<i64> = (0..512).map(|i| ((i * 37 % 255) - 127) * scale).collect();
+        for scale in [0i64, 1, 1000, 1 << 20, -(1 << 33), 1 << 45] {
+            let values: Vec<i64> =
+                (0..512).map(|i| ((i * 37 % 255) - 127) * scale + (i * i * 7919) % (scale.abs() + 1)).collect();
             let f = DenseMultilinearExtension::from_i64(9, &values).unwrap_or_else(|e| unreachable!("{e}"));
             assert_eq!(Hyrax::commit_small(&params, 9, &values), Hyrax::commit(&params, &f));
         }
