@@ -184,3 +184,216 @@ mod tests {
         }
     }
 }
+
+/// The output column of one segment of a [`SegmentedTable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SegmentOutput {
+    /// Always 0 (a range check on the input).
+    Zero,
+    /// `[input = 0]`.
+    IsZero,
+    /// `outputs[input]` (public, `2^bits` entries).
+    Function(Vec<i64>),
+}
+
+/// One segment: inputs `[0, 2^bits)` and their outputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Input bits.
+    pub bits: usize,
+    /// The output column.
+    pub output: SegmentOutput,
+}
+
+impl Segment {
+    fn output_at(&self, input: usize) -> Option<i64> {
+        match &self.output {
+            SegmentOutput::Zero => Some(0),
+            SegmentOutput::IsZero => Some(i64::from(input == 0)),
+            SegmentOutput::Function(outputs) => outputs.get(input).copied(),
+        }
+    }
+}
+
+/// Several tables in one: rows `(tag, input, output)`, segment `tag` at rows
+/// `tag·2^T .. (tag + 1)·2^T` with `T` the largest segment's bits. A segment with fewer
+/// bits repeats its row 0 as padding, and the segment count is padded to a power of two
+/// with copies of an empty range segment, so every column has a closed form:
+///
+/// ```text
+/// point = [r_low (T) ‖ r_tag],   w_s = eq(r_tag, s),   e_s = Π_{b_s ≤ i < T} (1 − r_low,i)
+/// tag(r)    = Σ_i 2^i·r_tag,i
+/// input(r)  = Σ_s w_s · id(r_low[..b_s]) · e_s
+/// output(r) = Σ_s w_s · (out_s(r_low[..b_s]) · e_s + out_s(0) · (1 − e_s))
+/// ```
+///
+/// One lookup into a segmented table proves several lookups with one fractional sum and
+/// leaves all their witness claims at one point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentedTable {
+    name: &'static str,
+    segments: Vec<Segment>,
+    row_vars: usize,
+}
+
+impl SegmentedTable {
+    /// A table from its segments (at most 16, each of at most [`MAX_TABLE_VARS`] − 4 bits,
+    /// function outputs of the right length).
+    ///
+    /// # Errors
+    /// [`LookupError::InvalidTable`].
+    pub fn new(name: &'static str, mut segments: Vec<Segment>) -> Result<Self, LookupError> {
+        if segments.is_empty() || segments.len() > 16 {
+            return Err(LookupError::InvalidTable("a segmented table has 1 to 16 segments"));
+        }
+        for segment in &segments {
+            if segment.bits > MAX_TABLE_VARS - 4 {
+                return Err(LookupError::InvalidTable("a segment has at most 16 bits"));
+            }
+            if let SegmentOutput::Function(outputs) = &segment.output
+                && outputs.len() != 1usize << segment.bits
+            {
+                return Err(LookupError::InvalidTable("a function segment has 2^bits outputs"));
+            }
+        }
+        let row_vars = segments.iter().map(|s| s.bits).max().unwrap_or(0);
+        while !segments.len().is_power_of_two() {
+            segments.push(Segment { bits: 0, output: SegmentOutput::Zero });
+        }
+        Ok(Self { name, segments, row_vars })
+    }
+
+    /// `T`: rows per segment are `2^T`.
+    pub fn row_vars(&self) -> usize {
+        self.row_vars
+    }
+
+    /// Segments, padding included.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Variables selecting the segment.
+    pub fn tag_vars(&self) -> usize {
+        self.segments.len().trailing_zeros() as usize
+    }
+}
+
+/// `Π_i (1 − r_i)`: the MLE of `[x = 0]`.
+pub fn zero_indicator(point: &[Fr]) -> Fr {
+    point.iter().fold(Fr::from(1u64), |acc, r| acc * (Fr::from(1u64) - r))
+}
+
+/// The MLE of a public column, skipping its all-zero tail (a power-of-two prefix suffices).
+fn evaluate_public_column(outputs: &[i64], point: &[Fr]) -> Result<Fr, LookupError> {
+    let used = outputs.iter().rposition(|&v| v != 0).map_or(0, |last| last + 1);
+    let vars = used.next_power_of_two().trailing_zeros() as usize;
+    let vars = vars.min(point.len());
+    let (low, high) = point.split_at(vars);
+    let prefix = outputs.get(..1usize << vars).ok_or(LookupError::InvalidTable("short column"))?;
+    let mle = DenseMultilinearExtension::new(vars, prefix.iter().map(|&v| fr_from_i64(v)).collect())?;
+    Ok(mle.evaluate(low)? * zero_indicator(high))
+}
+
+impl LookupTable for SegmentedTable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn num_vars(&self) -> usize {
+        self.row_vars + self.tag_vars()
+    }
+    fn num_columns(&self) -> usize {
+        3
+    }
+    fn row(&self, index: usize) -> Vec<i64> {
+        let tag = index >> self.row_vars;
+        let input = index & ((1usize << self.row_vars) - 1);
+        match self.segments.get(tag) {
+            Some(segment) => {
+                let input = if input >> segment.bits == 0 { input } else { 0 };
+                vec![tag as i64, input as i64, segment.output_at(input).unwrap_or(0)]
+            }
+            None => vec![0, 0, 0],
+        }
+    }
+    fn index_of(&self, tuple: &[i64]) -> Option<usize> {
+        let [tag, input, output] = tuple else { return None };
+        let tag = usize::try_from(*tag).ok()?;
+        let input = usize::try_from(*input).ok()?;
+        let segment = self.segments.get(tag)?;
+        (input >> segment.bits == 0 && segment.output_at(input) == Some(*output))
+            .then_some((tag << self.row_vars) + input)
+    }
+    fn evaluate_columns(&self, point: &[Fr]) -> Result<Vec<Fr>, LookupError> {
+        if point.len() != self.num_vars() {
+            return Err(LookupError::WrongLength {
+                what: "table point",
+                expected: self.num_vars(),
+                got: point.len(),
+            });
+        }
+        let (low, tag_point) = point.split_at(self.row_vars);
+        let weights = zkmha_mle::eq_table(tag_point);
+        let (mut input, mut output) = (Fr::from(0u64), Fr::from(0u64));
+        for (segment, weight) in self.segments.iter().zip(weights) {
+            let (own, rest) = low.split_at(segment.bits.min(low.len()));
+            let inside = zero_indicator(rest);
+            input += weight * identity_column(own) * inside;
+            let own_output = match &segment.output {
+                SegmentOutput::Zero => Fr::from(0u64),
+                SegmentOutput::IsZero => zero_indicator(own) * inside + (Fr::from(1u64) - inside),
+                SegmentOutput::Function(outputs) => {
+                    let first = fr_from_i64(outputs.first().copied().unwrap_or(0));
+                    evaluate_public_column(outputs, own)? * inside + first * (Fr::from(1u64) - inside)
+                }
+            };
+            output += weight * own_output;
+        }
+        Ok(vec![identity_column(tag_point), input, output])
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod segmented_tests {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn segmented_columns_match_the_materialized_table() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let exp: Vec<i64> = (0..64).map(|i| if i < 20 { 1000 - 50 * i } else { 0 }).collect();
+        let table = SegmentedTable::new(
+            "test",
+            vec![
+                Segment { bits: 6, output: SegmentOutput::Function(exp.clone()) },
+                Segment { bits: 4, output: SegmentOutput::IsZero },
+                Segment { bits: 2, output: SegmentOutput::Zero },
+            ],
+        )
+        .unwrap();
+        assert_eq!(table.segments().len(), 4);
+        assert_eq!(table.num_vars(), 8);
+        let rows: Vec<Vec<i64>> = (0..1usize << 8).map(|i| table.row(i)).collect();
+        for (i, row) in rows.iter().enumerate() {
+            // Every row (padding included) is found, at its own index or its segment's row 0.
+            let found = table.index_of(row).unwrap();
+            assert!(found == i || found == (i >> 6) << 6, "row {i}");
+        }
+        assert_eq!(table.index_of(&[1, 3, 0]), Some(64 + 3));
+        assert_eq!(table.index_of(&[1, 0, 1]), Some(64));
+        assert_eq!(table.index_of(&[1, 16, 0]), None);
+        assert_eq!(table.index_of(&[0, 5, 0]), None);
+        assert_eq!(table.index_of(&[4, 0, 0]), None);
+        for _ in 0..4 {
+            let point: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
+            let columns = table.evaluate_columns(&point).unwrap();
+            for (k, value) in columns.iter().enumerate() {
+                let column: Vec<i64> = rows.iter().map(|r| r[k]).collect();
+                let mle = DenseMultilinearExtension::from_i64(8, &column).unwrap();
+                assert_eq!(mle.evaluate(&point).unwrap(), *value, "column {k}");
+            }
+        }
+    }
+}

@@ -218,3 +218,57 @@ fn rejects_a_tampered_multiplicity_commitment() {
         Err(format!("{:?}", PcsError::PairingCheckFailed))
     );
 }
+
+#[test]
+fn segmented_lookups_round_trip_and_reject_cross_segment_rows() {
+    let mut rng = StdRng::seed_from_u64(6);
+    let exp: Vec<i64> = (0..256).map(|i| (4096.0 * (-(i as f64) / 16.0).exp()).round() as i64).collect();
+    let table = SegmentedTable::new(
+        "softmax-like",
+        vec![
+            Segment { bits: 8, output: SegmentOutput::Function(exp.clone()) },
+            Segment { bits: 5, output: SegmentOutput::IsZero },
+            Segment { bits: 7, output: SegmentOutput::Zero },
+        ],
+    )
+    .unwrap();
+    let n = 6;
+    let mut tags = Vec::new();
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    for (tag, bits) in [(0i64, 8usize), (1, 5), (2, 7), (3, 0)] {
+        for _ in 0..1usize << n {
+            let x = rng.gen_range(0..1i64 << bits);
+            tags.push(tag);
+            inputs.push(x);
+            outputs.push(match tag {
+                0 => exp[x as usize],
+                1 => i64::from(x == 0),
+                _ => 0,
+            });
+        }
+    }
+    let columns: [&[i64]; 3] = [&tags, &inputs, &outputs];
+    let counts = multiplicities(&table, &columns).unwrap();
+    let (proof, claims) = prove_lookup(&table, &columns, &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, n + 2, &proof, &mut Transcript::new(b"l")).unwrap(), claims);
+    check_claims(&columns, &counts, &claims);
+
+    // An input of the range segment (7 bits) used with the 5-bit segment's tag.
+    let mut bad_inputs = inputs.clone();
+    bad_inputs[(1 << n) + 3] = 100;
+    let mut bad_outputs = outputs.clone();
+    bad_outputs[(1 << n) + 3] = 0;
+    let mut honest_like = columns.map(<[i64]>::to_vec);
+    honest_like[1][(1 << n) + 3] = 1;
+    honest_like[2][(1 << n) + 3] = 0;
+    let refs: Vec<&[i64]> = honest_like.iter().map(Vec::as_slice).collect();
+    let counts = multiplicities(&table, &refs).unwrap();
+    let (proof, _) =
+        prove_lookup(&table, &[&tags, &bad_inputs, &bad_outputs], &counts, &mut Transcript::new(b"l"))
+            .unwrap();
+    assert_eq!(
+        verify_lookup(&table, n + 2, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::SumMismatch)
+    );
+}

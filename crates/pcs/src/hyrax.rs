@@ -182,7 +182,11 @@ const DIGIT_PATH_BITS: u32 = 40;
 
 /// `Σ_j M[i][j]·G_j` for every row of a table whose entries are at most 128 in absolute value:
 /// one table look-up and one batch-affine addition per non-zero entry.
-fn small_row_sums<T: Copy + Into<i64> + Sync>(params: &HyraxParams, values: &[T], width: usize) -> Vec<G1Affine> {
+fn small_row_sums<T: Copy + Into<i64> + Sync>(
+    params: &HyraxParams,
+    values: &[T],
+    width: usize,
+) -> Vec<G1Affine> {
     let table = params.small_multiples();
     let per_task = (values.len() / width).div_ceil(rayon::current_num_threads().max(1)).max(1);
     values
@@ -498,8 +502,9 @@ mod tests {
         // (scale 0: every row sums to the identity)
         // with the field commitment.
         for scale in [0i64, 1, 1000, 1 << 20, -(1 << 33), 1 << 45] {
-            let values: Vec<i64> =
-                (0..512).map(|i| ((i * 37 % 255) - 127) * scale + (i * i * 7919) % (scale.abs() + 1)).collect();
+            let values: Vec<i64> = (0..512)
+                .map(|i| ((i * 37 % 255) - 127) * scale + (i * i * 7919) % (scale.abs() + 1))
+                .collect();
             let f = DenseMultilinearExtension::from_i64(9, &values).unwrap_or_else(|e| unreachable!("{e}"));
             assert_eq!(Hyrax::commit_small(&params, 9, &values), Hyrax::commit(&params, &f));
         }
