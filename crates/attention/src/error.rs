@@ -36,6 +36,16 @@ pub enum AttentionError {
         /// The sub-protocol step that failed.
         step: &'static str,
     },
+    /// A value outside what the fixed-point encoding can represent (scores too large for the
+    /// softmax tables, a scale out of range, NaN or infinite floats).
+    #[error("{0}")]
+    NumericRange(String),
+    /// A lookup argument failed.
+    #[error("lookup: {0}")]
+    Lookup(#[from] zkmha_lookup::LookupError),
+    /// A commitment or opening failed.
+    #[error("commitment: {0}")]
+    Commitment(#[from] zkmha_pcs::PcsError),
     /// A proof of another format version.
     #[error("unsupported proof format version {0}")]
     UnsupportedVersion(u32),

@@ -11,6 +11,7 @@ pub mod attention_values;
 pub mod committed;
 mod common;
 mod error;
+pub mod fixed_point;
 pub mod layer;
 pub mod masking;
 pub mod padding;
@@ -26,6 +27,7 @@ pub use committed::{
     prove_layer_committed, verify_layer_committed,
 };
 pub use error::AttentionError;
+pub use fixed_point::{SoftmaxParams, SoftmaxWitness, compute_softmax_witness};
 pub use layer::{
     AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
     prove_layer, verify_layer,
