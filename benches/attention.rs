@@ -5,7 +5,7 @@ use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::Duration;
 use zkmha_attention::{
-    AttentionInputs, AttentionShape, MaskKind, commit_inputs, hyrax_params_for, prove_layer,
+    AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, commit_inputs, hyrax_params_for, prove_layer,
     prove_layer_committed, verify_layer, verify_layer_committed,
 };
 
@@ -27,10 +27,13 @@ fn bench_attention(c: &mut Criterion) {
         let inputs = inputs(&shape);
         let id = format!("seq{seq}/heads{heads}/dim64");
         group.bench_function(format!("prove/{id}"), |b| {
-            b.iter(|| prove_layer(&shape, MaskKind::Causal, &inputs).unwrap_or_else(|e| unreachable!("{e}")))
+            b.iter(|| {
+                prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs)
+                    .unwrap_or_else(|e| unreachable!("{e}"))
+            })
         });
-        let (statement, proof, _) =
-            prove_layer(&shape, MaskKind::Causal, &inputs).unwrap_or_else(|e| unreachable!("{e}"));
+        let (statement, proof, _) = prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs)
+            .unwrap_or_else(|e| unreachable!("{e}"));
         group.bench_function(format!("verify/{id}"), |b| {
             b.iter(|| verify_layer(&statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
         });
@@ -39,19 +42,20 @@ fn bench_attention(c: &mut Criterion) {
     // their table of multiples are derived once, as a long-running prover would.
     let shape = AttentionShape::new(128, 8, 64, 64).unwrap_or_else(|e| unreachable!("{e}"));
     let inputs = inputs(&shape);
-    let params = hyrax_params_for(&shape);
+    let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let id = "seq128/heads8/dim64";
     group.bench_function(format!("commit-inputs/{id}"), |b| {
         b.iter(|| commit_inputs(&params, &shape, &inputs).unwrap_or_else(|e| unreachable!("{e}")))
     });
     group.bench_function(format!("prove-committed/{id}"), |b| {
         b.iter(|| {
-            prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs)
+            prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs)
                 .unwrap_or_else(|e| unreachable!("{e}"))
         })
     });
-    let (statement, proof, _) = prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs)
-        .unwrap_or_else(|e| unreachable!("{e}"));
+    let (statement, proof, _) =
+        prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs)
+            .unwrap_or_else(|e| unreachable!("{e}"));
     group.bench_function(format!("verify-committed/{id}"), |b| {
         b.iter(|| verify_layer_committed(&params, &statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
     });

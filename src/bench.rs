@@ -1,7 +1,9 @@
 //! `zkmha bench heads`: prover time, verifier time and proof size against the number of heads,
 //! batched (one proof for all heads) and as one separate proof per head.
 
-use crate::layer::{parse_mask, random_inputs, run_layer_with_inputs};
+use crate::layer::{
+    SoftmaxChoice, parse_mask, parse_softmax, random_inputs, run_layer_with_inputs, softmax_mode,
+};
 use anyhow::{Context, Result, ensure};
 use plotters::prelude::*;
 use std::time::Duration;
@@ -31,6 +33,9 @@ pub struct HeadsArgs {
     /// Skip the one-proof-per-head comparison.
     #[arg(long)]
     pub no_separate: bool,
+    /// Softmax: exp (proven) or linear (not proven).
+    #[arg(long, default_value = "exp", value_parser = parse_softmax)]
+    pub softmax: SoftmaxChoice,
 }
 
 /// Which benchmark to run.
@@ -71,7 +76,8 @@ pub fn run(command: &BenchCommand) -> Result<()> {
     for &heads in &args.heads {
         let shape = AttentionShape::new(args.seq, heads, args.head_dim, args.head_dim)?;
         let inputs = random_inputs(&shape, heads as u64);
-        let run = run_layer_with_inputs(shape, args.mask, &inputs)?;
+        let softmax = softmax_mode(&shape, args.softmax, None)?;
+        let run = run_layer_with_inputs(shape, args.mask, softmax, &inputs)?;
         let separate = if args.no_separate {
             None
         } else {
@@ -83,7 +89,12 @@ pub fn run(command: &BenchCommand) -> Result<()> {
                     keys: head_slice(&inputs.keys, args.seq, heads, args.head_dim, k),
                     values: head_slice(&inputs.values, args.seq, heads, args.head_dim, k),
                 };
-                let r = run_layer_with_inputs(single, args.mask, &part)?;
+                let r = run_layer_with_inputs(
+                    single,
+                    args.mask,
+                    softmax_mode(&single, args.softmax, None)?,
+                    &part,
+                )?;
                 prove += r.prover.total();
                 verify += r.verifier.protocol;
                 bytes += r.proof_bytes;

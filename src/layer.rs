@@ -6,7 +6,8 @@ use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::time::{Duration, Instant};
 use zkmha_attention::{
-    AttentionInputs, AttentionShape, MaskKind, ProverTimings, VerifierTimings, prove_layer, verify_layer,
+    AttentionInputs, AttentionShape, MaskKind, ProverTimings, SoftmaxMode, SoftmaxParams, VerifierTimings,
+    prove_layer, verify_layer,
 };
 
 /// The layer's shape, mask and inputs, shared by `zkmha layer` and `zkmha prove`.
@@ -30,12 +31,74 @@ pub struct ShapeArgs {
     /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized activations).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Softmax: exp (fixed-point softmax, proven with lookups) or linear (no softmax: linear
+    /// attention, the softmax is not proven).
+    #[arg(long, default_value = "exp", value_parser = parse_softmax)]
+    pub softmax: SoftmaxChoice,
+    /// Real exponent per unit of integer score (1/√m and the input scales included); by
+    /// default one that gives the random inputs scores of standard deviation 4.
+    #[arg(long)]
+    pub score_scale: Option<f64>,
+}
+
+/// The softmax choice on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoftmaxChoice {
+    /// Fixed-point softmax, proven.
+    Exponential,
+    /// Linear attention (identity slot).
+    Linear,
+}
+
+/// Parses `exp` or `linear`.
+///
+/// # Errors
+/// Any other word.
+pub fn parse_softmax(text: &str) -> Result<SoftmaxChoice, String> {
+    match text {
+        "exp" => Ok(SoftmaxChoice::Exponential),
+        "linear" => Ok(SoftmaxChoice::Linear),
+        other => Err(format!("unknown softmax '{other}': use exp or linear")),
+    }
 }
 
 impl Default for ShapeArgs {
     fn default() -> Self {
-        Self { seq: 128, heads: 8, head_dim: 64, value_head_dim: None, mask: MaskKind::Causal, seed: 1 }
+        Self {
+            seq: 128,
+            heads: 8,
+            head_dim: 64,
+            value_head_dim: None,
+            mask: MaskKind::Causal,
+            seed: 1,
+            softmax: SoftmaxChoice::Exponential,
+            score_scale: None,
+        }
     }
+}
+
+/// The score scale that gives uniform inputs in −127..=127 scores of standard deviation 4
+/// (the score of one head has standard deviation √m · 127²/3).
+pub fn default_score_scale(head_dim: usize) -> f64 {
+    4.0 / ((head_dim as f64).sqrt() * 127.0 * 127.0 / 3.0)
+}
+
+/// The softmax mode for `choice`.
+///
+/// # Errors
+/// A score scale the fixed-point softmax cannot represent.
+pub fn softmax_mode(
+    shape: &AttentionShape,
+    choice: SoftmaxChoice,
+    score_scale: Option<f64>,
+) -> Result<SoftmaxMode> {
+    Ok(match choice {
+        SoftmaxChoice::Linear => SoftmaxMode::Identity,
+        SoftmaxChoice::Exponential => SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(
+            score_scale.unwrap_or_else(|| default_score_scale(shape.head_dim)),
+            shape.padded_seq_len(),
+        )?),
+    })
 }
 
 impl ShapeArgs {
@@ -50,6 +113,14 @@ impl ShapeArgs {
             self.head_dim,
             self.value_head_dim.unwrap_or(self.head_dim),
         )?)
+    }
+
+    /// The softmax mode these options ask for.
+    ///
+    /// # Errors
+    /// As [`softmax_mode`].
+    pub fn softmax_mode(&self, shape: &AttentionShape) -> Result<SoftmaxMode> {
+        softmax_mode(shape, self.softmax, self.score_scale)
     }
 }
 
@@ -101,8 +172,8 @@ pub fn random_inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
 ///
 /// # Errors
 /// Invalid shapes, or a proof that does not verify (a bug).
-pub fn run_layer(shape: AttentionShape, mask: MaskKind, seed: u64) -> Result<LayerRun> {
-    run_layer_with_inputs(shape, mask, &random_inputs(&shape, seed))
+pub fn run_layer(shape: AttentionShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Result<LayerRun> {
+    run_layer_with_inputs(shape, mask, softmax, &random_inputs(&shape, seed))
 }
 
 /// Proves and verifies one layer on given inputs.
@@ -112,9 +183,10 @@ pub fn run_layer(shape: AttentionShape, mask: MaskKind, seed: u64) -> Result<Lay
 pub fn run_layer_with_inputs(
     shape: AttentionShape,
     mask: MaskKind,
+    softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<LayerRun> {
-    let (statement, proof, prover) = prove_layer(&shape, mask, inputs)?;
+    let (statement, proof, prover) = prove_layer(&shape, mask, softmax, inputs)?;
     let verifier = match verify_layer(&statement, &proof) {
         Ok(timings) => timings,
         Err(e) => bail!("the layer proof did not verify: {e}"),
@@ -132,22 +204,27 @@ fn ms(d: Duration) -> f64 {
 /// Impossible shapes (one sentence), or a failed verification.
 pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
+    let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
-    let run = run_layer(shape, args.layer.mask, args.layer.seed)?;
+    let run = run_layer(shape, args.layer.mask, softmax, args.layer.seed)?;
+    let softmax_name = if softmax.is_proven() { "exp (proven)" } else { "identity (not proven)" };
     let wall = start.elapsed();
     let p = &run.prover;
     if args.json {
         println!(
-            "{{\"seq\":{},\"heads\":{},\"head_dim\":{},\"value_head_dim\":{},\"mask\":\"{}\",\"softmax\":\"identity (not proven)\",\"prove_ms\":{:.3},\"witness_ms\":{:.3},\"unpadding_ms\":{:.3},\"softmax_v_ms\":{:.3},\"masking_ms\":{:.3},\"qk_ms\":{:.3},\"padding_ms\":{:.3},\"verify_ms\":{:.3},\"verify_public_inputs_ms\":{:.3},\"proof_bytes\":{}}}",
+            "{{\"seq\":{},\"heads\":{},\"head_dim\":{},\"value_head_dim\":{},\"mask\":\"{}\",\"softmax\":\"{}\",\"prove_ms\":{:.3},\"witness_ms\":{:.3},\"unpadding_ms\":{:.3},\"softmax_v_ms\":{:.3},\"softmax_commit_ms\":{:.3},\"softmax_ms\":{:.3},\"masking_ms\":{:.3},\"qk_ms\":{:.3},\"padding_ms\":{:.3},\"verify_ms\":{:.3},\"verify_public_inputs_ms\":{:.3},\"proof_bytes\":{}}}",
             shape.seq_len,
             shape.heads,
             shape.head_dim,
             shape.value_head_dim,
             args.layer.mask,
+            softmax_name,
             ms(p.total()),
             ms(p.witness),
             ms(p.unpadding),
             ms(p.attention_values),
+            ms(p.softmax_commit),
+            ms(p.softmax),
             ms(p.masking),
             ms(p.qk),
             ms(p.padding),
@@ -168,17 +245,30 @@ pub fn run(args: &LayerArgs) -> Result<()> {
         args.layer.mask,
         rayon::current_num_threads()
     );
-    println!(
-        "proven: O = unpad(concat_h(mask(Q_h K_h^T) · V_h)) — linear attention. Softmax is NOT proven yet"
-    );
-    println!("        (identity slot); Q, K, V and O are public and the verifier reads them.");
+    if let SoftmaxMode::Exponential(params) = softmax {
+        println!(
+            "proven: O = unpad(concat_h(softmax(mask(Q_h K_h^T)) · V_h)), softmax in fixed point: probabilities × 2^{}, \
+             exponent resolution 2^-{}, rows sum to 1 ± {:.4}",
+            params.output_bits,
+            params.exponent_bits,
+            params.tolerance() as f64 / params.one() as f64
+        );
+        println!("        (lookups); Q, K, V and O are public and the verifier reads them.");
+    } else {
+        println!(
+            "proven: O = unpad(concat_h(mask(Q_h K_h^T) · V_h)) — linear attention. Softmax is NOT proven"
+        );
+        println!("        (--softmax linear); Q, K, V and O are public and the verifier reads them.");
+    }
     println!();
     println!("prover stage                       time");
     for (name, d) in [
         ("forward pass (witness)", p.witness),
+        ("commit to the softmax witness", p.softmax_commit),
         ("statement digest, output claim", p.statement),
         ("unpadding", p.unpadding),
-        ("softmax·V (identity slot)", p.attention_values),
+        ("softmax·V", p.attention_values),
+        ("softmax (lookup, sum-check, openings)", p.softmax),
         ("masking", p.masking),
         ("batched QK^T", p.qk),
         ("padding (Q, K, V batched)", p.padding),

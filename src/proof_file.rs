@@ -42,8 +42,10 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
     let shape = args.layer.shape()?;
     let inputs = random_inputs(&shape, args.layer.seed);
     let start = Instant::now();
-    let params = hyrax_params_for(&shape);
-    let (statement, proof, timings) = prove_layer_committed(&params, &shape, args.layer.mask, &inputs)?;
+    let softmax = args.layer.softmax_mode(&shape)?;
+    let params = hyrax_params_for(&shape, softmax);
+    let (statement, proof, timings) =
+        prove_layer_committed(&params, &shape, args.layer.mask, softmax, &inputs)?;
     let mut bytes = Vec::with_capacity(1 << 20);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());
@@ -56,13 +58,20 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         timings.unpadding + timings.attention_values + timings.masking + timings.qk + timings.padding;
     println!(
         "proved in {:.1} ms: forward pass {:.1} ms, statement {:.1} ms, attention sub-protocols {:.1} ms, \
-         commit to Q, K, V {:.1} ms, open {:.1} ms; softmax not proven (identity slot)",
+         softmax {:.1} ms (commit {:.1} ms), commit to Q, K, V {:.1} ms, open {:.1} ms; {}",
         ms(start.elapsed()),
         ms(timings.witness),
         ms(timings.statement),
         ms(sub_protocols),
+        ms(timings.softmax),
+        ms(timings.softmax_commit),
         ms(timings.commit),
-        ms(timings.open)
+        ms(timings.open),
+        if softmax.is_proven() {
+            "softmax proven (fixed point, lookups)"
+        } else {
+            "softmax not proven (linear attention)"
+        }
     );
     println!(
         "wrote {}: statement {} bytes (commitments to Q, K, V and the output), proof {} bytes",
@@ -101,14 +110,23 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         bail!("{} is corrupt: {} unexpected bytes after the proof", args.proof.display(), rest.len());
     }
     let start = Instant::now();
-    let params = hyrax_params_for(&statement.shape);
+    let params = hyrax_params_for(&statement.shape, statement.softmax);
     let setup = start.elapsed();
     let timings = verify_layer_committed(&params, &statement, &proof)
         .map_err(|e| anyhow::anyhow!("the proof is invalid: {e}"))?;
     let s = &statement.shape;
     println!(
-        "valid: attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} (softmax not proven: identity slot)",
-        s.seq_len, s.heads, s.head_dim, s.value_head_dim, statement.mask
+        "valid: attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} ({})",
+        s.seq_len,
+        s.heads,
+        s.head_dim,
+        s.value_head_dim,
+        statement.mask,
+        if statement.softmax.is_proven() {
+            "softmax proven in fixed point"
+        } else {
+            "softmax not proven: linear attention"
+        }
     );
     println!(
         "verified in {:.2} ms (+ {:.2} ms hashing and evaluating the public output, {:.2} ms deriving the generators)",

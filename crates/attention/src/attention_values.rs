@@ -61,15 +61,27 @@ fn outputs(
     AttentionValuesClaims { attention, values_hat }
 }
 
-/// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given the scores `QK̂` and `V̂`
-/// (in linear-attention mode `A = QK_M = z ⊙ QK̂ + m`, derived on the fly).
+/// The attention matrix `A` as the prover holds it.
+#[derive(Clone, Copy, Debug)]
+pub enum AttentionMatrix<'a> {
+    /// Linear attention: `A = QK_M = z ⊙ QK̂ + m`, derived on the fly from the scores.
+    Masked {
+        /// `QK̂`, `ĥ × ŝ × ŝ`.
+        scores: &'a [Fr],
+        /// The mask.
+        mask: MaskKind,
+    },
+    /// `A` itself, `ĥ × ŝ × ŝ` (the proven softmax's probabilities).
+    Explicit(&'a [Fr]),
+}
+
+/// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given `A` and `V̂`.
 ///
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
 pub fn prove_attention_values(
     shape: &AttentionShape,
-    mask: MaskKind,
-    scores: &[Fr],
+    attention: AttentionMatrix<'_>,
     values_hat: &[Fr],
     claim: &EvalClaim,
     transcript: &mut Transcript,
@@ -91,10 +103,15 @@ pub fn prove_attention_values(
             let mut kept = UnreducedSum::new();
             let mut masked = Fr::zero();
             for (i, w) in row_weights.iter().enumerate() {
-                if keeps(mask, shape.seq_len, i, j) {
-                    kept.add_product(w, &scores[(head * sp + i) * sp + j]);
-                } else {
-                    masked += w;
+                match attention {
+                    AttentionMatrix::Masked { scores, mask } => {
+                        if keeps(mask, shape.seq_len, i, j) {
+                            kept.add_product(w, &scores[(head * sp + i) * sp + j]);
+                        } else {
+                            masked += w;
+                        }
+                    }
+                    AttentionMatrix::Explicit(a) => kept.add_product(w, &a[(head * sp + i) * sp + j]),
                 }
             }
             kept.finish() + mask_fr * masked

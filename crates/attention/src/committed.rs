@@ -16,7 +16,9 @@ use crate::layer::{
     AttentionLayerProof, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX, ProverTimings,
     VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain,
 };
-use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, compute_witness};
+use crate::{
+    AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, compute_witness_for_mode,
+};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
 use zkmha_field::Fr;
@@ -60,10 +62,20 @@ pub struct CommittedLayerProof {
     pub openings: Vec<HyraxProof>,
 }
 
-/// The Hyrax generators for `shape` (transparent: anyone derives the same ones).
-pub fn hyrax_params_for(shape: &AttentionShape) -> HyraxParams {
-    HyraxParams::new(shape.seq_vars() + shape.model_vars().max(shape.value_model_vars()))
+/// The Hyrax generators for `shape` and `softmax` (transparent: anyone derives the same ones):
+/// enough for the inputs and, when the softmax is proven, for its `ĥ × ŝ × ŝ` witness and its
+/// lookup's multiplicities.
+pub fn hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
+    let inputs = shape.seq_vars() + shape.model_vars().max(shape.value_model_vars());
+    let softmax_vars = match softmax {
+        SoftmaxMode::Identity => 0,
+        SoftmaxMode::Exponential(_) => (2 * shape.seq_vars() + shape.head_vars()).max(SOFTMAX_TABLE_VARS),
+    };
+    HyraxParams::new(inputs.max(softmax_vars))
 }
+
+/// Variables of the softmax lookup table (four segments of 2^16 rows).
+const SOFTMAX_TABLE_VARS: usize = 18;
 
 fn pcs_error(step: &'static str) -> impl Fn(PcsError) -> AttentionError {
     move |_| AttentionError::CheckFailed { step }
@@ -108,7 +120,7 @@ impl CommittedStatement {
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.shape.append_to_transcript(transcript);
         transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
-        transcript.append_u64(LABEL_SOFTMAX, u64::from(self.softmax.code()));
+        self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
         let mut bytes = Vec::new();
         // Serializing into a Vec cannot fail.
         let _ = self.commitments.serialize_compressed(&mut bytes);
@@ -143,31 +155,30 @@ pub fn prove_layer_committed(
     params: &HyraxParams,
     shape: &AttentionShape,
     mask: MaskKind,
+    softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<(CommittedStatement, CommittedLayerProof, ProverTimings), AttentionError> {
     let mut timings = ProverTimings::default();
     let start = Instant::now();
     // The commitment's table of multiples depends only on the generators: build it while the
     // forward pass runs (a no-op when a previous proof already built it).
-    let (witness, ()) = rayon::join(|| compute_witness(shape, mask, inputs), || params.prepare_small_table());
+    let (witness, ()) = rayon::join(
+        || compute_witness_for_mode(shape, mask, softmax, inputs),
+        || params.prepare_small_table(),
+    );
     let mut witness = witness?;
     timings.witness = start.elapsed();
     let start = Instant::now();
     let commitments = commit_inputs(params, shape, inputs)?;
     timings.commit = start.elapsed();
-    let statement = CommittedStatement {
-        shape: *shape,
-        mask,
-        softmax: SoftmaxMode::Identity,
-        commitments,
-        output: witness.output.clone(),
-    };
+    let statement =
+        CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.statement = start.elapsed();
     let (layer, claims) =
-        prove_chain(shape, mask, statement.softmax, &mut witness, &mut transcript, &mut timings)?;
+        prove_chain(shape, mask, statement.softmax, params, &mut witness, &mut transcript, &mut timings)?;
 
     let start = Instant::now();
     let qk_vars = shape.seq_vars() + shape.model_vars();
@@ -211,6 +222,7 @@ pub fn verify_layer_committed(
         shape,
         statement.mask,
         statement.softmax,
+        params,
         &statement.output,
         &proof.layer,
         &mut transcript,

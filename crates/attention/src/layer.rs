@@ -15,22 +15,27 @@
 //! Soundness: each sum-check errs with probability ≤ (variables · degree)/|F|, the batching
 //! with ≤ 1/|F|; every structured factor is recomputed by the verifier.
 
+use crate::attention_values::AttentionMatrix;
 use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
-use crate::softmax::{SoftmaxMode, SoftmaxSlotProof, prove_slot, verify_slot};
+use crate::softmax::{
+    ExponentialProverInput, SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, commit_softmax,
+    prove_slot, verify_slot,
+};
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
-use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness};
+use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::{Duration, Instant};
 use zkmha_field::Fr;
 use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::HyraxParams;
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 1;
+pub const PROOF_FORMAT_VERSION: u32 = 2;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
@@ -64,7 +69,7 @@ impl AttentionStatement {
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.shape.append_to_transcript(transcript);
         transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
-        transcript.append_u64(LABEL_SOFTMAX, u64::from(self.softmax.code()));
+        self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
         for (label, data) in [
             (LABEL_QUERIES, &self.inputs.queries),
             (LABEL_KEYS, &self.inputs.keys),
@@ -99,10 +104,13 @@ pub struct AttentionLayerProof {
     pub unpadding: UnpaddingProof,
     /// `softmax·V`.
     pub attention_values: AttentionValuesProof,
+    /// Commitments to the softmax witness (exponential mode), absorbed right after the
+    /// statement.
+    pub softmax_commitments: Option<SoftmaxCommitments>,
     /// The softmax slot.
     pub softmax: SoftmaxSlotProof,
-    /// Masking.
-    pub masking: MaskingProof,
+    /// Masking (linear attention only: the proven softmax multiplies by the zeroifier itself).
+    pub masking: Option<MaskingProof>,
     /// Batched `QKᵀ`.
     pub qk: QkProof,
     /// Padding of Q, K, V.
@@ -122,6 +130,10 @@ pub struct ProverTimings {
     pub attention_values: Duration,
     /// Masking.
     pub masking: Duration,
+    /// Committing to the softmax witness (exponential mode).
+    pub softmax_commit: Duration,
+    /// The proven softmax: lookup, sum-check and openings (exponential mode).
+    pub softmax: Duration,
     /// Batched `QKᵀ`.
     pub qk: Duration,
     /// Padding.
@@ -140,6 +152,8 @@ impl ProverTimings {
             + self.unpadding
             + self.attention_values
             + self.masking
+            + self.softmax_commit
+            + self.softmax
             + self.qk
             + self.padding
     }
@@ -204,10 +218,26 @@ pub(crate) fn prove_chain(
     shape: &AttentionShape,
     mask: MaskKind,
     softmax_mode: SoftmaxMode,
+    hyrax: &HyraxParams,
     witness: &mut crate::AttentionWitness,
     transcript: &mut Transcript,
     timings: &mut ProverTimings,
 ) -> Result<(AttentionLayerProof, InputClaims), AttentionError> {
+    // The softmax witness is committed before the first challenge.
+    let start = Instant::now();
+    let softmax_data = match (softmax_mode, witness.softmax.take()) {
+        (SoftmaxMode::Exponential(params), Some(softmax)) => {
+            let (commitments, data) = commit_softmax(hyrax, shape, &params, softmax)?;
+            commitments.append_to_transcript(transcript);
+            Some((commitments, data))
+        }
+        (SoftmaxMode::Exponential(_), None) => {
+            return Err(AttentionError::CheckFailed { step: "softmax witness" });
+        }
+        (SoftmaxMode::Identity, _) => None,
+    };
+    timings.softmax_commit = start.elapsed();
+
     let start = Instant::now();
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     let output = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?;
@@ -219,19 +249,33 @@ pub(crate) fn prove_chain(
         prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
     timings.unpadding = start.elapsed();
     let start = Instant::now();
-    let (attention_values, av_claims) = prove_attention_values(
-        shape,
-        mask,
-        &witness.scores,
-        &witness.values_hat,
-        &output_hat_claim,
-        transcript,
-    )?;
+    let matrix = if softmax_mode.is_proven() {
+        AttentionMatrix::Explicit(&witness.attention)
+    } else {
+        AttentionMatrix::Masked { scores: &witness.scores, mask }
+    };
+    let (attention_values, av_claims) =
+        prove_attention_values(shape, matrix, &witness.values_hat, &output_hat_claim, transcript)?;
     timings.attention_values = start.elapsed();
-    let (softmax, masked_claim) = prove_slot(softmax_mode, &av_claims.attention, transcript)?;
+    let start = Instant::now();
+    let input = softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput {
+        hyrax,
+        commitments,
+        data,
+        scores: &witness.scores,
+    });
+    let (softmax, slot_output) =
+        prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    timings.softmax = start.elapsed();
     let start = Instant::now();
     let scores = std::mem::take(&mut witness.scores);
-    let (masking, scores_claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+    let (masking, scores_claim) = match slot_output {
+        SlotOutput::MaskedScores(masked_claim) => {
+            let (proof, claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+            (Some(proof), claim)
+        }
+        SlotOutput::Scores(claim) => (None, claim),
+    };
     timings.masking = start.elapsed();
     let start = Instant::now();
     let (qk, qk_claims) =
@@ -249,6 +293,7 @@ pub(crate) fn prove_chain(
         version: PROOF_FORMAT_VERSION,
         unpadding,
         attention_values,
+        softmax_commitments: softmax_data.map(|(c, _)| c),
         softmax,
         masking,
         qk,
@@ -264,6 +309,7 @@ pub(crate) fn verify_chain(
     shape: &AttentionShape,
     mask: MaskKind,
     softmax_mode: SoftmaxMode,
+    hyrax: &HyraxParams,
     output: &[Fr],
     proof: &AttentionLayerProof,
     transcript: &mut Transcript,
@@ -273,6 +319,11 @@ pub(crate) fn verify_chain(
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
     let start = Instant::now();
+    match (softmax_mode, &proof.softmax_commitments) {
+        (SoftmaxMode::Exponential(_), Some(commitments)) => commitments.append_to_transcript(transcript),
+        (SoftmaxMode::Identity, None) => {}
+        _ => return Err(AttentionError::CheckFailed { step: "softmax commitments" }),
+    }
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     timings.protocol += start.elapsed();
     let start = Instant::now();
@@ -283,8 +334,23 @@ pub(crate) fn verify_chain(
     let start = Instant::now();
     let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, transcript)?;
     let av_claims = verify_attention_values(shape, &output_hat_claim, &proof.attention_values, transcript)?;
-    let masked_claim = verify_slot(softmax_mode, &av_claims.attention, &proof.softmax, transcript)?;
-    let scores_claim = verify_masking(shape, mask, &masked_claim, &proof.masking, transcript)?;
+    let exponential = proof.softmax_commitments.as_ref().map(|c| (hyrax, c));
+    let slot_output = verify_slot(
+        softmax_mode,
+        shape,
+        mask,
+        &av_claims.attention,
+        &proof.softmax,
+        exponential,
+        transcript,
+    )?;
+    let scores_claim = match (slot_output, &proof.masking) {
+        (SlotOutput::MaskedScores(masked_claim), Some(masking)) => {
+            verify_masking(shape, mask, &masked_claim, masking, transcript)?
+        }
+        (SlotOutput::Scores(claim), None) => claim,
+        _ => return Err(AttentionError::CheckFailed { step: "masking" }),
+    };
     let qk_claims = verify_qk(shape, &scores_claim, &proof.qk, transcript)?;
     let input_claims = verify_padding(
         shape,
@@ -296,24 +362,36 @@ pub(crate) fn verify_chain(
     Ok(input_claims)
 }
 
-/// Runs the forward pass and proves it (linear-attention mode), with public inputs.
+/// Runs the forward pass and proves it, with public inputs (the softmax witness is still
+/// committed: its generators are derived from the shape, [`crate::hyrax_params_for`]).
 ///
 /// # Errors
 /// Invalid shapes or inputs ([`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`],
-/// [`AttentionError::ValueOutOfRange`]).
+/// [`AttentionError::ValueOutOfRange`]), [`AttentionError::NumericRange`] for scores the
+/// softmax tables cannot hold.
 pub fn prove_layer(
     shape: &AttentionShape,
     mask: MaskKind,
+    softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<(AttentionStatement, AttentionLayerProof, ProverTimings), AttentionError> {
     let mut timings = ProverTimings::default();
     let start = Instant::now();
-    let mut witness = compute_witness(shape, mask, inputs)?;
+    let hyrax = crate::hyrax_params_for(shape, softmax);
+    let (witness, ()) = rayon::join(
+        || compute_witness_for_mode(shape, mask, softmax, inputs),
+        || {
+            if softmax.is_proven() {
+                hyrax.prepare_small_table()
+            }
+        },
+    );
+    let mut witness = witness?;
     timings.witness = start.elapsed();
     let statement = AttentionStatement {
         shape: *shape,
         mask,
-        softmax: SoftmaxMode::Identity,
+        softmax,
         inputs: inputs.clone(),
         output: witness.output.clone(),
     };
@@ -322,7 +400,7 @@ pub fn prove_layer(
     statement.append_to_transcript(&mut transcript);
     timings.statement = start.elapsed();
     let (proof, _) =
-        prove_chain(shape, mask, statement.softmax, &mut witness, &mut transcript, &mut timings)?;
+        prove_chain(shape, mask, statement.softmax, &hyrax, &mut witness, &mut transcript, &mut timings)?;
     Ok((statement, proof, timings))
 }
 
@@ -346,10 +424,12 @@ pub fn verify_layer(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.public_evaluations += start.elapsed();
+    let hyrax = crate::hyrax_params_for(shape, statement.softmax);
     let input_claims = verify_chain(
         shape,
         statement.mask,
         statement.softmax,
+        &hyrax,
         &statement.output,
         proof,
         &mut transcript,

@@ -34,7 +34,9 @@ pub use layer::{
 };
 pub use shape::{AttentionShape, MAX_TENSOR_VARS};
 pub use softmax::SoftmaxMode;
-pub use witness::{AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, keeps};
+pub use witness::{
+    AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,
+};
 
 /// Which scores a query may attend to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,7 +99,6 @@ macro_rules! serialize_as_code {
         }
     };
 }
-pub(crate) use serialize_as_code;
 
 serialize_as_code!(MaskKind);
 

@@ -1,25 +1,65 @@
-//! The softmax slot: where a claim on the attention probabilities `A` becomes a claim on the
-//! masked scores `QK_M`.
+//! The softmax slot: a claim on the attention probabilities `A` becomes a claim on the
+//! scores.
 //!
 //! ```text
-//! identity (linear attention):  A = QK_M,  so  Ã(p) = y  ⇒  QK̃_M(p) = y   (no proof)
+//! identity (linear attention):  A = QK_M,  so  Ã(p) = v  ⇒  QK̃_M(p) = v   (no proof; masking follows)
+//!
+//! exponential (fixed-point softmax, `crate::fixed_point`), tensors over t = [t_j ‖ t_i ‖ t_h]:
+//! committed  lo, hi, ρ, e, flag (ĥŝŝ), ẑ (ĥŝ), multiplicities m — absorbed after the statement
+//! lookup     one logUp into the segmented table
+//!              (0, lo, e = T(lo)),  (1, hi, flag = [hi = 0]),  (2, ρ, 0) with ρ < 2^k,  (3, u, 0) with u < 2^tol
+//!            where u(i,h) = [i < s]·(Σ_j A − 2^f + δ) sits at j = 0 (0 elsewhere)      → point (r ‖ c)
+//!            P sends lo, hi, ρ, e, flag at r and ũ at (r_i, r_h); V checks the lookup's column
+//!            claims against them
+//! sum-check  β_a, β_b ← V;  one batched sum-check over t:
+//!   I1  Σ_t (β_a·eq(p,t) + β_b·eq((r_i,r_h),(t_i,t_h))) · z(t) · e(t) · flag(t)
+//!         = β_a·v + β_b·(ũ(r_i,r_h) + (2^f − δ)·Σ_{i<s} eq(r_i, i))                       (A = z·e·flag; row sums)
+//!   I2  Σ_t eq(r,t) · z(t) · L(t) = 0,   L = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k − ρ   (kept entries)
+//!            → t*; P sends e, flag, ẑ, QK̂, lo, hi, ρ at t*; V evaluates eq, z (closed forms) and L
+//! openings   every committed column at r and t* (ẑ at the (i, h) parts), m at the lookup's table
+//!            point: one multi-point opening (`Hyrax::open_multi`)
+//! claim out  QK̂(t*)  — the masking step is not needed: z enters the products directly
 //! ```
 //!
-//! A proven softmax (lookup arguments) will be another [`SoftmaxMode`]; the layer proof
-//! calls the slot through [`prove_slot`] / [`verify_slot`] only, so it plugs in here.
+//! Masked entries are zero because `z` multiplies `A`; a kept entry's `A` is the table value of
+//! its own exponent argument, which the relation ties to its score and the row's shift; the
+//! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
+//! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
 
-use crate::AttentionError;
+use crate::common::sumcheck_error;
+use crate::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
+use crate::structured::{prefix_eq_sum, zeroifier};
+use crate::witness::keeps;
+use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use zkmha_sumcheck::EvalClaim;
+use rayon::prelude::*;
+use zkmha_field::{Fr, One, Zero, fr_from_i64};
+use zkmha_lookup::{
+    LookupProof, LookupTable, Segment, SegmentOutput, SegmentedTable, identity_column, multiplicities,
+    prove_lookup, verify_lookup, zero_indicator,
+};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim};
+use zkmha_sumcheck::{
+    EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
+    verify_batched,
+};
 use zkmha_transcript::Transcript;
 
+const STEP: &str = "softmax";
 const LABEL_MODE: &[u8] = b"attention/softmax/mode";
+const LABEL_COMMITMENTS: &[u8] = b"attention/softmax/commitments";
+const LABEL_LOOKUP_VALUES: &[u8] = b"attention/softmax/lookup-values";
+const LABEL_BATCH: &[u8] = b"attention/softmax/batch";
+const LABEL_FINAL_VALUES: &[u8] = b"attention/softmax/final-values";
 
 /// What sits between the masked scores and `softmax·V`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SoftmaxMode {
     /// `A = QK_M`: the layer proves linear attention; softmax is **not** proven.
     Identity,
+    /// The fixed-point softmax of `crate::fixed_point`, proven with lookups.
+    Exponential(SoftmaxParams),
 }
 
 impl SoftmaxMode {
@@ -27,55 +67,559 @@ impl SoftmaxMode {
     pub fn code(self) -> u8 {
         match self {
             SoftmaxMode::Identity => 1,
+            SoftmaxMode::Exponential(_) => 2,
         }
     }
 
-    /// The mode with this code.
-    pub fn from_code(code: u8) -> Option<Self> {
-        match code {
-            1 => Some(SoftmaxMode::Identity),
-            _ => None,
+    /// Whether the softmax is proven.
+    pub fn is_proven(self) -> bool {
+        matches!(self, SoftmaxMode::Exponential(_))
+    }
+
+    /// Absorbs the mode and its parameters.
+    pub(crate) fn append_to_transcript(&self, label: &'static [u8], transcript: &mut Transcript) {
+        transcript.append_u64(label, u64::from(self.code()));
+        if let SoftmaxMode::Exponential(p) = self {
+            transcript.append_shape(
+                label,
+                &[
+                    p.multiplier as usize,
+                    p.shift as usize,
+                    p.exponent_bits as usize,
+                    p.output_bits as usize,
+                    p.tolerance_bits as usize,
+                ],
+            );
         }
     }
 }
 
-crate::serialize_as_code!(SoftmaxMode);
+impl CanonicalSerialize for SoftmaxMode {
+    fn serialize_with_mode<W: ark_serialize::Write>(
+        &self,
+        mut writer: W,
+        compress: ark_serialize::Compress,
+    ) -> Result<(), ark_serialize::SerializationError> {
+        self.code().serialize_with_mode(&mut writer, compress)?;
+        if let SoftmaxMode::Exponential(params) = self {
+            params.serialize_with_mode(&mut writer, compress)?;
+        }
+        Ok(())
+    }
+    fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+        1 + match self {
+            SoftmaxMode::Identity => 0,
+            SoftmaxMode::Exponential(params) => params.serialized_size(compress),
+        }
+    }
+}
 
-/// The slot's proof (empty for the identity).
+impl ark_serialize::Valid for SoftmaxMode {
+    fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+        match self {
+            SoftmaxMode::Identity => Ok(()),
+            SoftmaxMode::Exponential(params) => {
+                params.validate().map_err(|_| ark_serialize::SerializationError::InvalidData)
+            }
+        }
+    }
+}
+
+impl CanonicalDeserialize for SoftmaxMode {
+    fn deserialize_with_mode<R: ark_serialize::Read>(
+        mut reader: R,
+        compress: ark_serialize::Compress,
+        validate: ark_serialize::Validate,
+    ) -> Result<Self, ark_serialize::SerializationError> {
+        match u8::deserialize_with_mode(&mut reader, compress, validate)? {
+            1 => Ok(SoftmaxMode::Identity),
+            2 => {
+                let params = SoftmaxParams::deserialize_with_mode(&mut reader, compress, validate)?;
+                params.validate().map_err(|_| ark_serialize::SerializationError::InvalidData)?;
+                Ok(SoftmaxMode::Exponential(params))
+            }
+            _ => Err(ark_serialize::SerializationError::InvalidData),
+        }
+    }
+}
+
+/// Commitments to the softmax witness (made before the first challenge).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct SoftmaxCommitments {
+    /// To `lo`.
+    pub low: HyraxCommitment,
+    /// To `hi`.
+    pub high: HyraxCommitment,
+    /// To `ρ`.
+    pub remainder: HyraxCommitment,
+    /// To `e = T(lo)`.
+    pub exponential: HyraxCommitment,
+    /// To `flag = [hi = 0]`.
+    pub flag: HyraxCommitment,
+    /// To the row shifts `ẑ`.
+    pub shift: HyraxCommitment,
+    /// To the lookup's multiplicities.
+    pub multiplicities: HyraxCommitment,
+}
+
+/// The proof of the exponential softmax.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ExponentialSoftmaxProof {
+    /// The lookup.
+    pub lookup: LookupProof,
+    /// `lo, hi, ρ, e, flag` at `r`, `ũ` at `(r_i, r_h)`.
+    pub lookup_values: Vec<Fr>,
+    /// The batched sum-check of I1 and I2.
+    pub sumcheck: SumcheckProof,
+    /// `e, flag, ẑ, QK̂, lo, hi, ρ` at `t*` (`ẑ` at `(t*_i, t*_h)`).
+    pub final_values: Vec<Fr>,
+    /// Openings of every committed column.
+    pub openings: MultiOpeningProof,
+}
+
+/// The slot's proof.
 #[derive(Clone, Debug, Default, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct SoftmaxSlotProof {
-    /// The slot's messages (none for the identity).
-    pub messages: Vec<zkmha_field::Fr>,
+    /// Present for the exponential softmax.
+    pub exponential: Option<ExponentialSoftmaxProof>,
 }
 
-/// Proves the slot: turns the claim on `A` into a claim on `QK_M`.
+/// The claim the slot leaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotOutput {
+    /// On the masked scores `QK_M` (identity): the masking step follows.
+    MaskedScores(EvalClaim),
+    /// On the scores `QK̂` (exponential): the `QKᵀ` step follows directly.
+    Scores(EvalClaim),
+}
+
+/// The segmented lookup table of the exponential softmax.
 ///
 /// # Errors
-/// None for the identity.
+/// [`AttentionError::Lookup`] for parameters out of range.
+pub fn softmax_table(params: &SoftmaxParams) -> Result<SegmentedTable, AttentionError> {
+    Ok(SegmentedTable::new(
+        "softmax",
+        vec![
+            Segment { bits: DIGIT_BITS, output: SegmentOutput::Function(params.exp_table()) },
+            Segment { bits: DIGIT_BITS, output: SegmentOutput::IsZero },
+            Segment { bits: params.shift as usize, output: SegmentOutput::Zero },
+            Segment { bits: params.tolerance_bits as usize, output: SegmentOutput::Zero },
+        ],
+    )?)
+}
+
+/// Variables of the `ĥ × ŝ × ŝ` tensors and of the per-row `ĥ × ŝ` ones.
+fn tensor_vars(shape: &AttentionShape) -> (usize, usize) {
+    (2 * shape.seq_vars() + shape.head_vars(), shape.seq_vars() + shape.head_vars())
+}
+
+/// The lookup's witness columns `(tag, input, output)`, segment after segment.
+fn lookup_columns(shape: &AttentionShape, w: &SoftmaxWitness) -> [Vec<i64>; 3] {
+    let sp = shape.padded_seq_len();
+    let n = w.low.len();
+    let mut row_excess = vec![0i64; n];
+    for (row, excess) in w.row_excess.iter().enumerate() {
+        if let Some(slot) = row_excess.get_mut(row * sp) {
+            *slot = *excess;
+        }
+    }
+    let tags = (0..4i64).flat_map(|tag| std::iter::repeat_n(tag, n)).collect();
+    let inputs = [&w.low, &w.high, &w.remainder, &row_excess].into_iter().flatten().copied().collect();
+    let zeros = vec![0i64; n];
+    let outputs = [&w.exponential, &w.flag, &zeros, &zeros].into_iter().flatten().copied().collect();
+    [tags, inputs, outputs]
+}
+
+/// What the prover keeps from the commitment phase.
+pub struct SoftmaxProverData {
+    /// The witness.
+    pub witness: SoftmaxWitness,
+    /// The lookup's multiplicities.
+    pub multiplicities: Vec<i64>,
+}
+
+/// Commits to the softmax witness.
+///
+/// # Errors
+/// [`AttentionError::Lookup`] when a witness row is outside the table (a bug or a range the
+/// parameters cannot hold), [`AttentionError::Commitment`] for generators that are too few.
+pub fn commit_softmax(
+    hyrax: &HyraxParams,
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    witness: SoftmaxWitness,
+) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
+    let (n, n_rows) = tensor_vars(shape);
+    let table = softmax_table(params)?;
+    let columns = lookup_columns(shape, &witness);
+    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
+    let counts = multiplicities(&table, &refs)?;
+    let commit = |vars: usize, values: &[i64]| Hyrax::commit_small(hyrax, vars, values);
+    let commitments = SoftmaxCommitments {
+        low: commit(n, &witness.low)?,
+        high: commit(n, &witness.high)?,
+        remainder: commit(n, &witness.remainder)?,
+        exponential: commit(n, &witness.exponential)?,
+        flag: commit(n, &witness.flag)?,
+        shift: commit(n_rows, &witness.shift)?,
+        multiplicities: commit(table.num_vars(), &counts)?,
+    };
+    Ok((commitments, SoftmaxProverData { witness, multiplicities: counts }))
+}
+
+impl SoftmaxCommitments {
+    /// Absorbs the commitments.
+    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
+        let mut bytes = Vec::new();
+        // Serializing into a Vec cannot fail.
+        let _ = self.serialize_compressed(&mut bytes);
+        transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
+    }
+
+    /// Checks every commitment's size against the shape.
+    fn validate(&self, shape: &AttentionShape, table_vars: usize) -> Result<(), AttentionError> {
+        let (n, n_rows) = tensor_vars(shape);
+        let sizes = [
+            (&self.low, n),
+            (&self.high, n),
+            (&self.remainder, n),
+            (&self.exponential, n),
+            (&self.flag, n),
+            (&self.shift, n_rows),
+            (&self.multiplicities, table_vars),
+        ];
+        if sizes.iter().all(|(c, vars)| c.num_vars == *vars) {
+            Ok(())
+        } else {
+            Err(AttentionError::CheckFailed { step: "softmax commitment shape" })
+        }
+    }
+}
+
+/// The lookup's claimed column values from the segment values at `r` (the verifier's check).
+fn merged_columns(tag_point: &[Fr], r_j: &[Fr], [lo, hi, rho, e, flag, u]: [Fr; 6]) -> [Fr; 3] {
+    let w = eq_table(tag_point);
+    let weight = |s: usize| w.get(s).copied().unwrap_or_else(Fr::zero);
+    let u_embedded = u * zero_indicator(r_j);
+    [
+        identity_column(tag_point),
+        weight(0) * lo + weight(1) * hi + weight(2) * rho + weight(3) * u_embedded,
+        weight(0) * e + weight(1) * flag,
+    ]
+}
+
+/// `L(t*)` from the values at `t*`.
+fn relation_value(params: &SoftmaxParams, [shift, score, lo, hi, rho]: [Fr; 5]) -> Fr {
+    let two_k = Fr::from(1u64 << params.shift);
+    shift * two_k + Fr::from(1u64 << (params.shift - 1))
+        - score * Fr::from(params.multiplier)
+        - (lo + Fr::from(1u64 << DIGIT_BITS) * hi) * two_k
+        - rho
+}
+
+fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, AttentionError> {
+    Ok(DenseMultilinearExtension::from_i64(vars, values)?.evaluate(point)?)
+}
+
+fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, AttentionError> {
+    Ok(DenseMultilinearExtension::new(vars, values)?)
+}
+
+/// The per-row part `(t_i, t_h)` of a tensor point `[t_j ‖ t_i ‖ t_h]`.
+fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
+    point.get(shape.seq_vars()..).unwrap_or_default().to_vec()
+}
+
+/// Everything the exponential prover reads.
+pub struct ExponentialProverInput<'a> {
+    /// The Hyrax generators.
+    pub hyrax: &'a HyraxParams,
+    /// The commitments made before the first challenge.
+    pub commitments: &'a SoftmaxCommitments,
+    /// The witness and multiplicities.
+    pub data: &'a SoftmaxProverData,
+    /// The scores `QK̂` (`ĥ × ŝ × ŝ`).
+    pub scores: &'a [Fr],
+}
+
+/// Proves the slot: turns the claim on `A` into a claim on `QK_M` (identity) or `QK̂`.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] when the exponential mode lacks its witness, and the
+/// errors of the lookup, the sum-check and the openings.
 pub fn prove_slot(
     mode: SoftmaxMode,
+    shape: &AttentionShape,
+    mask: MaskKind,
     claim: &EvalClaim,
+    input: Option<ExponentialProverInput<'_>>,
     transcript: &mut Transcript,
-) -> Result<(SoftmaxSlotProof, EvalClaim), AttentionError> {
-    transcript.append_u64(LABEL_MODE, u64::from(mode.code()));
-    match mode {
-        SoftmaxMode::Identity => Ok((SoftmaxSlotProof::default(), claim.clone())),
+) -> Result<(SoftmaxSlotProof, SlotOutput), AttentionError> {
+    mode.append_to_transcript(LABEL_MODE, transcript);
+    let params = match (mode, input) {
+        (SoftmaxMode::Identity, _) => {
+            return Ok((SoftmaxSlotProof::default(), SlotOutput::MaskedScores(claim.clone())));
+        }
+        (SoftmaxMode::Exponential(params), Some(input)) => (params, input),
+        (SoftmaxMode::Exponential(_), None) => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    let (params, input) = params;
+    let (proof, out) = prove_exponential(shape, mask, &params, claim, &input, transcript)?;
+    Ok((SoftmaxSlotProof { exponential: Some(proof) }, SlotOutput::Scores(out)))
+}
+
+fn prove_exponential(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    params: &SoftmaxParams,
+    claim: &EvalClaim,
+    input: &ExponentialProverInput<'_>,
+    transcript: &mut Transcript,
+) -> Result<(ExponentialSoftmaxProof, EvalClaim), AttentionError> {
+    let (n, n_rows) = tensor_vars(shape);
+    let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
+    let w = &input.data.witness;
+    let table = softmax_table(params)?;
+
+    // Lookup.
+    let columns = lookup_columns(shape, w);
+    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
+    let (lookup, lookup_claims) = prove_lookup(&table, &refs, &input.data.multiplicities, transcript)?;
+    drop(columns);
+    let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
+    let (r, _) = big_point.split_at(n.min(big_point.len()));
+    let r_rows = row_part(shape, r);
+    let mut lookup_values = Vec::with_capacity(6);
+    for column in [&w.low, &w.high, &w.remainder, &w.exponential, &w.flag] {
+        lookup_values.push(evaluate_small(n, column, r)?);
+    }
+    let row_excess: Vec<i64> =
+        (0..w.row_excess.len()).map(|row| if row % sp < s { w.row_excess[row] } else { 0 }).collect();
+    lookup_values.push(evaluate_small(n_rows, &row_excess, &r_rows)?);
+    transcript.append_fields(LABEL_LOOKUP_VALUES, &lookup_values);
+
+    // Batched sum-check of I1 (probabilities and row sums) and I2 (the exponent relation).
+    let betas = transcript.challenge_fields(LABEL_BATCH, 2);
+    let (beta_a, beta_b) = (betas[0], betas[1]);
+    let eq_p = eq_table(&claim.point);
+    let eq_rows = eq_table(&r_rows);
+    let combined: Vec<Fr> =
+        eq_p.par_iter().enumerate().map(|(t, e)| beta_a * e + beta_b * eq_rows[t / sp]).collect();
+    let zeros: Vec<Fr> = (0..1usize << n)
+        .into_par_iter()
+        .map(|t| if keeps(mask, s, (t / sp) % sp, t % sp) { Fr::one() } else { Fr::zero() })
+        .collect();
+    let to_fr = |v: &[i64]| -> Vec<Fr> { v.par_iter().map(|&x| fr_from_i64(x)).collect() };
+    let two_k = Fr::from(1u64 << params.shift);
+    let half = Fr::from(1u64 << (params.shift - 1));
+    let multiplier = Fr::from(params.multiplier);
+    let digit = Fr::from(1u64 << DIGIT_BITS);
+    let relation: Vec<Fr> = (0..1usize << n)
+        .into_par_iter()
+        .map(|t| {
+            fr_from_i64(w.shift[t / sp]) * two_k + half
+                - input.scores[t] * multiplier
+                - (fr_from_i64(w.low[t]) + digit * fr_from_i64(w.high[t])) * two_k
+                - fr_from_i64(w.remainder[t])
+        })
+        .collect();
+    let claim_one = beta_a * claim.value
+        + beta_b
+            * (lookup_values[5]
+                + Fr::from((params.one() - params.tolerance()) as u64)
+                    * prefix_eq_sum(s, &r_rows[..shape.seq_vars()]));
+    let mut probabilities = ProductSumcheck::new(
+        SumOfProducts::product(4).map_err(sumcheck_error(STEP))?,
+        vec![
+            mle(n, combined)?,
+            mle(n, zeros.clone())?,
+            mle(n, to_fr(&w.exponential))?,
+            mle(n, to_fr(&w.flag))?,
+        ],
+    )
+    .map_err(sumcheck_error(STEP))?;
+    let mut exponents = ProductSumcheck::new(
+        SumOfProducts::product(3).map_err(sumcheck_error(STEP))?,
+        vec![mle(n, eq_table(r))?, mle(n, zeros)?, mle(n, relation)?],
+    )
+    .map_err(sumcheck_error(STEP))?;
+    let instances: Vec<&mut dyn SumcheckInstance> = vec![&mut probabilities, &mut exponents];
+    let (sumcheck, reduced) =
+        prove_batched(instances, &[claim_one, Fr::zero()], transcript).map_err(sumcheck_error(STEP))?;
+    let t_star = reduced.point.clone();
+    let t_rows = row_part(shape, &t_star);
+    let score_mle = DenseMultilinearExtension::new(n, input.scores.to_vec())?;
+    let final_values = vec![
+        evaluate_small(n, &w.exponential, &t_star)?,
+        evaluate_small(n, &w.flag, &t_star)?,
+        evaluate_small(n_rows, &w.shift, &t_rows)?,
+        score_mle.evaluate(&t_star)?,
+        evaluate_small(n, &w.low, &t_star)?,
+        evaluate_small(n, &w.high, &t_star)?,
+        evaluate_small(n, &w.remainder, &t_star)?,
+    ];
+    transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
+
+    // Openings.
+    let c = input.commitments;
+    let polynomials = [
+        DenseMultilinearExtension::from_i64(n, &w.low)?,
+        DenseMultilinearExtension::from_i64(n, &w.high)?,
+        DenseMultilinearExtension::from_i64(n, &w.remainder)?,
+        DenseMultilinearExtension::from_i64(n, &w.exponential)?,
+        DenseMultilinearExtension::from_i64(n, &w.flag)?,
+        DenseMultilinearExtension::from_i64(n_rows, &w.shift)?,
+        DenseMultilinearExtension::from_i64(table.num_vars(), &input.data.multiplicities)?,
+    ];
+    let commitments = commitment_list(c);
+    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
+        polynomials.iter().zip(commitments.iter().copied()).collect();
+    let claims =
+        opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, &lookup_claims.multiplicities);
+    let openings = Hyrax::open_multi(&items, &claims, transcript)?;
+    let out = EvalClaim { point: t_star, value: final_values[3] };
+    Ok((ExponentialSoftmaxProof { lookup, lookup_values, sumcheck, final_values, openings }, out))
+}
+
+fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 7] {
+    [&c.low, &c.high, &c.remainder, &c.exponential, &c.flag, &c.shift, &c.multiplicities]
+}
+
+/// The opening claims: each tensor column at `r` and `t*`, `ẑ` at `t*`'s row part, `m` at the
+/// lookup's table point. Values: `lookup_values = [lo, hi, ρ, e, flag, ũ]` at `r`,
+/// `final_values = [e, flag, ẑ, QK̂, lo, hi, ρ]` at `t*`.
+#[deny(clippy::indexing_slicing)]
+fn opening_claims(
+    r: &[Fr],
+    lookup_values: &[Fr],
+    t_star: &[Fr],
+    t_rows: &[Fr],
+    final_values: &[Fr],
+    multiplicity: &EvalClaim,
+) -> Vec<OpeningClaim> {
+    let at = |v: &[Fr], k: usize| v.get(k).copied().unwrap_or_else(Fr::zero);
+    let claim = |polynomial: usize, point: &[Fr], value: Fr| OpeningClaim {
+        polynomial,
+        point: point.to_vec(),
+        value,
+    };
+    vec![
+        claim(0, r, at(lookup_values, 0)),
+        claim(0, t_star, at(final_values, 4)),
+        claim(1, r, at(lookup_values, 1)),
+        claim(1, t_star, at(final_values, 5)),
+        claim(2, r, at(lookup_values, 2)),
+        claim(2, t_star, at(final_values, 6)),
+        claim(3, r, at(lookup_values, 3)),
+        claim(3, t_star, at(final_values, 0)),
+        claim(4, r, at(lookup_values, 4)),
+        claim(4, t_star, at(final_values, 1)),
+        claim(5, t_rows, at(final_values, 2)),
+        claim(6, &multiplicity.point, multiplicity.value),
+    ]
+}
+
+/// Verifies the slot; returns the claim on `QK_M` (identity) or `QK̂` (exponential).
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] naming the failing check, or the lookup's, sum-check's or
+/// openings' errors.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_slot(
+    mode: SoftmaxMode,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    claim: &EvalClaim,
+    proof: &SoftmaxSlotProof,
+    exponential: Option<(&HyraxParams, &SoftmaxCommitments)>,
+    transcript: &mut Transcript,
+) -> Result<SlotOutput, AttentionError> {
+    mode.append_to_transcript(LABEL_MODE, transcript);
+    match (mode, &proof.exponential, exponential) {
+        (SoftmaxMode::Identity, None, _) => Ok(SlotOutput::MaskedScores(claim.clone())),
+        (SoftmaxMode::Exponential(params), Some(proof), Some((hyrax, commitments))) => {
+            verify_exponential(shape, mask, &params, claim, proof, hyrax, commitments, transcript)
+                .map(SlotOutput::Scores)
+        }
+        _ => Err(AttentionError::CheckFailed { step: STEP }),
     }
 }
 
-/// Verifies the slot; returns the claim on `QK_M`.
-///
-/// # Errors
-/// None for the identity.
-pub fn verify_slot(
-    mode: SoftmaxMode,
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+fn verify_exponential(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    params: &SoftmaxParams,
     claim: &EvalClaim,
-    proof: &SoftmaxSlotProof,
+    proof: &ExponentialSoftmaxProof,
+    hyrax: &HyraxParams,
+    commitments: &SoftmaxCommitments,
     transcript: &mut Transcript,
 ) -> Result<EvalClaim, AttentionError> {
-    transcript.append_u64(LABEL_MODE, u64::from(mode.code()));
-    match mode {
-        SoftmaxMode::Identity if proof.messages.is_empty() => Ok(claim.clone()),
-        SoftmaxMode::Identity => Err(AttentionError::CheckFailed { step: "softmax slot" }),
+    let (n, _) = tensor_vars(shape);
+    let s = shape.seq_len;
+    let table = softmax_table(params)?;
+    commitments.validate(shape, table.num_vars())?;
+    if claim.point.len() != n {
+        return Err(AttentionError::CheckFailed { step: STEP });
     }
+    let lookup_claims = verify_lookup(&table, n + 2, &proof.lookup, transcript)?;
+    let [lo, hi, rho, e, flag, u] = proof.lookup_values.as_slice() else {
+        return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
+    };
+    let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
+    if big_point.len() != n + 2 {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let (r, tag_point) = big_point.split_at(n);
+    let r_rows = row_part(shape, r);
+    let r_j = r.get(..shape.seq_vars()).unwrap_or_default();
+    let expected = merged_columns(tag_point, r_j, [*lo, *hi, *rho, *e, *flag, *u]);
+    let claimed: Vec<Fr> = lookup_claims.columns.iter().map(|c| c.value).collect();
+    if claimed != expected {
+        return Err(AttentionError::CheckFailed { step: "softmax lookup columns" });
+    }
+    transcript.append_fields(LABEL_LOOKUP_VALUES, &proof.lookup_values);
+
+    let betas = transcript.challenge_fields(LABEL_BATCH, 2);
+    let [beta_a, beta_b] = betas.as_slice() else {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    };
+    let r_i = r_rows.get(..shape.seq_vars()).unwrap_or_default();
+    let claim_one = *beta_a * claim.value
+        + *beta_b * (*u + Fr::from((params.one() - params.tolerance()) as u64) * prefix_eq_sum(s, r_i));
+    let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, Fr::zero())];
+    let reduced = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
+    let [f_e, f_flag, f_shift, f_score, f_lo, f_hi, f_rho] = proof.final_values.as_slice() else {
+        return Err(AttentionError::CheckFailed { step: "softmax final values" });
+    };
+    let t_star = reduced.point.clone();
+    let t_rows = row_part(shape, &t_star);
+    let (t_j, t_i) = (
+        t_star.get(..shape.seq_vars()).unwrap_or_default(),
+        t_rows.get(..shape.seq_vars()).unwrap_or_default(),
+    );
+    let z = zeroifier(mask, s, t_i, t_j);
+    let combined =
+        *beta_a * eq_evaluation(&claim.point, &t_star)? + *beta_b * eq_evaluation(&r_rows, &t_rows)?;
+    let relation = relation_value(params, [*f_shift, *f_score, *f_lo, *f_hi, *f_rho]);
+    reduced
+        .check(&[combined * z * f_e * f_flag, eq_evaluation(r, &t_star)? * z * relation])
+        .map_err(|_| AttentionError::CheckFailed { step: "softmax sum-check" })?;
+    transcript.append_fields(LABEL_FINAL_VALUES, &proof.final_values);
+
+    let list = commitment_list(commitments);
+    let claims = opening_claims(
+        r,
+        &proof.lookup_values,
+        &t_star,
+        &t_rows,
+        &proof.final_values,
+        &lookup_claims.multiplicities,
+    );
+    Hyrax::verify_multi(hyrax, &list, &claims, &proof.openings, transcript)
+        .map_err(|_| AttentionError::CheckFailed { step: "softmax openings" })?;
+    Ok(EvalClaim { point: t_star, value: *f_score })
 }

@@ -13,6 +13,8 @@
 //! in `i128` and converted to field elements once. Masked entries contribute
 //! `MASK · Σ_{masked j} V̂[j, ·]`, from integer column sums.
 
+use crate::fixed_point::{SoftmaxWitness, compute_softmax_witness};
+use crate::softmax::SoftmaxMode;
 use crate::structured::mask_value;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use rayon::prelude::*;
@@ -91,6 +93,10 @@ pub struct AttentionWitness {
     pub output_hat: Vec<Fr>,
     /// `O`, `s × h·m_v` (not padded).
     pub output: Vec<Fr>,
+    /// The fixed-point softmax witness (exponential mode only).
+    pub softmax: Option<SoftmaxWitness>,
+    /// `A`, `ĥ × ŝ × ŝ` (exponential mode only; linear attention derives it from the scores).
+    pub attention: Vec<Fr>,
 }
 
 /// Runs the forward pass in linear-attention mode (identity softmax slot).
@@ -166,7 +172,80 @@ pub fn compute_witness(
         scores,
         output_hat,
         output,
+        softmax: None,
+        attention: Vec::new(),
     })
+}
+
+/// Runs the forward pass for a softmax mode: [`compute_witness`] for the identity; for the
+/// exponential softmax, the integer scores, their fixed-point softmax `A` (`2^f`-scaled) and
+/// `O = A·V` in exact integers.
+///
+/// # Errors
+/// As [`compute_witness`], and [`AttentionError::NumericRange`] when the scores or the output
+/// leave the exact integer range or the softmax tables.
+pub fn compute_witness_for_mode(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    mode: SoftmaxMode,
+    inputs: &AttentionInputs,
+) -> Result<AttentionWitness, AttentionError> {
+    let SoftmaxMode::Exponential(params) = mode else {
+        return compute_witness(shape, mask, inputs);
+    };
+    let mut witness = compute_witness(shape, MaskKind::None, inputs)?;
+    let (s, h, mv) = (shape.seq_len, shape.heads, shape.value_head_dim);
+    let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
+    let max_abs = |data: &[i64]| data.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u128;
+    if max_abs(&inputs.queries) * max_abs(&inputs.keys) * shape.head_dim as u128 >= 1u128 << 62 {
+        return Err(AttentionError::NumericRange("the scores Q·Kᵀ leave the 63-bit range".into()));
+    }
+    let (q, k, m) = (&inputs.queries, &inputs.keys, shape.head_dim);
+    let scores: Vec<i64> = (0..hp * sp * sp)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|t| {
+            let (head, i, j) = (t / (sp * sp), (t / sp) % sp, t % sp);
+            if head >= h || i >= s || j >= s {
+                return 0;
+            }
+            let qi = &q[i * h * m + head * m..i * h * m + (head + 1) * m];
+            let kj = &k[j * h * m + head * m..j * h * m + (head + 1) * m];
+            qi.iter().zip(kj).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    let softmax = compute_softmax_witness(shape, mask, &params, &scores)?;
+    if (params.one() as u128) * max_abs(&inputs.values) * (s as u128) >= 1u128 << 120 {
+        return Err(AttentionError::NumericRange("the output A·V leaves the 121-bit range".into()));
+    }
+    let v = &inputs.values;
+    let columns = hp * mvp;
+    let mut output_hat = vec![Fr::zero(); sp * columns];
+    output_hat.par_chunks_mut(columns).enumerate().for_each(|(i, out)| {
+        if i >= s {
+            return;
+        }
+        for head in 0..h {
+            let row = &softmax.attention[(head * sp + i) * sp..(head * sp + i) * sp + s];
+            for c in 0..mv {
+                let total: i128 = row
+                    .iter()
+                    .enumerate()
+                    .map(|(j, a)| i128::from(*a) * i128::from(v[j * h * mv + head * mv + c]))
+                    .sum();
+                out[head * mvp + c] = fr_from_i128(total);
+            }
+        }
+    });
+    let output: Vec<Fr> = (0..s)
+        .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
+        .map(|(i, head, c)| output_hat[i * columns + head * mvp + c])
+        .collect();
+    witness.attention = softmax.attention.par_iter().map(|&a| fr_from_i64(a)).collect();
+    witness.output_hat = output_hat;
+    witness.output = output;
+    witness.softmax = Some(softmax);
+    Ok(witness)
 }
 
 /// The forward pass in exact integers of type `T` (`i64` or `i128`, chosen by the caller from

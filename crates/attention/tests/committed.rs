@@ -20,10 +20,11 @@ fn inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
 fn committed_layer_verifies_without_the_inputs() {
     for (s, h, m, mv) in [(1usize, 1usize, 1usize, 1usize), (7, 3, 4, 2), (16, 8, 2, 3), (33, 12, 3, 5)] {
         let shape = AttentionShape::new(s, h, m, mv).unwrap();
-        let params = hyrax_params_for(&shape);
+        let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
         for mask in [MaskKind::Causal, MaskKind::None] {
             let (statement, proof, _) =
-                prove_layer_committed(&params, &shape, mask, &inputs(&shape, 1)).unwrap();
+                prove_layer_committed(&params, &shape, mask, SoftmaxMode::Identity, &inputs(&shape, 1))
+                    .unwrap();
             verify_layer_committed(&params, &statement, &proof)
                 .unwrap_or_else(|e| panic!("{shape:?} {mask}: {e}"));
             // Through bytes, as the CLI ships them.
@@ -41,9 +42,10 @@ fn committed_layer_verifies_without_the_inputs() {
 #[test]
 fn swapped_committed_input_is_rejected() {
     let shape = AttentionShape::new(7, 3, 4, 2).unwrap();
-    let params = hyrax_params_for(&shape);
+    let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let (statement, proof, _) =
-        prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs(&shape, 1)).unwrap();
+        prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs(&shape, 1))
+            .unwrap();
     let other = commit_inputs(&params, &shape, &inputs(&shape, 2)).unwrap();
     for k in 0..3 {
         let mut swapped = statement.clone();
@@ -64,9 +66,10 @@ fn swapped_committed_input_is_rejected() {
 fn tampered_opening_and_output_are_rejected() {
     // n = log ŝ + log d = 4 + 5: the 5 column variables lie inside the shared column point.
     let shape = AttentionShape::new(16, 4, 8, 8).unwrap();
-    let params = hyrax_params_for(&shape);
+    let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let (statement, proof, _) =
-        prove_layer_committed(&params, &shape, MaskKind::None, &inputs(&shape, 3)).unwrap();
+        prove_layer_committed(&params, &shape, MaskKind::None, SoftmaxMode::Identity, &inputs(&shape, 3))
+            .unwrap();
     assert_eq!(proof.openings.len(), 1, "d = d_v: the three claims share one opening");
     let mut bad = proof.clone();
     bad.openings[0].combined_row[0] += Fr::one();
@@ -92,9 +95,10 @@ fn tampered_opening_and_output_are_rejected() {
 fn different_value_width_uses_two_openings() {
     // d = 2^⌈log₂ 12⌉ = 16 and d_v = 2^⌈log₂ 3⌉ = 4: V's column part differs, Q and K share one.
     let shape = AttentionShape::new(16, 3, 4, 1).unwrap();
-    let params = hyrax_params_for(&shape);
+    let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let (statement, proof, _) =
-        prove_layer_committed(&params, &shape, MaskKind::Causal, &inputs(&shape, 5)).unwrap();
+        prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs(&shape, 5))
+            .unwrap();
     assert_eq!(proof.openings.len(), 2);
     assert!(verify_layer_committed(&params, &statement, &proof).is_ok());
     for k in 0..2 {

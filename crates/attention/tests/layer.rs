@@ -75,7 +75,7 @@ fn layer_round_trips_on_many_shapes() {
     for (n, shape) in shapes().into_iter().enumerate() {
         for mask in [MaskKind::Causal, MaskKind::None] {
             let inputs = random_inputs(&shape, 100 + n as u64);
-            let (statement, proof, _) = prove_layer(&shape, mask, &inputs).unwrap();
+            let (statement, proof, _) = prove_layer(&shape, mask, SoftmaxMode::Identity, &inputs).unwrap();
             assert_eq!(statement.output, reference_output(&shape, mask, &inputs));
             verify_layer(&statement, &proof).unwrap_or_else(|e| panic!("{shape:?} {mask}: {e}"));
         }
@@ -84,7 +84,7 @@ fn layer_round_trips_on_many_shapes() {
 
 fn honest(shape: AttentionShape, mask: MaskKind) -> (AttentionStatement, AttentionLayerProof) {
     let inputs = random_inputs(&shape, 7);
-    let (statement, proof, _) = prove_layer(&shape, mask, &inputs).unwrap();
+    let (statement, proof, _) = prove_layer(&shape, mask, SoftmaxMode::Identity, &inputs).unwrap();
     (statement, proof)
 }
 
@@ -131,7 +131,8 @@ fn output_of_a_wrong_value_matrix_is_rejected() {
     let inputs = random_inputs(&shape, 9);
     let mut wrong = inputs.clone();
     wrong.values[4] += 1;
-    let (mut statement, proof, _) = prove_layer(&shape, MaskKind::Causal, &wrong).unwrap();
+    let (mut statement, proof, _) =
+        prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &wrong).unwrap();
     statement.inputs = inputs;
     assert!(verify_layer(&statement, &proof).is_err());
 }
@@ -140,7 +141,8 @@ fn output_of_a_wrong_value_matrix_is_rejected() {
 fn output_of_one_wrong_head_is_rejected() {
     let shape = AttentionShape::new(16, 3, 4, 2).unwrap();
     let inputs = random_inputs(&shape, 10);
-    let (mut statement, proof, _) = prove_layer(&shape, MaskKind::None, &inputs).unwrap();
+    let (mut statement, proof, _) =
+        prove_layer(&shape, MaskKind::None, SoftmaxMode::Identity, &inputs).unwrap();
     // Replace head 1 of every row with the other mask's values.
     let other = compute_witness(&shape, MaskKind::Causal, &inputs).unwrap().output;
     for i in 0..shape.seq_len {
@@ -157,7 +159,7 @@ fn tampered_round_of_each_sub_protocol_is_rejected() {
     let cases: [Tamper; 5] = [
         ("unpadding", |p| p.unpadding.sumcheck.sumcheck.rounds[1].evaluations[0] += Fr::one()),
         ("softmax·V", |p| p.attention_values.sumcheck.sumcheck.rounds[0].evaluations[1] += Fr::one()),
-        ("masking", |p| p.masking.sumcheck.sumcheck.rounds[2].evaluations[0] += Fr::one()),
+        ("masking", |p| p.masking.as_mut().unwrap().sumcheck.sumcheck.rounds[2].evaluations[0] += Fr::one()),
         ("batched QKᵀ", |p| p.qk.sumcheck.sumcheck.rounds[0].evaluations[2] += Fr::one()),
         ("padding", |p| p.padding.sumcheck.rounds[1].evaluations[0] += Fr::one()),
     ];
@@ -174,7 +176,7 @@ fn tampered_claims_passed_between_steps_are_rejected() {
     let cases: [Tamper; 4] = [
         ("unpadding", |p| p.unpadding.sumcheck.final_evaluations[0] += Fr::one()),
         ("softmax·V", |p| p.attention_values.sumcheck.final_evaluations[1] += Fr::one()),
-        ("masking", |p| p.masking.sumcheck.final_evaluations[2] += Fr::one()),
+        ("masking", |p| p.masking.as_mut().unwrap().sumcheck.final_evaluations[2] += Fr::one()),
         ("batched QKᵀ", |p| p.qk.sumcheck.final_evaluations[1] += Fr::one()),
     ];
     for (step, tamper) in cases {
@@ -203,7 +205,7 @@ fn tampered_structured_values_are_rejected() {
             f[0] *= inv;
         }),
         ("masking", |p| {
-            let f = &mut p.masking.sumcheck.final_evaluations;
+            let f = &mut p.masking.as_mut().unwrap().sumcheck.final_evaluations;
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[2] *= inv;
@@ -250,7 +252,7 @@ fn wrong_version_and_malformed_bytes_are_rejected() {
 fn malformed_proof_shapes_give_errors_not_panics() {
     let (statement, proof) = default_case();
     let mut short = proof.clone();
-    short.masking.sumcheck.sumcheck.rounds.pop();
+    short.masking.as_mut().unwrap().sumcheck.sumcheck.rounds.pop();
     assert!(matches!(
         verify_layer(&statement, &short),
         Err(AttentionError::Sumcheck { step: "masking", .. })
@@ -264,11 +266,18 @@ fn malformed_proof_shapes_give_errors_not_panics() {
         verify_layer(&statement, &few_padding).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "padding" })
     );
-    let mut slot = proof;
-    slot.softmax.messages.push(Fr::one());
+    // A linear-attention proof that carries softmax pieces, or lacks its masking step.
+    let mut slot = proof.clone();
+    slot.softmax_commitments = Some(exponential_commitments());
     assert_eq!(
         verify_layer(&statement, &slot).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "softmax slot" })
+        Err(AttentionError::CheckFailed { step: "softmax commitments" })
+    );
+    let mut no_masking = proof;
+    no_masking.masking = None;
+    assert_eq!(
+        verify_layer(&statement, &no_masking).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "masking" })
     );
 }
 
@@ -284,13 +293,13 @@ fn bad_statements_are_rejected_with_clear_errors() {
     let mut inputs = random_inputs(&shape, 1);
     inputs.keys.push(0);
     assert!(matches!(
-        prove_layer(&shape, MaskKind::Causal, &inputs),
+        prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs),
         Err(AttentionError::WrongTensorSize { tensor: "K", .. })
     ));
     let mut inputs = random_inputs(&shape, 1);
     inputs.values[2] = 1 << 40;
     assert!(matches!(
-        prove_layer(&shape, MaskKind::Causal, &inputs),
+        prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs),
         Err(AttentionError::ValueOutOfRange { tensor: "V", index: 2, .. })
     ));
 }
@@ -317,4 +326,14 @@ fn structured_masking_prover_matches_the_dense_prover() {
             assert_eq!(structured, dense, "s={s} h={h} {mask}");
         }
     }
+}
+
+/// The softmax commitments of some small exponential-mode proof.
+fn exponential_commitments() -> zkmha_attention::softmax::SoftmaxCommitments {
+    let shape = AttentionShape::new(4, 2, 4, 4).unwrap();
+    let params = SoftmaxParams::for_score_scale(0.05, 4).unwrap();
+    let (_, proof, _) =
+        prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Exponential(params), &random_inputs(&shape, 9))
+            .unwrap();
+    proof.softmax_commitments.unwrap()
 }

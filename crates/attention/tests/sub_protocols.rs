@@ -4,7 +4,7 @@
 
 use ark_std::UniformRand;
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
-use zkmha_attention::attention_values::{prove_attention_values, verify_attention_values};
+use zkmha_attention::attention_values::{AttentionMatrix, prove_attention_values, verify_attention_values};
 use zkmha_attention::masking::{prove_masking, verify_masking};
 use zkmha_attention::padding::{prove_padding, verify_padding};
 use zkmha_attention::qk::{prove_qk, verify_qk};
@@ -99,8 +99,7 @@ fn attention_values_round_trips_and_rejects_tampering() {
             let claim = random_claim(&w.output_hat, &mut rng);
             let (proof, out) = prove_attention_values(
                 shape,
-                mask,
-                &w.scores,
+                AttentionMatrix::Masked { scores: &w.scores, mask },
                 &w.values_hat,
                 &claim,
                 &mut Transcript::new(DOMAIN),
@@ -118,9 +117,14 @@ fn attention_values_round_trips_and_rejects_tampering() {
             // A wrong witness: one entry of V̂ changed.
             let mut wrong = w.values_hat.clone();
             wrong[0] += Fr::one();
-            let (bad, _) =
-                prove_attention_values(shape, mask, &w.scores, &wrong, &claim, &mut Transcript::new(DOMAIN))
-                    .unwrap();
+            let (bad, _) = prove_attention_values(
+                shape,
+                AttentionMatrix::Masked { scores: &w.scores, mask },
+                &wrong,
+                &claim,
+                &mut Transcript::new(DOMAIN),
+            )
+            .unwrap();
             assert!(verify_attention_values(shape, &claim, &bad, &mut Transcript::new(DOMAIN)).is_err());
         }
     }
