@@ -56,7 +56,9 @@ fn layer_command_proves_and_verifies() {
     let out = zkmha(&["layer", "--seq", "9", "--heads", "3", "--head-dim", "4", "--value-head-dim", "2"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for needle in ["result: valid", "softmax in fixed point", "lookup, sum-check", "batched QK^T", "proof size"] {
+    for needle in
+        ["result: valid", "softmax in fixed point", "lookup, sum-check", "batched QK^T", "proof size"]
+    {
         assert!(stdout.contains(needle), "{needle} missing: {stdout}");
     }
     let out = zkmha(&["layer", "--seq", "9", "--heads", "3", "--head-dim", "4", "--softmax", "linear"]);

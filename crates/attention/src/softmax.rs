@@ -239,38 +239,66 @@ pub struct SoftmaxProverData {
     pub multiplicities: Vec<i64>,
 }
 
-/// Commits to the softmax witness.
+/// The lookup's multiplicities for a softmax witness.
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] when a witness row is outside the table (a bug or a range the
-/// parameters cannot hold), [`AttentionError::Commitment`] for generators that are too few.
+/// parameters cannot hold).
+pub fn softmax_multiplicities(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    witness: &SoftmaxWitness,
+) -> Result<Vec<i64>, AttentionError> {
+    let table = softmax_table(params)?;
+    let columns = lookup_columns(shape, witness);
+    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
+    Ok(multiplicities(&table, &refs)?)
+}
+
+/// Commits to the softmax witness (computing its multiplicities).
+///
+/// # Errors
+/// As [`softmax_multiplicities`] and [`commit_softmax_data`].
 pub fn commit_softmax(
     hyrax: &HyraxParams,
     shape: &AttentionShape,
     params: &SoftmaxParams,
     witness: SoftmaxWitness,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
+    let multiplicities = softmax_multiplicities(shape, params, &witness)?;
+    commit_softmax_data(hyrax, shape, params, SoftmaxProverData { witness, multiplicities })
+}
+
+/// Commits to a witness and multiplicities as given (a cheating prover's entry point in tests:
+/// nothing is checked here, the verifier rejects what does not fit).
+///
+/// # Errors
+/// [`AttentionError::Commitment`] for generators that are too few or tables of the wrong size.
+pub fn commit_softmax_data(
+    hyrax: &HyraxParams,
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    data: SoftmaxProverData,
+) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
     let (n, n_rows) = tensor_vars(shape);
     let table = softmax_table(params)?;
-    let columns = lookup_columns(shape, &witness);
-    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
-    let counts = multiplicities(&table, &refs)?;
+    let w = &data.witness;
     let commit = |vars: usize, values: &[i64]| Hyrax::commit_small(hyrax, vars, values);
     let commitments = SoftmaxCommitments {
-        low: commit(n, &witness.low)?,
-        high: commit(n, &witness.high)?,
-        remainder: commit(n, &witness.remainder)?,
-        exponential: commit(n, &witness.exponential)?,
-        flag: commit(n, &witness.flag)?,
-        shift: commit(n_rows, &witness.shift)?,
-        multiplicities: commit(table.num_vars(), &counts)?,
+        low: commit(n, &w.low)?,
+        high: commit(n, &w.high)?,
+        remainder: commit(n, &w.remainder)?,
+        exponential: commit(n, &w.exponential)?,
+        flag: commit(n, &w.flag)?,
+        shift: commit(n_rows, &w.shift)?,
+        multiplicities: commit(table.num_vars(), &data.multiplicities)?,
     };
-    Ok((commitments, SoftmaxProverData { witness, multiplicities: counts }))
+    Ok((commitments, data))
 }
 
 impl SoftmaxCommitments {
     /// Absorbs the commitments.
-    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
+    pub fn append_to_transcript(&self, transcript: &mut Transcript) {
         let mut bytes = Vec::new();
         // Serializing into a Vec cannot fail.
         let _ = self.serialize_compressed(&mut bytes);

@@ -1,0 +1,374 @@
+//! The proven fixed-point softmax: round trips through the layer on many shapes, agreement
+//! with plain references, and one test per attack on the slot.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_std::UniformRand;
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use zkmha_attention::fixed_point::{DIGIT_BITS, deterministic_exp_neg};
+use zkmha_attention::softmax::*;
+use zkmha_attention::*;
+use zkmha_field::{Fr, One, fr_from_i64};
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_sumcheck::EvalClaim;
+use zkmha_transcript::Transcript;
+
+fn random_inputs(shape: &AttentionShape, seed: u64, bound: i64) -> AttentionInputs {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-bound..=bound)).collect::<Vec<_>>();
+    AttentionInputs {
+        queries: draw(shape.seq_len * shape.model_width()),
+        keys: draw(shape.seq_len * shape.model_width()),
+        values: draw(shape.seq_len * shape.value_model_width()),
+    }
+}
+
+fn params_for(shape: &AttentionShape) -> SoftmaxParams {
+    // Scores of standard deviation ≈ 3 for inputs in −127..=127.
+    let scale = 3.0 / ((shape.head_dim as f64).sqrt() * 127.0 * 127.0 / 3.0);
+    SoftmaxParams::for_score_scale(scale, shape.padded_seq_len()).unwrap()
+}
+
+/// Float softmax attention of the same integer inputs, in units of `2^f · V`.
+fn float_reference(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    params: &SoftmaxParams,
+    inputs: &AttentionInputs,
+) -> Vec<f64> {
+    let (s, h, m, mv) = (shape.seq_len, shape.heads, shape.head_dim, shape.value_head_dim);
+    let c = params.multiplier as f64 / 2f64.powi((params.exponent_bits + params.shift) as i32);
+    let mut out = vec![0.0; s * h * mv];
+    for head in 0..h {
+        for i in 0..s {
+            let kept: Vec<usize> = (0..s).filter(|&j| keeps(mask, s, i, j)).collect();
+            let z: Vec<f64> = kept
+                .iter()
+                .map(|&j| {
+                    (0..m)
+                        .map(|x| {
+                            (inputs.queries[i * h * m + head * m + x] * inputs.keys[j * h * m + head * m + x])
+                                as f64
+                        })
+                        .sum::<f64>()
+                        * c
+                })
+                .collect();
+            let max = z.iter().copied().fold(f64::MIN, f64::max);
+            let total: f64 = z.iter().map(|v| (v - max).exp()).sum();
+            for (&j, zj) in kept.iter().zip(&z) {
+                let p = (zj - max).exp() / total * params.one() as f64;
+                for c in 0..mv {
+                    out[i * h * mv + head * mv + c] += p * inputs.values[j * h * mv + head * mv + c] as f64;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn as_i128(value: &Fr) -> i128 {
+    use ark_ff::{BigInteger, PrimeField};
+    let big = value.into_bigint();
+    let neg = (-*value).into_bigint();
+    let small = |b: &<Fr as PrimeField>::BigInt| -> i128 {
+        let bytes = b.to_bytes_le();
+        i128::from_le_bytes(bytes[..16].try_into().unwrap())
+    };
+    if big.num_bits() <= 120 { small(&big) } else { -small(&neg) }
+}
+
+#[test]
+fn layers_with_the_proven_softmax_round_trip_and_match_the_float_reference() {
+    for (n, (s, h, m, mv)) in
+        [(1usize, 1usize, 1usize, 1usize), (3, 2, 4, 4), (7, 3, 5, 2), (16, 2, 8, 8), (33, 1, 4, 3)]
+            .into_iter()
+            .enumerate()
+    {
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let shape = AttentionShape::new(s, h, m, mv).unwrap();
+            let params = params_for(&shape);
+            let inputs = random_inputs(&shape, n as u64, 127);
+            let mode = SoftmaxMode::Exponential(params);
+            let (statement, proof, _) = prove_layer(&shape, mask, mode, &inputs).unwrap();
+            assert!(verify_layer(&statement, &proof).is_ok(), "{shape:?} {mask:?}");
+            assert!(proof.masking.is_none());
+
+            // Against the float reference: each probability is within 0.5 + 2^-g·p + 1 of
+            // 2^f·softmax, so each output within (ŝ + 2^(f−g+1))·max|V| (a loose, documented bound).
+            let reference = float_reference(&shape, mask, &params, &inputs);
+            let max_v = inputs.values.iter().map(|v| v.abs()).max().unwrap_or(0) as f64;
+            let bound =
+                (s as f64 + 2.0 * params.one() as f64 / 2f64.powi(params.exponent_bits as i32) + 2.0) * max_v;
+            for (ours, theirs) in statement.output.iter().zip(&reference) {
+                let ours = as_i128(ours) as f64;
+                assert!((ours - theirs).abs() <= bound, "{ours} vs {theirs} (bound {bound}) for {shape:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn committed_layers_prove_the_softmax_too() {
+    let shape = AttentionShape::new(12, 3, 4, 4).unwrap();
+    let mode = SoftmaxMode::Exponential(params_for(&shape));
+    let params = hyrax_params_for(&shape, mode);
+    let (statement, proof, _) =
+        prove_layer_committed(&params, &shape, MaskKind::Causal, mode, &random_inputs(&shape, 4, 127))
+            .unwrap();
+    assert!(verify_layer_committed(&params, &statement, &proof).is_ok());
+    // The statement names the mode: a verifier told "linear attention" rejects.
+    let mut linear = statement.clone();
+    linear.softmax = SoftmaxMode::Identity;
+    assert!(verify_layer_committed(&params, &linear, &proof).is_err());
+    // Other softmax parameters (another scale) are another statement.
+    let mut other = statement;
+    if let SoftmaxMode::Exponential(p) = &mut other.softmax {
+        p.multiplier += 1;
+    }
+    assert!(verify_layer_committed(&params, &other, &proof).is_err());
+}
+
+/// One slot run with a (possibly tampered) witness: commit, claim on the given `A`, prove.
+struct SlotRun {
+    shape: AttentionShape,
+    mask: MaskKind,
+    params: SoftmaxParams,
+    hyrax: zkmha_pcs::HyraxParams,
+    commitments: SoftmaxCommitments,
+    claim: EvalClaim,
+    proof: SoftmaxSlotProof,
+}
+
+fn slot_shape() -> (AttentionShape, MaskKind, SoftmaxParams, AttentionWitness) {
+    let shape = AttentionShape::new(6, 2, 4, 4).unwrap();
+    let params = params_for(&shape);
+    let mask = MaskKind::Causal;
+    let witness = compute_witness_for_mode(
+        &shape,
+        mask,
+        SoftmaxMode::Exponential(params),
+        &random_inputs(&shape, 8, 127),
+    )
+    .unwrap();
+    (shape, mask, params, witness)
+}
+
+/// Proves the slot for `softmax` (tampered or not) with `multiplicities`; the claim is on the
+/// attention matrix `attention` at a random point.
+fn run_slot(
+    tamper: impl FnOnce(&mut SoftmaxWitness, &AttentionShape),
+    honest_multiplicities: bool,
+) -> SlotRun {
+    let (shape, mask, params, witness) = slot_shape();
+    let mut softmax = witness.softmax.clone().unwrap();
+    let honest = softmax_multiplicities(&shape, &params, &softmax).unwrap();
+    tamper(&mut softmax, &shape);
+    let multiplicities = if honest_multiplicities {
+        honest
+    } else {
+        softmax_multiplicities(&shape, &params, &softmax).unwrap()
+    };
+    let hyrax = hyrax_params_for(&shape, SoftmaxMode::Exponential(params));
+    let (commitments, data) = commit_softmax_data(
+        &hyrax,
+        &shape,
+        &params,
+        SoftmaxProverData { witness: softmax.clone(), multiplicities },
+    )
+    .unwrap();
+    let n = 2 * shape.seq_vars() + shape.head_vars();
+    let mut rng = StdRng::seed_from_u64(5);
+    let point: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let a = DenseMultilinearExtension::from_i64(n, &softmax.attention).unwrap();
+    let claim = EvalClaim { value: a.evaluate(&point).unwrap(), point };
+    let mut transcript = Transcript::new(b"slot");
+    commitments.append_to_transcript(&mut transcript);
+    let input = ExponentialProverInput {
+        hyrax: &hyrax,
+        commitments: &commitments,
+        data: &data,
+        scores: &witness.scores,
+    };
+    let (proof, _) =
+        prove_slot(SoftmaxMode::Exponential(params), &shape, mask, &claim, Some(input), &mut transcript)
+            .unwrap();
+    SlotRun { shape, mask, params, hyrax, commitments, claim, proof }
+}
+
+fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
+    let mut transcript = Transcript::new(b"slot");
+    run.commitments.append_to_transcript(&mut transcript);
+    verify_slot(
+        SoftmaxMode::Exponential(run.params),
+        &run.shape,
+        run.mask,
+        &run.claim,
+        &run.proof,
+        Some((&run.hyrax, &run.commitments)),
+        &mut transcript,
+    )
+}
+
+/// The tensor index of (head, i, j).
+fn at(shape: &AttentionShape, head: usize, i: usize, j: usize) -> usize {
+    let sp = shape.padded_seq_len();
+    (head * sp + i) * sp + j
+}
+
+#[test]
+fn the_honest_slot_verifies_and_names_the_scores() {
+    let run = run_slot(|_, _| {}, true);
+    let (_, _, _, witness) = slot_shape();
+    match verify_run(&run).unwrap() {
+        SlotOutput::Scores(claim) => {
+            let n = claim.point.len();
+            let scores = DenseMultilinearExtension::new(n, witness.scores.clone()).unwrap();
+            assert_eq!(scores.evaluate(&claim.point).unwrap(), claim.value);
+        }
+        other => panic!("expected a claim on the scores, got {other:?}"),
+    }
+}
+
+#[test]
+fn rejects_a_changed_probability_that_is_not_a_table_value() {
+    let run = run_slot(
+        |w, shape| {
+            let t = at(shape, 1, 4, 2);
+            w.exponential[t] += 1;
+            w.attention[t] += 1;
+        },
+        true,
+    );
+    assert_eq!(verify_run(&run), Err(AttentionError::Lookup(zkmha_lookup::LookupError::SumMismatch)));
+}
+
+#[test]
+fn rejects_a_changed_probability_from_another_exponent() {
+    // A table row (lo + 1, T(lo + 1)): the lookup passes, the exponent relation does not.
+    let run = run_slot(
+        |w, shape| {
+            let t = at(shape, 0, 5, 1);
+            let table = params_for(shape).exp_table();
+            w.low[t] += 1;
+            w.exponential[t] = table[w.low[t] as usize];
+            w.attention[t] = w.exponential[t] * w.flag[t];
+        },
+        false,
+    );
+    assert_eq!(verify_run(&run), Err(AttentionError::CheckFailed { step: "softmax sum-check" }));
+}
+
+#[test]
+fn rejects_a_row_whose_sum_is_out_of_the_bound() {
+    // Every entry of one row consistent with a shift 40 units too high (probabilities 15 %
+    // too small): each entry passes, the row-sum range check does not.
+    let run = run_slot(
+        |w, shape| {
+            let params = params_for(shape);
+            let table = params.exp_table();
+            let (head, i) = (1, 3);
+            let row = head * shape.padded_seq_len() + i;
+            w.shift[row] += 40;
+            let mut total = 0;
+            for j in 0..=i {
+                let t = at(shape, head, i, j);
+                let x = w.low[t] + (w.high[t] << DIGIT_BITS) + 40;
+                w.low[t] = x & 0xFFFF;
+                w.high[t] = x >> DIGIT_BITS;
+                w.exponential[t] = table[w.low[t] as usize];
+                w.flag[t] = i64::from(w.high[t] == 0);
+                w.attention[t] = w.exponential[t] * w.flag[t];
+                total += w.attention[t];
+            }
+            w.row_excess[row] = total - params.one() + params.tolerance();
+            assert!(w.row_excess[row] < 0, "the test needs a row sum below the bound");
+        },
+        true,
+    );
+    assert_eq!(verify_run(&run), Err(AttentionError::Lookup(zkmha_lookup::LookupError::SumMismatch)));
+}
+
+#[test]
+fn rejects_a_masked_entry_made_non_zero() {
+    // (i = 1, j = 4) is masked (causal): the claimed A carries a probability there.
+    let run = run_slot(|w, shape| w.attention[at(shape, 0, 1, 4)] = 77, true);
+    assert_eq!(verify_run(&run), Err(AttentionError::CheckFailed { step: "softmax sum-check" }));
+}
+
+#[test]
+fn rejects_a_wrong_shift() {
+    let run = run_slot(|w, shape| w.shift[shape.padded_seq_len() + 2] += 1, true);
+    assert_eq!(verify_run(&run), Err(AttentionError::CheckFailed { step: "softmax sum-check" }));
+}
+
+#[test]
+fn rejects_tampered_proof_messages_and_commitments() {
+    let run = run_slot(|_, _| {}, true);
+    assert!(verify_run(&run).is_ok());
+    let tampered = |f: &dyn Fn(&mut ExponentialSoftmaxProof)| {
+        let mut bad =
+            SlotRun { proof: run.proof.clone(), commitments: run.commitments.clone(), ..clone_run(&run) };
+        f(bad.proof.exponential.as_mut().unwrap());
+        verify_run(&bad)
+    };
+    assert_eq!(
+        tampered(&|p| p.lookup_values[0] += Fr::one()),
+        Err(AttentionError::CheckFailed { step: "softmax lookup columns" })
+    );
+    assert_eq!(
+        tampered(&|p| p.lookup_values[5] += Fr::one()),
+        Err(AttentionError::CheckFailed { step: "softmax lookup columns" })
+    );
+    assert_eq!(
+        tampered(&|p| p.final_values[3] += Fr::one()),
+        Err(AttentionError::CheckFailed { step: "softmax sum-check" })
+    );
+    assert_eq!(
+        tampered(&|p| p.openings.evaluations[2] += Fr::one()),
+        Err(AttentionError::CheckFailed { step: "softmax openings" })
+    );
+    assert_eq!(
+        tampered(&|p| p.sumcheck.rounds[1].evaluations[0] += Fr::one()),
+        Err(AttentionError::CheckFailed { step: "softmax sum-check" })
+    );
+    assert!(matches!(tampered(&|p| p.lookup.witness_values[1] += Fr::one()), Err(AttentionError::Lookup(_))));
+    assert_eq!(
+        tampered(&|p| {
+            p.final_values.pop();
+        }),
+        Err(AttentionError::CheckFailed { step: "softmax final values" })
+    );
+    // A commitment swapped for one to other values.
+    let mut swapped = clone_run(&run);
+    swapped.commitments.flag = swapped.commitments.high.clone();
+    assert!(verify_run(&swapped).is_err());
+    // No proof at all for the exponential mode.
+    let mut missing = clone_run(&run);
+    missing.proof = SoftmaxSlotProof::default();
+    assert_eq!(verify_run(&missing), Err(AttentionError::CheckFailed { step: "softmax" }));
+}
+
+fn clone_run(run: &SlotRun) -> SlotRun {
+    SlotRun {
+        shape: run.shape,
+        mask: run.mask,
+        params: run.params,
+        hyrax: run.hyrax.clone(),
+        commitments: run.commitments.clone(),
+        claim: run.claim.clone(),
+        proof: run.proof.clone(),
+    }
+}
+
+#[test]
+fn the_exp_table_is_the_rounded_exponential() {
+    let params = SoftmaxParams::for_score_scale(0.001, 128).unwrap();
+    let table = params.exp_table();
+    assert_eq!(table[0], params.one());
+    for (x, value) in table.iter().enumerate().step_by(97) {
+        let exact = params.one() as f64 * (-(x as f64) / 2f64.powi(params.exponent_bits as i32)).exp();
+        assert!((*value as f64 - exact).abs() <= 0.5 + 1e-6, "T({x}) = {value}, exp gives {exact}");
+        assert!((deterministic_exp_neg(x as f64 / 256.0) - (-(x as f64) / 256.0).exp()).abs() < 1e-12);
+    }
+    let _ = fr_from_i64(0);
+}
