@@ -33,12 +33,12 @@ use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, One, Zero, fr_from_i64};
+use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64};
 use zkmha_lookup::{
     LookupProof, LookupTable, Segment, SegmentOutput, SegmentedTable, identity_column, multiplicities,
     prove_lookup, verify_lookup, zero_indicator,
 };
-use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim};
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
@@ -350,6 +350,30 @@ fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, Atten
     Ok(DenseMultilinearExtension::from_i64(vars, values)?.evaluate(point)?)
 }
 
+/// Several integer columns' MLEs at one point: one `eq` table, one pass per column
+/// (delayed reduction), instead of binding each column variable by variable.
+fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
+    let eq = eq_table(point);
+    columns
+        .iter()
+        .map(|column| {
+            eq.par_chunks(1 << 12)
+                .zip(column.par_chunks(1 << 12))
+                .map(|(weights, values)| {
+                    let mut acc = UnreducedSum::new();
+                    for (w, v) in weights.iter().zip(values) {
+                        if *v != 0 {
+                            acc.add_product(w, &fr_from_i64(*v));
+                        }
+                    }
+                    acc
+                })
+                .reduce(UnreducedSum::new, UnreducedSum::merge)
+                .finish()
+        })
+        .collect()
+}
+
 fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, AttentionError> {
     Ok(DenseMultilinearExtension::new(vars, values)?)
 }
@@ -418,10 +442,7 @@ fn prove_exponential(
     let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
     let r_rows = row_part(shape, r);
-    let mut lookup_values = Vec::with_capacity(6);
-    for column in [&w.low, &w.high, &w.remainder, &w.exponential, &w.flag] {
-        lookup_values.push(evaluate_small(n, column, r)?);
-    }
+    let mut lookup_values = evaluate_columns(r, &[&w.low, &w.high, &w.remainder, &w.exponential, &w.flag]);
     let row_excess: Vec<i64> =
         (0..w.row_excess.len()).map(|row| if row % sp < s { w.row_excess[row] } else { 0 }).collect();
     lookup_values.push(evaluate_small(n_rows, &row_excess, &r_rows)?);
@@ -477,16 +498,14 @@ fn prove_exponential(
         prove_batched(instances, &[claim_one, Fr::zero()], transcript).map_err(sumcheck_error(STEP))?;
     let t_star = reduced.point.clone();
     let t_rows = row_part(shape, &t_star);
-    let score_mle = DenseMultilinearExtension::new(n, input.scores.to_vec())?;
-    let final_values = vec![
-        evaluate_small(n, &w.exponential, &t_star)?,
-        evaluate_small(n, &w.flag, &t_star)?,
-        evaluate_small(n_rows, &w.shift, &t_rows)?,
-        score_mle.evaluate(&t_star)?,
-        evaluate_small(n, &w.low, &t_star)?,
-        evaluate_small(n, &w.high, &t_star)?,
-        evaluate_small(n, &w.remainder, &t_star)?,
-    ];
+    let [e_t, flag_t, lo_t, hi_t, rho_t] = <[Fr; 5]>::try_from(evaluate_columns(
+        &t_star,
+        &[&w.exponential, &w.flag, &w.low, &w.high, &w.remainder],
+    ))
+    .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let score_t = fold_rows(input.scores, 1, &t_star).first().copied().unwrap_or_else(Fr::zero);
+    let final_values =
+        vec![e_t, flag_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t, rho_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
 
     // Openings.

@@ -21,11 +21,10 @@
 
 use crate::LookupError;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use rayon::prelude::*;
 use zkmha_field::{Fr, One, Zero};
-use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_sumcheck::{
-    ProductSumcheck, ProductTerm, SumOfProducts, SumcheckClaim, SumcheckProof, prove, verify,
-};
+use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table};
+use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove, verify};
 use zkmha_transcript::Transcript;
 
 const LABEL_FIRST_LAYER: &[u8] = b"lookup/fraction/first-layer";
@@ -72,26 +71,116 @@ pub struct LeafClaim {
     pub denominator: Fr,
 }
 
-fn line(a: Fr, b: Fr, t: Fr) -> Fr {
-    a + t * (b - a)
+/// One layer's sum-check instance `Σ_x eq(r,x)·[p0·q1 + p1·q0 + λ·q0·q1](x)` (or
+/// `eq·[q0 + q1 + λ·q0·q1]` for unit leaves), written by hand because the generic
+/// sum-of-products kernel evaluates every term at every point: here each pair costs
+/// 3 + 3 + 2 products (unit) or 5 + 5 + 2 (general), and the three binds.
+struct LayerInstance {
+    lambda: Fr,
+    eq: Vec<Fr>,
+    /// `p0, p1` (empty for unit leaves).
+    numerators: Option<(Vec<Fr>, Vec<Fr>)>,
+    q0: Vec<Fr>,
+    q1: Vec<Fr>,
+    threshold: usize,
 }
 
-fn layer_shape(unit: bool, lambda: Fr) -> Result<SumOfProducts, LookupError> {
-    let term = |coefficient: Fr, factors: Vec<usize>| ProductTerm { coefficient, factors };
-    let one = Fr::one();
-    Ok(if unit {
-        // MLEs: eq, q0, q1.
-        SumOfProducts::new(
-            3,
-            vec![term(one, vec![0, 1]), term(one, vec![0, 2]), term(lambda, vec![0, 1, 2])],
-        )?
-    } else {
-        // MLEs: eq, p0, p1, q0, q1.
-        SumOfProducts::new(
-            5,
-            vec![term(one, vec![0, 1, 4]), term(one, vec![0, 2, 3]), term(lambda, vec![0, 3, 4])],
-        )?
-    })
+/// `(value at 0, value at 2, leading coefficient)` of the line through `lo` (at 0) and `hi` (at 1).
+#[inline(always)]
+fn line_points(lo: &Fr, hi: &Fr) -> [Fr; 3] {
+    let slope = *hi - lo;
+    [*lo, *hi + slope, slope]
+}
+
+impl LayerInstance {
+    /// `[s(0), s(2), X³ part without λ, X³ part of the λ term]` of one pair.
+    fn pair(&self, x: usize, half: usize) -> [Fr; 4] {
+        let e = line_points(&self.eq[x], &self.eq[x + half]);
+        let a = line_points(&self.q0[x], &self.q0[x + half]);
+        let b = line_points(&self.q1[x], &self.q1[x + half]);
+        let mut out = [Fr::zero(); 4];
+        match &self.numerators {
+            None => {
+                for k in 0..2 {
+                    out[k] = e[k] * (a[k] + b[k] + self.lambda * (a[k] * b[k]));
+                }
+            }
+            Some((p0, p1)) => {
+                let c = line_points(&p0[x], &p0[x + half]);
+                let d = line_points(&p1[x], &p1[x + half]);
+                for k in 0..2 {
+                    out[k] = e[k] * (c[k] * b[k] + d[k] * a[k] + self.lambda * (a[k] * b[k]));
+                }
+                out[2] = e[2] * (c[2] * b[2] + d[2] * a[2]);
+            }
+        }
+        // λ is applied once to the summed X³ coefficient of eq·q0·q1 (unit leaves: eq·q0 and
+        // eq·q1 have degree 2 and no X³ part).
+        out[3] = e[2] * a[2] * b[2];
+        out
+    }
+
+    fn tables_mut(&mut self) -> Vec<&mut Vec<Fr>> {
+        let mut tables = vec![&mut self.eq, &mut self.q0, &mut self.q1];
+        if let Some((p0, p1)) = &mut self.numerators {
+            tables.push(p0);
+            tables.push(p1);
+        }
+        tables
+    }
+}
+
+impl SumcheckInstance for LayerInstance {
+    fn num_vars(&self) -> usize {
+        self.eq.len().trailing_zeros() as usize
+    }
+
+    fn degree(&self) -> usize {
+        3
+    }
+
+    fn round_evaluations(&mut self, _previous_claim: Fr, evaluations: &mut [Fr]) {
+        let half = self.eq.len() / 2;
+        let add = |mut a: [Fr; 4], b: [Fr; 4]| {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+            a
+        };
+        let sums = if half >= self.threshold {
+            (0..half)
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|x| self.pair(x, half))
+                .reduce(|| [Fr::zero(); 4], add)
+        } else {
+            (0..half).map(|x| self.pair(x, half)).fold([Fr::zero(); 4], add)
+        };
+        if let [s0, s2, leading] = evaluations {
+            *s0 = sums[0];
+            *s2 = sums[1];
+            *leading = sums[2] + sums[3] * self.lambda;
+        }
+    }
+
+    fn bind_in_place(&mut self, challenge: Fr) {
+        let threshold = self.threshold;
+        for table in self.tables_mut() {
+            let half = table.len() / 2;
+            let (lo, hi) = table.split_at_mut(half);
+            let step = |(l, h): (&mut Fr, &Fr)| *l += challenge * (*h - *l);
+            if half >= threshold {
+                lo.par_iter_mut().zip(hi.par_iter()).with_min_len(1024).for_each(step);
+            } else {
+                lo.iter_mut().zip(hi.iter()).for_each(step);
+            }
+            table.truncate(half);
+        }
+    }
+}
+
+fn line(a: Fr, b: Fr, t: Fr) -> Fr {
+    a + t * (b - a)
 }
 
 fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, LookupError> {
@@ -103,22 +192,27 @@ fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, Lo
 }
 
 /// The layers of the fraction tree, leaves first: `(p_k, q_k)` for `k = n, …, 1`.
-fn build_layers(numerators: Option<&[Fr]>, denominators: &[Fr]) -> Vec<(Option<Vec<Fr>>, Vec<Fr>)> {
-    let mut layers = vec![(numerators.map(<[Fr]>::to_vec), denominators.to_vec())];
+fn build_layers(numerators: Option<Vec<Fr>>, denominators: Vec<Fr>) -> Vec<(Option<Vec<Fr>>, Vec<Fr>)> {
+    let mut layers = vec![(numerators, denominators)];
     while let Some((p, q)) = layers.last() {
         if q.len() <= 2 {
             break;
         }
         let half = q.len() / 2;
         let (q0, q1) = q.split_at(half);
+        let min_len = if half >= PARALLEL_THRESHOLD { 1024 } else { usize::MAX };
         let next_p = match p {
             Some(p) => {
                 let (p0, p1) = p.split_at(half);
-                (0..half).map(|x| p0[x] * q1[x] + p1[x] * q0[x]).collect()
+                (0..half)
+                    .into_par_iter()
+                    .with_min_len(min_len)
+                    .map(|x| p0[x] * q1[x] + p1[x] * q0[x])
+                    .collect()
             }
-            None => (0..half).map(|x| q0[x] + q1[x]).collect(),
+            None => (0..half).into_par_iter().with_min_len(min_len).map(|x| q0[x] + q1[x]).collect(),
         };
-        let next_q = (0..half).map(|x| q0[x] * q1[x]).collect();
+        let next_q = (0..half).into_par_iter().with_min_len(min_len).map(|x| q0[x] * q1[x]).collect();
         layers.push((Some(next_p), next_q));
     }
     layers
@@ -130,8 +224,8 @@ fn build_layers(numerators: Option<&[Fr]>, denominators: &[Fr]) -> Vec<(Option<V
 /// # Errors
 /// [`LookupError::WrongLength`] for tables that are not `2^n` long with `n ≥ 1`.
 pub fn prove_fraction_sum(
-    numerators: Option<&[Fr]>,
-    denominators: &[Fr],
+    numerators: Option<Vec<Fr>>,
+    denominators: Vec<Fr>,
     transcript: &mut Transcript,
 ) -> Result<(FractionSumProof, Fraction, LeafClaim), LookupError> {
     let n = denominators.len().trailing_zeros() as usize;
@@ -142,7 +236,7 @@ pub fn prove_fraction_sum(
             got: denominators.len(),
         });
     }
-    if let Some(p) = numerators
+    if let Some(p) = &numerators
         && p.len() != denominators.len()
     {
         return Err(LookupError::WrongLength {
@@ -167,20 +261,27 @@ pub fn prove_fraction_sum(
 
     let mut proofs = Vec::with_capacity(n.saturating_sub(1));
     while let Some((p, q)) = layers.pop() {
-        let unit = p.is_none();
         let lambda = transcript.challenge_field(LABEL_LAMBDA);
-        let k = point.len();
         let half = q.len() / 2;
-        let mut mles = vec![DenseMultilinearExtension::new(k, eq_table(&point))?];
-        if let Some(p) = &p {
-            mles.push(DenseMultilinearExtension::new(k, p[..half].to_vec())?);
-            mles.push(DenseMultilinearExtension::new(k, p[half..].to_vec())?);
-        }
-        mles.push(DenseMultilinearExtension::new(k, q[..half].to_vec())?);
-        mles.push(DenseMultilinearExtension::new(k, q[half..].to_vec())?);
-        let mut instance = ProductSumcheck::new(layer_shape(unit, lambda)?, mles)?;
+        let mut q = q;
+        let q1 = q.split_off(half);
+        let numerators = p.map(|mut p| {
+            let p1 = p.split_off(half);
+            (p, p1)
+        });
+        let mut instance = LayerInstance {
+            lambda,
+            eq: eq_table(&point),
+            numerators,
+            q0: q,
+            q1,
+            threshold: PARALLEL_THRESHOLD,
+        };
         let (sumcheck, reduced) = prove(&mut instance, claim_p + lambda * claim_q, transcript);
-        let values: Vec<Fr> = instance.final_evaluations().into_iter().skip(1).collect();
+        let values: Vec<Fr> = match &instance.numerators {
+            None => vec![instance.q0[0], instance.q1[0]],
+            Some((p0, p1)) => vec![p0[0], p1[0], instance.q0[0], instance.q1[0]],
+        };
         transcript.append_fields(LABEL_LAYER_VALUES, &values);
         let mu = transcript.challenge_field(LABEL_LINE);
         (claim_p, claim_q) = match values.as_slice() {
@@ -263,6 +364,7 @@ mod tests {
     use ark_std::UniformRand;
     use ark_std::rand::{SeedableRng, rngs::StdRng};
     use zkmha_field::Field;
+    use zkmha_mle::DenseMultilinearExtension;
 
     #[test]
     fn root_is_the_sum_and_leaf_claims_match_the_leaves() {
@@ -273,7 +375,8 @@ mod tests {
                 let p: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
                 let numerators = if unit { None } else { Some(p.as_slice()) };
                 let (proof, root, leaf) =
-                    prove_fraction_sum(numerators, &q, &mut Transcript::new(b"t")).unwrap();
+                    prove_fraction_sum(numerators.map(<[Fr]>::to_vec), q.clone(), &mut Transcript::new(b"t"))
+                        .unwrap();
                 let expected: Fr = q
                     .iter()
                     .enumerate()
@@ -293,6 +396,70 @@ mod tests {
                         .unwrap_or_default()
                 };
                 assert_eq!(p_value, leaf.numerator, "n = {n}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod kernel_tests {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn layer_kernel_matches_brute_force() {
+        let mut rng = StdRng::seed_from_u64(1);
+        for general in [false, true] {
+            for k in 1..5 {
+                let n = 1usize << k;
+                let mut r = || (0..n).map(|_| Fr::rand(&mut rng)).collect::<Vec<Fr>>();
+                let (eq, q0, q1, p0, p1) = (r(), r(), r(), r(), r());
+                let lambda = Fr::from(7u64);
+                let g = |x: usize| {
+                    if general {
+                        eq[x] * (p0[x] * q1[x] + p1[x] * q0[x] + lambda * q0[x] * q1[x])
+                    } else {
+                        eq[x] * (q0[x] + q1[x] + lambda * q0[x] * q1[x])
+                    }
+                };
+                let total: Fr = (0..n).map(g).sum();
+                let mut instance = LayerInstance {
+                    lambda,
+                    eq: eq.clone(),
+                    numerators: general.then(|| (p0.clone(), p1.clone())),
+                    q0: q0.clone(),
+                    q1: q1.clone(),
+                    threshold: usize::MAX,
+                };
+                let mut parallel = LayerInstance {
+                    lambda,
+                    eq: eq.clone(),
+                    numerators: general.then(|| (p0.clone(), p1.clone())),
+                    q0: q0.clone(),
+                    q1: q1.clone(),
+                    threshold: 1,
+                };
+                let mut t = Transcript::new(b"k");
+                let (proof, claim) = prove(&mut instance, total, &mut t);
+                let (parallel_proof, _) = prove(&mut parallel, total, &mut Transcript::new(b"k"));
+                assert_eq!(parallel_proof, proof, "the parallel twin gives the same proof");
+                let mut t = Transcript::new(b"k");
+                let verified = verify(&SumcheckClaim::new(k, 3, total), &proof, &mut t).unwrap();
+                assert_eq!(verified, claim);
+                let at = |v: &[Fr]| {
+                    zkmha_mle::DenseMultilinearExtension::new(k, v.to_vec())
+                        .unwrap()
+                        .evaluate(&claim.point)
+                        .unwrap()
+                };
+                let expected = if general {
+                    at(&eq) * (at(&p0) * at(&q1) + at(&p1) * at(&q0) + lambda * at(&q0) * at(&q1))
+                } else {
+                    at(&eq) * (at(&q0) + at(&q1) + lambda * at(&q0) * at(&q1))
+                };
+                assert_eq!(claim.value, expected, "general {general}, k {k}");
             }
         }
     }

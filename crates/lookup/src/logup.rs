@@ -135,8 +135,13 @@ pub fn prove_lookup(
         .into_par_iter()
         .with_min_len(1024)
         .map(|i| {
-            let values: Vec<Fr> = columns.iter().map(|c| fr_from_i64(c[i])).collect();
-            fold(alpha, gamma, &values)
+            let mut power = Fr::from(1u64);
+            let mut acc = alpha;
+            for column in columns {
+                acc -= power * fr_from_i64(column[i]);
+                power *= gamma;
+            }
+            acc
         })
         .collect();
     let table_denominators: Vec<Fr> = (0..multiplicities.len())
@@ -146,8 +151,8 @@ pub fn prove_lookup(
         return Err(LookupError::ZeroDenominator);
     }
     let counts: Vec<Fr> = multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
-    let (witness_sum, _, witness_leaf) = prove_fraction_sum(None, &witness_denominators, transcript)?;
-    let (table_sum, _, table_leaf) = prove_fraction_sum(Some(&counts), &table_denominators, transcript)?;
+    let (witness_sum, _, witness_leaf) = prove_fraction_sum(None, witness_denominators, transcript)?;
+    let (table_sum, _, table_leaf) = prove_fraction_sum(Some(counts), table_denominators, transcript)?;
     let mut witness_values = Vec::with_capacity(columns.len());
     for column in columns {
         witness_values

@@ -3,20 +3,23 @@
 //!
 //! ```text
 //! claims   f_{c(t)}(p_t) = y_t,  t = 1..k,  on committed f_1..f_m (any sizes, any points)
-//! absorb   m and every commitment, k and every (c(t), p_t, y_t);  draw β_1..β_k
-//! reduce   E_f = Σ_{t: c(t) = f} β_t·eq(p_t, ·),   Σ_x E_f(x)·f(x) = Σ_{t: c(t) = f} β_t·y_t
-//!          one batched degree-2 sum-check over all f → point r;  f is bound at r_f = r[..n_f]
-//! send     v_f = f(r_f);  the verifier evaluates E_f(r_f) itself and checks Σ_f α_f·E_f(r_f)·v_f = c
+//! absorb   m and every commitment, k and every (c(t), p_t, y_t);  draw γ_f per polynomial and
+//!          β_j per claim position: claim j of f weighs γ_f·β_j
+//! group    polynomials with the same size and the same claim points (in order) form a group G:
+//!          E_G = Σ_j β_j·eq(p_j, ·),   Σ_x E_G(x)·Σ_{f∈G} γ_f·f(x) = Σ_{f∈G} γ_f·Σ_j β_j·y_{f,j}
+//!          one batched degree-2 sum-check over all groups → point r;  G is bound at r_G = r[..n_G]
+//! send     v_f = f(r_G);  the verifier evaluates E_G(r_G) and checks Σ_G α_G·E_G(r_G)·Σ_{f∈G} γ_f·v_f = c
 //! open     polynomials with the same column count ⌈n_f/2⌉ share the column point r[..⌈n_f/2⌉]:
 //!          one `Hyrax::open_batch` per column count
 //! ```
 //!
-//! Soundness: a false `y_t` survives the β-combination with probability ≤ 1/|F| and the
+//! Soundness: a false `y_t` survives the (γ, β)-combination with probability ≤ 2/|F| and the
 //! sum-check with ≤ 2·n/|F|; then each `v_f` is bound to its commitment by the opening.
 
 use crate::hyrax::split_vars;
 use crate::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use rayon::prelude::*;
 use zkmha_field::Fr;
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{
@@ -102,9 +105,54 @@ fn groups_by_column_count(num_vars: &[usize]) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// The polynomials grouped by their claims: same number of variables and the same claim
+/// points in the same order. Each group is one sum-check instance `E·Σ_f γ_f·f`.
+fn groups_by_points(num_vars: &[usize], claims: &[OpeningClaim]) -> Vec<Vec<usize>> {
+    let points_of = |f: usize| -> Vec<&[Fr]> {
+        claims.iter().filter(|c| c.polynomial == f).map(|c| c.point.as_slice()).collect()
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for f in 0..num_vars.len() {
+        let joins = groups.iter_mut().find(|g| {
+            g.first().is_some_and(|&first| {
+                num_vars.get(first) == num_vars.get(f) && points_of(first) == points_of(f)
+            })
+        });
+        match joins {
+            Some(group) => group.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
+/// Draws `γ_f` (one per polynomial) and `β_j` (one per claim position within a polynomial):
+/// claim `j` of polynomial `f` has weight `γ_f·β_j`, so polynomials sharing their points share
+/// `E = Σ_j β_j·eq(p_j, ·)`. A false claim survives with probability ≤ 2/|F|.
+fn draw_weights(
+    transcript: &mut Transcript,
+    polynomials: usize,
+    claims: &[OpeningClaim],
+) -> (Vec<Fr>, Vec<Fr>) {
+    let most =
+        (0..polynomials).map(|f| claims.iter().filter(|c| c.polynomial == f).count()).max().unwrap_or(0);
+    (
+        transcript.challenge_fields(LABEL_CLAIM_WEIGHTS, polynomials),
+        transcript.challenge_fields(LABEL_CLAIM_WEIGHTS, most),
+    )
+}
+
+/// `(points of f, Σ_j β_j·y_{f,j})` for every polynomial.
+fn claims_of(f: usize, claims: &[OpeningClaim], betas: &[Fr]) -> (Vec<Vec<Fr>>, Fr) {
+    let mine: Vec<&OpeningClaim> = claims.iter().filter(|c| c.polynomial == f).collect();
+    let sum = mine.iter().zip(betas).map(|(c, b)| *b * c.value).sum();
+    (mine.iter().map(|c| c.point.clone()).collect(), sum)
+}
+
 impl Hyrax {
     /// Proves every claim in `claims` on `polynomials` (each with its commitment): one
-    /// sum-check, then one opening per distinct column count.
+    /// sum-check (one instance per group of polynomials sharing their claim points), then one
+    /// opening per distinct column count.
     ///
     /// # Errors
     /// [`PcsError::InvalidBatch`] (a claim on a missing polynomial, a polynomial without
@@ -116,41 +164,61 @@ impl Hyrax {
     ) -> Result<MultiOpeningProof, PcsError> {
         let commitments: Vec<&HyraxCommitment> = polynomials.iter().map(|(_, c)| *c).collect();
         absorb_statement(&commitments, claims, transcript)?;
-        let weights = transcript.challenge_fields(LABEL_CLAIM_WEIGHTS, claims.len());
+        let (gammas, betas) = draw_weights(transcript, polynomials.len(), claims);
+        let num_vars: Vec<usize> = polynomials.iter().map(|(m, _)| m.num_vars()).collect();
+        let groups = groups_by_points(&num_vars, claims);
 
         let shape = SumOfProducts::product(2)?;
-        let mut instances = Vec::with_capacity(polynomials.len());
-        let mut sums = Vec::with_capacity(polynomials.len());
-        for (f, (mle, _)) in polynomials.iter().enumerate() {
-            let mut combined = vec![Fr::from(0u64); 1usize << mle.num_vars()];
-            let mut sum = Fr::from(0u64);
-            for (claim, weight) in claims.iter().zip(&weights).filter(|(c, _)| c.polynomial == f) {
-                for (e, x) in combined.iter_mut().zip(eq_table(&claim.point)) {
-                    *e += *weight * x;
-                }
-                sum += *weight * claim.value;
+        let mut instances = Vec::with_capacity(groups.len());
+        let mut sums = Vec::with_capacity(groups.len());
+        for group in &groups {
+            let first = *group.first().ok_or(PcsError::InvalidBatch("empty group"))?;
+            let vars = num_vars[first];
+            let (points, _) = claims_of(first, claims, &betas);
+            let mut eq = vec![Fr::from(0u64); 1usize << vars];
+            for (point, beta) in points.iter().zip(&betas) {
+                let table = eq_table(point);
+                eq.par_iter_mut().zip(table.par_iter()).for_each(|(e, x)| *e += *beta * x);
             }
-            let eq = DenseMultilinearExtension::new(mle.num_vars(), combined)?;
-            instances.push(ProductSumcheck::new(shape.clone(), vec![eq, (*mle).clone()])?);
+            let mut combined = vec![Fr::from(0u64); 1usize << vars];
+            let mut sum = Fr::from(0u64);
+            for &f in group {
+                let gamma = gammas[f];
+                combined
+                    .par_iter_mut()
+                    .zip(polynomials[f].0.evaluations().par_iter())
+                    .for_each(|(c, x)| *c += gamma * x);
+                sum += gamma * claims_of(f, claims, &betas).1;
+            }
+            instances.push(ProductSumcheck::new(
+                shape.clone(),
+                vec![
+                    DenseMultilinearExtension::new(vars, eq)?,
+                    DenseMultilinearExtension::new(vars, combined)?,
+                ],
+            )?);
             sums.push(sum);
         }
         let dyn_instances: Vec<&mut dyn SumcheckInstance> =
             instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
         let (sumcheck, reduced) = prove_batched(dyn_instances, &sums, transcript)?;
 
-        let mut evaluations = Vec::with_capacity(polynomials.len());
-        for (f, (mle, _)) in polynomials.iter().enumerate() {
-            let point = reduced.instance_point(f).ok_or(PcsError::InvalidBatch("reduced point"))?;
-            evaluations.push(mle.evaluate(point)?);
+        let mut points = vec![Vec::new(); polynomials.len()];
+        for (g, group) in groups.iter().enumerate() {
+            let point = reduced.instance_point(g).ok_or(PcsError::InvalidBatch("reduced point"))?;
+            for &f in group {
+                points[f] = point.to_vec();
+            }
         }
-        let num_vars: Vec<usize> = polynomials.iter().map(|(m, _)| m.num_vars()).collect();
+        let evaluations = polynomials
+            .par_iter()
+            .zip(&points)
+            .map(|((mle, _), point)| mle.evaluate(point))
+            .collect::<Result<Vec<Fr>, _>>()?;
         let mut openings = Vec::new();
         for group in groups_by_column_count(&num_vars) {
-            let mut items = Vec::with_capacity(group.len());
-            for &f in &group {
-                let point = reduced.instance_point(f).ok_or(PcsError::InvalidBatch("reduced point"))?;
-                items.push((polynomials[f].0, polynomials[f].1, point));
-            }
+            let items: Vec<_> =
+                group.iter().map(|&f| (polynomials[f].0, polynomials[f].1, points[f].as_slice())).collect();
             openings.push(Self::open_batch(&items, transcript)?.0);
         }
         Ok(MultiOpeningProof { sumcheck, evaluations, openings })
@@ -171,43 +239,54 @@ impl Hyrax {
         transcript: &mut Transcript,
     ) -> Result<(), PcsError> {
         absorb_statement(commitments, claims, transcript)?;
-        let weights = transcript.challenge_fields(LABEL_CLAIM_WEIGHTS, claims.len());
+        let (gammas, betas) = draw_weights(transcript, commitments.len(), claims);
         if proof.evaluations.len() != commitments.len() {
             return Err(PcsError::MalformedProof("one evaluation per polynomial"));
         }
-        let sumcheck_claims: Vec<SumcheckClaim> = (0..commitments.len())
-            .zip(commitments)
-            .map(|(f, commitment)| {
-                let sum = claims
-                    .iter()
-                    .zip(&weights)
-                    .filter(|(c, _)| c.polynomial == f)
-                    .map(|(c, w)| *w * c.value)
-                    .sum();
-                SumcheckClaim::new(commitment.num_vars, 2, sum)
-            })
-            .collect();
-        let reduced = verify_batched(&sumcheck_claims, &proof.sumcheck, transcript)?;
-        let mut products = Vec::with_capacity(commitments.len());
-        for (f, evaluation) in proof.evaluations.iter().enumerate() {
-            let point = reduced.instance_point(f).ok_or(PcsError::InvalidBatch("reduced point"))?;
-            let mut eq = Fr::from(0u64);
-            for (claim, weight) in claims.iter().zip(&weights).filter(|(c, _)| c.polynomial == f) {
-                eq += *weight * eq_evaluation(&claim.point, point)?;
+        let num_vars: Vec<usize> = commitments.iter().map(|c| c.num_vars).collect();
+        let groups = groups_by_points(&num_vars, claims);
+        let mut sumcheck_claims = Vec::with_capacity(groups.len());
+        for group in &groups {
+            let first = *group.first().ok_or(PcsError::InvalidBatch("empty group"))?;
+            let mut sum = Fr::from(0u64);
+            for &f in group {
+                let gamma = gammas.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
+                sum += *gamma * claims_of(f, claims, &betas).1;
             }
-            products.push(eq * evaluation);
+            let vars = num_vars.get(first).copied().ok_or(PcsError::InvalidBatch("polynomial index"))?;
+            sumcheck_claims.push(SumcheckClaim::new(vars, 2, sum));
+        }
+        let reduced = verify_batched(&sumcheck_claims, &proof.sumcheck, transcript)?;
+        let mut products = Vec::with_capacity(groups.len());
+        let mut points: Vec<&[Fr]> = vec![&[]; commitments.len()];
+        for (g, group) in groups.iter().enumerate() {
+            let point = reduced.instance_point(g).ok_or(PcsError::InvalidBatch("reduced point"))?;
+            let first = *group.first().ok_or(PcsError::InvalidBatch("empty group"))?;
+            let mut eq = Fr::from(0u64);
+            for (claim_point, beta) in claims_of(first, claims, &betas).0.iter().zip(&betas) {
+                eq += *beta * eq_evaluation(claim_point, point)?;
+            }
+            let mut combined = Fr::from(0u64);
+            for &f in group {
+                let gamma = gammas.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
+                let value = proof.evaluations.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
+                combined += *gamma * value;
+                if let Some(slot) = points.get_mut(f) {
+                    *slot = point;
+                }
+            }
+            products.push(eq * combined);
         }
         reduced.check(&products)?;
 
-        let num_vars: Vec<usize> = commitments.iter().map(|c| c.num_vars).collect();
-        let groups = groups_by_column_count(&num_vars);
-        if groups.len() != proof.openings.len() {
+        let column_groups = groups_by_column_count(&num_vars);
+        if column_groups.len() != proof.openings.len() {
             return Err(PcsError::MalformedProof("one opening per column count"));
         }
-        for (group, opening) in groups.iter().zip(&proof.openings) {
+        for (group, opening) in column_groups.iter().zip(&proof.openings) {
             let mut items = Vec::with_capacity(group.len());
             for &f in group {
-                let point = reduced.instance_point(f).ok_or(PcsError::InvalidBatch("reduced point"))?;
+                let point = points.get(f).copied().ok_or(PcsError::InvalidBatch("polynomial index"))?;
                 let commitment = commitments.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
                 let value = proof.evaluations.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
                 items.push((*commitment, point, *value));

@@ -202,3 +202,36 @@ fn rejects_missing_pieces_and_bad_batches() {
         assert!(verify(&s, &s.commitments, &s.claims, &flipped).is_err());
     }
 }
+
+#[test]
+fn polynomials_sharing_their_points_share_one_instance() {
+    let mut s = setup(&[6, 6, 6, 4], 0, 20);
+    let mut rng = StdRng::seed_from_u64(21);
+    let shared: Vec<Vec<Fr>> = (0..2).map(|_| (0..6).map(|_| Fr::rand(&mut rng)).collect()).collect();
+    for f in 0..3 {
+        for point in &shared {
+            let value = s.polynomials[f].evaluate(point).unwrap();
+            s.claims.push(OpeningClaim { polynomial: f, point: point.clone(), value });
+        }
+    }
+    let own: Vec<Fr> = (0..4).map(|_| Fr::rand(&mut rng)).collect();
+    s.claims.push(OpeningClaim { polynomial: 3, value: s.polynomials[3].evaluate(&own).unwrap(), point: own });
+    let proof = prove(&s);
+    // Two instances (the three sharing polynomials, the fourth alone) in one batched sum-check
+    // of 6 rounds; two column counts.
+    assert_eq!(proof.sumcheck.rounds.len(), 6);
+    assert_eq!(proof.openings.len(), 2);
+    assert_eq!(verify(&s, &s.commitments, &s.claims, &proof), Ok(()));
+    let mut claims = s.claims.clone();
+    claims[3].value += Fr::one(); // polynomial 1 at the second shared point
+    assert_eq!(
+        verify(&s, &s.commitments, &claims, &proof),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+    let mut bad = proof.clone();
+    bad.evaluations[2] += Fr::one();
+    assert_eq!(
+        verify(&s, &s.commitments, &s.claims, &bad),
+        Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
