@@ -35,8 +35,8 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64};
 use zkmha_lookup::{
-    LookupProof, LookupTable, Segment, SegmentOutput, SegmentedTable, identity_column, multiplicities,
-    prove_lookup, verify_lookup, zero_indicator,
+    LookupProof, LookupTable, LookupWitness, Segment, SegmentOutput, SegmentedTable, identity_column,
+    prove_lookup_with, verify_lookup, zero_indicator,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim};
@@ -214,23 +214,6 @@ fn tensor_vars(shape: &AttentionShape) -> (usize, usize) {
     (2 * shape.seq_vars() + shape.head_vars(), shape.seq_vars() + shape.head_vars())
 }
 
-/// The lookup's witness columns `(tag, input, output)`, segment after segment.
-fn lookup_columns(shape: &AttentionShape, w: &SoftmaxWitness) -> [Vec<i64>; 3] {
-    let sp = shape.padded_seq_len();
-    let n = w.low.len();
-    let mut row_excess = vec![0i64; n];
-    for (row, excess) in w.row_excess.iter().enumerate() {
-        if let Some(slot) = row_excess.get_mut(row * sp) {
-            *slot = *excess;
-        }
-    }
-    let tags = (0..4i64).flat_map(|tag| std::iter::repeat_n(tag, n)).collect();
-    let inputs = [&w.low, &w.high, &w.remainder, &row_excess].into_iter().flatten().copied().collect();
-    let zeros = vec![0i64; n];
-    let outputs = [&w.exponential, &w.flag, &zeros, &zeros].into_iter().flatten().copied().collect();
-    [tags, inputs, outputs]
-}
-
 /// What the prover keeps from the commitment phase.
 pub struct SoftmaxProverData {
     /// The witness.
@@ -239,7 +222,8 @@ pub struct SoftmaxProverData {
     pub multiplicities: Vec<i64>,
 }
 
-/// The lookup's multiplicities for a softmax witness.
+/// The lookup's multiplicities for a softmax witness, counted directly from the witness
+/// columns (each entry is checked against its segment).
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] when a witness row is outside the table (a bug or a range the
@@ -250,9 +234,52 @@ pub fn softmax_multiplicities(
     witness: &SoftmaxWitness,
 ) -> Result<Vec<i64>, AttentionError> {
     let table = softmax_table(params)?;
-    let columns = lookup_columns(shape, witness);
-    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
-    Ok(multiplicities(&table, &refs)?)
+    let exp = params.exp_table();
+    let rows = 1usize << table.row_vars();
+    let sp = shape.padded_seq_len();
+    let n = witness.low.len();
+    let outside = |index: usize, value: i64| {
+        AttentionError::Lookup(zkmha_lookup::LookupError::ValueNotInTable { table: "softmax", index, value })
+    };
+    let in_range = |v: i64, bits: u32| (0..1i64 << bits).contains(&v);
+    let counts = (0..n)
+        .into_par_iter()
+        .fold(
+            || Ok(vec![0i64; 4 * rows]),
+            |counts: Result<Vec<i64>, AttentionError>, t| {
+                let mut counts = counts?;
+                let (lo, hi, rho) = (witness.low[t], witness.high[t], witness.remainder[t]);
+                if !in_range(lo, DIGIT_BITS as u32) || exp[lo as usize] != witness.exponential[t] {
+                    return Err(outside(t, lo));
+                }
+                if !in_range(hi, DIGIT_BITS as u32) || witness.flag[t] != i64::from(hi == 0) {
+                    return Err(outside(n + t, hi));
+                }
+                if !in_range(rho, params.shift) {
+                    return Err(outside(2 * n + t, rho));
+                }
+                let u = if t % sp == 0 { witness.row_excess.get(t / sp).copied().unwrap_or(0) } else { 0 };
+                if !in_range(u, params.tolerance_bits) {
+                    return Err(outside(3 * n + t, u));
+                }
+                counts[lo as usize] += 1;
+                counts[rows + hi as usize] += 1;
+                counts[2 * rows + rho as usize] += 1;
+                counts[3 * rows + u as usize] += 1;
+                Ok(counts)
+            },
+        )
+        .reduce(
+            || Ok(vec![0i64; 4 * rows]),
+            |a, b| {
+                let mut a = a?;
+                for (x, y) in a.iter_mut().zip(b?) {
+                    *x += y;
+                }
+                Ok(a)
+            },
+        )?;
+    Ok(counts)
 }
 
 /// Commits to the softmax witness (computing its multiplicities).
@@ -434,18 +461,44 @@ fn prove_exponential(
     let w = &input.data.witness;
     let table = softmax_table(params)?;
 
-    // Lookup.
-    let columns = lookup_columns(shape, w);
-    let refs: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
-    let (lookup, lookup_claims) = prove_lookup(&table, &refs, &input.data.multiplicities, transcript)?;
-    drop(columns);
+    // Lookup, over the four blocks (lo, e), (hi, flag), (ρ, 0), (u at j = 0, 0), never
+    // materialized; the merged columns' values at the leaf point come from the blocks' values.
+    let row_excess: Vec<i64> = (0..w.row_excess.len())
+        .map(|row| if row % sp < s { w.row_excess[row] } else { 0 })
+        .collect();
+    let block_size = 1usize << n;
+    let entry = |row: usize, column: usize| -> i64 {
+        let (block, t) = (row >> n, row & (block_size - 1));
+        match (column, block) {
+            (0, _) => block as i64,
+            (1, 0) => w.low[t],
+            (1, 1) => w.high[t],
+            (1, 2) => w.remainder[t],
+            (1, _) => if t % sp == 0 { row_excess[t / sp] } else { 0 },
+            (_, 0) => w.exponential[t],
+            (_, 1) => w.flag[t],
+            _ => 0,
+        }
+    };
+    let block_values = std::cell::OnceCell::new();
+    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        let (r, tag_point) = point.split_at(n.min(point.len()));
+        let mut values = evaluate_columns(r, &[&w.low, &w.high, &w.remainder, &w.exponential, &w.flag]);
+        let r_rows = row_part(shape, r);
+        let u = DenseMultilinearExtension::from_i64(n_rows, &row_excess)?.evaluate(&r_rows)?;
+        values.push(u);
+        let [lo, hi, rho, e, flag, u] = <[Fr; 6]>::try_from(values.clone())
+            .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
+        let merged = merged_columns(tag_point, &r[..shape.seq_vars()], [lo, hi, rho, e, flag, u]);
+        let _ = block_values.set(values);
+        Ok(merged.to_vec())
+    };
+    let witness = LookupWitness { num_vars: n + 2, entry: &entry, evaluate: &evaluate };
+    let (lookup, lookup_claims) = prove_lookup_with(&table, &witness, &input.data.multiplicities, transcript)?;
     let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
     let r_rows = row_part(shape, r);
-    let mut lookup_values = evaluate_columns(r, &[&w.low, &w.high, &w.remainder, &w.exponential, &w.flag]);
-    let row_excess: Vec<i64> =
-        (0..w.row_excess.len()).map(|row| if row % sp < s { w.row_excess[row] } else { 0 }).collect();
-    lookup_values.push(evaluate_small(n_rows, &row_excess, &r_rows)?);
+    let lookup_values = block_values.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
     transcript.append_fields(LABEL_LOOKUP_VALUES, &lookup_values);
 
     // Batched sum-check of I1 (probabilities and row sums) and I2 (the exponent relation).

@@ -21,7 +21,9 @@ pub use error::LookupError;
 pub use fraction::{
     Fraction, FractionLayerProof, FractionSumProof, LeafClaim, prove_fraction_sum, verify_fraction_sum,
 };
-pub use logup::{LookupClaims, LookupProof, multiplicities, prove_lookup, verify_lookup};
+pub use logup::{
+    LookupClaims, LookupProof, LookupWitness, multiplicities, prove_lookup, prove_lookup_with, verify_lookup,
+};
 pub use table::{
     FunctionTable, LookupTable, MAX_TABLE_VARS, RangeTable, Segment, SegmentOutput, SegmentedTable,
     identity_column, zero_indicator,

@@ -122,6 +122,45 @@ pub fn prove_lookup(
     transcript: &mut Transcript,
 ) -> Result<(LookupProof, LookupClaims), LookupError> {
     let witness_vars = check_columns(table, columns)?;
+    let witness = LookupWitness {
+        num_vars: witness_vars,
+        entry: &|row: usize, column: usize| columns[column][row],
+        evaluate: &|point: &[Fr]| {
+            columns
+                .iter()
+                .map(|column| DenseMultilinearExtension::from_i64(witness_vars, column)?.evaluate(point))
+                .collect::<Result<Vec<Fr>, _>>()
+                .map_err(LookupError::from)
+        },
+    };
+    prove_lookup_with(table, &witness, multiplicities, transcript)
+}
+
+/// A witness given by functions instead of materialized columns (for witnesses assembled
+/// from other tensors, whose MLEs the caller evaluates more cheaply itself).
+pub struct LookupWitness<'a> {
+    /// `n`: the witness has `2^n` rows.
+    pub num_vars: usize,
+    /// Entry `(row, column)`.
+    pub entry: &'a (dyn Fn(usize, usize) -> i64 + Sync),
+    /// Every column's MLE at a point of `n` coordinates.
+    pub evaluate: &'a dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>,
+}
+
+/// [`prove_lookup`] for a [`LookupWitness`].
+///
+/// # Errors
+/// As [`prove_lookup`], and whatever `evaluate` returns.
+pub fn prove_lookup_with(
+    table: &dyn LookupTable,
+    witness: &LookupWitness<'_>,
+    multiplicities: &[i64],
+    transcript: &mut Transcript,
+) -> Result<(LookupProof, LookupClaims), LookupError> {
+    let witness_vars = witness.num_vars;
+    if witness_vars == 0 {
+        return Err(LookupError::WrongLength { what: "witness rows (2^n, n ≥ 1)", expected: 2, got: 1 });
+    }
     if multiplicities.len() != 1usize << table.num_vars() {
         return Err(LookupError::WrongLength {
             what: "multiplicities",
@@ -131,39 +170,38 @@ pub fn prove_lookup(
     }
     let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
     let rows = 1usize << witness_vars;
+    let columns = table.num_columns();
     let witness_denominators: Vec<Fr> = (0..rows)
         .into_par_iter()
         .with_min_len(1024)
         .map(|i| {
             let mut power = Fr::from(1u64);
             let mut acc = alpha;
-            for column in columns {
-                acc -= power * fr_from_i64(column[i]);
+            for column in 0..columns {
+                acc -= power * fr_from_i64((witness.entry)(i, column));
                 power *= gamma;
             }
             acc
         })
         .collect();
     let table_denominators: Vec<Fr> = (0..multiplicities.len())
+        .into_par_iter()
+        .with_min_len(1024)
         .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
         .collect();
-    if witness_denominators.iter().chain(&table_denominators).any(Zero::is_zero) {
+    if witness_denominators.par_iter().chain(table_denominators.par_iter()).any(Zero::is_zero) {
         return Err(LookupError::ZeroDenominator);
     }
     let counts: Vec<Fr> = multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
     let (witness_sum, _, witness_leaf) = prove_fraction_sum(None, witness_denominators, transcript)?;
     let (table_sum, _, table_leaf) = prove_fraction_sum(Some(counts), table_denominators, transcript)?;
-    let mut witness_values = Vec::with_capacity(columns.len());
-    for column in columns {
-        witness_values
-            .push(DenseMultilinearExtension::from_i64(witness_vars, column)?.evaluate(&witness_leaf.point)?);
+    let witness_values = (witness.evaluate)(&witness_leaf.point)?;
+    if witness_values.len() != columns {
+        return Err(LookupError::WrongLength { what: "witness values", expected: columns, got: witness_values.len() });
     }
     transcript.append_fields(LABEL_WITNESS_VALUES, &witness_values);
     let claims = LookupClaims {
-        columns: witness_values
-            .iter()
-            .map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v })
-            .collect(),
+        columns: witness_values.iter().map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v }).collect(),
         multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
     };
     Ok((LookupProof { witness_sum, table_sum, witness_values }, claims))

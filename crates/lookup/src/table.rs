@@ -10,7 +10,7 @@ use zkmha_mle::DenseMultilinearExtension;
 pub const MAX_TABLE_VARS: usize = 20;
 
 /// A public table of `2^num_vars` rows and `num_columns` integer columns.
-pub trait LookupTable {
+pub trait LookupTable: Sync {
     /// A short name, absorbed into the transcript and used in error messages.
     fn name(&self) -> &'static str;
     /// `t`: the table has `2^t` rows.
