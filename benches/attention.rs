@@ -1,12 +1,13 @@
 //! The attention layer proof: prover and verifier time against the number of heads, and the
-//! GPT-2-small shape (s = 512, h = 12, m = 64, causal); the default layer in committed mode.
+//! GPT-2-small shape (s = 512, h = 12, m = 64, causal), all in linear-attention mode; the
+//! default layer with the proven softmax, and in committed mode.
 
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::Duration;
 use zkmha_attention::{
-    AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, commit_inputs, hyrax_params_for, prove_layer,
-    prove_layer_committed, verify_layer, verify_layer_committed,
+    AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, SoftmaxParams, commit_inputs, hyrax_params_for,
+    prove_layer, prove_layer_committed, verify_layer, verify_layer_committed,
 };
 
 fn inputs(shape: &AttentionShape) -> AttentionInputs {
@@ -38,6 +39,25 @@ fn bench_attention(c: &mut Criterion) {
             b.iter(|| verify_layer(&statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
         });
     }
+    // The proven softmax on the default layer (public inputs).
+    let shape = AttentionShape::new(128, 8, 64, 64).unwrap_or_else(|e| unreachable!("{e}"));
+    let default_inputs = inputs(&shape);
+    let scale = 4.0 / (8.0 * 127.0 * 127.0 / 3.0);
+    let softmax = SoftmaxMode::Exponential(
+        SoftmaxParams::for_score_scale(scale, shape.padded_seq_len()).unwrap_or_else(|e| unreachable!("{e}")),
+    );
+    group.bench_function("prove-softmax/seq128/heads8/dim64", |b| {
+        b.iter(|| {
+            prove_layer(&shape, MaskKind::Causal, softmax, &default_inputs)
+                .unwrap_or_else(|e| unreachable!("{e}"))
+        })
+    });
+    let (statement, proof, _) = prove_layer(&shape, MaskKind::Causal, softmax, &default_inputs)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    group.bench_function("verify-softmax/seq128/heads8/dim64", |b| {
+        b.iter(|| verify_layer(&statement, &proof).unwrap_or_else(|e| unreachable!("{e}")))
+    });
+
     // Committed mode on the default layer (d_model 512, 8 heads, 128 tokens): the generators and
     // their table of multiples are derived once, as a long-running prover would.
     let shape = AttentionShape::new(128, 8, 64, 64).unwrap_or_else(|e| unreachable!("{e}"));

@@ -463,9 +463,8 @@ fn prove_exponential(
 
     // Lookup, over the four blocks (lo, e), (hi, flag), (ρ, 0), (u at j = 0, 0), never
     // materialized; the merged columns' values at the leaf point come from the blocks' values.
-    let row_excess: Vec<i64> = (0..w.row_excess.len())
-        .map(|row| if row % sp < s { w.row_excess[row] } else { 0 })
-        .collect();
+    let row_excess: Vec<i64> =
+        (0..w.row_excess.len()).map(|row| if row % sp < s { w.row_excess[row] } else { 0 }).collect();
     let block_size = 1usize << n;
     let entry = |row: usize, column: usize| -> i64 {
         let (block, t) = (row >> n, row & (block_size - 1));
@@ -474,7 +473,13 @@ fn prove_exponential(
             (1, 0) => w.low[t],
             (1, 1) => w.high[t],
             (1, 2) => w.remainder[t],
-            (1, _) => if t % sp == 0 { row_excess[t / sp] } else { 0 },
+            (1, _) => {
+                if t % sp == 0 {
+                    row_excess[t / sp]
+                } else {
+                    0
+                }
+            }
             (_, 0) => w.exponential[t],
             (_, 1) => w.flag[t],
             _ => 0,
@@ -494,7 +499,8 @@ fn prove_exponential(
         Ok(merged.to_vec())
     };
     let witness = LookupWitness { num_vars: n + 2, entry: &entry, evaluate: &evaluate };
-    let (lookup, lookup_claims) = prove_lookup_with(&table, &witness, &input.data.multiplicities, transcript)?;
+    let (lookup, lookup_claims) =
+        prove_lookup_with(&table, &witness, &input.data.multiplicities, transcript)?;
     let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
     let r_rows = row_part(shape, r);

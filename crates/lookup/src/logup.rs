@@ -197,11 +197,18 @@ pub fn prove_lookup_with(
     let (table_sum, _, table_leaf) = prove_fraction_sum(Some(counts), table_denominators, transcript)?;
     let witness_values = (witness.evaluate)(&witness_leaf.point)?;
     if witness_values.len() != columns {
-        return Err(LookupError::WrongLength { what: "witness values", expected: columns, got: witness_values.len() });
+        return Err(LookupError::WrongLength {
+            what: "witness values",
+            expected: columns,
+            got: witness_values.len(),
+        });
     }
     transcript.append_fields(LABEL_WITNESS_VALUES, &witness_values);
     let claims = LookupClaims {
-        columns: witness_values.iter().map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v }).collect(),
+        columns: witness_values
+            .iter()
+            .map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v })
+            .collect(),
         multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
     };
     Ok((LookupProof { witness_sum, table_sum, witness_values }, claims))

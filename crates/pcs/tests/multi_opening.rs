@@ -215,7 +215,11 @@ fn polynomials_sharing_their_points_share_one_instance() {
         }
     }
     let own: Vec<Fr> = (0..4).map(|_| Fr::rand(&mut rng)).collect();
-    s.claims.push(OpeningClaim { polynomial: 3, value: s.polynomials[3].evaluate(&own).unwrap(), point: own });
+    s.claims.push(OpeningClaim {
+        polynomial: 3,
+        value: s.polynomials[3].evaluate(&own).unwrap(),
+        point: own,
+    });
     let proof = prove(&s);
     // Two instances (the three sharing polynomials, the fourth alone) in one batched sum-check
     // of 6 rounds; two column counts.
