@@ -473,13 +473,8 @@ fn prove_exponential(
             (1, 0) => w.low[t],
             (1, 1) => w.high[t],
             (1, 2) => w.remainder[t],
-            (1, _) => {
-                if t % sp == 0 {
-                    row_excess[t / sp]
-                } else {
-                    0
-                }
-            }
+            (1, _) if t % sp == 0 => row_excess[t / sp],
+            (1, _) => 0,
             (_, 0) => w.exponential[t],
             (_, 1) => w.flag[t],
             _ => 0,

@@ -136,6 +136,9 @@ pub fn prove_lookup(
     prove_lookup_with(table, &witness, multiplicities, transcript)
 }
 
+/// Every column's MLE at a point (the caller's evaluator for a [`LookupWitness`]).
+pub type ColumnEvaluator<'a> = &'a dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>;
+
 /// A witness given by functions instead of materialized columns (for witnesses assembled
 /// from other tensors, whose MLEs the caller evaluates more cheaply itself).
 pub struct LookupWitness<'a> {
@@ -144,7 +147,7 @@ pub struct LookupWitness<'a> {
     /// Entry `(row, column)`.
     pub entry: &'a (dyn Fn(usize, usize) -> i64 + Sync),
     /// Every column's MLE at a point of `n` coordinates.
-    pub evaluate: &'a dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>,
+    pub evaluate: ColumnEvaluator<'a>,
 }
 
 /// [`prove_lookup`] for a [`LookupWitness`].
