@@ -456,6 +456,7 @@ fn prove_exponential(
     input: &ExponentialProverInput<'_>,
     transcript: &mut Transcript,
 ) -> Result<(ExponentialSoftmaxProof, EvalClaim), AttentionError> {
+    params.validate()?;
     let (n, n_rows) = tensor_vars(shape);
     let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
     let w = &input.data.witness;
@@ -659,6 +660,7 @@ fn verify_exponential(
     commitments: &SoftmaxCommitments,
     transcript: &mut Transcript,
 ) -> Result<EvalClaim, AttentionError> {
+    params.validate()?;
     let (n, _) = tensor_vars(shape);
     let s = shape.seq_len;
     let table = softmax_table(params)?;

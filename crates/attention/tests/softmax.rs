@@ -372,3 +372,27 @@ fn the_exp_table_is_the_rounded_exponential() {
     }
     let _ = fr_from_i64(0);
 }
+
+#[test]
+fn invalid_softmax_parameters_are_an_error_not_a_panic() {
+    let run = run_slot(|_, _| {}, true);
+    for broken in [
+        SoftmaxParams { shift: 0, ..run.params },
+        SoftmaxParams { multiplier: 0, ..run.params },
+        SoftmaxParams { tolerance_bits: 30, ..run.params },
+        SoftmaxParams { exponent_bits: 0, ..run.params },
+    ] {
+        let mut transcript = Transcript::new(b"slot");
+        run.commitments.append_to_transcript(&mut transcript);
+        let result = verify_slot(
+            SoftmaxMode::Exponential(broken),
+            &run.shape,
+            run.mask,
+            &run.claim,
+            &run.proof,
+            Some((&run.hyrax, &run.commitments)),
+            &mut transcript,
+        );
+        assert!(matches!(result, Err(AttentionError::NumericRange(_))), "{broken:?}: {result:?}");
+    }
+}
