@@ -23,7 +23,7 @@ use crate::LookupError;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, Zero};
-use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table};
+use zkmha_mle::{PARALLEL_THRESHOLD, bind_highest, eq_evaluation, eq_table};
 use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove, verify};
 use zkmha_transcript::Transcript;
 
@@ -166,15 +166,7 @@ impl SumcheckInstance for LayerInstance {
     fn bind_in_place(&mut self, challenge: Fr) {
         let threshold = self.threshold;
         for table in self.tables_mut() {
-            let half = table.len() / 2;
-            let (lo, hi) = table.split_at_mut(half);
-            let step = |(l, h): (&mut Fr, &Fr)| *l += challenge * (*h - *l);
-            if half >= threshold {
-                lo.par_iter_mut().zip(hi.par_iter()).with_min_len(1024).for_each(step);
-            } else {
-                lo.iter_mut().zip(hi.iter()).for_each(step);
-            }
-            table.truncate(half);
+            bind_highest(table, challenge, threshold);
         }
     }
 }

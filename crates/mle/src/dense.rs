@@ -193,8 +193,10 @@ impl DenseMultilinearExtension {
     }
 }
 
-/// Binds the highest variable of a raw table in place and truncates it to half length.
-pub(crate) fn bind_highest(table: &mut Vec<Fr>, r: Fr, threshold: usize) {
+/// Binds the highest variable of a raw table in place and truncates it to half length
+/// (`t'[x] = t[x] + r·(t[x + h] − t[x])`), in parallel from `threshold` pairs on; the result
+/// does not depend on the threshold. For sum-check kernels that keep their tables as vectors.
+pub fn bind_highest(table: &mut Vec<Fr>, r: Fr, threshold: usize) {
     let half = table.len() / 2;
     let (lo, hi) = table.split_at_mut(half);
     let step = |(l, h): (&mut Fr, &Fr)| *l += r * (*h - *l);

@@ -27,7 +27,7 @@ mod error;
 mod layout;
 mod small;
 
-pub use dense::DenseMultilinearExtension;
+pub use dense::{DenseMultilinearExtension, bind_highest};
 pub use eq::{eq_evaluation, eq_table, eq_table_sequential, fold_rows};
 pub use error::MleError;
 pub use layout::{log2_ceil, matrix_point, pad_matrix, pad_tensor, padded_len, tensor_point};
