@@ -78,10 +78,13 @@ pub struct LeafClaim {
 struct LayerInstance {
     lambda: Fr,
     eq: Vec<Fr>,
-    /// `p0, p1` (empty for unit leaves).
-    numerators: Option<(Vec<Fr>, Vec<Fr>)>,
-    q0: Vec<Fr>,
-    q1: Vec<Fr>,
+    /// The layer's `p` (absent for unit leaves) and `q`, whole: `p0, q0` are the first
+    /// `len` entries, `p1, q1` the `len` entries from `offset` on (the halves bind in place,
+    /// without copying the layer apart).
+    numerators: Option<Vec<Fr>>,
+    denominators: Vec<Fr>,
+    offset: usize,
+    len: usize,
     threshold: usize,
 }
 
@@ -92,12 +95,24 @@ fn line_points(lo: &Fr, hi: &Fr) -> [Fr; 3] {
     [*lo, *hi + slope, slope]
 }
 
+/// Binds the highest variable of `table[..2·half]` in place (the result in `table[..half]`).
+fn bind_prefix(table: &mut [Fr], half: usize, r: Fr, threshold: usize) {
+    let (lo, hi) = table.split_at_mut(half);
+    let step = |(l, h): (&mut Fr, &Fr)| *l += r * (*h - *l);
+    if half >= threshold {
+        lo.par_iter_mut().zip(hi[..half].par_iter()).with_min_len(1024).for_each(step);
+    } else {
+        lo.iter_mut().zip(hi[..half].iter()).for_each(step);
+    }
+}
+
 impl LayerInstance {
     /// `[s(0), s(2), X³ part without λ, X³ part of the λ term]` of one pair.
     fn pair(&self, x: usize, half: usize) -> [Fr; 4] {
+        let (q, o) = (&self.denominators, self.offset);
         let e = line_points(&self.eq[x], &self.eq[x + half]);
-        let a = line_points(&self.q0[x], &self.q0[x + half]);
-        let b = line_points(&self.q1[x], &self.q1[x + half]);
+        let a = line_points(&q[x], &q[x + half]);
+        let b = line_points(&q[o + x], &q[o + x + half]);
         let mut out = [Fr::zero(); 4];
         match &self.numerators {
             None => {
@@ -105,9 +120,9 @@ impl LayerInstance {
                     out[k] = e[k] * (a[k] + b[k] + self.lambda * (a[k] * b[k]));
                 }
             }
-            Some((p0, p1)) => {
-                let c = line_points(&p0[x], &p0[x + half]);
-                let d = line_points(&p1[x], &p1[x + half]);
+            Some(p) => {
+                let c = line_points(&p[x], &p[x + half]);
+                let d = line_points(&p[o + x], &p[o + x + half]);
                 for k in 0..2 {
                     out[k] = e[k] * (c[k] * b[k] + d[k] * a[k] + self.lambda * (a[k] * b[k]));
                 }
@@ -120,19 +135,20 @@ impl LayerInstance {
         out
     }
 
-    fn tables_mut(&mut self) -> Vec<&mut Vec<Fr>> {
-        let mut tables = vec![&mut self.eq, &mut self.q0, &mut self.q1];
-        if let Some((p0, p1)) = &mut self.numerators {
-            tables.push(p0);
-            tables.push(p1);
+    /// `[p0, p1, q0, q1]` (or `[q0, q1]`) once every variable is bound.
+    fn final_values(&self) -> Vec<Fr> {
+        let q = &self.denominators;
+        let at = |v: &[Fr], i: usize| v.get(i).copied().unwrap_or_else(Fr::zero);
+        match &self.numerators {
+            None => vec![at(q, 0), at(q, self.offset)],
+            Some(p) => vec![at(p, 0), at(p, self.offset), at(q, 0), at(q, self.offset)],
         }
-        tables
     }
 }
 
 impl SumcheckInstance for LayerInstance {
     fn num_vars(&self) -> usize {
-        self.eq.len().trailing_zeros() as usize
+        self.len.trailing_zeros() as usize
     }
 
     fn degree(&self) -> usize {
@@ -140,7 +156,7 @@ impl SumcheckInstance for LayerInstance {
     }
 
     fn round_evaluations(&mut self, _previous_claim: Fr, evaluations: &mut [Fr]) {
-        let half = self.eq.len() / 2;
+        let half = self.len / 2;
         let add = |mut a: [Fr; 4], b: [Fr; 4]| {
             for (x, y) in a.iter_mut().zip(b) {
                 *x += y;
@@ -164,10 +180,15 @@ impl SumcheckInstance for LayerInstance {
     }
 
     fn bind_in_place(&mut self, challenge: Fr) {
-        let threshold = self.threshold;
-        for table in self.tables_mut() {
-            bind_highest(table, challenge, threshold);
+        let (half, offset, threshold) = (self.len / 2, self.offset, self.threshold);
+        bind_highest(&mut self.eq, challenge, threshold);
+        bind_prefix(&mut self.denominators, half, challenge, threshold);
+        bind_prefix(&mut self.denominators[offset..], half, challenge, threshold);
+        if let Some(p) = &mut self.numerators {
+            bind_prefix(p, half, challenge, threshold);
+            bind_prefix(&mut p[offset..], half, challenge, threshold);
         }
+        self.len = half;
     }
 }
 
@@ -255,25 +276,17 @@ pub fn prove_fraction_sum(
     while let Some((p, q)) = layers.pop() {
         let lambda = transcript.challenge_field(LABEL_LAMBDA);
         let half = q.len() / 2;
-        let mut q = q;
-        let q1 = q.split_off(half);
-        let numerators = p.map(|mut p| {
-            let p1 = p.split_off(half);
-            (p, p1)
-        });
         let mut instance = LayerInstance {
             lambda,
             eq: eq_table(&point),
-            numerators,
-            q0: q,
-            q1,
+            numerators: p,
+            denominators: q,
+            offset: half,
+            len: half,
             threshold: PARALLEL_THRESHOLD,
         };
         let (sumcheck, reduced) = prove(&mut instance, claim_p + lambda * claim_q, transcript);
-        let values: Vec<Fr> = match &instance.numerators {
-            None => vec![instance.q0[0], instance.q1[0]],
-            Some((p0, p1)) => vec![p0[0], p1[0], instance.q0[0], instance.q1[0]],
-        };
+        let values = instance.final_values();
         transcript.append_fields(LABEL_LAYER_VALUES, &values);
         let mu = transcript.challenge_field(LABEL_LINE);
         (claim_p, claim_q) = match values.as_slice() {
@@ -417,22 +430,17 @@ mod kernel_tests {
                     }
                 };
                 let total: Fr = (0..n).map(g).sum();
-                let mut instance = LayerInstance {
+                let make = |threshold: usize| LayerInstance {
                     lambda,
                     eq: eq.clone(),
-                    numerators: general.then(|| (p0.clone(), p1.clone())),
-                    q0: q0.clone(),
-                    q1: q1.clone(),
-                    threshold: usize::MAX,
+                    numerators: general.then(|| [p0.clone(), p1.clone()].concat()),
+                    denominators: [q0.clone(), q1.clone()].concat(),
+                    offset: n,
+                    len: n,
+                    threshold,
                 };
-                let mut parallel = LayerInstance {
-                    lambda,
-                    eq: eq.clone(),
-                    numerators: general.then(|| (p0.clone(), p1.clone())),
-                    q0: q0.clone(),
-                    q1: q1.clone(),
-                    threshold: 1,
-                };
+                let mut instance = make(usize::MAX);
+                let mut parallel = make(1);
                 let mut t = Transcript::new(b"k");
                 let (proof, claim) = prove(&mut instance, total, &mut t);
                 let (parallel_proof, _) = prove(&mut parallel, total, &mut Transcript::new(b"k"));
