@@ -108,6 +108,16 @@ pub fn compute_witness(
     mask: MaskKind,
     inputs: &AttentionInputs,
 ) -> Result<AttentionWitness, AttentionError> {
+    compute_witness_inner(shape, mask, inputs, true)
+}
+
+/// The padded inputs and scores, and the linear-attention output when `linear_output`.
+fn compute_witness_inner(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    inputs: &AttentionInputs,
+    linear_output: bool,
+) -> Result<AttentionWitness, AttentionError> {
     shape.validate()?;
     inputs.validate(shape)?;
     let (s, h, m, mv) = (shape.seq_len, shape.heads, shape.head_dim, shape.value_head_dim);
@@ -153,15 +163,19 @@ pub fn compute_witness(
     let score_bound = max_abs(&inputs.queries) * max_abs(&inputs.keys) * m as u128;
     let output_bound = score_bound * max_abs(&inputs.values) * s as u128;
     let (scores, output_hat) = if output_bound < 1u128 << 62 {
-        forward::<i64>(shape, mask, inputs)
+        forward::<i64>(shape, mask, inputs, linear_output)
     } else {
-        forward::<i128>(shape, mask, inputs)
+        forward::<i128>(shape, mask, inputs, linear_output)
     };
     let columns_v = hp * mvp;
-    let output: Vec<Fr> = (0..s)
-        .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
-        .map(|(i, head, c)| output_hat[i * columns_v + head * mvp + c])
-        .collect();
+    let output: Vec<Fr> = if output_hat.is_empty() {
+        Vec::new()
+    } else {
+        (0..s)
+            .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
+            .map(|(i, head, c)| output_hat[i * columns_v + head * mvp + c])
+            .collect()
+    };
     Ok(AttentionWitness {
         queries,
         keys,
@@ -193,7 +207,7 @@ pub fn compute_witness_for_mode(
     let SoftmaxMode::Exponential(params) = mode else {
         return compute_witness(shape, mask, inputs);
     };
-    let mut witness = compute_witness(shape, MaskKind::None, inputs)?;
+    let mut witness = compute_witness_inner(shape, mask, inputs, false)?;
     let (s, h, mv) = (shape.seq_len, shape.heads, shape.value_head_dim);
     let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
     let max_abs = |data: &[i64]| data.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u128;
@@ -253,7 +267,12 @@ pub fn compute_witness_for_mode(
 ///
 /// Returns the padded scores `QK̂` `[ĥ × ŝ × ŝ]` and `Ô` `[ŝ × ĥm̂_v]`, where
 /// `Ô[i][head·m̂_v + c] = Σ_{j kept} score·V[j] + MASK · Σ_{j masked, j < s} V[j]`.
-fn forward<T>(shape: &AttentionShape, mask: MaskKind, inputs: &AttentionInputs) -> (Vec<Fr>, Vec<Fr>)
+fn forward<T>(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    inputs: &AttentionInputs,
+    with_output: bool,
+) -> (Vec<Fr>, Vec<Fr>)
 where
     T: Copy
         + Default
@@ -290,6 +309,9 @@ where
             }
         }
     });
+    if !with_output {
+        return (scores, Vec::new());
+    }
     let mask_fr = mask_value();
     let per_row = h * mv;
     let columns = hp * mvp;
