@@ -5,6 +5,7 @@
 use ark_std::UniformRand;
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use zkmha_attention::fixed_point::{DIGIT_BITS, deterministic_exp_neg};
+use zkmha_attention::quantization::signed_field_to_f64;
 use zkmha_attention::softmax::*;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One, fr_from_i64};
@@ -66,17 +67,6 @@ fn float_reference(
     out
 }
 
-fn as_i128(value: &Fr) -> i128 {
-    use ark_ff::{BigInteger, PrimeField};
-    let big = value.into_bigint();
-    let neg = (-*value).into_bigint();
-    let small = |b: &<Fr as PrimeField>::BigInt| -> i128 {
-        let bytes = b.to_bytes_le();
-        i128::from_le_bytes(bytes[..16].try_into().unwrap())
-    };
-    if big.num_bits() <= 120 { small(&big) } else { -small(&neg) }
-}
-
 #[test]
 fn layers_with_the_proven_softmax_round_trip_and_match_the_float_reference() {
     for (n, (s, h, m, mv)) in
@@ -100,7 +90,7 @@ fn layers_with_the_proven_softmax_round_trip_and_match_the_float_reference() {
             let bound =
                 (s as f64 + 2.0 * params.one() as f64 / 2f64.powi(params.exponent_bits as i32) + 2.0) * max_v;
             for (ours, theirs) in statement.output.iter().zip(&reference) {
-                let ours = as_i128(ours) as f64;
+                let ours = signed_field_to_f64(ours);
                 assert!((ours - theirs).abs() <= bound, "{ours} vs {theirs} (bound {bound}) for {shape:?}");
             }
         }
