@@ -39,7 +39,7 @@ use zkmha_lookup::{
     prove_lookup_with, verify_lookup, zero_indicator,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim};
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
     verify_batched,
@@ -565,18 +565,19 @@ fn prove_exponential(
 
     // Openings.
     let c = input.commitments;
+    let integers = |num_vars, values| PolynomialTable::Integers { num_vars, values };
     let polynomials = [
-        DenseMultilinearExtension::from_i64(n, &w.low)?,
-        DenseMultilinearExtension::from_i64(n, &w.high)?,
-        DenseMultilinearExtension::from_i64(n, &w.remainder)?,
-        DenseMultilinearExtension::from_i64(n, &w.exponential)?,
-        DenseMultilinearExtension::from_i64(n, &w.flag)?,
-        DenseMultilinearExtension::from_i64(n_rows, &w.shift)?,
-        DenseMultilinearExtension::from_i64(table.num_vars(), &input.data.multiplicities)?,
+        integers(n, &w.low),
+        integers(n, &w.high),
+        integers(n, &w.remainder),
+        integers(n, &w.exponential),
+        integers(n, &w.flag),
+        integers(n_rows, &w.shift),
+        integers(table.num_vars(), &input.data.multiplicities),
     ];
     let commitments = commitment_list(c);
-    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
-        polynomials.iter().zip(commitments.iter().copied()).collect();
+    let items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
+        polynomials.iter().copied().zip(commitments.iter().copied()).collect();
     let claims =
         opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, &lookup_claims.multiplicities);
     let openings = Hyrax::open_multi(&items, &claims, transcript)?;

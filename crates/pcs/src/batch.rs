@@ -16,6 +16,7 @@
 //! Soundness: a false `y_t` survives the (γ, β)-combination with probability ≤ 2/|F| and the
 //! sum-check with ≤ 2·n/|F|; then each `v_f` is bound to its commitment by the opening.
 
+use crate::hyrax::PolynomialTable;
 use crate::hyrax::split_vars;
 use crate::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -158,7 +159,7 @@ impl Hyrax {
     /// [`PcsError::InvalidBatch`] (a claim on a missing polynomial, a polynomial without
     /// claims), [`PcsError::WrongPointLength`], or [`PcsError::Sumcheck`].
     pub fn open_multi(
-        polynomials: &[(&DenseMultilinearExtension, &HyraxCommitment)],
+        polynomials: &[(PolynomialTable<'_>, &HyraxCommitment)],
         claims: &[OpeningClaim],
         transcript: &mut Transcript,
     ) -> Result<MultiOpeningProof, PcsError> {
@@ -183,12 +184,8 @@ impl Hyrax {
             let mut combined = vec![Fr::from(0u64); 1usize << vars];
             let mut sum = Fr::from(0u64);
             for &f in group {
-                let gamma = gammas[f];
-                combined
-                    .par_iter_mut()
-                    .zip(polynomials[f].0.evaluations().par_iter())
-                    .for_each(|(c, x)| *c += gamma * x);
-                sum += gamma * claims_of(f, claims, &betas).1;
+                polynomials[f].0.add_scaled_into(&mut combined, gammas[f]);
+                sum += gammas[f] * claims_of(f, claims, &betas).1;
             }
             instances.push(ProductSumcheck::new(
                 shape.clone(),
@@ -211,15 +208,15 @@ impl Hyrax {
             }
         }
         let evaluations = polynomials
-            .par_iter()
+            .iter()
             .zip(&points)
-            .map(|((mle, _), point)| mle.evaluate(point))
+            .map(|((table, _), point)| table.evaluate(point))
             .collect::<Result<Vec<Fr>, _>>()?;
         let mut openings = Vec::new();
         for group in groups_by_column_count(&num_vars) {
             let items: Vec<_> =
                 group.iter().map(|&f| (polynomials[f].0, polynomials[f].1, points[f].as_slice())).collect();
-            openings.push(Self::open_batch(&items, transcript)?.0);
+            openings.push(Self::open_batch_tables(&items, transcript)?.0);
         }
         Ok(MultiOpeningProof { sumcheck, evaluations, openings })
     }

@@ -157,15 +157,114 @@ fn rows_in_groups<T: Sync>(
 }
 
 /// `(Lᵀ·M, f̃(point))` for the matrix view of `f` and `L = eq(·, row part of point)`.
-fn combined_row_and_value(f: &DenseMultilinearExtension, point: &[Fr]) -> Result<(Vec<Fr>, Fr), PcsError> {
+fn combined_row_and_value(f: PolynomialTable<'_>, point: &[Fr]) -> Result<(Vec<Fr>, Fr), PcsError> {
     if point.len() != f.num_vars() {
         return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
     }
     let (_, columns) = split_vars(f.num_vars());
     let (column_point, row_point) = point.split_at(columns);
-    let row = fold_rows(f.evaluations(), 1usize << columns, row_point);
+    let row = f.fold_rows(1usize << columns, row_point);
     let value = row.iter().zip(eq_table(column_point)).map(|(w, r)| *w * r).sum();
     Ok((row, value))
+}
+
+/// A committed polynomial's table as the prover holds it: field elements, or small integers
+/// (the openings then read the integers directly instead of a field copy of the table).
+#[derive(Clone, Copy, Debug)]
+pub enum PolynomialTable<'a> {
+    /// Field elements.
+    Field(&'a DenseMultilinearExtension),
+    /// `2^num_vars` integers.
+    Integers {
+        /// Variables.
+        num_vars: usize,
+        /// The entries.
+        values: &'a [i64],
+    },
+}
+
+/// Rows of this many entries per parallel task in the integer kernels.
+const INTEGER_CHUNK: usize = 1 << 12;
+
+impl PolynomialTable<'_> {
+    /// Variables.
+    pub fn num_vars(&self) -> usize {
+        match self {
+            PolynomialTable::Field(f) => f.num_vars(),
+            PolynomialTable::Integers { num_vars, .. } => *num_vars,
+        }
+    }
+
+    /// `out[x] += γ·f[x]`.
+    pub fn add_scaled_into(&self, out: &mut [Fr], gamma: Fr) {
+        match self {
+            PolynomialTable::Field(f) => {
+                out.par_iter_mut().zip(f.evaluations().par_iter()).for_each(|(o, x)| *o += gamma * x);
+            }
+            PolynomialTable::Integers { values, .. } => {
+                let scaled = zkmha_field::SmallMultiplier::new(gamma);
+                out.par_iter_mut().zip(values.par_iter()).for_each(|(o, x)| {
+                    if *x != 0 {
+                        *o += scaled.mul_i64(*x);
+                    }
+                });
+            }
+        }
+    }
+
+    /// `f(point)`.
+    ///
+    /// # Errors
+    /// [`PcsError::WrongPointLength`].
+    pub fn evaluate(&self, point: &[Fr]) -> Result<Fr, PcsError> {
+        if point.len() != self.num_vars() {
+            return Err(PcsError::WrongPointLength { expected: self.num_vars(), got: point.len() });
+        }
+        match self {
+            PolynomialTable::Field(f) => Ok(f.evaluate(point)?),
+            PolynomialTable::Integers { values, .. } => {
+                let eq = eq_table(point);
+                Ok(eq
+                    .par_chunks(INTEGER_CHUNK)
+                    .zip(values.par_chunks(INTEGER_CHUNK))
+                    .map(|(weights, values)| {
+                        let mut acc = zkmha_field::UnreducedSum::new();
+                        for (w, v) in weights.iter().zip(values) {
+                            if *v != 0 {
+                                acc.add_product(w, &zkmha_field::fr_from_i64(*v));
+                            }
+                        }
+                        acc
+                    })
+                    .reduce(zkmha_field::UnreducedSum::new, zkmha_field::UnreducedSum::merge)
+                    .finish())
+            }
+        }
+    }
+
+    /// `Lᵀ·M` for the matrix view with `width` columns and `L = eq(·, row_point)`.
+    fn fold_rows(&self, width: usize, row_point: &[Fr]) -> Vec<Fr> {
+        match self {
+            PolynomialTable::Field(f) => fold_rows(f.evaluations(), width, row_point),
+            PolynomialTable::Integers { values, .. } => {
+                let weights = eq_table(row_point);
+                (0..width)
+                    .into_par_iter()
+                    .with_min_len(64)
+                    .map(|x| {
+                        let mut acc = zkmha_field::UnreducedSum::new();
+                        for (i, w) in weights.iter().enumerate() {
+                            match values.get(i * width + x) {
+                                Some(v) if *v != 0 => acc.add_product(w, &zkmha_field::fr_from_i64(*v)),
+                                _ => {}
+                            }
+                        }
+                        acc.finish()
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 fn absorb(transcript: &mut Transcript, commitment: &HyraxCommitment, point: &[Fr], value: &Fr) {
@@ -307,7 +406,7 @@ impl Hyrax {
         point: &[Fr],
         transcript: &mut Transcript,
     ) -> Result<(HyraxProof, Fr), PcsError> {
-        let (combined_row, value) = combined_row_and_value(f, point)?;
+        let (combined_row, value) = combined_row_and_value(PolynomialTable::Field(f), point)?;
         absorb(transcript, commitment, point, &value);
         Ok((HyraxProof { combined_row }, value))
     }
@@ -384,6 +483,18 @@ impl Hyrax {
         items: &[(&DenseMultilinearExtension, &HyraxCommitment, &[Fr])],
         transcript: &mut Transcript,
     ) -> Result<(HyraxProof, Vec<Fr>), PcsError> {
+        let tables: Vec<_> = items.iter().map(|(f, c, p)| (PolynomialTable::Field(f), *c, *p)).collect();
+        Self::open_batch_tables(&tables, transcript)
+    }
+
+    /// [`Self::open_batch`] for tables of either kind.
+    ///
+    /// # Errors
+    /// As [`Self::open_batch`].
+    pub fn open_batch_tables(
+        items: &[(PolynomialTable<'_>, &HyraxCommitment, &[Fr])],
+        transcript: &mut Transcript,
+    ) -> Result<(HyraxProof, Vec<Fr>), PcsError> {
         let points: Vec<(usize, &[Fr])> = items.iter().map(|(f, _, p)| (f.num_vars(), *p)).collect();
         if !Self::can_batch(&points) {
             return Err(PcsError::MalformedProof("batched points must share their column part"));
@@ -391,7 +502,7 @@ impl Hyrax {
         let mut rows = Vec::with_capacity(items.len());
         let mut values = Vec::with_capacity(items.len());
         for (f, commitment, point) in items {
-            let (row, value) = combined_row_and_value(f, point)?;
+            let (row, value) = combined_row_and_value(*f, point)?;
             absorb(transcript, commitment, point, &value);
             rows.push(row);
             values.push(value);

@@ -33,7 +33,7 @@ mod srs;
 pub use batch::{MultiOpeningProof, OpeningClaim, groups_sharing_columns};
 pub use error::PcsError;
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
-pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof};
+pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable};
 pub use scheme::MultilinearCommitmentScheme;
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 

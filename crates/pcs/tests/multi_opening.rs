@@ -4,7 +4,7 @@
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
-use ark_std::rand::{SeedableRng, rngs::StdRng};
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::*;
@@ -42,8 +42,8 @@ fn setup(sizes: &[usize], claims_per: usize, seed: u64) -> Setup {
 }
 
 fn prove(s: &Setup) -> MultiOpeningProof {
-    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
-        s.polynomials.iter().zip(&s.commitments).collect();
+    let items: Vec<(PolynomialTable, &HyraxCommitment)> =
+        s.polynomials.iter().map(PolynomialTable::Field).zip(&s.commitments).collect();
     Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap()
 }
 
@@ -130,8 +130,8 @@ fn rejects_a_commitment_to_another_polynomial() {
     );
     // A prover that absorbs the other commitment but opens its own polynomial passes the
     // reduction (the claims are true of its polynomial) and fails the opening.
-    let items: Vec<(&DenseMultilinearExtension, &HyraxCommitment)> =
-        s.polynomials.iter().zip(&commitments).collect();
+    let items: Vec<(PolynomialTable, &HyraxCommitment)> =
+        s.polynomials.iter().map(PolynomialTable::Field).zip(&commitments).collect();
     let proof = Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap();
     assert_eq!(verify(&s, &commitments, &s.claims, &proof), Err(PcsError::PairingCheckFailed));
 }
@@ -237,5 +237,43 @@ fn polynomials_sharing_their_points_share_one_instance() {
     assert_eq!(
         verify(&s, &s.commitments, &s.claims, &bad),
         Err(PcsError::Sumcheck(SumcheckError::FinalEvaluationMismatch))
+    );
+}
+
+#[test]
+fn integer_tables_open_like_their_field_copies() {
+    let mut rng = StdRng::seed_from_u64(30);
+    let params = HyraxParams::new(7);
+    let values: Vec<Vec<i64>> = [7usize, 5]
+        .iter()
+        .map(|&n| (0..1usize << n).map(|_| rng.gen_range(-300i64..300)).collect())
+        .collect();
+    let fields: Vec<DenseMultilinearExtension> = values
+        .iter()
+        .zip([7usize, 5])
+        .map(|(v, n)| DenseMultilinearExtension::from_i64(n, v).unwrap())
+        .collect();
+    let commitments: Vec<HyraxCommitment> =
+        values.iter().zip([7usize, 5]).map(|(v, n)| Hyrax::commit_small(&params, n, v).unwrap()).collect();
+    let mut claims = Vec::new();
+    for (index, f) in fields.iter().enumerate() {
+        let point: Vec<Fr> = (0..f.num_vars()).map(|_| Fr::rand(&mut rng)).collect();
+        claims.push(OpeningClaim { polynomial: index, value: f.evaluate(&point).unwrap(), point });
+    }
+    let as_integers: Vec<(PolynomialTable, &HyraxCommitment)> = values
+        .iter()
+        .zip([7usize, 5])
+        .map(|(v, n)| PolynomialTable::Integers { num_vars: n, values: v })
+        .zip(&commitments)
+        .collect();
+    let as_fields: Vec<(PolynomialTable, &HyraxCommitment)> =
+        fields.iter().map(PolynomialTable::Field).zip(&commitments).collect();
+    let from_integers = Hyrax::open_multi(&as_integers, &claims, &mut Transcript::new(b"multi")).unwrap();
+    let from_fields = Hyrax::open_multi(&as_fields, &claims, &mut Transcript::new(b"multi")).unwrap();
+    assert_eq!(from_integers, from_fields);
+    let refs: Vec<&HyraxCommitment> = commitments.iter().collect();
+    assert_eq!(
+        Hyrax::verify_multi(&params, &refs, &claims, &from_integers, &mut Transcript::new(b"multi")),
+        Ok(())
     );
 }
