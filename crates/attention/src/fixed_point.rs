@@ -93,12 +93,16 @@ impl SoftmaxParams {
     pub fn exp_table(&self) -> Vec<i64> {
         let scale = f64::from(1u32 << self.output_bits);
         let step = 1.0 / f64::from(1u32 << self.exponent_bits);
-        (0..1usize << DIGIT_BITS)
-            .map(|lo| {
-                let value = scale * deterministic_exp_neg(lo as f64 * step);
-                if value < 0.5 { 0 } else { value.round() as i64 }
-            })
-            .collect()
+        let mut table = vec![0i64; 1usize << DIGIT_BITS];
+        // exp(−x/2^g) decreases: once an entry rounds to 0, every later one does too.
+        for (lo, entry) in table.iter_mut().enumerate() {
+            let value = scale * deterministic_exp_neg(lo as f64 * step);
+            if value < 0.5 {
+                break;
+            }
+            *entry = value.round() as i64;
+        }
+        table
     }
 }
 
