@@ -14,11 +14,9 @@
 
 use crate::layer::{
     AttentionLayerProof, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX, ProverTimings,
-    VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain,
+    VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain, witness_alongside_table,
 };
-use crate::{
-    AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, compute_witness_for_mode,
-};
+use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
 use zkmha_field::Fr;
@@ -160,13 +158,7 @@ pub fn prove_layer_committed(
 ) -> Result<(CommittedStatement, CommittedLayerProof, ProverTimings), AttentionError> {
     let mut timings = ProverTimings::default();
     let start = Instant::now();
-    // The commitment's table of multiples depends only on the generators: build it while the
-    // forward pass runs (a no-op when a previous proof already built it).
-    let (witness, ()) = rayon::join(
-        || compute_witness_for_mode(shape, mask, softmax, inputs),
-        || params.prepare_small_table(),
-    );
-    let mut witness = witness?;
+    let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
     timings.witness = start.elapsed();
     let start = Instant::now();
     let commitments = commit_inputs(params, shape, inputs)?;

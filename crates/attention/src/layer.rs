@@ -363,6 +363,26 @@ pub(crate) fn verify_chain(
     Ok(input_claims)
 }
 
+/// The forward pass, with the commitment's table of multiples built alongside it when
+/// `hyrax` is given (the table depends only on the generators; a no-op once built).
+pub(crate) fn witness_alongside_table(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    hyrax: Option<&HyraxParams>,
+) -> Result<crate::AttentionWitness, AttentionError> {
+    let (witness, ()) = rayon::join(
+        || compute_witness_for_mode(shape, mask, softmax, inputs),
+        || {
+            if let Some(hyrax) = hyrax {
+                hyrax.prepare_small_table();
+            }
+        },
+    );
+    witness
+}
+
 /// Runs the forward pass and proves it, with public inputs (the softmax witness is still
 /// committed: its generators are derived from the shape, [`crate::hyrax_params_for`]).
 ///
@@ -379,15 +399,8 @@ pub fn prove_layer(
     let mut timings = ProverTimings::default();
     let start = Instant::now();
     let hyrax = crate::hyrax_params_for(shape, softmax);
-    let (witness, ()) = rayon::join(
-        || compute_witness_for_mode(shape, mask, softmax, inputs),
-        || {
-            if softmax.is_proven() {
-                hyrax.prepare_small_table()
-            }
-        },
-    );
-    let mut witness = witness?;
+    let mut witness =
+        witness_alongside_table(shape, mask, softmax, inputs, softmax.is_proven().then_some(&hyrax))?;
     timings.witness = start.elapsed();
     let statement = AttentionStatement {
         shape: *shape,
