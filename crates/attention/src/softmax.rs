@@ -464,8 +464,8 @@ fn prove_exponential(
 
     // Lookup, over the four blocks (lo, e), (hi, flag), (ρ, 0), (u at j = 0, 0), never
     // materialized; the merged columns' values at the leaf point come from the blocks' values.
-    let row_excess: Vec<i64> =
-        (0..w.row_excess.len()).map(|row| if row % sp < s { w.row_excess[row] } else { 0 }).collect();
+    // Padded rows (i ≥ s) hold 0 in the witness already (fixed_point::row_witness).
+    let row_excess = &w.row_excess;
     let block_size = 1usize << n;
     let entry = |row: usize, column: usize| -> i64 {
         let (block, t) = (row >> n, row & (block_size - 1));
@@ -486,7 +486,7 @@ fn prove_exponential(
         let (r, tag_point) = point.split_at(n.min(point.len()));
         let mut values = evaluate_columns(r, &[&w.low, &w.high, &w.remainder, &w.exponential, &w.flag]);
         let r_rows = row_part(shape, r);
-        let u = DenseMultilinearExtension::from_i64(n_rows, &row_excess)?.evaluate(&r_rows)?;
+        let u = DenseMultilinearExtension::from_i64(n_rows, row_excess)?.evaluate(&r_rows)?;
         values.push(u);
         let [lo, hi, rho, e, flag, u] = <[Fr; 6]>::try_from(values.clone())
             .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
