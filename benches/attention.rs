@@ -3,7 +3,10 @@
 //! default layer with the proven softmax, and in committed mode.
 
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
+
+#[path = "../src/allocator.rs"]
+mod allocator;
 use std::time::Duration;
 use zkmha_attention::{
     AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, SoftmaxParams, commit_inputs, hyrax_params_for,
@@ -83,4 +86,10 @@ fn bench_attention(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench_attention);
-criterion_main!(benches);
+/// `criterion_main!` with the command-line program's allocator setting, so the numbers match
+/// `zkmha` runs.
+fn main() {
+    allocator::retain_freed_memory();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -5,6 +5,7 @@
 //! timings; `zkmha sumcheck` runs the sum-check engine alone.
 
 mod accuracy;
+mod allocator;
 mod bench;
 mod demo;
 mod layer;
@@ -38,6 +39,7 @@ enum Command {
 }
 
 fn main() {
+    allocator::retain_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Layer(args)) => layer::run(&args),
