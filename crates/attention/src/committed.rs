@@ -72,8 +72,8 @@ pub fn hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxPa
     HyraxParams::new(inputs.max(softmax_vars))
 }
 
-/// Variables of the softmax lookup table (four segments of 2^16 rows).
-const SOFTMAX_TABLE_VARS: usize = 18;
+/// Variables of the softmax lookup table (two segments of 2^16 rows).
+const SOFTMAX_TABLE_VARS: usize = 17;
 
 fn pcs_error(step: &'static str) -> impl Fn(PcsError) -> AttentionError {
     move |_| AttentionError::CheckFailed { step }

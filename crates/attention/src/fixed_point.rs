@@ -176,7 +176,18 @@ pub fn compute_softmax_witness(
             row_witness(params, &table, scores, |j| keeps(mask, s, i, j), sp)
         })
         .collect();
-    let mut witness = SoftmaxWitness::default();
+    let (entries, row_count) = (hp * sp * sp, hp * sp);
+    let tensor = || Vec::with_capacity(entries);
+    let mut witness = SoftmaxWitness {
+        low: tensor(),
+        high: tensor(),
+        remainder: tensor(),
+        exponential: tensor(),
+        flag: tensor(),
+        shift: Vec::with_capacity(row_count),
+        row_excess: Vec::with_capacity(row_count),
+        attention: tensor(),
+    };
     for row in rows {
         let row = row?;
         witness.low.extend(row.low);

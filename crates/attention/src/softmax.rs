@@ -5,22 +5,25 @@
 //! identity (linear attention):  A = QK_M,  so  Ã(p) = v  ⇒  QK̃_M(p) = v   (no proof; masking follows)
 //!
 //! exponential (fixed-point softmax, `crate::fixed_point`), tensors over t = [t_j ‖ t_i ‖ t_h]:
-//! committed  lo, hi, ρ, e, flag (ĥŝŝ), ẑ (ĥŝ), multiplicities m — absorbed after the statement
-//! lookup     one logUp into the segmented table
-//!              (0, lo, e = T(lo)),  (1, hi, flag = [hi = 0]),  (2, ρ, 0) with ρ < 2^k,  (3, u, 0) with u < 2^tol
-//!            where u(i,h) = [i < s]·(Σ_j A − 2^f + δ) sits at j = 0 (0 elsewhere)      → point (r ‖ c)
-//!            P sends lo, hi, ρ, e, flag at r and ũ at (r_i, r_h); V checks the lookup's column
-//!            claims against them
+//! committed  lo, hi, e, flag (ĥŝŝ), ẑ (ĥŝ), three multiplicity columns — absorbed after the
+//!            statement; the remainders ρ are not committed (I2 recomputes them)
+//! lookups    exponent  (0, lo, e = T(lo)), (1, hi, flag = [hi = 0])    2·ĥŝŝ rows  → point (r ‖ c)
+//!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
+//!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s]·(Σ_j A − 2^f + δ)   ĥŝ rows   → point r_u
+//!            P sends lo, hi, e, flag at r; V checks the exponent lookup's column claims
 //! sum-check  β_a, β_b ← V;  one batched sum-check over t:
-//!   I1  Σ_t (β_a·eq(p,t) + β_b·eq((r_i,r_h),(t_i,t_h))) · z(t) · e(t) · flag(t)
-//!         = β_a·v + β_b·(ũ(r_i,r_h) + (2^f − δ)·Σ_{i<s} eq(r_i, i))                       (A = z·e·flag; row sums)
-//!   I2  Σ_t eq(r,t) · z(t) · L(t) = 0,   L = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k − ρ   (kept entries)
-//!            → t*; P sends e, flag, ẑ, QK̂, lo, hi, ρ at t*; V evaluates eq, z (closed forms) and L
-//! openings   every committed column at r and t* (ẑ at the (i, h) parts), m at the lookup's table
-//!            point: one multi-point opening (`Hyrax::open_multi`)
+//!   I1  Σ_t (β_a·eq(p,t) + β_b·eq(r_u,(t_i,t_h))) · z(t) · e(t) · flag(t)
+//!         = β_a·v + β_b·(ũ(r_u) + (2^f − δ)·Σ_{i<s} eq(r_u,i))                      (A = z·e·flag; row sums)
+//!   I2  Σ_t eq(r_ρ,t) · z(t) · D(t) = c̃(r_ρ),   D = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k
+//!            → t*; P sends e, flag, ẑ, QK̂, lo, hi at t*; V evaluates eq, z (closed forms) and D
+//! openings   lo, hi, e, flag at r and t*, ẑ at t*'s (i, h) part, each multiplicity column at
+//!            its lookup's table point: one multi-point opening (`Hyrax::open_multi`)
 //! claim out  QK̂(t*)  — the masking step is not needed: z enters the products directly
 //! ```
 //!
+//! I2 makes `c = z·D` the range-checked column, so on a kept entry `D = ρ ∈ [0, 2^k)`: the
+//! exponent relation `ẑ·2^k + 2^(k−1) − QK̂·M = (lo + 2^16·hi)·2^k + ρ` holds without a
+//! commitment to `ρ`.
 //! Masked entries are zero because `z` multiplies `A`; a kept entry's `A` is the table value of
 //! its own exponent argument, which the relation ties to its score and the row's shift; the
 //! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
@@ -35,8 +38,8 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64};
 use zkmha_lookup::{
-    LookupProof, LookupTable, LookupWitness, Segment, SegmentOutput, SegmentedTable, identity_column,
-    prove_lookup_with, verify_lookup, zero_indicator,
+    LookupClaims, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput,
+    SegmentedTable, identity_column, prove_lookup, prove_lookup_with, verify_lookup,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
@@ -150,28 +153,34 @@ pub struct SoftmaxCommitments {
     pub low: HyraxCommitment,
     /// To `hi`.
     pub high: HyraxCommitment,
-    /// To `ρ`.
-    pub remainder: HyraxCommitment,
     /// To `e = T(lo)`.
     pub exponential: HyraxCommitment,
     /// To `flag = [hi = 0]`.
     pub flag: HyraxCommitment,
     /// To the row shifts `ẑ`.
     pub shift: HyraxCommitment,
-    /// To the lookup's multiplicities.
-    pub multiplicities: HyraxCommitment,
+    /// To the exponent lookup's multiplicities.
+    pub exponent_multiplicities: HyraxCommitment,
+    /// To the remainder range check's multiplicities.
+    pub remainder_multiplicities: HyraxCommitment,
+    /// To the row-sum range check's multiplicities.
+    pub row_sum_multiplicities: HyraxCommitment,
 }
 
 /// The proof of the exponential softmax.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ExponentialSoftmaxProof {
-    /// The lookup.
-    pub lookup: LookupProof,
-    /// `lo, hi, ρ, e, flag` at `r`, `ũ` at `(r_i, r_h)`.
+    /// `(lo, e)` and `(hi, flag)` into the exponent table.
+    pub exponent_lookup: LookupProof,
+    /// `ρ` (masked entries 0) into `[0, 2^k)`.
+    pub remainder_lookup: LookupProof,
+    /// `u` into `[0, 2^tolerance_bits)`.
+    pub row_sum_lookup: LookupProof,
+    /// `lo, hi, e, flag` at the exponent lookup's point `r`.
     pub lookup_values: Vec<Fr>,
     /// The batched sum-check of I1 and I2.
     pub sumcheck: SumcheckProof,
-    /// `e, flag, ẑ, QK̂, lo, hi, ρ` at `t*` (`ẑ` at `(t*_i, t*_h)`).
+    /// `e, flag, ẑ, QK̂, lo, hi` at `t*` (`ẑ` at `(t*_i, t*_h)`).
     pub final_values: Vec<Fr>,
     /// Openings of every committed column.
     pub openings: MultiOpeningProof,
@@ -193,20 +202,33 @@ pub enum SlotOutput {
     Scores(EvalClaim),
 }
 
-/// The segmented lookup table of the exponential softmax.
+/// The three lookup tables of the exponential softmax.
+#[derive(Clone, Debug)]
+pub struct SoftmaxTables {
+    /// Segment 0: `(lo, T(lo))`; segment 1: `(hi, [hi = 0])`.
+    pub exponent: SegmentedTable,
+    /// `[0, 2^k)` for the remainders.
+    pub remainder: RangeTable,
+    /// `[0, 2^tolerance_bits)` for the row sums.
+    pub row_sum: RangeTable,
+}
+
+/// The lookup tables of the exponential softmax.
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] for parameters out of range.
-pub fn softmax_table(params: &SoftmaxParams) -> Result<SegmentedTable, AttentionError> {
-    Ok(SegmentedTable::new(
-        "softmax",
-        vec![
-            Segment { bits: DIGIT_BITS, output: SegmentOutput::Function(params.exp_table()) },
-            Segment { bits: DIGIT_BITS, output: SegmentOutput::IsZero },
-            Segment { bits: params.shift as usize, output: SegmentOutput::Zero },
-            Segment { bits: params.tolerance_bits as usize, output: SegmentOutput::Zero },
-        ],
-    )?)
+pub fn softmax_tables(params: &SoftmaxParams) -> Result<SoftmaxTables, AttentionError> {
+    Ok(SoftmaxTables {
+        exponent: SegmentedTable::new(
+            "softmax-exponent",
+            vec![
+                Segment { bits: DIGIT_BITS, output: SegmentOutput::Function(params.exp_table()) },
+                Segment { bits: DIGIT_BITS, output: SegmentOutput::IsZero },
+            ],
+        )?,
+        remainder: RangeTable::new(params.shift as usize)?,
+        row_sum: RangeTable::new(params.tolerance_bits as usize)?,
+    })
 }
 
 /// Variables of the `ĥ × ŝ × ŝ` tensors and of the per-row `ĥ × ŝ` ones.
@@ -214,72 +236,79 @@ fn tensor_vars(shape: &AttentionShape) -> (usize, usize) {
     (2 * shape.seq_vars() + shape.head_vars(), shape.seq_vars() + shape.head_vars())
 }
 
+/// The multiplicities of the three lookups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoftmaxMultiplicities {
+    /// Of the exponent table (`2^17` rows).
+    pub exponent: Vec<i64>,
+    /// Of the remainder range.
+    pub remainder: Vec<i64>,
+    /// Of the row-sum range.
+    pub row_sum: Vec<i64>,
+}
+
 /// What the prover keeps from the commitment phase.
 pub struct SoftmaxProverData {
     /// The witness.
     pub witness: SoftmaxWitness,
-    /// The lookup's multiplicities.
-    pub multiplicities: Vec<i64>,
+    /// The lookups' multiplicities.
+    pub multiplicities: SoftmaxMultiplicities,
 }
 
-/// The lookup's multiplicities for a softmax witness, counted directly from the witness
-/// columns (each entry is checked against its segment).
+/// The lookups' multiplicities for a softmax witness, counted directly from the witness
+/// columns (each entry is checked against its table).
 ///
 /// # Errors
-/// [`AttentionError::Lookup`] when a witness row is outside the table (a bug or a range the
+/// [`AttentionError::Lookup`] when a witness row is outside its table (a bug or a range the
 /// parameters cannot hold).
 pub fn softmax_multiplicities(
     shape: &AttentionShape,
     params: &SoftmaxParams,
     witness: &SoftmaxWitness,
-) -> Result<Vec<i64>, AttentionError> {
-    let table = softmax_table(params)?;
+) -> Result<SoftmaxMultiplicities, AttentionError> {
+    let _ = shape;
     let exp = params.exp_table();
-    let rows = 1usize << table.row_vars();
-    let sp = shape.padded_seq_len();
+    let digit_rows = 1usize << DIGIT_BITS;
     let n = witness.low.len();
-    let outside = |index: usize, value: i64| {
-        AttentionError::Lookup(zkmha_lookup::LookupError::ValueNotInTable { table: "softmax", index, value })
+    let outside = |table: &'static str, index: usize, value: i64| {
+        AttentionError::Lookup(zkmha_lookup::LookupError::ValueNotInTable { table, index, value })
     };
     let in_range = |v: i64, bits: u32| (0..1i64 << bits).contains(&v);
-    let counts = (0..n)
+    let sizes = (2 * digit_rows, 1usize << params.shift);
+    let zero_counts = || Ok((vec![0i64; sizes.0], vec![0i64; sizes.1]));
+    let (exponent, remainder) = (0..n)
         .into_par_iter()
-        .fold(
-            || Ok(vec![0i64; 4 * rows]),
-            |counts: Result<Vec<i64>, AttentionError>, t| {
-                let mut counts = counts?;
-                let (lo, hi, rho) = (witness.low[t], witness.high[t], witness.remainder[t]);
-                if !in_range(lo, DIGIT_BITS as u32) || exp[lo as usize] != witness.exponential[t] {
-                    return Err(outside(t, lo));
-                }
-                if !in_range(hi, DIGIT_BITS as u32) || witness.flag[t] != i64::from(hi == 0) {
-                    return Err(outside(n + t, hi));
-                }
-                if !in_range(rho, params.shift) {
-                    return Err(outside(2 * n + t, rho));
-                }
-                let u = if t % sp == 0 { witness.row_excess.get(t / sp).copied().unwrap_or(0) } else { 0 };
-                if !in_range(u, params.tolerance_bits) {
-                    return Err(outside(3 * n + t, u));
-                }
-                counts[lo as usize] += 1;
-                counts[rows + hi as usize] += 1;
-                counts[2 * rows + rho as usize] += 1;
-                counts[3 * rows + u as usize] += 1;
-                Ok(counts)
-            },
-        )
-        .reduce(
-            || Ok(vec![0i64; 4 * rows]),
-            |a, b| {
-                let mut a = a?;
-                for (x, y) in a.iter_mut().zip(b?) {
-                    *x += y;
-                }
-                Ok(a)
-            },
-        )?;
-    Ok(counts)
+        .fold(zero_counts, |counts: Result<(Vec<i64>, Vec<i64>), AttentionError>, t| {
+            let (mut exponent, mut remainder) = counts?;
+            let (lo, hi, rho) = (witness.low[t], witness.high[t], witness.remainder[t]);
+            if !in_range(lo, DIGIT_BITS as u32) || exp[lo as usize] != witness.exponential[t] {
+                return Err(outside("softmax-exponent", t, lo));
+            }
+            if !in_range(hi, DIGIT_BITS as u32) || witness.flag[t] != i64::from(hi == 0) {
+                return Err(outside("softmax-exponent", n + t, hi));
+            }
+            if !in_range(rho, params.shift) {
+                return Err(outside("range", t, rho));
+            }
+            exponent[lo as usize] += 1;
+            exponent[digit_rows + hi as usize] += 1;
+            remainder[rho as usize] += 1;
+            Ok((exponent, remainder))
+        })
+        .reduce(zero_counts, |a, b| {
+            let ((mut a0, mut a1), (b0, b1)) = (a?, b?);
+            a0.iter_mut().zip(b0).for_each(|(x, y)| *x += y);
+            a1.iter_mut().zip(b1).for_each(|(x, y)| *x += y);
+            Ok((a0, a1))
+        })?;
+    let mut row_sum = vec![0i64; 1usize << params.tolerance_bits];
+    for (row, &u) in witness.row_excess.iter().enumerate() {
+        if !in_range(u, params.tolerance_bits) {
+            return Err(outside("range", row, u));
+        }
+        row_sum[u as usize] += 1;
+    }
+    Ok(SoftmaxMultiplicities { exponent, remainder, row_sum })
 }
 
 /// Commits to the softmax witness (computing its multiplicities).
@@ -297,7 +326,8 @@ pub fn commit_softmax(
 }
 
 /// Commits to a witness and multiplicities as given (a cheating prover's entry point in tests:
-/// nothing is checked here, the verifier rejects what does not fit).
+/// nothing is checked here, the verifier rejects what does not fit). The remainders `ρ` are
+/// not committed: the verifier recomputes them from the exponent relation.
 ///
 /// # Errors
 /// [`AttentionError::Commitment`] for generators that are too few or tables of the wrong size.
@@ -308,17 +338,19 @@ pub fn commit_softmax_data(
     data: SoftmaxProverData,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
     let (n, n_rows) = tensor_vars(shape);
-    let table = softmax_table(params)?;
+    let tables = softmax_tables(params)?;
     let w = &data.witness;
+    let m = &data.multiplicities;
     let commit = |vars: usize, values: &[i64]| Hyrax::commit_small(hyrax, vars, values);
     let commitments = SoftmaxCommitments {
         low: commit(n, &w.low)?,
         high: commit(n, &w.high)?,
-        remainder: commit(n, &w.remainder)?,
         exponential: commit(n, &w.exponential)?,
         flag: commit(n, &w.flag)?,
         shift: commit(n_rows, &w.shift)?,
-        multiplicities: commit(table.num_vars(), &data.multiplicities)?,
+        exponent_multiplicities: commit(tables.exponent.num_vars(), &m.exponent)?,
+        remainder_multiplicities: commit(tables.remainder.num_vars(), &m.remainder)?,
+        row_sum_multiplicities: commit(tables.row_sum.num_vars(), &m.row_sum)?,
     };
     Ok((commitments, data))
 }
@@ -333,16 +365,17 @@ impl SoftmaxCommitments {
     }
 
     /// Checks every commitment's size against the shape.
-    fn validate(&self, shape: &AttentionShape, table_vars: usize) -> Result<(), AttentionError> {
+    fn validate(&self, shape: &AttentionShape, tables: &SoftmaxTables) -> Result<(), AttentionError> {
         let (n, n_rows) = tensor_vars(shape);
         let sizes = [
             (&self.low, n),
             (&self.high, n),
-            (&self.remainder, n),
             (&self.exponential, n),
             (&self.flag, n),
             (&self.shift, n_rows),
-            (&self.multiplicities, table_vars),
+            (&self.exponent_multiplicities, tables.exponent.num_vars()),
+            (&self.remainder_multiplicities, tables.remainder.num_vars()),
+            (&self.row_sum_multiplicities, tables.row_sum.num_vars()),
         ];
         if sizes.iter().all(|(c, vars)| c.num_vars == *vars) {
             Ok(())
@@ -352,53 +385,54 @@ impl SoftmaxCommitments {
     }
 }
 
-/// The lookup's claimed column values from the segment values at `r` (the verifier's check).
-fn merged_columns(tag_point: &[Fr], r_j: &[Fr], [lo, hi, rho, e, flag, u]: [Fr; 6]) -> [Fr; 3] {
+/// The exponent lookup's claimed column values from the blocks' values at `r` (the
+/// verifier's check).
+fn merged_columns(tag_point: &[Fr], [lo, hi, e, flag]: [Fr; 4]) -> [Fr; 3] {
     let w = eq_table(tag_point);
     let weight = |s: usize| w.get(s).copied().unwrap_or_else(Fr::zero);
-    let u_embedded = u * zero_indicator(r_j);
-    [
-        identity_column(tag_point),
-        weight(0) * lo + weight(1) * hi + weight(2) * rho + weight(3) * u_embedded,
-        weight(0) * e + weight(1) * flag,
-    ]
+    [identity_column(tag_point), weight(0) * lo + weight(1) * hi, weight(0) * e + weight(1) * flag]
 }
 
-/// `L(t*)` from the values at `t*`.
-fn relation_value(params: &SoftmaxParams, [shift, score, lo, hi, rho]: [Fr; 5]) -> Fr {
+/// `D(t*) = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k` from the values at `t*`: the
+/// remainder the exponent relation leaves.
+fn remainder_value(params: &SoftmaxParams, [shift, score, lo, hi]: [Fr; 4]) -> Fr {
     let two_k = Fr::from(1u64 << params.shift);
     shift * two_k + Fr::from(1u64 << (params.shift - 1))
         - score * Fr::from(params.multiplier)
         - (lo + Fr::from(1u64 << DIGIT_BITS) * hi) * two_k
-        - rho
 }
 
 fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, AttentionError> {
     Ok(DenseMultilinearExtension::from_i64(vars, values)?.evaluate(point)?)
 }
 
-/// Several integer columns' MLEs at one point: one `eq` table, one pass per column
-/// (delayed reduction), instead of binding each column variable by variable.
+/// Several integer columns' MLEs at one point, with `eq(point, ·) = E_low ⊗ E_high` from two
+/// tables of `√` size (no table of the columns' size) and delayed reduction in the inner sums.
 fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
-    let eq = eq_table(point);
-    columns
-        .iter()
-        .map(|column| {
-            eq.par_chunks(1 << 12)
-                .zip(column.par_chunks(1 << 12))
-                .map(|(weights, values)| {
-                    let mut acc = UnreducedSum::new();
-                    for (w, v) in weights.iter().zip(values) {
-                        if *v != 0 {
-                            acc.add_product(w, &fr_from_i64(*v));
-                        }
+    let (low_point, high_point) = point.split_at(point.len() / 2);
+    let (low, high) = (eq_table(low_point), eq_table(high_point));
+    let width = low.len();
+    let zeros = || vec![Fr::zero(); columns.len()];
+    let block = |(h, e_high): (usize, &Fr)| {
+        columns
+            .iter()
+            .map(|column| {
+                let values = column.get(h * width..(h + 1) * width).unwrap_or_default();
+                let mut acc = UnreducedSum::new();
+                for (w, v) in low.iter().zip(values) {
+                    if *v != 0 {
+                        acc.add_product(w, &fr_from_i64(*v));
                     }
-                    acc
-                })
-                .reduce(UnreducedSum::new, UnreducedSum::merge)
-                .finish()
-        })
-        .collect()
+                }
+                acc.finish() * e_high
+            })
+            .collect::<Vec<Fr>>()
+    };
+    let add = |mut a: Vec<Fr>, b: Vec<Fr>| {
+        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        a
+    };
+    high.par_iter().enumerate().with_min_len(16).map(block).reduce(zeros, add)
 }
 
 fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, AttentionError> {
@@ -408,6 +442,14 @@ fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, Attent
 /// The per-row part `(t_i, t_h)` of a tensor point `[t_j ‖ t_i ‖ t_h]`.
 fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
     point.get(shape.seq_vars()..).unwrap_or_default().to_vec()
+}
+
+/// The single value of a one-column lookup's claims.
+fn single_value(claims: &LookupClaims) -> Result<&EvalClaim, AttentionError> {
+    match claims.columns.as_slice() {
+        [claim] => Ok(claim),
+        _ => Err(AttentionError::CheckFailed { step: "softmax lookup columns" }),
+    }
 }
 
 /// Everything the exponential prover reads.
@@ -460,56 +502,59 @@ fn prove_exponential(
     let (n, n_rows) = tensor_vars(shape);
     let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
     let w = &input.data.witness;
-    let table = softmax_table(params)?;
+    let m = &input.data.multiplicities;
+    let tables = softmax_tables(params)?;
 
-    // Lookup, over the four blocks (lo, e), (hi, flag), (ρ, 0), (u at j = 0, 0), never
-    // materialized; the merged columns' values at the leaf point come from the blocks' values.
-    // Padded rows (i ≥ s) hold 0 in the witness already (fixed_point::row_witness).
-    let row_excess = &w.row_excess;
+    // The exponent lookup over the blocks (lo, e), (hi, flag), never materialized; the merged
+    // columns' values at the leaf point come from the blocks' values.
     let block_size = 1usize << n;
     let entry = |row: usize, column: usize| -> i64 {
         let (block, t) = (row >> n, row & (block_size - 1));
         match (column, block) {
             (0, _) => block as i64,
             (1, 0) => w.low[t],
-            (1, 1) => w.high[t],
-            (1, 2) => w.remainder[t],
-            (1, _) if t % sp == 0 => row_excess[t / sp],
-            (1, _) => 0,
+            (1, _) => w.high[t],
             (_, 0) => w.exponential[t],
-            (_, 1) => w.flag[t],
-            _ => 0,
+            _ => w.flag[t],
         }
     };
     let block_values = std::cell::OnceCell::new();
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         let (r, tag_point) = point.split_at(n.min(point.len()));
-        let mut values = evaluate_columns(r, &[&w.low, &w.high, &w.remainder, &w.exponential, &w.flag]);
-        let r_rows = row_part(shape, r);
-        let u = DenseMultilinearExtension::from_i64(n_rows, row_excess)?.evaluate(&r_rows)?;
-        values.push(u);
-        let [lo, hi, rho, e, flag, u] = <[Fr; 6]>::try_from(values.clone())
+        let values = evaluate_columns(r, &[&w.low, &w.high, &w.exponential, &w.flag]);
+        let four = <[Fr; 4]>::try_from(values.clone())
             .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
-        let merged = merged_columns(tag_point, &r[..shape.seq_vars()], [lo, hi, rho, e, flag, u]);
         let _ = block_values.set(values);
-        Ok(merged.to_vec())
+        Ok(merged_columns(tag_point, four).to_vec())
     };
-    let witness = LookupWitness { num_vars: n + 2, entry: &entry, evaluate: &evaluate };
-    let (lookup, lookup_claims) =
-        prove_lookup_with(&table, &witness, &input.data.multiplicities, transcript)?;
-    let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
+    let witness = LookupWitness { num_vars: n + 1, entry: &entry, evaluate: &evaluate };
+    let (exponent_lookup, exponent_claims) =
+        prove_lookup_with(&tables.exponent, &witness, &m.exponent, transcript)?;
+    // ρ is 0 on masked entries (fixed_point::row_witness), so the column is z·D.
+    let remainder_entry = |row: usize, _: usize| w.remainder[row];
+    let remainder_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.remainder]));
+    let remainder_witness =
+        LookupWitness { num_vars: n, entry: &remainder_entry, evaluate: &remainder_evaluate };
+    let (remainder_lookup, remainder_claims) =
+        prove_lookup_with(&tables.remainder, &remainder_witness, &m.remainder, transcript)?;
+    let (row_sum_lookup, row_sum_claims) =
+        prove_lookup(&tables.row_sum, &[&w.row_excess], &m.row_sum, transcript)?;
+    let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
-    let r_rows = row_part(shape, r);
     let lookup_values = block_values.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
     transcript.append_fields(LABEL_LOOKUP_VALUES, &lookup_values);
+    let remainder_claim = single_value(&remainder_claims)?;
+    let row_sum_claim = single_value(&row_sum_claims)?;
+    let r_rows = &row_sum_claim.point;
 
-    // Batched sum-check of I1 (probabilities and row sums) and I2 (the exponent relation).
+    // Batched sum-check of I1 (probabilities and row sums) and I2 (the remainders).
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
     let (beta_a, beta_b) = (betas[0], betas[1]);
     let eq_p = eq_table(&claim.point);
-    let eq_rows = eq_table(&r_rows);
+    let eq_rows = eq_table(r_rows);
     let combined: Vec<Fr> =
         eq_p.par_iter().enumerate().map(|(t, e)| beta_a * e + beta_b * eq_rows[t / sp]).collect();
+    drop(eq_p);
     let zeros: Vec<Fr> = (0..1usize << n)
         .into_par_iter()
         .map(|t| if keeps(mask, s, (t / sp) % sp, t % sp) { Fr::one() } else { Fr::zero() })
@@ -519,18 +564,17 @@ fn prove_exponential(
     let half = Fr::from(1u64 << (params.shift - 1));
     let multiplier = Fr::from(params.multiplier);
     let digit = Fr::from(1u64 << DIGIT_BITS);
-    let relation: Vec<Fr> = (0..1usize << n)
+    let remainders: Vec<Fr> = (0..1usize << n)
         .into_par_iter()
         .map(|t| {
             fr_from_i64(w.shift[t / sp]) * two_k + half
                 - input.scores[t] * multiplier
                 - (fr_from_i64(w.low[t]) + digit * fr_from_i64(w.high[t])) * two_k
-                - fr_from_i64(w.remainder[t])
         })
         .collect();
     let claim_one = beta_a * claim.value
         + beta_b
-            * (lookup_values[5]
+            * (row_sum_claim.value
                 + Fr::from((params.one() - params.tolerance()) as u64)
                     * prefix_eq_sum(s, &r_rows[..shape.seq_vars()]));
     let mut probabilities = ProductSumcheck::new(
@@ -545,22 +589,20 @@ fn prove_exponential(
     .map_err(sumcheck_error(STEP))?;
     let mut exponents = ProductSumcheck::new(
         SumOfProducts::product(3).map_err(sumcheck_error(STEP))?,
-        vec![mle(n, eq_table(r))?, mle(n, zeros)?, mle(n, relation)?],
+        vec![mle(n, eq_table(&remainder_claim.point))?, mle(n, zeros)?, mle(n, remainders)?],
     )
     .map_err(sumcheck_error(STEP))?;
     let instances: Vec<&mut dyn SumcheckInstance> = vec![&mut probabilities, &mut exponents];
-    let (sumcheck, reduced) =
-        prove_batched(instances, &[claim_one, Fr::zero()], transcript).map_err(sumcheck_error(STEP))?;
+    let (sumcheck, reduced) = prove_batched(instances, &[claim_one, remainder_claim.value], transcript)
+        .map_err(sumcheck_error(STEP))?;
+    drop((probabilities, exponents));
     let t_star = reduced.point.clone();
     let t_rows = row_part(shape, &t_star);
-    let [e_t, flag_t, lo_t, hi_t, rho_t] = <[Fr; 5]>::try_from(evaluate_columns(
-        &t_star,
-        &[&w.exponential, &w.flag, &w.low, &w.high, &w.remainder],
-    ))
-    .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let [e_t, flag_t, lo_t, hi_t] =
+        <[Fr; 4]>::try_from(evaluate_columns(&t_star, &[&w.exponential, &w.flag, &w.low, &w.high]))
+            .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let score_t = fold_rows(input.scores, 1, &t_star).first().copied().unwrap_or_else(Fr::zero);
-    let final_values =
-        vec![e_t, flag_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t, rho_t];
+    let final_values = vec![e_t, flag_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
 
     // Openings.
@@ -569,29 +611,49 @@ fn prove_exponential(
     let polynomials = [
         integers(n, &w.low),
         integers(n, &w.high),
-        integers(n, &w.remainder),
         integers(n, &w.exponential),
         integers(n, &w.flag),
         integers(n_rows, &w.shift),
-        integers(table.num_vars(), &input.data.multiplicities),
+        integers(tables.exponent.num_vars(), &m.exponent),
+        integers(tables.remainder.num_vars(), &m.remainder),
+        integers(tables.row_sum.num_vars(), &m.row_sum),
     ];
     let commitments = commitment_list(c);
     let items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
         polynomials.iter().copied().zip(commitments.iter().copied()).collect();
-    let claims =
-        opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, &lookup_claims.multiplicities);
+    let multiplicity_claims =
+        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
+    let claims = opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, multiplicity_claims);
     let openings = Hyrax::open_multi(&items, &claims, transcript)?;
     let out = EvalClaim { point: t_star, value: final_values[3] };
-    Ok((ExponentialSoftmaxProof { lookup, lookup_values, sumcheck, final_values, openings }, out))
+    let proof = ExponentialSoftmaxProof {
+        exponent_lookup,
+        remainder_lookup,
+        row_sum_lookup,
+        lookup_values,
+        sumcheck,
+        final_values,
+        openings,
+    };
+    Ok((proof, out))
 }
 
-fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 7] {
-    [&c.low, &c.high, &c.remainder, &c.exponential, &c.flag, &c.shift, &c.multiplicities]
+fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
+    [
+        &c.low,
+        &c.high,
+        &c.exponential,
+        &c.flag,
+        &c.shift,
+        &c.exponent_multiplicities,
+        &c.remainder_multiplicities,
+        &c.row_sum_multiplicities,
+    ]
 }
 
-/// The opening claims: each tensor column at `r` and `t*`, `ẑ` at `t*`'s row part, `m` at the
-/// lookup's table point. Values: `lookup_values = [lo, hi, ρ, e, flag, ũ]` at `r`,
-/// `final_values = [e, flag, ẑ, QK̂, lo, hi, ρ]` at `t*`.
+/// The opening claims: each tensor column at `r` and `t*`, `ẑ` at `t*`'s row part, each
+/// multiplicity column at its lookup's table point. Values: `lookup_values = [lo, hi, e, flag]`
+/// at `r`, `final_values = [e, flag, ẑ, QK̂, lo, hi]` at `t*`.
 #[deny(clippy::indexing_slicing)]
 fn opening_claims(
     r: &[Fr],
@@ -599,7 +661,7 @@ fn opening_claims(
     t_star: &[Fr],
     t_rows: &[Fr],
     final_values: &[Fr],
-    multiplicity: &EvalClaim,
+    multiplicities: [&EvalClaim; 3],
 ) -> Vec<OpeningClaim> {
     let at = |v: &[Fr], k: usize| v.get(k).copied().unwrap_or_else(Fr::zero);
     let claim = |polynomial: usize, point: &[Fr], value: Fr| OpeningClaim {
@@ -607,19 +669,20 @@ fn opening_claims(
         point: point.to_vec(),
         value,
     };
+    let [exponent, remainder, row_sum] = multiplicities;
     vec![
         claim(0, r, at(lookup_values, 0)),
         claim(0, t_star, at(final_values, 4)),
         claim(1, r, at(lookup_values, 1)),
         claim(1, t_star, at(final_values, 5)),
         claim(2, r, at(lookup_values, 2)),
-        claim(2, t_star, at(final_values, 6)),
+        claim(2, t_star, at(final_values, 0)),
         claim(3, r, at(lookup_values, 3)),
-        claim(3, t_star, at(final_values, 0)),
-        claim(4, r, at(lookup_values, 4)),
-        claim(4, t_star, at(final_values, 1)),
-        claim(5, t_rows, at(final_values, 2)),
-        claim(6, &multiplicity.point, multiplicity.value),
+        claim(3, t_star, at(final_values, 1)),
+        claim(4, t_rows, at(final_values, 2)),
+        claim(5, &exponent.point, exponent.value),
+        claim(6, &remainder.point, remainder.value),
+        claim(7, &row_sum.point, row_sum.value),
     ]
 }
 
@@ -662,30 +725,33 @@ fn verify_exponential(
     transcript: &mut Transcript,
 ) -> Result<EvalClaim, AttentionError> {
     params.validate()?;
-    let (n, _) = tensor_vars(shape);
+    let (n, n_rows) = tensor_vars(shape);
     let s = shape.seq_len;
-    let table = softmax_table(params)?;
-    commitments.validate(shape, table.num_vars())?;
+    let tables = softmax_tables(params)?;
+    commitments.validate(shape, &tables)?;
     if claim.point.len() != n {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let lookup_claims = verify_lookup(&table, n + 2, &proof.lookup, transcript)?;
-    let [lo, hi, rho, e, flag, u] = proof.lookup_values.as_slice() else {
+    let exponent_claims = verify_lookup(&tables.exponent, n + 1, &proof.exponent_lookup, transcript)?;
+    let remainder_claims = verify_lookup(&tables.remainder, n, &proof.remainder_lookup, transcript)?;
+    let row_sum_claims = verify_lookup(&tables.row_sum, n_rows, &proof.row_sum_lookup, transcript)?;
+    let [lo, hi, e, flag] = proof.lookup_values.as_slice() else {
         return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
     };
-    let big_point = lookup_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
-    if big_point.len() != n + 2 {
+    let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
+    if big_point.len() != n + 1 {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let (r, tag_point) = big_point.split_at(n);
-    let r_rows = row_part(shape, r);
-    let r_j = r.get(..shape.seq_vars()).unwrap_or_default();
-    let expected = merged_columns(tag_point, r_j, [*lo, *hi, *rho, *e, *flag, *u]);
-    let claimed: Vec<Fr> = lookup_claims.columns.iter().map(|c| c.value).collect();
+    let expected = merged_columns(tag_point, [*lo, *hi, *e, *flag]);
+    let claimed: Vec<Fr> = exponent_claims.columns.iter().map(|c| c.value).collect();
     if claimed != expected {
         return Err(AttentionError::CheckFailed { step: "softmax lookup columns" });
     }
     transcript.append_fields(LABEL_LOOKUP_VALUES, &proof.lookup_values);
+    let remainder_claim = single_value(&remainder_claims)?;
+    let row_sum_claim = single_value(&row_sum_claims)?;
+    let r_rows = row_sum_claim.point.as_slice();
 
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
     let [beta_a, beta_b] = betas.as_slice() else {
@@ -693,10 +759,12 @@ fn verify_exponential(
     };
     let r_i = r_rows.get(..shape.seq_vars()).unwrap_or_default();
     let claim_one = *beta_a * claim.value
-        + *beta_b * (*u + Fr::from((params.one() - params.tolerance()) as u64) * prefix_eq_sum(s, r_i));
-    let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, Fr::zero())];
+        + *beta_b
+            * (row_sum_claim.value
+                + Fr::from((params.one() - params.tolerance()) as u64) * prefix_eq_sum(s, r_i));
+    let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, remainder_claim.value)];
     let reduced = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
-    let [f_e, f_flag, f_shift, f_score, f_lo, f_hi, f_rho] = proof.final_values.as_slice() else {
+    let [f_e, f_flag, f_shift, f_score, f_lo, f_hi] = proof.final_values.as_slice() else {
         return Err(AttentionError::CheckFailed { step: "softmax final values" });
     };
     let t_star = reduced.point.clone();
@@ -707,22 +775,21 @@ fn verify_exponential(
     );
     let z = zeroifier(mask, s, t_i, t_j);
     let combined =
-        *beta_a * eq_evaluation(&claim.point, &t_star)? + *beta_b * eq_evaluation(&r_rows, &t_rows)?;
-    let relation = relation_value(params, [*f_shift, *f_score, *f_lo, *f_hi, *f_rho]);
+        *beta_a * eq_evaluation(&claim.point, &t_star)? + *beta_b * eq_evaluation(r_rows, &t_rows)?;
+    let remainder = remainder_value(params, [*f_shift, *f_score, *f_lo, *f_hi]);
     reduced
-        .check(&[combined * z * f_e * f_flag, eq_evaluation(r, &t_star)? * z * relation])
+        .check(&[
+            combined * z * f_e * f_flag,
+            eq_evaluation(&remainder_claim.point, &t_star)? * z * remainder,
+        ])
         .map_err(|_| AttentionError::CheckFailed { step: "softmax sum-check" })?;
     transcript.append_fields(LABEL_FINAL_VALUES, &proof.final_values);
 
     let list = commitment_list(commitments);
-    let claims = opening_claims(
-        r,
-        &proof.lookup_values,
-        &t_star,
-        &t_rows,
-        &proof.final_values,
-        &lookup_claims.multiplicities,
-    );
+    let multiplicity_claims =
+        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
+    let claims =
+        opening_claims(r, &proof.lookup_values, &t_star, &t_rows, &proof.final_values, multiplicity_claims);
     Hyrax::verify_multi(hyrax, &list, &claims, &proof.openings, transcript)
         .map_err(|_| AttentionError::CheckFailed { step: "softmax openings" })?;
     Ok(EvalClaim { point: t_star, value: *f_score })

@@ -306,7 +306,7 @@ fn rejects_tampered_proof_messages_and_commitments() {
         Err(AttentionError::CheckFailed { step: "softmax lookup columns" })
     );
     assert_eq!(
-        tampered(&|p| p.lookup_values[5] += Fr::one()),
+        tampered(&|p| p.lookup_values[3] += Fr::one()),
         Err(AttentionError::CheckFailed { step: "softmax lookup columns" })
     );
     assert_eq!(
@@ -321,7 +321,10 @@ fn rejects_tampered_proof_messages_and_commitments() {
         tampered(&|p| p.sumcheck.rounds[1].evaluations[0] += Fr::one()),
         Err(AttentionError::CheckFailed { step: "softmax sum-check" })
     );
-    assert!(matches!(tampered(&|p| p.lookup.witness_values[1] += Fr::one()), Err(AttentionError::Lookup(_))));
+    assert!(matches!(
+        tampered(&|p| p.exponent_lookup.witness_values[1] += Fr::one()),
+        Err(AttentionError::Lookup(_))
+    ));
     assert_eq!(
         tampered(&|p| {
             p.final_values.pop();

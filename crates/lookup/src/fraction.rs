@@ -22,8 +22,8 @@
 use crate::LookupError;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, One, Zero};
-use zkmha_mle::{PARALLEL_THRESHOLD, bind_highest, eq_evaluation, eq_table};
+use zkmha_field::{Field, Fr, One, UnreducedSum, Zero};
+use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table_sequential};
 use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove, verify};
 use zkmha_transcript::Transcript;
 
@@ -73,11 +73,20 @@ pub struct LeafClaim {
 
 /// One layer's sum-check instance `Σ_x eq(r,x)·[p0·q1 + p1·q0 + λ·q0·q1](x)` (or
 /// `eq·[q0 + q1 + λ·q0·q1]` for unit leaves), written by hand because the generic
-/// sum-of-products kernel evaluates every term at every point: here each pair costs
-/// 3 + 3 + 2 products (unit) or 5 + 5 + 2 (general), and the three binds.
+/// sum-of-products kernel evaluates every term at every point and keeps `eq` as a table.
+///
+/// Split eq (Gruen, "Some improvements for the PIOP for ZeroCheck", 2024; Dao–Thaler): with
+/// the top remaining variable `X` and the rest `y`, the round polynomial is
+/// `s(X) = P·eq(r_X, X)·T(X)`, `T(X) = Σ_y eq(r_y, y)·g(X, y)` of degree 2, `P` the eq factor
+/// of the variables already bound. The kernel sums `T(0)` and `T(∞)` only, with
+/// `eq(r_y, ·) = E_low ⊗ E_high` from two tables of `√` size rebuilt each round; `T(1)` comes
+/// from the previous claim. No `eq` table of the layer's size is built or bound.
 struct LayerInstance {
     lambda: Fr,
-    eq: Vec<Fr>,
+    /// The claim point `r` (variable order); round `i` binds `r[len_vars − 1]`.
+    point: Vec<Fr>,
+    /// `P`: `Π eq(r_j, c_j)` over the bound variables.
+    bound_eq: Fr,
     /// The layer's `p` (absent for unit leaves) and `q`, whole: `p0, q0` are the first
     /// `len` entries, `p1, q1` the `len` entries from `offset` on (the halves bind in place,
     /// without copying the layer apart).
@@ -86,13 +95,6 @@ struct LayerInstance {
     offset: usize,
     len: usize,
     threshold: usize,
-}
-
-/// `(value at 0, value at 2, leading coefficient)` of the line through `lo` (at 0) and `hi` (at 1).
-#[inline(always)]
-fn line_points(lo: &Fr, hi: &Fr) -> [Fr; 3] {
-    let slope = *hi - lo;
-    [*lo, *hi + slope, slope]
 }
 
 /// Binds the highest variable of `table[..2·half]` in place (the result in `table[..half]`).
@@ -106,33 +108,58 @@ fn bind_prefix(table: &mut [Fr], half: usize, r: Fr, threshold: usize) {
     }
 }
 
+/// `Σ_y E(y)·[t0, t0λ, t∞]` parts for one run of pairs: `[Σ E·(first part of g(0)),
+/// Σ E·q0·q1 at 0, Σ E·(g at ∞ without λ), Σ E·q0·q1 at ∞]`, so λ is applied once.
+type Partial = [Fr; 4];
+
+fn add_partial(mut a: Partial, b: Partial) -> Partial {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+    a
+}
+
 impl LayerInstance {
-    /// `[s(0), s(2), X³ part without λ, X³ part of the λ term]` of one pair.
-    fn pair(&self, x: usize, half: usize) -> [Fr; 4] {
+    /// The unweighted parts of pair `x`.
+    #[inline(always)]
+    fn pair(&self, x: usize, half: usize) -> Partial {
         let (q, o) = (&self.denominators, self.offset);
-        let e = line_points(&self.eq[x], &self.eq[x + half]);
-        let a = line_points(&q[x], &q[x + half]);
-        let b = line_points(&q[o + x], &q[o + x + half]);
-        let mut out = [Fr::zero(); 4];
+        let (a0, b0) = (q[x], q[o + x]);
+        let (a_inf, b_inf) = (q[x + half] - a0, q[o + x + half] - b0);
         match &self.numerators {
-            None => {
-                for k in 0..2 {
-                    out[k] = e[k] * (a[k] + b[k] + self.lambda * (a[k] * b[k]));
-                }
-            }
+            None => [a0 + b0, a0 * b0, Fr::zero(), a_inf * b_inf],
             Some(p) => {
-                let c = line_points(&p[x], &p[x + half]);
-                let d = line_points(&p[o + x], &p[o + x + half]);
-                for k in 0..2 {
-                    out[k] = e[k] * (c[k] * b[k] + d[k] * a[k] + self.lambda * (a[k] * b[k]));
-                }
-                out[2] = e[2] * (c[2] * b[2] + d[2] * a[2]);
+                let (c0, d0) = (p[x], p[o + x]);
+                let (c_inf, d_inf) = (p[x + half] - c0, p[o + x + half] - d0);
+                [c0 * b0 + d0 * a0, a0 * b0, c_inf * b_inf + d_inf * a_inf, a_inf * b_inf]
             }
         }
-        // λ is applied once to the summed X³ coefficient of eq·q0·q1 (unit leaves: eq·q0 and
-        // eq·q1 have degree 2 and no X³ part).
-        out[3] = e[2] * a[2] * b[2];
-        out
+    }
+
+    /// `Σ_y eq(r_y, y)·parts(y)` over the `half` pairs, with `eq(r_y, ·) = E_low ⊗ E_high`.
+    fn weighted_sums(&self, half: usize) -> Partial {
+        let rest = self.point.get(..half.trailing_zeros() as usize).unwrap_or_default();
+        let (low_point, high_point) = rest.split_at(rest.len() / 2);
+        let (low, high) = (eq_table_sequential(low_point), eq_table_sequential(high_point));
+        let unit = self.numerators.is_none();
+        let block = |(h, e_high): (usize, &Fr)| {
+            // One reduction per block and part (the inner products are delayed).
+            let mut acc = [UnreducedSum::new(); 4];
+            for (l, e_low) in low.iter().enumerate() {
+                let parts = self.pair(h * low.len() + l, half);
+                for (k, (a, v)) in acc.iter_mut().zip(&parts).enumerate() {
+                    if !(unit && k == 2) {
+                        a.add_product(e_low, v);
+                    }
+                }
+            }
+            acc.map(|a| a.finish() * e_high)
+        };
+        if half >= self.threshold {
+            high.par_iter().enumerate().map(block).reduce(|| [Fr::zero(); 4], add_partial)
+        } else {
+            high.iter().enumerate().map(block).fold([Fr::zero(); 4], add_partial)
+        }
     }
 
     /// `[p0, p1, q0, q1]` (or `[q0, q1]`) once every variable is bound.
@@ -143,6 +170,23 @@ impl LayerInstance {
             None => vec![at(q, 0), at(q, self.offset)],
             Some(p) => vec![at(p, 0), at(p, self.offset), at(q, 0), at(q, self.offset)],
         }
+    }
+
+    /// `T(1)` computed directly (when `P·r_X = 0` and it cannot be derived).
+    fn direct_at_one(&self, half: usize) -> Fr {
+        let rest = self.point.get(..half.trailing_zeros() as usize).unwrap_or_default();
+        let eq = eq_table_sequential(rest);
+        let (q, o) = (&self.denominators, self.offset);
+        (0..half)
+            .map(|x| {
+                let (a, b) = (q[x + half], q[o + x + half]);
+                let g = match &self.numerators {
+                    None => a + b + self.lambda * a * b,
+                    Some(p) => p[x + half] * b + p[o + x + half] * a + self.lambda * a * b,
+                };
+                eq[x] * g
+            })
+            .sum()
     }
 }
 
@@ -155,33 +199,29 @@ impl SumcheckInstance for LayerInstance {
         3
     }
 
-    fn round_evaluations(&mut self, _previous_claim: Fr, evaluations: &mut [Fr]) {
+    fn round_evaluations(&mut self, previous_claim: Fr, evaluations: &mut [Fr]) {
         let half = self.len / 2;
-        let add = |mut a: [Fr; 4], b: [Fr; 4]| {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x += y;
-            }
-            a
+        let r_x = self.point.get(half.trailing_zeros() as usize).copied().unwrap_or_else(Fr::zero);
+        let [g0, g0_product, g_inf, g_inf_product] = self.weighted_sums(half);
+        let t0 = g0 + self.lambda * g0_product;
+        let t_inf = g_inf + self.lambda * g_inf_product;
+        // s(0) + s(1) = P·((1 − r_X)·T(0) + r_X·T(1)) = claim.
+        let t1 = match (self.bound_eq * r_x).inverse() {
+            Some(inverse) => (previous_claim - self.bound_eq * (Fr::one() - r_x) * t0) * inverse,
+            None => self.direct_at_one(half),
         };
-        let sums = if half >= self.threshold {
-            (0..half)
-                .into_par_iter()
-                .with_min_len(1024)
-                .map(|x| self.pair(x, half))
-                .reduce(|| [Fr::zero(); 4], add)
-        } else {
-            (0..half).map(|x| self.pair(x, half)).fold([Fr::zero(); 4], add)
-        };
+        let t2 = t1 + t1 - t0 + t_inf + t_inf;
         if let [s0, s2, leading] = evaluations {
-            *s0 = sums[0];
-            *s2 = sums[1];
-            *leading = sums[2] + sums[3] * self.lambda;
+            *s0 = self.bound_eq * (Fr::one() - r_x) * t0;
+            *s2 = self.bound_eq * (r_x + r_x + r_x - Fr::one()) * t2;
+            *leading = self.bound_eq * (r_x + r_x - Fr::one()) * t_inf;
         }
     }
 
     fn bind_in_place(&mut self, challenge: Fr) {
         let (half, offset, threshold) = (self.len / 2, self.offset, self.threshold);
-        bind_highest(&mut self.eq, challenge, threshold);
+        let r_x = self.point.get(half.trailing_zeros() as usize).copied().unwrap_or_else(Fr::zero);
+        self.bound_eq *= (Fr::one() - r_x) * (Fr::one() - challenge) + r_x * challenge;
         bind_prefix(&mut self.denominators, half, challenge, threshold);
         bind_prefix(&mut self.denominators[offset..], half, challenge, threshold);
         if let Some(p) = &mut self.numerators {
@@ -278,7 +318,8 @@ pub fn prove_fraction_sum(
         let half = q.len() / 2;
         let mut instance = LayerInstance {
             lambda,
-            eq: eq_table(&point),
+            point: point.clone(),
+            bound_eq: Fr::one(),
             numerators: p,
             denominators: q,
             offset: half,
@@ -420,7 +461,13 @@ mod kernel_tests {
             for k in 1..5 {
                 let n = 1usize << k;
                 let mut r = || (0..n).map(|_| Fr::rand(&mut rng)).collect::<Vec<Fr>>();
-                let (eq, q0, q1, p0, p1) = (r(), r(), r(), r(), r());
+                let (q0, q1, p0, p1) = (r(), r(), r(), r());
+                let mut point: Vec<Fr> = (0..k).map(|_| Fr::rand(&mut rng)).collect();
+                if k % 2 == 0 {
+                    // A zero coordinate: T(1) cannot be derived from the claim in that round.
+                    point[k - 1] = Fr::zero();
+                }
+                let eq = eq_table_sequential(&point);
                 let lambda = Fr::from(7u64);
                 let g = |x: usize| {
                     if general {
@@ -432,7 +479,8 @@ mod kernel_tests {
                 let total: Fr = (0..n).map(g).sum();
                 let make = |threshold: usize| LayerInstance {
                     lambda,
-                    eq: eq.clone(),
+                    point: point.clone(),
+                    bound_eq: Fr::one(),
                     numerators: general.then(|| [p0.clone(), p1.clone()].concat()),
                     denominators: [q0.clone(), q1.clone()].concat(),
                     offset: n,

@@ -11,6 +11,8 @@
 //!            leaf r_t: V evaluates T_k(r_t) itself and checks α − Σ_k γ^k·T_k(r_t) = q'(r_t)
 //! out        claims w_k(r_w) = v_k and m(r_t) = p'(r_t): the caller discharges them (openings of
 //!            the committed columns, or later steps of a layer proof)
+//! one row    a witness of one row (n = 0) is proved as two copies of it (the check becomes
+//!            a·b' = 2·a'·b) and its claims sit at the empty point
 //! ```
 
 use crate::LookupError;
@@ -82,10 +84,10 @@ fn check_columns(table: &dyn LookupTable, columns: &[&[i64]]) -> Result<usize, L
         });
     }
     let rows = columns.first().map_or(0, |c| c.len());
-    if rows < 2 || !rows.is_power_of_two() || columns.iter().any(|c| c.len() != rows) {
+    if rows == 0 || !rows.is_power_of_two() || columns.iter().any(|c| c.len() != rows) {
         return Err(LookupError::WrongLength {
-            what: "witness rows (equal, 2^n, n ≥ 1)",
-            expected: rows.next_power_of_two().max(2),
+            what: "witness rows (equal, 2^n)",
+            expected: rows.next_power_of_two().max(1),
             got: rows,
         });
     }
@@ -161,9 +163,6 @@ pub fn prove_lookup_with(
     transcript: &mut Transcript,
 ) -> Result<(LookupProof, LookupClaims), LookupError> {
     let witness_vars = witness.num_vars;
-    if witness_vars == 0 {
-        return Err(LookupError::WrongLength { what: "witness rows (2^n, n ≥ 1)", expected: 2, got: 1 });
-    }
     if multiplicities.len() != 1usize << table.num_vars() {
         return Err(LookupError::WrongLength {
             what: "multiplicities",
@@ -174,14 +173,14 @@ pub fn prove_lookup_with(
     let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
     let rows = 1usize << witness_vars;
     let columns = table.num_columns();
-    let witness_denominators: Vec<Fr> = (0..rows)
+    let witness_denominators: Vec<Fr> = (0..rows.max(2))
         .into_par_iter()
         .with_min_len(1024)
         .map(|i| {
             let mut power = Fr::from(1u64);
             let mut acc = alpha;
             for column in 0..columns {
-                acc -= power * fr_from_i64((witness.entry)(i, column));
+                acc -= power * fr_from_i64((witness.entry)(i % rows, column));
                 power *= gamma;
             }
             acc
@@ -198,7 +197,8 @@ pub fn prove_lookup_with(
     let counts: Vec<Fr> = multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
     let (witness_sum, _, witness_leaf) = prove_fraction_sum(None, witness_denominators, transcript)?;
     let (table_sum, _, table_leaf) = prove_fraction_sum(Some(counts), table_denominators, transcript)?;
-    let witness_values = (witness.evaluate)(&witness_leaf.point)?;
+    let witness_point = witness_leaf.point.get(..witness_vars).unwrap_or_default().to_vec();
+    let witness_values = (witness.evaluate)(&witness_point)?;
     if witness_values.len() != columns {
         return Err(LookupError::WrongLength {
             what: "witness values",
@@ -210,7 +210,7 @@ pub fn prove_lookup_with(
     let claims = LookupClaims {
         columns: witness_values
             .iter()
-            .map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v })
+            .map(|v| EvalClaim { point: witness_point.clone(), value: *v })
             .collect(),
         multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
     };
@@ -235,10 +235,14 @@ pub fn verify_lookup(
     }
     let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
     let (witness_root, witness_leaf) =
-        verify_fraction_sum(witness_vars, true, &proof.witness_sum, transcript)?;
+        verify_fraction_sum(witness_vars.max(1), true, &proof.witness_sum, transcript)?;
     let (table_root, table_leaf) =
         verify_fraction_sum(table.num_vars(), false, &proof.table_sum, transcript)?;
-    if witness_root.numerator * table_root.denominator != table_root.numerator * witness_root.denominator {
+    // A one-row witness is proved as two copies of its row: twice the table's sum.
+    let copies = Fr::from(if witness_vars == 0 { 2u64 } else { 1 });
+    if witness_root.numerator * table_root.denominator
+        != copies * table_root.numerator * witness_root.denominator
+    {
         return Err(LookupError::SumMismatch);
     }
     if fold(alpha, gamma, &table.evaluate_columns(&table_leaf.point)?) != table_leaf.denominator {
@@ -252,7 +256,10 @@ pub fn verify_lookup(
         columns: proof
             .witness_values
             .iter()
-            .map(|v| EvalClaim { point: witness_leaf.point.clone(), value: *v })
+            .map(|v| EvalClaim {
+                point: witness_leaf.point.get(..witness_vars).unwrap_or_default().to_vec(),
+                value: *v,
+            })
             .collect(),
         multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
     })

@@ -33,7 +33,7 @@ fn check_claims(columns: &[&[i64]], counts: &[i64], claims: &LookupClaims) {
 fn range_lookups_round_trip_on_many_sizes() {
     let mut rng = StdRng::seed_from_u64(1);
     for bits in [1usize, 3, 8] {
-        for n in [1usize, 2, 5, 9] {
+        for n in [0usize, 1, 2, 5, 9] {
             let table = RangeTable::new(bits).unwrap();
             let column = random_column(n, bits, &mut rng);
             let counts = multiplicities(&table, &[&column]).unwrap();
@@ -271,4 +271,24 @@ fn segmented_lookups_round_trip_and_reject_cross_segment_rows() {
         verify_lookup(&table, n + 2, &proof, &mut Transcript::new(b"l")),
         Err(LookupError::SumMismatch)
     );
+}
+
+#[test]
+fn a_one_row_witness_is_proved_as_two_copies_and_a_wrong_count_is_rejected() {
+    let table = RangeTable::new(4).unwrap();
+    let column = vec![9i64];
+    let counts = multiplicities(&table, &[&column]).unwrap();
+    assert_eq!(counts.iter().sum::<i64>(), 1);
+    let (proof, claims) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert!(claims.columns[0].point.is_empty());
+    assert_eq!(claims.columns[0].value, Fr::from(9u64));
+    assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")).unwrap(), claims);
+    // Counting the row twice (the padded copy) is a wrong multiplicity.
+    let mut doubled = counts.clone();
+    doubled[9] = 2;
+    let (proof, _) = prove_lookup(&table, &[&column], &doubled, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    // A value outside the table.
+    let (proof, _) = prove_lookup(&table, &[&[16i64]], &counts, &mut Transcript::new(b"l")).unwrap();
+    assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
 }
