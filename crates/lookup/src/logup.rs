@@ -173,23 +173,28 @@ pub fn prove_lookup_with(
     let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
     let rows = 1usize << witness_vars;
     let columns = table.num_columns();
-    let witness_denominators: Vec<Fr> = (0..rows.max(2))
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|i| {
-            let mut power = Fr::from(1u64);
-            let mut acc = alpha;
-            for column in 0..columns {
-                acc -= power * fr_from_i64((witness.entry)(i % rows, column));
-                power *= gamma;
-            }
-            acc
-        })
-        .collect();
     let table_denominators: Vec<Fr> = (0..multiplicities.len())
         .into_par_iter()
         .with_min_len(1024)
         .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
+        .collect();
+    // A witness row that is a table row has that row's denominator (a copy instead of
+    // `columns` multiplications); any other row (only a cheating prover's) is folded.
+    let witness_denominators: Vec<Fr> = (0..rows.max(2))
+        .into_par_iter()
+        .with_min_len(1024)
+        .map_init(
+            || vec![0i64; columns],
+            |tuple, i| {
+                for (column, value) in tuple.iter_mut().enumerate() {
+                    *value = (witness.entry)(i % rows, column);
+                }
+                match table.index_of(tuple).and_then(|y| table_denominators.get(y)) {
+                    Some(denominator) => *denominator,
+                    None => fold(alpha, gamma, &tuple.iter().map(|&v| fr_from_i64(v)).collect::<Vec<_>>()),
+                }
+            },
+        )
         .collect();
     if witness_denominators.par_iter().chain(table_denominators.par_iter()).any(Zero::is_zero) {
         return Err(LookupError::ZeroDenominator);

@@ -16,8 +16,8 @@
 //! Soundness: a false `y_t` survives the (γ, β)-combination with probability ≤ 2/|F| and the
 //! sum-check with ≤ 2·n/|F|; then each `v_f` is bound to its commitment by the opening.
 
-use crate::hyrax::PolynomialTable;
 use crate::hyrax::split_vars;
+use crate::hyrax::{MsmCheck, PolynomialTable};
 use crate::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -36,6 +36,7 @@ const LABEL_CLAIM: &[u8] = b"pcs/multi/claim";
 const LABEL_POINT: &[u8] = b"pcs/multi/point";
 const LABEL_VALUE: &[u8] = b"pcs/multi/value";
 const LABEL_CLAIM_WEIGHTS: &[u8] = b"pcs/multi/claim-weights";
+const LABEL_MSM_WEIGHTS: &[u8] = b"pcs/multi/msm-weights";
 
 /// The claim `f_polynomial(point) = value`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,6 +281,7 @@ impl Hyrax {
         if column_groups.len() != proof.openings.len() {
             return Err(PcsError::MalformedProof("one opening per column count"));
         }
+        let mut checks = Vec::with_capacity(column_groups.len());
         for (group, opening) in column_groups.iter().zip(&proof.openings) {
             let mut items = Vec::with_capacity(group.len());
             for &f in group {
@@ -288,9 +290,12 @@ impl Hyrax {
                 let value = proof.evaluations.get(f).ok_or(PcsError::InvalidBatch("polynomial index"))?;
                 items.push((*commitment, point, *value));
             }
-            Self::verify_batch(params, &items, opening, transcript)?;
+            checks.push(Self::batch_check(params, &items, opening, transcript)?);
         }
-        Ok(())
+        // The openings' group equations in one MSM, weighted by challenges from a copy of the
+        // transcript (the protocol's own transcript goes on exactly as the prover's does).
+        let weights = transcript.clone().challenge_fields(LABEL_MSM_WEIGHTS, checks.len());
+        MsmCheck::all_hold(&checks, &weights)
     }
 }
 

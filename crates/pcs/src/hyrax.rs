@@ -525,6 +525,22 @@ impl Hyrax {
         proof: &HyraxProof,
         transcript: &mut Transcript,
     ) -> Result<(), PcsError> {
+        let check = Self::batch_check(params, items, proof, transcript)?;
+        check.holds()
+    }
+
+    /// Everything [`Self::verify_batch`] checks except the final group equation, which is
+    /// returned as an [`MsmCheck`] (so several batches can share one MSM).
+    ///
+    /// # Errors
+    /// As [`Self::verify`].
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub(crate) fn batch_check(
+        params: &HyraxParams,
+        items: &[(&HyraxCommitment, &[Fr], Fr)],
+        proof: &HyraxProof,
+        transcript: &mut Transcript,
+    ) -> Result<MsmCheck, PcsError> {
         let points: Vec<(usize, &[Fr])> = items.iter().map(|(c, p, _)| (c.num_vars, *p)).collect();
         if !Self::can_batch(&points) {
             return Err(PcsError::MalformedProof("batched points must share their column part"));
@@ -562,10 +578,40 @@ impl Hyrax {
         }
         let generators =
             params.generators.get(..1usize << columns).ok_or(PcsError::MalformedProof("params"))?;
-        let expected = G1Projective::msm(&bases, &scalars).map_err(|_| PcsError::MalformedProof("rows"))?;
-        let actual = G1Projective::msm(generators, &proof.combined_row)
-            .map_err(|_| PcsError::MalformedProof("row"))?;
-        if expected == actual { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
+        bases.extend_from_slice(generators);
+        scalars.extend(proof.combined_row.iter().map(|w| -*w));
+        Ok(MsmCheck { bases, scalars })
+    }
+}
+
+/// A group equation `Σ_k s_k·B_k = 0` left for the end of a verification: several of them
+/// are checked with one MSM, weighted by random coefficients.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MsmCheck {
+    bases: Vec<G1Affine>,
+    scalars: Vec<Fr>,
+}
+
+impl MsmCheck {
+    /// Checks this equation alone.
+    pub(crate) fn holds(&self) -> Result<(), PcsError> {
+        Self::all_hold(std::slice::from_ref(self), &[Fr::from(1u64)])
+    }
+
+    /// Checks `Σ_g ρ_g·(equation g)` with one MSM. With the `ρ_g` drawn after every equation
+    /// is fixed, a false equation passes with probability at most 1/|F|.
+    pub(crate) fn all_hold(checks: &[MsmCheck], weights: &[Fr]) -> Result<(), PcsError> {
+        if checks.len() != weights.len() {
+            return Err(PcsError::MalformedProof("one weight per equation"));
+        }
+        let mut bases = Vec::with_capacity(checks.iter().map(|c| c.bases.len()).sum());
+        let mut scalars = Vec::with_capacity(bases.capacity());
+        for (check, weight) in checks.iter().zip(weights) {
+            bases.extend_from_slice(&check.bases);
+            scalars.extend(check.scalars.iter().map(|s| *s * weight));
+        }
+        let total = G1Projective::msm(&bases, &scalars).map_err(|_| PcsError::MalformedProof("msm sizes"))?;
+        if total == G1Projective::ZERO { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
     }
 }
 
