@@ -35,7 +35,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 2;
+pub const PROOF_FORMAT_VERSION: u32 = 3;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";

@@ -38,8 +38,8 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64};
 use zkmha_lookup::{
-    LookupClaims, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput,
-    SegmentedTable, identity_column, prove_lookup, prove_lookup_with, verify_lookup,
+    Lookup, LookupClaims, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput,
+    SegmentedTable, identity_column, prove_lookups, verify_lookups,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
@@ -170,12 +170,9 @@ pub struct SoftmaxCommitments {
 /// The proof of the exponential softmax.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ExponentialSoftmaxProof {
-    /// `(lo, e)` and `(hi, flag)` into the exponent table.
-    pub exponent_lookup: LookupProof,
-    /// `ρ` (masked entries 0) into `[0, 2^k)`.
-    pub remainder_lookup: LookupProof,
-    /// `u` into `[0, 2^tolerance_bits)`.
-    pub row_sum_lookup: LookupProof,
+    /// The three lookups, batched: `(lo, e)` and `(hi, flag)` into the exponent table, `ρ`
+    /// (masked entries 0) into `[0, 2^k)`, `u` into `[0, 2^tolerance_bits)`.
+    pub lookups: LookupProof,
     /// `lo, hi, e, flag` at the exponent lookup's point `r`.
     pub lookup_values: Vec<Fr>,
     /// The batched sum-check of I1 and I2.
@@ -528,17 +525,25 @@ fn prove_exponential(
         Ok(merged_columns(tag_point, four).to_vec())
     };
     let witness = LookupWitness { num_vars: n + 1, entry: &entry, evaluate: &evaluate };
-    let (exponent_lookup, exponent_claims) =
-        prove_lookup_with(&tables.exponent, &witness, &m.exponent, transcript)?;
     // ρ is 0 on masked entries (fixed_point::row_witness), so the column is z·D.
     let remainder_entry = |row: usize, _: usize| w.remainder[row];
     let remainder_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.remainder]));
     let remainder_witness =
         LookupWitness { num_vars: n, entry: &remainder_entry, evaluate: &remainder_evaluate };
-    let (remainder_lookup, remainder_claims) =
-        prove_lookup_with(&tables.remainder, &remainder_witness, &m.remainder, transcript)?;
-    let (row_sum_lookup, row_sum_claims) =
-        prove_lookup(&tables.row_sum, &[&w.row_excess], &m.row_sum, transcript)?;
+    let row_sum_entry = |row: usize, _: usize| w.row_excess[row];
+    let row_sum_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.row_excess]));
+    let row_sum_witness =
+        LookupWitness { num_vars: n_rows, entry: &row_sum_entry, evaluate: &row_sum_evaluate };
+    let (lookups, claims) = prove_lookups(
+        &[
+            Lookup { table: &tables.exponent, witness: &witness, multiplicities: &m.exponent },
+            Lookup { table: &tables.remainder, witness: &remainder_witness, multiplicities: &m.remainder },
+            Lookup { table: &tables.row_sum, witness: &row_sum_witness, multiplicities: &m.row_sum },
+        ],
+        transcript,
+    )?;
+    let [exponent_claims, remainder_claims, row_sum_claims] =
+        <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
     let lookup_values = block_values.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
@@ -626,15 +631,7 @@ fn prove_exponential(
     let claims = opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, multiplicity_claims);
     let openings = Hyrax::open_multi(&items, &claims, transcript)?;
     let out = EvalClaim { point: t_star, value: final_values[3] };
-    let proof = ExponentialSoftmaxProof {
-        exponent_lookup,
-        remainder_lookup,
-        row_sum_lookup,
-        lookup_values,
-        sumcheck,
-        final_values,
-        openings,
-    };
+    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values, openings };
     Ok((proof, out))
 }
 
@@ -732,9 +729,13 @@ fn verify_exponential(
     if claim.point.len() != n {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let exponent_claims = verify_lookup(&tables.exponent, n + 1, &proof.exponent_lookup, transcript)?;
-    let remainder_claims = verify_lookup(&tables.remainder, n, &proof.remainder_lookup, transcript)?;
-    let row_sum_claims = verify_lookup(&tables.row_sum, n_rows, &proof.row_sum_lookup, transcript)?;
+    let claims = verify_lookups(
+        &[(&tables.exponent, n + 1), (&tables.remainder, n), (&tables.row_sum, n_rows)],
+        &proof.lookups,
+        transcript,
+    )?;
+    let [exponent_claims, remainder_claims, row_sum_claims] =
+        <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let [lo, hi, e, flag] = proof.lookup_values.as_slice() else {
         return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
     };

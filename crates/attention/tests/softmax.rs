@@ -322,7 +322,7 @@ fn rejects_tampered_proof_messages_and_commitments() {
         Err(AttentionError::CheckFailed { step: "softmax sum-check" })
     );
     assert!(matches!(
-        tampered(&|p| p.exponent_lookup.witness_values[1] += Fr::one()),
+        tampered(&|p| p.lookups.witness_values[0][1] += Fr::one()),
         Err(AttentionError::Lookup(_))
     ));
     assert_eq!(

@@ -14,17 +14,23 @@
 //!            μ ← V;  next claim at (ρ ‖ μ):  P = (1−μ)·p0 + μ·p1,  Q = (1−μ)·q0 + μ·q1
 //! out        the root (p_0, q_0) and the leaf claim p_n(r_n) = P, q_n(r_n) = Q (the caller checks
 //!            them against the columns the leaves are made of)
+//!
+//! batch      several trees (any depths) run together: the roots first, one shared μ, then per
+//!            depth k one batched sum-check over every tree deeper than k (shared challenges,
+//!            so every tree's claim point at depth k is the same); a tree of depth d leaves
+//!            its leaf claim after depth d − 1. The proof carries one sum-check per depth
+//!            instead of one per tree and depth.
 //! ```
 //!
 //! Soundness: each layer's sum-check errs with probability ≤ 3k/|F|, each random line
-//! (λ, μ) with ≤ 2/|F|.
+//! (λ, μ) with ≤ 2/|F|, the batching coefficients with ≤ 1/|F|.
 
 use crate::LookupError;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Field, Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table_sequential};
-use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove, verify};
+use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched, verify_batched};
 use zkmha_transcript::Transcript;
 
 const LABEL_FIRST_LAYER: &[u8] = b"lookup/fraction/first-layer";
@@ -32,21 +38,23 @@ const LABEL_LAYER_VALUES: &[u8] = b"lookup/fraction/layer-values";
 const LABEL_LINE: &[u8] = b"lookup/fraction/line";
 const LABEL_LAMBDA: &[u8] = b"lookup/fraction/lambda";
 
-/// One layer's reduction: the sum-check and the half-tables' values at its point.
+/// One depth of a batch of trees: the batched sum-check and, per tree still descending, the
+/// half-tables' values at its point.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct FractionLayerProof {
-    /// The layer's sum-check.
+    /// The layer's sum-check (all trees deeper than this layer, batched).
     pub sumcheck: SumcheckProof,
-    /// `p0, p1, q0, q1` at the sum-check's point (`q0, q1` for unit leaves).
-    pub values: Vec<Fr>,
+    /// Per tree still descending: `p0, p1, q0, q1` at the sum-check's point (`q0, q1` for
+    /// unit leaves).
+    pub values: Vec<Vec<Fr>>,
 }
 
-/// The proof of a fractional sum.
+/// The proof of one or several fractional sums.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct FractionSumProof {
-    /// `p_1(0), p_1(1), q_1(0), q_1(1)`.
-    pub first_layer: Vec<Fr>,
-    /// Layers with 1, 2, …, n − 1 claim variables.
+    /// Per tree: `p_1(0), p_1(1), q_1(0), q_1(1)`.
+    pub first_layers: Vec<Vec<Fr>>,
+    /// Depths 1, 2, …, (deepest tree) − 1.
     pub layers: Vec<FractionLayerProof>,
 }
 
@@ -244,8 +252,11 @@ fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, Lo
     }
 }
 
+/// One layer of a fraction tree: numerators (absent for unit leaves) and denominators.
+type Layer = (Option<Vec<Fr>>, Vec<Fr>);
+
 /// The layers of the fraction tree, leaves first: `(p_k, q_k)` for `k = n, …, 1`.
-fn build_layers(numerators: Option<Vec<Fr>>, denominators: Vec<Fr>) -> Vec<(Option<Vec<Fr>>, Vec<Fr>)> {
+fn build_layers(numerators: Option<Vec<Fr>>, denominators: Vec<Fr>) -> Vec<Layer> {
     let mut layers = vec![(numerators, denominators)];
     while let Some((p, q)) = layers.last() {
         if q.len() <= 2 {
@@ -281,126 +292,247 @@ pub fn prove_fraction_sum(
     denominators: Vec<Fr>,
     transcript: &mut Transcript,
 ) -> Result<(FractionSumProof, Fraction, LeafClaim), LookupError> {
-    let n = denominators.len().trailing_zeros() as usize;
-    if denominators.len() < 2 || !denominators.len().is_power_of_two() {
-        return Err(LookupError::WrongLength {
-            what: "fraction leaves",
-            expected: 1 << n.max(1),
-            got: denominators.len(),
-        });
+    let (proof, mut roots, mut leaves) = prove_fraction_sums(vec![(numerators, denominators)], transcript)?;
+    match (roots.pop(), leaves.pop()) {
+        (Some(root), Some(leaf)) => Ok((proof, root, leaf)),
+        _ => Err(LookupError::MalformedProof("no tree")),
     }
-    if let Some(p) = &numerators
-        && p.len() != denominators.len()
-    {
-        return Err(LookupError::WrongLength {
-            what: "numerators",
-            expected: denominators.len(),
-            got: p.len(),
-        });
+}
+
+/// The first layer's line at `μ` and the root.
+fn first_layer_claims(values: &[Fr], mu: Fr) -> Result<(Fraction, Fr, Fr), LookupError> {
+    let [p0, p1, q0, q1] = values else {
+        return Err(LookupError::MalformedProof("the first layer has four values"));
+    };
+    let root = Fraction { numerator: *p0 * q1 + *p1 * q0, denominator: *q0 * q1 };
+    Ok((root, line(*p0, *p1, mu), line(*q0, *q1, mu)))
+}
+
+/// The next claims from a layer's values at the line point `μ`.
+fn next_claims(values: &[Fr], mu: Fr) -> Result<(Fr, Fr), LookupError> {
+    match values {
+        [q0, q1] => Ok((Fr::one(), line(*q0, *q1, mu))),
+        [p0, p1, q0, q1] => Ok((line(*p0, *p1, mu), line(*q0, *q1, mu))),
+        _ => Err(LookupError::MalformedProof("wrong number of layer values")),
     }
-    let unit_leaves = numerators.is_none();
-    let mut layers = build_layers(numerators, denominators);
-    // The 1-variable layer.
-    let (top_p, top_q) = layers.pop().ok_or(LookupError::MalformedProof("no layer"))?;
-    let top_p = top_p.unwrap_or_else(|| vec![Fr::one(); 2]);
-    let first_layer = vec![top_p[0], top_p[1], top_q[0], top_q[1]];
-    let root =
-        Fraction { numerator: top_p[0] * top_q[1] + top_p[1] * top_q[0], denominator: top_q[0] * top_q[1] };
-    transcript.append_fields(LABEL_FIRST_LAYER, &first_layer);
+}
+
+/// Proves several fractional sums at once (each tree `(numerators, denominators)` as in
+/// [`prove_fraction_sum`], any depths ≥ 1): one batched sum-check per depth. Returns the
+/// proof, each tree's root and each tree's leaf claim (at a prefix of one shared point).
+///
+/// # Errors
+/// [`LookupError::WrongLength`] for a tree that is not `2^n` long with `n ≥ 1`, or an empty
+/// batch.
+pub fn prove_fraction_sums(
+    trees: Vec<(Option<Vec<Fr>>, Vec<Fr>)>,
+    transcript: &mut Transcript,
+) -> Result<(FractionSumProof, Vec<Fraction>, Vec<LeafClaim>), LookupError> {
+    if trees.is_empty() {
+        return Err(LookupError::WrongLength { what: "fraction trees", expected: 1, got: 0 });
+    }
+    let mut depths = Vec::with_capacity(trees.len());
+    for (numerators, denominators) in &trees {
+        let n = denominators.len().trailing_zeros() as usize;
+        if denominators.len() < 2 || !denominators.len().is_power_of_two() {
+            return Err(LookupError::WrongLength {
+                what: "fraction leaves",
+                expected: 1 << n.max(1),
+                got: denominators.len(),
+            });
+        }
+        if let Some(p) = numerators
+            && p.len() != denominators.len()
+        {
+            return Err(LookupError::WrongLength {
+                what: "numerators",
+                expected: denominators.len(),
+                got: p.len(),
+            });
+        }
+        depths.push(n);
+    }
+    let units: Vec<bool> = trees.iter().map(|(p, _)| p.is_none()).collect();
+    let mut layers: Vec<Vec<Layer>> = trees.into_iter().map(|(p, q)| build_layers(p, q)).collect();
+
+    let mut first_layers = Vec::with_capacity(layers.len());
+    for tree in &mut layers {
+        let (top_p, top_q) = tree.pop().ok_or(LookupError::MalformedProof("no layer"))?;
+        let top_p = top_p.unwrap_or_else(|| vec![Fr::one(); 2]);
+        first_layers.push(vec![top_p[0], top_p[1], top_q[0], top_q[1]]);
+    }
+    for values in &first_layers {
+        transcript.append_fields(LABEL_FIRST_LAYER, values);
+    }
     let mu = transcript.challenge_field(LABEL_LINE);
     let mut point = vec![mu];
-    let mut claim_p = line(top_p[0], top_p[1], mu);
-    let mut claim_q = line(top_q[0], top_q[1], mu);
+    let mut roots = Vec::with_capacity(first_layers.len());
+    let mut claims = Vec::with_capacity(first_layers.len());
+    for values in &first_layers {
+        let (root, p, q) = first_layer_claims(values, mu)?;
+        roots.push(root);
+        claims.push((p, q));
+    }
+    let mut leaves: Vec<Option<LeafClaim>> = vec![None; depths.len()];
+    let finish = |leaves: &mut Vec<Option<LeafClaim>>, point: &[Fr], claims: &[(Fr, Fr)], depth: usize| {
+        for (t, slot) in leaves.iter_mut().enumerate() {
+            if depths[t] == depth {
+                let numerator = if units[t] { Fr::one() } else { claims[t].0 };
+                *slot = Some(LeafClaim { point: point.to_vec(), numerator, denominator: claims[t].1 });
+            }
+        }
+    };
+    finish(&mut leaves, &point, &claims, 1);
 
-    let mut proofs = Vec::with_capacity(n.saturating_sub(1));
-    while let Some((p, q)) = layers.pop() {
+    let deepest = depths.iter().copied().max().unwrap_or(1);
+    let mut proofs = Vec::with_capacity(deepest.saturating_sub(1));
+    for depth in 1..deepest {
         let lambda = transcript.challenge_field(LABEL_LAMBDA);
-        let half = q.len() / 2;
-        let mut instance = LayerInstance {
-            lambda,
-            point: point.clone(),
-            bound_eq: Fr::one(),
-            numerators: p,
-            denominators: q,
-            offset: half,
-            len: half,
-            threshold: PARALLEL_THRESHOLD,
-        };
-        let (sumcheck, reduced) = prove(&mut instance, claim_p + lambda * claim_q, transcript);
-        let values = instance.final_values();
-        transcript.append_fields(LABEL_LAYER_VALUES, &values);
+        let active: Vec<usize> = (0..depths.len()).filter(|&t| depths[t] > depth).collect();
+        let mut instances = Vec::with_capacity(active.len());
+        let mut sums = Vec::with_capacity(active.len());
+        for &t in &active {
+            let (p, q) = layers[t].pop().ok_or(LookupError::MalformedProof("missing layer"))?;
+            let half = q.len() / 2;
+            instances.push(LayerInstance {
+                lambda,
+                point: point.clone(),
+                bound_eq: Fr::one(),
+                numerators: p,
+                denominators: q,
+                offset: half,
+                len: half,
+                threshold: PARALLEL_THRESHOLD,
+            });
+            sums.push(claims[t].0 + lambda * claims[t].1);
+        }
+        let dyn_instances: Vec<&mut dyn SumcheckInstance> =
+            instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
+        let (sumcheck, reduced) = prove_batched(dyn_instances, &sums, transcript)?;
+        let values: Vec<Vec<Fr>> = instances.iter().map(LayerInstance::final_values).collect();
+        drop(instances);
+        for v in &values {
+            transcript.append_fields(LABEL_LAYER_VALUES, v);
+        }
         let mu = transcript.challenge_field(LABEL_LINE);
-        (claim_p, claim_q) = match values.as_slice() {
-            [q0, q1] => (Fr::one(), line(*q0, *q1, mu)),
-            [p0, p1, q0, q1] => (line(*p0, *p1, mu), line(*q0, *q1, mu)),
-            _ => return Err(LookupError::MalformedProof("wrong number of layer values")),
-        };
+        for (&t, v) in active.iter().zip(&values) {
+            claims[t] = next_claims(v, mu)?;
+        }
         point = reduced.point;
         point.push(mu);
+        finish(&mut leaves, &point, &claims, depth + 1);
         proofs.push(FractionLayerProof { sumcheck, values });
     }
-    if unit_leaves && n == 1 {
-        claim_p = Fr::one();
-    }
-    let leaf = LeafClaim { point, numerator: claim_p, denominator: claim_q };
-    Ok((FractionSumProof { first_layer, layers: proofs }, root, leaf))
+    let leaves =
+        leaves.into_iter().collect::<Option<Vec<LeafClaim>>>().ok_or(LookupError::MalformedProof("leaf"))?;
+    Ok((FractionSumProof { first_layers, layers: proofs }, roots, leaves))
 }
 
 /// Verifies a [`FractionSumProof`] over `2^num_vars` leaves; returns the root and the leaf
 /// claim, which the caller must check against the leaves' definition.
 ///
 /// # Errors
-/// [`LookupError::MalformedProof`] for wrong counts (including non-unit first-layer
-/// numerators when the leaves have unit numerators), [`LookupError::LayerMismatch`], or a
-/// sum-check error.
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+/// As [`verify_fraction_sums`].
 pub fn verify_fraction_sum(
     num_vars: usize,
     unit_leaves: bool,
     proof: &FractionSumProof,
     transcript: &mut Transcript,
 ) -> Result<(Fraction, LeafClaim), LookupError> {
-    if num_vars == 0 || proof.layers.len() != num_vars - 1 {
+    let (mut roots, mut leaves) = verify_fraction_sums(&[(num_vars, unit_leaves)], proof, transcript)?;
+    match (roots.pop(), leaves.pop()) {
+        (Some(root), Some(leaf)) => Ok((root, leaf)),
+        _ => Err(LookupError::MalformedProof("no tree")),
+    }
+}
+
+/// Verifies a batch of fractional sums proved with [`prove_fraction_sums`]; `trees` gives each
+/// tree's `(num_vars, unit_leaves)`. Returns the roots and the leaf claims, which the caller
+/// must check against the leaves' definitions.
+///
+/// # Errors
+/// [`LookupError::MalformedProof`] for wrong counts (including non-unit first-layer
+/// numerators for unit leaves of one variable), [`LookupError::LayerMismatch`],
+/// [`LookupError::ZeroDenominator`] for a root with denominator 0, or a sum-check error.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_fraction_sums(
+    trees: &[(usize, bool)],
+    proof: &FractionSumProof,
+    transcript: &mut Transcript,
+) -> Result<(Vec<Fraction>, Vec<LeafClaim>), LookupError> {
+    let deepest = trees.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    if trees.is_empty() || trees.iter().any(|(n, _)| *n == 0) {
+        return Err(LookupError::MalformedProof("every tree needs a variable"));
+    }
+    if proof.first_layers.len() != trees.len() || proof.layers.len() != deepest - 1 {
         return Err(LookupError::MalformedProof("wrong number of layers"));
     }
-    let [p0, p1, q0, q1] = proof.first_layer.as_slice() else {
-        return Err(LookupError::MalformedProof("the first layer has four values"));
-    };
-    if unit_leaves && num_vars == 1 && (!p0.is_one() || !p1.is_one()) {
-        return Err(LookupError::MalformedProof("unit leaves have numerator 1"));
+    for (values, (n, unit)) in proof.first_layers.iter().zip(trees) {
+        if *unit && *n == 1 && values.get(..2).is_none_or(|p| !p.iter().all(One::is_one)) {
+            return Err(LookupError::MalformedProof("unit leaves have numerator 1"));
+        }
+        transcript.append_fields(LABEL_FIRST_LAYER, values);
     }
-    let root = Fraction { numerator: *p0 * q1 + *p1 * q0, denominator: *q0 * q1 };
-    transcript.append_fields(LABEL_FIRST_LAYER, &proof.first_layer);
     let mu = transcript.challenge_field(LABEL_LINE);
     let mut point = vec![mu];
-    let mut claim_p = line(*p0, *p1, mu);
-    let mut claim_q = line(*q0, *q1, mu);
-    for (index, layer) in proof.layers.iter().enumerate() {
-        let unit = unit_leaves && index + 2 == num_vars;
-        let lambda = transcript.challenge_field(LABEL_LAMBDA);
-        let claim = SumcheckClaim::new(point.len(), 3, claim_p + lambda * claim_q);
-        let reduced = verify(&claim, &layer.sumcheck, transcript)?;
-        let eq = eq_evaluation(&point, &reduced.point)?;
-        if combine_layer(unit, lambda, eq, &layer.values)? != reduced.value {
-            return Err(LookupError::LayerMismatch { layer: index + 2 });
+    let mut roots = Vec::with_capacity(trees.len());
+    let mut claims = Vec::with_capacity(trees.len());
+    for values in &proof.first_layers {
+        let (root, p, q) = first_layer_claims(values, mu)?;
+        if root.denominator.is_zero() {
+            return Err(LookupError::ZeroDenominator);
         }
-        transcript.append_fields(LABEL_LAYER_VALUES, &layer.values);
+        roots.push(root);
+        claims.push((p, q));
+    }
+    let mut leaves: Vec<Option<LeafClaim>> = vec![None; trees.len()];
+    let finish = |leaves: &mut Vec<Option<LeafClaim>>, point: &[Fr], claims: &[(Fr, Fr)], depth: usize| {
+        for ((slot, (n, unit)), (p, q)) in leaves.iter_mut().zip(trees).zip(claims) {
+            if *n == depth {
+                let numerator = if *unit { Fr::one() } else { *p };
+                *slot = Some(LeafClaim { point: point.to_vec(), numerator, denominator: *q });
+            }
+        }
+    };
+    finish(&mut leaves, &point, &claims, 1);
+    for (index, layer) in proof.layers.iter().enumerate() {
+        let depth = index + 1;
+        let lambda = transcript.challenge_field(LABEL_LAMBDA);
+        let active: Vec<usize> =
+            (0..trees.len()).filter(|&t| trees.get(t).is_some_and(|(n, _)| *n > depth)).collect();
+        if layer.values.len() != active.len() {
+            return Err(LookupError::MalformedProof("one set of layer values per descending tree"));
+        }
+        let mut sumcheck_claims = Vec::with_capacity(active.len());
+        for &t in &active {
+            let (p, q) = claims.get(t).copied().ok_or(LookupError::MalformedProof("tree index"))?;
+            sumcheck_claims.push(SumcheckClaim::new(depth, 3, p + lambda * q));
+        }
+        let reduced = verify_batched(&sumcheck_claims, &layer.sumcheck, transcript)?;
+        let eq = eq_evaluation(&point, &reduced.point)?;
+        let mut products = Vec::with_capacity(active.len());
+        for (&t, values) in active.iter().zip(&layer.values) {
+            let unit = trees.get(t).is_some_and(|(n, u)| *u && *n == depth + 1);
+            products.push(combine_layer(unit, lambda, eq, values)?);
+        }
+        reduced.check(&products).map_err(|_| LookupError::LayerMismatch { layer: depth + 1 })?;
+        for values in &layer.values {
+            transcript.append_fields(LABEL_LAYER_VALUES, values);
+        }
         let mu = transcript.challenge_field(LABEL_LINE);
-        (claim_p, claim_q) = match layer.values.as_slice() {
-            [q0, q1] => (Fr::one(), line(*q0, *q1, mu)),
-            [p0, p1, q0, q1] => (line(*p0, *p1, mu), line(*q0, *q1, mu)),
-            _ => return Err(LookupError::MalformedProof("wrong number of layer values")),
-        };
+        for (&t, values) in active.iter().zip(&layer.values) {
+            let next = next_claims(values, mu)?;
+            if let Some(slot) = claims.get_mut(t) {
+                *slot = next;
+            }
+        }
         point = reduced.point;
         point.push(mu);
+        finish(&mut leaves, &point, &claims, depth + 1);
     }
-    if unit_leaves && num_vars == 1 {
-        claim_p = Fr::one();
-    }
-    if root.denominator.is_zero() {
-        return Err(LookupError::ZeroDenominator);
-    }
-    Ok((root, LeafClaim { point, numerator: claim_p, denominator: claim_q }))
+    let leaves =
+        leaves.into_iter().collect::<Option<Vec<LeafClaim>>>().ok_or(LookupError::MalformedProof("leaf"))?;
+    Ok((roots, leaves))
 }
 
 #[cfg(test)]
@@ -445,6 +577,55 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn batched_trees_of_different_depths_match_their_leaves_and_reject_tampering() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let shapes = [(1usize, true), (3, false), (6, true), (3, true), (5, false)];
+        let trees: Vec<(Option<Vec<Fr>>, Vec<Fr>)> = shapes
+            .iter()
+            .map(|&(n, unit)| {
+                let q: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
+                let p = (!unit).then(|| (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect());
+                (p, q)
+            })
+            .collect();
+        let (proof, roots, leaves) = prove_fraction_sums(trees.clone(), &mut Transcript::new(b"b")).unwrap();
+        assert_eq!(proof.layers.len(), 5, "one layer proof per depth, not per tree");
+        let (v_roots, v_leaves) = verify_fraction_sums(&shapes, &proof, &mut Transcript::new(b"b")).unwrap();
+        assert_eq!((&v_roots, &v_leaves), (&roots, &leaves));
+        for ((p, q), (root, leaf)) in trees.iter().zip(roots.iter().zip(&leaves)) {
+            let n = q.len().trailing_zeros() as usize;
+            let expected: Fr = q
+                .iter()
+                .enumerate()
+                .map(|(i, q)| p.as_ref().map_or(Fr::one(), |p| p[i]) * q.inverse().unwrap_or_default())
+                .sum();
+            assert_eq!(root.numerator * root.denominator.inverse().unwrap_or_default(), expected);
+            let q_mle = DenseMultilinearExtension::new(n, q.clone()).unwrap();
+            assert_eq!(q_mle.evaluate(&leaf.point).unwrap(), leaf.denominator);
+            let p_value = p.as_ref().map_or(Fr::one(), |p| {
+                DenseMultilinearExtension::new(n, p.clone()).unwrap().evaluate(&leaf.point).unwrap()
+            });
+            assert_eq!(p_value, leaf.numerator);
+        }
+        // A shallow tree's value at depth 2 (the (3, false) tree is the first still descending).
+        let mut bad = proof.clone();
+        bad.layers[1].values[0][0] += Fr::one();
+        assert_eq!(
+            verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")),
+            Err(LookupError::LayerMismatch { layer: 3 })
+        );
+        let mut bad = proof.clone();
+        bad.first_layers[4][2] += Fr::one();
+        assert!(verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")).is_err());
+        let mut bad = proof;
+        bad.layers[3].values.pop();
+        assert_eq!(
+            verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")),
+            Err(LookupError::MalformedProof("one set of layer values per descending tree"))
+        );
+    }
 }
 
 #[cfg(test)]
@@ -453,6 +634,7 @@ mod kernel_tests {
     use super::*;
     use ark_std::UniformRand;
     use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use zkmha_sumcheck::{prove, verify};
 
     #[test]
     fn layer_kernel_matches_brute_force() {

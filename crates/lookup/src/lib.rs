@@ -19,10 +19,12 @@ mod table;
 
 pub use error::LookupError;
 pub use fraction::{
-    Fraction, FractionLayerProof, FractionSumProof, LeafClaim, prove_fraction_sum, verify_fraction_sum,
+    Fraction, FractionLayerProof, FractionSumProof, LeafClaim, prove_fraction_sum, prove_fraction_sums,
+    verify_fraction_sum, verify_fraction_sums,
 };
 pub use logup::{
-    LookupClaims, LookupProof, LookupWitness, multiplicities, prove_lookup, prove_lookup_with, verify_lookup,
+    ColumnEvaluator, Lookup, LookupClaims, LookupProof, LookupWitness, multiplicities, prove_lookup,
+    prove_lookup_with, prove_lookups, verify_lookup, verify_lookups,
 };
 pub use table::{
     FunctionTable, LookupTable, MAX_TABLE_VARS, RangeTable, Segment, SegmentOutput, SegmentedTable,

@@ -13,10 +13,12 @@
 //!            the committed columns, or later steps of a layer proof)
 //! one row    a witness of one row (n = 0) is proved as two copies of it (the check becomes
 //!            a·b' = 2·a'·b) and its claims sit at the empty point
+//! batch      several lookups absorb all their statements, then draw (α, γ) each; their
+//!            2 per lookup fraction trees run as one batch (`fraction::prove_fraction_sums`)
 //! ```
 
 use crate::LookupError;
-use crate::fraction::{FractionSumProof, prove_fraction_sum, verify_fraction_sum};
+use crate::fraction::{FractionSumProof, prove_fraction_sums, verify_fraction_sums};
 use crate::table::LookupTable;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -31,15 +33,13 @@ const LABEL_ALPHA: &[u8] = b"lookup/alpha";
 const LABEL_GAMMA: &[u8] = b"lookup/gamma";
 const LABEL_WITNESS_VALUES: &[u8] = b"lookup/witness-values";
 
-/// A logUp proof.
+/// A logUp proof of one or several lookups (their fractional sums batched).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct LookupProof {
-    /// The witness side's fractional sum.
-    pub witness_sum: FractionSumProof,
-    /// The table side's fractional sum.
-    pub table_sum: FractionSumProof,
-    /// `w_k(r_w)`, one per column.
-    pub witness_values: Vec<Fr>,
+    /// The fractional sums, trees in the order witness 1, table 1, witness 2, table 2, ….
+    pub fractions: FractionSumProof,
+    /// Per lookup, `w_k(r_w)`, one per column.
+    pub witness_values: Vec<Vec<Fr>>,
 }
 
 /// What a lookup leaves to the caller.
@@ -94,10 +94,18 @@ fn check_columns(table: &dyn LookupTable, columns: &[&[i64]]) -> Result<usize, L
     Ok(rows.trailing_zeros() as usize)
 }
 
-fn absorb_statement(table: &dyn LookupTable, witness_vars: usize, transcript: &mut Transcript) -> (Fr, Fr) {
-    transcript.append_bytes(LABEL_TABLE, table.name().as_bytes());
-    transcript.append_shape(LABEL_SHAPE, &[table.num_vars(), table.num_columns(), witness_vars]);
-    (transcript.challenge_field(LABEL_ALPHA), transcript.challenge_field(LABEL_GAMMA))
+/// Absorbs every lookup's statement (table name and shape, witness size), then draws
+/// `(α, γ)` per lookup.
+fn absorb_statements(lookups: &[(&dyn LookupTable, usize)], transcript: &mut Transcript) -> Vec<(Fr, Fr)> {
+    transcript.append_u64(LABEL_SHAPE, lookups.len() as u64);
+    for (table, witness_vars) in lookups {
+        transcript.append_bytes(LABEL_TABLE, table.name().as_bytes());
+        transcript.append_shape(LABEL_SHAPE, &[table.num_vars(), table.num_columns(), *witness_vars]);
+    }
+    lookups
+        .iter()
+        .map(|_| (transcript.challenge_field(LABEL_ALPHA), transcript.challenge_field(LABEL_GAMMA)))
+        .collect()
 }
 
 /// `α − Σ_k γ^k·values[k]`.
@@ -162,110 +170,180 @@ pub fn prove_lookup_with(
     multiplicities: &[i64],
     transcript: &mut Transcript,
 ) -> Result<(LookupProof, LookupClaims), LookupError> {
-    let witness_vars = witness.num_vars;
-    if multiplicities.len() != 1usize << table.num_vars() {
-        return Err(LookupError::WrongLength {
-            what: "multiplicities",
-            expected: 1usize << table.num_vars(),
-            got: multiplicities.len(),
+    let (proof, mut claims) = prove_lookups(&[Lookup { table, witness, multiplicities }], transcript)?;
+    let claims = claims.pop().ok_or(LookupError::MalformedProof("no lookup"))?;
+    Ok((proof, claims))
+}
+
+/// One lookup of a batch: the table, the witness and the multiplicities the caller committed to.
+pub struct Lookup<'a> {
+    /// The table.
+    pub table: &'a dyn LookupTable,
+    /// The witness.
+    pub witness: &'a LookupWitness<'a>,
+    /// `m`, one count per table row.
+    pub multiplicities: &'a [i64],
+}
+
+/// Proves several lookups with one batched fractional-sum proof (one sum-check per tree
+/// depth for all of them). Returns one [`LookupClaims`] per lookup, in order.
+///
+/// # Errors
+/// As [`prove_lookup`], and whatever an `evaluate` returns.
+pub fn prove_lookups(
+    lookups: &[Lookup<'_>],
+    transcript: &mut Transcript,
+) -> Result<(LookupProof, Vec<LookupClaims>), LookupError> {
+    for lookup in lookups {
+        if lookup.multiplicities.len() != 1usize << lookup.table.num_vars() {
+            return Err(LookupError::WrongLength {
+                what: "multiplicities",
+                expected: 1usize << lookup.table.num_vars(),
+                got: lookup.multiplicities.len(),
+            });
+        }
+    }
+    let statements: Vec<(&dyn LookupTable, usize)> =
+        lookups.iter().map(|l| (l.table, l.witness.num_vars)).collect();
+    let challenges = absorb_statements(&statements, transcript);
+    let mut trees = Vec::with_capacity(2 * lookups.len());
+    for (lookup, &(alpha, gamma)) in lookups.iter().zip(&challenges) {
+        let (table, witness) = (lookup.table, lookup.witness);
+        let rows = 1usize << witness.num_vars;
+        let columns = table.num_columns();
+        let table_denominators: Vec<Fr> = (0..lookup.multiplicities.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
+            .collect();
+        // A witness row that is a table row has that row's denominator (a copy instead of
+        // `columns` multiplications); any other row (only a cheating prover's) is folded.
+        // A one-row witness is proved as two copies of its row.
+        let witness_denominators: Vec<Fr> = (0..rows.max(2))
+            .into_par_iter()
+            .with_min_len(1024)
+            .map_init(
+                || vec![0i64; columns],
+                |tuple, i| {
+                    for (column, value) in tuple.iter_mut().enumerate() {
+                        *value = (witness.entry)(i % rows, column);
+                    }
+                    match table.index_of(tuple).and_then(|y| table_denominators.get(y)) {
+                        Some(denominator) => *denominator,
+                        None => {
+                            fold(alpha, gamma, &tuple.iter().map(|&v| fr_from_i64(v)).collect::<Vec<_>>())
+                        }
+                    }
+                },
+            )
+            .collect();
+        if witness_denominators.par_iter().chain(table_denominators.par_iter()).any(Zero::is_zero) {
+            return Err(LookupError::ZeroDenominator);
+        }
+        let counts: Vec<Fr> = lookup.multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
+        trees.push((None, witness_denominators));
+        trees.push((Some(counts), table_denominators));
+    }
+    let (fractions, _, leaves) = prove_fraction_sums(trees, transcript)?;
+    let mut witness_values = Vec::with_capacity(lookups.len());
+    let mut all_claims = Vec::with_capacity(lookups.len());
+    for (lookup, pair) in lookups.iter().zip(leaves.chunks(2)) {
+        let [witness_leaf, table_leaf] = pair else {
+            return Err(LookupError::MalformedProof("two trees per lookup"));
+        };
+        let witness_point = witness_leaf.point.get(..lookup.witness.num_vars).unwrap_or_default().to_vec();
+        let values = (lookup.witness.evaluate)(&witness_point)?;
+        if values.len() != lookup.table.num_columns() {
+            return Err(LookupError::WrongLength {
+                what: "witness values",
+                expected: lookup.table.num_columns(),
+                got: values.len(),
+            });
+        }
+        all_claims.push(LookupClaims {
+            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
+            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
         });
+        witness_values.push(values);
     }
-    let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
-    let rows = 1usize << witness_vars;
-    let columns = table.num_columns();
-    let table_denominators: Vec<Fr> = (0..multiplicities.len())
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
-        .collect();
-    // A witness row that is a table row has that row's denominator (a copy instead of
-    // `columns` multiplications); any other row (only a cheating prover's) is folded.
-    let witness_denominators: Vec<Fr> = (0..rows.max(2))
-        .into_par_iter()
-        .with_min_len(1024)
-        .map_init(
-            || vec![0i64; columns],
-            |tuple, i| {
-                for (column, value) in tuple.iter_mut().enumerate() {
-                    *value = (witness.entry)(i % rows, column);
-                }
-                match table.index_of(tuple).and_then(|y| table_denominators.get(y)) {
-                    Some(denominator) => *denominator,
-                    None => fold(alpha, gamma, &tuple.iter().map(|&v| fr_from_i64(v)).collect::<Vec<_>>()),
-                }
-            },
-        )
-        .collect();
-    if witness_denominators.par_iter().chain(table_denominators.par_iter()).any(Zero::is_zero) {
-        return Err(LookupError::ZeroDenominator);
+    for values in &witness_values {
+        transcript.append_fields(LABEL_WITNESS_VALUES, values);
     }
-    let counts: Vec<Fr> = multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
-    let (witness_sum, _, witness_leaf) = prove_fraction_sum(None, witness_denominators, transcript)?;
-    let (table_sum, _, table_leaf) = prove_fraction_sum(Some(counts), table_denominators, transcript)?;
-    let witness_point = witness_leaf.point.get(..witness_vars).unwrap_or_default().to_vec();
-    let witness_values = (witness.evaluate)(&witness_point)?;
-    if witness_values.len() != columns {
-        return Err(LookupError::WrongLength {
-            what: "witness values",
-            expected: columns,
-            got: witness_values.len(),
-        });
-    }
-    transcript.append_fields(LABEL_WITNESS_VALUES, &witness_values);
-    let claims = LookupClaims {
-        columns: witness_values
-            .iter()
-            .map(|v| EvalClaim { point: witness_point.clone(), value: *v })
-            .collect(),
-        multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
-    };
-    Ok((LookupProof { witness_sum, table_sum, witness_values }, claims))
+    Ok((LookupProof { fractions, witness_values }, all_claims))
 }
 
 /// Verifies a [`LookupProof`] for a witness of `2^witness_vars` rows.
 ///
 /// # Errors
-/// [`LookupError::SumMismatch`] (a row outside the table, wrong multiplicities),
-/// [`LookupError::LeafMismatch`] (witness values that do not match the leaf), the errors of
-/// the fractional sums, or [`LookupError::MalformedProof`].
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+/// As [`verify_lookups`].
 pub fn verify_lookup(
     table: &dyn LookupTable,
     witness_vars: usize,
     proof: &LookupProof,
     transcript: &mut Transcript,
 ) -> Result<LookupClaims, LookupError> {
-    if proof.witness_values.len() != table.num_columns() {
+    verify_lookups(&[(table, witness_vars)], proof, transcript)?
+        .pop()
+        .ok_or(LookupError::MalformedProof("no lookup"))
+}
+
+/// Verifies lookups proved with [`prove_lookups`]; `lookups` gives each table and its
+/// witness size `2^witness_vars`. Returns one [`LookupClaims`] per lookup, which the caller
+/// must discharge.
+///
+/// # Errors
+/// [`LookupError::SumMismatch`] (a row outside the table, wrong multiplicities),
+/// [`LookupError::LeafMismatch`] (witness values that do not match the leaf), the errors of
+/// the fractional sums, or [`LookupError::MalformedProof`].
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_lookups(
+    lookups: &[(&dyn LookupTable, usize)],
+    proof: &LookupProof,
+    transcript: &mut Transcript,
+) -> Result<Vec<LookupClaims>, LookupError> {
+    if proof.witness_values.len() != lookups.len()
+        || proof.witness_values.iter().zip(lookups).any(|(v, (table, _))| v.len() != table.num_columns())
+    {
         return Err(LookupError::MalformedProof("one witness value per column"));
     }
-    let (alpha, gamma) = absorb_statement(table, witness_vars, transcript);
-    let (witness_root, witness_leaf) =
-        verify_fraction_sum(witness_vars.max(1), true, &proof.witness_sum, transcript)?;
-    let (table_root, table_leaf) =
-        verify_fraction_sum(table.num_vars(), false, &proof.table_sum, transcript)?;
-    // A one-row witness is proved as two copies of its row: twice the table's sum.
-    let copies = Fr::from(if witness_vars == 0 { 2u64 } else { 1 });
-    if witness_root.numerator * table_root.denominator
-        != copies * table_root.numerator * witness_root.denominator
-    {
-        return Err(LookupError::SumMismatch);
+    let challenges = absorb_statements(lookups, transcript);
+    let trees: Vec<(usize, bool)> = lookups
+        .iter()
+        .flat_map(|(table, witness_vars)| [((*witness_vars).max(1), true), (table.num_vars(), false)])
+        .collect();
+    let (roots, leaves) = verify_fraction_sums(&trees, &proof.fractions, transcript)?;
+    let mut all_claims = Vec::with_capacity(lookups.len());
+    for (index, ((table, witness_vars), &(alpha, gamma))) in lookups.iter().zip(&challenges).enumerate() {
+        let (Some(witness_root), Some(table_root), Some(witness_leaf), Some(table_leaf), Some(values)) = (
+            roots.get(2 * index),
+            roots.get(2 * index + 1),
+            leaves.get(2 * index),
+            leaves.get(2 * index + 1),
+            proof.witness_values.get(index),
+        ) else {
+            return Err(LookupError::MalformedProof("two trees per lookup"));
+        };
+        // A one-row witness is proved as two copies of its row: twice the table's sum.
+        let copies = Fr::from(if *witness_vars == 0 { 2u64 } else { 1 });
+        if witness_root.numerator * table_root.denominator
+            != copies * table_root.numerator * witness_root.denominator
+        {
+            return Err(LookupError::SumMismatch);
+        }
+        if fold(alpha, gamma, &table.evaluate_columns(&table_leaf.point)?) != table_leaf.denominator {
+            return Err(LookupError::LeafMismatch);
+        }
+        if fold(alpha, gamma, values) != witness_leaf.denominator {
+            return Err(LookupError::LeafMismatch);
+        }
+        let witness_point = witness_leaf.point.get(..*witness_vars).unwrap_or_default().to_vec();
+        all_claims.push(LookupClaims {
+            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
+            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
+        });
     }
-    if fold(alpha, gamma, &table.evaluate_columns(&table_leaf.point)?) != table_leaf.denominator {
-        return Err(LookupError::LeafMismatch);
+    for values in &proof.witness_values {
+        transcript.append_fields(LABEL_WITNESS_VALUES, values);
     }
-    if fold(alpha, gamma, &proof.witness_values) != witness_leaf.denominator {
-        return Err(LookupError::LeafMismatch);
-    }
-    transcript.append_fields(LABEL_WITNESS_VALUES, &proof.witness_values);
-    Ok(LookupClaims {
-        columns: proof
-            .witness_values
-            .iter()
-            .map(|v| EvalClaim {
-                point: witness_leaf.point.get(..witness_vars).unwrap_or_default().to_vec(),
-                value: *v,
-            })
-            .collect(),
-        multiplicities: EvalClaim { point: table_leaf.point, value: table_leaf.numerator },
-    })
+    Ok(all_claims)
 }

@@ -122,27 +122,27 @@ fn rejects_tampered_witness_values_and_layers() {
     let verify = |p: &LookupProof| verify_lookup(&table, 7, p, &mut Transcript::new(b"l"));
 
     let mut bad = proof.clone();
-    bad.witness_values[0] += Fr::one();
+    bad.witness_values[0][0] += Fr::one();
     assert_eq!(verify(&bad), Err(LookupError::LeafMismatch));
 
     let mut bad = proof.clone();
-    bad.witness_sum.layers[2].values[1] += Fr::one();
+    bad.fractions.layers[2].values[0][1] += Fr::one();
     assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 4 }));
 
     let mut bad = proof.clone();
-    bad.table_sum.layers[0].sumcheck.rounds[0].evaluations[0] += Fr::one();
+    bad.fractions.layers[0].sumcheck.rounds[0].evaluations[0] += Fr::one();
     assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 2 }));
 
     let mut bad = proof.clone();
-    bad.table_sum.first_layer[0] += Fr::one();
+    bad.fractions.first_layers[1][0] += Fr::one();
     assert!(verify(&bad).is_err());
 
     let mut bad = proof.clone();
-    bad.witness_sum.layers.pop();
+    bad.fractions.layers.pop();
     assert_eq!(verify(&bad), Err(LookupError::MalformedProof("wrong number of layers")));
 
     let mut bad = proof.clone();
-    bad.witness_values.push(Fr::one());
+    bad.witness_values[0].push(Fr::one());
     assert_eq!(verify(&bad), Err(LookupError::MalformedProof("one witness value per column")));
 
     // A proof for another witness size or another table.
@@ -291,4 +291,79 @@ fn a_one_row_witness_is_proved_as_two_copies_and_a_wrong_count_is_rejected() {
     // A value outside the table.
     let (proof, _) = prove_lookup(&table, &[&[16i64]], &counts, &mut Transcript::new(b"l")).unwrap();
     assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+}
+
+/// A [`LookupWitness`] over materialized columns.
+fn witness_of<'a>(
+    num_vars: usize,
+    entry: &'a (dyn Fn(usize, usize) -> i64 + Sync),
+    evaluate: ColumnEvaluator<'a>,
+) -> LookupWitness<'a> {
+    LookupWitness { num_vars, entry, evaluate }
+}
+
+#[test]
+fn batched_lookups_round_trip_and_a_bad_member_is_rejected() {
+    let mut rng = StdRng::seed_from_u64(30);
+    let range = RangeTable::new(5).unwrap();
+    let square = square_table(4);
+    let small = RangeTable::new(2).unwrap();
+    let a = random_column(8, 5, &mut rng);
+    let x = random_column(3, 4, &mut rng);
+    let y: Vec<i64> = x.iter().map(|v| v * v - 7).collect();
+    let one_row = vec![3i64];
+    for bad_member in [false, true] {
+        let mut b = one_row.clone();
+        if bad_member {
+            b[0] = 4; // outside [0, 4)
+        }
+        let counts = [
+            multiplicities(&range, &[&a]).unwrap(),
+            multiplicities(&square, &[&x, &y]).unwrap(),
+            multiplicities(&small, &[&one_row]).unwrap(),
+        ];
+        let columns: [Vec<&[i64]>; 3] = [vec![&a], vec![&x, &y], vec![&b]];
+        let entries: Vec<Box<dyn Fn(usize, usize) -> i64 + Sync>> = columns
+            .iter()
+            .map(|c| {
+                let c = c.clone();
+                Box::new(move |row: usize, col: usize| c[col][row]) as Box<dyn Fn(usize, usize) -> i64 + Sync>
+            })
+            .collect();
+        let evaluators: Vec<Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>> = columns
+            .iter()
+            .map(|c| {
+                let c = c.clone();
+                Box::new(move |point: &[Fr]| {
+                    c.iter()
+                        .map(|col| {
+                            DenseMultilinearExtension::from_i64(point.len(), col)?
+                                .evaluate(point)
+                                .map_err(LookupError::from)
+                        })
+                        .collect::<Result<Vec<Fr>, LookupError>>()
+                }) as Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>
+            })
+            .collect();
+        let vars = [8usize, 3, 0];
+        let witnesses: Vec<LookupWitness<'_>> =
+            (0..3).map(|k| witness_of(vars[k], entries[k].as_ref(), evaluators[k].as_ref())).collect();
+        let tables: [&dyn LookupTable; 3] = [&range, &square, &small];
+        let lookups: Vec<Lookup<'_>> = (0..3)
+            .map(|k| Lookup { table: tables[k], witness: &witnesses[k], multiplicities: &counts[k] })
+            .collect();
+        let (proof, claims) = prove_lookups(&lookups, &mut Transcript::new(b"m")).unwrap();
+        let statements: Vec<(&dyn LookupTable, usize)> = (0..3).map(|k| (tables[k], vars[k])).collect();
+        let verified = verify_lookups(&statements, &proof, &mut Transcript::new(b"m"));
+        if bad_member {
+            assert_eq!(verified, Err(LookupError::SumMismatch));
+        } else {
+            assert_eq!(verified.unwrap(), claims);
+            check_claims(&[&a], &counts[0], &claims[0]);
+            check_claims(&[&x, &y], &counts[1], &claims[1]);
+            assert_eq!(claims[2].columns[0].value, Fr::from(3u64));
+            // One fractional-sum layer proof per depth for all six trees.
+            assert_eq!(proof.fractions.layers.len(), 7);
+        }
+    }
 }
