@@ -5,18 +5,20 @@
 //! identity (linear attention):  A = QK_M,  so  Ã(p) = v  ⇒  QK̃_M(p) = v   (no proof; masking follows)
 //!
 //! exponential (fixed-point softmax, `crate::fixed_point`), tensors over t = [t_j ‖ t_i ‖ t_h]:
-//! committed  lo, hi, e, flag (ĥŝŝ), ẑ (ĥŝ), three multiplicity columns — absorbed after the
-//!            statement; the remainders ρ are not committed (I2 recomputes them)
-//! lookups    exponent  (0, lo, e = T(lo)), (1, hi, flag = [hi = 0])    2·ĥŝŝ rows  → point (r ‖ c)
+//! committed  lo, hi, ē = 2^f − e, ō = 1 − flag (ĥŝŝ), ẑ (ĥŝ), three multiplicity columns —
+//!            absorbed after the statement; ρ is not committed (I2 recomputes it), and e, flag
+//!            are committed as complements, 0 on masked entries (half the commitment work)
+//! lookups    exponent  (0, lo, ē = 2^f − T(lo)), (1, hi, ō = [hi ≠ 0])  2·ĥŝŝ rows → point (r ‖ c)
 //!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
 //!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s]·(Σ_j A − 2^f + δ)   ĥŝ rows   → point r_u
-//!            P sends lo, hi, e, flag at r; V checks the exponent lookup's column claims
+//!            P sends lo, hi, ē, ō at r; V checks the exponent lookup's column claims
 //! sum-check  β_a, β_b ← V;  one batched sum-check over t:
 //!   I1  Σ_t (β_a·eq(p,t) + β_b·eq(r_u,(t_i,t_h))) · z(t) · e(t) · flag(t)
 //!         = β_a·v + β_b·(ũ(r_u) + (2^f − δ)·Σ_{i<s} eq(r_u,i))                      (A = z·e·flag; row sums)
 //!   I2  Σ_t eq(r_ρ,t) · z(t) · D(t) = c̃(r_ρ),   D = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k
-//!            → t*; P sends e, flag, ẑ, QK̂, lo, hi at t*; V evaluates eq, z (closed forms) and D
-//! openings   lo, hi, e, flag at r and t*, ẑ at t*'s (i, h) part, each multiplicity column at
+//!            → t*; P sends ē, ō, ẑ, QK̂, lo, hi at t* (e = 2^f − ē, flag = 1 − ō); V evaluates
+//!            eq, z (closed forms) and D
+//! openings   lo, hi, ē, ō at r and t*, ẑ at t*'s (i, h) part, each multiplicity column at
 //!            its lookup's table point: one multi-point opening (`Hyrax::open_multi`)
 //! claim out  QK̂(t*)  — the masking step is not needed: z enters the products directly
 //! ```
@@ -153,10 +155,10 @@ pub struct SoftmaxCommitments {
     pub low: HyraxCommitment,
     /// To `hi`.
     pub high: HyraxCommitment,
-    /// To `e = T(lo)`.
-    pub exponential: HyraxCommitment,
-    /// To `flag = [hi = 0]`.
-    pub flag: HyraxCommitment,
+    /// To `ē = 2^f − e`, the complement of `e = T(lo)` (0 on masked entries).
+    pub exponent_complement: HyraxCommitment,
+    /// To `ō = 1 − flag = [hi ≠ 0]` (almost always 0).
+    pub overflow: HyraxCommitment,
     /// To the row shifts `ẑ`.
     pub shift: HyraxCommitment,
     /// To the exponent lookup's multiplicities.
@@ -173,11 +175,11 @@ pub struct ExponentialSoftmaxProof {
     /// The three lookups, batched: `(lo, e)` and `(hi, flag)` into the exponent table, `ρ`
     /// (masked entries 0) into `[0, 2^k)`, `u` into `[0, 2^tolerance_bits)`.
     pub lookups: LookupProof,
-    /// `lo, hi, e, flag` at the exponent lookup's point `r`.
+    /// `lo, hi, ē, ō` at the exponent lookup's point `r`.
     pub lookup_values: Vec<Fr>,
     /// The batched sum-check of I1 and I2.
     pub sumcheck: SumcheckProof,
-    /// `e, flag, ẑ, QK̂, lo, hi` at `t*` (`ẑ` at `(t*_i, t*_h)`).
+    /// `ē, ō, ẑ, QK̂, lo, hi` at `t*` (`ẑ` at `(t*_i, t*_h)`).
     pub final_values: Vec<Fr>,
     /// Openings of every committed column.
     pub openings: MultiOpeningProof,
@@ -202,7 +204,7 @@ pub enum SlotOutput {
 /// The three lookup tables of the exponential softmax.
 #[derive(Clone, Debug)]
 pub struct SoftmaxTables {
-    /// Segment 0: `(lo, T(lo))`; segment 1: `(hi, [hi = 0])`.
+    /// Segment 0: `(lo, 2^f − T(lo))`; segment 1: `(hi, [hi ≠ 0])`.
     pub exponent: SegmentedTable,
     /// `[0, 2^k)` for the remainders.
     pub remainder: RangeTable,
@@ -219,8 +221,14 @@ pub fn softmax_tables(params: &SoftmaxParams) -> Result<SoftmaxTables, Attention
         exponent: SegmentedTable::new(
             "softmax-exponent",
             vec![
-                Segment { bits: DIGIT_BITS, output: SegmentOutput::Function(params.exp_table()) },
-                Segment { bits: DIGIT_BITS, output: SegmentOutput::IsZero },
+                Segment {
+                    bits: DIGIT_BITS,
+                    output: SegmentOutput::ConstantMinus {
+                        constant: params.one(),
+                        outputs: params.exp_table(),
+                    },
+                },
+                Segment { bits: DIGIT_BITS, output: SegmentOutput::IsNonZero },
             ],
         )?,
         remainder: RangeTable::new(params.shift as usize)?,
@@ -250,6 +258,25 @@ pub struct SoftmaxProverData {
     pub witness: SoftmaxWitness,
     /// The lookups' multiplicities.
     pub multiplicities: SoftmaxMultiplicities,
+    /// `ē = 2^f − e` (committed instead of `e`: 0 wherever `lo = 0`, so on every masked entry).
+    exponent_complement: Vec<i64>,
+    /// `ō = 1 − flag` (committed instead of `flag`: almost always 0).
+    overflow: Vec<i64>,
+}
+
+impl SoftmaxProverData {
+    /// The prover's data for a witness (as given: a cheating prover's entry point in tests)
+    /// and its multiplicities.
+    pub fn new(
+        witness: SoftmaxWitness,
+        multiplicities: SoftmaxMultiplicities,
+        params: &SoftmaxParams,
+    ) -> Self {
+        let one = params.one();
+        let exponent_complement = witness.exponential.par_iter().map(|e| one - e).collect();
+        let overflow = witness.flag.par_iter().map(|f| 1 - f).collect();
+        Self { witness, multiplicities, exponent_complement, overflow }
+    }
 }
 
 /// The lookups' multiplicities for a softmax witness, counted directly from the witness
@@ -319,7 +346,7 @@ pub fn commit_softmax(
     witness: SoftmaxWitness,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
     let multiplicities = softmax_multiplicities(shape, params, &witness)?;
-    commit_softmax_data(hyrax, shape, params, SoftmaxProverData { witness, multiplicities })
+    commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(witness, multiplicities, params))
 }
 
 /// Commits to a witness and multiplicities as given (a cheating prover's entry point in tests:
@@ -342,8 +369,8 @@ pub fn commit_softmax_data(
     let commitments = SoftmaxCommitments {
         low: commit(n, &w.low)?,
         high: commit(n, &w.high)?,
-        exponential: commit(n, &w.exponential)?,
-        flag: commit(n, &w.flag)?,
+        exponent_complement: commit(n, &data.exponent_complement)?,
+        overflow: commit(n, &data.overflow)?,
         shift: commit(n_rows, &w.shift)?,
         exponent_multiplicities: commit(tables.exponent.num_vars(), &m.exponent)?,
         remainder_multiplicities: commit(tables.remainder.num_vars(), &m.remainder)?,
@@ -367,8 +394,8 @@ impl SoftmaxCommitments {
         let sizes = [
             (&self.low, n),
             (&self.high, n),
-            (&self.exponential, n),
-            (&self.flag, n),
+            (&self.exponent_complement, n),
+            (&self.overflow, n),
             (&self.shift, n_rows),
             (&self.exponent_multiplicities, tables.exponent.num_vars()),
             (&self.remainder_multiplicities, tables.remainder.num_vars()),
@@ -384,10 +411,10 @@ impl SoftmaxCommitments {
 
 /// The exponent lookup's claimed column values from the blocks' values at `r` (the
 /// verifier's check).
-fn merged_columns(tag_point: &[Fr], [lo, hi, e, flag]: [Fr; 4]) -> [Fr; 3] {
+fn merged_columns(tag_point: &[Fr], [lo, hi, e_bar, o_bar]: [Fr; 4]) -> [Fr; 3] {
     let w = eq_table(tag_point);
     let weight = |s: usize| w.get(s).copied().unwrap_or_else(Fr::zero);
-    [identity_column(tag_point), weight(0) * lo + weight(1) * hi, weight(0) * e + weight(1) * flag]
+    [identity_column(tag_point), weight(0) * lo + weight(1) * hi, weight(0) * e_bar + weight(1) * o_bar]
 }
 
 /// `D(t*) = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k` from the values at `t*`: the
@@ -511,14 +538,15 @@ fn prove_exponential(
             (0, _) => block as i64,
             (1, 0) => w.low[t],
             (1, _) => w.high[t],
-            (_, 0) => w.exponential[t],
-            _ => w.flag[t],
+            (_, 0) => input.data.exponent_complement[t],
+            _ => input.data.overflow[t],
         }
     };
     let block_values = std::cell::OnceCell::new();
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         let (r, tag_point) = point.split_at(n.min(point.len()));
-        let values = evaluate_columns(r, &[&w.low, &w.high, &w.exponential, &w.flag]);
+        let values =
+            evaluate_columns(r, &[&w.low, &w.high, &input.data.exponent_complement, &input.data.overflow]);
         let four = <[Fr; 4]>::try_from(values.clone())
             .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
         let _ = block_values.set(values);
@@ -603,11 +631,14 @@ fn prove_exponential(
     drop((probabilities, exponents));
     let t_star = reduced.point.clone();
     let t_rows = row_part(shape, &t_star);
-    let [e_t, flag_t, lo_t, hi_t] =
-        <[Fr; 4]>::try_from(evaluate_columns(&t_star, &[&w.exponential, &w.flag, &w.low, &w.high]))
-            .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let [e_bar_t, o_bar_t, lo_t, hi_t] = <[Fr; 4]>::try_from(evaluate_columns(
+        &t_star,
+        &[&input.data.exponent_complement, &input.data.overflow, &w.low, &w.high],
+    ))
+    .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let score_t = fold_rows(input.scores, 1, &t_star).first().copied().unwrap_or_else(Fr::zero);
-    let final_values = vec![e_t, flag_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
+    let final_values =
+        vec![e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
 
     // Openings.
@@ -616,8 +647,8 @@ fn prove_exponential(
     let polynomials = [
         integers(n, &w.low),
         integers(n, &w.high),
-        integers(n, &w.exponential),
-        integers(n, &w.flag),
+        integers(n, &input.data.exponent_complement),
+        integers(n, &input.data.overflow),
         integers(n_rows, &w.shift),
         integers(tables.exponent.num_vars(), &m.exponent),
         integers(tables.remainder.num_vars(), &m.remainder),
@@ -639,8 +670,8 @@ fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
     [
         &c.low,
         &c.high,
-        &c.exponential,
-        &c.flag,
+        &c.exponent_complement,
+        &c.overflow,
         &c.shift,
         &c.exponent_multiplicities,
         &c.remainder_multiplicities,
@@ -649,8 +680,8 @@ fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
 }
 
 /// The opening claims: each tensor column at `r` and `t*`, `ẑ` at `t*`'s row part, each
-/// multiplicity column at its lookup's table point. Values: `lookup_values = [lo, hi, e, flag]`
-/// at `r`, `final_values = [e, flag, ẑ, QK̂, lo, hi]` at `t*`.
+/// multiplicity column at its lookup's table point. Values: `lookup_values = [lo, hi, ē, ō]`
+/// at `r`, `final_values = [ē, ō, ẑ, QK̂, lo, hi]` at `t*`.
 #[deny(clippy::indexing_slicing)]
 fn opening_claims(
     r: &[Fr],
@@ -736,7 +767,7 @@ fn verify_exponential(
     )?;
     let [exponent_claims, remainder_claims, row_sum_claims] =
         <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
-    let [lo, hi, e, flag] = proof.lookup_values.as_slice() else {
+    let [lo, hi, e_bar, o_bar] = proof.lookup_values.as_slice() else {
         return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
     };
     let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
@@ -744,7 +775,7 @@ fn verify_exponential(
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let (r, tag_point) = big_point.split_at(n);
-    let expected = merged_columns(tag_point, [*lo, *hi, *e, *flag]);
+    let expected = merged_columns(tag_point, [*lo, *hi, *e_bar, *o_bar]);
     let claimed: Vec<Fr> = exponent_claims.columns.iter().map(|c| c.value).collect();
     if claimed != expected {
         return Err(AttentionError::CheckFailed { step: "softmax lookup columns" });
@@ -765,9 +796,10 @@ fn verify_exponential(
                 + Fr::from((params.one() - params.tolerance()) as u64) * prefix_eq_sum(s, r_i));
     let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, remainder_claim.value)];
     let reduced = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
-    let [f_e, f_flag, f_shift, f_score, f_lo, f_hi] = proof.final_values.as_slice() else {
+    let [f_e_bar, f_o_bar, f_shift, f_score, f_lo, f_hi] = proof.final_values.as_slice() else {
         return Err(AttentionError::CheckFailed { step: "softmax final values" });
     };
+    let (f_e, f_flag) = (Fr::from(params.one() as u64) - f_e_bar, Fr::one() - f_o_bar);
     let t_star = reduced.point.clone();
     let t_rows = row_part(shape, &t_star);
     let (t_j, t_i) = (

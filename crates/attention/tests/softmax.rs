@@ -163,7 +163,7 @@ fn run_slot(
         &hyrax,
         &shape,
         &params,
-        SoftmaxProverData { witness: softmax.clone(), multiplicities },
+        SoftmaxProverData::new(softmax.clone(), multiplicities, &params),
     )
     .unwrap();
     let n = 2 * shape.seq_vars() + shape.head_vars();
@@ -333,7 +333,8 @@ fn rejects_tampered_proof_messages_and_commitments() {
     );
     // A commitment swapped for one to other values.
     let mut swapped = clone_run(&run);
-    swapped.commitments.flag = swapped.commitments.high.clone();
+    assert_ne!(swapped.commitments.overflow, swapped.commitments.low);
+    swapped.commitments.overflow = swapped.commitments.low.clone();
     assert!(verify_run(&swapped).is_err());
     // No proof at all for the exponential mode.
     let mut missing = clone_run(&run);

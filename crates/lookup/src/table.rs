@@ -192,8 +192,18 @@ pub enum SegmentOutput {
     Zero,
     /// `[input = 0]`.
     IsZero,
+    /// `[input ≠ 0]`.
+    IsNonZero,
     /// `outputs[input]` (public, `2^bits` entries).
     Function(Vec<i64>),
+    /// `constant − outputs[input]` (public, `2^bits` entries): the complement of a function,
+    /// whose column is 0 where the function equals `constant` (cheaper to commit).
+    ConstantMinus {
+        /// The constant.
+        constant: i64,
+        /// The function subtracted.
+        outputs: Vec<i64>,
+    },
 }
 
 /// One segment: inputs `[0, 2^bits)` and their outputs.
@@ -210,7 +220,9 @@ impl Segment {
         match &self.output {
             SegmentOutput::Zero => Some(0),
             SegmentOutput::IsZero => Some(i64::from(input == 0)),
+            SegmentOutput::IsNonZero => Some(i64::from(input != 0)),
             SegmentOutput::Function(outputs) => outputs.get(input).copied(),
+            SegmentOutput::ConstantMinus { constant, outputs } => outputs.get(input).map(|v| constant - v),
         }
     }
 }
@@ -250,7 +262,8 @@ impl SegmentedTable {
             if segment.bits > MAX_TABLE_VARS - 4 {
                 return Err(LookupError::InvalidTable("a segment has at most 16 bits"));
             }
-            if let SegmentOutput::Function(outputs) = &segment.output
+            if let SegmentOutput::Function(outputs) | SegmentOutput::ConstantMinus { outputs, .. } =
+                &segment.output
                 && outputs.len() != 1usize << segment.bits
             {
                 return Err(LookupError::InvalidTable("a function segment has 2^bits outputs"));
@@ -342,9 +355,16 @@ impl LookupTable for SegmentedTable {
             let own_output = match &segment.output {
                 SegmentOutput::Zero => Fr::from(0u64),
                 SegmentOutput::IsZero => zero_indicator(own) * inside + (Fr::from(1u64) - inside),
+                SegmentOutput::IsNonZero => (Fr::from(1u64) - zero_indicator(own)) * inside,
                 SegmentOutput::Function(outputs) => {
                     let first = fr_from_i64(outputs.first().copied().unwrap_or(0));
                     evaluate_public_column(outputs, own)? * inside + first * (Fr::from(1u64) - inside)
+                }
+                SegmentOutput::ConstantMinus { constant, outputs } => {
+                    let first = fr_from_i64(outputs.first().copied().unwrap_or(0));
+                    fr_from_i64(*constant)
+                        - evaluate_public_column(outputs, own)? * inside
+                        - first * (Fr::from(1u64) - inside)
                 }
             };
             output += weight * own_output;
@@ -370,12 +390,21 @@ mod segmented_tests {
                 Segment { bits: 6, output: SegmentOutput::Function(exp.clone()) },
                 Segment { bits: 4, output: SegmentOutput::IsZero },
                 Segment { bits: 2, output: SegmentOutput::Zero },
+                Segment { bits: 3, output: SegmentOutput::IsNonZero },
+                Segment {
+                    bits: 5,
+                    output: SegmentOutput::ConstantMinus { constant: 1000, outputs: exp[..32].to_vec() },
+                },
             ],
         )
         .unwrap();
-        assert_eq!(table.segments().len(), 4);
-        assert_eq!(table.num_vars(), 8);
-        let rows: Vec<Vec<i64>> = (0..1usize << 8).map(|i| table.row(i)).collect();
+        assert_eq!(table.segments().len(), 8);
+        assert_eq!(table.num_vars(), 9);
+        assert_eq!(table.index_of(&[3, 5, 1]), Some(3 * 64 + 5));
+        assert_eq!(table.index_of(&[3, 0, 0]), Some(3 * 64));
+        assert_eq!(table.index_of(&[4, 2, 100]), Some(4 * 64 + 2));
+        assert_eq!(table.index_of(&[4, 2, 900]), None);
+        let rows: Vec<Vec<i64>> = (0..1usize << 9).map(|i| table.row(i)).collect();
         for (i, row) in rows.iter().enumerate() {
             // Every row (padding included) is found, at its own index or its segment's row 0.
             let found = table.index_of(row).unwrap();
@@ -385,13 +414,13 @@ mod segmented_tests {
         assert_eq!(table.index_of(&[1, 0, 1]), Some(64));
         assert_eq!(table.index_of(&[1, 16, 0]), None);
         assert_eq!(table.index_of(&[0, 5, 0]), None);
-        assert_eq!(table.index_of(&[4, 0, 0]), None);
+        assert_eq!(table.index_of(&[8, 0, 0]), None);
         for _ in 0..4 {
-            let point: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
+            let point: Vec<Fr> = (0..9).map(|_| Fr::rand(&mut rng)).collect();
             let columns = table.evaluate_columns(&point).unwrap();
             for (k, value) in columns.iter().enumerate() {
                 let column: Vec<i64> = rows.iter().map(|r| r[k]).collect();
-                let mle = DenseMultilinearExtension::from_i64(8, &column).unwrap();
+                let mle = DenseMultilinearExtension::from_i64(9, &column).unwrap();
                 assert_eq!(mle.evaluate(&point).unwrap(), *value, "column {k}");
             }
         }
