@@ -268,11 +268,17 @@ pub fn run(args: &LayerArgs) -> Result<()> {
         ("statement digest, output claim", p.statement),
         ("unpadding", p.unpadding),
         ("softmax·V", p.attention_values),
-        ("softmax (lookup, sum-check, openings)", p.softmax),
+        ("softmax proof", p.softmax),
+        ("  of which lookups", p.softmax_stages.lookups),
+        ("  of which sum-check", p.softmax_stages.sumcheck),
+        ("  of which openings", p.softmax_stages.openings),
         ("masking", p.masking),
         ("batched QK^T", p.qk),
         ("padding (Q, K, V batched)", p.padding),
-    ] {
+    ]
+    .into_iter()
+    .filter(|(name, d)| !(name.starts_with("  of which") && d.is_zero()))
+    {
         println!("  {name:<30} {:>9.1} ms", ms(d));
     }
     println!("  {:<30} {:>9.1} ms", "total", ms(p.total()));

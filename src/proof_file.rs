@@ -58,13 +58,17 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         timings.unpadding + timings.attention_values + timings.masking + timings.qk + timings.padding;
     println!(
         "proved in {:.1} ms: forward pass {:.1} ms, statement {:.1} ms, attention sub-protocols {:.1} ms, \
-         softmax {:.1} ms (commit {:.1} ms), commit to Q, K, V {:.1} ms, open {:.1} ms; {}",
+         softmax commitments {:.1} ms, softmax proof {:.1} ms (lookups {:.1}, sum-check {:.1}, openings {:.1}), \
+         commit to Q, K, V {:.1} ms, open {:.1} ms; {}",
         ms(start.elapsed()),
         ms(timings.witness),
         ms(timings.statement),
         ms(sub_protocols),
-        ms(timings.softmax),
         ms(timings.softmax_commit),
+        ms(timings.softmax),
+        ms(timings.softmax_stages.lookups),
+        ms(timings.softmax_stages.sumcheck),
+        ms(timings.softmax_stages.openings),
         ms(timings.commit),
         ms(timings.open),
         if softmax.is_proven() {

@@ -57,7 +57,7 @@ fn layer_command_proves_and_verifies() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     for needle in
-        ["result: valid", "softmax in fixed point", "lookup, sum-check", "batched QK^T", "proof size"]
+        ["result: valid", "softmax in fixed point", "of which lookups", "batched QK^T", "proof size"]
     {
         assert!(stdout.contains(needle), "{needle} missing: {stdout}");
     }

@@ -21,8 +21,8 @@ use crate::masking::{MaskingProof, prove_masking, verify_masking};
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
-    ExponentialProverInput, SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, commit_softmax,
-    prove_slot, verify_slot,
+    ExponentialProverInput, SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof,
+    SoftmaxStageTimings, commit_softmax, prove_slot, verify_slot,
 };
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
@@ -134,6 +134,8 @@ pub struct ProverTimings {
     pub softmax_commit: Duration,
     /// The proven softmax: lookup, sum-check and openings (exponential mode).
     pub softmax: Duration,
+    /// The proven softmax's stages (exponential mode).
+    pub softmax_stages: SoftmaxStageTimings,
     /// Batched `QKᵀ`.
     pub qk: Duration,
     /// Padding.
@@ -264,9 +266,10 @@ pub(crate) fn prove_chain(
         data,
         scores: &witness.scores,
     });
-    let (softmax, slot_output) =
+    let (softmax, slot_output, stages) =
         prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
     timings.softmax = start.elapsed();
+    timings.softmax_stages = stages;
     let start = Instant::now();
     let scores = std::mem::take(&mut witness.scores);
     let (masking, scores_claim) = match slot_output {

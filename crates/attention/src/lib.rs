@@ -34,7 +34,7 @@ pub use layer::{
     prove_layer, verify_layer,
 };
 pub use shape::{AttentionShape, MAX_TENSOR_VARS};
-pub use softmax::SoftmaxMode;
+pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{
     AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,
 };

@@ -192,6 +192,17 @@ pub struct SoftmaxSlotProof {
     pub exponential: Option<ExponentialSoftmaxProof>,
 }
 
+/// Where the exponential softmax proof spends its time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoftmaxStageTimings {
+    /// The three lookups (their batched fractional sums and the column values).
+    pub lookups: std::time::Duration,
+    /// The batched sum-check of I1 and I2 (tables included) and the values at `t*`.
+    pub sumcheck: std::time::Duration,
+    /// The multi-point opening of the committed columns.
+    pub openings: std::time::Duration,
+}
+
 /// The claim the slot leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlotOutput {
@@ -500,18 +511,22 @@ pub fn prove_slot(
     claim: &EvalClaim,
     input: Option<ExponentialProverInput<'_>>,
     transcript: &mut Transcript,
-) -> Result<(SoftmaxSlotProof, SlotOutput), AttentionError> {
+) -> Result<(SoftmaxSlotProof, SlotOutput, SoftmaxStageTimings), AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
     let params = match (mode, input) {
         (SoftmaxMode::Identity, _) => {
-            return Ok((SoftmaxSlotProof::default(), SlotOutput::MaskedScores(claim.clone())));
+            return Ok((
+                SoftmaxSlotProof::default(),
+                SlotOutput::MaskedScores(claim.clone()),
+                SoftmaxStageTimings::default(),
+            ));
         }
         (SoftmaxMode::Exponential(params), Some(input)) => (params, input),
         (SoftmaxMode::Exponential(_), None) => return Err(AttentionError::CheckFailed { step: STEP }),
     };
     let (params, input) = params;
-    let (proof, out) = prove_exponential(shape, mask, &params, claim, &input, transcript)?;
-    Ok((SoftmaxSlotProof { exponential: Some(proof) }, SlotOutput::Scores(out)))
+    let (proof, out, timings) = prove_exponential(shape, mask, &params, claim, &input, transcript)?;
+    Ok((SoftmaxSlotProof { exponential: Some(proof) }, SlotOutput::Scores(out), timings))
 }
 
 fn prove_exponential(
@@ -521,8 +536,10 @@ fn prove_exponential(
     claim: &EvalClaim,
     input: &ExponentialProverInput<'_>,
     transcript: &mut Transcript,
-) -> Result<(ExponentialSoftmaxProof, EvalClaim), AttentionError> {
+) -> Result<(ExponentialSoftmaxProof, EvalClaim, SoftmaxStageTimings), AttentionError> {
     params.validate()?;
+    let mut timings = SoftmaxStageTimings::default();
+    let clock = std::time::Instant::now();
     let (n, n_rows) = tensor_vars(shape);
     let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
     let w = &input.data.witness;
@@ -579,6 +596,9 @@ fn prove_exponential(
     let remainder_claim = single_value(&remainder_claims)?;
     let row_sum_claim = single_value(&row_sum_claims)?;
     let r_rows = &row_sum_claim.point;
+
+    timings.lookups = clock.elapsed();
+    let clock = std::time::Instant::now();
 
     // Batched sum-check of I1 (probabilities and row sums) and I2 (the remainders).
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
@@ -641,6 +661,9 @@ fn prove_exponential(
         vec![e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
 
+    timings.sumcheck = clock.elapsed();
+    let clock = std::time::Instant::now();
+
     // Openings.
     let c = input.commitments;
     let integers = |num_vars, values| PolynomialTable::Integers { num_vars, values };
@@ -661,9 +684,10 @@ fn prove_exponential(
         [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
     let claims = opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, multiplicity_claims);
     let openings = Hyrax::open_multi(&items, &claims, transcript)?;
+    timings.openings = clock.elapsed();
     let out = EvalClaim { point: t_star, value: final_values[3] };
     let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values, openings };
-    Ok((proof, out))
+    Ok((proof, out, timings))
 }
 
 fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {

@@ -179,7 +179,7 @@ fn run_slot(
         data: &data,
         scores: &witness.scores,
     };
-    let (proof, _) =
+    let (proof, _, _) =
         prove_slot(SoftmaxMode::Exponential(params), &shape, mask, &claim, Some(input), &mut transcript)
             .unwrap();
     SlotRun { shape, mask, params, hyrax, commitments, claim, proof }
