@@ -293,6 +293,9 @@ fn a_one_row_witness_is_proved_as_two_copies_and_a_wrong_count_is_rejected() {
     assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
 }
 
+type Entry<'a> = dyn Fn(usize, usize) -> i64 + Sync + 'a;
+type Evaluator<'a> = dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError> + 'a;
+
 /// A [`LookupWitness`] over materialized columns.
 fn witness_of<'a>(
     num_vars: usize,
@@ -323,14 +326,14 @@ fn batched_lookups_round_trip_and_a_bad_member_is_rejected() {
             multiplicities(&small, &[&one_row]).unwrap(),
         ];
         let columns: [Vec<&[i64]>; 3] = [vec![&a], vec![&x, &y], vec![&b]];
-        let entries: Vec<Box<dyn Fn(usize, usize) -> i64 + Sync>> = columns
+        let entries: Vec<Box<Entry<'_>>> = columns
             .iter()
             .map(|c| {
                 let c = c.clone();
-                Box::new(move |row: usize, col: usize| c[col][row]) as Box<dyn Fn(usize, usize) -> i64 + Sync>
+                Box::new(move |row: usize, col: usize| c[col][row]) as Box<Entry<'_>>
             })
             .collect();
-        let evaluators: Vec<Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>> = columns
+        let evaluators: Vec<Box<Evaluator<'_>>> = columns
             .iter()
             .map(|c| {
                 let c = c.clone();
@@ -342,7 +345,7 @@ fn batched_lookups_round_trip_and_a_bad_member_is_rejected() {
                                 .map_err(LookupError::from)
                         })
                         .collect::<Result<Vec<Fr>, LookupError>>()
-                }) as Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>
+                }) as Box<Evaluator<'_>>
             })
             .collect();
         let vars = [8usize, 3, 0];

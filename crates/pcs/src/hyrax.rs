@@ -47,12 +47,96 @@ const SMALL_TABLE: usize = 128;
 const ROW_BLOCK_POINTS: usize = 4096;
 
 /// A commitment: one group element per matrix row.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+///
+/// Encoded sparsely: `num_vars`, the row count, a bitmap of the rows that are not the
+/// identity, then those rows. An all-zero row commits to the identity, and some committed
+/// columns are almost all zero (the softmax's overflow digits), so their commitments shrink
+/// to the bitmap. Written by hand because the derived encoding spends a full point on each
+/// identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyraxCommitment {
     /// Variables of the committed polynomial.
     pub num_vars: usize,
     /// `C_i`.
     pub rows: Vec<G1Affine>,
+}
+
+/// Most rows a decoded commitment may claim (2^24 rows: tables of up to 2^48 entries), so a
+/// corrupt length cannot make the decoder allocate without bound.
+const MAX_ENCODED_ROWS: u64 = 1 << 24;
+
+impl CanonicalSerialize for HyraxCommitment {
+    fn serialize_with_mode<W: ark_serialize::Write>(
+        &self,
+        mut writer: W,
+        compress: ark_serialize::Compress,
+    ) -> Result<(), ark_serialize::SerializationError> {
+        self.num_vars.serialize_with_mode(&mut writer, compress)?;
+        (self.rows.len() as u64).serialize_with_mode(&mut writer, compress)?;
+        let mut bitmap = vec![0u8; self.rows.len().div_ceil(8)];
+        for (k, row) in self.rows.iter().enumerate() {
+            if !row.is_zero()
+                && let Some(byte) = bitmap.get_mut(k / 8)
+            {
+                *byte |= 1 << (k % 8);
+            }
+        }
+        writer.write_all(&bitmap)?;
+        for row in self.rows.iter().filter(|row| !row.is_zero()) {
+            row.serialize_with_mode(&mut writer, compress)?;
+        }
+        Ok(())
+    }
+
+    fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+        let points = self.rows.iter().filter(|row| !row.is_zero()).count();
+        self.num_vars.serialized_size(compress)
+            + 8
+            + self.rows.len().div_ceil(8)
+            + points * G1Affine::zero().serialized_size(compress)
+    }
+}
+
+impl ark_serialize::Valid for HyraxCommitment {
+    fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+        self.rows.check()
+    }
+}
+
+impl CanonicalDeserialize for HyraxCommitment {
+    fn deserialize_with_mode<R: ark_serialize::Read>(
+        mut reader: R,
+        compress: ark_serialize::Compress,
+        validate: ark_serialize::Validate,
+    ) -> Result<Self, ark_serialize::SerializationError> {
+        let num_vars = usize::deserialize_with_mode(&mut reader, compress, validate)?;
+        let count = u64::deserialize_with_mode(&mut reader, compress, validate)?;
+        if count > MAX_ENCODED_ROWS {
+            return Err(ark_serialize::SerializationError::InvalidData);
+        }
+        let count = count as usize;
+        let mut bitmap = vec![0u8; count.div_ceil(8)];
+        reader.read_exact(&mut bitmap)?;
+        let mut rows = Vec::with_capacity(count);
+        for k in 0..count {
+            let present = bitmap.get(k / 8).is_some_and(|byte| byte >> (k % 8) & 1 == 1);
+            if present {
+                let row = G1Affine::deserialize_with_mode(&mut reader, compress, validate)?;
+                // One encoding per commitment: the identity is never written as a point.
+                if row.is_zero() {
+                    return Err(ark_serialize::SerializationError::InvalidData);
+                }
+                rows.push(row);
+            } else {
+                rows.push(G1Affine::zero());
+            }
+        }
+        // Unused bits of the last byte must be 0 (again one encoding per commitment).
+        if !count.is_multiple_of(8) && bitmap.last().is_some_and(|byte| byte >> (count % 8) != 0) {
+            return Err(ark_serialize::SerializationError::InvalidData);
+        }
+        Ok(Self { num_vars, rows })
+    }
 }
 
 /// An opening: the rows combined with the row weights.
@@ -573,8 +657,13 @@ impl Hyrax {
         let mut scalars = Vec::new();
         for ((commitment, point, _), coefficient) in items.iter().zip(&coefficients) {
             let row_point = point.get(columns..).unwrap_or_default();
-            bases.extend_from_slice(&commitment.rows);
-            scalars.extend(eq_table(row_point).into_iter().map(|l| l * coefficient));
+            // Identity rows (all-zero rows of the matrix) add nothing: left out of the MSM.
+            for (row, weight) in commitment.rows.iter().zip(eq_table(row_point)) {
+                if !row.is_zero() {
+                    bases.push(*row);
+                    scalars.push(weight * coefficient);
+                }
+            }
         }
         let generators =
             params.generators.get(..1usize << columns).ok_or(PcsError::MalformedProof("params"))?;
@@ -616,11 +705,46 @@ impl MsmCheck {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use ark_std::UniformRand;
     use ark_std::rand::{SeedableRng, rngs::StdRng};
     use zkmha_field::One;
+
+    #[test]
+    fn commitments_encode_identity_rows_as_bitmap_bits_only() {
+        let params = HyraxParams::new(8);
+        // 16 rows of 16: rows 0..12 all zero, so their commitments are the identity.
+        let values: Vec<i64> = (0..256).map(|k| if k >= 12 * 16 { k % 7 } else { 0 }).collect();
+        let commitment = Hyrax::commit_small(&params, 8, &values).unwrap();
+        assert_eq!(commitment.rows.iter().filter(|r| r.is_zero()).count(), 12);
+        let mut bytes = Vec::new();
+        commitment.serialize_compressed(&mut bytes).unwrap();
+        assert_eq!(bytes.len(), commitment.compressed_size());
+        assert_eq!(bytes.len(), 8 + 8 + 2 + 4 * 32, "four points and a two-byte bitmap");
+        assert_eq!(HyraxCommitment::deserialize_compressed(bytes.as_slice()).unwrap(), commitment);
+        // Non-canonical or corrupt encodings are errors, not panics.
+        let mut extra_bit = bytes.clone();
+        extra_bit[16] |= 1; // row 0 marked present: the next 32 bytes are read as its point
+        assert!(HyraxCommitment::deserialize_compressed(extra_bit.as_slice()).is_err());
+        let mut huge = bytes.clone();
+        huge[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        assert!(HyraxCommitment::deserialize_compressed(huge.as_slice()).is_err());
+        assert!(HyraxCommitment::deserialize_compressed(&bytes[..bytes.len() - 1]).is_err());
+        // A point marked present that is the identity.
+        let mut identity = bytes[..16].to_vec();
+        identity.extend_from_slice(&[0x01, 0x00]);
+        G1Affine::zero().serialize_compressed(&mut identity).unwrap();
+        assert!(HyraxCommitment::deserialize_compressed(identity.as_slice()).is_err());
+        // Unused bitmap bits set.
+        let odd = HyraxCommitment { num_vars: 2, rows: vec![G1Affine::zero(); 3] };
+        let mut odd_bytes = Vec::new();
+        odd.serialize_compressed(&mut odd_bytes).unwrap();
+        assert_eq!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).unwrap(), odd);
+        odd_bytes[16] = 0x80;
+        assert!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).is_err());
+    }
 
     #[test]
     fn round_trips_and_rejects_tampering() {
