@@ -7,8 +7,9 @@
 //! kept entries:   ẑ·2^k + 2^(k−1) − S·M = x·2^k + ρ,   0 ≤ ρ < 2^k,   x = lo + 2^16·hi ≥ 0
 //!                 e = T(lo) = round(2^f · exp(−lo / 2^g)),   flag = [hi = 0]
 //!                 A = e·flag                       (≈ 2^f · softmax, exp(−x/2^g) < 2^-(f+1) once hi > 0)
-//! masked entries: A = 0 (the proof multiplies by the zeroifier z)
-//! rows i < s:     R = Σ_j A ∈ [2^f − δ, 2^f + δ),   u = R − 2^f + δ ∈ [0, 2^tolerance_bits),  δ = 2^(tolerance_bits − 1)
+//! masked entries: A = 0 (the proof multiplies by the zeroifier z), and so are the padded
+//!                 heads' (head ≥ h): their rows are fully masked, so all their columns are 0
+//! rows i < s, head < h:  R = Σ_j A ∈ [2^f − δ, 2^f + δ),   u = R − 2^f + δ ∈ [0, 2^tolerance_bits),  δ = 2^(tolerance_bits − 1)
 //! ```
 //!
 //! The table `T` is computed with a deterministic `exp` (only IEEE-754 +, −, ×, ÷, which are
@@ -171,9 +172,9 @@ pub fn compute_softmax_witness(
     let rows: Vec<Result<RowWitness, AttentionError>> = (0..hp * sp)
         .into_par_iter()
         .map(|row| {
-            let i = row % sp;
+            let (head, i) = (row / sp, row % sp);
             let scores = scores.get(row * sp..(row + 1) * sp).unwrap_or_default();
-            row_witness(params, &table, scores, |j| keeps(mask, s, i, j), sp)
+            row_witness(params, &table, scores, |j| head < shape.heads && keeps(mask, s, i, j), sp)
         })
         .collect();
     let (entries, row_count) = (hp * sp * sp, hp * sp);
@@ -382,7 +383,7 @@ mod tests {
         for t in 0..hp * sp * sp {
             let (row, j) = (t / sp, t % sp);
             let i = row % sp;
-            if keeps(MaskKind::None, 5, i, j) {
+            if row / sp < shape.heads && keeps(MaskKind::None, 5, i, j) {
                 let lhs = (i128::from(w.shift[row]) << k) + (1i128 << (k - 1))
                     - i128::from(scores[t]) * i128::from(params.multiplier);
                 let rhs = ((i128::from(w.low[t]) + (i128::from(w.high[t]) << 16)) << k)
@@ -398,7 +399,7 @@ mod tests {
         for row in 0..hp * sp {
             let excess = w.row_excess[row];
             assert!((0..1 << params.tolerance_bits).contains(&excess));
-            if row % sp >= 5 {
+            if row % sp >= 5 || row / sp >= shape.heads {
                 assert_eq!(excess, 0);
             }
         }

@@ -10,11 +10,11 @@
 //!            are committed as complements, 0 on masked entries (half the commitment work)
 //! lookups    exponent  (0, lo, ē = 2^f − T(lo)), (1, hi, ō = [hi ≠ 0])  2·ĥŝŝ rows → point (r ‖ c)
 //!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
-//!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s]·(Σ_j A − 2^f + δ)   ĥŝ rows   → point r_u
+//!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s, h < h_real]·(Σ_j A − 2^f + δ)   ĥŝ rows → r_u
 //!            P sends lo, hi, ē, ō at r; V checks the exponent lookup's column claims
 //! sum-check  β_a, β_b ← V;  one batched sum-check over t:
 //!   I1  Σ_t (β_a·eq(p,t) + β_b·eq(r_u,(t_i,t_h))) · z(t) · e(t) · flag(t)
-//!         = β_a·v + β_b·(ũ(r_u) + (2^f − δ)·Σ_{i<s} eq(r_u,i))                      (A = z·e·flag; row sums)
+//!         = β_a·v + β_b·(ũ(r_u) + (2^f − δ)·Σ_{i<s, h<h_real} eq(r_u,(i,h)))     (A = z·e·flag; row sums)
 //!   I2  Σ_t eq(r_ρ,t) · z(t) · D(t) = c̃(r_ρ),   D = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k
 //!            → t*; P sends ē, ō, ẑ, QK̂, lo, hi at t* (e = 2^f − ē, flag = 1 − ō); V evaluates
 //!            eq, z (closed forms) and D
@@ -26,7 +26,9 @@
 //! I2 makes `c = z·D` the range-checked column, so on a kept entry `D = ρ ∈ [0, 2^k)`: the
 //! exponent relation `ẑ·2^k + 2^(k−1) − QK̂·M = (lo + 2^16·hi)·2^k + ρ` holds without a
 //! commitment to `ρ`.
-//! Masked entries are zero because `z` multiplies `A`; a kept entry's `A` is the table value of
+//! `z` is the mask's zeroifier times `[head < h]`: padded heads are fully masked (their `V`
+//! is zero anyway), so every committed column is 0 there and their Hyrax rows are the
+//! identity. Masked entries are zero because `z` multiplies `A`; a kept entry's `A` is the table value of
 //! its own exponent argument, which the relation ties to its score and the row's shift; the
 //! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
 //! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
@@ -474,6 +476,13 @@ fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, Attent
     Ok(DenseMultilinearExtension::new(vars, values)?)
 }
 
+/// `Σ_{i < s, head < h} eq(r, (i, head))`: the MLE of the kept rows' indicator at a row point
+/// `[r_i ‖ r_h]`.
+fn kept_rows(shape: &AttentionShape, r_rows: &[Fr]) -> Fr {
+    let (r_i, r_h) = r_rows.split_at(shape.seq_vars().min(r_rows.len()));
+    prefix_eq_sum(shape.seq_len, r_i) * prefix_eq_sum(shape.heads, r_h)
+}
+
 /// The per-row part `(t_i, t_h)` of a tensor point `[t_j ‖ t_i ‖ t_h]`.
 fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
     point.get(shape.seq_vars()..).unwrap_or_default().to_vec()
@@ -610,7 +619,10 @@ fn prove_exponential(
     drop(eq_p);
     let zeros: Vec<Fr> = (0..1usize << n)
         .into_par_iter()
-        .map(|t| if keeps(mask, s, (t / sp) % sp, t % sp) { Fr::one() } else { Fr::zero() })
+        .map(|t| {
+            let kept = t / (sp * sp) < shape.heads && keeps(mask, s, (t / sp) % sp, t % sp);
+            if kept { Fr::one() } else { Fr::zero() }
+        })
         .collect();
     let to_fr = |v: &[i64]| -> Vec<Fr> { v.par_iter().map(|&x| fr_from_i64(x)).collect() };
     let two_k = Fr::from(1u64 << params.shift);
@@ -628,8 +640,7 @@ fn prove_exponential(
     let claim_one = beta_a * claim.value
         + beta_b
             * (row_sum_claim.value
-                + Fr::from((params.one() - params.tolerance()) as u64)
-                    * prefix_eq_sum(s, &r_rows[..shape.seq_vars()]));
+                + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
     let mut probabilities = ProductSumcheck::new(
         SumOfProducts::product(4).map_err(sumcheck_error(STEP))?,
         vec![
@@ -813,11 +824,10 @@ fn verify_exponential(
     let [beta_a, beta_b] = betas.as_slice() else {
         return Err(AttentionError::CheckFailed { step: STEP });
     };
-    let r_i = r_rows.get(..shape.seq_vars()).unwrap_or_default();
     let claim_one = *beta_a * claim.value
         + *beta_b
             * (row_sum_claim.value
-                + Fr::from((params.one() - params.tolerance()) as u64) * prefix_eq_sum(s, r_i));
+                + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
     let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, remainder_claim.value)];
     let reduced = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
     let [f_e_bar, f_o_bar, f_shift, f_score, f_lo, f_hi] = proof.final_values.as_slice() else {
@@ -830,7 +840,8 @@ fn verify_exponential(
         t_star.get(..shape.seq_vars()).unwrap_or_default(),
         t_rows.get(..shape.seq_vars()).unwrap_or_default(),
     );
-    let z = zeroifier(mask, s, t_i, t_j);
+    let t_h = t_rows.get(shape.seq_vars()..).unwrap_or_default();
+    let z = zeroifier(mask, s, t_i, t_j) * prefix_eq_sum(shape.heads, t_h);
     let combined =
         *beta_a * eq_evaluation(&claim.point, &t_star)? + *beta_b * eq_evaluation(r_rows, &t_rows)?;
     let remainder = remainder_value(params, [*f_shift, *f_score, *f_lo, *f_hi]);

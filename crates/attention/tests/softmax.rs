@@ -149,7 +149,15 @@ fn run_slot(
     tamper: impl FnOnce(&mut SoftmaxWitness, &AttentionShape),
     honest_multiplicities: bool,
 ) -> SlotRun {
-    let (shape, mask, params, witness) = slot_shape();
+    run_slot_with(slot_shape(), tamper, honest_multiplicities)
+}
+
+/// [`run_slot`] on a given shape, mask, parameters and witness.
+fn run_slot_with(
+    (shape, mask, params, witness): (AttentionShape, MaskKind, SoftmaxParams, AttentionWitness),
+    tamper: impl FnOnce(&mut SoftmaxWitness, &AttentionShape),
+    honest_multiplicities: bool,
+) -> SlotRun {
     let mut softmax = witness.softmax.clone().unwrap();
     let honest = softmax_multiplicities(&shape, &params, &softmax).unwrap();
     tamper(&mut softmax, &shape);
@@ -282,6 +290,32 @@ fn rejects_a_row_whose_sum_is_out_of_the_bound() {
 fn rejects_a_masked_entry_made_non_zero() {
     // (i = 1, j = 4) is masked (causal): the claimed A carries a probability there.
     let run = run_slot(|w, shape| w.attention[at(shape, 0, 1, 4)] = 77, true);
+    assert_eq!(verify_run(&run), Err(AttentionError::CheckFailed { step: "softmax sum-check" }));
+}
+
+#[test]
+fn padded_heads_are_fully_masked_and_a_probability_there_is_rejected() {
+    // Three heads padded to four: head 3 exists only as padding.
+    let setup = || {
+        let shape = AttentionShape::new(6, 3, 4, 4).unwrap();
+        let params = params_for(&shape);
+        let witness = compute_witness_for_mode(
+            &shape,
+            MaskKind::Causal,
+            SoftmaxMode::Exponential(params),
+            &random_inputs(&shape, 11, 127),
+        )
+        .unwrap();
+        (shape, MaskKind::Causal, params, witness)
+    };
+    let (shape, _, _, witness) = setup();
+    let softmax = witness.softmax.as_ref().unwrap();
+    let padded = at(&shape, 3, 0, 0)..at(&shape, 4, 0, 0);
+    for column in [&softmax.low, &softmax.high, &softmax.attention, &softmax.remainder] {
+        assert!(column[padded.clone()].iter().all(|&v| v == 0), "padded head not zero");
+    }
+    assert!(verify_run(&run_slot_with(setup(), |_, _| {}, true)).is_ok());
+    let run = run_slot_with(setup(), |w, shape| w.attention[at(shape, 3, 2, 1)] = 500, true);
     assert_eq!(verify_run(&run), Err(AttentionError::CheckFailed { step: "softmax sum-check" }));
 }
 
