@@ -13,7 +13,8 @@ use zkmha_attention::{
 };
 
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
-const FILE_VERSION: u32 = 1;
+/// 2: sparse Hyrax commitments and the softmax proof with batched lookups.
+const FILE_VERSION: u32 = 2;
 
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
