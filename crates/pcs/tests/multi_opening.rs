@@ -137,6 +137,27 @@ fn rejects_a_commitment_to_another_polynomial() {
 }
 
 #[test]
+fn one_msm_for_every_group_still_catches_a_bad_group() {
+    // Two column counts, so two opening groups whose equations share the final MSM: a wrong
+    // commitment in either group must fail it.
+    for bad in [0usize, 1] {
+        let s = setup(&[7, 3], 1, 40 + bad as u64);
+        let other = setup(&[7, 3], 1, 50 + bad as u64);
+        let mut commitments = s.commitments.clone();
+        commitments[bad] = other.commitments[bad].clone();
+        let items: Vec<(PolynomialTable, &HyraxCommitment)> =
+            s.polynomials.iter().map(PolynomialTable::Field).zip(&commitments).collect();
+        let proof = Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap();
+        assert_eq!(proof.openings.len(), 2);
+        assert_eq!(
+            verify(&s, &commitments, &s.claims, &proof),
+            Err(PcsError::PairingCheckFailed),
+            "group {bad}"
+        );
+    }
+}
+
+#[test]
 fn rejects_a_tampered_evaluation() {
     let s = setup(&[7, 3], 2, 15);
     let mut proof = prove(&s);
