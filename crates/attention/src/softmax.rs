@@ -299,11 +299,9 @@ impl SoftmaxProverData {
 /// [`AttentionError::Lookup`] when a witness row is outside its table (a bug or a range the
 /// parameters cannot hold).
 pub fn softmax_multiplicities(
-    shape: &AttentionShape,
     params: &SoftmaxParams,
     witness: &SoftmaxWitness,
 ) -> Result<SoftmaxMultiplicities, AttentionError> {
-    let _ = shape;
     let exp = params.exp_table();
     let digit_rows = 1usize << DIGIT_BITS;
     let n = witness.low.len();
@@ -358,7 +356,7 @@ pub fn commit_softmax(
     params: &SoftmaxParams,
     witness: SoftmaxWitness,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
-    let multiplicities = softmax_multiplicities(shape, params, &witness)?;
+    let multiplicities = softmax_multiplicities(params, &witness)?;
     commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(witness, multiplicities, params))
 }
 

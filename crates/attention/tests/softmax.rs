@@ -159,13 +159,10 @@ fn run_slot_with(
     honest_multiplicities: bool,
 ) -> SlotRun {
     let mut softmax = witness.softmax.clone().unwrap();
-    let honest = softmax_multiplicities(&shape, &params, &softmax).unwrap();
+    let honest = softmax_multiplicities(&params, &softmax).unwrap();
     tamper(&mut softmax, &shape);
-    let multiplicities = if honest_multiplicities {
-        honest
-    } else {
-        softmax_multiplicities(&shape, &params, &softmax).unwrap()
-    };
+    let multiplicities =
+        if honest_multiplicities { honest } else { softmax_multiplicities(&params, &softmax).unwrap() };
     let hyrax = hyrax_params_for(&shape, SoftmaxMode::Exponential(params));
     let (commitments, data) = commit_softmax_data(
         &hyrax,
@@ -194,10 +191,15 @@ fn run_slot_with(
 }
 
 fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
+    verify_run_with(run, run.params)
+}
+
+/// Verifies `run` as if the statement carried the softmax parameters `params`.
+fn verify_run_with(run: &SlotRun, params: SoftmaxParams) -> Result<SlotOutput, AttentionError> {
     let mut transcript = Transcript::new(b"slot");
     run.commitments.append_to_transcript(&mut transcript);
     verify_slot(
-        SoftmaxMode::Exponential(run.params),
+        SoftmaxMode::Exponential(params),
         &run.shape,
         run.mask,
         &run.claim,
@@ -410,17 +412,7 @@ fn invalid_softmax_parameters_are_an_error_not_a_panic() {
         SoftmaxParams { tolerance_bits: 30, ..run.params },
         SoftmaxParams { exponent_bits: 0, ..run.params },
     ] {
-        let mut transcript = Transcript::new(b"slot");
-        run.commitments.append_to_transcript(&mut transcript);
-        let result = verify_slot(
-            SoftmaxMode::Exponential(broken),
-            &run.shape,
-            run.mask,
-            &run.claim,
-            &run.proof,
-            Some((&run.hyrax, &run.commitments)),
-            &mut transcript,
-        );
+        let result = verify_run_with(&run, broken);
         assert!(matches!(result, Err(AttentionError::NumericRange(_))), "{broken:?}: {result:?}");
     }
 }
