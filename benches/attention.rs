@@ -68,7 +68,10 @@ fn bench_attention(c: &mut Criterion) {
     let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let id = "seq128/heads8/dim64";
     group.bench_function(format!("commit-inputs/{id}"), |b| {
-        b.iter(|| commit_inputs(&params, &shape, &inputs).unwrap_or_else(|e| unreachable!("{e}")))
+        b.iter(|| {
+            commit_inputs(&params, &shape, SoftmaxMode::Identity, &inputs)
+                .unwrap_or_else(|e| unreachable!("{e}"))
+        })
     });
     group.bench_function(format!("prove-committed/{id}"), |b| {
         b.iter(|| {

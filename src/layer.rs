@@ -271,10 +271,10 @@ pub fn run(args: &LayerArgs) -> Result<()> {
         ("softmax proof", p.softmax),
         ("  of which lookups", p.softmax_stages.lookups),
         ("  of which sum-check", p.softmax_stages.sumcheck),
-        ("  of which openings", p.softmax_stages.openings),
         ("masking", p.masking),
         ("batched QK^T", p.qk),
         ("padding (Q, K, V batched)", p.padding),
+        ("openings (committed columns)", p.open),
     ]
     .into_iter()
     .filter(|(name, d)| !(name.starts_with("  of which") && d.is_zero()))

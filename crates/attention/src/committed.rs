@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! statement: shape, mask kind, softmax mode, Hyrax commitments C_Q, C_K, C_V, the output O
-//! proof:     the layer proof (unchanged) + batched Hyrax openings of the three input claims,
-//!            one per group sharing a column point (one in all whenever d = d_v)
+//! proof:     the layer proof, whose final multi-point opening also answers the three input
+//!            claims (one combined row for them and the softmax's columns: one layout,
+//!            `crate::commitment_layout`)
 //! verifier:  runs the chain to the claims Q(p_Q) = y_Q, K(p_K) = y_K, V(p_V) = y_V and checks each
 //!            against its commitment; it never reads Q, K or V
 //! ```
@@ -12,16 +13,17 @@
 //! setup is transparent (the generators depend only on the shape); `docs/PCS.md` compares it
 //! with HyperKZG, whose proofs are smaller but whose openings cost seconds at 2^20.
 
+use crate::commitment_layout::{largest_committed_vars, layout_column_vars, table_column_vars};
 use crate::layer::{
-    AttentionLayerProof, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX, ProverTimings,
-    VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain, witness_alongside_table,
+    AttentionLayerProof, CommittedInputTables, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX,
+    ProverTimings, VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain,
+    witness_alongside_table,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
 use zkmha_field::Fr;
-use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, PcsError};
 use zkmha_transcript::Transcript;
 
 /// Commitments to the padded `Q`, `K` (`ŝ × d`) and `V` (`ŝ × d_v`).
@@ -50,30 +52,19 @@ pub struct CommittedStatement {
     pub output: Vec<Fr>,
 }
 
-/// A committed-mode proof.
+/// A committed-mode proof: the layer proof, whose final opening covers `Q`, `K`, `V`.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct CommittedLayerProof {
     /// The layer proof.
     pub layer: AttentionLayerProof,
-    /// Openings of `Q`, `K`, `V` at the layer proof's final claims, one per group of claims
-    /// sharing a column point (one for all three when `d = d_v`).
-    pub openings: Vec<HyraxProof>,
 }
 
 /// The Hyrax generators for `shape` and `softmax` (transparent: anyone derives the same ones):
 /// enough for the inputs and, when the softmax is proven, for its `ĥ × ŝ × ŝ` witness and its
 /// lookup's multiplicities.
 pub fn hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
-    let inputs = shape.seq_vars() + shape.model_vars().max(shape.value_model_vars());
-    let softmax_vars = match softmax {
-        SoftmaxMode::Identity => 0,
-        SoftmaxMode::Exponential(_) => (2 * shape.seq_vars() + shape.head_vars()).max(SOFTMAX_TABLE_VARS),
-    };
-    HyraxParams::new(inputs.max(softmax_vars))
+    HyraxParams::new(largest_committed_vars(shape, softmax))
 }
-
-/// Variables of the softmax lookup table (two segments of 2^16 rows).
-const SOFTMAX_TABLE_VARS: usize = 17;
 
 fn pcs_error(step: &'static str) -> impl Fn(PcsError) -> AttentionError {
     move |_| AttentionError::CheckFailed { step }
@@ -96,7 +87,8 @@ fn padded_inputs(shape: &AttentionShape, inputs: &AttentionInputs) -> [(usize, V
     ]
 }
 
-/// Commits to the inputs.
+/// Commits to the inputs in the layout of a layer with this shape and softmax mode
+/// ([`crate::commitment_layout`]).
 ///
 /// # Errors
 /// [`AttentionError::WrongTensorSize`] / [`AttentionError::ValueOutOfRange`] for bad inputs, or
@@ -104,14 +96,25 @@ fn padded_inputs(shape: &AttentionShape, inputs: &AttentionInputs) -> [(usize, V
 pub fn commit_inputs(
     params: &HyraxParams,
     shape: &AttentionShape,
+    softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<InputCommitments, AttentionError> {
     inputs.validate(shape)?;
-    let [q, k, v] = padded_inputs(shape, inputs);
+    commit_padded_inputs(params, shape, softmax, &padded_inputs(shape, inputs))
+}
+
+fn commit_padded_inputs(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    [q, k, v]: &[(usize, Vec<i64>); 3],
+) -> Result<InputCommitments, AttentionError> {
+    let layout = layout_column_vars(shape, softmax);
     let commit = |(num_vars, table): &(usize, Vec<i64>)| {
-        Hyrax::commit_small(params, *num_vars, table).map_err(pcs_error("input commitment"))
+        Hyrax::commit_small_with_columns(params, *num_vars, table_column_vars(*num_vars, layout), table)
+            .map_err(pcs_error("input commitment"))
     };
-    Ok(InputCommitments { queries: commit(&q)?, keys: commit(&k)?, values: commit(&v)? })
+    Ok(InputCommitments { queries: commit(q)?, keys: commit(k)?, values: commit(v)? })
 }
 
 impl CommittedStatement {
@@ -131,12 +134,15 @@ impl CommittedStatement {
         shape.validate()?;
         check_output_len(shape, &self.output)?;
         let c = &self.commitments;
+        let layout = layout_column_vars(shape, self.softmax);
         for (commitment, vars) in [
             (&c.queries, shape.seq_vars() + shape.model_vars()),
             (&c.keys, shape.seq_vars() + shape.model_vars()),
             (&c.values, shape.seq_vars() + shape.value_model_vars()),
         ] {
-            if commitment.num_vars != vars {
+            if commitment.num_vars != vars
+                || commitment.column_vars().ok() != Some(table_column_vars(vars, layout))
+            {
                 return Err(AttentionError::CheckFailed { step: "input commitment shape" });
             }
         }
@@ -161,7 +167,8 @@ pub fn prove_layer_committed(
     let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
     timings.witness = start.elapsed();
     let start = Instant::now();
-    let commitments = commit_inputs(params, shape, inputs)?;
+    let padded = padded_inputs(shape, inputs);
+    let commitments = commit_padded_inputs(params, shape, softmax, &padded)?;
     timings.commit = start.elapsed();
     let statement =
         CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
@@ -169,26 +176,18 @@ pub fn prove_layer_committed(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.statement = start.elapsed();
-    let (layer, claims) =
-        prove_chain(shape, mask, statement.softmax, params, &mut witness, &mut transcript, &mut timings)?;
-
-    let start = Instant::now();
-    let qk_vars = shape.seq_vars() + shape.model_vars();
-    let v_vars = shape.seq_vars() + shape.value_model_vars();
-    let tables = [
-        DenseMultilinearExtension::new(qk_vars, std::mem::take(&mut witness.queries))?,
-        DenseMultilinearExtension::new(qk_vars, std::mem::take(&mut witness.keys))?,
-        DenseMultilinearExtension::new(v_vars, std::mem::take(&mut witness.values))?,
-    ];
-    let c = &statement.commitments;
-    let items = [
-        (&tables[0], &c.queries, claims.queries.point.as_slice()),
-        (&tables[1], &c.keys, claims.keys.point.as_slice()),
-        (&tables[2], &c.values, claims.values.point.as_slice()),
-    ];
-    let openings = Hyrax::open_grouped(&items, &mut transcript).map_err(pcs_error("input opening"))?;
-    timings.open = start.elapsed();
-    Ok((statement, CommittedLayerProof { layer, openings }, timings))
+    let committed = CommittedInputTables { commitments: &statement.commitments, tables: &padded };
+    let (layer, _) = prove_chain(
+        shape,
+        mask,
+        statement.softmax,
+        params,
+        &mut witness,
+        Some(committed),
+        &mut transcript,
+        &mut timings,
+    )?;
+    Ok((statement, CommittedLayerProof { layer }, timings))
 }
 
 /// Verifies a committed-mode proof using only the statement (commitments and output) and the
@@ -210,25 +209,16 @@ pub fn verify_layer_committed(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.public_evaluations += start.elapsed();
-    let claims = verify_chain(
+    verify_chain(
         shape,
         statement.mask,
         statement.softmax,
         params,
         &statement.output,
         &proof.layer,
+        Some(&statement.commitments),
         &mut transcript,
         &mut timings,
     )?;
-    let start = Instant::now();
-    let c = &statement.commitments;
-    let batch: Vec<(&HyraxCommitment, &[Fr], Fr)> =
-        [(&c.queries, &claims.queries), (&c.keys, &claims.keys), (&c.values, &claims.values)]
-            .into_iter()
-            .map(|(c, claim)| (c, claim.point.as_slice(), claim.value))
-            .collect();
-    Hyrax::verify_grouped(params, &batch, &proof.openings, &mut transcript)
-        .map_err(pcs_error("input openings"))?;
-    timings.protocol += start.elapsed();
     Ok(timings)
 }

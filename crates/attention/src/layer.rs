@@ -17,12 +17,14 @@
 
 use crate::attention_values::AttentionMatrix;
 use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
+use crate::committed::InputCommitments;
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
     ExponentialProverInput, SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof,
-    SoftmaxStageTimings, commit_softmax, prove_slot, verify_slot,
+    SoftmaxStageTimings, commit_softmax, prove_slot, softmax_commitment_list, softmax_opening_tables,
+    verify_slot,
 };
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
@@ -30,12 +32,12 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::{Duration, Instant};
 use zkmha_field::Fr;
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::HyraxParams;
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 3;
+pub const PROOF_FORMAT_VERSION: u32 = 4;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
@@ -115,6 +117,16 @@ pub struct AttentionLayerProof {
     pub qk: QkProof,
     /// Padding of Q, K, V.
     pub padding: PaddingProof,
+    /// One multi-point opening of every committed polynomial's claims: the softmax's columns
+    /// (exponential mode) and `Q`, `K`, `V` (committed mode); absent when nothing is committed.
+    pub openings: Option<MultiOpeningProof>,
+}
+
+/// The committed inputs as the prover holds them: commitments and the padded integer tables
+/// `(num_vars, entries)` of `Q`, `K`, `V`.
+pub(crate) struct CommittedInputTables<'a> {
+    pub(crate) commitments: &'a InputCommitments,
+    pub(crate) tables: &'a [(usize, Vec<i64>); 3],
 }
 
 /// Prover wall-clock time per stage.
@@ -142,7 +154,8 @@ pub struct ProverTimings {
     pub padding: Duration,
     /// Committing to the inputs (committed mode).
     pub commit: Duration,
-    /// Opening the input commitments (committed mode).
+    /// The final multi-point opening of every committed polynomial (softmax columns, and
+    /// `Q`, `K`, `V` in committed mode).
     pub open: Duration,
 }
 
@@ -158,6 +171,7 @@ impl ProverTimings {
             + self.softmax
             + self.qk
             + self.padding
+            + self.open
     }
 }
 
@@ -216,12 +230,14 @@ pub(crate) fn absorb_output(output: &[Fr], transcript: &mut Transcript) {
 
 /// Everything after the statement: draws the output point and runs every sub-protocol from
 /// the output back to the claims on the inputs (prover side).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prove_chain(
     shape: &AttentionShape,
     mask: MaskKind,
     softmax_mode: SoftmaxMode,
     hyrax: &HyraxParams,
     witness: &mut crate::AttentionWitness,
+    committed_inputs: Option<CommittedInputTables<'_>>,
     transcript: &mut Transcript,
     timings: &mut ProverTimings,
 ) -> Result<(AttentionLayerProof, InputClaims), AttentionError> {
@@ -266,10 +282,10 @@ pub(crate) fn prove_chain(
         data,
         scores: &witness.scores,
     });
-    let (softmax, slot_output, stages) =
-        prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    let slot = prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    let (softmax, slot_output) = (slot.proof, slot.output);
     timings.softmax = start.elapsed();
-    timings.softmax_stages = stages;
+    timings.softmax_stages = slot.timings;
     let start = Instant::now();
     let scores = std::mem::take(&mut witness.scores);
     let (masking, scores_claim) = match slot_output {
@@ -292,6 +308,40 @@ pub(crate) fn prove_chain(
         transcript,
     )?;
     timings.padding = start.elapsed();
+
+    // Every committed polynomial's claims, one multi-point opening.
+    let start = Instant::now();
+    let mut items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> = Vec::new();
+    let mut claims = Vec::new();
+    if let (SoftmaxMode::Exponential(params), Some((commitments, data))) = (softmax_mode, &softmax_data) {
+        items.extend(softmax_opening_tables(shape, &params, commitments, data)?);
+        claims.extend(slot.opening_claims);
+    }
+    if let Some(inputs) = &committed_inputs {
+        let c = inputs.commitments;
+        for ((num_vars, values), (commitment, claim)) in inputs.tables.iter().zip([
+            (&c.queries, &input_claims.queries),
+            (&c.keys, &input_claims.keys),
+            (&c.values, &input_claims.values),
+        ]) {
+            claims.push(OpeningClaim {
+                polynomial: items.len(),
+                point: claim.point.clone(),
+                value: claim.value,
+            });
+            items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
+        }
+    }
+    let openings = if items.is_empty() {
+        None
+    } else {
+        Some(
+            Hyrax::open_multi(&items, &claims, transcript)
+                .map_err(|_| AttentionError::CheckFailed { step: "openings" })?,
+        )
+    };
+    drop(items);
+    timings.open = start.elapsed();
     let proof = AttentionLayerProof {
         version: PROOF_FORMAT_VERSION,
         unpadding,
@@ -301,12 +351,14 @@ pub(crate) fn prove_chain(
         masking,
         qk,
         padding,
+        openings,
     };
     Ok((proof, input_claims))
 }
 
 /// The verifier's mirror of [`prove_chain`]: returns the claims on `Q`, `K`, `V` the caller
-/// must discharge, and the output claim's evaluation time (public-tensor work).
+/// must discharge (already discharged by the final opening when `input_commitments` is given),
+/// and the output claim's evaluation time (public-tensor work).
 #[deny(clippy::indexing_slicing)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_chain(
@@ -316,6 +368,7 @@ pub(crate) fn verify_chain(
     hyrax: &HyraxParams,
     output: &[Fr],
     proof: &AttentionLayerProof,
+    input_commitments: Option<&InputCommitments>,
     transcript: &mut Transcript,
     timings: &mut VerifierTimings,
 ) -> Result<InputClaims, AttentionError> {
@@ -338,14 +391,13 @@ pub(crate) fn verify_chain(
     let start = Instant::now();
     let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, transcript)?;
     let av_claims = verify_attention_values(shape, &output_hat_claim, &proof.attention_values, transcript)?;
-    let exponential = proof.softmax_commitments.as_ref().map(|c| (hyrax, c));
-    let slot_output = verify_slot(
+    let (slot_output, softmax_claims) = verify_slot(
         softmax_mode,
         shape,
         mask,
         &av_claims.attention,
         &proof.softmax,
-        exponential,
+        proof.softmax_commitments.as_ref(),
         transcript,
     )?;
     let scores_claim = match (slot_output, &proof.masking) {
@@ -362,6 +414,33 @@ pub(crate) fn verify_chain(
         &proof.padding,
         transcript,
     )?;
+
+    let mut commitments: Vec<&HyraxCommitment> = Vec::new();
+    let mut claims = Vec::new();
+    if let Some(softmax) = &proof.softmax_commitments {
+        commitments.extend(softmax_commitment_list(softmax));
+        claims.extend(softmax_claims);
+    }
+    if let Some(c) = input_commitments {
+        for (commitment, claim) in [
+            (&c.queries, &input_claims.queries),
+            (&c.keys, &input_claims.keys),
+            (&c.values, &input_claims.values),
+        ] {
+            claims.push(OpeningClaim {
+                polynomial: commitments.len(),
+                point: claim.point.clone(),
+                value: claim.value,
+            });
+            commitments.push(commitment);
+        }
+    }
+    match (&proof.openings, commitments.is_empty()) {
+        (None, true) => {}
+        (Some(openings), false) => Hyrax::verify_multi(hyrax, &commitments, &claims, openings, transcript)
+            .map_err(|_| AttentionError::CheckFailed { step: "openings" })?,
+        _ => return Err(AttentionError::CheckFailed { step: "openings" }),
+    }
     timings.protocol += start.elapsed();
     Ok(input_claims)
 }
@@ -416,8 +495,16 @@ pub fn prove_layer(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.statement = start.elapsed();
-    let (proof, _) =
-        prove_chain(shape, mask, statement.softmax, &hyrax, &mut witness, &mut transcript, &mut timings)?;
+    let (proof, _) = prove_chain(
+        shape,
+        mask,
+        statement.softmax,
+        &hyrax,
+        &mut witness,
+        None,
+        &mut transcript,
+        &mut timings,
+    )?;
     Ok((statement, proof, timings))
 }
 
@@ -449,6 +536,7 @@ pub fn verify_layer(
         &hyrax,
         &statement.output,
         proof,
+        None,
         &mut transcript,
         &mut timings,
     )?;

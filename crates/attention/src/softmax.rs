@@ -33,6 +33,9 @@
 //! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
 //! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
 
+use crate::commitment_layout::{
+    layout_column_vars, permute_point, permute_values, table_column_vars, tensor_variable_order,
+};
 use crate::common::sumcheck_error;
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
 use crate::structured::{prefix_eq_sum, zeroifier};
@@ -46,7 +49,7 @@ use zkmha_lookup::{
     SegmentedTable, identity_column, prove_lookups, verify_lookups,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
+use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
     verify_batched,
@@ -183,8 +186,6 @@ pub struct ExponentialSoftmaxProof {
     pub sumcheck: SumcheckProof,
     /// `ē, ō, ẑ, QK̂, lo, hi` at `t*` (`ẑ` at `(t*_i, t*_h)`).
     pub final_values: Vec<Fr>,
-    /// Openings of every committed column.
-    pub openings: MultiOpeningProof,
 }
 
 /// The slot's proof.
@@ -201,8 +202,20 @@ pub struct SoftmaxStageTimings {
     pub lookups: std::time::Duration,
     /// The batched sum-check of I1 and I2 (tables included) and the values at `t*`.
     pub sumcheck: std::time::Duration,
-    /// The multi-point opening of the committed columns.
-    pub openings: std::time::Duration,
+}
+
+/// What the slot's prover returns.
+#[derive(Clone, Debug)]
+pub struct SlotProverOutput {
+    /// The slot's proof.
+    pub proof: SoftmaxSlotProof,
+    /// The claim it leaves on the scores.
+    pub output: SlotOutput,
+    /// Claims on the softmax's committed columns ([`softmax_commitment_list`] order), left
+    /// for the layer's final multi-point opening (empty for the identity).
+    pub opening_claims: Vec<OpeningClaim>,
+    /// Where the time went.
+    pub timings: SoftmaxStageTimings,
 }
 
 /// The claim the slot leaves.
@@ -271,25 +284,41 @@ pub struct SoftmaxProverData {
     pub witness: SoftmaxWitness,
     /// The lookups' multiplicities.
     pub multiplicities: SoftmaxMultiplicities,
-    /// `ē = 2^f − e` (committed instead of `e`: 0 wherever `lo = 0`, so on every masked entry).
-    exponent_complement: Vec<i64>,
-    /// `ō = 1 − flag` (committed instead of `flag`: almost always 0).
-    overflow: Vec<i64>,
+    /// The committed `ĥ × ŝ × ŝ` columns `[lo, hi, ē, ō]` in the committed (tiled) variable
+    /// order of [`crate::commitment_layout`]: `ē = 2^f − e` is committed instead of `e` (0
+    /// wherever `lo = 0`, so on every masked entry), `ō = 1 − flag` instead of `flag` (almost
+    /// always 0).
+    committed: [Vec<i64>; 4],
+    /// `order[k]`: the tensor variable at committed position `k`.
+    order: Vec<usize>,
 }
 
 impl SoftmaxProverData {
     /// The prover's data for a witness (as given: a cheating prover's entry point in tests)
     /// and its multiplicities.
     pub fn new(
+        shape: &AttentionShape,
         witness: SoftmaxWitness,
         multiplicities: SoftmaxMultiplicities,
         params: &SoftmaxParams,
     ) -> Self {
+        let order = tensor_order(shape, params);
         let one = params.one();
-        let exponent_complement = witness.exponential.par_iter().map(|e| one - e).collect();
-        let overflow = witness.flag.par_iter().map(|f| 1 - f).collect();
-        Self { witness, multiplicities, exponent_complement, overflow }
+        let exponent_complement: Vec<i64> = witness.exponential.par_iter().map(|e| one - e).collect();
+        let overflow: Vec<i64> = witness.flag.par_iter().map(|f| 1 - f).collect();
+        let committed = [
+            permute_values(&order, &witness.low),
+            permute_values(&order, &witness.high),
+            permute_values(&order, &exponent_complement),
+            permute_values(&order, &overflow),
+        ];
+        Self { witness, multiplicities, committed, order }
     }
+}
+
+/// The committed variable order of the `ĥ × ŝ × ŝ` columns.
+fn tensor_order(shape: &AttentionShape, params: &SoftmaxParams) -> Vec<usize> {
+    tensor_variable_order(shape, layout_column_vars(shape, SoftmaxMode::Exponential(*params)))
 }
 
 /// The lookups' multiplicities for a softmax witness, counted directly from the witness
@@ -357,7 +386,7 @@ pub fn commit_softmax(
     witness: SoftmaxWitness,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
     let multiplicities = softmax_multiplicities(params, &witness)?;
-    commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(witness, multiplicities, params))
+    commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(shape, witness, multiplicities, params))
 }
 
 /// Commits to a witness and multiplicities as given (a cheating prover's entry point in tests:
@@ -376,12 +405,16 @@ pub fn commit_softmax_data(
     let tables = softmax_tables(params)?;
     let w = &data.witness;
     let m = &data.multiplicities;
-    let commit = |vars: usize, values: &[i64]| Hyrax::commit_small(hyrax, vars, values);
+    let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
+    let commit = |vars: usize, values: &[i64]| {
+        Hyrax::commit_small_with_columns(hyrax, vars, table_column_vars(vars, layout), values)
+    };
+    let [lo, hi, e_bar, o_bar] = &data.committed;
     let commitments = SoftmaxCommitments {
-        low: commit(n, &w.low)?,
-        high: commit(n, &w.high)?,
-        exponent_complement: commit(n, &data.exponent_complement)?,
-        overflow: commit(n, &data.overflow)?,
+        low: commit(n, lo)?,
+        high: commit(n, hi)?,
+        exponent_complement: commit(n, e_bar)?,
+        overflow: commit(n, o_bar)?,
         shift: commit(n_rows, &w.shift)?,
         exponent_multiplicities: commit(tables.exponent.num_vars(), &m.exponent)?,
         remainder_multiplicities: commit(tables.remainder.num_vars(), &m.remainder)?,
@@ -399,9 +432,15 @@ impl SoftmaxCommitments {
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
     }
 
-    /// Checks every commitment's size against the shape.
-    fn validate(&self, shape: &AttentionShape, tables: &SoftmaxTables) -> Result<(), AttentionError> {
+    /// Checks every commitment's size and layout against the shape.
+    fn validate(
+        &self,
+        shape: &AttentionShape,
+        params: &SoftmaxParams,
+        tables: &SoftmaxTables,
+    ) -> Result<(), AttentionError> {
         let (n, n_rows) = tensor_vars(shape);
+        let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
         let sizes = [
             (&self.low, n),
             (&self.high, n),
@@ -412,7 +451,9 @@ impl SoftmaxCommitments {
             (&self.remainder_multiplicities, tables.remainder.num_vars()),
             (&self.row_sum_multiplicities, tables.row_sum.num_vars()),
         ];
-        if sizes.iter().all(|(c, vars)| c.num_vars == *vars) {
+        if sizes.iter().all(|(c, vars)| {
+            c.num_vars == *vars && c.column_vars().ok() == Some(table_column_vars(*vars, layout))
+        }) {
             Ok(())
         } else {
             Err(AttentionError::CheckFailed { step: "softmax commitment shape" })
@@ -518,22 +559,29 @@ pub fn prove_slot(
     claim: &EvalClaim,
     input: Option<ExponentialProverInput<'_>>,
     transcript: &mut Transcript,
-) -> Result<(SoftmaxSlotProof, SlotOutput, SoftmaxStageTimings), AttentionError> {
+) -> Result<SlotProverOutput, AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
     let params = match (mode, input) {
         (SoftmaxMode::Identity, _) => {
-            return Ok((
-                SoftmaxSlotProof::default(),
-                SlotOutput::MaskedScores(claim.clone()),
-                SoftmaxStageTimings::default(),
-            ));
+            return Ok(SlotProverOutput {
+                proof: SoftmaxSlotProof::default(),
+                output: SlotOutput::MaskedScores(claim.clone()),
+                opening_claims: Vec::new(),
+                timings: SoftmaxStageTimings::default(),
+            });
         }
         (SoftmaxMode::Exponential(params), Some(input)) => (params, input),
         (SoftmaxMode::Exponential(_), None) => return Err(AttentionError::CheckFailed { step: STEP }),
     };
     let (params, input) = params;
-    let (proof, out, timings) = prove_exponential(shape, mask, &params, claim, &input, transcript)?;
-    Ok((SoftmaxSlotProof { exponential: Some(proof) }, SlotOutput::Scores(out), timings))
+    let (proof, out, opening_claims, timings) =
+        prove_exponential(shape, mask, &params, claim, &input, transcript)?;
+    Ok(SlotProverOutput {
+        proof: SoftmaxSlotProof { exponential: Some(proof) },
+        output: SlotOutput::Scores(out),
+        opening_claims,
+        timings,
+    })
 }
 
 fn prove_exponential(
@@ -543,7 +591,7 @@ fn prove_exponential(
     claim: &EvalClaim,
     input: &ExponentialProverInput<'_>,
     transcript: &mut Transcript,
-) -> Result<(ExponentialSoftmaxProof, EvalClaim, SoftmaxStageTimings), AttentionError> {
+) -> Result<(ExponentialSoftmaxProof, EvalClaim, Vec<OpeningClaim>, SoftmaxStageTimings), AttentionError> {
     params.validate()?;
     let mut timings = SoftmaxStageTimings::default();
     let clock = std::time::Instant::now();
@@ -553,24 +601,25 @@ fn prove_exponential(
     let m = &input.data.multiplicities;
     let tables = softmax_tables(params)?;
 
-    // The exponent lookup over the blocks (lo, e), (hi, flag), never materialized; the merged
-    // columns' values at the leaf point come from the blocks' values.
+    // The exponent lookup over the blocks (lo, ē), (hi, ō) of the committed columns (in their
+    // committed order: a lookup does not depend on the order of its rows), never
+    // materialized; the merged columns' values at the leaf point come from the blocks' values.
     let block_size = 1usize << n;
+    let [c_lo, c_hi, c_e_bar, c_o_bar] = &input.data.committed;
     let entry = |row: usize, column: usize| -> i64 {
         let (block, t) = (row >> n, row & (block_size - 1));
         match (column, block) {
             (0, _) => block as i64,
-            (1, 0) => w.low[t],
-            (1, _) => w.high[t],
-            (_, 0) => input.data.exponent_complement[t],
-            _ => input.data.overflow[t],
+            (1, 0) => c_lo[t],
+            (1, _) => c_hi[t],
+            (_, 0) => c_e_bar[t],
+            _ => c_o_bar[t],
         }
     };
     let block_values = std::cell::OnceCell::new();
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         let (r, tag_point) = point.split_at(n.min(point.len()));
-        let values =
-            evaluate_columns(r, &[&w.low, &w.high, &input.data.exponent_complement, &input.data.overflow]);
+        let values = evaluate_columns(r, &[c_lo, c_hi, c_e_bar, c_o_bar]);
         let four = <[Fr; 4]>::try_from(values.clone())
             .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
         let _ = block_values.set(values);
@@ -660,43 +709,54 @@ fn prove_exponential(
     drop((probabilities, exponents));
     let t_star = reduced.point.clone();
     let t_rows = row_part(shape, &t_star);
-    let [e_bar_t, o_bar_t, lo_t, hi_t] = <[Fr; 4]>::try_from(evaluate_columns(
-        &t_star,
-        &[&input.data.exponent_complement, &input.data.overflow, &w.low, &w.high],
-    ))
-    .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let t_committed = permute_point(&input.data.order, &t_star);
+    let [e_bar_t, o_bar_t, lo_t, hi_t] =
+        <[Fr; 4]>::try_from(evaluate_columns(&t_committed, &[c_e_bar, c_o_bar, c_lo, c_hi]))
+            .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let score_t = fold_rows(input.scores, 1, &t_star).first().copied().unwrap_or_else(Fr::zero);
     let final_values =
         vec![e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
 
     timings.sumcheck = clock.elapsed();
-    let clock = std::time::Instant::now();
 
-    // Openings.
-    let c = input.commitments;
+    let multiplicity_claims =
+        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
+    let claims = opening_claims(r, &lookup_values, &t_committed, &t_rows, &final_values, multiplicity_claims);
+    let out = EvalClaim { point: t_star, value: final_values[3] };
+    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values };
+    Ok((proof, out, claims, timings))
+}
+
+/// The committed columns with their commitments, in the order of the slot's opening claims
+/// (what the layer's final opening needs from the softmax).
+pub fn softmax_opening_tables<'a>(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    commitments: &'a SoftmaxCommitments,
+    data: &'a SoftmaxProverData,
+) -> Result<Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>, AttentionError> {
+    let (n, n_rows) = tensor_vars(shape);
+    let tables = softmax_tables(params)?;
+    let (w, m) = (&data.witness, &data.multiplicities);
     let integers = |num_vars, values| PolynomialTable::Integers { num_vars, values };
+    let [lo, hi, e_bar, o_bar] = &data.committed;
     let polynomials = [
-        integers(n, &w.low),
-        integers(n, &w.high),
-        integers(n, &input.data.exponent_complement),
-        integers(n, &input.data.overflow),
+        integers(n, lo),
+        integers(n, hi),
+        integers(n, e_bar),
+        integers(n, o_bar),
         integers(n_rows, &w.shift),
         integers(tables.exponent.num_vars(), &m.exponent),
         integers(tables.remainder.num_vars(), &m.remainder),
         integers(tables.row_sum.num_vars(), &m.row_sum),
     ];
-    let commitments = commitment_list(c);
-    let items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
-        polynomials.iter().copied().zip(commitments.iter().copied()).collect();
-    let multiplicity_claims =
-        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
-    let claims = opening_claims(r, &lookup_values, &t_star, &t_rows, &final_values, multiplicity_claims);
-    let openings = Hyrax::open_multi(&items, &claims, transcript)?;
-    timings.openings = clock.elapsed();
-    let out = EvalClaim { point: t_star, value: final_values[3] };
-    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values, openings };
-    Ok((proof, out, timings))
+    Ok(polynomials.into_iter().zip(commitment_list(commitments)).collect())
+}
+
+/// The commitments in the order of the slot's opening claims.
+pub fn softmax_commitment_list(c: &SoftmaxCommitments) -> Vec<&HyraxCommitment> {
+    commitment_list(c).to_vec()
 }
 
 fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
@@ -712,9 +772,10 @@ fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
     ]
 }
 
-/// The opening claims: each tensor column at `r` and `t*`, `ẑ` at `t*`'s row part, each
-/// multiplicity column at its lookup's table point. Values: `lookup_values = [lo, hi, ē, ō]`
-/// at `r`, `final_values = [ē, ō, ẑ, QK̂, lo, hi]` at `t*`.
+/// The opening claims: each tensor column at `r` and `t*` (both in the committed variable
+/// order), `ẑ` at `t*`'s row part, each multiplicity column at its lookup's table point.
+/// Values: `lookup_values = [lo, hi, ē, ō]` at `r`, `final_values = [ē, ō, ẑ, QK̂, lo, hi]` at
+/// `t*`.
 #[deny(clippy::indexing_slicing)]
 fn opening_claims(
     r: &[Fr],
@@ -747,11 +808,13 @@ fn opening_claims(
     ]
 }
 
-/// Verifies the slot; returns the claim on `QK_M` (identity) or `QK̂` (exponential).
+/// Verifies the slot; returns the claim on `QK_M` (identity) or `QK̂` (exponential) and the
+/// claims on the committed columns ([`softmax_commitment_list`] order) that the caller must
+/// discharge with an opening.
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] naming the failing check, or the lookup's, sum-check's or
-/// openings' errors.
+/// [`AttentionError::CheckFailed`] naming the failing check, or the lookup's or sum-check's
+/// errors.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub fn verify_slot(
     mode: SoftmaxMode,
@@ -759,15 +822,15 @@ pub fn verify_slot(
     mask: MaskKind,
     claim: &EvalClaim,
     proof: &SoftmaxSlotProof,
-    exponential: Option<(&HyraxParams, &SoftmaxCommitments)>,
+    commitments: Option<&SoftmaxCommitments>,
     transcript: &mut Transcript,
-) -> Result<SlotOutput, AttentionError> {
+) -> Result<(SlotOutput, Vec<OpeningClaim>), AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
-    match (mode, &proof.exponential, exponential) {
-        (SoftmaxMode::Identity, None, _) => Ok(SlotOutput::MaskedScores(claim.clone())),
-        (SoftmaxMode::Exponential(params), Some(proof), Some((hyrax, commitments))) => {
-            verify_exponential(shape, mask, &params, claim, proof, hyrax, commitments, transcript)
-                .map(SlotOutput::Scores)
+    match (mode, &proof.exponential, commitments) {
+        (SoftmaxMode::Identity, None, _) => Ok((SlotOutput::MaskedScores(claim.clone()), Vec::new())),
+        (SoftmaxMode::Exponential(params), Some(proof), Some(commitments)) => {
+            verify_exponential(shape, mask, &params, claim, proof, commitments, transcript)
+                .map(|(out, claims)| (SlotOutput::Scores(out), claims))
         }
         _ => Err(AttentionError::CheckFailed { step: STEP }),
     }
@@ -781,15 +844,14 @@ fn verify_exponential(
     params: &SoftmaxParams,
     claim: &EvalClaim,
     proof: &ExponentialSoftmaxProof,
-    hyrax: &HyraxParams,
     commitments: &SoftmaxCommitments,
     transcript: &mut Transcript,
-) -> Result<EvalClaim, AttentionError> {
+) -> Result<(EvalClaim, Vec<OpeningClaim>), AttentionError> {
     params.validate()?;
     let (n, n_rows) = tensor_vars(shape);
     let s = shape.seq_len;
     let tables = softmax_tables(params)?;
-    commitments.validate(shape, &tables)?;
+    commitments.validate(shape, params, &tables)?;
     if claim.point.len() != n {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
@@ -851,12 +913,16 @@ fn verify_exponential(
         .map_err(|_| AttentionError::CheckFailed { step: "softmax sum-check" })?;
     transcript.append_fields(LABEL_FINAL_VALUES, &proof.final_values);
 
-    let list = commitment_list(commitments);
     let multiplicity_claims =
         [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
-    let claims =
-        opening_claims(r, &proof.lookup_values, &t_star, &t_rows, &proof.final_values, multiplicity_claims);
-    Hyrax::verify_multi(hyrax, &list, &claims, &proof.openings, transcript)
-        .map_err(|_| AttentionError::CheckFailed { step: "softmax openings" })?;
-    Ok(EvalClaim { point: t_star, value: *f_score })
+    let t_committed = permute_point(&tensor_order(shape, params), &t_star);
+    let claims = opening_claims(
+        r,
+        &proof.lookup_values,
+        &t_committed,
+        &t_rows,
+        &proof.final_values,
+        multiplicity_claims,
+    );
+    Ok((EvalClaim { point: t_star, value: *f_score }, claims))
 }

@@ -46,7 +46,7 @@ fn swapped_committed_input_is_rejected() {
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs(&shape, 1))
             .unwrap();
-    let other = commit_inputs(&params, &shape, &inputs(&shape, 2)).unwrap();
+    let other = commit_inputs(&params, &shape, SoftmaxMode::Identity, &inputs(&shape, 2)).unwrap();
     for k in 0..3 {
         let mut swapped = statement.clone();
         match k {
@@ -70,50 +70,65 @@ fn tampered_opening_and_output_are_rejected() {
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::None, SoftmaxMode::Identity, &inputs(&shape, 3))
             .unwrap();
-    assert_eq!(proof.openings.len(), 1, "d = d_v: the three claims share one opening");
-    let mut bad = proof.clone();
-    bad.openings[0].combined_row[0] += Fr::one();
     assert_eq!(
-        verify_layer_committed(&params, &statement, &bad).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "input openings" })
+        proof.layer.openings.as_ref().unwrap().openings.len(),
+        1,
+        "the three claims share one opening"
     );
     let mut bad = proof.clone();
-    bad.openings.pop();
-    assert!(verify_layer_committed(&params, &statement, &bad).is_err());
+    bad.layer.openings.as_mut().unwrap().openings[0].combined_row[0] += Fr::one();
+    assert_eq!(
+        verify_layer_committed(&params, &statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "openings" })
+    );
+    let mut bad = proof.clone();
+    bad.layer.openings = None;
+    assert_eq!(
+        verify_layer_committed(&params, &statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "openings" })
+    );
     let mut wrong = statement.clone();
     wrong.output[0] += Fr::one();
     assert!(verify_layer_committed(&params, &wrong, &proof).is_err());
-    let mut wrong_shape = statement;
+    let mut wrong_shape = statement.clone();
     wrong_shape.commitments.values.num_vars += 1;
     assert_eq!(
         verify_layer_committed(&params, &wrong_shape, &proof).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "input commitment shape" })
     );
+    // The same table committed in another layout (square instead of the layer's) is another
+    // statement: rejected before any check.
+    let mut other_layout = statement.clone();
+    let padded: Vec<i64> = vec![1; other_layout.commitments.keys.rows.len() << 5];
+    let n = other_layout.commitments.keys.num_vars;
+    other_layout.commitments.keys =
+        zkmha_pcs::Hyrax::commit_small_with_columns(&params, n, 4, &padded).unwrap();
+    assert_eq!(
+        verify_layer_committed(&params, &other_layout, &proof).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "input commitment shape" })
+    );
 }
 
 #[test]
-fn different_value_width_uses_two_openings() {
-    // d = 2^⌈log₂ 12⌉ = 16 and d_v = 2^⌈log₂ 3⌉ = 4: V's column part differs, Q and K share one.
+fn different_value_width_still_shares_one_opening() {
+    // d = 2^⌈log₂ 12⌉ = 16 and d_v = 2^⌈log₂ 3⌉ = 4: Q, K have 8 variables, V 6; with one
+    // layout (4 column variables) all three claims reduce to one point and one combined row.
     let shape = AttentionShape::new(16, 3, 4, 1).unwrap();
     let params = hyrax_params_for(&shape, SoftmaxMode::Identity);
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs(&shape, 5))
             .unwrap();
-    assert_eq!(proof.openings.len(), 2);
+    let openings = proof.layer.openings.as_ref().unwrap();
+    assert_eq!(openings.openings.len(), 1);
+    assert_eq!(openings.openings[0].combined_row.len(), 16);
     assert!(verify_layer_committed(&params, &statement, &proof).is_ok());
-    for k in 0..2 {
+    for k in 0..3 {
         let mut bad = proof.clone();
-        bad.openings[k].combined_row[0] += Fr::one();
+        bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
         assert_eq!(
             verify_layer_committed(&params, &statement, &bad).map(|_| ()),
-            Err(AttentionError::CheckFailed { step: "input openings" }),
-            "opening {k}"
+            Err(AttentionError::CheckFailed { step: "openings" }),
+            "input {k}"
         );
     }
-    let mut one = proof.clone();
-    one.openings.truncate(1);
-    assert_eq!(
-        verify_layer_committed(&params, &statement, &one).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "input openings" })
-    );
 }

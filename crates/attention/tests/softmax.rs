@@ -98,6 +98,39 @@ fn layers_with_the_proven_softmax_round_trip_and_match_the_float_reference() {
 }
 
 #[test]
+fn one_combined_row_opens_every_committed_column_of_the_layer() {
+    let shape = AttentionShape::new(12, 3, 4, 4).unwrap();
+    let mode = SoftmaxMode::Exponential(params_for(&shape));
+    let inputs = random_inputs(&shape, 6, 127);
+    let (statement, proof, _) = prove_layer(&shape, MaskKind::Causal, mode, &inputs).unwrap();
+    let openings = proof.openings.as_ref().unwrap();
+    // Eight softmax columns of 2^9, 2^6, 2^17, 2^k and 2^t entries: one layout, one row.
+    assert_eq!(openings.evaluations.len(), 8);
+    assert_eq!(openings.openings.len(), 1);
+    assert!(verify_layer(&statement, &proof).is_ok());
+    for k in 0..8 {
+        let mut bad = proof.clone();
+        bad.openings.as_mut().unwrap().evaluations[k] += Fr::one();
+        assert_eq!(
+            verify_layer(&statement, &bad).map(|_| ()),
+            Err(AttentionError::CheckFailed { step: "openings" }),
+            "column {k}"
+        );
+    }
+    let mut missing = proof.clone();
+    missing.openings = None;
+    assert_eq!(
+        verify_layer(&statement, &missing).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "openings" })
+    );
+    // In committed mode the same opening also answers Q, K and V: 11 polynomials, one row.
+    let params = hyrax_params_for(&shape, mode);
+    let (_, committed, _) = prove_layer_committed(&params, &shape, MaskKind::Causal, mode, &inputs).unwrap();
+    let openings = committed.layer.openings.as_ref().unwrap();
+    assert_eq!((openings.evaluations.len(), openings.openings.len()), (11, 1));
+}
+
+#[test]
 fn committed_layers_prove_the_softmax_too() {
     let shape = AttentionShape::new(12, 3, 4, 4).unwrap();
     let mode = SoftmaxMode::Exponential(params_for(&shape));
@@ -127,6 +160,9 @@ struct SlotRun {
     commitments: SoftmaxCommitments,
     claim: EvalClaim,
     proof: SoftmaxSlotProof,
+    /// The opening of the slot's claims on its committed columns (in a layer, part of the
+    /// layer's final opening).
+    openings: zkmha_pcs::MultiOpeningProof,
 }
 
 fn slot_shape() -> (AttentionShape, MaskKind, SoftmaxParams, AttentionWitness) {
@@ -168,7 +204,7 @@ fn run_slot_with(
         &hyrax,
         &shape,
         &params,
-        SoftmaxProverData::new(softmax.clone(), multiplicities, &params),
+        SoftmaxProverData::new(&shape, softmax.clone(), multiplicities, &params),
     )
     .unwrap();
     let n = 2 * shape.seq_vars() + shape.head_vars();
@@ -184,10 +220,12 @@ fn run_slot_with(
         data: &data,
         scores: &witness.scores,
     };
-    let (proof, _, _) =
+    let slot =
         prove_slot(SoftmaxMode::Exponential(params), &shape, mask, &claim, Some(input), &mut transcript)
             .unwrap();
-    SlotRun { shape, mask, params, hyrax, commitments, claim, proof }
+    let tables = softmax_opening_tables(&shape, &params, &commitments, &data).unwrap();
+    let openings = zkmha_pcs::Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
+    SlotRun { shape, mask, params, hyrax, commitments, claim, proof: slot.proof, openings }
 }
 
 fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
@@ -198,15 +236,19 @@ fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
 fn verify_run_with(run: &SlotRun, params: SoftmaxParams) -> Result<SlotOutput, AttentionError> {
     let mut transcript = Transcript::new(b"slot");
     run.commitments.append_to_transcript(&mut transcript);
-    verify_slot(
+    let (output, claims) = verify_slot(
         SoftmaxMode::Exponential(params),
         &run.shape,
         run.mask,
         &run.claim,
         &run.proof,
-        Some((&run.hyrax, &run.commitments)),
+        Some(&run.commitments),
         &mut transcript,
-    )
+    )?;
+    let commitments = softmax_commitment_list(&run.commitments);
+    zkmha_pcs::Hyrax::verify_multi(&run.hyrax, &commitments, &claims, &run.openings, &mut transcript)
+        .map_err(|_| AttentionError::CheckFailed { step: "softmax openings" })?;
+    Ok(output)
 }
 
 /// The tensor index of (head, i, j).
@@ -349,10 +391,9 @@ fn rejects_tampered_proof_messages_and_commitments() {
         tampered(&|p| p.final_values[3] += Fr::one()),
         Err(AttentionError::CheckFailed { step: "softmax sum-check" })
     );
-    assert_eq!(
-        tampered(&|p| p.openings.evaluations[2] += Fr::one()),
-        Err(AttentionError::CheckFailed { step: "softmax openings" })
-    );
+    let mut bad_opening = clone_run(&run);
+    bad_opening.openings.evaluations[2] += Fr::one();
+    assert_eq!(verify_run(&bad_opening), Err(AttentionError::CheckFailed { step: "softmax openings" }));
     assert_eq!(
         tampered(&|p| p.sumcheck.rounds[1].evaluations[0] += Fr::one()),
         Err(AttentionError::CheckFailed { step: "softmax sum-check" })
@@ -387,6 +428,7 @@ fn clone_run(run: &SlotRun) -> SlotRun {
         commitments: run.commitments.clone(),
         claim: run.claim.clone(),
         proof: run.proof.clone(),
+        openings: run.openings.clone(),
     }
 }
 

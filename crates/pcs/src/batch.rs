@@ -9,14 +9,14 @@
 //!          E_G = Σ_j β_j·eq(p_j, ·),   Σ_x E_G(x)·Σ_{f∈G} γ_f·f(x) = Σ_{f∈G} γ_f·Σ_j β_j·y_{f,j}
 //!          one batched degree-2 sum-check over all groups → point r;  G is bound at r_G = r[..n_G]
 //! send     v_f = f(r_G);  the verifier evaluates E_G(r_G) and checks Σ_G α_G·E_G(r_G)·Σ_{f∈G} γ_f·v_f = c
-//! open     polynomials with the same column count ⌈n_f/2⌉ share the column point r[..⌈n_f/2⌉]:
-//!          one `Hyrax::open_batch` per column count
+//! open     polynomials with the same column count c share the column point r[..c] (and a
+//!          single-row polynomial, n_f < c, joins them: its point r[..n_f] is a prefix):
+//!          one `Hyrax::open_batch` per group — one in all when every commitment has one layout
 //! ```
 //!
 //! Soundness: a false `y_t` survives the (γ, β)-combination with probability ≤ 2/|F| and the
 //! sum-check with ≤ 2·n/|F|; then each `v_f` is bound to its commitment by the opening.
 
-use crate::hyrax::split_vars;
 use crate::hyrax::{MsmCheck, PolynomialTable};
 use crate::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -96,15 +96,31 @@ fn absorb_statement(
     Ok(())
 }
 
-/// Indices of the polynomials grouped by column count, smallest count first.
-fn groups_by_column_count(num_vars: &[usize]) -> Vec<Vec<usize>> {
-    let mut counts: Vec<usize> = num_vars.iter().map(|&n| split_vars(n).1).collect();
-    counts.sort_unstable();
-    counts.dedup();
-    counts
-        .into_iter()
-        .map(|count| (0..num_vars.len()).filter(|&f| split_vars(num_vars[f]).1 == count).collect())
-        .collect()
+/// Indices of the polynomials grouped into openings: polynomials with the same column count
+/// share one combined row, and a single-row polynomial joins the narrowest multi-row group at
+/// least as wide (its point, a prefix of the shared reduced point, is then a prefix of the
+/// group's column point); single rows wider than every multi-row group form one group. With
+/// one layout for every commitment (`c` columns, or one row when `n < c`) there is one group.
+fn opening_groups(commitments: &[&HyraxCommitment]) -> Result<Vec<Vec<usize>>, PcsError> {
+    let layouts: Vec<(usize, bool)> = commitments
+        .iter()
+        .map(|c| Ok((c.column_vars()?, c.rows.len() == 1)))
+        .collect::<Result<_, PcsError>>()?;
+    let mut widths: Vec<usize> = layouts.iter().filter(|(_, single)| !single).map(|(c, _)| *c).collect();
+    widths.sort_unstable();
+    widths.dedup();
+    let widest_single = layouts.iter().filter(|(_, single)| *single).map(|(c, _)| *c).max();
+    let key = |&(c, single): &(usize, bool)| -> usize {
+        if single {
+            widths.iter().copied().find(|&w| w >= c).unwrap_or(widest_single.unwrap_or(c))
+        } else {
+            c
+        }
+    };
+    let mut keys: Vec<usize> = layouts.iter().map(key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(keys.into_iter().map(|k| (0..layouts.len()).filter(|&f| key(&layouts[f]) == k).collect()).collect())
 }
 
 /// The polynomials grouped by their claims: same number of variables and the same claim
@@ -214,7 +230,7 @@ impl Hyrax {
             .map(|((table, _), point)| table.evaluate(point))
             .collect::<Result<Vec<Fr>, _>>()?;
         let mut openings = Vec::new();
-        for group in groups_by_column_count(&num_vars) {
+        for group in opening_groups(&commitments)? {
             let items: Vec<_> =
                 group.iter().map(|&f| (polynomials[f].0, polynomials[f].1, points[f].as_slice())).collect();
             openings.push(Self::open_batch_tables(&items, transcript)?.0);
@@ -277,7 +293,7 @@ impl Hyrax {
         }
         reduced.check(&products)?;
 
-        let column_groups = groups_by_column_count(&num_vars);
+        let column_groups = opening_groups(commitments)?;
         if column_groups.len() != proof.openings.len() {
             return Err(PcsError::MalformedProof("one opening per column count"));
         }
@@ -296,68 +312,5 @@ impl Hyrax {
         // transcript (the protocol's own transcript goes on exactly as the prover's does).
         let weights = transcript.clone().challenge_fields(LABEL_MSM_WEIGHTS, checks.len());
         MsmCheck::all_hold(&checks, &weights)
-    }
-}
-
-/// Splits claims into groups whose points share their column part (same column count and
-/// same low coordinates), in order of first appearance: each group is one Hyrax opening.
-pub fn groups_sharing_columns(points: &[(usize, &[Fr])]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, point) in points.iter().enumerate() {
-        let joins = groups.iter_mut().find(|group| {
-            group
-                .first()
-                .and_then(|&g| points.get(g))
-                .is_some_and(|first| Hyrax::can_batch(&[*first, *point]))
-        });
-        match joins {
-            Some(group) => group.push(i),
-            None => groups.push(vec![i]),
-        }
-    }
-    groups
-}
-
-impl Hyrax {
-    /// Opens claims at points that share column parts in as few openings as that allows (one
-    /// per group of [`groups_sharing_columns`]), without a reducing sum-check.
-    ///
-    /// # Errors
-    /// As [`Hyrax::open_batch`].
-    pub fn open_grouped(
-        items: &[(&DenseMultilinearExtension, &HyraxCommitment, &[Fr])],
-        transcript: &mut Transcript,
-    ) -> Result<Vec<HyraxProof>, PcsError> {
-        let points: Vec<(usize, &[Fr])> = items.iter().map(|(f, _, p)| (f.num_vars(), *p)).collect();
-        let mut proofs = Vec::new();
-        for group in groups_sharing_columns(&points) {
-            let batch: Vec<_> = group.iter().map(|&i| items[i]).collect();
-            proofs.push(Self::open_batch(&batch, transcript)?.0);
-        }
-        Ok(proofs)
-    }
-
-    /// Verifies openings made by [`Hyrax::open_grouped`].
-    ///
-    /// # Errors
-    /// [`PcsError::MalformedProof`] for a wrong number of openings, else as
-    /// [`Hyrax::verify_batch`].
-    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-    pub fn verify_grouped(
-        params: &HyraxParams,
-        items: &[(&HyraxCommitment, &[Fr], Fr)],
-        proofs: &[HyraxProof],
-        transcript: &mut Transcript,
-    ) -> Result<(), PcsError> {
-        let points: Vec<(usize, &[Fr])> = items.iter().map(|(c, p, _)| (c.num_vars, *p)).collect();
-        let groups = groups_sharing_columns(&points);
-        if groups.len() != proofs.len() {
-            return Err(PcsError::MalformedProof("one opening per group of shared column points"));
-        }
-        for (group, proof) in groups.iter().zip(proofs) {
-            let batch: Vec<_> = group.iter().filter_map(|&i| items.get(i).copied()).collect();
-            Self::verify_batch(params, &batch, proof, transcript)?;
-        }
-        Ok(())
     }
 }

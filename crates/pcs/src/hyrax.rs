@@ -61,6 +61,24 @@ pub struct HyraxCommitment {
     pub rows: Vec<G1Affine>,
 }
 
+impl HyraxCommitment {
+    /// Column variables of the committed matrix view: `num_vars − log2(rows)` (the
+    /// commitment's layout; see [`Hyrax::commit_small_with_columns`]).
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] when the row count is not a power of two or exceeds the
+    /// table.
+    pub fn column_vars(&self) -> Result<usize, PcsError> {
+        let rows = self.rows.len();
+        if !rows.is_power_of_two() {
+            return Err(PcsError::MalformedProof("row count is not a power of two"));
+        }
+        self.num_vars
+            .checked_sub(rows.trailing_zeros() as usize)
+            .ok_or(PcsError::MalformedProof("more rows than table entries"))
+    }
+}
+
 /// Most rows a decoded commitment may claim (2^24 rows: tables of up to 2^48 entries), so a
 /// corrupt length cannot make the decoder allocate without bound.
 const MAX_ENCODED_ROWS: u64 = 1 << 24;
@@ -146,7 +164,7 @@ pub struct HyraxProof {
     pub combined_row: Vec<Fr>,
 }
 
-/// `(row variables, column variables)` of the matrix view.
+/// `(row variables, column variables)` of the default (square) matrix view.
 pub fn split_vars(num_vars: usize) -> (usize, usize) {
     (num_vars / 2, num_vars - num_vars / 2)
 }
@@ -241,11 +259,17 @@ fn rows_in_groups<T: Sync>(
 }
 
 /// `(Lᵀ·M, f̃(point))` for the matrix view of `f` and `L = eq(·, row part of point)`.
-fn combined_row_and_value(f: PolynomialTable<'_>, point: &[Fr]) -> Result<(Vec<Fr>, Fr), PcsError> {
+fn combined_row_and_value(
+    f: PolynomialTable<'_>,
+    point: &[Fr],
+    columns: usize,
+) -> Result<(Vec<Fr>, Fr), PcsError> {
     if point.len() != f.num_vars() {
         return Err(PcsError::WrongPointLength { expected: f.num_vars(), got: point.len() });
     }
-    let (_, columns) = split_vars(f.num_vars());
+    if columns > f.num_vars() {
+        return Err(PcsError::MalformedProof("more column variables than variables"));
+    }
     let (column_point, row_point) = point.split_at(columns);
     let row = f.fold_rows(1usize << columns, row_point);
     let value = row.iter().zip(eq_table(column_point)).map(|(w, r)| *w * r).sum();
@@ -414,16 +438,40 @@ impl Hyrax {
         Ok(())
     }
 
+    /// The generators of a `2^column_vars`-column layout for `num_vars` variables.
+    fn bases(params: &HyraxParams, num_vars: usize, column_vars: usize) -> Result<&[G1Affine], PcsError> {
+        Self::check_size(params, num_vars)?;
+        if column_vars > num_vars {
+            return Err(PcsError::MalformedProof("more column variables than variables"));
+        }
+        let available = params.generators.len().trailing_zeros() as usize;
+        params
+            .generators
+            .get(..1usize << column_vars)
+            .ok_or(PcsError::SrsTooSmall { needed: column_vars, available })
+    }
+
     /// Commits to `f`.
     ///
     /// # Errors
     /// [`PcsError::SrsTooSmall`].
     pub fn commit(params: &HyraxParams, f: &DenseMultilinearExtension) -> Result<HyraxCommitment, PcsError> {
-        Self::check_size(params, f.num_vars())?;
-        let (_, columns) = split_vars(f.num_vars());
-        let width = 1usize << columns;
-        let bases = &params.generators[..width];
-        let rows = rows_in_groups(f.evaluations(), width, |row| G1Projective::msm_unchecked(bases, row));
+        Self::commit_with_columns(params, f, split_vars(f.num_vars()).1)
+    }
+
+    /// Commits to `f` viewed as a matrix with `2^column_vars` columns.
+    ///
+    /// # Errors
+    /// [`PcsError::SrsTooSmall`] (too few generators for the columns, or too many variables)
+    /// or [`PcsError::MalformedProof`] for `column_vars > num_vars`.
+    pub fn commit_with_columns(
+        params: &HyraxParams,
+        f: &DenseMultilinearExtension,
+        column_vars: usize,
+    ) -> Result<HyraxCommitment, PcsError> {
+        let bases = Self::bases(params, f.num_vars(), column_vars)?;
+        let rows =
+            rows_in_groups(f.evaluations(), bases.len(), |row| G1Projective::msm_unchecked(bases, row));
         Ok(HyraxCommitment { num_vars: f.num_vars(), rows: G1Projective::normalize_batch(&rows) })
     }
 
@@ -436,13 +484,25 @@ impl Hyrax {
         num_vars: usize,
         values: &[i64],
     ) -> Result<HyraxCommitment, PcsError> {
-        Self::check_size(params, num_vars)?;
+        Self::commit_small_with_columns(params, num_vars, split_vars(num_vars).1, values)
+    }
+
+    /// [`Self::commit_small`] with the matrix view of `2^column_vars` columns (a layout shared
+    /// by every polynomial of a batch lets all their openings share one combined row).
+    ///
+    /// # Errors
+    /// As [`Self::commit_small`] and [`Self::commit_with_columns`].
+    pub fn commit_small_with_columns(
+        params: &HyraxParams,
+        num_vars: usize,
+        column_vars: usize,
+        values: &[i64],
+    ) -> Result<HyraxCommitment, PcsError> {
+        let bases = Self::bases(params, num_vars, column_vars)?;
         if values.len() != 1usize << num_vars {
             return Err(PcsError::MalformedProof("table length is not 2^num_vars"));
         }
-        let (_, columns) = split_vars(num_vars);
-        let width = 1usize << columns;
-        let bases = &params.generators[..width];
+        let width = bases.len();
         let largest = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
         if largest <= SMALL_TABLE as u64 {
             // 8-bit values: one table look-up and one batch-affine addition per non-zero entry.
@@ -480,19 +540,21 @@ impl Hyrax {
         Ok(HyraxCommitment { num_vars, rows: G1Projective::normalize_batch(&rows) })
     }
 
-    /// Opens `f` at `point` (`[column part ‖ row part]`); returns the proof and `f̃(point)`.
+    /// Opens `f` at `point` (`[column part ‖ row part]`, split by the commitment's layout);
+    /// returns the proof and `f̃(point)`.
     ///
     /// # Errors
-    /// [`PcsError::WrongPointLength`].
+    /// [`PcsError::WrongPointLength`], or [`PcsError::MalformedProof`] for a malformed
+    /// commitment.
     pub fn open(
         f: &DenseMultilinearExtension,
         commitment: &HyraxCommitment,
         point: &[Fr],
         transcript: &mut Transcript,
     ) -> Result<(HyraxProof, Fr), PcsError> {
-        let (combined_row, value) = combined_row_and_value(PolynomialTable::Field(f), point)?;
-        absorb(transcript, commitment, point, &value);
-        Ok((HyraxProof { combined_row }, value))
+        let (proof, values) = Self::open_batch(&[(f, commitment, point)], transcript)?;
+        let value = values.first().copied().ok_or(PcsError::MalformedProof("empty batch"))?;
+        Ok((proof, value))
     }
 
     /// Verifies an opening.
@@ -510,51 +572,50 @@ impl Hyrax {
         proof: &HyraxProof,
         transcript: &mut Transcript,
     ) -> Result<(), PcsError> {
-        if point.len() != commitment.num_vars {
-            return Err(PcsError::WrongPointLength { expected: commitment.num_vars, got: point.len() });
-        }
-        Self::check_size(params, commitment.num_vars)?;
-        let (rows, columns) = split_vars(commitment.num_vars);
-        if commitment.rows.len() != 1usize << rows {
-            return Err(PcsError::MalformedProof("commitment has the wrong number of rows"));
-        }
-        if proof.combined_row.len() != 1usize << columns {
-            return Err(PcsError::MalformedProof("combined row has the wrong length"));
-        }
-        absorb(transcript, commitment, point, &value);
-        let (column_point, row_point) = point.split_at(columns);
-        let right = eq_table(column_point);
-        let inner: Fr = proof.combined_row.iter().zip(&right).map(|(w, r)| *w * r).sum();
-        if inner != value {
-            return Err(PcsError::EvaluationChainMismatch { round: 0 });
-        }
-        let left = eq_table(row_point);
-        let generators =
-            params.generators.get(..1usize << columns).ok_or(PcsError::MalformedProof("params"))?;
-        let expected =
-            G1Projective::msm(&commitment.rows, &left).map_err(|_| PcsError::MalformedProof("rows"))?;
-        let actual = G1Projective::msm(generators, &proof.combined_row)
-            .map_err(|_| PcsError::MalformedProof("row"))?;
-        if expected == actual { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
+        Self::verify_batch(params, &[(commitment, point, value)], proof, transcript)
     }
 }
 
 const LABEL_BATCH: &[u8] = b"pcs/hyrax/batch-coefficients";
 
-/// The column part of `point` for a polynomial of `num_vars` variables.
-fn column_part(point: &[Fr], num_vars: usize) -> &[Fr] {
-    point.get(..split_vars(num_vars).1).unwrap_or(point)
+/// The shared column point of a batch and each member's scale: the batch's combined row has
+/// the widest member's `2^c` columns and its column point is that member's `point[..c]`.
+/// A member with fewer columns must be a single row (`c_f = n_f`) whose whole point is a
+/// prefix of that column point; its row, padded with zeros, contributes
+/// `f(point)·Π_{c_f ≤ t < c}(1 − column_point_t)` to the inner product.
+fn batch_layout<'a>(items: &[(&HyraxCommitment, &'a [Fr])]) -> Result<(&'a [Fr], Vec<Fr>), PcsError> {
+    let mut widest: Option<(usize, &'a [Fr])> = None;
+    let mut columns = Vec::with_capacity(items.len());
+    for (commitment, point) in items {
+        if point.len() != commitment.num_vars {
+            return Err(PcsError::WrongPointLength { expected: commitment.num_vars, got: point.len() });
+        }
+        let c = commitment.column_vars()?;
+        columns.push(c);
+        if widest.is_none_or(|(w, _)| c > w) {
+            widest = Some((c, point.get(..c).unwrap_or_default()));
+        }
+    }
+    let (width, column_point) = widest.ok_or(PcsError::MalformedProof("empty batch"))?;
+    let mut scales = Vec::with_capacity(items.len());
+    for ((commitment, point), c) in items.iter().zip(columns) {
+        let own = point.get(..c).unwrap_or_default();
+        if column_point.get(..c) != Some(own) || (c < width && commitment.rows.len() != 1) {
+            return Err(PcsError::MalformedProof("batched points must share their column part"));
+        }
+        let tail = column_point.get(c..).unwrap_or_default();
+        scales.push(tail.iter().map(|r| Fr::from(1u64) - r).product());
+    }
+    debug_assert_eq!(column_point.len(), width);
+    Ok((column_point, scales))
 }
 
 impl Hyrax {
-    /// Whether a batch of openings can share one combined row: every point has the same
-    /// column part (the low `⌈n/2⌉` coordinates, with equal `⌈n/2⌉`).
-    pub fn can_batch(points: &[(usize, &[Fr])]) -> bool {
-        let mut parts = points.iter().map(|(n, p)| (split_vars(*n).1, column_part(p, *n)));
-        match parts.next() {
-            Some(first) => parts.all(|part| part == first),
-            None => false,
-        }
+    /// Whether a batch of openings can share one combined row: the points agree on the widest
+    /// layout's column part, and every narrower commitment is a single row whose point is a
+    /// prefix of it.
+    pub fn can_batch(items: &[(&HyraxCommitment, &[Fr])]) -> bool {
+        batch_layout(items).is_ok()
     }
 
     /// Opens several polynomials at points sharing their column part with one combined row
@@ -579,22 +640,22 @@ impl Hyrax {
         items: &[(PolynomialTable<'_>, &HyraxCommitment, &[Fr])],
         transcript: &mut Transcript,
     ) -> Result<(HyraxProof, Vec<Fr>), PcsError> {
-        let points: Vec<(usize, &[Fr])> = items.iter().map(|(f, _, p)| (f.num_vars(), *p)).collect();
-        if !Self::can_batch(&points) {
-            return Err(PcsError::MalformedProof("batched points must share their column part"));
-        }
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, p)| (*c, *p)).collect();
+        let (column_point, _) = batch_layout(&layout)?;
+        let width = 1usize << column_point.len();
         let mut rows = Vec::with_capacity(items.len());
         let mut values = Vec::with_capacity(items.len());
         for (f, commitment, point) in items {
-            let (row, value) = combined_row_and_value(*f, point)?;
+            let (row, value) = combined_row_and_value(*f, point, commitment.column_vars()?)?;
             absorb(transcript, commitment, point, &value);
             rows.push(row);
             values.push(value);
         }
         let coefficients = transcript.challenge_fields(LABEL_BATCH, items.len());
-        let width = rows.first().map_or(0, Vec::len);
-        let combined_row =
-            (0..width).map(|j| rows.iter().zip(&coefficients).map(|(row, c)| *c * row[j]).sum()).collect();
+        let mut combined_row = vec![Fr::from(0u64); width];
+        for (row, c) in rows.iter().zip(&coefficients) {
+            combined_row.par_iter_mut().zip(row.par_iter()).for_each(|(w, x)| *w += *c * x);
+        }
         Ok((HyraxProof { combined_row }, values))
     }
 
@@ -625,38 +686,29 @@ impl Hyrax {
         proof: &HyraxProof,
         transcript: &mut Transcript,
     ) -> Result<MsmCheck, PcsError> {
-        let points: Vec<(usize, &[Fr])> = items.iter().map(|(c, p, _)| (c.num_vars, *p)).collect();
-        if !Self::can_batch(&points) {
-            return Err(PcsError::MalformedProof("batched points must share their column part"));
-        }
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
+        let (column_point, scales) = batch_layout(&layout)?;
+        let columns = column_point.len();
+        let generators = Self::bases(params, columns, columns)?;
         for (commitment, point, value) in items {
-            if point.len() != commitment.num_vars {
-                return Err(PcsError::WrongPointLength { expected: commitment.num_vars, got: point.len() });
-            }
             Self::check_size(params, commitment.num_vars)?;
-            if commitment.rows.len() != 1usize << split_vars(commitment.num_vars).0 {
-                return Err(PcsError::MalformedProof("commitment has the wrong number of rows"));
-            }
             absorb(transcript, commitment, point, value);
         }
         let coefficients = transcript.challenge_fields(LABEL_BATCH, items.len());
-        let Some((first_commitment, first_point, _)) = items.first() else {
-            return Err(PcsError::MalformedProof("empty batch"));
-        };
-        let columns = split_vars(first_commitment.num_vars).1;
         if proof.combined_row.len() != 1usize << columns {
             return Err(PcsError::MalformedProof("combined row has the wrong length"));
         }
-        let right = eq_table(column_part(first_point, first_commitment.num_vars));
+        let right = eq_table(column_point);
         let inner: Fr = proof.combined_row.iter().zip(&right).map(|(w, r)| *w * r).sum();
-        let expected_value: Fr = items.iter().zip(&coefficients).map(|((_, _, v), c)| *c * v).sum();
+        let expected_value: Fr =
+            items.iter().zip(&coefficients).zip(&scales).map(|(((_, _, v), c), s)| *c * v * s).sum();
         if inner != expected_value {
             return Err(PcsError::EvaluationChainMismatch { round: 0 });
         }
         let mut bases = Vec::new();
         let mut scalars = Vec::new();
         for ((commitment, point, _), coefficient) in items.iter().zip(&coefficients) {
-            let row_point = point.get(columns..).unwrap_or_default();
+            let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
             // Identity rows (all-zero rows of the matrix) add nothing: left out of the MSM.
             for (row, weight) in commitment.rows.iter().zip(eq_table(row_point)) {
                 if !row.is_zero() {
@@ -665,8 +717,6 @@ impl Hyrax {
                 }
             }
         }
-        let generators =
-            params.generators.get(..1usize << columns).ok_or(PcsError::MalformedProof("params"))?;
         bases.extend_from_slice(generators);
         scalars.extend(proof.combined_row.iter().map(|w| -*w));
         Ok(MsmCheck { bases, scalars })
@@ -709,7 +759,7 @@ impl MsmCheck {
 mod tests {
     use super::*;
     use ark_std::UniformRand;
-    use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
     use zkmha_field::One;
 
     #[test]
@@ -831,10 +881,90 @@ mod tests {
         assert!(Hyrax::verify_batch(&params, &swapped, &proof, &mut Transcript::new(b"b")).is_err());
         let mut other_column = pg.clone();
         other_column[0] += Fr::one();
-        assert!(!Hyrax::can_batch(&[(8, &pf), (8, &other_column)]));
+        assert!(!Hyrax::can_batch(&[(&cf, &pf), (&cg, &other_column)]));
         assert!(
             Hyrax::open_batch(&[(&f, &cf, &pf), (&g, &cg, &other_column)], &mut Transcript::new(b"b"))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn any_column_layout_opens_and_narrow_single_rows_join_a_wider_batch() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let params = HyraxParams::new(10);
+        let values = |n: usize, rng: &mut StdRng| -> Vec<i64> {
+            (0..1usize << n).map(|_| i64::from(rng.gen_range(-500i32..500))).collect()
+        };
+        // Every layout of a 2^8 table (1 to 2^5 columns: the generators allow 2^5) opens.
+        let f = values(8, &mut rng);
+        let mle = DenseMultilinearExtension::from_i64(8, &f).unwrap();
+        let point: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
+        for columns in 0..=5 {
+            let c = Hyrax::commit_small_with_columns(&params, 8, columns, &f).unwrap();
+            assert_eq!(c.rows.len(), 1 << (8 - columns));
+            assert_eq!(c.column_vars(), Ok(columns));
+            assert_eq!(Hyrax::commit_with_columns(&params, &mle, columns).unwrap(), c);
+            let (proof, value) = Hyrax::open(&mle, &c, &point, &mut Transcript::new(b"l")).unwrap();
+            assert_eq!(proof.combined_row.len(), 1 << columns);
+            assert_eq!(value, mle.evaluate(&point).unwrap());
+            assert_eq!(Hyrax::verify(&params, &c, &point, value, &proof, &mut Transcript::new(b"l")), Ok(()));
+        }
+        assert!(matches!(
+            Hyrax::commit_small_with_columns(&params, 8, 6, &f),
+            Err(PcsError::SrsTooSmall { .. })
+        ));
+        assert!(Hyrax::commit_small_with_columns(&params, 3, 4, &f[..8]).is_err());
+        // A row count that is not a power of two is a malformed commitment, not a panic.
+        let odd = HyraxCommitment { num_vars: 8, rows: vec![G1Affine::zero(); 3] };
+        assert!(odd.column_vars().is_err());
+        assert!(
+            Hyrax::verify(
+                &params,
+                &odd,
+                &point,
+                Fr::one(),
+                &HyraxProof { combined_row: vec![] },
+                &mut Transcript::new(b"l")
+            )
+            .is_err()
+        );
+
+        // A 2^9 table with 2^5 columns, and single rows of 2^3 and 2^5 entries at prefixes of
+        // its column point: one combined row of 2^5 entries.
+        let (g, h, k) = (values(9, &mut rng), values(3, &mut rng), values(5, &mut rng));
+        let cg = Hyrax::commit_small_with_columns(&params, 9, 5, &g).unwrap();
+        let ch = Hyrax::commit_small_with_columns(&params, 3, 3, &h).unwrap();
+        let ck = Hyrax::commit_small_with_columns(&params, 5, 5, &k).unwrap();
+        let pg: Vec<Fr> = (0..9).map(|_| Fr::rand(&mut rng)).collect();
+        let (ph, pk) = (pg[..3].to_vec(), pg[..5].to_vec());
+        let items = [
+            (PolynomialTable::Integers { num_vars: 9, values: &g }, &cg, pg.as_slice()),
+            (PolynomialTable::Integers { num_vars: 3, values: &h }, &ch, ph.as_slice()),
+            (PolynomialTable::Integers { num_vars: 5, values: &k }, &ck, pk.as_slice()),
+        ];
+        let (proof, opened) = Hyrax::open_batch_tables(&items, &mut Transcript::new(b"j")).unwrap();
+        assert_eq!(proof.combined_row.len(), 32);
+        for ((table, _, point), value) in items.iter().zip(&opened) {
+            assert_eq!(*value, table.evaluate(point).unwrap());
+        }
+        let claims = [
+            (&cg, pg.as_slice(), opened[0]),
+            (&ch, ph.as_slice(), opened[1]),
+            (&ck, pk.as_slice(), opened[2]),
+        ];
+        assert_eq!(Hyrax::verify_batch(&params, &claims, &proof, &mut Transcript::new(b"j")), Ok(()));
+        let mut wrong = claims;
+        wrong[1].2 += Fr::one();
+        assert_eq!(
+            Hyrax::verify_batch(&params, &wrong, &proof, &mut Transcript::new(b"j")),
+            Err(PcsError::EvaluationChainMismatch { round: 0 })
+        );
+        // The narrow member's point must be a prefix of the shared column point.
+        let mut moved = ph.clone();
+        moved[0] += Fr::one();
+        assert!(!Hyrax::can_batch(&[(&cg, &pg), (&ch, &moved)]));
+        // A narrow member of several rows cannot join (its rows would need other row weights).
+        let c_multi = Hyrax::commit_small_with_columns(&params, 5, 3, &k).unwrap();
+        assert!(!Hyrax::can_batch(&[(&cg, &pg), (&c_multi, &pk)]));
     }
 }

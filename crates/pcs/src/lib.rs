@@ -30,10 +30,10 @@ pub mod hyrax;
 mod scheme;
 mod srs;
 
-pub use batch::{MultiOpeningProof, OpeningClaim, groups_sharing_columns};
+pub use batch::{MultiOpeningProof, OpeningClaim};
 pub use error::PcsError;
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
-pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable};
+pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars};
 pub use scheme::MultilinearCommitmentScheme;
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 

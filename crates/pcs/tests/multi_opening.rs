@@ -298,3 +298,43 @@ fn integer_tables_open_like_their_field_copies() {
         Ok(())
     );
 }
+
+#[test]
+fn one_layout_for_every_commitment_gives_one_opening() {
+    // Columns min(n, 5): the 2^9 and 2^8 tables are matrices of 2^5 columns, the 2^5 and 2^3
+    // ones single rows; every claim reduces to prefixes of one point, so one combined row
+    // answers all of them.
+    let mut s = setup(&[9, 8, 5, 3], 2, 60);
+    s.commitments = s
+        .polynomials
+        .iter()
+        .map(|f| Hyrax::commit_with_columns(&s.params, f, f.num_vars().min(5)).unwrap())
+        .collect();
+    let proof = prove(&s);
+    assert_eq!(proof.openings.len(), 1);
+    assert_eq!(proof.openings[0].combined_row.len(), 32);
+    assert_eq!(verify(&s, &s.commitments, &s.claims, &proof), Ok(()));
+    for bad in 0..4 {
+        // A wrong evaluation of any member, the narrow ones included, fails.
+        let mut tampered = proof.clone();
+        tampered.evaluations[bad] += Fr::one();
+        assert!(verify(&s, &s.commitments, &s.claims, &tampered).is_err(), "member {bad}");
+        // So does another polynomial's commitment in its place.
+        let other = setup(&[9, 8, 5, 3], 2, 61);
+        let mut commitments = s.commitments.clone();
+        commitments[bad] = Hyrax::commit_with_columns(
+            &s.params,
+            &other.polynomials[bad],
+            other.polynomials[bad].num_vars().min(5),
+        )
+        .unwrap();
+        let items: Vec<(PolynomialTable, &HyraxCommitment)> =
+            s.polynomials.iter().map(PolynomialTable::Field).zip(&commitments).collect();
+        let proof = Hyrax::open_multi(&items, &s.claims, &mut Transcript::new(b"multi")).unwrap();
+        assert_eq!(
+            verify(&s, &commitments, &s.claims, &proof),
+            Err(PcsError::PairingCheckFailed),
+            "member {bad}"
+        );
+    }
+}

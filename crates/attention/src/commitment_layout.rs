@@ -1,0 +1,145 @@
+//! One Hyrax layout for every polynomial a layer commits to, and the tiled variable order of
+//! the `ĥ × ŝ × ŝ` softmax columns.
+//!
+//! ```text
+//! layout     c = ⌈n_max/2⌉ column variables, n_max = the largest committed table of the layer;
+//!            a table of n variables is a matrix of 2^min(n, c) columns (one row when n ≤ c)
+//!            ⇒ every opening claim, once reduced to prefixes of one point, shares one
+//!              combined row of 2^c entries (zkmha_pcs::Hyrax::open_multi)
+//! tiles      a tensor index t = [t_j ‖ t_i ‖ t_h] (variable order: j bits low, then i, then head)
+//!            is committed in the order  [j_0..j_{a−1} ‖ i_0..i_{b−1} ‖ j_a.. ‖ i_b.. ‖ t_h],
+//!            a = ⌈c/2⌉, b = c − a  (identity when c ≥ 2·log ŝ)
+//!            ⇒ a Hyrax row is a 2^b × 2^a tile of one head's (i, j) matrix, and under the
+//!              causal mask the tiles above the diagonal are all zero: their row commitment is
+//!              the identity (a bitmap bit in the proof, nothing in the verifier's MSM)
+//! claims     committed(t') = tensor(t)  with  t'_k = t_{order[k]}:  a claim on the tensor at
+//!            a point p is a claim on the committed table at  p' = (p_{order[k]})_k
+//! ```
+
+use crate::{AttentionShape, SoftmaxMode};
+use rayon::prelude::*;
+use zkmha_field::Fr;
+use zkmha_pcs::split_vars;
+
+/// Variables of the softmax lookup table (two segments of 2^16 rows).
+pub(crate) const SOFTMAX_TABLE_VARS: usize = 17;
+
+/// The largest table a layer of this shape commits to (inputs `Q`, `K`, `V`; the softmax's
+/// `ĥ × ŝ × ŝ` columns and its exponent table's multiplicities when the softmax is proven).
+pub fn largest_committed_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize {
+    let inputs = shape.seq_vars() + shape.model_vars().max(shape.value_model_vars());
+    let softmax_vars = match softmax {
+        SoftmaxMode::Identity => 0,
+        SoftmaxMode::Exponential(_) => (2 * shape.seq_vars() + shape.head_vars()).max(SOFTMAX_TABLE_VARS),
+    };
+    inputs.max(softmax_vars)
+}
+
+/// The layer's column variables `c = ⌈n_max/2⌉` (so the generators number `2^c`).
+pub fn layout_column_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize {
+    split_vars(largest_committed_vars(shape, softmax)).1
+}
+
+/// Column variables of a committed table of `num_vars` variables under the layer's layout.
+pub fn table_column_vars(num_vars: usize, layout: usize) -> usize {
+    num_vars.min(layout)
+}
+
+/// The committed variable order of the `ĥ × ŝ × ŝ` tensors: `order[k]` is the tensor variable
+/// at committed position `k`.
+pub fn tensor_variable_order(shape: &AttentionShape, layout: usize) -> Vec<usize> {
+    let seq = shape.seq_vars();
+    let n = 2 * seq + shape.head_vars();
+    let columns = table_column_vars(n, layout);
+    if columns >= 2 * seq {
+        return (0..n).collect();
+    }
+    let a = columns.div_ceil(2);
+    let b = columns - a;
+    (0..a).chain(seq..seq + b).chain(a..seq).chain(seq + b..2 * seq).chain(2 * seq..n).collect()
+}
+
+/// `p'` with `p'_k = p_{order[k]}`: the committed table's point for a tensor point.
+pub fn permute_point(order: &[usize], point: &[Fr]) -> Vec<Fr> {
+    order.iter().filter_map(|&v| point.get(v).copied()).collect()
+}
+
+/// The tensor's entries in the committed order: `out[t'] = values[t]`, where bit `k` of `t'`
+/// is bit `order[k]` of `t`. The order is a few runs of consecutive variables, so each index
+/// is assembled run by run.
+pub fn permute_values<T: Copy + Default + Send + Sync>(order: &[usize], values: &[T]) -> Vec<T> {
+    // (committed start, tensor start, length) of each run of consecutive variables.
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (k, &v) in order.iter().enumerate() {
+        match runs.last_mut() {
+            Some((start, from, len)) if *start + *len == k && *from + *len == v => *len += 1,
+            _ => runs.push((k, v, 1)),
+        }
+    }
+    if runs.len() <= 1 {
+        return values.to_vec();
+    }
+    let mut out = vec![T::default(); values.len()];
+    out.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(|(committed, slot)| {
+        let mut tensor = 0usize;
+        for &(start, from, len) in &runs {
+            tensor |= ((committed >> start) & ((1usize << len) - 1)) << from;
+        }
+        if let Some(v) = values.get(tensor) {
+            *slot = *v;
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use zkmha_mle::DenseMultilinearExtension;
+
+    #[test]
+    fn the_committed_table_at_the_permuted_point_is_the_tensor_at_the_point() {
+        let mut rng = StdRng::seed_from_u64(1);
+        for (seq, heads, layout) in [(6, 3, 4), (8, 1, 3), (5, 2, 9), (16, 2, 5), (4, 4, 1)] {
+            let shape = AttentionShape::new(seq, heads, 2, 2).unwrap();
+            let n = 2 * shape.seq_vars() + shape.head_vars();
+            let order = tensor_variable_order(&shape, layout);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "a permutation");
+            let values: Vec<i64> = (0..1i64 << n).map(|v| v * 7 % 23 - 11).collect();
+            let permuted = permute_values(&order, &values);
+            // Bit by bit, the plain definition.
+            for (t, v) in values.iter().enumerate() {
+                let committed: usize = order.iter().enumerate().map(|(k, &var)| ((t >> var) & 1) << k).sum();
+                assert_eq!(permuted[committed], *v);
+            }
+            let point: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+            let tensor = DenseMultilinearExtension::from_i64(n, &values).unwrap();
+            let table = DenseMultilinearExtension::from_i64(n, &permuted).unwrap();
+            assert_eq!(
+                table.evaluate(&permute_point(&order, &point)).unwrap(),
+                tensor.evaluate(&point).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn causal_tiles_above_the_diagonal_are_whole_zero_rows() {
+        // ŝ = 16, c = 5: tiles of 2^2 query rows × 2^3 key columns.
+        let shape = AttentionShape::new(16, 1, 2, 2).unwrap();
+        let order = tensor_variable_order(&shape, 5);
+        assert_eq!(order, vec![0, 1, 2, 4, 5, 3, 6, 7]);
+        let causal: Vec<i64> = (0..256).map(|t| i64::from(t % 16 <= t / 16)).collect();
+        let permuted = permute_values(&order, &causal);
+        let zero_rows = permuted.chunks(32).filter(|row| row.iter().all(|v| *v == 0)).count();
+        // Query blocks 0..4 (4 rows each), key blocks 0..2 (8 columns each): block (I, J) is
+        // zero when 4I + 3 < 8J: (0, 1) and (1, 1).
+        assert_eq!(zero_rows, 2);
+        // The plain layout has no zero row at all.
+        assert_eq!(causal.chunks(32).filter(|row| row.iter().all(|v| *v == 0)).count(), 0);
+    }
+}
