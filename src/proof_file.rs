@@ -13,7 +13,8 @@ use zkmha_attention::{
 };
 
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
-/// 2: sparse Hyrax commitments and the softmax proof with batched lookups.
+/// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
+/// per layer, tiled softmax columns, one final opening for every committed polynomial.
 const FILE_VERSION: u32 = 3;
 
 /// Options of `zkmha prove`.
