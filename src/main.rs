@@ -38,9 +38,28 @@ enum Command {
     Bench(bench::BenchCommand),
 }
 
+/// Score tensors up to this many entries (`ĥ·ŝ·ŝ`; s = 1024, h = 16) keep freed memory in the
+/// heap (faster: no fresh pages per step, `allocator`); larger ones leave glibc's defaults,
+/// which map multi-gigabyte tables on their own and return them when freed, so the peak stays
+/// near the live memory instead of growing with the heap's holes.
+const RETAIN_FREED_MEMORY_UP_TO: usize = 1 << 24;
+
+/// `ĥ·ŝ·ŝ` of the layer a command proves (0 for commands that prove no layer).
+fn score_entries(command: &Option<Command>) -> usize {
+    let shape = match command {
+        Some(Command::Layer(args)) => &args.layer,
+        Some(Command::Prove(args)) => &args.layer,
+        _ => return 0,
+    };
+    shape.heads.next_power_of_two().saturating_mul(shape.seq.next_power_of_two().saturating_pow(2))
+}
+
 fn main() {
-    allocator::retain_freed_memory();
     let cli = Cli::parse();
+    // Before any other thread exists (a `mallopt` requirement).
+    if score_entries(&cli.command) <= RETAIN_FREED_MEMORY_UP_TO {
+        allocator::retain_freed_memory();
+    }
     let result = match cli.command {
         Some(Command::Layer(args)) => layer::run(&args),
         Some(Command::Sumcheck(args)) => demo::run(&args),

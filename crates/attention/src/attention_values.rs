@@ -71,8 +71,8 @@ pub enum AttentionMatrix<'a> {
         /// The mask.
         mask: MaskKind,
     },
-    /// `A` itself, `ĥ × ŝ × ŝ` (the proven softmax's probabilities).
-    Explicit(&'a [Fr]),
+    /// `A` itself, `ĥ × ŝ × ŝ` integers (the proven softmax's fixed-point probabilities).
+    Explicit(&'a [i64]),
 }
 
 /// Proves the step for a claim on `Ô` at `[q_m ‖ q_h ‖ q_i]`, given `A` and `V̂`.
@@ -111,7 +111,12 @@ pub fn prove_attention_values(
                             masked += w;
                         }
                     }
-                    AttentionMatrix::Explicit(a) => kept.add_product(w, &a[(head * sp + i) * sp + j]),
+                    AttentionMatrix::Explicit(a) => {
+                        let value = a[(head * sp + i) * sp + j];
+                        if value != 0 {
+                            kept.add_product(w, &zkmha_field::fr_from_i64(value));
+                        }
+                    }
                 }
             }
             kept.finish() + mask_fr * masked

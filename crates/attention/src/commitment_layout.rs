@@ -64,32 +64,49 @@ pub fn permute_point(order: &[usize], point: &[Fr]) -> Vec<Fr> {
     order.iter().filter_map(|&v| point.get(v).copied()).collect()
 }
 
+/// A variable order as runs of consecutive variables, to move indices between the tensor and
+/// the committed order (bit `k` of a committed index is bit `order[k]` of the tensor index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexPermutation {
+    /// `(committed start, tensor start, length)` of each run.
+    runs: Vec<(usize, usize, usize)>,
+}
+
+impl IndexPermutation {
+    /// The permutation of `order`.
+    pub fn new(order: &[usize]) -> Self {
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (k, &v) in order.iter().enumerate() {
+            match runs.last_mut() {
+                Some((start, from, len)) if *start + *len == k && *from + *len == v => *len += 1,
+                _ => runs.push((k, v, 1)),
+            }
+        }
+        Self { runs }
+    }
+
+    /// The committed index of tensor index `t`.
+    #[inline]
+    pub fn committed_index(&self, t: usize) -> usize {
+        self.runs.iter().map(|&(start, from, len)| ((t >> from) & ((1usize << len) - 1)) << start).sum()
+    }
+
+    /// The tensor index of committed index `c`.
+    #[inline]
+    pub fn tensor_index(&self, c: usize) -> usize {
+        self.runs.iter().map(|&(start, from, len)| ((c >> start) & ((1usize << len) - 1)) << from).sum()
+    }
+
+    /// `out[t'] = value(t)` for the `len` tensor indices, in the committed order.
+    pub fn permuted<T: Send>(&self, len: usize, value: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        (0..len).into_par_iter().with_min_len(1 << 12).map(|c| value(self.tensor_index(c))).collect()
+    }
+}
+
 /// The tensor's entries in the committed order: `out[t'] = values[t]`, where bit `k` of `t'`
-/// is bit `order[k]` of `t`. The order is a few runs of consecutive variables, so each index
-/// is assembled run by run.
+/// is bit `order[k]` of `t`.
 pub fn permute_values<T: Copy + Default + Send + Sync>(order: &[usize], values: &[T]) -> Vec<T> {
-    // (committed start, tensor start, length) of each run of consecutive variables.
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-    for (k, &v) in order.iter().enumerate() {
-        match runs.last_mut() {
-            Some((start, from, len)) if *start + *len == k && *from + *len == v => *len += 1,
-            _ => runs.push((k, v, 1)),
-        }
-    }
-    if runs.len() <= 1 {
-        return values.to_vec();
-    }
-    let mut out = vec![T::default(); values.len()];
-    out.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(|(committed, slot)| {
-        let mut tensor = 0usize;
-        for &(start, from, len) in &runs {
-            tensor |= ((committed >> start) & ((1usize << len) - 1)) << from;
-        }
-        if let Some(v) = values.get(tensor) {
-            *slot = *v;
-        }
-    });
-    out
+    IndexPermutation::new(order).permuted(values.len(), |t| values.get(t).copied().unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -112,6 +129,10 @@ mod tests {
             assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "a permutation");
             let values: Vec<i64> = (0..1i64 << n).map(|v| v * 7 % 23 - 11).collect();
             let permuted = permute_values(&order, &values);
+            let permutation = IndexPermutation::new(&order);
+            for t in 0..values.len() {
+                assert_eq!(permutation.tensor_index(permutation.committed_index(t)), t);
+            }
             // Bit by bit, the plain definition.
             for (t, v) in values.iter().enumerate() {
                 let committed: usize = order.iter().enumerate().map(|(k, &var)| ((t >> var) & 1) << k).sum();

@@ -152,6 +152,9 @@ pub struct SoftmaxWitness {
     pub row_excess: Vec<i64>,
     /// `A = z·e·flag`: the fixed-point probabilities.
     pub attention: Vec<i64>,
+    /// The integer scores `QK̂` the witness was computed from (the softmax proof reads them;
+    /// the layer keeps no field-element copy in this mode).
+    pub scores: Vec<i64>,
 }
 
 /// Computes the fixed-point softmax of integer scores `scores` (`ĥ × ŝ × ŝ`, masked and
@@ -188,6 +191,7 @@ pub fn compute_softmax_witness(
         shift: Vec::with_capacity(row_count),
         row_excess: Vec::with_capacity(row_count),
         attention: tensor(),
+        scores: Vec::new(),
     };
     for row in rows {
         let row = row?;

@@ -243,7 +243,7 @@ pub(crate) fn prove_chain(
 ) -> Result<(AttentionLayerProof, InputClaims), AttentionError> {
     // The softmax witness is committed before the first challenge.
     let start = Instant::now();
-    let softmax_data = match (softmax_mode, witness.softmax.take()) {
+    let mut softmax_data = match (softmax_mode, witness.softmax.take()) {
         (SoftmaxMode::Exponential(params), Some(softmax)) => {
             let (commitments, data) = commit_softmax(hyrax, shape, &params, softmax)?;
             commitments.append_to_transcript(transcript);
@@ -267,21 +267,20 @@ pub(crate) fn prove_chain(
         prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
     timings.unpadding = start.elapsed();
     let start = Instant::now();
-    let matrix = if softmax_mode.is_proven() {
-        AttentionMatrix::Explicit(&witness.attention)
-    } else {
-        AttentionMatrix::Masked { scores: &witness.scores, mask }
+    let matrix = match &softmax_data {
+        Some((_, data)) => AttentionMatrix::Explicit(&data.witness.attention),
+        None => AttentionMatrix::Masked { scores: &witness.scores, mask },
     };
     let (attention_values, av_claims) =
         prove_attention_values(shape, matrix, &witness.values_hat, &output_hat_claim, transcript)?;
+    if let Some((_, data)) = &mut softmax_data {
+        // The softmax proof reads A through its factors, not this copy.
+        data.witness.attention = Vec::new();
+    }
     timings.attention_values = start.elapsed();
     let start = Instant::now();
-    let input = softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput {
-        hyrax,
-        commitments,
-        data,
-        scores: &witness.scores,
-    });
+    let input =
+        softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput { hyrax, commitments, data });
     let slot = prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
     let (softmax, slot_output) = (slot.proof, slot.output);
     timings.softmax = start.elapsed();

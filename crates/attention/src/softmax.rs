@@ -34,7 +34,7 @@
 //! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
 
 use crate::commitment_layout::{
-    layout_column_vars, permute_point, permute_values, table_column_vars, tensor_variable_order,
+    IndexPermutation, layout_column_vars, permute_point, table_column_vars, tensor_variable_order,
 };
 use crate::common::sumcheck_error;
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
@@ -43,15 +43,15 @@ use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64};
+use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64, fr_from_i128};
 use zkmha_lookup::{
     Lookup, LookupClaims, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput,
     SegmentedTable, identity_column, prove_lookups, verify_lookups,
 };
-use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table, fold_rows};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
+    EvalClaim, StreamedProductSumcheck, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
     verify_batched,
 };
 use zkmha_transcript::Transcript;
@@ -287,10 +287,13 @@ pub struct SoftmaxProverData {
     /// The committed `ĥ × ŝ × ŝ` columns `[lo, hi, ē, ō]` in the committed (tiled) variable
     /// order of [`crate::commitment_layout`]: `ē = 2^f − e` is committed instead of `e` (0
     /// wherever `lo = 0`, so on every masked entry), `ō = 1 − flag` instead of `flag` (almost
-    /// always 0).
+    /// always 0). The witness's own `lo, hi, e, flag` are moved here (left empty there): the
+    /// prover reads them through [`IndexPermutation`], one copy in memory.
     committed: [Vec<i64>; 4],
     /// `order[k]`: the tensor variable at committed position `k`.
     order: Vec<usize>,
+    /// The same order as an index map.
+    permutation: IndexPermutation,
 }
 
 impl SoftmaxProverData {
@@ -302,17 +305,23 @@ impl SoftmaxProverData {
         multiplicities: SoftmaxMultiplicities,
         params: &SoftmaxParams,
     ) -> Self {
+        let mut witness = witness;
         let order = tensor_order(shape, params);
+        let permutation = IndexPermutation::new(&order);
         let one = params.one();
-        let exponent_complement: Vec<i64> = witness.exponential.par_iter().map(|e| one - e).collect();
-        let overflow: Vec<i64> = witness.flag.par_iter().map(|f| 1 - f).collect();
+        let len = witness.low.len();
+        let w = &witness;
+        let at = |column: &[i64], t: usize| column.get(t).copied().unwrap_or_default();
         let committed = [
-            permute_values(&order, &witness.low),
-            permute_values(&order, &witness.high),
-            permute_values(&order, &exponent_complement),
-            permute_values(&order, &overflow),
+            permutation.permuted(len, |t| at(&w.low, t)),
+            permutation.permuted(len, |t| at(&w.high, t)),
+            permutation.permuted(len, |t| one - at(&w.exponential, t)),
+            permutation.permuted(len, |t| 1 - at(&w.flag, t)),
         ];
-        Self { witness, multiplicities, committed, order }
+        for column in [&mut witness.low, &mut witness.high, &mut witness.exponential, &mut witness.flag] {
+            *column = Vec::new();
+        }
+        Self { witness, multiplicities, committed, order, permutation }
     }
 }
 
@@ -511,10 +520,6 @@ fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
     high.par_iter().enumerate().with_min_len(16).map(block).reduce(zeros, add)
 }
 
-fn mle(vars: usize, values: Vec<Fr>) -> Result<DenseMultilinearExtension, AttentionError> {
-    Ok(DenseMultilinearExtension::new(vars, values)?)
-}
-
 /// `Σ_{i < s, head < h} eq(r, (i, head))`: the MLE of the kept rows' indicator at a row point
 /// `[r_i ‖ r_h]`.
 fn kept_rows(shape: &AttentionShape, r_rows: &[Fr]) -> Fr {
@@ -541,10 +546,8 @@ pub struct ExponentialProverInput<'a> {
     pub hyrax: &'a HyraxParams,
     /// The commitments made before the first challenge.
     pub commitments: &'a SoftmaxCommitments,
-    /// The witness and multiplicities.
+    /// The witness (with its integer scores `QK̂`) and multiplicities.
     pub data: &'a SoftmaxProverData,
-    /// The scores `QK̂` (`ĥ × ŝ × ŝ`).
-    pub scores: &'a [Fr],
 }
 
 /// Proves the slot: turns the claim on `A` into a claim on `QK_M` (identity) or `QK̂`.
@@ -656,52 +659,48 @@ fn prove_exponential(
     timings.lookups = clock.elapsed();
     let clock = std::time::Instant::now();
 
-    // Batched sum-check of I1 (probabilities and row sums) and I2 (the remainders).
+    // Batched sum-check of I1 (probabilities and row sums) and I2 (the remainders). The
+    // factors are never materialized at full size (`StreamedProductSumcheck`): eq from two
+    // √-size tables, z from the mask, the rest from the integer witness.
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
     let (beta_a, beta_b) = (betas[0], betas[1]);
-    let eq_p = eq_table(&claim.point);
-    let eq_rows = eq_table(r_rows);
-    let combined: Vec<Fr> =
-        eq_p.par_iter().enumerate().map(|(t, e)| beta_a * e + beta_b * eq_rows[t / sp]).collect();
-    drop(eq_p);
-    let zeros: Vec<Fr> = (0..1usize << n)
-        .into_par_iter()
-        .map(|t| {
-            let kept = t / (sp * sp) < shape.heads && keeps(mask, s, (t / sp) % sp, t % sp);
-            if kept { Fr::one() } else { Fr::zero() }
-        })
-        .collect();
-    let to_fr = |v: &[i64]| -> Vec<Fr> { v.par_iter().map(|&x| fr_from_i64(x)).collect() };
-    let two_k = Fr::from(1u64 << params.shift);
-    let half = Fr::from(1u64 << (params.shift - 1));
-    let multiplier = Fr::from(params.multiplier);
-    let digit = Fr::from(1u64 << DIGIT_BITS);
-    let remainders: Vec<Fr> = (0..1usize << n)
-        .into_par_iter()
-        .map(|t| {
-            fr_from_i64(w.shift[t / sp]) * two_k + half
-                - input.scores[t] * multiplier
-                - (fr_from_i64(w.low[t]) + digit * fr_from_i64(w.high[t])) * two_k
-        })
-        .collect();
+    let split_eq = |point: &[Fr], scale: Fr| -> (Vec<Fr>, Vec<Fr>, usize) {
+        let low_vars = point.len() / 2;
+        let low: Vec<Fr> = eq_table(&point[..low_vars]).into_iter().map(|v| v * scale).collect();
+        (low, eq_table(&point[low_vars..]), low_vars)
+    };
+    let (p_low, p_high, p_vars) = split_eq(&claim.point, beta_a);
+    let (rho_low, rho_high, rho_vars) = split_eq(&remainder_claim.point, Fr::one());
+    let eq_rows: Vec<Fr> = eq_table(r_rows).into_iter().map(|v| v * beta_b).collect();
+    let kept = |t: usize| t / (sp * sp) < shape.heads && keeps(mask, s, (t / sp) % sp, t % sp);
+    let indicator = |b: bool| if b { Fr::one() } else { Fr::zero() };
+    let (two_k, half) = (1i128 << params.shift, 1i128 << (params.shift - 1));
+    let multiplier = i128::from(params.multiplier);
+    let (one, digit) = (params.one(), 1i128 << DIGIT_BITS);
+    let permutation = &input.data.permutation;
     let claim_one = beta_a * claim.value
         + beta_b
             * (row_sum_claim.value
                 + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
-    let mut probabilities = ProductSumcheck::new(
-        SumOfProducts::product(4).map_err(sumcheck_error(STEP))?,
-        vec![
-            mle(n, combined)?,
-            mle(n, zeros.clone())?,
-            mle(n, to_fr(&w.exponential))?,
-            mle(n, to_fr(&w.flag))?,
-        ],
-    )
+    let (p_mask, rho_mask) = ((1usize << p_vars) - 1, (1usize << rho_vars) - 1);
+    let mut probabilities = StreamedProductSumcheck::new(n, 4, |t: usize, out: &mut [Fr]| {
+        let c = permutation.committed_index(t);
+        out[0] = p_low[t & p_mask] * p_high[t >> p_vars] + eq_rows[t / sp];
+        out[1] = indicator(kept(t));
+        out[2] = fr_from_i64(one - c_e_bar[c]);
+        out[3] = fr_from_i64(1 - c_o_bar[c]);
+    })
     .map_err(sumcheck_error(STEP))?;
-    let mut exponents = ProductSumcheck::new(
-        SumOfProducts::product(3).map_err(sumcheck_error(STEP))?,
-        vec![mle(n, eq_table(&remainder_claim.point))?, mle(n, zeros)?, mle(n, remainders)?],
-    )
+    let mut exponents = StreamedProductSumcheck::new(n, 3, |t: usize, out: &mut [Fr]| {
+        let c = permutation.committed_index(t);
+        out[0] = rho_low[t & rho_mask] * rho_high[t >> rho_vars];
+        out[1] = indicator(kept(t));
+        out[2] = fr_from_i128(
+            i128::from(w.shift[t / sp]) * two_k + half
+                - i128::from(w.scores[t]) * multiplier
+                - (i128::from(c_lo[c]) + digit * i128::from(c_hi[c])) * two_k,
+        );
+    })
     .map_err(sumcheck_error(STEP))?;
     let instances: Vec<&mut dyn SumcheckInstance> = vec![&mut probabilities, &mut exponents];
     let (sumcheck, reduced) = prove_batched(instances, &[claim_one, remainder_claim.value], transcript)
@@ -713,7 +712,7 @@ fn prove_exponential(
     let [e_bar_t, o_bar_t, lo_t, hi_t] =
         <[Fr; 4]>::try_from(evaluate_columns(&t_committed, &[c_e_bar, c_o_bar, c_lo, c_hi]))
             .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
-    let score_t = fold_rows(input.scores, 1, &t_star).first().copied().unwrap_or_else(Fr::zero);
+    let score_t = evaluate_columns(&t_star, &[&w.scores]).first().copied().unwrap_or_else(Fr::zero);
     let final_values =
         vec![e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
     transcript.append_fields(LABEL_FINAL_VALUES, &final_values);

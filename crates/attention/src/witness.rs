@@ -87,16 +87,16 @@ pub struct AttentionWitness {
     pub keys_hat: Vec<Fr>,
     /// `V̂`, `ŝ × ĥm̂_v`.
     pub values_hat: Vec<Fr>,
-    /// `QK̂`, `ĥ × ŝ × ŝ`.
+    /// `QK̂`, `ĥ × ŝ × ŝ` (linear attention; empty with the proven softmax, whose witness holds
+    /// the integer scores).
     pub scores: Vec<Fr>,
     /// `Ô`, `ŝ × ĥm̂_v`.
     pub output_hat: Vec<Fr>,
     /// `O`, `s × h·m_v` (not padded).
     pub output: Vec<Fr>,
-    /// The fixed-point softmax witness (exponential mode only).
+    /// The fixed-point softmax witness (exponential mode only), with its integer scores and
+    /// probabilities `A`.
     pub softmax: Option<SoftmaxWitness>,
-    /// `A`, `ĥ × ŝ × ŝ` (exponential mode only; linear attention derives it from the scores).
-    pub attention: Vec<Fr>,
 }
 
 /// Runs the forward pass in linear-attention mode (identity softmax slot).
@@ -111,7 +111,8 @@ pub fn compute_witness(
     compute_witness_inner(shape, mask, inputs, true)
 }
 
-/// The padded inputs and scores, and the linear-attention output when `linear_output`.
+/// The padded inputs, and the scores and linear-attention output when `linear_output` (the
+/// proven softmax computes its own integer scores).
 fn compute_witness_inner(
     shape: &AttentionShape,
     mask: MaskKind,
@@ -162,7 +163,10 @@ fn compute_witness_inner(
     let max_abs = |data: &[i64]| data.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u128;
     let score_bound = max_abs(&inputs.queries) * max_abs(&inputs.keys) * m as u128;
     let output_bound = score_bound * max_abs(&inputs.values) * s as u128;
-    let (scores, output_hat) = if output_bound < 1u128 << 62 {
+    // The proven softmax computes its own integer scores (no field-element copy of QK̂).
+    let (scores, output_hat) = if !linear_output {
+        (Vec::new(), Vec::new())
+    } else if output_bound < 1u128 << 62 {
         forward::<i64>(shape, mask, inputs, linear_output)
     } else {
         forward::<i128>(shape, mask, inputs, linear_output)
@@ -187,7 +191,6 @@ fn compute_witness_inner(
         output_hat,
         output,
         softmax: None,
-        attention: Vec::new(),
     })
 }
 
@@ -228,7 +231,8 @@ pub fn compute_witness_for_mode(
             qi.iter().zip(kj).map(|(a, b)| a * b).sum()
         })
         .collect();
-    let softmax = compute_softmax_witness(shape, mask, &params, &scores)?;
+    let mut softmax = compute_softmax_witness(shape, mask, &params, &scores)?;
+    softmax.scores = scores;
     if (params.one() as u128) * max_abs(&inputs.values) * (s as u128) >= 1u128 << 120 {
         return Err(AttentionError::NumericRange("the output A·V leaves the 121-bit range".into()));
     }
@@ -255,7 +259,6 @@ pub fn compute_witness_for_mode(
         .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
         .map(|(i, head, c)| output_hat[i * columns + head * mvp + c])
         .collect();
-    witness.attention = softmax.attention.par_iter().map(|&a| fr_from_i64(a)).collect();
     witness.output_hat = output_hat;
     witness.output = output;
     witness.softmax = Some(softmax);

@@ -214,12 +214,7 @@ fn run_slot_with(
     let claim = EvalClaim { value: a.evaluate(&point).unwrap(), point };
     let mut transcript = Transcript::new(b"slot");
     commitments.append_to_transcript(&mut transcript);
-    let input = ExponentialProverInput {
-        hyrax: &hyrax,
-        commitments: &commitments,
-        data: &data,
-        scores: &witness.scores,
-    };
+    let input = ExponentialProverInput { hyrax: &hyrax, commitments: &commitments, data: &data };
     let slot =
         prove_slot(SoftmaxMode::Exponential(params), &shape, mask, &claim, Some(input), &mut transcript)
             .unwrap();
@@ -264,7 +259,8 @@ fn the_honest_slot_verifies_and_names_the_scores() {
     match verify_run(&run).unwrap() {
         SlotOutput::Scores(claim) => {
             let n = claim.point.len();
-            let scores = DenseMultilinearExtension::new(n, witness.scores.clone()).unwrap();
+            let scores = witness.softmax.as_ref().unwrap().scores.clone();
+            let scores = DenseMultilinearExtension::from_i64(n, &scores).unwrap();
             assert_eq!(scores.evaluate(&claim.point).unwrap(), claim.value);
         }
         other => panic!("expected a claim on the scores, got {other:?}"),

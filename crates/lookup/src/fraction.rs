@@ -255,6 +255,82 @@ fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, Lo
 /// One layer of a fraction tree: numerators (absent for unit leaves) and denominators.
 type Layer = (Option<Vec<Fr>>, Vec<Fr>);
 
+/// The leaves of one fraction tree, as the prover holds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FractionLeaves {
+    /// Numerators (`None`: every numerator is 1) and denominators.
+    Dense {
+        /// `p_n`, or `None` for unit numerators.
+        numerators: Option<Vec<Fr>>,
+        /// `q_n`.
+        denominators: Vec<Fr>,
+    },
+    /// Unit numerators and denominators `dictionary[indices[x]]`: a lookup's witness side,
+    /// whose rows repeat table rows (4 bytes per leaf instead of 32). Neither the leaves nor
+    /// the layer above them are stored as field elements: the GKR rebuilds them from the
+    /// indices when it reaches them (one multiplication per node), which keeps the prover's
+    /// memory for the largest trees at their smaller layers.
+    Indexed {
+        /// The distinct denominators.
+        dictionary: Vec<Fr>,
+        /// One dictionary index per leaf.
+        indices: Vec<u32>,
+    },
+}
+
+impl FractionLeaves {
+    fn len(&self) -> usize {
+        match self {
+            FractionLeaves::Dense { denominators, .. } => denominators.len(),
+            FractionLeaves::Indexed { indices, .. } => indices.len(),
+        }
+    }
+
+    fn is_unit(&self) -> bool {
+        match self {
+            FractionLeaves::Dense { numerators, .. } => numerators.is_none(),
+            FractionLeaves::Indexed { .. } => true,
+        }
+    }
+}
+
+/// Two layers above indexed leaves, without the layer between: node `x` combines the leaves
+/// `x, x + 2q` and `x + q, x + 3q` (`q` = a quarter of the leaves) into the two children, then
+/// the children into the node.
+fn two_above_indexed_leaves(dictionary: &[Fr], indices: &[u32]) -> Layer {
+    let quarter = indices.len() / 4;
+    let leaf = |x: usize| dictionary[indices[x] as usize];
+    let (p, q): (Vec<Fr>, Vec<Fr>) = (0..quarter)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|x| {
+            let (a0, b0, a1, b1) = (leaf(x), leaf(x + 2 * quarter), leaf(x + quarter), leaf(x + 3 * quarter));
+            let (p0, q0, p1, q1) = (a0 + b0, a0 * b0, a1 + b1, a1 * b1);
+            (p0 * q1 + p1 * q0, q0 * q1)
+        })
+        .unzip();
+    (Some(p), q)
+}
+
+/// `q_n` of indexed leaves as field elements.
+fn indexed_leaves(dictionary: &[Fr], indices: &[u32]) -> Layer {
+    (None, indices.par_iter().with_min_len(4096).map(|&i| dictionary[i as usize]).collect())
+}
+
+/// The layer above indexed leaves: `p = q(x,0) + q(x,1)`, `q = q(x,0)·q(x,1)`.
+fn above_indexed_leaves(dictionary: &[Fr], indices: &[u32]) -> Layer {
+    let half = indices.len() / 2;
+    let (p, q): (Vec<Fr>, Vec<Fr>) = (0..half)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|x| {
+            let (a, b) = (dictionary[indices[x] as usize], dictionary[indices[x + half] as usize]);
+            (a + b, a * b)
+        })
+        .unzip();
+    (Some(p), q)
+}
+
 /// The layers of the fraction tree, leaves first: `(p_k, q_k)` for `k = n, …, 1`.
 fn build_layers(numerators: Option<Vec<Fr>>, denominators: Vec<Fr>) -> Vec<Layer> {
     let mut layers = vec![(numerators, denominators)];
@@ -292,7 +368,8 @@ pub fn prove_fraction_sum(
     denominators: Vec<Fr>,
     transcript: &mut Transcript,
 ) -> Result<(FractionSumProof, Fraction, LeafClaim), LookupError> {
-    let (proof, mut roots, mut leaves) = prove_fraction_sums(vec![(numerators, denominators)], transcript)?;
+    let (proof, mut roots, mut leaves) =
+        prove_fraction_sums(vec![FractionLeaves::Dense { numerators, denominators }], transcript)?;
     match (roots.pop(), leaves.pop()) {
         (Some(root), Some(leaf)) => Ok((proof, root, leaf)),
         _ => Err(LookupError::MalformedProof("no tree")),
@@ -317,43 +394,71 @@ fn next_claims(values: &[Fr], mu: Fr) -> Result<(Fr, Fr), LookupError> {
     }
 }
 
-/// Proves several fractional sums at once (each tree `(numerators, denominators)` as in
-/// [`prove_fraction_sum`], any depths ≥ 1): one batched sum-check per depth. Returns the
-/// proof, each tree's root and each tree's leaf claim (at a prefix of one shared point).
+/// Proves several fractional sums at once (each tree's leaves as in [`prove_fraction_sum`],
+/// dense or indexed, any depths ≥ 1): one batched sum-check per depth. Returns the proof,
+/// each tree's root and each tree's leaf claim (at a prefix of one shared point).
 ///
 /// # Errors
 /// [`LookupError::WrongLength`] for a tree that is not `2^n` long with `n ≥ 1`, or an empty
-/// batch.
+/// batch; [`LookupError::MalformedProof`] for an index outside its dictionary.
 pub fn prove_fraction_sums(
-    trees: Vec<(Option<Vec<Fr>>, Vec<Fr>)>,
+    trees: Vec<FractionLeaves>,
     transcript: &mut Transcript,
 ) -> Result<(FractionSumProof, Vec<Fraction>, Vec<LeafClaim>), LookupError> {
     if trees.is_empty() {
         return Err(LookupError::WrongLength { what: "fraction trees", expected: 1, got: 0 });
     }
     let mut depths = Vec::with_capacity(trees.len());
-    for (numerators, denominators) in &trees {
-        let n = denominators.len().trailing_zeros() as usize;
-        if denominators.len() < 2 || !denominators.len().is_power_of_two() {
+    for tree in &trees {
+        let len = tree.len();
+        let n = len.trailing_zeros() as usize;
+        if len < 2 || !len.is_power_of_two() {
             return Err(LookupError::WrongLength {
                 what: "fraction leaves",
                 expected: 1 << n.max(1),
-                got: denominators.len(),
+                got: len,
             });
         }
-        if let Some(p) = numerators
-            && p.len() != denominators.len()
-        {
-            return Err(LookupError::WrongLength {
-                what: "numerators",
-                expected: denominators.len(),
-                got: p.len(),
-            });
+        match tree {
+            FractionLeaves::Dense { numerators: Some(p), denominators } if p.len() != denominators.len() => {
+                return Err(LookupError::WrongLength {
+                    what: "numerators",
+                    expected: denominators.len(),
+                    got: p.len(),
+                });
+            }
+            FractionLeaves::Indexed { dictionary, indices }
+                if indices.par_iter().any(|&i| i as usize >= dictionary.len()) =>
+            {
+                return Err(LookupError::MalformedProof("a leaf index outside its dictionary"));
+            }
+            _ => {}
         }
         depths.push(n);
     }
-    let units: Vec<bool> = trees.iter().map(|(p, _)| p.is_none()).collect();
-    let mut layers: Vec<Vec<Layer>> = trees.into_iter().map(|(p, q)| build_layers(p, q)).collect();
+    let units: Vec<bool> = trees.iter().map(FractionLeaves::is_unit).collect();
+    // Stored layers (leaves first); indexed trees of depth ≥ 3 keep their leaves as indices
+    // and store neither the leaves nor the layer above them.
+    let mut indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>> = Vec::with_capacity(trees.len());
+    let mut layers: Vec<Vec<Layer>> = Vec::with_capacity(trees.len());
+    for (tree, &depth) in trees.into_iter().zip(&depths) {
+        match tree {
+            FractionLeaves::Indexed { dictionary, indices } if depth >= 3 => {
+                let (p, q) = two_above_indexed_leaves(&dictionary, &indices);
+                layers.push(build_layers(p, q));
+                indexed.push(Some((dictionary, indices)));
+            }
+            FractionLeaves::Indexed { dictionary, indices } => {
+                let (p, q) = indexed_leaves(&dictionary, &indices);
+                layers.push(build_layers(p, q));
+                indexed.push(None);
+            }
+            FractionLeaves::Dense { numerators, denominators } => {
+                layers.push(build_layers(numerators, denominators));
+                indexed.push(None);
+            }
+        }
+    }
 
     let mut first_layers = Vec::with_capacity(layers.len());
     for tree in &mut layers {
@@ -392,7 +497,15 @@ pub fn prove_fraction_sums(
         let mut instances = Vec::with_capacity(active.len());
         let mut sums = Vec::with_capacity(active.len());
         for &t in &active {
-            let (p, q) = layers[t].pop().ok_or(LookupError::MalformedProof("missing layer"))?;
+            // Layer depth + 1: stored, or rebuilt from an indexed tree's leaves.
+            let (p, q) = match (layers[t].pop(), &indexed[t]) {
+                (Some(layer), _) => layer,
+                (None, Some((dictionary, indices))) if depth + 1 == depths[t] => {
+                    indexed_leaves(dictionary, indices)
+                }
+                (None, Some((dictionary, indices))) => above_indexed_leaves(dictionary, indices),
+                (None, None) => return Err(LookupError::MalformedProof("missing layer")),
+            };
             let half = q.len() / 2;
             instances.push(LayerInstance {
                 lambda,
@@ -590,7 +703,11 @@ mod tests {
                 (p, q)
             })
             .collect();
-        let (proof, roots, leaves) = prove_fraction_sums(trees.clone(), &mut Transcript::new(b"b")).unwrap();
+        let dense = trees
+            .iter()
+            .map(|(p, q)| FractionLeaves::Dense { numerators: p.clone(), denominators: q.clone() })
+            .collect();
+        let (proof, roots, leaves) = prove_fraction_sums(dense, &mut Transcript::new(b"b")).unwrap();
         assert_eq!(proof.layers.len(), 5, "one layer proof per depth, not per tree");
         let (v_roots, v_leaves) = verify_fraction_sums(&shapes, &proof, &mut Transcript::new(b"b")).unwrap();
         assert_eq!((&v_roots, &v_leaves), (&roots, &leaves));
@@ -624,6 +741,44 @@ mod tests {
         assert_eq!(
             verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")),
             Err(LookupError::MalformedProof("one set of layer values per descending tree"))
+        );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod indexed_tests {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn indexed_leaves_prove_exactly_like_their_dense_denominators() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let dictionary: Vec<Fr> = (0..5).map(|_| Fr::rand(&mut rng)).collect();
+        // Depths 1 and 2 are materialized at once; from 3 on the two lowest layers are rebuilt.
+        for depths in [vec![1usize], vec![2, 4], vec![3], vec![7, 5, 3], vec![9, 9]] {
+            let indices: Vec<Vec<u32>> =
+                depths.iter().map(|&n| (0..1usize << n).map(|_| rng.gen_range(0..5u32)).collect()).collect();
+            let dense: Vec<FractionLeaves> = indices
+                .iter()
+                .map(|ix| FractionLeaves::Dense {
+                    numerators: None,
+                    denominators: ix.iter().map(|&i| dictionary[i as usize]).collect(),
+                })
+                .collect();
+            let indexed: Vec<FractionLeaves> = indices
+                .iter()
+                .map(|ix| FractionLeaves::Indexed { dictionary: dictionary.clone(), indices: ix.clone() })
+                .collect();
+            let expected = prove_fraction_sums(dense, &mut Transcript::new(b"i")).unwrap();
+            let got = prove_fraction_sums(indexed, &mut Transcript::new(b"i")).unwrap();
+            assert_eq!(got, expected, "depths {depths:?}");
+        }
+        let bad = FractionLeaves::Indexed { dictionary, indices: vec![0, 1, 2, 5] };
+        assert_eq!(
+            prove_fraction_sums(vec![bad], &mut Transcript::new(b"i")).map(|_| ()),
+            Err(LookupError::MalformedProof("a leaf index outside its dictionary"))
         );
     }
 }

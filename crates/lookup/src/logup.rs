@@ -18,7 +18,7 @@
 //! ```
 
 use crate::LookupError;
-use crate::fraction::{FractionSumProof, prove_fraction_sums, verify_fraction_sums};
+use crate::fraction::{FractionLeaves, FractionSumProof, prove_fraction_sums, verify_fraction_sums};
 use crate::table::LookupTable;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -216,10 +216,14 @@ pub fn prove_lookups(
             .with_min_len(1024)
             .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
             .collect();
-        // A witness row that is a table row has that row's denominator (a copy instead of
-        // `columns` multiplications); any other row (only a cheating prover's) is folded.
+        // A witness row that is a table row has that row's denominator: the witness leaves
+        // are indices into the table's denominators (4 bytes a leaf, no multiplication). Any
+        // other row (only a cheating prover's) is folded and appended to the dictionary.
         // A one-row witness is proved as two copies of its row.
-        let witness_denominators: Vec<Fr> = (0..rows.max(2))
+        let entries = rows.max(2);
+        let tuple_of =
+            |i: usize| -> Vec<i64> { (0..columns).map(|column| (witness.entry)(i % rows, column)).collect() };
+        let mut indices: Vec<u32> = (0..entries)
             .into_par_iter()
             .with_min_len(1024)
             .map_init(
@@ -228,21 +232,23 @@ pub fn prove_lookups(
                     for (column, value) in tuple.iter_mut().enumerate() {
                         *value = (witness.entry)(i % rows, column);
                     }
-                    match table.index_of(tuple).and_then(|y| table_denominators.get(y)) {
-                        Some(denominator) => *denominator,
-                        None => {
-                            fold(alpha, gamma, &tuple.iter().map(|&v| fr_from_i64(v)).collect::<Vec<_>>())
-                        }
-                    }
+                    table.index_of(tuple).and_then(|y| u32::try_from(y).ok()).unwrap_or(u32::MAX)
                 },
             )
             .collect();
-        if witness_denominators.par_iter().chain(table_denominators.par_iter()).any(Zero::is_zero) {
+        let mut dictionary = table_denominators.clone();
+        for (i, index) in indices.iter_mut().enumerate().filter(|(_, index)| **index == u32::MAX) {
+            let tuple: Vec<Fr> = tuple_of(i).into_iter().map(fr_from_i64).collect();
+            *index =
+                u32::try_from(dictionary.len()).map_err(|_| LookupError::MalformedProof("too many rows"))?;
+            dictionary.push(fold(alpha, gamma, &tuple));
+        }
+        if dictionary.par_iter().any(Zero::is_zero) {
             return Err(LookupError::ZeroDenominator);
         }
         let counts: Vec<Fr> = lookup.multiplicities.iter().map(|&m| fr_from_i64(m)).collect();
-        trees.push((None, witness_denominators));
-        trees.push((Some(counts), table_denominators));
+        trees.push(FractionLeaves::Indexed { dictionary, indices });
+        trees.push(FractionLeaves::Dense { numerators: Some(counts), denominators: table_denominators });
     }
     let (fractions, _, leaves) = prove_fraction_sums(trees, transcript)?;
     let mut witness_values = Vec::with_capacity(lookups.len());

@@ -11,6 +11,8 @@
 //!   MLEs, with the MLE values at the final point carried in the proof.
 //! * [`SmallValueProductSumcheck`]: products of small-integer MLEs (quantized witnesses),
 //!   with the first rounds in integer arithmetic.
+//! * [`StreamedProductSumcheck`]: a plain product whose factors come from a closure until the
+//!   first challenge (tables of half size at most).
 //! * [`prove_batched`] / [`verify_batched`]: several claims (any numbers of variables and
 //!   degrees) in one sum-check with random coefficients.
 //!
@@ -33,6 +35,7 @@ mod error;
 mod product;
 mod protocol;
 mod small_value;
+mod streamed;
 pub mod univariate;
 
 pub use batched::{BatchedEvalClaim, prove_batched, verify_batched};
@@ -46,3 +49,4 @@ pub use protocol::{
     LABEL_CHALLENGE, LABEL_ROUND, RoundPolynomial, SumcheckInstance, SumcheckProof, prove, verify,
 };
 pub use small_value::{MAX_SMALL_VALUE_DEGREE, SmallValueProductSumcheck, small_value_rounds};
+pub use streamed::StreamedProductSumcheck;

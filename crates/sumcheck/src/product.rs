@@ -362,7 +362,11 @@ impl ProductSumcheck {
 /// Adds one pair's contribution to the round message `s(0), s(2), …, s(D−1), s(∞)` of a
 /// plain product: `low = f(0, x)`, `value = f(1, x)` (overwritten while stepping).
 #[inline(always)]
-fn accumulate_pair<const D: usize>(acc: &mut [UnreducedSum; D], low: &[Fr; D], value: &mut [Fr; D]) {
+pub(crate) fn accumulate_pair<const D: usize>(
+    acc: &mut [UnreducedSum; D],
+    low: &[Fr; D],
+    value: &mut [Fr; D],
+) {
     let diff: [Fr; D] = core::array::from_fn(|k| value[k] - low[k]);
     let partial = low[1..D - 1].iter().fold(low[0], |p, v| p * v);
     acc[0].add_product(&partial, &low[D - 1]);
