@@ -1,0 +1,211 @@
+//! The fixed-point projection `Y = round((X·W + b) / 2^k)`: round trips on many shapes, the
+//! reference, and one test per attack.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use zkmha_attention::AttentionError;
+use zkmha_attention::projection::*;
+use zkmha_field::{Fr, One};
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_sumcheck::EvalClaim;
+use zkmha_transcript::Transcript;
+
+fn shape(rows: usize, inputs: usize, outputs: usize, shift: u32) -> ProjectionShape {
+    ProjectionShape { rows, inputs, outputs, shift }
+}
+
+fn witness(shape: &ProjectionShape, seed: u64) -> ProjectionWitness {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut draw = |n: usize, bound: i64| (0..n).map(|_| rng.gen_range(-bound..=bound)).collect::<Vec<i64>>();
+    let input = draw(shape.rows * shape.inputs, 127);
+    let weights = draw(shape.inputs * shape.outputs, 127);
+    let bias = draw(shape.outputs, 1 << 12);
+    let output = compute_projection(shape, &input, &weights, &bias).unwrap();
+    ProjectionWitness { input, weights, bias, output }
+}
+
+/// `M` zero-padded to `2^row_vars × 2^column_vars`, as an MLE.
+fn padded(
+    values: &[i64],
+    rows: usize,
+    columns: usize,
+    row_vars: usize,
+    column_vars: usize,
+) -> DenseMultilinearExtension {
+    let width = 1usize << column_vars;
+    let mut out = vec![0i64; width << row_vars];
+    for r in 0..rows {
+        for c in 0..columns {
+            out[r * width + c] = values[r * columns + c];
+        }
+    }
+    DenseMultilinearExtension::from_i64(row_vars + column_vars, &out).unwrap()
+}
+
+fn holds(mle: &DenseMultilinearExtension, claim: &EvalClaim) -> bool {
+    mle.evaluate(&claim.point).unwrap() == claim.value
+}
+
+/// Discharges every claim by evaluating the tensors directly (the reference for the claims).
+fn discharge(
+    shape: &ProjectionShape,
+    w: &ProjectionWitness,
+    multiplicities: &[i64],
+    claims: &ProjectionClaims,
+) -> bool {
+    let (rv, iv, ov) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
+    holds(&padded(&w.input, shape.rows, shape.inputs, rv, iv), &claims.input)
+        && holds(&padded(&w.weights, shape.inputs, shape.outputs, iv, ov), &claims.weights)
+        && holds(&padded(&w.bias, 1, shape.outputs, 0, ov), &claims.bias)
+        && holds(&padded(&w.output, shape.rows, shape.outputs, rv, ov), &claims.output)
+        && holds(
+            &DenseMultilinearExtension::from_i64(shape.shift as usize, multiplicities).unwrap(),
+            &claims.multiplicities,
+        )
+}
+
+fn prove(shape: &ProjectionShape, w: &ProjectionWitness, multiplicities: &[i64]) -> ProjectionProof {
+    prove_projection(shape, w, multiplicities, &mut Transcript::new(b"projection")).unwrap().0
+}
+
+fn verify(shape: &ProjectionShape, proof: &ProjectionProof) -> Result<ProjectionClaims, AttentionError> {
+    verify_projection(shape, proof, &mut Transcript::new(b"projection"))
+}
+
+#[test]
+fn round_trips_on_many_shapes_and_the_claims_hold() {
+    for (k, s) in
+        [(1, 1, 1, 1), (3, 5, 7, 4), (7, 16, 3, 8), (16, 33, 12, 10), (5, 64, 64, 12), (2, 3, 130, 20)]
+            .into_iter()
+            .map(|(s, d, n, k)| (k, shape(s, d, n, k)))
+    {
+        let w = witness(&s, k as u64);
+        let multiplicities = projection_multiplicities(&s, &w).unwrap();
+        let (proof, prover_claims) =
+            prove_projection(&s, &w, &multiplicities, &mut Transcript::new(b"projection")).unwrap();
+        let claims = verify(&s, &proof).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+        assert_eq!(claims, prover_claims);
+        assert!(discharge(&s, &w, &multiplicities, &claims), "{s:?}");
+    }
+}
+
+#[test]
+fn the_rounding_matches_a_plain_reference() {
+    let s = shape(9, 21, 13, 7);
+    let w = witness(&s, 3);
+    for i in 0..s.rows {
+        for c in 0..s.outputs {
+            let acc: i64 =
+                (0..s.inputs).map(|j| w.input[i * s.inputs + j] * w.weights[j * s.outputs + c]).sum::<i64>()
+                    + w.bias[c];
+            // Round half up: ⌊acc/2^k + 1/2⌋ (exact in f64 at these sizes).
+            let expected = (acc as f64 / f64::from(1u32 << s.shift) + 0.5).floor() as i64;
+            assert_eq!(w.output[i * s.outputs + c], expected, "({i}, {c})");
+        }
+    }
+    // Ties round up, negative values included.
+    let tie = shape(1, 1, 2, 2);
+    assert_eq!(compute_projection(&tie, &[1], &[6, -6], &[0, 0]).unwrap(), vec![2, -1]);
+}
+
+#[test]
+fn rejects_an_output_that_is_not_the_rounded_product() {
+    let s = shape(6, 10, 5, 6);
+    let honest = witness(&s, 4);
+    let multiplicities = projection_multiplicities(&s, &honest).unwrap();
+    for delta in [1i64, -1] {
+        let mut w = honest.clone();
+        w.output[7] += delta;
+        assert!(projection_multiplicities(&s, &w).is_err());
+        let proof = prove(&s, &w, &multiplicities);
+        assert!(matches!(verify(&s, &proof), Err(AttentionError::Lookup(_))), "delta {delta}");
+    }
+}
+
+#[test]
+fn rejects_wrong_multiplicities() {
+    let s = shape(4, 8, 4, 5);
+    let w = witness(&s, 5);
+    let mut multiplicities = projection_multiplicities(&s, &w).unwrap();
+    let used = multiplicities.iter().position(|&m| m > 0).unwrap();
+    multiplicities[used] -= 1;
+    let other = (used + 1) % multiplicities.len();
+    multiplicities[other] += 1;
+    assert!(matches!(verify(&s, &prove(&s, &w, &multiplicities)), Err(AttentionError::Lookup(_))));
+}
+
+#[test]
+fn rejects_tampered_messages() {
+    let s = shape(5, 12, 6, 8);
+    let w = witness(&s, 6);
+    let multiplicities = projection_multiplicities(&s, &w).unwrap();
+    let proof = prove(&s, &w, &multiplicities);
+    let mut bad = proof.clone();
+    bad.output_value += Fr::one();
+    assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
+    let mut bad = proof.clone();
+    bad.bias_value += Fr::one();
+    assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
+    let mut bad = proof.clone();
+    bad.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
+    let mut bad = proof.clone();
+    bad.sumcheck.final_evaluations[1] += Fr::one();
+    assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
+    let mut bad = proof.clone();
+    bad.lookup.witness_values[0][0] += Fr::one();
+    assert!(matches!(verify(&s, &bad), Err(AttentionError::Lookup(_))));
+    // Another statement: a different shift or width.
+    assert!(verify(&shape(5, 12, 6, 9), &proof).is_err());
+    assert!(verify(&shape(5, 12, 7, 8), &proof).is_err());
+}
+
+#[test]
+fn claims_catch_other_tensors() {
+    // An honest proof about (X, W, b, Y) does not discharge against another W or X: the
+    // caller's openings are what tie the claims to the committed tensors.
+    let s = shape(4, 9, 5, 6);
+    let w = witness(&s, 7);
+    let multiplicities = projection_multiplicities(&s, &w).unwrap();
+    let claims = verify(&s, &prove(&s, &w, &multiplicities)).unwrap();
+    assert!(discharge(&s, &w, &multiplicities, &claims));
+    let mut other = w.clone();
+    other.weights[3] += 1;
+    assert!(!discharge(&s, &other, &multiplicities, &claims));
+    let mut other = w.clone();
+    other.input[2] -= 1;
+    assert!(!discharge(&s, &other, &multiplicities, &claims));
+    let mut other = w;
+    other.bias[0] += 1;
+    assert!(!discharge(&s, &other, &multiplicities, &claims));
+}
+
+#[test]
+fn bad_inputs_get_typed_errors() {
+    let s = shape(3, 4, 2, 5);
+    let w = witness(&s, 8);
+    let mut short = w.clone();
+    short.weights.pop();
+    assert!(matches!(
+        projection_multiplicities(&s, &short),
+        Err(AttentionError::WrongTensorSize { tensor: "W", .. })
+    ));
+    let mut big = w.clone();
+    big.input[1] = 1 << 40;
+    assert!(matches!(
+        projection_multiplicities(&s, &big),
+        Err(AttentionError::ValueOutOfRange { tensor: "X", index: 1, .. })
+    ));
+    assert!(matches!(
+        projection_multiplicities(&shape(3, 4, 2, 0), &w),
+        Err(AttentionError::InvalidShape(_))
+    ));
+    assert!(matches!(
+        projection_multiplicities(&shape(0, 4, 2, 5), &w),
+        Err(AttentionError::InvalidShape(_))
+    ));
+    assert!(matches!(
+        compute_projection(&shape(3, 4, 2, 21), &w.input, &w.weights, &w.bias),
+        Err(AttentionError::InvalidShape(_))
+    ));
+}
