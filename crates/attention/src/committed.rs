@@ -15,9 +15,9 @@
 
 use crate::commitment_layout::{largest_committed_vars, layout_column_vars, table_column_vars};
 use crate::layer::{
-    AttentionLayerProof, CommittedInputTables, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK, LABEL_SOFTMAX,
-    ProverTimings, VerifierTimings, absorb_output, check_output_len, prove_chain, verify_chain,
-    witness_alongside_table,
+    AttentionLayerProof, CommittedInputTables, CommittedInputs, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK,
+    LABEL_SOFTMAX, ProverTimings, VerifierTimings, absorb_output, check_output_len, prove_chain,
+    verify_chain, witness_alongside_table,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -71,7 +71,7 @@ fn pcs_error(step: &'static str) -> impl Fn(PcsError) -> AttentionError {
 }
 
 /// `Q`, `K`, `V` padded with zeros to their power-of-two matrices, as integers.
-fn padded_inputs(shape: &AttentionShape, inputs: &AttentionInputs) -> [(usize, Vec<i64>); 3] {
+pub(crate) fn padded_inputs(shape: &AttentionShape, inputs: &AttentionInputs) -> [(usize, Vec<i64>); 3] {
     let pad = |data: &[i64], columns: usize, column_vars: usize| -> (usize, Vec<i64>) {
         let width = 1usize << column_vars;
         let mut out = vec![0i64; shape.padded_seq_len() * width];
@@ -103,7 +103,7 @@ pub fn commit_inputs(
     commit_padded_inputs(params, shape, softmax, &padded_inputs(shape, inputs))
 }
 
-fn commit_padded_inputs(
+pub(crate) fn commit_padded_inputs(
     params: &HyraxParams,
     shape: &AttentionShape,
     softmax: SoftmaxMode,
@@ -133,8 +133,19 @@ impl CommittedStatement {
         let shape = &self.shape;
         shape.validate()?;
         check_output_len(shape, &self.output)?;
-        let c = &self.commitments;
-        let layout = layout_column_vars(shape, self.softmax);
+        self.commitments.validate(shape, self.softmax)
+    }
+}
+
+impl InputCommitments {
+    /// Checks each commitment's size and layout against the shape.
+    pub(crate) fn validate(
+        &self,
+        shape: &AttentionShape,
+        softmax: SoftmaxMode,
+    ) -> Result<(), AttentionError> {
+        let c = self;
+        let layout = layout_column_vars(shape, softmax);
         for (commitment, vars) in [
             (&c.queries, shape.seq_vars() + shape.model_vars()),
             (&c.keys, shape.seq_vars() + shape.model_vars()),
@@ -176,7 +187,12 @@ pub fn prove_layer_committed(
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
     timings.statement = start.elapsed();
-    let committed = CommittedInputTables { commitments: &statement.commitments, tables: &padded };
+    let committed = CommittedInputTables {
+        commitments: &statement.commitments,
+        tables: &padded,
+        extra_items: Vec::new(),
+        extra_claims: Vec::new(),
+    };
     let (layer, _) = prove_chain(
         shape,
         mask,
@@ -216,7 +232,11 @@ pub fn verify_layer_committed(
         params,
         &statement.output,
         &proof.layer,
-        Some(&statement.commitments),
+        Some(CommittedInputs {
+            commitments: &statement.commitments,
+            extra_commitments: Vec::new(),
+            extra_claims: Vec::new(),
+        }),
         &mut transcript,
         &mut timings,
     )?;

@@ -127,6 +127,22 @@ pub struct AttentionLayerProof {
 pub(crate) struct CommittedInputTables<'a> {
     pub(crate) commitments: &'a InputCommitments,
     pub(crate) tables: &'a [(usize, Vec<i64>); 3],
+    /// Further committed polynomials and their claims for the final opening (a model layer's
+    /// projections): claim indices count `Q`, `K`, `V` as 0, 1, 2 and `extra_items` from 3.
+    pub(crate) extra_items: Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>,
+    pub(crate) extra_claims: Vec<OpeningClaim>,
+}
+
+/// The verifier's side of [`CommittedInputTables`].
+pub(crate) struct CommittedInputs<'a> {
+    pub(crate) commitments: &'a InputCommitments,
+    pub(crate) extra_commitments: Vec<&'a HyraxCommitment>,
+    pub(crate) extra_claims: Vec<OpeningClaim>,
+}
+
+/// `extra` claims (indices relative to their own list) moved after `offset` polynomials.
+fn shifted(extra: &[OpeningClaim], offset: usize) -> impl Iterator<Item = OpeningClaim> + '_ {
+    extra.iter().map(move |c| OpeningClaim { polynomial: c.polynomial + offset, ..c.clone() })
 }
 
 /// Prover wall-clock time per stage.
@@ -316,8 +332,9 @@ pub(crate) fn prove_chain(
         items.extend(softmax_opening_tables(shape, &params, commitments, data)?);
         claims.extend(slot.opening_claims);
     }
-    if let Some(inputs) = &committed_inputs {
+    if let Some(inputs) = committed_inputs {
         let c = inputs.commitments;
+        let base = items.len();
         for ((num_vars, values), (commitment, claim)) in inputs.tables.iter().zip([
             (&c.queries, &input_claims.queries),
             (&c.keys, &input_claims.keys),
@@ -330,6 +347,8 @@ pub(crate) fn prove_chain(
             });
             items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
         }
+        claims.extend(shifted(&inputs.extra_claims, base));
+        items.extend(inputs.extra_items);
     }
     let openings = if items.is_empty() {
         None
@@ -367,7 +386,7 @@ pub(crate) fn verify_chain(
     hyrax: &HyraxParams,
     output: &[Fr],
     proof: &AttentionLayerProof,
-    input_commitments: Option<&InputCommitments>,
+    committed_inputs: Option<CommittedInputs<'_>>,
     transcript: &mut Transcript,
     timings: &mut VerifierTimings,
 ) -> Result<InputClaims, AttentionError> {
@@ -420,7 +439,9 @@ pub(crate) fn verify_chain(
         commitments.extend(softmax_commitment_list(softmax));
         claims.extend(softmax_claims);
     }
-    if let Some(c) = input_commitments {
+    if let Some(inputs) = committed_inputs {
+        let c = inputs.commitments;
+        let base = commitments.len();
         for (commitment, claim) in [
             (&c.queries, &input_claims.queries),
             (&c.keys, &input_claims.keys),
@@ -433,6 +454,8 @@ pub(crate) fn verify_chain(
             });
             commitments.push(commitment);
         }
+        claims.extend(shifted(&inputs.extra_claims, base));
+        commitments.extend(inputs.extra_commitments);
     }
     match (&proof.openings, commitments.is_empty()) {
         (None, true) => {}

@@ -15,6 +15,7 @@ mod error;
 pub mod fixed_point;
 pub mod layer;
 pub mod masking;
+pub mod model_layer;
 pub mod padding;
 pub mod projection;
 pub mod qk;
