@@ -192,6 +192,7 @@ pub fn prove_layer_committed(
         tables: &padded,
         extra_items: Vec::new(),
         extra_claims: Vec::new(),
+        output_polynomial: None,
     };
     let (layer, _) = prove_chain(
         shape,
@@ -236,6 +237,7 @@ pub fn verify_layer_committed(
             commitments: &statement.commitments,
             extra_commitments: Vec::new(),
             extra_claims: Vec::new(),
+            output_polynomial: None,
         }),
         &mut transcript,
         &mut timings,

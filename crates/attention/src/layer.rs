@@ -37,7 +37,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 4;
+pub const PROOF_FORMAT_VERSION: u32 = 5;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
@@ -47,6 +47,7 @@ const LABEL_KEYS: &[u8] = b"attention/statement/keys";
 const LABEL_VALUES: &[u8] = b"attention/statement/values";
 const LABEL_OUTPUT: &[u8] = b"attention/statement/output";
 const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
+const LABEL_OUTPUT_VALUE: &[u8] = b"attention/output-value";
 pub(crate) const LABEL_COMMITMENTS: &[u8] = b"attention/statement/commitments";
 
 /// The public statement of a layer proof.
@@ -120,6 +121,9 @@ pub struct AttentionLayerProof {
     /// One multi-point opening of every committed polynomial's claims: the softmax's columns
     /// (exponential mode) and `Q`, `K`, `V` (committed mode); absent when nothing is committed.
     pub openings: Option<MultiOpeningProof>,
+    /// `Õ(r)` when the output itself is committed (a model layer's intermediate): the
+    /// verifier cannot evaluate it, so it is sent and its claim joins the final opening.
+    pub output_value: Option<Fr>,
 }
 
 /// The committed inputs as the prover holds them: commitments and the padded integer tables
@@ -131,6 +135,9 @@ pub(crate) struct CommittedInputTables<'a> {
     /// projections): claim indices count `Q`, `K`, `V` as 0, 1, 2 and `extra_items` from 3.
     pub(crate) extra_items: Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>,
     pub(crate) extra_claims: Vec<OpeningClaim>,
+    /// The index (counted as for `extra_claims`) of a committed output `O`: its claim then
+    /// joins the final opening instead of being evaluated from a public output.
+    pub(crate) output_polynomial: Option<usize>,
 }
 
 /// The verifier's side of [`CommittedInputTables`].
@@ -138,6 +145,7 @@ pub(crate) struct CommittedInputs<'a> {
     pub(crate) commitments: &'a InputCommitments,
     pub(crate) extra_commitments: Vec<&'a HyraxCommitment>,
     pub(crate) extra_claims: Vec<OpeningClaim>,
+    pub(crate) output_polynomial: Option<usize>,
 }
 
 /// `extra` claims (indices relative to their own list) moved after `offset` polynomials.
@@ -276,6 +284,11 @@ pub(crate) fn prove_chain(
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     let output = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?;
     let output_claim = EvalClaim { value: output.evaluate(&point)?, point };
+    let committed_output = committed_inputs.as_ref().and_then(|inputs| inputs.output_polynomial);
+    let output_value = committed_output.map(|_| output_claim.value);
+    if let Some(value) = &output_value {
+        transcript.append_field(LABEL_OUTPUT_VALUE, value);
+    }
     timings.statement += start.elapsed();
 
     let start = Instant::now();
@@ -348,6 +361,13 @@ pub(crate) fn prove_chain(
             items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
         }
         claims.extend(shifted(&inputs.extra_claims, base));
+        if let Some(index) = inputs.output_polynomial {
+            claims.push(OpeningClaim {
+                polynomial: base + index,
+                point: output_claim.point.clone(),
+                value: output_claim.value,
+            });
+        }
         items.extend(inputs.extra_items);
     }
     let openings = if items.is_empty() {
@@ -370,6 +390,7 @@ pub(crate) fn prove_chain(
         qk,
         padding,
         openings,
+        output_value,
     };
     Ok((proof, input_claims))
 }
@@ -402,8 +423,18 @@ pub(crate) fn verify_chain(
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     timings.protocol += start.elapsed();
     let start = Instant::now();
-    let output_mle = matrix_mle(shape.seq_len, shape.value_model_width(), output)?;
-    let output_claim = EvalClaim { value: output_mle.evaluate(&point)?, point };
+    let committed_output = committed_inputs.as_ref().and_then(|inputs| inputs.output_polynomial);
+    let output_claim = match (committed_output, proof.output_value) {
+        (None, None) => {
+            let output_mle = matrix_mle(shape.seq_len, shape.value_model_width(), output)?;
+            EvalClaim { value: output_mle.evaluate(&point)?, point }
+        }
+        (Some(_), Some(value)) => {
+            transcript.append_field(LABEL_OUTPUT_VALUE, &value);
+            EvalClaim { value, point }
+        }
+        _ => return Err(AttentionError::CheckFailed { step: "output value" }),
+    };
     timings.public_evaluations += start.elapsed();
 
     let start = Instant::now();
@@ -455,6 +486,13 @@ pub(crate) fn verify_chain(
             commitments.push(commitment);
         }
         claims.extend(shifted(&inputs.extra_claims, base));
+        if let Some(index) = inputs.output_polynomial {
+            claims.push(OpeningClaim {
+                polynomial: base + index,
+                point: output_claim.point.clone(),
+                value: output_claim.value,
+            });
+        }
         commitments.extend(inputs.extra_commitments);
     }
     match (&proof.openings, commitments.is_empty()) {

@@ -1,39 +1,43 @@
-//! An attention layer proven from its input `X` and the model's weights: the `Q`, `K`, `V`
-//! projections in fixed point ([`crate::projection`]) and the attention on their outputs
-//! ([`crate::committed`]), in one proof.
+//! An attention block proven from its input `X` and the model's weights: the `Q`, `K`, `V`
+//! projections in fixed point ([`crate::projection`]), the attention on their outputs
+//! ([`crate::committed`]), the output projection and the residual, in one proof.
 //!
 //! ```text
-//! model      W_q, W_k (d_model × h·m), W_v (d_model × h·m_v), b_q, b_k, b_v  (integers)
-//!            → ModelCommitment, made once and reused by every proof of the model
-//! relation   Q = round((X·W_q + b_q) / 2^k), K, V likewise;  O = attention(Q, K, V)
-//! statement  shapes (attention, d_model, k), mask, softmax mode, commitment to X (s × d_model),
-//!            the model commitment, the output O — absorbed first
-//! proof      commitments to Q, K, V and to the three projections' range multiplicities
-//!            (absorbed next); the three projection proofs; the attention proof on the
-//!            committed Q, K, V, whose final multi-point opening also answers every
-//!            projection claim (X at three points, the weights, the biases, Q, K, V, the
-//!            multiplicities)
+//! model      W_q, W_k (d_model × h·m), W_v (d_model × h·m_v), b_q, b_k, b_v, W_o (h·m_v × d_model),
+//!            b_o (integers) → ModelCommitment, made once and reused by every proof of the model
+//! relation   Q = round((X·W_q + b_q) / 2^k), K, V likewise;  O = attention(Q, K, V);
+//!            Y = round((O·W_o + b_o) / 2^k_o);  Z = X + Y
+//! statement  shapes (attention, d_model, k, k_o), mask, softmax mode, commitment to X
+//!            (s × d_model), the model commitment, the output Z — absorbed first
+//! proof      commitments to Q, K, V, O, Y and the four projections' range multiplicities
+//!            (absorbed next); r_z ← V; P sends α = X̃(r_z) (residual: Ỹ(r_z) = Z̃(r_z) − α);
+//!            the four projection proofs; the attention proof on the committed Q, K, V with
+//!            the committed output O (its output claim's value is sent), whose final
+//!            multi-point opening answers every claim: the projections', the residual's and
+//!            the attention's own
 //! ```
 //!
-//! Not yet here (issue 6 continues): the output projection and the residual, real model
-//! files and their quantization, GQA and RoPE, the command line. The commitments to `X` and
-//! the weights use their own Hyrax layout when it differs from the attention's, so their
-//! claims may take a second combined row in the final opening.
+//! Not yet here (issue 6 continues): real model files and their quantization, GQA and RoPE,
+//! the command line. The commitments to `X`, the weights, `O` and `Y` use their own Hyrax
+//! layout when it differs from the attention's, so their claims may take a second combined
+//! row in the final opening.
 
 use crate::commitment_layout::{largest_committed_vars, table_column_vars};
 use crate::committed::{InputCommitments, commit_padded_inputs, padded_inputs};
 use crate::layer::{
     AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings,
-    absorb_output, check_output_len, prove_chain, verify_chain, witness_alongside_table,
+    absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionProof, ProjectionShape, ProjectionWitness, compute_projection,
     projection_multiplicities, prove_projection, verify_projection,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
+use ark_ff::{BigInteger, PrimeField};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
-use zkmha_field::Fr;
+use zkmha_field::{Fr, fr_from_i64};
+use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable, split_vars};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
@@ -44,6 +48,8 @@ const LABEL_MASK: &[u8] = b"attention/model/mask";
 const LABEL_SOFTMAX: &[u8] = b"attention/model/softmax";
 const LABEL_COMMITMENTS: &[u8] = b"attention/model/commitments";
 const LABEL_INTERMEDIATES: &[u8] = b"attention/model/intermediates";
+const LABEL_RESIDUAL_POINT: &[u8] = b"attention/model/residual-point";
+const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/model/residual-input";
 
 /// The shapes of a model layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -52,8 +58,10 @@ pub struct ModelShape {
     pub attention: AttentionShape,
     /// `d_model`: the columns of `X`, the rows of the weights.
     pub model_width: usize,
-    /// The projections' rescaling shift `k`.
+    /// The `Q`, `K`, `V` projections' rescaling shift `k`.
     pub shift: u32,
+    /// The output projection's rescaling shift `k_o`.
+    pub output_shift: u32,
 }
 
 impl ModelShape {
@@ -69,8 +77,8 @@ impl ModelShape {
         Ok(())
     }
 
-    /// The `Q`, `K`, `V` projections' shapes.
-    pub fn projections(&self) -> [ProjectionShape; 3] {
+    /// The `Q`, `K`, `V` and output projections' shapes.
+    pub fn projections(&self) -> [ProjectionShape; 4] {
         let a = &self.attention;
         let shape = |outputs| ProjectionShape {
             rows: a.seq_len,
@@ -78,7 +86,17 @@ impl ModelShape {
             outputs,
             shift: self.shift,
         };
-        [shape(a.model_width()), shape(a.model_width()), shape(a.value_model_width())]
+        [
+            shape(a.model_width()),
+            shape(a.model_width()),
+            shape(a.value_model_width()),
+            ProjectionShape {
+                rows: a.seq_len,
+                inputs: a.value_model_width(),
+                outputs: self.model_width,
+                shift: self.output_shift,
+            },
+        ]
     }
 
     /// `log d̂_model`.
@@ -87,8 +105,8 @@ impl ModelShape {
     }
 
     /// The variables of the input and weight tables: `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`,
-    /// `b_v` (padded to powers of two).
-    fn table_vars(&self) -> [usize; 7] {
+    /// `b_v`, `W_o`, `b_o` (padded to powers of two).
+    fn table_vars(&self) -> [usize; 9] {
         let a = &self.attention;
         let m = self.model_vars();
         [
@@ -99,6 +117,8 @@ impl ModelShape {
             a.model_vars(),
             a.model_vars(),
             a.value_model_vars(),
+            a.value_model_vars() + m,
+            m,
         ]
     }
 
@@ -109,12 +129,15 @@ impl ModelShape {
 
     fn largest_vars(&self, softmax: SoftmaxMode) -> usize {
         let tables = self.table_vars().into_iter().max().unwrap_or(0);
-        tables.max(self.shift as usize).max(largest_committed_vars(&self.attention, softmax))
+        tables
+            .max(self.shift.max(self.output_shift) as usize)
+            .max(largest_committed_vars(&self.attention, softmax))
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.attention.append_to_transcript(transcript);
-        transcript.append_shape(LABEL_SHAPE, &[self.model_width, self.shift as usize]);
+        transcript
+            .append_shape(LABEL_SHAPE, &[self.model_width, self.shift as usize, self.output_shift as usize]);
     }
 }
 
@@ -124,7 +147,8 @@ pub fn model_hyrax_params(shape: &ModelShape, softmax: SoftmaxMode) -> HyraxPara
 }
 
 /// A layer's quantized weights, row-major: `W_q`, `W_k` (`d_model × h·m`), `W_v`
-/// (`d_model × h·m_v`), the biases (`h·m`, `h·m`, `h·m_v`).
+/// (`d_model × h·m_v`), the biases (`h·m`, `h·m`, `h·m_v`), `W_o` (`h·m_v × d_model`), `b_o`
+/// (`d_model`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelWeights {
     /// `W_q`.
@@ -139,12 +163,16 @@ pub struct ModelWeights {
     pub keys_bias: Vec<i64>,
     /// `b_v`.
     pub values_bias: Vec<i64>,
+    /// `W_o`.
+    pub output: Vec<i64>,
+    /// `b_o`.
+    pub output_bias: Vec<i64>,
 }
 
 /// Commitments to a layer's weights, made once per model and reused by every proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelCommitment {
-    /// To `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, in that order.
+    /// To `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`, in that order.
     pub tables: Vec<HyraxCommitment>,
 }
 
@@ -161,7 +189,7 @@ pub struct ModelStatement {
     pub input: HyraxCommitment,
     /// The model commitment.
     pub model: ModelCommitment,
-    /// The claimed output `O`, `s × h·m_v`, row-major.
+    /// The claimed output `Z = X + Y`, `s × d_model`, row-major.
     pub output: Vec<Fr>,
 }
 
@@ -170,9 +198,13 @@ pub struct ModelStatement {
 pub struct ModelLayerProof {
     /// Commitments to `Q`, `K`, `V` (the attention's layout).
     pub intermediates: InputCommitments,
-    /// Commitments to the three projections' range multiplicities.
+    /// Commitments to the attention's output `O` and the projected `Y` (the model layout).
+    pub block: Vec<HyraxCommitment>,
+    /// Commitments to the four projections' range multiplicities.
     pub multiplicities: Vec<HyraxCommitment>,
-    /// The `Q`, `K`, `V` projections.
+    /// `α = X̃(r_z)` (the residual).
+    pub residual_input: Fr,
+    /// The `Q`, `K`, `V` and output projections.
     pub projections: Vec<ProjectionProof>,
     /// The attention on `Q`, `K`, `V`; its final opening answers every claim above.
     pub layer: AttentionLayerProof,
@@ -188,12 +220,13 @@ fn pad(values: &[i64], rows: usize, columns: usize, row_vars: usize, column_vars
     out
 }
 
-/// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v` tables, after checking sizes.
+/// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, after
+/// checking sizes.
 fn padded_tables(
     shape: &ModelShape,
     input: &[i64],
     weights: &ModelWeights,
-) -> Result<[Vec<i64>; 7], AttentionError> {
+) -> Result<[Vec<i64>; 9], AttentionError> {
     let a = &shape.attention;
     let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
     let sizes = [
@@ -204,6 +237,8 @@ fn padded_tables(
         ("b_q", weights.queries_bias.len(), 1, n),
         ("b_k", weights.keys_bias.len(), 1, n),
         ("b_v", weights.values_bias.len(), 1, nv),
+        ("W_o", weights.output.len(), nv, d),
+        ("b_o", weights.output_bias.len(), 1, d),
     ];
     for (tensor, got, rows, columns) in sizes {
         if got != rows * columns {
@@ -226,6 +261,8 @@ fn padded_tables(
         pad(&weights.queries_bias, 1, n, 0, qv),
         pad(&weights.keys_bias, 1, n, 0, qv),
         pad(&weights.values_bias, 1, nv, 0, vv),
+        pad(&weights.output, nv, d, vv, mv),
+        pad(&weights.output_bias, 1, d, 0, mv),
     ])
 }
 
@@ -281,7 +318,16 @@ impl ModelStatement {
 
     fn validate(&self) -> Result<(), AttentionError> {
         self.shape.validate()?;
-        check_output_len(&self.shape.attention, &self.output)?;
+        let expected = self.shape.attention.seq_len * self.shape.model_width;
+        if self.output.len() != expected {
+            return Err(AttentionError::WrongTensorSize {
+                tensor: "Z",
+                rows: self.shape.attention.seq_len,
+                columns: self.shape.model_width,
+                expected,
+                got: self.output.len(),
+            });
+        }
         let layout = self.shape.layout(self.softmax);
         let vars = self.shape.table_vars();
         let tables: Vec<&HyraxCommitment> = std::iter::once(&self.input).chain(&self.model.tables).collect();
@@ -300,44 +346,108 @@ impl ModelStatement {
 /// Absorbs the commitments the prover makes after the statement.
 fn absorb_intermediates(
     intermediates: &InputCommitments,
+    block: &[HyraxCommitment],
     multiplicities: &[HyraxCommitment],
     transcript: &mut Transcript,
 ) {
     let mut bytes = Vec::new();
     // Serializing into a Vec cannot fail.
-    let _ = (intermediates, multiplicities).serialize_compressed(&mut bytes);
+    let _ = (intermediates, block, multiplicities).serialize_compressed(&mut bytes);
     transcript.append_bytes(LABEL_INTERMEDIATES, &bytes);
 }
 
-/// The final opening's claims from the three projections, indexed as
-/// `[Q, K, V, X, W_q, W_k, W_v, b_q, b_k, b_v, m_q, m_k, m_v]`.
-fn projection_opening_claims(claims: &[ProjectionClaims]) -> Vec<OpeningClaim> {
+/// Positions in the final opening's list of `[Q, K, V, extra…]` (`extra_items` order).
+mod slot {
+    pub(super) const QUERIES: usize = 0;
+    pub(super) const INPUT: usize = 3;
+    /// `W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o` follow `X`.
+    pub(super) const WEIGHTS: usize = 4;
+    pub(super) const MULTIPLICITIES: usize = 12;
+    pub(super) const ATTENTION_OUTPUT: usize = 16;
+    pub(super) const PROJECTED: usize = 17;
+}
+
+/// The final opening's claims from the four projections and the residual.
+fn block_opening_claims(
+    claims: &[ProjectionClaims],
+    r_z: &[Fr],
+    alpha: Fr,
+    z_value: Fr,
+) -> Vec<OpeningClaim> {
     let claim = |polynomial: usize, c: &EvalClaim| OpeningClaim {
         polynomial,
         point: c.point.clone(),
         value: c.value,
     };
-    claims
+    let mut out: Vec<OpeningClaim> = claims
         .iter()
         .enumerate()
         .flat_map(|(p, c)| {
+            let (input, output) = if p < 3 {
+                (slot::INPUT, slot::QUERIES + p)
+            } else {
+                (slot::ATTENTION_OUTPUT, slot::PROJECTED)
+            };
+            // Weights W_q, W_k, W_v, then W_o; biases b_q, b_k, b_v, then b_o.
+            let (weights, bias) = if p < 3 {
+                (slot::WEIGHTS + p, slot::WEIGHTS + 3 + p)
+            } else {
+                (slot::WEIGHTS + 6, slot::WEIGHTS + 7)
+            };
             [
-                claim(p, &c.output),
-                claim(3, &c.input),
-                claim(4 + p, &c.weights),
-                claim(7 + p, &c.bias),
-                claim(10 + p, &c.multiplicities),
+                claim(output, &c.output),
+                claim(input, &c.input),
+                claim(weights, &c.weights),
+                claim(bias, &c.bias),
+                claim(slot::MULTIPLICITIES + p, &c.multiplicities),
             ]
+        })
+        .collect();
+    // The residual Z = X + Y at r_z.
+    out.push(OpeningClaim { polynomial: slot::INPUT, point: r_z.to_vec(), value: alpha });
+    out.push(OpeningClaim { polynomial: slot::PROJECTED, point: r_z.to_vec(), value: z_value - alpha });
+    out
+}
+
+/// The public output `Z`'s MLE at `r_z`.
+fn output_value(shape: &ModelShape, output: &[Fr], r_z: &[Fr]) -> Result<Fr, AttentionError> {
+    Ok(matrix_mle(shape.attention.seq_len, shape.model_width, output)?.evaluate(r_z)?)
+}
+
+/// `O` as integers (the attention's outputs are exact integers in the field).
+fn integer_output(output: &[Fr]) -> Result<Vec<i64>, AttentionError> {
+    output
+        .iter()
+        .map(|v| {
+            let small = |x: &Fr| {
+                let big = x.into_bigint();
+                (big.num_bits() <= 62).then(|| big.as_ref().first().copied().unwrap_or(0) as i64)
+            };
+            small(v)
+                .or_else(|| small(&-*v).map(|n| -n))
+                .ok_or_else(|| AttentionError::NumericRange("an attention output leaves i64".into()))
         })
         .collect()
 }
 
-/// Runs the projections and the attention on `X` (`s × d_model`, integers) with the committed
-/// weights and proves it all.
+/// Linear attention's masked entries carry the spec's `MASK` constant, so its output is not an
+/// integer tensor the output projection could take: the block needs the proven softmax.
+fn require_proven_softmax(softmax: SoftmaxMode) -> Result<(), AttentionError> {
+    if softmax.is_proven() {
+        Ok(())
+    } else {
+        Err(AttentionError::InvalidShape(
+            "a model layer needs the proven softmax (linear attention's output carries the MASK constant)"
+                .into(),
+        ))
+    }
+}
+
+/// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it.
 ///
 /// # Errors
-/// Bad shapes or tensors, projection outputs the attention cannot take
-/// ([`AttentionError::ValueOutOfRange`]: choose a larger shift), a model commitment of the
+/// Bad shapes or tensors, intermediate values the next step cannot take
+/// ([`AttentionError::ValueOutOfRange`]: choose larger shifts), a model commitment of the
 /// wrong shape, and the sub-protocols' errors.
 #[allow(clippy::too_many_arguments)]
 pub fn prove_model_layer(
@@ -352,11 +462,12 @@ pub fn prove_model_layer(
     let mut timings = ProverTimings::default();
     let start = Instant::now();
     shape.validate()?;
+    require_proven_softmax(softmax)?;
     let tables = padded_tables(shape, input, weights)?;
     let projections = shape.projections();
     let biases = [&weights.queries_bias, &weights.keys_bias, &weights.values_bias];
     let matrices = [&weights.queries, &weights.keys, &weights.values];
-    let mut witnesses = Vec::with_capacity(3);
+    let mut witnesses = Vec::with_capacity(4);
     for ((projection, w), b) in projections.iter().zip(matrices).zip(biases) {
         let output = compute_projection(projection, input, w, b)?;
         witnesses.push(ProjectionWitness {
@@ -372,6 +483,16 @@ pub fn prove_model_layer(
         values: witnesses[2].output.clone(),
     };
     let mut witness = witness_alongside_table(&shape.attention, mask, softmax, &inputs, Some(params))?;
+    let attention_output = integer_output(&witness.output)?;
+    let projected =
+        compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
+    let output: Vec<Fr> = input.iter().zip(&projected).map(|(x, y)| fr_from_i64(x + y)).collect();
+    witnesses.push(ProjectionWitness {
+        input: attention_output,
+        weights: weights.output.clone(),
+        bias: weights.output_bias.clone(),
+        output: projected,
+    });
     timings.witness = start.elapsed();
 
     let start = Instant::now();
@@ -383,11 +504,22 @@ pub fn prove_model_layer(
         softmax,
         input: commit_table(params, layout, vars[0], &tables[0])?,
         model: model.clone(),
-        output: witness.output.clone(),
+        output,
     };
     statement.validate()?;
     let padded = padded_inputs(&shape.attention, &inputs);
     let intermediates = commit_padded_inputs(params, &shape.attention, softmax, &padded)?;
+    let a = &shape.attention;
+    let block_tables = [
+        pad(&witnesses[3].input, a.seq_len, a.value_model_width(), a.seq_vars(), a.value_model_vars()),
+        pad(&witnesses[3].output, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
+    ];
+    let block_vars = [a.seq_vars() + a.value_model_vars(), vars[0]];
+    let block = block_tables
+        .iter()
+        .zip(block_vars)
+        .map(|(table, n)| commit_table(params, layout, n, table))
+        .collect::<Result<Vec<_>, _>>()?;
     let counts = witnesses
         .iter()
         .zip(&projections)
@@ -395,16 +527,21 @@ pub fn prove_model_layer(
         .collect::<Result<Vec<_>, _>>()?;
     let multiplicities = counts
         .iter()
-        .map(|m| commit_table(params, layout, shape.shift as usize, m))
+        .zip(&projections)
+        .map(|(m, p)| commit_table(params, layout, p.shift as usize, m))
         .collect::<Result<Vec<_>, _>>()?;
     timings.commit = start.elapsed();
 
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&intermediates, &multiplicities, &mut transcript);
-    let mut projection_proofs = Vec::with_capacity(3);
-    let mut claims = Vec::with_capacity(3);
+    absorb_intermediates(&intermediates, &block, &multiplicities, &mut transcript);
+    let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
+    let residual_input = DenseMultilinearExtension::from_i64(vars[0], &tables[0])?.evaluate(&r_z)?;
+    transcript.append_field(LABEL_RESIDUAL_VALUE, &residual_input);
+    let z_value = output_value(shape, &statement.output, &r_z)?;
+    let mut projection_proofs = Vec::with_capacity(4);
+    let mut claims = Vec::with_capacity(4);
     for ((projection, w), m) in projections.iter().zip(&witnesses).zip(&counts) {
         let (p, c) = prove_projection(projection, w, m, &mut transcript)?;
         projection_proofs.push(p);
@@ -418,14 +555,18 @@ pub fn prove_model_layer(
     for ((table, n), commitment) in tables.iter().zip(vars).skip(1).zip(&statement.model.tables) {
         extra_items.push((integers(n, table), commitment));
     }
-    for (count, commitment) in counts.iter().zip(&multiplicities) {
-        extra_items.push((integers(shape.shift as usize, count), commitment));
+    for ((count, commitment), projection) in counts.iter().zip(&multiplicities).zip(&projections) {
+        extra_items.push((integers(projection.shift as usize, count), commitment));
+    }
+    for ((table, n), commitment) in block_tables.iter().zip(block_vars).zip(&block) {
+        extra_items.push((integers(n, table), commitment));
     }
     let committed = CommittedInputTables {
         commitments: &intermediates,
         tables: &padded,
         extra_items,
-        extra_claims: projection_opening_claims(&claims),
+        extra_claims: block_opening_claims(&claims, &r_z, residual_input, z_value),
+        output_polynomial: Some(slot::ATTENTION_OUTPUT),
     };
     let (layer, _) = prove_chain(
         &shape.attention,
@@ -437,7 +578,14 @@ pub fn prove_model_layer(
         &mut transcript,
         &mut timings,
     )?;
-    let proof = ModelLayerProof { intermediates, multiplicities, projections: projection_proofs, layer };
+    let proof = ModelLayerProof {
+        intermediates,
+        block,
+        multiplicities,
+        residual_input,
+        projections: projection_proofs,
+        layer,
+    };
     Ok((statement, proof, timings))
 }
 
@@ -453,16 +601,22 @@ pub fn verify_model_layer(
     proof: &ModelLayerProof,
 ) -> Result<VerifierTimings, AttentionError> {
     statement.validate()?;
+    require_proven_softmax(statement.softmax)?;
     let shape = &statement.shape;
     let attention = &shape.attention;
     proof.intermediates.validate(attention, statement.softmax)?;
     let layout = shape.layout(statement.softmax);
-    let table_vars = shape.shift as usize;
-    if proof.multiplicities.len() != 3
-        || proof.projections.len() != 3
-        || proof.multiplicities.iter().any(|c| {
-            c.num_vars != table_vars || c.column_vars().ok() != Some(table_column_vars(table_vars, layout))
-        })
+    let projections = shape.projections();
+    let vars = shape.table_vars();
+    let block_vars = [attention.seq_vars() + attention.value_model_vars(), vars[0]];
+    let shaped = |c: &HyraxCommitment, n: usize| {
+        c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
+    };
+    if proof.multiplicities.len() != 4
+        || proof.projections.len() != 4
+        || proof.block.len() != 2
+        || proof.multiplicities.iter().zip(&projections).any(|(c, p)| !shaped(c, p.shift as usize))
+        || proof.block.iter().zip(block_vars).any(|(c, n)| !shaped(c, n))
     {
         return Err(AttentionError::CheckFailed { step: "model layer proof shape" });
     }
@@ -470,14 +624,18 @@ pub fn verify_model_layer(
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&proof.intermediates, &proof.multiplicities, &mut transcript);
-    let mut claims = Vec::with_capacity(3);
-    for (projection, p) in shape.projections().iter().zip(&proof.projections) {
+    absorb_intermediates(&proof.intermediates, &proof.block, &proof.multiplicities, &mut transcript);
+    let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
+    transcript.append_field(LABEL_RESIDUAL_VALUE, &proof.residual_input);
+    let z_value = output_value(shape, &statement.output, &r_z)?;
+    let mut claims = Vec::with_capacity(4);
+    for (projection, p) in projections.iter().zip(&proof.projections) {
         claims.push(verify_projection(projection, p, &mut transcript)?);
     }
     let extra_commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
         .chain(&statement.model.tables)
         .chain(&proof.multiplicities)
+        .chain(&proof.block)
         .collect();
     timings.protocol += start.elapsed();
     verify_chain(
@@ -485,12 +643,13 @@ pub fn verify_model_layer(
         statement.mask,
         statement.softmax,
         params,
-        &statement.output,
+        &[],
         &proof.layer,
         Some(CommittedInputs {
             commitments: &proof.intermediates,
             extra_commitments,
-            extra_claims: projection_opening_claims(&claims),
+            extra_claims: block_opening_claims(&claims, &r_z, proof.residual_input, z_value),
+            output_polynomial: Some(slot::ATTENTION_OUTPUT),
         }),
         &mut transcript,
         &mut timings,

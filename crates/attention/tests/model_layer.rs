@@ -1,12 +1,14 @@
-//! The model layer: projections from X and committed weights, then attention, in one proof.
+//! The model layer: Q, K, V projected from X with committed weights, attention, the output
+//! projection and the residual, in one proof.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use zkmha_attention::model_layer::*;
-use zkmha_attention::projection::compute_projection;
+use zkmha_attention::projection::{ProjectionShape, compute_projection};
+use zkmha_attention::quantization::signed_field_to_f64;
 use zkmha_attention::*;
-use zkmha_field::{Fr, One};
+use zkmha_field::{Fr, One, fr_from_i64};
 
 fn draw(rng: &mut StdRng, n: usize, bound: i64) -> Vec<i64> {
     (0..n).map(|_| rng.gen_range(-bound..=bound)).collect()
@@ -23,6 +25,8 @@ fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
         queries_bias: draw(&mut rng, a.model_width(), 1000),
         keys_bias: draw(&mut rng, a.model_width(), 1000),
         values_bias: draw(&mut rng, a.value_model_width(), 1000),
+        output: draw(&mut rng, a.value_model_width() * d, 127),
+        output_bias: draw(&mut rng, d, 1000),
     }
 }
 
@@ -30,15 +34,15 @@ fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
     draw(&mut StdRng::seed_from_u64(seed), shape.attention.seq_len * shape.model_width, 127)
 }
 
-fn modes(shape: &ModelShape) -> [SoftmaxMode; 2] {
-    // Projected entries are about 127·127·√d / 2^k; a scale that gives scores of a few units.
+/// The proven softmax with shifts that keep every intermediate in range (its outputs are
+/// about 2^16·|V|, hence the large output shift).
+fn modes(shape: &ModelShape) -> [(SoftmaxMode, ModelShape); 1] {
+    // Projected entries are about 127·127·√d / 2^6; a scale that gives scores of a few units.
     let scale = 1.0 / (shape.attention.head_dim as f64 * 400.0);
-    [
-        SoftmaxMode::Identity,
-        SoftmaxMode::Exponential(
-            SoftmaxParams::for_score_scale(scale, shape.attention.padded_seq_len()).unwrap(),
-        ),
-    ]
+    let exponential = SoftmaxMode::Exponential(
+        SoftmaxParams::for_score_scale(scale, shape.attention.padded_seq_len()).unwrap(),
+    );
+    [(exponential, ModelShape { shift: 6, output_shift: 20, ..*shape })]
 }
 
 struct Run {
@@ -56,33 +60,50 @@ fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> R
     Run { params, statement, proof }
 }
 
+fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
+    ModelShape {
+        attention: AttentionShape::new(s, h, m, mv).unwrap(),
+        model_width: d,
+        shift: 0,
+        output_shift: 0,
+    }
+}
+
+/// The plain reference: project, attend (the witness code), project the output, add X.
+fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Vec<Fr> {
+    let a = &shape.attention;
+    let (w, x) = (weights(shape, seed), input(shape, seed + 100));
+    let project =
+        |input: &[i64], inputs: usize, weights: &[i64], bias: &[i64], outputs: usize, shift: u32| {
+            let p = ProjectionShape { rows: a.seq_len, inputs, outputs, shift };
+            compute_projection(&p, input, weights, bias).unwrap()
+        };
+    let d = shape.model_width;
+    let inputs = AttentionInputs {
+        queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shift),
+        keys: project(&x, d, &w.keys, &w.keys_bias, a.model_width(), shape.shift),
+        values: project(&x, d, &w.values, &w.values_bias, a.value_model_width(), shape.shift),
+    };
+    let attention: Vec<i64> = compute_witness_for_mode(a, mask, softmax, &inputs)
+        .unwrap()
+        .output
+        .iter()
+        .map(|v| signed_field_to_f64(v) as i64)
+        .collect();
+    let projected =
+        project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.output_shift);
+    x.iter().zip(&projected).map(|(a, b)| fr_from_i64(a + b)).collect()
+}
+
 #[test]
-fn round_trips_and_the_output_is_attention_of_the_projections() {
-    for (s, h, m, mv, d, k) in
-        [(5usize, 2usize, 4usize, 4usize, 12usize, 6u32), (8, 3, 4, 2, 7, 5), (3, 1, 2, 3, 16, 8)]
-    {
-        let shape =
-            ModelShape { attention: AttentionShape::new(s, h, m, mv).unwrap(), model_width: d, shift: k };
-        for softmax in modes(&shape) {
+fn round_trips_and_the_output_is_the_plain_block() {
+    for (s, h, m, mv, d) in [(5, 2, 4, 4, 12), (8, 3, 4, 2, 7), (3, 1, 2, 3, 16)] {
+        for (softmax, shape) in modes(&base(s, h, m, mv, d)) {
             for mask in [MaskKind::Causal, MaskKind::None] {
                 let r = run(&shape, mask, softmax, 1);
                 verify_model_layer(&r.params, &r.statement, &r.proof)
                     .unwrap_or_else(|e| panic!("{shape:?} {mask} {softmax:?}: {e}"));
-                // The reference: project with the plain function, then the attention witness.
-                let w = weights(&shape, 1);
-                let x = input(&shape, 101);
-                let project = |weights: &[i64], bias: &[i64], outputs: usize| {
-                    let p = projection::ProjectionShape { rows: s, inputs: d, outputs, shift: k };
-                    compute_projection(&p, &x, weights, bias).unwrap()
-                };
-                let inputs = AttentionInputs {
-                    queries: project(&w.queries, &w.queries_bias, h * m),
-                    keys: project(&w.keys, &w.keys_bias, h * m),
-                    values: project(&w.values, &w.values_bias, h * mv),
-                };
-                let expected =
-                    compute_witness_for_mode(&shape.attention, mask, softmax, &inputs).unwrap().output;
-                assert_eq!(r.statement.output, expected, "{shape:?}");
+                assert_eq!(r.statement.output, reference(&shape, mask, softmax, 1), "{shape:?} {mask}");
                 // Through bytes.
                 let mut bytes = Vec::new();
                 (&r.statement, &r.proof).serialize_compressed(&mut bytes).unwrap();
@@ -95,13 +116,13 @@ fn round_trips_and_the_output_is_attention_of_the_projections() {
 }
 
 fn small() -> ModelShape {
-    ModelShape { attention: AttentionShape::new(6, 2, 4, 4).unwrap(), model_width: 10, shift: 6 }
+    base(6, 2, 4, 4, 10)
 }
 
 #[test]
 fn rejects_a_changed_output() {
-    for softmax in modes(&small()) {
-        let r = run(&small(), MaskKind::Causal, softmax, 2);
+    for (softmax, shape) in modes(&small()) {
+        let r = run(&shape, MaskKind::Causal, softmax, 2);
         let mut wrong = r.statement.clone();
         wrong.output[3] += Fr::one();
         assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
@@ -110,8 +131,7 @@ fn rejects_a_changed_output() {
 
 #[test]
 fn rejects_another_input_or_another_model() {
-    let shape = small();
-    for softmax in modes(&shape) {
+    for (softmax, shape) in modes(&small()) {
         let r = run(&shape, MaskKind::Causal, softmax, 3);
         let other = run(&shape, MaskKind::Causal, softmax, 4);
         // X committed to other values. The commitments are part of the statement, so every
@@ -120,7 +140,7 @@ fn rejects_another_input_or_another_model() {
         swapped.input = other.statement.input.clone();
         assert!(matches!(verify_model_layer(&r.params, &swapped, &r.proof), Err(AttentionError::Lookup(_))));
         // The same proof against the commitment to other weights, one table at a time.
-        for t in 0..6 {
+        for t in 0..8 {
             let mut model = r.statement.clone();
             model.model.tables[t] = other.statement.model.tables[t].clone();
             assert!(
@@ -128,7 +148,7 @@ fn rejects_another_input_or_another_model() {
                 "weight table {t}"
             );
         }
-        // A prover that commits to other Q, K or V than the projections give.
+        // A prover that commits to other Q, K, V, O or Y than the block gives.
         for t in 0..3 {
             let mut proof = r.proof.clone();
             let c = &other.proof.intermediates;
@@ -139,13 +159,18 @@ fn rejects_another_input_or_another_model() {
             }
             assert!(verify_model_layer(&r.params, &r.statement, &proof).is_err(), "intermediate {t}");
         }
+        for t in 0..2 {
+            let mut proof = r.proof.clone();
+            proof.block[t] = other.proof.block[t].clone();
+            assert!(verify_model_layer(&r.params, &r.statement, &proof).is_err(), "block {t}");
+        }
     }
 }
 
 #[test]
-fn rejects_tampered_projection_proofs_and_missing_parts() {
-    let shape = small();
-    let r = run(&shape, MaskKind::Causal, SoftmaxMode::Identity, 5);
+fn rejects_tampered_parts_and_missing_parts() {
+    let [(softmax, shape)] = modes(&small());
+    let r = run(&shape, MaskKind::Causal, softmax, 5);
     let mut bad = r.proof.clone();
     bad.projections[1].output_value += Fr::one();
     assert!(matches!(
@@ -153,7 +178,7 @@ fn rejects_tampered_projection_proofs_and_missing_parts() {
         Err(AttentionError::Sumcheck { .. })
     ));
     let mut bad = r.proof.clone();
-    bad.projections[2].sumcheck.final_evaluations[0] += Fr::one();
+    bad.projections[3].sumcheck.final_evaluations[0] += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     let mut bad = r.proof.clone();
     bad.projections.pop();
@@ -162,13 +187,17 @@ fn rejects_tampered_projection_proofs_and_missing_parts() {
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
     );
     let mut bad = r.proof.clone();
-    bad.multiplicities.swap(0, 1);
+    bad.multiplicities.swap(0, 3);
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
-    // The final opening answers Q, K, V and the ten projection tables (X, three weights, three
-    // biases, three multiplicity columns): a wrong evaluation of any of them fails it.
+    // A wrong residual input value.
+    let mut bad = r.proof.clone();
+    bad.residual_input += Fr::one();
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
+    // the four multiplicity columns, O and Y: a wrong evaluation of any of them fails it.
     let openings = r.proof.layer.openings.as_ref().unwrap();
-    assert_eq!(openings.evaluations.len(), 13);
-    for k in 0..13 {
+    assert_eq!(openings.evaluations.len(), 26);
+    for k in 0..26 {
         let mut bad = r.proof.clone();
         bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
         assert_eq!(
@@ -177,6 +206,16 @@ fn rejects_tampered_projection_proofs_and_missing_parts() {
             "polynomial {k}"
         );
     }
+    // The attention output's claim value is sent (O is committed): a wrong one fails.
+    let mut bad = r.proof.clone();
+    *bad.layer.output_value.as_mut().unwrap() += Fr::one();
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    let mut bad = r.proof.clone();
+    bad.layer.output_value = None;
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "output value" })
+    );
     let mut bad = r.proof;
     bad.layer.openings = None;
     assert_eq!(
@@ -187,27 +226,9 @@ fn rejects_tampered_projection_proofs_and_missing_parts() {
 
 #[test]
 fn bad_inputs_get_one_typed_error() {
-    let shape = small();
-    let params = model_hyrax_params(&shape, SoftmaxMode::Identity);
-    let w = weights(&shape, 6);
-    let model = commit_model(&params, &shape, SoftmaxMode::Identity, &w).unwrap();
-    let mut x = input(&shape, 6);
-    x.pop();
-    assert!(matches!(
-        prove_model_layer(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &x, &w, &model),
-        Err(AttentionError::WrongTensorSize { tensor: "X", .. })
-    ));
-    let mut short = w.clone();
-    short.keys_bias.pop();
-    assert!(matches!(
-        commit_model(&params, &shape, SoftmaxMode::Identity, &short),
-        Err(AttentionError::WrongTensorSize { tensor: "b_k", .. })
-    ));
-    // A model commitment made for another shape is rejected before any proving.
-    let other_shape = ModelShape { model_width: 20, ..shape };
-    let other_params = model_hyrax_params(&other_shape, SoftmaxMode::Identity);
-    let other =
-        commit_model(&other_params, &other_shape, SoftmaxMode::Identity, &weights(&other_shape, 7)).unwrap();
+    let [(softmax, shape)] = modes(&small());
+    let params = model_hyrax_params(&shape, softmax);
+    // Linear attention is refused with one sentence.
     assert!(matches!(
         prove_model_layer(
             &params,
@@ -215,9 +236,39 @@ fn bad_inputs_get_one_typed_error() {
             MaskKind::Causal,
             SoftmaxMode::Identity,
             &input(&shape, 6),
-            &w,
-            &other
+            &weights(&shape, 6),
+            &commit_model(&params, &shape, softmax, &weights(&shape, 6)).unwrap(),
         ),
+        Err(AttentionError::InvalidShape(_))
+    ));
+    let w = weights(&shape, 6);
+    let model = commit_model(&params, &shape, softmax, &w).unwrap();
+    let mut x = input(&shape, 6);
+    x.pop();
+    assert!(matches!(
+        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &x, &w, &model),
+        Err(AttentionError::WrongTensorSize { tensor: "X", .. })
+    ));
+    let mut short = w.clone();
+    short.output_bias.pop();
+    assert!(matches!(
+        commit_model(&params, &shape, softmax, &short),
+        Err(AttentionError::WrongTensorSize { tensor: "b_o", .. })
+    ));
+    // A model commitment made for another shape is rejected before any proving.
+    let other_shape = ModelShape { model_width: 20, ..shape };
+    let other_params = model_hyrax_params(&other_shape, softmax);
+    let other = commit_model(&other_params, &other_shape, softmax, &weights(&other_shape, 7)).unwrap();
+    assert!(matches!(
+        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &input(&shape, 6), &w, &other),
         Err(AttentionError::CheckFailed { step: "model commitment shape" })
+    ));
+    // A shift too small for the intermediate values: the projected Q leaves the attention's
+    // input range, one typed error.
+    let tight = ModelShape { shift: 1, ..shape };
+    let large = vec![1i64 << 24; shape.attention.seq_len * shape.model_width];
+    assert!(matches!(
+        prove_model_layer(&params, &tight, MaskKind::Causal, softmax, &large, &w, &model),
+        Err(AttentionError::ValueOutOfRange { .. })
     ));
 }
