@@ -15,7 +15,8 @@ use zkmha_attention::{
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
-const FILE_VERSION: u32 = 3;
+/// 4: the layer proof carries the output value of a committed output (absent here).
+const FILE_VERSION: u32 = 4;
 
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
