@@ -10,6 +10,8 @@
 //! The projections are computed in float64 here (they become proven in the projections
 //! issue); the attention on `Q, K, V` is what `zkmha-attention` proves.
 
+pub mod families;
+
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,323 @@
+//! One layer's attention weights from a safetensors file of one of three model families, by
+//! their usual Hugging Face tensor names.
+//!
+//! ```text
+//! family  tensors of layer N (any prefix, e.g. "bert." or "transformer.")      stored as
+//! BERT    encoder.layer.N.attention.self.{query,key,value}.{weight,bias}        [out, in]
+//!         encoder.layer.N.attention.output.dense.{weight,bias}
+//! GPT-2   h.N.attn.c_attn.{weight,bias} (Q | K | V fused), h.N.attn.c_proj.*     [in, out] (Conv1D)
+//! Llama   model.layers.N.self_attn.{q,k,v,o}_proj.weight, no biases;            [out, in]
+//!         k_proj and v_proj may have fewer rows than q_proj: grouped-query attention
+//! out     every weight as [in, out] row-major (Y = X·W), absent biases as zeros
+//! ```
+//!
+//! F32, F16 and BF16 tensors are read exactly into f64 (`half` converts the 16-bit formats).
+
+use crate::{ModelError, Tensor};
+use safetensors::{Dtype, SafeTensors};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// A model family: which tensor names and layouts to expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// BERT-style encoders (biases, no mask).
+    Bert,
+    /// GPT-2-style decoders (fused Q|K|V weights in Conv1D layout, biases).
+    Gpt2,
+    /// Llama-style decoders (no biases, grouped-query attention, rotary embeddings).
+    Llama,
+}
+
+impl Family {
+    /// The family whose query-projection tensors (of any layer) the names contain, if
+    /// exactly one family's do.
+    pub fn detect<'a>(names: impl IntoIterator<Item = &'a str> + Clone) -> Option<Self> {
+        let has = |suffix: &str| names.clone().into_iter().any(|n| n.ends_with(suffix));
+        let found: Vec<Family> = [
+            (Family::Bert, ".attention.self.query.weight"),
+            (Family::Gpt2, ".attn.c_attn.weight"),
+            (Family::Llama, ".self_attn.q_proj.weight"),
+        ]
+        .into_iter()
+        .filter(|(_, name)| has(name))
+        .map(|(family, _)| family)
+        .collect();
+        match found.as_slice() {
+            [family] => Some(*family),
+            _ => None,
+        }
+    }
+}
+
+/// One layer's attention weights, `[in, out]` row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttentionWeights {
+    /// The family they were read as.
+    pub family: Family,
+    /// `d_model`.
+    pub model_width: usize,
+    /// Query heads `h`.
+    pub heads: usize,
+    /// Key/value heads (`h` except under grouped-query attention).
+    pub key_value_heads: usize,
+    /// Head width `m`.
+    pub head_dim: usize,
+    /// `W_q`: `d_model × h·m`.
+    pub queries: Vec<f64>,
+    /// `W_k`: `d_model × h_kv·m`.
+    pub keys: Vec<f64>,
+    /// `W_v`: `d_model × h_kv·m`.
+    pub values: Vec<f64>,
+    /// `W_o`: `h·m × d_model`.
+    pub output: Vec<f64>,
+    /// `b_q` (`h·m`), zeros when the family has none.
+    pub queries_bias: Vec<f64>,
+    /// `b_k` (`h_kv·m`).
+    pub keys_bias: Vec<f64>,
+    /// `b_v` (`h_kv·m`).
+    pub values_bias: Vec<f64>,
+    /// `b_o` (`d_model`).
+    pub output_bias: Vec<f64>,
+}
+
+/// The tensors of a safetensors file, read into f64.
+pub struct TensorFile {
+    tensors: HashMap<String, Tensor>,
+}
+
+fn to_f64(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
+    match dtype {
+        Dtype::F32 => Some(
+            bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect(),
+        ),
+        Dtype::F16 => {
+            Some(bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f64()).collect())
+        }
+        Dtype::BF16 => {
+            Some(bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f64()).collect())
+        }
+        _ => None,
+    }
+}
+
+impl TensorFile {
+    /// Reads every float tensor of a safetensors file (other types are skipped).
+    ///
+    /// # Errors
+    /// [`ModelError::Io`] or [`ModelError::Corrupt`].
+    pub fn read(path: &Path) -> Result<Self, ModelError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| ModelError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let file = SafeTensors::deserialize(&bytes)
+            .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), message: e.to_string() })?;
+        let mut tensors = HashMap::new();
+        for (name, view) in file.tensors() {
+            if let Some(data) = to_f64(view.dtype(), view.data()) {
+                tensors.insert(name.to_string(), Tensor { shape: view.shape().to_vec(), data });
+            }
+        }
+        Ok(Self { tensors })
+    }
+
+    /// The tensor named `name`, or the single one whose name ends with `.name` (checkpoints
+    /// prefix names with "bert.", "transformer.", …).
+    ///
+    /// # Errors
+    /// [`ModelError::MissingTensor`] naming the tensor and its closest matches.
+    pub fn get(&self, name: &str) -> Result<&Tensor, ModelError> {
+        if let Some(t) = self.tensors.get(name) {
+            return Ok(t);
+        }
+        let suffix = format!(".{name}");
+        let mut suffixed = self.tensors.iter().filter(|(n, _)| n.ends_with(&suffix));
+        match (suffixed.next(), suffixed.next()) {
+            (Some((_, t)), None) => Ok(t),
+            _ => Err(ModelError::MissingTensor(format!("{name}{}", self.close_matches(name)))),
+        }
+    }
+
+    /// `"; close matches: a, b, c"` (by normalized Levenshtein similarity), or nothing.
+    fn close_matches(&self, name: &str) -> String {
+        let mut scored: Vec<(f64, &str)> =
+            self.tensors.keys().map(|n| (strsim::normalized_levenshtein(n, name), n.as_str())).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let close: Vec<&str> = scored.iter().filter(|(s, _)| *s > 0.5).take(3).map(|(_, n)| *n).collect();
+        if close.is_empty() { String::new() } else { format!("; close matches: {}", close.join(", ")) }
+    }
+
+    /// The names of every float tensor.
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
+        self.tensors.keys().map(String::as_str)
+    }
+
+    fn matrix(&self, name: &str) -> Result<(usize, usize, &[f64]), ModelError> {
+        let t = self.get(name)?;
+        match t.shape.as_slice() {
+            [rows, columns] => Ok((*rows, *columns, &t.data)),
+            _ => Err(ModelError::WrongTensor {
+                name: name.into(),
+                got: t.shape.clone(),
+                expected: vec![0, 0],
+                dtype: "a matrix".into(),
+            }),
+        }
+    }
+
+    fn vector(&self, name: &str, len: usize) -> Result<Vec<f64>, ModelError> {
+        let t = self.get(name)?;
+        if t.shape != [len] {
+            return Err(ModelError::WrongTensor {
+                name: name.into(),
+                got: t.shape.clone(),
+                expected: vec![len],
+                dtype: "F32".into(),
+            });
+        }
+        Ok(t.data.clone())
+    }
+}
+
+/// `[rows, columns]` row-major → `[columns, rows]` row-major.
+fn transpose(rows: usize, columns: usize, data: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; data.len()];
+    for r in 0..rows {
+        for c in 0..columns {
+            out[c * rows + r] = data[r * columns + c];
+        }
+    }
+    out
+}
+
+/// Columns `start..start + width` of a `rows × columns` row-major matrix.
+fn columns_of(rows: usize, columns: usize, data: &[f64], start: usize, width: usize) -> Vec<f64> {
+    (0..rows).flat_map(|r| data[r * columns + start..r * columns + start + width].iter().copied()).collect()
+}
+
+fn shape_error(name: &str, got: Vec<usize>, expected: Vec<usize>) -> ModelError {
+    ModelError::WrongTensor { name: name.into(), got, expected, dtype: "F32".into() }
+}
+
+/// Layer `layer`'s attention weights, read as `family` (detected from the tensor names when
+/// `None`), with `heads` query heads.
+///
+/// # Errors
+/// [`ModelError::Input`] when the family cannot be detected or `heads` does not divide the
+/// width; [`ModelError::MissingTensor`] (with close matches) or [`ModelError::WrongTensor`]
+/// for the layer's tensors.
+pub fn attention_weights(
+    file: &TensorFile,
+    layer: usize,
+    heads: usize,
+    family: Option<Family>,
+) -> Result<AttentionWeights, ModelError> {
+    let family = match family.or_else(|| Family::detect(file.names())) {
+        Some(f) => f,
+        None => {
+            return Err(ModelError::Input(
+                "cannot tell the model family from the tensor names (BERT, GPT-2 or Llama); name it".into(),
+            ));
+        }
+    };
+    let divides = |width: usize| -> Result<usize, ModelError> {
+        if heads == 0 || width == 0 || !width.is_multiple_of(heads) {
+            return Err(ModelError::Input(format!("{heads} heads do not divide the model width {width}")));
+        }
+        Ok(width / heads)
+    };
+    match family {
+        Family::Bert => {
+            let name = |part: &str| format!("encoder.layer.{layer}.attention.{part}");
+            let (d, d_in, w_q) = file.matrix(&name("self.query.weight"))?;
+            if d != d_in {
+                return Err(shape_error(&name("self.query.weight"), vec![d, d_in], vec![d_in, d_in]));
+            }
+            let head_dim = divides(d)?;
+            let square = |part: &str| -> Result<Vec<f64>, ModelError> {
+                let (rows, columns, w) = file.matrix(&name(part))?;
+                if (rows, columns) != (d, d) {
+                    return Err(shape_error(&name(part), vec![rows, columns], vec![d, d]));
+                }
+                Ok(transpose(d, d, w))
+            };
+            Ok(AttentionWeights {
+                family,
+                model_width: d,
+                heads,
+                key_value_heads: heads,
+                head_dim,
+                queries: transpose(d, d, w_q),
+                keys: square("self.key.weight")?,
+                values: square("self.value.weight")?,
+                output: square("output.dense.weight")?,
+                queries_bias: file.vector(&name("self.query.bias"), d)?,
+                keys_bias: file.vector(&name("self.key.bias"), d)?,
+                values_bias: file.vector(&name("self.value.bias"), d)?,
+                output_bias: file.vector(&name("output.dense.bias"), d)?,
+            })
+        }
+        Family::Gpt2 => {
+            let name = |part: &str| format!("h.{layer}.attn.{part}");
+            let (d, fused, w) = file.matrix(&name("c_attn.weight"))?;
+            if fused != 3 * d {
+                return Err(shape_error(&name("c_attn.weight"), vec![d, fused], vec![d, 3 * d]));
+            }
+            let head_dim = divides(d)?;
+            let bias = file.vector(&name("c_attn.bias"), 3 * d)?;
+            let (rows, columns, w_o) = file.matrix(&name("c_proj.weight"))?;
+            if (rows, columns) != (d, d) {
+                return Err(shape_error(&name("c_proj.weight"), vec![rows, columns], vec![d, d]));
+            }
+            Ok(AttentionWeights {
+                family,
+                model_width: d,
+                heads,
+                key_value_heads: heads,
+                head_dim,
+                queries: columns_of(d, 3 * d, w, 0, d),
+                keys: columns_of(d, 3 * d, w, d, d),
+                values: columns_of(d, 3 * d, w, 2 * d, d),
+                output: w_o.to_vec(),
+                queries_bias: bias[..d].to_vec(),
+                keys_bias: bias[d..2 * d].to_vec(),
+                values_bias: bias[2 * d..].to_vec(),
+                output_bias: file.vector(&name("c_proj.bias"), d)?,
+            })
+        }
+        Family::Llama => {
+            let name = |part: &str| format!("layers.{layer}.self_attn.{part}_proj.weight");
+            let (q_rows, d, w_q) = file.matrix(&name("q"))?;
+            let head_dim = divides(q_rows)?;
+            let (k_rows, k_in, w_k) = file.matrix(&name("k"))?;
+            let (v_rows, v_in, w_v) = file.matrix(&name("v"))?;
+            if k_in != d || v_in != d || k_rows != v_rows || !k_rows.is_multiple_of(head_dim) {
+                return Err(shape_error(&name("k"), vec![k_rows, k_in], vec![k_rows - k_rows % head_dim, d]));
+            }
+            let key_value_heads = k_rows / head_dim;
+            if key_value_heads == 0 || !heads.is_multiple_of(key_value_heads) {
+                return Err(ModelError::Input(format!(
+                    "{key_value_heads} key/value heads do not divide the {heads} query heads"
+                )));
+            }
+            let (o_rows, o_in, w_o) = file.matrix(&name("o"))?;
+            if (o_rows, o_in) != (d, q_rows) {
+                return Err(shape_error(&name("o"), vec![o_rows, o_in], vec![d, q_rows]));
+            }
+            Ok(AttentionWeights {
+                family,
+                model_width: d,
+                heads,
+                key_value_heads,
+                head_dim,
+                queries: transpose(q_rows, d, w_q),
+                keys: transpose(k_rows, d, w_k),
+                values: transpose(v_rows, d, w_v),
+                output: transpose(d, q_rows, w_o),
+                queries_bias: vec![0.0; q_rows],
+                keys_bias: vec![0.0; k_rows],
+                values_bias: vec![0.0; v_rows],
+                output_bias: vec![0.0; d],
+            })
+        }
+    }
+}
