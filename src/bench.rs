@@ -43,6 +43,9 @@ pub struct HeadsArgs {
 pub enum BenchCommand {
     /// Prover time, verifier time and proof size against the number of heads.
     Heads(HeadsArgs),
+    /// The attention block proven from X and committed weights (projections, attention,
+    /// output projection, residual) on random 8-bit tensors.
+    Block(crate::bench_block::BlockArgs),
 }
 
 struct Point {
@@ -70,7 +73,10 @@ fn head_slice(data: &[i64], rows: usize, heads: usize, width: usize, k: usize) -
 /// # Errors
 /// Impossible shapes, an unwritable plot file, or a failed verification.
 pub fn run(command: &BenchCommand) -> Result<()> {
-    let BenchCommand::Heads(args) = command;
+    let args = match command {
+        BenchCommand::Heads(args) => args,
+        BenchCommand::Block(args) => return crate::bench_block::run(args),
+    };
     ensure!(!args.heads.is_empty(), "--heads needs at least one head count");
     let mut points = Vec::new();
     for &heads in &args.heads {

@@ -7,6 +7,7 @@
 mod accuracy;
 mod allocator;
 mod bench;
+mod bench_block;
 mod demo;
 mod layer;
 mod proof_file;
