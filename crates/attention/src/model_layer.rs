@@ -29,7 +29,7 @@ use crate::layer::{
     absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
 };
 use crate::projection::{
-    ProjectionClaims, ProjectionProof, ProjectionShape, ProjectionWitness, compute_projection,
+    ProjectionClaims, ProjectionProof, ProjectionShape, ProjectionWitness, compute_projection, pad,
     projection_multiplicities, prove_projection, verify_projection,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
@@ -208,16 +208,6 @@ pub struct ModelLayerProof {
     pub projections: Vec<ProjectionProof>,
     /// The attention on `Q`, `K`, `V`; its final opening answers every claim above.
     pub layer: AttentionLayerProof,
-}
-
-/// `M` (`rows × columns`, row-major) zero-padded to `2^row_vars × 2^column_vars`.
-fn pad(values: &[i64], rows: usize, columns: usize, row_vars: usize, column_vars: usize) -> Vec<i64> {
-    let width = 1usize << column_vars;
-    let mut out = vec![0i64; width << row_vars];
-    for (r, row) in values.chunks(columns.max(1)).take(rows).enumerate() {
-        out[r * width..r * width + row.len()].copy_from_slice(row);
-    }
-    out
 }
 
 /// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, after

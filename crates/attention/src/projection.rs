@@ -142,7 +142,13 @@ pub struct ProjectionClaims {
 }
 
 /// `M` (`rows × columns`, row-major) zero-padded to `2^row_vars × 2^column_vars`.
-fn pad(values: &[i64], rows: usize, columns: usize, row_vars: usize, column_vars: usize) -> Vec<i64> {
+pub(crate) fn pad(
+    values: &[i64],
+    rows: usize,
+    columns: usize,
+    row_vars: usize,
+    column_vars: usize,
+) -> Vec<i64> {
     let width = 1usize << column_vars;
     let mut out = vec![0i64; width << row_vars];
     for (r, row) in values.chunks(columns.max(1)).take(rows).enumerate() {
