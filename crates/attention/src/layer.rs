@@ -148,9 +148,28 @@ pub(crate) struct CommittedInputs<'a> {
     pub(crate) output_polynomial: Option<usize>,
 }
 
-/// `extra` claims (indices relative to their own list) moved after `offset` polynomials.
-fn shifted(extra: &[OpeningClaim], offset: usize) -> impl Iterator<Item = OpeningClaim> + '_ {
-    extra.iter().map(move |c| OpeningClaim { polynomial: c.polynomial + offset, ..c.clone() })
+/// The committed-mode claims of the final opening, the same list on both sides: `Q`, `K`, `V`
+/// at `base..base + 3`, then the extra claims (indices counted from `base`), then the committed
+/// output's claim.
+fn committed_claims(
+    base: usize,
+    input_claims: &InputClaims,
+    extra: &[OpeningClaim],
+    output_polynomial: Option<usize>,
+    output_claim: &EvalClaim,
+) -> Vec<OpeningClaim> {
+    let claim = |polynomial: usize, c: &EvalClaim| OpeningClaim {
+        polynomial,
+        point: c.point.clone(),
+        value: c.value,
+    };
+    let inputs = [&input_claims.queries, &input_claims.keys, &input_claims.values];
+    let mut claims: Vec<OpeningClaim> = inputs.iter().enumerate().map(|(k, c)| claim(base + k, c)).collect();
+    claims.extend(extra.iter().map(|c| OpeningClaim { polynomial: c.polynomial + base, ..c.clone() }));
+    if let Some(index) = output_polynomial {
+        claims.push(claim(base + index, output_claim));
+    }
+    claims
 }
 
 /// Prover wall-clock time per stage.
@@ -348,26 +367,16 @@ pub(crate) fn prove_chain(
     if let Some(inputs) = committed_inputs {
         let c = inputs.commitments;
         let base = items.len();
-        for ((num_vars, values), (commitment, claim)) in inputs.tables.iter().zip([
-            (&c.queries, &input_claims.queries),
-            (&c.keys, &input_claims.keys),
-            (&c.values, &input_claims.values),
-        ]) {
-            claims.push(OpeningClaim {
-                polynomial: items.len(),
-                point: claim.point.clone(),
-                value: claim.value,
-            });
+        for ((num_vars, values), commitment) in inputs.tables.iter().zip([&c.queries, &c.keys, &c.values]) {
             items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
         }
-        claims.extend(shifted(&inputs.extra_claims, base));
-        if let Some(index) = inputs.output_polynomial {
-            claims.push(OpeningClaim {
-                polynomial: base + index,
-                point: output_claim.point.clone(),
-                value: output_claim.value,
-            });
-        }
+        claims.extend(committed_claims(
+            base,
+            &input_claims,
+            &inputs.extra_claims,
+            inputs.output_polynomial,
+            &output_claim,
+        ));
         items.extend(inputs.extra_items);
     }
     let openings = if items.is_empty() {
@@ -473,26 +482,14 @@ pub(crate) fn verify_chain(
     if let Some(inputs) = committed_inputs {
         let c = inputs.commitments;
         let base = commitments.len();
-        for (commitment, claim) in [
-            (&c.queries, &input_claims.queries),
-            (&c.keys, &input_claims.keys),
-            (&c.values, &input_claims.values),
-        ] {
-            claims.push(OpeningClaim {
-                polynomial: commitments.len(),
-                point: claim.point.clone(),
-                value: claim.value,
-            });
-            commitments.push(commitment);
-        }
-        claims.extend(shifted(&inputs.extra_claims, base));
-        if let Some(index) = inputs.output_polynomial {
-            claims.push(OpeningClaim {
-                polynomial: base + index,
-                point: output_claim.point.clone(),
-                value: output_claim.value,
-            });
-        }
+        commitments.extend([&c.queries, &c.keys, &c.values]);
+        claims.extend(committed_claims(
+            base,
+            &input_claims,
+            &inputs.extra_claims,
+            inputs.output_polynomial,
+            &output_claim,
+        ));
         commitments.extend(inputs.extra_commitments);
     }
     match (&proof.openings, commitments.is_empty()) {
