@@ -68,7 +68,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
     // units (score scale), an output shift that keeps |Y| < 2^31 (|O| ≤ 2^16·max|V|).
     let shift =
         ((127.0 / 3f64.sqrt()).powi(2) * (d as f64).sqrt() / 128.0).log2().round().clamp(1.0, 20.0) as u32;
-    let shape = ModelShape { attention, model_width: d, shift, output_shift: 12 };
+    let shape = ModelShape { attention, model_width: d, shifts: [shift, shift, shift, 12] };
     let project = |w: &[i64], b: &[i64]| {
         compute_projection(&ProjectionShape { rows: args.seq, inputs: d, outputs: n, shift }, &input, w, b)
     };

@@ -9,7 +9,8 @@
 //!            Y = round((O·W_o + b_o) / 2^k_o);  Z = X + Y
 //! statement  shapes (attention, d_model, k, k_o), mask, softmax mode, commitment to X
 //!            (s × d_model), the model commitment, the output Z — absorbed first
-//! proof      commitments to Q, K, V, O, Y and the four projections' range multiplicities
+//! proof      commitments to Q, K, V, O, Y, the four projections' range multiplicities and
+//!            the high remainder digits of projections with shifts above 16 bits
 //!            (absorbed next); r_z ← V; P sends α = X̃(r_z) (residual: Ỹ(r_z) = Z̃(r_z) − α);
 //!            the four projection proofs; the attention proof on the committed Q, K, V with
 //!            the committed output O (its output claim's value is sent), whose final
@@ -29,8 +30,8 @@ use crate::layer::{
     absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
 };
 use crate::projection::{
-    ProjectionClaims, ProjectionProof, ProjectionShape, ProjectionWitness, compute_projection, pad,
-    projection_multiplicities, prove_projection, verify_projection,
+    ProjectionClaims, ProjectionProof, ProjectionRanges, ProjectionShape, ProjectionWitness,
+    compute_projection, pad, projection_ranges, prove_projection, verify_projection,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
 use ark_ff::{BigInteger, PrimeField};
@@ -58,10 +59,8 @@ pub struct ModelShape {
     pub attention: AttentionShape,
     /// `d_model`: the columns of `X`, the rows of the weights.
     pub model_width: usize,
-    /// The `Q`, `K`, `V` projections' rescaling shift `k`.
-    pub shift: u32,
-    /// The output projection's rescaling shift `k_o`.
-    pub output_shift: u32,
+    /// The rescaling shifts of the `Q`, `K`, `V` and output projections (`1..=32` bits).
+    pub shifts: [u32; 4],
 }
 
 impl ModelShape {
@@ -80,21 +79,18 @@ impl ModelShape {
     /// The `Q`, `K`, `V` and output projections' shapes.
     pub fn projections(&self) -> [ProjectionShape; 4] {
         let a = &self.attention;
-        let shape = |outputs| ProjectionShape {
-            rows: a.seq_len,
-            inputs: self.model_width,
-            outputs,
-            shift: self.shift,
-        };
+        let [q, k, v, o] = self.shifts;
+        let shape =
+            |outputs, shift| ProjectionShape { rows: a.seq_len, inputs: self.model_width, outputs, shift };
         [
-            shape(a.model_width()),
-            shape(a.model_width()),
-            shape(a.value_model_width()),
+            shape(a.model_width(), q),
+            shape(a.model_width(), k),
+            shape(a.value_model_width(), v),
             ProjectionShape {
                 rows: a.seq_len,
                 inputs: a.value_model_width(),
                 outputs: self.model_width,
-                shift: self.output_shift,
+                shift: o,
             },
         ]
     }
@@ -129,15 +125,23 @@ impl ModelShape {
 
     fn largest_vars(&self, softmax: SoftmaxMode) -> usize {
         let tables = self.table_vars().into_iter().max().unwrap_or(0);
-        tables
-            .max(self.shift.max(self.output_shift) as usize)
-            .max(largest_committed_vars(&self.attention, softmax))
+        let ranges = self
+            .projections()
+            .iter()
+            .map(|p| {
+                let (low, high) = p.digits();
+                let digits = if high > 0 { p.grid_vars() } else { 0 };
+                (low.max(high) as usize).max(digits)
+            })
+            .max()
+            .unwrap_or(0);
+        tables.max(ranges).max(largest_committed_vars(&self.attention, softmax))
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.attention.append_to_transcript(transcript);
-        transcript
-            .append_shape(LABEL_SHAPE, &[self.model_width, self.shift as usize, self.output_shift as usize]);
+        let [q, k, v, o] = self.shifts.map(|s| s as usize);
+        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o]);
     }
 }
 
@@ -200,8 +204,11 @@ pub struct ModelLayerProof {
     pub intermediates: InputCommitments,
     /// Commitments to the attention's output `O` and the projected `Y` (the model layout).
     pub block: Vec<HyraxCommitment>,
-    /// Commitments to the four projections' range multiplicities.
+    /// Commitments to the four projections' (low digit's) range multiplicities.
     pub multiplicities: Vec<HyraxCommitment>,
+    /// For each projection whose shift takes two digits, in order: commitments to its high
+    /// digits `D_hi` and their multiplicities.
+    pub high_digits: Vec<HyraxCommitment>,
     /// `α = X̃(r_z)` (the residual).
     pub residual_input: Fr,
     /// The `Q`, `K`, `V` and output projections.
@@ -338,11 +345,12 @@ fn absorb_intermediates(
     intermediates: &InputCommitments,
     block: &[HyraxCommitment],
     multiplicities: &[HyraxCommitment],
+    high_digits: &[HyraxCommitment],
     transcript: &mut Transcript,
 ) {
     let mut bytes = Vec::new();
     // Serializing into a Vec cannot fail.
-    let _ = (intermediates, block, multiplicities).serialize_compressed(&mut bytes);
+    let _ = (intermediates, block, multiplicities, high_digits).serialize_compressed(&mut bytes);
     transcript.append_bytes(LABEL_INTERMEDIATES, &bytes);
 }
 
@@ -355,6 +363,8 @@ mod slot {
     pub(super) const MULTIPLICITIES: usize = 12;
     pub(super) const ATTENTION_OUTPUT: usize = 16;
     pub(super) const PROJECTED: usize = 17;
+    /// `D_hi, m_hi` of each two-digit projection follow, in projection order.
+    pub(super) const HIGH_DIGITS: usize = 18;
 }
 
 /// The final opening's claims from the four projections and the residual.
@@ -369,10 +379,23 @@ fn block_opening_claims(
         point: c.point.clone(),
         value: c.value,
     };
+    let mut next_high = slot::HIGH_DIGITS;
     let mut out: Vec<OpeningClaim> = claims
         .iter()
         .enumerate()
         .flat_map(|(p, c)| {
+            let high: Vec<OpeningClaim> = match &c.high {
+                Some(h) => {
+                    let (digits, counts) = (next_high, next_high + 1);
+                    next_high += 2;
+                    vec![
+                        claim(digits, &h.at_remainder),
+                        claim(digits, &h.at_lookup),
+                        claim(counts, &h.multiplicities),
+                    ]
+                }
+                None => Vec::new(),
+            };
             let (input, output) = if p < 3 {
                 (slot::INPUT, slot::QUERIES + p)
             } else {
@@ -391,12 +414,29 @@ fn block_opening_claims(
                 claim(bias, &c.bias),
                 claim(slot::MULTIPLICITIES + p, &c.multiplicities),
             ]
+            .into_iter()
+            .chain(high)
         })
         .collect();
     // The residual Z = X + Y at r_z.
     out.push(OpeningClaim { polynomial: slot::INPUT, point: r_z.to_vec(), value: alpha });
     out.push(OpeningClaim { polynomial: slot::PROJECTED, point: r_z.to_vec(), value: z_value - alpha });
     out
+}
+
+/// Whether `high_digits` holds `D_hi, m_hi` commitments of the right shapes for exactly the
+/// two-digit projections.
+fn high_digits_shaped(
+    projections: &[ProjectionShape],
+    high_digits: &[HyraxCommitment],
+    shaped: &dyn Fn(&HyraxCommitment, usize) -> bool,
+) -> bool {
+    let expected: Vec<usize> = projections
+        .iter()
+        .filter(|p| p.has_high_digit())
+        .flat_map(|p| [p.grid_vars(), p.digits().1 as usize])
+        .collect();
+    expected.len() == high_digits.len() && high_digits.iter().zip(expected).all(|(c, n)| shaped(c, n))
 }
 
 /// The public output `Z`'s MLE at `r_z`.
@@ -510,30 +550,37 @@ pub fn prove_model_layer(
         .zip(block_vars)
         .map(|(table, n)| commit_table(params, layout, n, table))
         .collect::<Result<Vec<_>, _>>()?;
-    let counts = witnesses
+    let ranges: Vec<ProjectionRanges> = witnesses
         .iter()
         .zip(&projections)
-        .map(|(w, p)| projection_multiplicities(p, w))
+        .map(|(w, p)| projection_ranges(p, w))
         .collect::<Result<Vec<_>, _>>()?;
-    let multiplicities = counts
+    let multiplicities = ranges
         .iter()
         .zip(&projections)
-        .map(|(m, p)| commit_table(params, layout, p.shift as usize, m))
+        .map(|(r, p)| commit_table(params, layout, p.digits().0 as usize, &r.low_multiplicities))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut high_digits = Vec::new();
+    for (r, p) in ranges.iter().zip(&projections) {
+        if p.has_high_digit() {
+            high_digits.push(commit_table(params, layout, p.grid_vars(), &r.high_digits)?);
+            high_digits.push(commit_table(params, layout, p.digits().1 as usize, &r.high_multiplicities)?);
+        }
+    }
     timings.commit = start.elapsed();
 
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&intermediates, &block, &multiplicities, &mut transcript);
+    absorb_intermediates(&intermediates, &block, &multiplicities, &high_digits, &mut transcript);
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
     let residual_input = DenseMultilinearExtension::from_i64(vars[0], &tables[0])?.evaluate(&r_z)?;
     transcript.append_field(LABEL_RESIDUAL_VALUE, &residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
     let mut projection_proofs = Vec::with_capacity(4);
     let mut claims = Vec::with_capacity(4);
-    for ((projection, w), m) in projections.iter().zip(&witnesses).zip(&counts) {
-        let (p, c) = prove_projection(projection, w, m, &mut transcript)?;
+    for ((projection, w), r) in projections.iter().zip(&witnesses).zip(&ranges) {
+        let (p, c) = prove_projection(projection, w, r, &mut transcript)?;
         projection_proofs.push(p);
         claims.push(c);
     }
@@ -545,11 +592,16 @@ pub fn prove_model_layer(
     for ((table, n), commitment) in tables.iter().zip(vars).skip(1).zip(&statement.model.tables) {
         extra_items.push((integers(n, table), commitment));
     }
-    for ((count, commitment), projection) in counts.iter().zip(&multiplicities).zip(&projections) {
-        extra_items.push((integers(projection.shift as usize, count), commitment));
+    for ((r, commitment), projection) in ranges.iter().zip(&multiplicities).zip(&projections) {
+        extra_items.push((integers(projection.digits().0 as usize, &r.low_multiplicities), commitment));
     }
     for ((table, n), commitment) in block_tables.iter().zip(block_vars).zip(&block) {
         extra_items.push((integers(n, table), commitment));
+    }
+    let wide = ranges.iter().zip(&projections).filter(|(_, p)| p.has_high_digit());
+    for ((r, p), commitments) in wide.zip(high_digits.chunks_exact(2)) {
+        extra_items.push((integers(p.grid_vars(), &r.high_digits), &commitments[0]));
+        extra_items.push((integers(p.digits().1 as usize, &r.high_multiplicities), &commitments[1]));
     }
     let committed = CommittedInputTables {
         commitments: &intermediates,
@@ -572,6 +624,7 @@ pub fn prove_model_layer(
         intermediates,
         block,
         multiplicities,
+        high_digits,
         residual_input,
         projections: projection_proofs,
         layer,
@@ -605,7 +658,8 @@ pub fn verify_model_layer(
     if proof.multiplicities.len() != 4
         || proof.projections.len() != 4
         || proof.block.len() != 2
-        || proof.multiplicities.iter().zip(&projections).any(|(c, p)| !shaped(c, p.shift as usize))
+        || proof.multiplicities.iter().zip(&projections).any(|(c, p)| !shaped(c, p.digits().0 as usize))
+        || !high_digits_shaped(&projections, &proof.high_digits, &shaped)
         || proof.block.iter().zip(block_vars).any(|(c, n)| !shaped(c, n))
     {
         return Err(AttentionError::CheckFailed { step: "model layer proof shape" });
@@ -614,7 +668,13 @@ pub fn verify_model_layer(
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&proof.intermediates, &proof.block, &proof.multiplicities, &mut transcript);
+    absorb_intermediates(
+        &proof.intermediates,
+        &proof.block,
+        &proof.multiplicities,
+        &proof.high_digits,
+        &mut transcript,
+    );
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
     transcript.append_field(LABEL_RESIDUAL_VALUE, &proof.residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
@@ -626,6 +686,7 @@ pub fn verify_model_layer(
         .chain(&statement.model.tables)
         .chain(&proof.multiplicities)
         .chain(&proof.block)
+        .chain(&proof.high_digits)
         .collect();
     timings.protocol += start.elapsed();
     verify_chain(

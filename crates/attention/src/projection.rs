@@ -10,10 +10,15 @@
 //!            ⇔ Y = ⌊(X·W + b + 2^(k−1)) / 2^k⌋ on real rows (round half up), Y = 0 on padded rows
 //! absorb     the shape (s, d, n, k); the caller absorbs its commitments before
 //! lookup     D ∈ [0, 2^k) (logUp; D is never committed)    → D([r_c ‖ r_i]) = v,  m(r_t) = μ
+//!            k > 16: two digits D = D_lo + 2^k_lo·D_hi (k_lo = ⌈k/2⌉), D_hi committed by the
+//!            caller (absorbed before), two range lookups D_hi ∈ [0, 2^k_hi) → D_hi(r′) = v′, and
+//!            D_lo = D − 2^k_lo·D_hi ∈ [0, 2^k_lo) → D_lo(r) = v_lo; P sends h = D_hi(r);
+//!            v = v_lo + 2^k_lo·h
 //! P → V      y = Y([r_c ‖ r_i]),  β = b(r_c)
 //! sum-check  Σ_j X([j ‖ r_i])·W([r_c ‖ j]) = v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y   (log d̂ vars, degree 2)
 //!            → ρ;  x = X([ρ ‖ r_i]),  w = W([r_c ‖ ρ]),  V checks x·w
-//! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ
+//! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ;
+//!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too
 //! ```
 //!
 //! `prefix(s, r_i) = Σ_{i<s} eq(r_i, i)` is the row selector's MLE (closed form). Soundness: the
@@ -36,12 +41,20 @@ use zkmha_transcript::Transcript;
 const STEP: &str = "projection";
 const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
+const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
 
 /// Largest `|entry|` of `X`, `W` and `b` (so every `D` is exact in `i128`).
 pub const PROJECTION_BOUND_BITS: u32 = 31;
 
 /// Largest table dimension (variables) a projection accepts.
 const MAX_DIMENSION_VARS: usize = 24;
+
+/// Shifts up to this many bits take one range lookup; wider ones two balanced digits, so no
+/// range table exceeds `2^16` rows.
+pub const SINGLE_DIGIT_BITS: u32 = 16;
+
+/// Largest shift `k`.
+pub const MAX_SHIFT_BITS: u32 = 32;
 
 /// The public shape of `Y = round((X·W + b) / 2^k)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -52,7 +65,8 @@ pub struct ProjectionShape {
     pub inputs: usize,
     /// Columns of `W` and `Y`, entries of `b` `n`.
     pub outputs: usize,
-    /// The rescaling shift `k` (`1 ≤ k ≤ 20`: the remainder's range table).
+    /// The rescaling shift `k` (`1 ≤ k ≤ 32`; above 16 bits the remainder is checked in two
+    /// digits).
     pub shift: u32,
 }
 
@@ -73,10 +87,32 @@ impl ProjectionShape {
                 "projection dimensions above 2^{MAX_DIMENSION_VARS} are not supported"
             )));
         }
-        if !(1..=20).contains(&self.shift) {
-            return Err(AttentionError::InvalidShape("the projection shift k must be 1 to 20 bits".into()));
+        if !(1..=MAX_SHIFT_BITS).contains(&self.shift) {
+            return Err(AttentionError::InvalidShape(format!(
+                "the projection shift k must be 1 to {MAX_SHIFT_BITS} bits"
+            )));
         }
         Ok(())
+    }
+
+    /// `(k_lo, k_hi)`: the remainder's digits (`k_hi = 0`: one digit).
+    pub fn digits(&self) -> (u32, u32) {
+        if self.shift <= SINGLE_DIGIT_BITS {
+            (self.shift, 0)
+        } else {
+            let low = self.shift.div_ceil(2);
+            (low, self.shift - low)
+        }
+    }
+
+    /// Whether the remainder is checked in two digits (the caller commits the high digit).
+    pub fn has_high_digit(&self) -> bool {
+        self.digits().1 > 0
+    }
+
+    /// Variables of the padded `ŝ × n̂` grid (`Y`, the remainders, the high digits).
+    pub fn grid_vars(&self) -> usize {
+        self.row_vars() + self.output_vars()
     }
 
     /// `log ŝ`.
@@ -113,11 +149,25 @@ pub struct ProjectionWitness {
     pub output: Vec<i64>,
 }
 
+/// What the prover commits to for the range check: the multiplicities and, for two digits,
+/// the high digits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectionRanges {
+    /// Multiplicities of the (low) digit in `[0, 2^k_lo)`.
+    pub low_multiplicities: Vec<i64>,
+    /// `D_hi` over the padded `ŝ × n̂` grid, row-major (empty for one digit).
+    pub high_digits: Vec<i64>,
+    /// Multiplicities of `D_hi` in `[0, 2^k_hi)` (empty for one digit).
+    pub high_multiplicities: Vec<i64>,
+}
+
 /// The proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProjectionProof {
-    /// `D ∈ [0, 2^k)`.
+    /// `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two).
     pub lookup: LookupProof,
+    /// `h = D_hi([r_c ‖ r_i])` (two digits only).
+    pub high_digit_value: Option<Fr>,
     /// `y = Y([r_c ‖ r_i])`.
     pub output_value: Fr,
     /// `β = b(r_c)`.
@@ -137,7 +187,20 @@ pub struct ProjectionClaims {
     pub bias: EvalClaim,
     /// On `Y` (`ŝ × n̂`).
     pub output: EvalClaim,
-    /// On the range multiplicities (`2^k`).
+    /// On the (low digit's) range multiplicities (`2^k_lo`).
+    pub multiplicities: EvalClaim,
+    /// On the high digits and their multiplicities (two digits only).
+    pub high: Option<HighDigitClaims>,
+}
+
+/// Claims on the committed high digits `D_hi` (`ŝ × n̂`) and their multiplicities (`2^k_hi`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HighDigitClaims {
+    /// `D_hi` at the low digit's lookup point (`h`).
+    pub at_remainder: EvalClaim,
+    /// `D_hi` at its own lookup point.
+    pub at_lookup: EvalClaim,
+    /// On `m_hi`.
     pub multiplicities: EvalClaim,
 }
 
@@ -242,18 +305,8 @@ pub fn compute_projection(
         .collect()
 }
 
-/// The range multiplicities of the witness's remainders `D` (`2^k` counts).
-///
-/// # Errors
-/// As [`compute_projection`], or [`AttentionError::Lookup`] when a remainder is outside
-/// `[0, 2^k)` (the output is not the rounded product).
-pub fn projection_multiplicities(
-    shape: &ProjectionShape,
-    witness: &ProjectionWitness,
-) -> Result<Vec<i64>, AttentionError> {
-    witness.validate(shape)?;
-    let mut counts = vec![0i64; 1usize << shape.shift];
-    for (index, d) in witness.remainders(shape).into_iter().enumerate() {
+fn count_into(counts: &mut [i64], values: impl IntoIterator<Item = i128>) -> Result<(), AttentionError> {
+    for (index, d) in values.into_iter().enumerate() {
         match usize::try_from(d).ok().and_then(|d| counts.get_mut(d)) {
             Some(count) => *count += 1,
             None => {
@@ -265,7 +318,45 @@ pub fn projection_multiplicities(
             }
         }
     }
-    Ok(counts)
+    Ok(())
+}
+
+/// The range check's committed data for the witness's remainders `D`: the multiplicities of
+/// each digit and, for two digits, the high digits.
+///
+/// # Errors
+/// As [`compute_projection`], or [`AttentionError::Lookup`] when a remainder is outside
+/// `[0, 2^k)` (the output is not the rounded product).
+pub fn projection_ranges(
+    shape: &ProjectionShape,
+    witness: &ProjectionWitness,
+) -> Result<ProjectionRanges, AttentionError> {
+    witness.validate(shape)?;
+    let (low_bits, high_bits) = shape.digits();
+    let remainders = witness.remainders(shape);
+    if let Some((index, &d)) = remainders.iter().enumerate().find(|(_, d)| **d < 0 || **d >> shape.shift != 0)
+    {
+        return Err(AttentionError::Lookup(zkmha_lookup::LookupError::ValueNotInTable {
+            table: "range",
+            index,
+            value: i64::try_from(d).unwrap_or(i64::MAX),
+        }));
+    }
+    let mask = (1i128 << low_bits) - 1;
+    let mut low_multiplicities = vec![0i64; 1usize << low_bits];
+    count_into(&mut low_multiplicities, remainders.iter().map(|d| d & mask))?;
+    if high_bits == 0 {
+        return Ok(ProjectionRanges {
+            low_multiplicities,
+            high_digits: Vec::new(),
+            high_multiplicities: Vec::new(),
+        });
+    }
+    // In range: D < 2^k, so D >> k_lo < 2^k_hi fits i64.
+    let high_digits: Vec<i64> = remainders.iter().map(|d| (d >> low_bits) as i64).collect();
+    let mut high_multiplicities = vec![0i64; 1usize << high_bits];
+    count_into(&mut high_multiplicities, high_digits.iter().map(|&h| i128::from(h)))?;
+    Ok(ProjectionRanges { low_multiplicities, high_digits, high_multiplicities })
 }
 
 /// `Σ_i eq(r_i, i)·M[i][·]` for an integer matrix with `width` columns.
@@ -311,50 +402,102 @@ fn product_claim(shape: &ProjectionShape, r_i: &[Fr], remainder: Fr, output: Fr,
     remainder - prefix_eq_sum(shape.rows, r_i) * bias - Fr::from(1u64 << (shape.shift - 1)) + two_k * output
 }
 
-/// Proves the projection for `witness` with its range `multiplicities`
-/// ([`projection_multiplicities`]; a cheating prover may pass others).
+fn clamp_to_i64(d: i128) -> i64 {
+    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Proves the projection for `witness` with its range data ([`projection_ranges`]; a
+/// cheating prover may pass others). The caller has committed to and absorbed the high
+/// digits, when there are two.
 ///
 /// # Errors
-/// Bad shapes or tensors (as [`compute_projection`]), or the lookup's and sum-check's errors.
+/// Bad shapes or tensors (as [`compute_projection`]), range data of the wrong size, or the
+/// lookup's and sum-check's errors.
 pub fn prove_projection(
     shape: &ProjectionShape,
     witness: &ProjectionWitness,
-    multiplicities: &[i64],
+    ranges: &ProjectionRanges,
     transcript: &mut Transcript,
 ) -> Result<(ProjectionProof, ProjectionClaims), AttentionError> {
     witness.validate(shape)?;
     shape.append_to_transcript(transcript);
     let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
+    let grid_vars = shape.grid_vars();
+    let (low_bits, high_bits) = shape.digits();
+    if high_bits > 0 && ranges.high_digits.len() != 1usize << grid_vars {
+        return Err(AttentionError::WrongTensorSize {
+            tensor: "D_hi",
+            rows: 1 << row_vars,
+            columns: 1 << output_vars,
+            expected: 1 << grid_vars,
+            got: ranges.high_digits.len(),
+        });
+    }
     let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
     let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
     let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
     let y = pad(&witness.output, shape.rows, shape.outputs, row_vars, output_vars);
-    // A cheating prover's remainder may not fit i64: clamp it (the lookup then fails on it).
-    let remainders: Vec<i64> = witness
+    // D_lo = D − 2^k_lo·D_hi with the prover's high digits; a cheating prover's value may not
+    // fit i64: clamp it (the lookup then fails on it).
+    let lows: Vec<i64> = witness
         .remainders(shape)
         .into_iter()
-        .map(|d| i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX }))
+        .enumerate()
+        .map(|(i, d)| {
+            let high = if high_bits > 0 { i128::from(ranges.high_digits[i]) } else { 0 };
+            clamp_to_i64(d - (high << low_bits))
+        })
         .collect();
 
-    let table = RangeTable::new(shape.shift as usize)?;
-    let entry = |row: usize, _: usize| remainders[row];
-    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
+    let low_table = RangeTable::new(low_bits as usize)?;
+    let high_table = RangeTable::new(high_bits.max(1) as usize)?;
+    let low_entry = |row: usize, _: usize| lows[row];
+    let high_entry = |row: usize, _: usize| ranges.high_digits[row];
+    let evaluate_low = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &lows)?.evaluate(point)?])
     };
-    let lookup_witness =
-        LookupWitness { num_vars: row_vars + output_vars, entry: &entry, evaluate: &evaluate };
-    let (lookup, mut claims) =
-        prove_lookups(&[Lookup { table: &table, witness: &lookup_witness, multiplicities }], transcript)?;
-    let claims = claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let remainder_claim = claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let (r_c, r_i) = remainder_claim.point.split_at(output_vars);
+    let evaluate_high = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &ranges.high_digits)?.evaluate(point)?])
+    };
+    let low_witness = LookupWitness { num_vars: grid_vars, entry: &low_entry, evaluate: &evaluate_low };
+    let high_witness = LookupWitness { num_vars: grid_vars, entry: &high_entry, evaluate: &evaluate_high };
+    let mut lookups =
+        vec![Lookup { table: &low_table, witness: &low_witness, multiplicities: &ranges.low_multiplicities }];
+    if high_bits > 0 {
+        lookups.push(Lookup {
+            table: &high_table,
+            witness: &high_witness,
+            multiplicities: &ranges.high_multiplicities,
+        });
+    }
+    let (lookup, claims) = prove_lookups(&lookups, transcript)?;
+    let mut claims = claims.into_iter();
+    let low_claims = claims.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let low_claim = low_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let (high_digit_value, high) = match claims.next() {
+        Some(high_claims) => {
+            let at_lookup =
+                high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+            let h = DenseMultilinearExtension::from_i64(grid_vars, &ranges.high_digits)?
+                .evaluate(&low_claim.point)?;
+            transcript.append_field(LABEL_HIGH_DIGIT, &h);
+            let claims = HighDigitClaims {
+                at_remainder: EvalClaim { point: low_claim.point.clone(), value: h },
+                at_lookup,
+                multiplicities: high_claims.multiplicities,
+            };
+            (Some(h), Some(claims))
+        }
+        None => (None, None),
+    };
+    let remainder = low_claim.value + Fr::from(1u64 << low_bits) * high_digit_value.unwrap_or_else(Fr::zero);
+    let (r_c, r_i) = low_claim.point.split_at(output_vars);
 
-    let output_value =
-        DenseMultilinearExtension::from_i64(row_vars + output_vars, &y)?.evaluate(&remainder_claim.point)?;
+    let output_value = DenseMultilinearExtension::from_i64(grid_vars, &y)?.evaluate(&low_claim.point)?;
     let bias_value = DenseMultilinearExtension::from_i64(output_vars, &b)?.evaluate(r_c)?;
     transcript.append_fields(LABEL_VALUES, &[output_value, bias_value]);
 
-    let sum = product_claim(shape, r_i, remainder_claim.value, output_value, bias_value);
+    let sum = product_claim(shape, r_i, remainder, output_value, bias_value);
     let mles = vec![
         DenseMultilinearExtension::new(input_vars, fold_integer_rows(&x, 1 << input_vars, r_i))?,
         DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
@@ -368,11 +511,13 @@ pub fn prove_projection(
         ends.get(1).map(|c| c.value).unwrap_or_else(Fr::zero),
         bias_value,
         output_value,
-        claims.multiplicities,
+        low_claims.multiplicities,
+        high,
     );
-    Ok((ProjectionProof { lookup, output_value, bias_value, sumcheck }, out))
+    Ok((ProjectionProof { lookup, high_digit_value, output_value, bias_value, sumcheck }, out))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn projection_claims(
     r_c: &[Fr],
     r_i: &[Fr],
@@ -381,6 +526,7 @@ fn projection_claims(
     bias_value: Fr,
     output_value: Fr,
     multiplicities: EvalClaim,
+    high: Option<HighDigitClaims>,
 ) -> ProjectionClaims {
     let rho = &input_end.point;
     ProjectionClaims {
@@ -389,6 +535,7 @@ fn projection_claims(
         bias: EvalClaim { point: r_c.to_vec(), value: bias_value },
         output: EvalClaim { point: [r_c, r_i].concat(), value: output_value },
         multiplicities,
+        high,
     }
 }
 
@@ -405,17 +552,41 @@ pub fn verify_projection(
 ) -> Result<ProjectionClaims, AttentionError> {
     shape.validate()?;
     shape.append_to_transcript(transcript);
-    let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
-    let table = RangeTable::new(shape.shift as usize)?;
-    let mut claims = verify_lookups(&[(&table, row_vars + output_vars)], &proof.lookup, transcript)?;
-    let claims = claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let remainder_claim = claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    if remainder_claim.point.len() != row_vars + output_vars {
+    let (input_vars, output_vars) = (shape.input_vars(), shape.output_vars());
+    let grid_vars = shape.grid_vars();
+    let (low_bits, high_bits) = shape.digits();
+    let low_table = RangeTable::new(low_bits as usize)?;
+    let high_table = RangeTable::new(high_bits.max(1) as usize)?;
+    let mut statements: Vec<(&dyn zkmha_lookup::LookupTable, usize)> = vec![(&low_table, grid_vars)];
+    if high_bits > 0 {
+        statements.push((&high_table, grid_vars));
+    }
+    let claims = verify_lookups(&statements, &proof.lookup, transcript)?;
+    let mut claims = claims.into_iter();
+    let low_claims = claims.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let low_claim = low_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    if low_claim.point.len() != grid_vars {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let (r_c, r_i) = remainder_claim.point.split_at(output_vars);
+    let high = match (claims.next(), proof.high_digit_value) {
+        (Some(high_claims), Some(h)) => {
+            let at_lookup =
+                high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+            transcript.append_field(LABEL_HIGH_DIGIT, &h);
+            Some(HighDigitClaims {
+                at_remainder: EvalClaim { point: low_claim.point.clone(), value: h },
+                at_lookup,
+                multiplicities: high_claims.multiplicities,
+            })
+        }
+        (None, None) => None,
+        _ => return Err(AttentionError::CheckFailed { step: "projection high digit" }),
+    };
+    let remainder =
+        low_claim.value + Fr::from(1u64 << low_bits) * proof.high_digit_value.unwrap_or_else(Fr::zero);
+    let (r_c, r_i) = low_claim.point.split_at(output_vars);
     transcript.append_fields(LABEL_VALUES, &[proof.output_value, proof.bias_value]);
-    let sum = product_claim(shape, r_i, remainder_claim.value, proof.output_value, proof.bias_value);
+    let sum = product_claim(shape, r_i, remainder, proof.output_value, proof.bias_value);
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
     let ends = verify_product(&product, &SumcheckClaim::new(input_vars, 2, sum), &proof.sumcheck, transcript)
         .map_err(sumcheck_error(STEP))?;
@@ -427,7 +598,8 @@ pub fn verify_projection(
             weights_end.value,
             proof.bias_value,
             proof.output_value,
-            claims.multiplicities,
+            low_claims.multiplicities,
+            high,
         )),
         _ => Err(AttentionError::CheckFailed { step: STEP }),
     }

@@ -36,13 +36,18 @@ fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
 
 /// The proven softmax with shifts that keep every intermediate in range (its outputs are
 /// about 2^16·|V|, hence the large output shift).
-fn modes(shape: &ModelShape) -> [(SoftmaxMode, ModelShape); 1] {
+fn modes(shape: &ModelShape) -> [(SoftmaxMode, ModelShape); 2] {
     // Projected entries are about 127·127·√d / 2^6; a scale that gives scores of a few units.
     let scale = 1.0 / (shape.attention.head_dim as f64 * 400.0);
     let exponential = SoftmaxMode::Exponential(
         SoftmaxParams::for_score_scale(scale, shape.attention.padded_seq_len()).unwrap(),
     );
-    [(exponential, ModelShape { shift: 6, output_shift: 20, ..*shape })]
+    // k_o = 20 checks the output projection's remainder in two digits; the second mode keeps
+    // every remainder in one digit (and differs per projection).
+    [
+        (exponential, ModelShape { shifts: [6, 6, 6, 20], ..*shape }),
+        (exponential, ModelShape { shifts: [6, 5, 7, 14], ..*shape }),
+    ]
 }
 
 struct Run {
@@ -61,12 +66,7 @@ fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> R
 }
 
 fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
-    ModelShape {
-        attention: AttentionShape::new(s, h, m, mv).unwrap(),
-        model_width: d,
-        shift: 0,
-        output_shift: 0,
-    }
+    ModelShape { attention: AttentionShape::new(s, h, m, mv).unwrap(), model_width: d, shifts: [0; 4] }
 }
 
 /// The plain reference: project, attend (the witness code), project the output, add X.
@@ -80,9 +80,9 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
         };
     let d = shape.model_width;
     let inputs = AttentionInputs {
-        queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shift),
-        keys: project(&x, d, &w.keys, &w.keys_bias, a.model_width(), shape.shift),
-        values: project(&x, d, &w.values, &w.values_bias, a.value_model_width(), shape.shift),
+        queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shifts[0]),
+        keys: project(&x, d, &w.keys, &w.keys_bias, a.model_width(), shape.shifts[1]),
+        values: project(&x, d, &w.values, &w.values_bias, a.value_model_width(), shape.shifts[2]),
     };
     let attention: Vec<i64> = compute_witness_for_mode(a, mask, softmax, &inputs)
         .unwrap()
@@ -90,8 +90,7 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
         .iter()
         .map(|v| signed_field_to_f64(v) as i64)
         .collect();
-    let projected =
-        project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.output_shift);
+    let projected = project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.shifts[3]);
     x.iter().zip(&projected).map(|(a, b)| fr_from_i64(a + b)).collect()
 }
 
@@ -169,7 +168,7 @@ fn rejects_another_input_or_another_model() {
 
 #[test]
 fn rejects_tampered_parts_and_missing_parts() {
-    let [(softmax, shape)] = modes(&small());
+    let [(softmax, shape), _] = modes(&small());
     let r = run(&shape, MaskKind::Causal, softmax, 5);
     let mut bad = r.proof.clone();
     bad.projections[1].output_value += Fr::one();
@@ -193,11 +192,30 @@ fn rejects_tampered_parts_and_missing_parts() {
     let mut bad = r.proof.clone();
     bad.residual_input += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    // The output projection's remainder (k_o = 20) has two digits: its high digits and their
+    // multiplicities are committed; swapped or missing commitments are rejected.
+    assert_eq!(r.proof.high_digits.len(), 2);
+    let mut bad = r.proof.clone();
+    bad.high_digits.swap(0, 1);
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model layer proof shape" })
+    );
+    let mut bad = r.proof.clone();
+    bad.high_digits.pop();
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model layer proof shape" })
+    );
+    let mut bad = r.proof.clone();
+    bad.projections[3].high_digit_value = bad.projections[3].high_digit_value.map(|h| h + Fr::one());
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
-    // the four multiplicity columns, O and Y: a wrong evaluation of any of them fails it.
+    // the four multiplicity columns, O, Y, D_hi and m_hi: a wrong evaluation of any of them
+    // fails it.
     let openings = r.proof.layer.openings.as_ref().unwrap();
-    assert_eq!(openings.evaluations.len(), 26);
-    for k in 0..26 {
+    assert_eq!(openings.evaluations.len(), 28);
+    for k in 0..28 {
         let mut bad = r.proof.clone();
         bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
         assert_eq!(
@@ -226,7 +244,7 @@ fn rejects_tampered_parts_and_missing_parts() {
 
 #[test]
 fn bad_inputs_get_one_typed_error() {
-    let [(softmax, shape)] = modes(&small());
+    let [(softmax, shape), _] = modes(&small());
     let params = model_hyrax_params(&shape, softmax);
     // Linear attention is refused with one sentence.
     assert!(matches!(
@@ -265,7 +283,7 @@ fn bad_inputs_get_one_typed_error() {
     ));
     // A shift too small for the intermediate values: the projected Q leaves the attention's
     // input range, one typed error.
-    let tight = ModelShape { shift: 1, ..shape };
+    let tight = ModelShape { shifts: [1, 1, 1, shape.shifts[3]], ..shape };
     let large = vec![1i64 << 24; shape.attention.seq_len * shape.model_width];
     assert!(matches!(
         prove_model_layer(&params, &tight, MaskKind::Causal, softmax, &large, &w, &model),

@@ -50,22 +50,35 @@ fn holds(mle: &DenseMultilinearExtension, claim: &EvalClaim) -> bool {
 fn discharge(
     shape: &ProjectionShape,
     w: &ProjectionWitness,
-    multiplicities: &[i64],
+    ranges: &ProjectionRanges,
     claims: &ProjectionClaims,
 ) -> bool {
     let (rv, iv, ov) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
+    let (low_bits, high_bits) = shape.digits();
+    let high = match &claims.high {
+        Some(h) => {
+            let digits = DenseMultilinearExtension::from_i64(shape.grid_vars(), &ranges.high_digits).unwrap();
+            let counts =
+                DenseMultilinearExtension::from_i64(high_bits as usize, &ranges.high_multiplicities).unwrap();
+            holds(&digits, &h.at_remainder)
+                && holds(&digits, &h.at_lookup)
+                && holds(&counts, &h.multiplicities)
+        }
+        None => high_bits == 0,
+    };
     holds(&padded(&w.input, shape.rows, shape.inputs, rv, iv), &claims.input)
         && holds(&padded(&w.weights, shape.inputs, shape.outputs, iv, ov), &claims.weights)
         && holds(&padded(&w.bias, 1, shape.outputs, 0, ov), &claims.bias)
         && holds(&padded(&w.output, shape.rows, shape.outputs, rv, ov), &claims.output)
         && holds(
-            &DenseMultilinearExtension::from_i64(shape.shift as usize, multiplicities).unwrap(),
+            &DenseMultilinearExtension::from_i64(low_bits as usize, &ranges.low_multiplicities).unwrap(),
             &claims.multiplicities,
         )
+        && high
 }
 
-fn prove(shape: &ProjectionShape, w: &ProjectionWitness, multiplicities: &[i64]) -> ProjectionProof {
-    prove_projection(shape, w, multiplicities, &mut Transcript::new(b"projection")).unwrap().0
+fn prove(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &ProjectionRanges) -> ProjectionProof {
+    prove_projection(shape, w, ranges, &mut Transcript::new(b"projection")).unwrap().0
 }
 
 fn verify(shape: &ProjectionShape, proof: &ProjectionProof) -> Result<ProjectionClaims, AttentionError> {
@@ -74,18 +87,28 @@ fn verify(shape: &ProjectionShape, proof: &ProjectionProof) -> Result<Projection
 
 #[test]
 fn round_trips_on_many_shapes_and_the_claims_hold() {
-    for (k, s) in
-        [(1, 1, 1, 1), (3, 5, 7, 4), (7, 16, 3, 8), (16, 33, 12, 10), (5, 64, 64, 12), (2, 3, 130, 20)]
-            .into_iter()
-            .map(|(s, d, n, k)| (k, shape(s, d, n, k)))
+    for (k, s) in [
+        (1, 1, 1, 1),
+        (3, 5, 7, 4),
+        (7, 16, 3, 8),
+        (16, 33, 12, 10),
+        (5, 64, 64, 12),
+        (2, 3, 130, 20),
+        (3, 5, 6, 16),
+        (6, 9, 5, 17),
+        (5, 7, 3, 24),
+        (4, 6, 9, 32),
+    ]
+    .into_iter()
+    .map(|(s, d, n, k)| (k, shape(s, d, n, k)))
     {
         let w = witness(&s, k as u64);
-        let multiplicities = projection_multiplicities(&s, &w).unwrap();
+        let ranges = projection_ranges(&s, &w).unwrap();
         let (proof, prover_claims) =
-            prove_projection(&s, &w, &multiplicities, &mut Transcript::new(b"projection")).unwrap();
+            prove_projection(&s, &w, &ranges, &mut Transcript::new(b"projection")).unwrap();
         let claims = verify(&s, &proof).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         assert_eq!(claims, prover_claims);
-        assert!(discharge(&s, &w, &multiplicities, &claims), "{s:?}");
+        assert!(discharge(&s, &w, &ranges, &claims), "{s:?}");
     }
 }
 
@@ -112,12 +135,12 @@ fn the_rounding_matches_a_plain_reference() {
 fn rejects_an_output_that_is_not_the_rounded_product() {
     let s = shape(6, 10, 5, 6);
     let honest = witness(&s, 4);
-    let multiplicities = projection_multiplicities(&s, &honest).unwrap();
+    let ranges = projection_ranges(&s, &honest).unwrap();
     for delta in [1i64, -1] {
         let mut w = honest.clone();
         w.output[7] += delta;
-        assert!(projection_multiplicities(&s, &w).is_err());
-        let proof = prove(&s, &w, &multiplicities);
+        assert!(projection_ranges(&s, &w).is_err());
+        let proof = prove(&s, &w, &ranges);
         assert!(matches!(verify(&s, &proof), Err(AttentionError::Lookup(_))), "delta {delta}");
     }
 }
@@ -126,20 +149,21 @@ fn rejects_an_output_that_is_not_the_rounded_product() {
 fn rejects_wrong_multiplicities() {
     let s = shape(4, 8, 4, 5);
     let w = witness(&s, 5);
-    let mut multiplicities = projection_multiplicities(&s, &w).unwrap();
+    let mut ranges = projection_ranges(&s, &w).unwrap();
+    let multiplicities = &mut ranges.low_multiplicities;
     let used = multiplicities.iter().position(|&m| m > 0).unwrap();
     multiplicities[used] -= 1;
     let other = (used + 1) % multiplicities.len();
     multiplicities[other] += 1;
-    assert!(matches!(verify(&s, &prove(&s, &w, &multiplicities)), Err(AttentionError::Lookup(_))));
+    assert!(matches!(verify(&s, &prove(&s, &w, &ranges)), Err(AttentionError::Lookup(_))));
 }
 
 #[test]
 fn rejects_tampered_messages() {
     let s = shape(5, 12, 6, 8);
     let w = witness(&s, 6);
-    let multiplicities = projection_multiplicities(&s, &w).unwrap();
-    let proof = prove(&s, &w, &multiplicities);
+    let ranges = projection_ranges(&s, &w).unwrap();
+    let proof = prove(&s, &w, &ranges);
     let mut bad = proof.clone();
     bad.output_value += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
@@ -166,18 +190,18 @@ fn claims_catch_other_tensors() {
     // caller's openings are what tie the claims to the committed tensors.
     let s = shape(4, 9, 5, 6);
     let w = witness(&s, 7);
-    let multiplicities = projection_multiplicities(&s, &w).unwrap();
-    let claims = verify(&s, &prove(&s, &w, &multiplicities)).unwrap();
-    assert!(discharge(&s, &w, &multiplicities, &claims));
+    let ranges = projection_ranges(&s, &w).unwrap();
+    let claims = verify(&s, &prove(&s, &w, &ranges)).unwrap();
+    assert!(discharge(&s, &w, &ranges, &claims));
     let mut other = w.clone();
     other.weights[3] += 1;
-    assert!(!discharge(&s, &other, &multiplicities, &claims));
+    assert!(!discharge(&s, &other, &ranges, &claims));
     let mut other = w.clone();
     other.input[2] -= 1;
-    assert!(!discharge(&s, &other, &multiplicities, &claims));
+    assert!(!discharge(&s, &other, &ranges, &claims));
     let mut other = w;
     other.bias[0] += 1;
-    assert!(!discharge(&s, &other, &multiplicities, &claims));
+    assert!(!discharge(&s, &other, &ranges, &claims));
 }
 
 #[test]
@@ -187,25 +211,56 @@ fn bad_inputs_get_typed_errors() {
     let mut short = w.clone();
     short.weights.pop();
     assert!(matches!(
-        projection_multiplicities(&s, &short),
+        projection_ranges(&s, &short),
         Err(AttentionError::WrongTensorSize { tensor: "W", .. })
     ));
     let mut big = w.clone();
     big.input[1] = 1 << 40;
     assert!(matches!(
-        projection_multiplicities(&s, &big),
+        projection_ranges(&s, &big),
         Err(AttentionError::ValueOutOfRange { tensor: "X", index: 1, .. })
     ));
+    assert!(matches!(projection_ranges(&shape(3, 4, 2, 0), &w), Err(AttentionError::InvalidShape(_))));
+    assert!(matches!(projection_ranges(&shape(0, 4, 2, 5), &w), Err(AttentionError::InvalidShape(_))));
     assert!(matches!(
-        projection_multiplicities(&shape(3, 4, 2, 0), &w),
+        compute_projection(&shape(3, 4, 2, 33), &w.input, &w.weights, &w.bias),
         Err(AttentionError::InvalidShape(_))
     ));
-    assert!(matches!(
-        projection_multiplicities(&shape(0, 4, 2, 5), &w),
-        Err(AttentionError::InvalidShape(_))
-    ));
-    assert!(matches!(
-        compute_projection(&shape(3, 4, 2, 21), &w.input, &w.weights, &w.bias),
-        Err(AttentionError::InvalidShape(_))
-    ));
+}
+
+/// Two digits (`k > 16`): the committed high digits are checked against the low digit's
+/// range and their own.
+#[test]
+fn rejects_wrong_high_digits() {
+    let s = shape(5, 8, 6, 24);
+    assert_eq!(s.digits(), (12, 12));
+    let w = witness(&s, 9);
+    let honest = projection_ranges(&s, &w).unwrap();
+    assert_eq!(honest.high_digits.len(), 8 * 8);
+    let claims = verify(&s, &prove(&s, &w, &honest)).unwrap();
+    assert!(claims.high.is_some());
+    assert!(discharge(&s, &w, &honest, &claims));
+    // One unit moved from the low digit to the high one: the low digit leaves its range.
+    let mut moved = honest.clone();
+    moved.high_digits[3] += 1;
+    assert!(matches!(verify(&s, &prove(&s, &w, &moved)), Err(AttentionError::Lookup(_))));
+    // An output one below the rounded product (D grows by 2^24) whose high digit absorbs it:
+    // the low digit stays in range, the high digit leaves its own.
+    let mut low_output = w.clone();
+    low_output.output[3] -= 1;
+    let mut wide = honest.clone();
+    wide.high_digits[3] += 1 << 12;
+    assert!(matches!(verify(&s, &prove(&s, &low_output, &wide)), Err(AttentionError::Lookup(_))));
+    // The sent h = D_hi(r) changes the remainder the sum-check starts from.
+    let mut proof = prove(&s, &w, &honest);
+    proof.high_digit_value = proof.high_digit_value.map(|h| h + Fr::one());
+    assert!(matches!(verify(&s, &proof), Err(AttentionError::Sumcheck { .. })));
+    // Dropping h (a one-digit proof shape) is refused before anything else.
+    let mut proof = prove(&s, &w, &honest);
+    proof.high_digit_value = None;
+    assert!(matches!(verify(&s, &proof), Err(AttentionError::CheckFailed { step: "projection high digit" })));
+    // Claims made against other high digits do not discharge.
+    let mut other = honest;
+    other.high_digits[0] += 1;
+    assert!(!discharge(&s, &w, &other, &claims));
 }
