@@ -80,7 +80,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
 
     let start = Instant::now();
     let params = model_hyrax_params(&shape, softmax);
-    let model = commit_model(&params, &shape, softmax, &weights)?;
+    let model = commit_model(&params, &shape, &weights)?;
     let commit_model_time = start.elapsed();
     let start = Instant::now();
     let (statement, proof, timings) =

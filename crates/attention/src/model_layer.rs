@@ -18,10 +18,10 @@
 //!            the attention's own
 //! ```
 //!
-//! Not yet here (issue 6 continues): real model files and their quantization, GQA and RoPE,
-//! the command line. The commitments to `X`, the weights, `O` and `Y` use their own Hyrax
-//! layout when it differs from the attention's, so their claims may take a second combined
-//! row in the final opening.
+//! Not yet here (issue 6 continues): GQA and RoPE. The weights are committed in a layout of
+//! their own (from their sizes alone, so one model commitment serves every sequence length);
+//! `X`, `O`, `Y` and the range data in the block's; the final opening takes one combined row
+//! per layout.
 
 use crate::commitment_layout::{largest_committed_vars, table_column_vars};
 use crate::committed::{InputCommitments, commit_padded_inputs, padded_inputs};
@@ -118,7 +118,13 @@ impl ModelShape {
         ]
     }
 
-    /// The Hyrax layout (column variables) of `X`, the weights and the multiplicities.
+    /// The Hyrax layout (column variables) of the weight tables, from their sizes alone: one
+    /// model commitment serves every sequence length.
+    fn weights_layout(&self) -> usize {
+        split_vars(self.table_vars().into_iter().skip(1).max().unwrap_or(0)).1
+    }
+
+    /// The Hyrax layout (column variables) of `X`, `O`, `Y` and the range data.
     fn layout(&self, softmax: SoftmaxMode) -> usize {
         split_vars(self.largest_vars(softmax)).1
     }
@@ -143,6 +149,12 @@ impl ModelShape {
         let [q, k, v, o] = self.shifts.map(|s| s as usize);
         transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o]);
     }
+}
+
+/// The Hyrax generators for a model commitment (transparent; a prefix of
+/// [`model_hyrax_params`] for every sequence length).
+pub fn weights_hyrax_params(shape: &ModelShape) -> HyraxParams {
+    HyraxParams::new(shape.table_vars().into_iter().skip(1).max().unwrap_or(0))
 }
 
 /// The Hyrax generators for a model layer (transparent, derived from the shape).
@@ -284,14 +296,13 @@ fn commit_table(
 pub fn commit_model(
     params: &HyraxParams,
     shape: &ModelShape,
-    softmax: SoftmaxMode,
     weights: &ModelWeights,
 ) -> Result<ModelCommitment, AttentionError> {
     shape.validate()?;
     let empty_input = vec![0i64; shape.attention.seq_len * shape.model_width];
     let tables = padded_tables(shape, &empty_input, weights)?;
     let vars = shape.table_vars();
-    let layout = shape.layout(softmax);
+    let layout = shape.weights_layout();
     let commitments = tables
         .iter()
         .zip(vars)
@@ -325,14 +336,14 @@ impl ModelStatement {
                 got: self.output.len(),
             });
         }
-        let layout = self.shape.layout(self.softmax);
+        let (layout, weights_layout) = (self.shape.layout(self.softmax), self.shape.weights_layout());
         let vars = self.shape.table_vars();
         let tables: Vec<&HyraxCommitment> = std::iter::once(&self.input).chain(&self.model.tables).collect();
         if tables.len() != vars.len()
-            || tables
-                .iter()
-                .zip(vars)
-                .any(|(c, n)| c.num_vars != n || c.column_vars().ok() != Some(table_column_vars(n, layout)))
+            || tables.iter().zip(vars).enumerate().any(|(i, (c, n))| {
+                let columns = table_column_vars(n, if i == 0 { layout } else { weights_layout });
+                c.num_vars != n || c.column_vars().ok() != Some(columns)
+            })
         {
             return Err(AttentionError::CheckFailed { step: "model commitment shape" });
         }

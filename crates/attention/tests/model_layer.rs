@@ -59,7 +59,7 @@ struct Run {
 fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Run {
     let params = model_hyrax_params(shape, softmax);
     let w = weights(shape, seed);
-    let model = commit_model(&params, shape, softmax, &w).unwrap();
+    let model = commit_model(&params, shape, &w).unwrap();
     let (statement, proof, _) =
         prove_model_layer(&params, shape, mask, softmax, &input(shape, seed + 100), &w, &model).unwrap();
     Run { params, statement, proof }
@@ -255,12 +255,12 @@ fn bad_inputs_get_one_typed_error() {
             SoftmaxMode::Identity,
             &input(&shape, 6),
             &weights(&shape, 6),
-            &commit_model(&params, &shape, softmax, &weights(&shape, 6)).unwrap(),
+            &commit_model(&params, &shape, &weights(&shape, 6)).unwrap(),
         ),
         Err(AttentionError::InvalidShape(_))
     ));
     let w = weights(&shape, 6);
-    let model = commit_model(&params, &shape, softmax, &w).unwrap();
+    let model = commit_model(&params, &shape, &w).unwrap();
     let mut x = input(&shape, 6);
     x.pop();
     assert!(matches!(
@@ -270,13 +270,13 @@ fn bad_inputs_get_one_typed_error() {
     let mut short = w.clone();
     short.output_bias.pop();
     assert!(matches!(
-        commit_model(&params, &shape, softmax, &short),
+        commit_model(&params, &shape, &short),
         Err(AttentionError::WrongTensorSize { tensor: "b_o", .. })
     ));
     // A model commitment made for another shape is rejected before any proving.
     let other_shape = ModelShape { model_width: 20, ..shape };
     let other_params = model_hyrax_params(&other_shape, softmax);
-    let other = commit_model(&other_params, &other_shape, softmax, &weights(&other_shape, 7)).unwrap();
+    let other = commit_model(&other_params, &other_shape, &weights(&other_shape, 7)).unwrap();
     assert!(matches!(
         prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &input(&shape, 6), &w, &other),
         Err(AttentionError::CheckFailed { step: "model commitment shape" })
@@ -289,4 +289,21 @@ fn bad_inputs_get_one_typed_error() {
         prove_model_layer(&params, &tight, MaskKind::Causal, softmax, &large, &w, &model),
         Err(AttentionError::ValueOutOfRange { .. })
     ));
+}
+
+#[test]
+fn one_model_commitment_serves_every_sequence_length() {
+    let [(softmax, shape), _] = modes(&small());
+    let w = weights(&shape, 8);
+    // Committed once, with the weights' own generators and no sequence length in sight.
+    let once = ModelShape { attention: AttentionShape::new(1, 2, 4, 4).unwrap(), ..shape };
+    let model = commit_model(&weights_hyrax_params(&once), &once, &w).unwrap();
+    for seq_len in [3, 6, 17] {
+        let s = ModelShape { attention: AttentionShape::new(seq_len, 2, 4, 4).unwrap(), ..shape };
+        let params = model_hyrax_params(&s, softmax);
+        assert_eq!(commit_model(&params, &s, &w).unwrap(), model, "s = {seq_len}");
+        let (statement, proof, _) =
+            prove_model_layer(&params, &s, MaskKind::Causal, softmax, &input(&s, 9), &w, &model).unwrap();
+        verify_model_layer(&params, &statement, &proof).unwrap_or_else(|e| panic!("s = {seq_len}: {e}"));
+    }
 }
