@@ -16,6 +16,7 @@ pub mod fixed_point;
 pub mod layer;
 pub mod masking;
 pub mod model_layer;
+pub mod model_quantization;
 pub mod padding;
 pub mod projection;
 pub mod qk;

@@ -43,8 +43,12 @@ const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
 const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
 
-/// Largest `|entry|` of `X`, `W` and `b` (so every `D` is exact in `i128`).
+/// Largest `|entry|` of `X` and `W` (so every `D` is exact in `i128`).
 pub const PROJECTION_BOUND_BITS: u32 = 31;
+
+/// Largest `|entry|` of `b`: added once, not multiplied, so wider (fixed-point biases sit at
+/// the product's finer scale).
+pub const BIAS_BOUND_BITS: u32 = 48;
 
 /// Largest table dimension (variables) a projection accepts.
 const MAX_DIMENSION_VARS: usize = 24;
@@ -240,9 +244,14 @@ impl ProjectionWitness {
                 });
             }
         }
-        for (tensor, values) in [("X", &self.input), ("W", &self.weights), ("b", &self.bias)] {
+        let bounded = [
+            ("X", &self.input, PROJECTION_BOUND_BITS),
+            ("W", &self.weights, PROJECTION_BOUND_BITS),
+            ("b", &self.bias, BIAS_BOUND_BITS),
+        ];
+        for (tensor, values, bits) in bounded {
             if let Some((index, v)) =
-                values.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << PROJECTION_BOUND_BITS)
+                values.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << bits)
             {
                 return Err(AttentionError::ValueOutOfRange { tensor, index, value: *v });
             }

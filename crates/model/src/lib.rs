@@ -11,6 +11,7 @@
 //! issue); the attention on `Q, K, V` is what `zkmha-attention` proves.
 
 pub mod families;
+pub mod model_file;
 
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;

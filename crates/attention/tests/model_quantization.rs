@@ -1,0 +1,122 @@
+//! Float weights and inputs through the proven block: scales, the float64 reference, and the
+//! accuracy of the proven output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use zkmha_attention::model_layer::*;
+use zkmha_attention::model_quantization::*;
+use zkmha_attention::{AttentionError, AttentionShape, MaskKind};
+
+/// Roughly Gaussian values of standard deviation `sigma` (sum of uniforms).
+fn normal(rng: &mut StdRng, n: usize, sigma: f64) -> Vec<f64> {
+    (0..n).map(|_| (0..4).map(|_| rng.gen_range(-1.0..1.0)).sum::<f64>() * sigma * 0.866).collect()
+}
+
+fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (d, n, nv) = (shape.model_width, shape.attention.model_width(), shape.attention.value_model_width());
+    let sigma = 1.0 / (d as f64).sqrt();
+    FloatModelWeights {
+        queries: normal(&mut rng, d * n, 2.0 * sigma),
+        keys: normal(&mut rng, d * n, 2.0 * sigma),
+        values: normal(&mut rng, d * nv, sigma),
+        queries_bias: normal(&mut rng, n, 0.1),
+        keys_bias: normal(&mut rng, n, 0.1),
+        values_bias: normal(&mut rng, nv, 0.1),
+        output: normal(&mut rng, nv * d, 1.0 / (nv as f64).sqrt()),
+        output_bias: normal(&mut rng, d, 0.05),
+    }
+}
+
+fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
+    ModelShape { attention: AttentionShape::new(s, h, m, m).unwrap(), model_width: d, shifts: [1; 4] }
+}
+
+#[test]
+fn the_proven_block_matches_float64_within_one_percent() {
+    for (s, h, m, d, mask) in
+        [(12, 2, 8, 16, MaskKind::None), (9, 3, 4, 10, MaskKind::Causal), (20, 4, 8, 24, MaskKind::Causal)]
+    {
+        let base = shape(s, h, m, d);
+        let weights = float_weights(&base, s as u64);
+        let x = normal(&mut StdRng::seed_from_u64(7 + s as u64), s * d, 1.0);
+        let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+        let model_shape = q.model_shape(base.attention, d);
+        let softmax = q.softmax(&base.attention).unwrap();
+        let integers = q.quantize_weights(&weights).unwrap();
+        let params = model_hyrax_params(&model_shape, softmax);
+        let model = commit_model(&params, &model_shape, &integers).unwrap();
+        let input = q.quantize_input(&x).unwrap();
+        let (statement, proof, _) =
+            prove_model_layer(&params, &model_shape, mask, softmax, &input, &integers, &model).unwrap();
+        verify_model_layer(&params, &statement, &proof).unwrap();
+        let ours = q.dequantize_output(&statement.output);
+        let reference = reference_model_layer(&model_shape, mask, &weights, &x).unwrap();
+        let report = model_accuracy(&x, &ours, &reference);
+        assert!(report.output.relative_l2_error < 0.01, "{q:?} {report:?}");
+        assert!(report.attention.relative_l2_error < 0.02, "{q:?} {report:?}");
+    }
+}
+
+#[test]
+fn the_reference_is_the_plain_formula() {
+    // One token, one head: softmax of one score is 1, so Z = X + (X·W_v + b_v)·W_o + b_o.
+    let base = shape(1, 1, 2, 2);
+    let w = FloatModelWeights {
+        queries: vec![1.0, 0.0, 0.0, 1.0],
+        keys: vec![0.5, 0.0, 0.0, 0.5],
+        values: vec![1.0, 2.0, 3.0, 4.0],
+        queries_bias: vec![0.0; 2],
+        keys_bias: vec![0.0; 2],
+        values_bias: vec![0.5, -0.5],
+        output: vec![1.0, 0.0, 0.0, 2.0],
+        output_bias: vec![0.25, 0.0],
+    };
+    let x = [1.0, -1.0];
+    // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x).unwrap();
+    assert_eq!(z, vec![1.0 - 1.25, -1.0 - 5.0]);
+}
+
+#[test]
+fn scales_are_powers_of_two_and_the_residual_scales_match() {
+    let base = shape(10, 2, 8, 16);
+    let weights = float_weights(&base, 3);
+    let x = normal(&mut StdRng::seed_from_u64(4), 10 * 16, 1.0);
+    let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+    let f_x = q.input_fraction_bits;
+    let [_, _, f_v, f_o] = q.weight_fraction_bits;
+    // Y's scale is X's: k_o = f_v′ + f + f_o − f_x with f = 16.
+    assert_eq!(q.shifts[3] as i32, (f_x + f_v - q.shifts[2] as i32) + 16 + f_o - f_x);
+    let largest = x.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    assert!(largest * 2f64.powi(f_x) < 32768.0 && largest * 2f64.powi(f_x + 1) >= 32767.0);
+    assert!(q.shifts.iter().all(|k| (1..=32).contains(k)));
+}
+
+#[test]
+fn bad_floats_get_one_sentence() {
+    let base = shape(4, 1, 4, 4);
+    let weights = float_weights(&base, 5);
+    let mut x = vec![0.5; 16];
+    let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+    x[3] = f64::NAN;
+    let e = q.quantize_input(&x).unwrap_err();
+    assert!(matches!(e, AttentionError::NumericRange(_)) && e.to_string().contains("X[3]"), "{e}");
+    assert!(ModelQuantization::calibrate(&base, &weights, &x).is_err());
+    // Far outside the calibrated range: refused, not clamped.
+    let far = vec![1e12; 16];
+    let e = q.quantize_input(&far).unwrap_err();
+    assert!(e.to_string().contains("calibrated"), "{e}");
+    let mut bad = weights.clone();
+    bad.output[0] = f64::INFINITY;
+    assert!(matches!(
+        ModelQuantization::calibrate(&base, &bad, &[0.5; 16]),
+        Err(AttentionError::NumericRange(_))
+    ));
+    bad = weights;
+    bad.keys.pop();
+    assert!(matches!(
+        ModelQuantization::calibrate(&base, &bad, &[0.5; 16]),
+        Err(AttentionError::WrongTensorSize { tensor: "W_k", .. })
+    ));
+}

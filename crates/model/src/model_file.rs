@@ -1,0 +1,241 @@
+//! A model file opened for one attention layer: its family, head counts and norm constants
+//! (from the file's metadata, a `config.json` beside it, or flags), its weights, and the
+//! layer input `X` computed from token ids.
+//!
+//! ```text
+//! BERT    X = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])              (layer 0)
+//! GPT-2   h = E_token[ids] + E_position[0..s],  X = LayerNorm_1(h)              (layer 0)
+//! Llama   h = E_token[ids],                     X = RMSNorm(h) ⊙ g               (layer 0)
+//! ```
+//!
+//! Deeper layers need the blocks before them: their input comes from a file (`--input`).
+
+use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
+use crate::{ModelError, Tensor};
+use std::path::{Path, PathBuf};
+use zkmha_attention::model_quantization::FloatModelWeights;
+
+/// A model file and what its metadata says.
+pub struct ModelFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its family.
+    pub family: Family,
+    /// Query heads.
+    pub heads: usize,
+    /// The layer norm's (or RMS norm's) ε.
+    pub norm_epsilon: f64,
+    tensors: TensorFile,
+}
+
+/// What a `config.json` beside a safetensors file says.
+#[derive(Default)]
+struct Config {
+    heads: Option<usize>,
+    epsilon: Option<f64>,
+}
+
+fn read_config(path: &Path) -> Result<Config, ModelError> {
+    let Some(file) = path.parent().map(|dir| dir.join("config.json")).filter(|f| f.is_file()) else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| ModelError::Io { path: file.clone(), message: e.to_string() })?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| ModelError::Corrupt { path: file.clone(), message: e.to_string() })?;
+    let number = |keys: &[&str]| keys.iter().find_map(|k| json.get(*k));
+    Ok(Config {
+        heads: number(&["num_attention_heads", "n_head"]).and_then(|v| v.as_u64()).map(|v| v as usize),
+        epsilon: number(&["layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps"]).and_then(|v| v.as_f64()),
+    })
+}
+
+impl ModelFile {
+    /// Opens a safetensors file. The family comes from `family` or the tensor names, the head
+    /// count from `heads` or a `config.json` beside the file.
+    ///
+    /// # Errors
+    /// [`ModelError::Io`] / [`ModelError::Corrupt`] for unreadable files, [`ModelError::Input`]
+    /// when the family or the head count cannot be told.
+    pub fn open(path: &Path, family: Option<Family>, heads: Option<usize>) -> Result<Self, ModelError> {
+        let tensors = TensorFile::read(path)?;
+        let config = read_config(path)?;
+        let family = match family.or_else(|| Family::detect(tensors.names())) {
+            Some(f) => f,
+            None => {
+                return Err(ModelError::Input(format!(
+                    "cannot tell the model family of {} from its tensor names; pass --family bert, gpt2 or llama",
+                    path.display()
+                )));
+            }
+        };
+        let heads = heads.or(config.heads).ok_or_else(|| {
+            ModelError::Input(format!(
+                "{} does not say how many attention heads the model has (no config.json beside it); pass --heads",
+                path.display()
+            ))
+        })?;
+        let norm_epsilon = config.epsilon.unwrap_or(match family {
+            Family::Bert => 1e-12,
+            Family::Gpt2 | Family::Llama => 1e-5,
+        });
+        Ok(Self { path: path.to_path_buf(), family, heads, norm_epsilon, tensors })
+    }
+
+    /// Layer `layer`'s attention weights.
+    ///
+    /// # Errors
+    /// As [`attention_weights`].
+    pub fn attention_weights(&self, layer: usize) -> Result<AttentionWeights, ModelError> {
+        attention_weights(&self.tensors, layer, self.heads, Some(self.family))
+    }
+
+    /// The token-embedding table's rows (the vocabulary size).
+    ///
+    /// # Errors
+    /// [`ModelError::MissingTensor`].
+    pub fn vocabulary_size(&self) -> Result<usize, ModelError> {
+        Ok(self.token_embeddings()?.shape.first().copied().unwrap_or(0))
+    }
+
+    fn token_embeddings(&self) -> Result<&Tensor, ModelError> {
+        self.tensors.get(match self.family {
+            Family::Bert => "embeddings.word_embeddings.weight",
+            Family::Gpt2 => "wte.weight",
+            Family::Llama => "embed_tokens.weight",
+        })
+    }
+
+    fn vector(&self, name: &str, len: usize) -> Result<&[f64], ModelError> {
+        let t = self.tensors.get(name)?;
+        if t.shape != [len] {
+            return Err(ModelError::WrongTensor {
+                name: name.into(),
+                got: t.shape.clone(),
+                expected: vec![len],
+                dtype: "float".into(),
+            });
+        }
+        Ok(&t.data)
+    }
+
+    /// Rows `0..s` of a `[rows, d]` table (position embeddings).
+    fn rows(&self, name: &str, s: usize, d: usize) -> Result<&[f64], ModelError> {
+        let t = self.tensors.get(name)?;
+        match t.shape.as_slice() {
+            [rows, columns] if *columns == d && *rows >= s => Ok(&t.data[..s * d]),
+            [rows, columns] if *columns == d => Err(ModelError::Input(format!(
+                "{s} tokens: the model takes at most {rows} ({name} has {rows} positions)"
+            ))),
+            _ => Err(ModelError::WrongTensor {
+                name: name.into(),
+                got: t.shape.clone(),
+                expected: vec![s, d],
+                dtype: "float".into(),
+            }),
+        }
+    }
+
+    /// The input `X` (`s × d_model`, row-major) of layer `layer` for the token ids `ids`.
+    ///
+    /// # Errors
+    /// [`ModelError::Input`] for no tokens, an id outside the vocabulary, too many tokens, or
+    /// a layer other than 0; missing or malformed tensors.
+    pub fn layer_input(&self, layer: usize, ids: &[usize]) -> Result<Vec<f64>, ModelError> {
+        if layer != 0 {
+            return Err(ModelError::Input(format!(
+                "layer {layer}'s input depends on the layers before it: pass it with --input (only layer 0's comes from token ids)"
+            )));
+        }
+        if ids.is_empty() {
+            return Err(ModelError::Input("no tokens: pass at least one token id".into()));
+        }
+        let table = self.token_embeddings()?;
+        let (vocab, d) = match table.shape.as_slice() {
+            [vocab, d] => (*vocab, *d),
+            _ => return Err(ModelError::Input("the token-embedding table is not a matrix".into())),
+        };
+        if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
+            return Err(ModelError::Input(format!("token id {bad} is outside the vocabulary of {vocab}")));
+        }
+        let s = ids.len();
+        let mut x: Vec<f64> =
+            ids.iter().flat_map(|&id| table.data[id * d..(id + 1) * d].iter().copied()).collect();
+        let eps = self.norm_epsilon;
+        match self.family {
+            Family::Bert => {
+                let positions = self.rows("embeddings.position_embeddings.weight", s, d)?;
+                let types = self.rows("embeddings.token_type_embeddings.weight", 1, d)?;
+                for (i, row) in x.chunks_mut(d).enumerate() {
+                    for (c, v) in row.iter_mut().enumerate() {
+                        *v += positions[i * d + c] + types[c];
+                    }
+                }
+                let gamma = self.vector("embeddings.LayerNorm.weight", d)?;
+                let beta = self.vector("embeddings.LayerNorm.bias", d)?;
+                layer_norm(&mut x, d, gamma, beta, eps);
+            }
+            Family::Gpt2 => {
+                let positions = self.rows("wpe.weight", s, d)?;
+                for (v, p) in x.iter_mut().zip(positions) {
+                    *v += p;
+                }
+                let gamma = self.vector(&format!("h.{layer}.ln_1.weight"), d)?;
+                let beta = self.vector(&format!("h.{layer}.ln_1.bias"), d)?;
+                layer_norm(&mut x, d, gamma, beta, eps);
+            }
+            Family::Llama => {
+                let gamma = self.vector(&format!("layers.{layer}.input_layernorm.weight"), d)?;
+                for row in x.chunks_mut(d) {
+                    let rms = (row.iter().map(|v| v * v).sum::<f64>() / d as f64 + eps).sqrt();
+                    for (v, g) in row.iter_mut().zip(gamma) {
+                        *v = *v / rms * g;
+                    }
+                }
+            }
+        }
+        Ok(x)
+    }
+}
+
+fn layer_norm(x: &mut [f64], d: usize, gamma: &[f64], beta: &[f64], eps: f64) {
+    for row in x.chunks_mut(d) {
+        let mean = row.iter().sum::<f64>() / d as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / d as f64;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(gamma).zip(beta) {
+            *v = (*v - mean) * inv * g + b;
+        }
+    }
+}
+
+impl AttentionWeights {
+    /// The weights as the block's float weights.
+    ///
+    /// # Errors
+    /// [`ModelError::Input`] under grouped-query attention (not proven yet).
+    pub fn float_model_weights(&self) -> Result<FloatModelWeights, ModelError> {
+        if self.key_value_heads != self.heads {
+            return Err(ModelError::Input(format!(
+                "grouped-query attention ({} query heads share {} key/value heads) is not proven yet",
+                self.heads, self.key_value_heads
+            )));
+        }
+        Ok(FloatModelWeights {
+            queries: self.queries.clone(),
+            keys: self.keys.clone(),
+            values: self.values.clone(),
+            queries_bias: self.queries_bias.clone(),
+            keys_bias: self.keys_bias.clone(),
+            values_bias: self.values_bias.clone(),
+            output: self.output.clone(),
+            output_bias: self.output_bias.clone(),
+        })
+    }
+}
+
+/// A fixed calibration sequence: `tokens` ids spread over the vocabulary (deterministic, so
+/// `commit-model` and `prove` agree on the scales).
+pub fn calibration_ids(vocabulary: usize, tokens: usize) -> Vec<usize> {
+    (0..tokens).map(|i| (i * 7919 + 101) % vocabulary.max(1)).collect()
+}
