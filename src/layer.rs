@@ -16,18 +16,19 @@ pub struct ShapeArgs {
     /// Tokens s.
     #[arg(long, default_value_t = 128)]
     pub seq: usize,
-    /// Heads h.
-    #[arg(long, default_value_t = 8)]
-    pub heads: usize,
+    /// Heads h (default 8; with --model, the model's).
+    #[arg(long)]
+    pub heads: Option<usize>,
     /// Query/key head width m.
     #[arg(long, default_value_t = 64)]
     pub head_dim: usize,
     /// Value head width m_v (defaults to the head width).
     #[arg(long)]
     pub value_head_dim: Option<usize>,
-    /// Mask: causal (decoders) or none (encoders).
-    #[arg(long, default_value = "causal", value_parser = parse_mask)]
-    pub mask: MaskKind,
+    /// Mask: causal (decoders) or none (encoders); default causal (with --model: none for
+    /// BERT, causal for decoders).
+    #[arg(long, value_parser = parse_mask)]
+    pub mask: Option<MaskKind>,
     /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized activations).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -66,10 +67,10 @@ impl Default for ShapeArgs {
     fn default() -> Self {
         Self {
             seq: 128,
-            heads: 8,
+            heads: None,
             head_dim: 64,
             value_head_dim: None,
-            mask: MaskKind::Causal,
+            mask: None,
             seed: 1,
             softmax: SoftmaxChoice::Exponential,
             score_scale: None,
@@ -109,10 +110,20 @@ impl ShapeArgs {
     pub fn shape(&self) -> Result<AttentionShape> {
         Ok(AttentionShape::new(
             self.seq,
-            self.heads,
+            self.heads(),
             self.head_dim,
             self.value_head_dim.unwrap_or(self.head_dim),
         )?)
+    }
+
+    /// `h` (8 unless given).
+    pub fn heads(&self) -> usize {
+        self.heads.unwrap_or(8)
+    }
+
+    /// The mask (causal unless given).
+    pub fn mask(&self) -> MaskKind {
+        self.mask.unwrap_or(MaskKind::Causal)
     }
 
     /// The softmax mode these options ask for.
@@ -206,7 +217,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
-    let run = run_layer(shape, args.layer.mask, softmax, args.layer.seed)?;
+    let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed)?;
     let softmax_name = if softmax.is_proven() { "exp (proven)" } else { "identity (not proven)" };
     let wall = start.elapsed();
     let p = &run.prover;
@@ -217,7 +228,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
             shape.heads,
             shape.head_dim,
             shape.value_head_dim,
-            args.layer.mask,
+            args.layer.mask(),
             softmax_name,
             ms(p.total()),
             ms(p.witness),
@@ -242,7 +253,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
         shape.head_dim,
         shape.value_head_dim,
         shape.model_width(),
-        args.layer.mask,
+        args.layer.mask(),
         rayon::current_num_threads()
     );
     if let SoftmaxMode::Exponential(params) = softmax {

@@ -10,6 +10,7 @@ mod bench;
 mod bench_block;
 mod demo;
 mod layer;
+mod model_cli;
 mod proof_file;
 
 use clap::{Parser, Subcommand};
@@ -28,10 +29,14 @@ enum Command {
     Layer(layer::LayerArgs),
     /// Prove and verify sample sum-checks and print timings.
     Sumcheck(demo::SumcheckArgs),
-    /// Prove a layer with committed inputs and write a proof file.
+    /// Prove a model file's attention layer (--model) or a random layer, and write a proof file.
     Prove(proof_file::ProveArgs),
-    /// Verify a proof file without the inputs.
+    /// Verify a proof file without the inputs (a model-layer proof with its --vk).
     Verify(proof_file::VerifyArgs),
+    /// Commit to a model layer's weights: write its verifier key.
+    CommitModel(model_cli::CommitModelArgs),
+    /// Show what a proof or verifier-key file holds.
+    Inspect(model_cli::InspectArgs),
     /// Accuracy of the proven fixed-point attention against float64 on a real model.
     Accuracy(accuracy::AccuracyArgs),
     /// Benchmarks of the layer proof.
@@ -52,7 +57,7 @@ fn score_entries(command: &Option<Command>) -> usize {
         Some(Command::Prove(args)) => &args.layer,
         _ => return 0,
     };
-    shape.heads.next_power_of_two().saturating_mul(shape.seq.next_power_of_two().saturating_pow(2))
+    shape.heads().next_power_of_two().saturating_mul(shape.seq.next_power_of_two().saturating_pow(2))
 }
 
 fn main() {
@@ -67,6 +72,8 @@ fn main() {
         Some(Command::Bench(command)) => bench::run(&command),
         Some(Command::Prove(args)) => proof_file::prove(&args),
         Some(Command::Verify(args)) => proof_file::verify(&args),
+        Some(Command::CommitModel(args)) => model_cli::commit(&args),
+        Some(Command::Inspect(args)) => model_cli::inspect(&args),
         Some(Command::Accuracy(args)) => accuracy::run(&args),
         None => layer::run(&layer::LayerArgs::default()),
     };

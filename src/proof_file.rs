@@ -4,6 +4,7 @@
 //! statement and the proof in arkworks' compressed encoding.
 
 use crate::layer::{ShapeArgs, random_inputs};
+use crate::model_cli::{self, ModelArgs, ModelInputArgs};
 use anyhow::{Context, Result, bail};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::path::PathBuf;
@@ -21,9 +22,16 @@ const FILE_VERSION: u32 = 4;
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProveArgs {
-    /// Shape, mask and inputs (random 8-bit inputs; model files arrive with a later release).
+    /// Shape, mask and inputs of a random layer (without --model); --heads and --mask also
+    /// apply to a model.
     #[command(flatten)]
     pub layer: ShapeArgs,
+    /// A model file's attention layer instead of a random one.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The model layer's input and verifier key.
+    #[command(flatten)]
+    pub model_input: ModelInputArgs,
     /// Where to write the proof file.
     #[arg(long)]
     pub out: PathBuf,
@@ -35,6 +43,12 @@ pub struct VerifyArgs {
     /// The proof file written by `zkmha prove`.
     #[arg(long)]
     pub proof: PathBuf,
+    /// The verifier key of a model-layer proof (from `zkmha commit-model`).
+    #[arg(long)]
+    pub vk: Option<PathBuf>,
+    /// Print one JSON object (model-layer proofs).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Proves a committed layer and writes the file.
@@ -42,13 +56,26 @@ pub struct VerifyArgs {
 /// # Errors
 /// Impossible shapes or an unwritable file.
 pub fn prove(args: &ProveArgs) -> Result<()> {
+    if args.model.model.is_some() {
+        return model_cli::prove(
+            &args.model,
+            args.layer.heads,
+            args.layer.mask,
+            &args.model_input,
+            &args.out,
+        );
+    }
+    if args.model_input.input.is_some() || args.model_input.tokens.is_some() || args.model_input.vk.is_some()
+    {
+        bail!("--input, --tokens and --vk need --model FILE");
+    }
     let shape = args.layer.shape()?;
     let inputs = random_inputs(&shape, args.layer.seed);
     let start = Instant::now();
     let softmax = args.layer.softmax_mode(&shape)?;
     let params = hyrax_params_for(&shape, softmax);
     let (statement, proof, timings) =
-        prove_layer_committed(&params, &shape, args.layer.mask, softmax, &inputs)?;
+        prove_layer_committed(&params, &shape, args.layer.mask(), softmax, &inputs)?;
     let mut bytes = Vec::with_capacity(1 << 20);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());
@@ -93,6 +120,14 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
 /// # Errors
 /// A missing, foreign or corrupt file, or a proof that does not verify (one sentence each).
 pub fn verify(args: &VerifyArgs) -> Result<()> {
+    match (&args.vk, model_cli::is_model_proof(&args.proof)) {
+        (Some(vk), true) => return model_cli::verify(&args.proof, vk, args.json),
+        (None, true) => {
+            bail!("{} is a model-layer proof: pass the model's verifier key with --vk", args.proof.display())
+        }
+        (Some(_), false) => bail!("{} is not a model-layer proof: it needs no --vk", args.proof.display()),
+        (None, false) => {}
+    }
     let bytes =
         std::fs::read(&args.proof).with_context(|| format!("could not read {}", args.proof.display()))?;
     let Some(rest) = bytes.strip_prefix(MAGIC) else {

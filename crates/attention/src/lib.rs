@@ -25,6 +25,7 @@ mod shape;
 pub mod softmax;
 pub mod structured;
 pub mod unpadding;
+pub mod verifier_key;
 mod witness;
 
 pub use committed::{

@@ -120,3 +120,57 @@ fn bad_floats_get_one_sentence() {
         Err(AttentionError::WrongTensorSize { tensor: "W_k", .. })
     ));
 }
+
+#[test]
+fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
+    use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
+    let base = shape(6, 2, 4, 8);
+    let weights = float_weights(&base, 11);
+    let x = normal(&mut StdRng::seed_from_u64(12), 6 * 8, 1.0);
+    let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+    let model_shape = q.model_shape(base.attention, 8);
+    let integers = q.quantize_weights(&weights).unwrap();
+    let commitment = commit_model(&weights_hyrax_params(&model_shape), &model_shape, &integers).unwrap();
+    let key = ModelVerifierKey {
+        description: "test".into(),
+        model_width: 8,
+        heads: 2,
+        head_dim: 4,
+        value_head_dim: 4,
+        mask: MaskKind::Causal,
+        quantization: q,
+        commitment,
+    };
+    let softmax = q.softmax(&base.attention).unwrap();
+    let params = model_hyrax_params(&model_shape, softmax);
+    let (statement, proof, _) = prove_model_layer(
+        &params,
+        &model_shape,
+        MaskKind::Causal,
+        softmax,
+        &q.quantize_input(&x).unwrap(),
+        &integers,
+        &key.commitment,
+    )
+    .unwrap();
+    verify_with_key(&key, &statement, &proof).unwrap();
+    let failure = |key: &ModelVerifierKey| verify_with_key(key, &statement, &proof).map(|_| ()).unwrap_err();
+    let step = |e: AttentionError| match e {
+        AttentionError::CheckFailed { step } => step,
+        other => panic!("{other}"),
+    };
+    let other_mask = ModelVerifierKey { mask: MaskKind::None, ..key.clone() };
+    assert_eq!(step(failure(&other_mask)), "verifier key: the proof uses another mask");
+    let mut other_shifts = key.clone();
+    other_shifts.quantization.shifts[0] += 1;
+    assert_eq!(
+        step(failure(&other_shifts)),
+        "verifier key: the proof's shapes or shifts differ from the key's"
+    );
+    let mut other_scale = key.clone();
+    other_scale.quantization.input_fraction_bits += 1;
+    assert_eq!(step(failure(&other_scale)), "verifier key: the proof uses another softmax");
+    let mut other_model = key.clone();
+    other_model.commitment.tables.swap(0, 1);
+    assert_eq!(step(failure(&other_model)), "verifier key: the proof is about another model commitment");
+}

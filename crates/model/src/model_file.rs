@@ -98,6 +98,17 @@ impl ModelFile {
         Ok(self.token_embeddings()?.shape.first().copied().unwrap_or(0))
     }
 
+    /// The most tokens the position table takes (`None`: no table, as with rotary
+    /// embeddings).
+    pub fn max_tokens(&self) -> Option<usize> {
+        let name = match self.family {
+            Family::Bert => "embeddings.position_embeddings.weight",
+            Family::Gpt2 => "wpe.weight",
+            Family::Llama => return None,
+        };
+        self.tensors.get(name).ok().and_then(|t| t.shape.first().copied())
+    }
+
     fn token_embeddings(&self) -> Result<&Tensor, ModelError> {
         self.tensors.get(match self.family {
             Family::Bert => "embeddings.word_embeddings.weight",

