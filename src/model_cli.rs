@@ -345,6 +345,11 @@ pub fn prove(
         Some(path) => decode::<ModelVerifierKey>(path, KEY_MAGIC, "verifier key")?,
         None => make_key(&loaded, model, quiet)?,
     };
+    if let Some(m) = mask
+        && m != key.mask
+    {
+        bail!("--mask {m} differs from the verifier key's mask {}", key.mask);
+    }
     let d = key.model_width;
     let x = match (&args.input, &args.tokens) {
         (Some(path), _) => read_input(path, d)?,
