@@ -48,3 +48,24 @@ pub(crate) fn check_structured(
         _ => Err(AttentionError::CheckFailed { step }),
     }
 }
+
+/// Checks `(tensor, length, rows, columns)`: each length is `rows · columns`.
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`] for the first that is not.
+pub(crate) fn check_tensor_sizes(
+    tensors: &[(&'static str, usize, usize, usize)],
+) -> Result<(), AttentionError> {
+    for &(tensor, got, rows, columns) in tensors {
+        if got != rows * columns {
+            return Err(AttentionError::WrongTensorSize {
+                tensor,
+                rows,
+                columns,
+                expected: rows * columns,
+                got,
+            });
+        }
+    }
+    Ok(())
+}

@@ -25,6 +25,7 @@
 
 use crate::commitment_layout::{largest_committed_vars, table_column_vars};
 use crate::committed::{InputCommitments, commit_padded_inputs, padded_inputs};
+use crate::common::check_tensor_sizes;
 use crate::layer::{
     AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings,
     absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
@@ -229,6 +230,27 @@ pub struct ModelLayerProof {
     pub layer: AttentionLayerProof,
 }
 
+/// Checks the lengths of `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`.
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`] for the first of the wrong length.
+pub(crate) fn check_block_sizes(shape: &ModelShape, lengths: [usize; 9]) -> Result<(), AttentionError> {
+    let a = &shape.attention;
+    let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
+    let [x, w_q, w_k, w_v, b_q, b_k, b_v, w_o, b_o] = lengths;
+    check_tensor_sizes(&[
+        ("X", x, a.seq_len, d),
+        ("W_q", w_q, d, n),
+        ("W_k", w_k, d, n),
+        ("W_v", w_v, d, nv),
+        ("b_q", b_q, 1, n),
+        ("b_k", b_k, 1, n),
+        ("b_v", b_v, 1, nv),
+        ("W_o", w_o, nv, d),
+        ("b_o", b_o, 1, d),
+    ])
+}
+
 /// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, after
 /// checking sizes.
 fn padded_tables(
@@ -236,30 +258,23 @@ fn padded_tables(
     input: &[i64],
     weights: &ModelWeights,
 ) -> Result<[Vec<i64>; 9], AttentionError> {
+    check_block_sizes(
+        shape,
+        [
+            input.len(),
+            weights.queries.len(),
+            weights.keys.len(),
+            weights.values.len(),
+            weights.queries_bias.len(),
+            weights.keys_bias.len(),
+            weights.values_bias.len(),
+            weights.output.len(),
+            weights.output_bias.len(),
+        ],
+    )?;
     let a = &shape.attention;
-    let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
-    let sizes = [
-        ("X", input.len(), a.seq_len, d),
-        ("W_q", weights.queries.len(), d, n),
-        ("W_k", weights.keys.len(), d, n),
-        ("W_v", weights.values.len(), d, nv),
-        ("b_q", weights.queries_bias.len(), 1, n),
-        ("b_k", weights.keys_bias.len(), 1, n),
-        ("b_v", weights.values_bias.len(), 1, nv),
-        ("W_o", weights.output.len(), nv, d),
-        ("b_o", weights.output_bias.len(), 1, d),
-    ];
-    for (tensor, got, rows, columns) in sizes {
-        if got != rows * columns {
-            return Err(AttentionError::WrongTensorSize {
-                tensor,
-                rows,
-                columns,
-                expected: rows * columns,
-                got,
-            });
-        }
-    }
+    let d = shape.model_width;
+    let (n, nv) = (a.model_width(), a.value_model_width());
     let (sv, mv) = (a.seq_vars(), shape.model_vars());
     let (qv, vv) = (a.model_vars(), a.value_model_vars());
     Ok([

@@ -19,7 +19,7 @@
 //! Every choice is deterministic in the weights and the calibration input; the prover and
 //! the verifier read the same [`ModelQuantization`] from the verifier key.
 
-use crate::model_layer::{ModelShape, ModelWeights};
+use crate::model_layer::{ModelShape, ModelWeights, check_block_sizes};
 use crate::projection::{BIAS_BOUND_BITS, MAX_SHIFT_BITS, ProjectionShape, compute_projection};
 use crate::quantization::{
     AccuracyReport, FloatAttentionInputs, compare, reference_attention, signed_field_to_f64,
@@ -240,31 +240,20 @@ fn check_sizes(
     weights: &FloatModelWeights,
     input_len: usize,
 ) -> Result<(), AttentionError> {
-    let a = &shape.attention;
-    let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
-    let sizes = [
-        ("X", input_len, a.seq_len, d),
-        ("W_q", weights.queries.len(), d, n),
-        ("W_k", weights.keys.len(), d, n),
-        ("W_v", weights.values.len(), d, nv),
-        ("b_q", weights.queries_bias.len(), 1, n),
-        ("b_k", weights.keys_bias.len(), 1, n),
-        ("b_v", weights.values_bias.len(), 1, nv),
-        ("W_o", weights.output.len(), nv, d),
-        ("b_o", weights.output_bias.len(), 1, d),
-    ];
-    for (tensor, got, rows, columns) in sizes {
-        if got != rows * columns {
-            return Err(AttentionError::WrongTensorSize {
-                tensor,
-                rows,
-                columns,
-                expected: rows * columns,
-                got,
-            });
-        }
-    }
-    Ok(())
+    check_block_sizes(
+        shape,
+        [
+            input_len,
+            weights.queries.len(),
+            weights.keys.len(),
+            weights.values.len(),
+            weights.queries_bias.len(),
+            weights.keys_bias.len(),
+            weights.values_bias.len(),
+            weights.output.len(),
+            weights.output_bias.len(),
+        ],
+    )
 }
 
 /// `X·W + b` in float64 (`rows × inputs` times `inputs × outputs`).

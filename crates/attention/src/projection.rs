@@ -26,7 +26,7 @@
 //! probability ≥ 1 − O(ŝn̂/|F|), the sum-check errs with ≤ 2·log d̂/|F|.
 
 use crate::AttentionError;
-use crate::common::sumcheck_error;
+use crate::common::{check_tensor_sizes, sumcheck_error};
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -228,22 +228,12 @@ impl ProjectionWitness {
     fn validate(&self, shape: &ProjectionShape) -> Result<(), AttentionError> {
         shape.validate()?;
         let (s, d, n) = (shape.rows, shape.inputs, shape.outputs);
-        for (tensor, got, rows, columns) in [
+        check_tensor_sizes(&[
             ("X", self.input.len(), s, d),
             ("W", self.weights.len(), d, n),
             ("b", self.bias.len(), 1, n),
             ("Y", self.output.len(), s, n),
-        ] {
-            if got != rows * columns {
-                return Err(AttentionError::WrongTensorSize {
-                    tensor,
-                    rows,
-                    columns,
-                    expected: rows * columns,
-                    got,
-                });
-            }
-        }
+        ])?;
         let bounded = [
             ("X", &self.input, PROJECTION_BOUND_BITS),
             ("W", &self.weights, PROJECTION_BOUND_BITS),
