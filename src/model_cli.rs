@@ -13,19 +13,20 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use zkmha_attention::model_layer::{
-    ModelLayerProof, ModelStatement, commit_model, model_hyrax_params, prove_model_layer,
+    ModelLayerProof, ModelShape, ModelStatement, commit_model, model_hyrax_params, prove_model_layer,
     weights_hyrax_params,
 };
 use zkmha_attention::model_quantization::{ModelQuantization, model_accuracy, reference_model_layer};
 use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
-use zkmha_attention::{AttentionShape, MaskKind};
+use zkmha_attention::{AttentionShape, MaskKind, Residual};
 use zkmha_model::families::Family;
 use zkmha_model::model_file::{ModelFile, calibration_ids};
 
 const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
 const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
 /// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
-const FILE_VERSION: u32 = 1;
+/// 2: the residual's kind in the shape and key; a committed hidden state for pre-norm decoders.
+const FILE_VERSION: u32 = 2;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 
@@ -83,11 +84,12 @@ pub struct CommitModelArgs {
 /// What `zkmha prove --model` reads besides the model.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelInputArgs {
-    /// The layer input X (s × d_model): a .npy file (float32 or float64) or a safetensors
-    /// file holding one float tensor.
+    /// The hidden state entering the layer (s × d_model; for BERT that is X itself, for
+    /// GPT-2 and Llama X is the layer's norm of it): a .npy file (float32 or float64) or a
+    /// safetensors file holding one float tensor.
     #[arg(long, conflicts_with = "tokens")]
     pub input: Option<PathBuf>,
-    /// Token ids (comma-separated): X is computed from the model's embeddings (layer 0).
+    /// Token ids (comma-separated): the hidden state is the model's embeddings (layer 0).
     #[arg(long, value_delimiter = ',')]
     pub tokens: Option<Vec<usize>>,
     /// The verifier key from `zkmha commit-model` (made here when absent).
@@ -178,12 +180,11 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
     let weights = file.attention_weights(args.layer)?;
     let float = weights.float_model_weights()?;
     bar.finish_and_clear();
-    if file.family != Family::Bert {
+    if file.family == Family::Llama {
         bail!(
-            "{} is a {} model: pre-norm decoders add the residual to the hidden state before the layer norm, \
-             which the proven block does not take yet (BERT-style encoders are supported)",
-            path.display(),
-            family_name(file.family)
+            "{} is a llama model: its rotary position embeddings (RoPE) are not proven yet \
+             (BERT and GPT-2 models are supported)",
+            path.display()
         );
     }
     let mask = mask.unwrap_or(match file.family {
@@ -199,16 +200,15 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
     let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
     let ids = calibration_ids(file.vocabulary_size()?, tokens);
     let bar = step("calibrating the fixed-point scales", quiet);
-    let x = file.layer_input(0, &ids)?;
+    // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
+    let x = file.block_input(args.layer, file.embed(&ids)?)?.input;
     let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
-    let quantization = ModelQuantization::calibrate(
-        &zkmha_attention::model_layer::ModelShape { attention, model_width: d, shifts: [1; 4] },
-        &loaded.float,
-        &x,
-    )?;
+    let residual = file.residual();
+    let calibration_shape = ModelShape { attention, model_width: d, shifts: [1; 4], residual };
+    let quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, &x)?;
     bar.finish_and_clear();
     let bar = step("committing to the weights", quiet);
-    let shape = quantization.model_shape(attention, d);
+    let shape = quantization.model_shape(attention, d, residual);
     let integers = quantization.quantize_weights(&loaded.float)?;
     let commitment = commit_model(&weights_hyrax_params(&shape), &shape, &integers)?;
     bar.finish_and_clear();
@@ -224,6 +224,7 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
         head_dim: loaded.head_dim,
         value_head_dim: loaded.head_dim,
         mask: loaded.mask,
+        residual,
         quantization,
         commitment,
     })
@@ -309,7 +310,7 @@ fn read_input(path: &Path, columns: usize) -> Result<Vec<f64>> {
     };
     match shape.as_slice() {
         [_, c] if *c == columns => Ok(data),
-        _ => bail!("{} has shape {shape:?}; X must be (tokens × {columns})", path.display()),
+        _ => bail!("{} has shape {shape:?}; the layer input must be (tokens × {columns})", path.display()),
     }
 }
 
@@ -350,25 +351,44 @@ pub fn prove(
     {
         bail!("--mask {m} differs from the verifier key's mask {}", key.mask);
     }
+    if key.residual != loaded.file.residual() {
+        bail!("the verifier key was made for a model of another family (its residual differs)");
+    }
     let d = key.model_width;
-    let x = match (&args.input, &args.tokens) {
+    let hidden = match (&args.input, &args.tokens) {
         (Some(path), _) => read_input(path, d)?,
-        (None, Some(ids)) => loaded.file.layer_input(model.layer, ids)?,
-        (None, None) => bail!("pass the layer input: --input X.npy or --tokens 1,2,3"),
+        (None, Some(_)) if model.layer != 0 => bail!(
+            "layer {}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids)",
+            model.layer
+        ),
+        (None, Some(ids)) => loaded.file.embed(ids)?,
+        (None, None) => bail!("pass the layer input: --input FILE.npy or --tokens 1,2,3"),
     };
-    let s = x.len() / d;
-    if s == 0 {
+    if hidden.is_empty() {
         bail!("the input has no tokens");
     }
+    let block_input = loaded.file.block_input(model.layer, hidden)?;
+    let (x, residual) = (&block_input.input, block_input.residual.as_deref());
+    let s = x.len() / d;
     let shape = key.shape(s)?;
     let softmax = key.quantization.softmax(&shape.attention)?;
     let integers = key.quantization.quantize_weights(&loaded.float)?;
-    let input = key.quantization.quantize_input(&x)?;
+    // H first: a bad entry in it is named as H's, not as the X computed from it.
+    let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
+    let input = key.quantization.quantize_input(x)?;
     let bar = step("proving", quiet);
     let params = model_hyrax_params(&shape, softmax);
     let prove_start = Instant::now();
-    let (statement, proof, _) =
-        prove_model_layer(&params, &shape, key.mask, softmax, &input, &integers, &key.commitment)?;
+    let (statement, proof, _) = prove_model_layer(
+        &params,
+        &shape,
+        key.mask,
+        softmax,
+        &input,
+        hidden_state.as_deref(),
+        &integers,
+        &key.commitment,
+    )?;
     let prove_time = prove_start.elapsed();
     bar.finish_and_clear();
     // The prover checks its own proof: a model file that differs from the committed one is
@@ -384,8 +404,8 @@ pub fn prove(
     if let Some(path) = &args.output {
         write_output(path, s, d, &z)?;
     }
-    let report =
-        reference_model_layer(&shape, key.mask, &loaded.float, &x).map(|r| model_accuracy(&x, &z, &r))?;
+    let report = reference_model_layer(&shape, key.mask, &loaded.float, x, residual)
+        .map(|r| model_accuracy(residual.unwrap_or(x), &z, &r))?;
     if args.json {
         println!(
             "{}",
@@ -409,12 +429,18 @@ pub fn prove(
         prove_time.as_secs_f64()
     );
     println!(
-        "output Z ({s} × {d}) against float64: relative L2 error {:.3} % (the attention's part Y = Z − X: {:.3} %)",
+        "output Z ({s} × {d}) against float64: relative L2 error {:.3} % (the attention's part Y: {:.3} %)",
         report.output.relative_l2_error * 100.0,
         report.attention.relative_l2_error * 100.0
     );
     println!(
-        "not proven: the layer norm that follows (and, for token input, the embedding lookup and the norm before)"
+        "{}",
+        match key.residual {
+            Residual::LayerInput =>
+                "not proven: the layer norm that follows (and, for token input, the embedding lookup and its norm)",
+            Residual::HiddenState =>
+                "not proven: the layer norm from the hidden state H to X (H and X are committed separately; Z = H + Y is proven), and for token input the embedding lookup",
+        }
     );
     println!(
         "wrote {} ({} bytes){}",

@@ -18,14 +18,6 @@ fn zkmha() -> Command {
 /// A BERT-style model with random weights (seeded), `config.json` beside it unless `heads` is
 /// `None`; `drop` leaves one tensor out.
 fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        (state as f32 / u32::MAX as f32 - 0.5) * 0.6
-    };
     let l = "encoder.layer.0.attention.";
     let specs: Vec<(String, Vec<usize>)> = [
         ("embeddings.word_embeddings.weight".to_string(), vec![VOCAB, D]),
@@ -45,13 +37,51 @@ fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) 
     .into_iter()
     .filter(|(name, _)| Some(name.as_str()) != drop)
     .collect();
+    write_safetensors(dir, seed, &specs, heads.map(|h| format!("{{\"num_attention_heads\": {h}}}")))
+}
+
+/// A GPT-2-style model (two layers, fused Q|K|V in Conv1D layout) with random weights.
+fn write_gpt2(dir: &Path, seed: u32) -> PathBuf {
+    let mut specs: Vec<(String, Vec<usize>)> =
+        vec![("wte.weight".to_string(), vec![VOCAB, D]), ("wpe.weight".to_string(), vec![32, D])];
+    for layer in 0..2 {
+        let h = format!("h.{layer}.");
+        specs.extend([
+            (format!("{h}ln_1.weight"), vec![D]),
+            (format!("{h}ln_1.bias"), vec![D]),
+            (format!("{h}attn.c_attn.weight"), vec![D, 3 * D]),
+            (format!("{h}attn.c_attn.bias"), vec![3 * D]),
+            (format!("{h}attn.c_proj.weight"), vec![D, D]),
+            (format!("{h}attn.c_proj.bias"), vec![D]),
+        ]);
+    }
+    write_safetensors(dir, seed, &specs, Some("{\"n_head\": 4, \"layer_norm_epsilon\": 1e-5}".into()))
+}
+
+/// Writes `model.safetensors` (f32, seeded random values; norm gains near 1) and
+/// `config.json` when given.
+fn write_safetensors(
+    dir: &Path,
+    seed: u32,
+    specs: &[(String, Vec<usize>)],
+    config: Option<String>,
+) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        (state as f32 / u32::MAX as f32 - 0.5) * 0.6
+    };
     let buffers: Vec<Vec<u8>> = specs
         .iter()
         .map(|(name, shape)| {
             let n: usize = shape.iter().product();
             (0..n)
                 .flat_map(|_| {
-                    let v = if name.ends_with("LayerNorm.weight") { 1.0 + next() } else { next() };
+                    let gain = name.ends_with("LayerNorm.weight") || name.ends_with("ln_1.weight");
+                    let v = if gain { 1.0 + next() } else { next() };
                     v.to_le_bytes()
                 })
                 .collect()
@@ -66,10 +96,8 @@ fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) 
         .collect();
     let path = dir.join("model.safetensors");
     std::fs::write(&path, serialize(views, None).unwrap()).unwrap();
-    match heads {
-        Some(h) => {
-            std::fs::write(dir.join("config.json"), format!("{{\"num_attention_heads\": {h}}}")).unwrap()
-        }
+    match config {
+        Some(text) => std::fs::write(dir.join("config.json"), text).unwrap(),
         None => {
             let _ = std::fs::remove_file(dir.join("config.json"));
         }
@@ -230,7 +258,7 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     );
     fails_with(
         zkmha().args(["prove", "--model", s(&model), "--vk", s(&vk), "--out", s(&out)]),
-        "--input X.npy or --tokens",
+        "--input FILE.npy or --tokens",
     );
     fails_with(
         zkmha().args(["prove", "--model", s(&model), "--layer", "1", "--tokens", "1", "--out", s(&out)]),
@@ -285,7 +313,7 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
             "--out",
             s(&out),
         ]),
-        "X must be (tokens × 16)",
+        "the layer input must be (tokens × 16)",
     );
     // Verifying a model proof without its key, a key that is not a key, a corrupt proof.
     fails_with(zkmha().args(["verify", "--proof", s(&out)]), "pass the model's verifier key with --vk");
@@ -300,6 +328,73 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     fails_with(zkmha().args(["verify", "--proof", s(&cut), "--vk", s(&vk)]), "is corrupt");
     fails_with(zkmha().args(["inspect", s(&good)]), "inspect reads model proofs and verifier keys");
     fails_with(zkmha().args(["prove", "--tokens", "1,2", "--out", s(&out)]), "need --model FILE");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gpt2_style_pre_norm_layers_round_trip() {
+    let dir = scratch("gpt2");
+    let model = write_gpt2(&dir.join("m"), 4);
+    let (vk, vk1, proof) = (dir.join("l0.vk"), dir.join("l1.vk"), dir.join("l0.proof"));
+    // Layer 0 from token ids: causal by default, the residual on the committed hidden state.
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"mask\":\"causal\""));
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "3,1,4,1,5,9", "--out", s(&proof)])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("not proven: the layer norm from the hidden state H to X"), "{stdout}");
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    // Layer 1 from a hidden state in a file (its own ln_1 gives X).
+    zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
+    let hidden = dir.join("h.npy");
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (4, {D}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for k in 0..4 * D {
+        bytes.extend_from_slice(&((k as f32 * 0.61).cos() * 3.0).to_le_bytes());
+    }
+    std::fs::write(&hidden, bytes).unwrap();
+    let proof1 = dir.join("l1.proof");
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--layer", "1", "--vk", s(&vk1), "--input", s(&hidden)])
+        .args(["--out", s(&proof1), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk1)]).assert().success();
+    // Each proof verifies only against its own layer's key.
+    fails_with(zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk)]), "another model commitment");
+    // A BERT key used with the GPT-2 file: the residual kinds differ.
+    let bert = write_model(&dir.join("b"), 5, Some(4), None);
+    let bert_vk = dir.join("b.vk");
+    zkmha().args(["commit-model", "--model", s(&bert), "--out", s(&bert_vk)]).assert().success();
+    fails_with(
+        zkmha().args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&bert_vk),
+            "--tokens",
+            "1,2",
+            "--out",
+            s(&proof),
+        ]),
+        "another family",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

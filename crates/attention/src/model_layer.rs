@@ -6,12 +6,15 @@
 //! model      W_q, W_k (d_model × h·m), W_v (d_model × h·m_v), b_q, b_k, b_v, W_o (h·m_v × d_model),
 //!            b_o (integers) → ModelCommitment, made once and reused by every proof of the model
 //! relation   Q = round((X·W_q + b_q) / 2^k), K, V likewise;  O = attention(Q, K, V);
-//!            Y = round((O·W_o + b_o) / 2^k_o);  Z = X + Y
-//! statement  shapes (attention, d_model, k, k_o), mask, softmax mode, commitment to X
-//!            (s × d_model), the model commitment, the output Z — absorbed first
+//!            Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y, where the residual R is X
+//!            (post-norm encoders) or a committed hidden state H with X = norm(H) (pre-norm
+//!            decoders; the norm is not proven)
+//! statement  shapes (attention, d_model, k, k_o, residual kind), mask, softmax mode,
+//!            commitments to X and H (s × d_model), the model commitment, the output Z —
+//!            absorbed first
 //! proof      commitments to Q, K, V, O, Y, the four projections' range multiplicities and
 //!            the high remainder digits of projections with shifts above 16 bits
-//!            (absorbed next); r_z ← V; P sends α = X̃(r_z) (residual: Ỹ(r_z) = Z̃(r_z) − α);
+//!            (absorbed next); r_z ← V; P sends α = R̃(r_z) (residual: Ỹ(r_z) = Z̃(r_z) − α);
 //!            the four projection proofs; the attention proof on the committed Q, K, V with
 //!            the committed output O (its output claim's value is sent), whose final
 //!            multi-point opening answers every claim: the projections', the residual's and
@@ -34,7 +37,7 @@ use crate::projection::{
     ProjectionClaims, ProjectionProof, ProjectionRanges, ProjectionShape, ProjectionWitness,
     compute_projection, pad, projection_ranges, prove_projection, verify_projection,
 };
-use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
+use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, Residual, SoftmaxMode};
 use ark_ff::{BigInteger, PrimeField};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
@@ -62,6 +65,8 @@ pub struct ModelShape {
     pub model_width: usize,
     /// The rescaling shifts of the `Q`, `K`, `V` and output projections (`1..=32` bits).
     pub shifts: [u32; 4],
+    /// What the residual adds `Y` to.
+    pub residual: Residual,
 }
 
 impl ModelShape {
@@ -148,7 +153,8 @@ impl ModelShape {
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.attention.append_to_transcript(transcript);
         let [q, k, v, o] = self.shifts.map(|s| s as usize);
-        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o]);
+        let residual = usize::from(self.residual.code());
+        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o, residual]);
     }
 }
 
@@ -204,9 +210,12 @@ pub struct ModelStatement {
     pub softmax: SoftmaxMode,
     /// Commitment to the input `X` (`s × d_model`).
     pub input: HyraxCommitment,
+    /// Commitment to the hidden state `H` (`s × d_model`) the residual adds to, when the
+    /// shape's residual is [`Residual::HiddenState`] (`None` otherwise).
+    pub residual: Option<HyraxCommitment>,
     /// The model commitment.
     pub model: ModelCommitment,
-    /// The claimed output `Z = X + Y`, `s × d_model`, row-major.
+    /// The claimed output `Z = R + Y`, `s × d_model`, row-major.
     pub output: Vec<Fr>,
 }
 
@@ -222,7 +231,7 @@ pub struct ModelLayerProof {
     /// For each projection whose shift takes two digits, in order: commitments to its high
     /// digits `D_hi` and their multiplicities.
     pub high_digits: Vec<HyraxCommitment>,
-    /// `α = X̃(r_z)` (the residual).
+    /// `α = R̃(r_z)` (the residual `R`: `X` or `H`).
     pub residual_input: Fr,
     /// The `Q`, `K`, `V` and output projections.
     pub projections: Vec<ProjectionProof>,
@@ -334,7 +343,7 @@ impl ModelStatement {
         self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
         let mut bytes = Vec::new();
         // Serializing into a Vec cannot fail.
-        let _ = (&self.input, &self.model).serialize_compressed(&mut bytes);
+        let _ = (&self.input, &self.residual, &self.model).serialize_compressed(&mut bytes);
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
         absorb_output(&self.output, transcript);
     }
@@ -354,6 +363,17 @@ impl ModelStatement {
         let (layout, weights_layout) = (self.shape.layout(self.softmax), self.shape.weights_layout());
         let vars = self.shape.table_vars();
         let tables: Vec<&HyraxCommitment> = std::iter::once(&self.input).chain(&self.model.tables).collect();
+        let residual_shaped = match (self.shape.residual, &self.residual) {
+            (Residual::LayerInput, None) => true,
+            (Residual::HiddenState, Some(c)) => {
+                let n = vars.first().copied().unwrap_or(0);
+                c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
+            }
+            _ => false,
+        };
+        if !residual_shaped {
+            return Err(AttentionError::CheckFailed { step: "residual commitment" });
+        }
         if tables.len() != vars.len()
             || tables.iter().zip(vars).enumerate().any(|(i, (c, n))| {
                 let columns = table_column_vars(n, if i == 0 { layout } else { weights_layout });
@@ -389,13 +409,25 @@ mod slot {
     pub(super) const MULTIPLICITIES: usize = 12;
     pub(super) const ATTENTION_OUTPUT: usize = 16;
     pub(super) const PROJECTED: usize = 17;
-    /// `D_hi, m_hi` of each two-digit projection follow, in projection order.
+    /// `D_hi, m_hi` of each two-digit projection follow, in projection order; then `H`
+    /// under a hidden-state residual.
     pub(super) const HIGH_DIGITS: usize = 18;
+
+    /// The residual `R`'s slot: `X`, or `H` after the high digits.
+    pub(super) fn residual(shape: &super::ModelShape) -> usize {
+        match shape.residual {
+            super::Residual::LayerInput => INPUT,
+            super::Residual::HiddenState => {
+                HIGH_DIGITS + 2 * shape.projections().iter().filter(|p| p.has_high_digit()).count()
+            }
+        }
+    }
 }
 
 /// The final opening's claims from the four projections and the residual.
 fn block_opening_claims(
     claims: &[ProjectionClaims],
+    residual_slot: usize,
     r_z: &[Fr],
     alpha: Fr,
     z_value: Fr,
@@ -444,8 +476,8 @@ fn block_opening_claims(
             .chain(high)
         })
         .collect();
-    // The residual Z = X + Y at r_z.
-    out.push(OpeningClaim { polynomial: slot::INPUT, point: r_z.to_vec(), value: alpha });
+    // The residual Z = R + Y at r_z.
+    out.push(OpeningClaim { polynomial: residual_slot, point: r_z.to_vec(), value: alpha });
     out.push(OpeningClaim { polynomial: slot::PROJECTED, point: r_z.to_vec(), value: z_value - alpha });
     out
 }
@@ -499,10 +531,12 @@ fn require_proven_softmax(softmax: SoftmaxMode) -> Result<(), AttentionError> {
     }
 }
 
-/// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it.
+/// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it;
+/// `residual` is the hidden state `H` (`s × d_model`) under [`Residual::HiddenState`], `None`
+/// under [`Residual::LayerInput`].
 ///
 /// # Errors
-/// Bad shapes or tensors, intermediate values the next step cannot take
+/// Bad shapes or tensors (a residual that does not match the shape's kind), intermediate values the next step cannot take
 /// ([`AttentionError::ValueOutOfRange`]: choose larger shifts), a model commitment of the
 /// wrong shape, and the sub-protocols' errors.
 #[allow(clippy::too_many_arguments)]
@@ -512,6 +546,7 @@ pub fn prove_model_layer(
     mask: MaskKind,
     softmax: SoftmaxMode,
     input: &[i64],
+    residual: Option<&[i64]>,
     weights: &ModelWeights,
     model: &ModelCommitment,
 ) -> Result<(ModelStatement, ModelLayerProof, ProverTimings), AttentionError> {
@@ -520,6 +555,25 @@ pub fn prove_model_layer(
     shape.validate()?;
     require_proven_softmax(softmax)?;
     let tables = padded_tables(shape, input, weights)?;
+    let a = &shape.attention;
+    let hidden_state = match (shape.residual, residual) {
+        (Residual::LayerInput, None) => None,
+        (Residual::HiddenState, Some(h)) => {
+            check_tensor_sizes(&[("H", h.len(), a.seq_len, shape.model_width)])?;
+            Some(pad(h, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()))
+        }
+        (Residual::LayerInput, Some(_)) => {
+            return Err(AttentionError::InvalidShape(
+                "a hidden state was given, but this block's residual adds to its input X".into(),
+            ));
+        }
+        (Residual::HiddenState, None) => {
+            return Err(AttentionError::InvalidShape(
+                "this block's residual adds to a hidden state H: pass it beside X".into(),
+            ));
+        }
+    };
+    let residual_values = residual.unwrap_or(input);
     let projections = shape.projections();
     let biases = [&weights.queries_bias, &weights.keys_bias, &weights.values_bias];
     let matrices = [&weights.queries, &weights.keys, &weights.values];
@@ -542,7 +596,7 @@ pub fn prove_model_layer(
     let attention_output = integer_output(&witness.output)?;
     let projected =
         compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
-    let output: Vec<Fr> = input.iter().zip(&projected).map(|(x, y)| fr_from_i64(x + y)).collect();
+    let output: Vec<Fr> = residual_values.iter().zip(&projected).map(|(r, y)| fr_from_i64(r + y)).collect();
     witnesses.push(ProjectionWitness {
         input: attention_output,
         weights: weights.output.clone(),
@@ -559,13 +613,13 @@ pub fn prove_model_layer(
         mask,
         softmax,
         input: commit_table(params, layout, vars[0], &tables[0])?,
+        residual: hidden_state.as_ref().map(|h| commit_table(params, layout, vars[0], h)).transpose()?,
         model: model.clone(),
         output,
     };
     statement.validate()?;
     let padded = padded_inputs(&shape.attention, &inputs);
     let intermediates = commit_padded_inputs(params, &shape.attention, softmax, &padded)?;
-    let a = &shape.attention;
     let block_tables = [
         pad(&witnesses[3].input, a.seq_len, a.value_model_width(), a.seq_vars(), a.value_model_vars()),
         pad(&witnesses[3].output, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
@@ -600,7 +654,8 @@ pub fn prove_model_layer(
     statement.append_to_transcript(&mut transcript);
     absorb_intermediates(&intermediates, &block, &multiplicities, &high_digits, &mut transcript);
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
-    let residual_input = DenseMultilinearExtension::from_i64(vars[0], &tables[0])?.evaluate(&r_z)?;
+    let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
+    let residual_input = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
     transcript.append_field(LABEL_RESIDUAL_VALUE, &residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
     let mut projection_proofs = Vec::with_capacity(4);
@@ -629,11 +684,14 @@ pub fn prove_model_layer(
         extra_items.push((integers(p.grid_vars(), &r.high_digits), &commitments[0]));
         extra_items.push((integers(p.digits().1 as usize, &r.high_multiplicities), &commitments[1]));
     }
+    if let (Some(h), Some(commitment)) = (&hidden_state, &statement.residual) {
+        extra_items.push((integers(vars[0], h), commitment));
+    }
     let committed = CommittedInputTables {
         commitments: &intermediates,
         tables: &padded,
         extra_items,
-        extra_claims: block_opening_claims(&claims, &r_z, residual_input, z_value),
+        extra_claims: block_opening_claims(&claims, slot::residual(shape), &r_z, residual_input, z_value),
         output_polynomial: Some(slot::ATTENTION_OUTPUT),
     };
     let (layer, _) = prove_chain(
@@ -713,6 +771,7 @@ pub fn verify_model_layer(
         .chain(&proof.multiplicities)
         .chain(&proof.block)
         .chain(&proof.high_digits)
+        .chain(&statement.residual)
         .collect();
     timings.protocol += start.elapsed();
     verify_chain(
@@ -725,7 +784,13 @@ pub fn verify_model_layer(
         Some(CommittedInputs {
             commitments: &proof.intermediates,
             extra_commitments,
-            extra_claims: block_opening_claims(&claims, &r_z, proof.residual_input, z_value),
+            extra_claims: block_opening_claims(
+                &claims,
+                slot::residual(shape),
+                &r_z,
+                proof.residual_input,
+                z_value,
+            ),
             output_polynomial: Some(slot::ATTENTION_OUTPUT),
         }),
         &mut transcript,

@@ -10,7 +10,8 @@
 //!            O_int = A·V_int with A = 2^f-scaled probabilities  ⇒  O = O_int / 2^(f_v′ + f)
 //!            where f_v′ = f_x + f_v − k_v
 //! output     Y_int = round((O_int·W_o,int + b_o,int) / 2^k_o) with k_o = f_v′ + f + f_o − f_x,
-//!            so Y = Y_int / 2^f_x: the residual Z_int = X_int + Y_int is exact, Z = Z_int / 2^f_x;
+//!            so Y = Y_int / 2^f_x: the residual Z_int = R_int + Y_int is exact, Z = Z_int / 2^f_x
+//!            (R = X, or the hidden state H = H_int / 2^f_x of a pre-norm decoder);
 //!            b_o,int = round(b_o · 2^(f_x + k_o)); k_o ≤ 32 (f_o lowered if needed)
 //! widths     X: 16 bits at calibration, weights 14 bits, Q and K 11 bits, V 12 bits
 //!            (all-MiniLM-L6-v2 layer 0: Z within 0.12 %, Y = Z − X within 0.45 % of float64)
@@ -24,7 +25,7 @@ use crate::projection::{BIAS_BOUND_BITS, MAX_SHIFT_BITS, ProjectionShape, comput
 use crate::quantization::{
     AccuracyReport, FloatAttentionInputs, compare, reference_attention, signed_field_to_f64,
 };
-use crate::{AttentionError, AttentionShape, MaskKind, SoftmaxMode, SoftmaxParams};
+use crate::{AttentionError, AttentionShape, MaskKind, Residual, SoftmaxMode, SoftmaxParams};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::Fr;
 
@@ -37,6 +38,9 @@ pub const WEIGHT_BITS: u32 = 14;
 pub const QUERY_KEY_BITS: u32 = 11;
 /// Bits of the calibration input's largest `|V_int|` (only `k_o` grows with them).
 pub const VALUE_BITS: u32 = 12;
+/// Bits of the largest `|H_int|` a pre-norm decoder's hidden state may take (it is not
+/// normalized: decoders' residual streams grow far beyond `X`'s range).
+pub const HIDDEN_STATE_BOUND_BITS: u32 = 40;
 
 /// A layer's float weights, `[in, out]` row-major (as [`ModelWeights`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -188,9 +192,14 @@ impl ModelQuantization {
         )?))
     }
 
-    /// The block's shape for `attention` and `model_width`.
-    pub fn model_shape(&self, attention: AttentionShape, model_width: usize) -> ModelShape {
-        ModelShape { attention, model_width, shifts: self.shifts }
+    /// The block's shape for `attention`, `model_width` and the residual's kind.
+    pub fn model_shape(
+        &self,
+        attention: AttentionShape,
+        model_width: usize,
+        residual: Residual,
+    ) -> ModelShape {
+        ModelShape { attention, model_width, shifts: self.shifts, residual }
     }
 
     /// The integer weights.
@@ -220,6 +229,17 @@ impl ModelQuantization {
     pub fn quantize_input(&self, input: &[f64]) -> Result<Vec<i64>, AttentionError> {
         largest(input, "X")?;
         scale(input, self.input_fraction_bits, 31, "X")
+    }
+
+    /// The integer hidden state `H_int = round(H · 2^f_x)` of a pre-norm decoder (`X`'s
+    /// scale, so the residual is exact).
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN, infinite or out-of-range values (one
+    /// sentence naming the entry).
+    pub fn quantize_hidden_state(&self, hidden_state: &[f64]) -> Result<Vec<i64>, AttentionError> {
+        largest(hidden_state, "H")?;
+        scale(hidden_state, self.input_fraction_bits, HIDDEN_STATE_BOUND_BITS, "H")
     }
 
     /// The real output `Z = Z_int / 2^f_x`.
@@ -273,7 +293,8 @@ fn affine(input: &[f64], rows: usize, inputs: usize, weights: &[f64], bias: &[f6
     out
 }
 
-/// The float64 block: `Z = X + attention(X·W_q + b_q, X·W_k + b_k, X·W_v + b_v)·W_o + b_o`.
+/// The float64 block: `Z = R + attention(X·W_q + b_q, X·W_k + b_k, X·W_v + b_v)·W_o + b_o`
+/// with `R` the hidden state `residual` when given, else `X`.
 ///
 /// # Errors
 /// [`AttentionError::WrongTensorSize`] for tensors of the wrong size.
@@ -282,8 +303,19 @@ pub fn reference_model_layer(
     mask: MaskKind,
     weights: &FloatModelWeights,
     input: &[f64],
+    residual: Option<&[f64]>,
 ) -> Result<Vec<f64>, AttentionError> {
     check_sizes(shape, weights, input.len())?;
+    let residual = residual.unwrap_or(input);
+    if residual.len() != input.len() {
+        return Err(AttentionError::WrongTensorSize {
+            tensor: "H",
+            rows: shape.attention.seq_len,
+            columns: shape.model_width,
+            expected: input.len(),
+            got: residual.len(),
+        });
+    }
     let (s, d) = (shape.attention.seq_len, shape.model_width);
     let inputs = FloatAttentionInputs {
         queries: affine(input, s, d, &weights.queries, &weights.queries_bias),
@@ -293,22 +325,23 @@ pub fn reference_model_layer(
     let attention = reference_attention(&shape.attention, mask, &inputs);
     let projected =
         affine(&attention, s, shape.attention.value_model_width(), &weights.output, &weights.output_bias);
-    Ok(input.iter().zip(&projected).map(|(x, y)| x + y).collect())
+    Ok(residual.iter().zip(&projected).map(|(r, y)| r + y).collect())
 }
 
-/// How far a proven block's output lands from float64: on `Z = X + Y` and on the attention's
-/// own contribution `Y = Z − X`.
+/// How far a proven block's output lands from float64: on `Z = R + Y` and on the attention's
+/// own contribution `Y = Z − R`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelAccuracy {
     /// On `Z`.
     pub output: AccuracyReport,
-    /// On `Y = Z − X`.
+    /// On `Y = Z − R`.
     pub attention: AccuracyReport,
 }
 
-/// Compares a dequantized output `Z` with the float64 reference on the same float input.
-pub fn model_accuracy(input: &[f64], ours: &[f64], reference: &[f64]) -> ModelAccuracy {
-    let minus_input = |z: &[f64]| -> Vec<f64> { z.iter().zip(input).map(|(z, x)| z - x).collect() };
+/// Compares a dequantized output `Z` with the float64 reference on the same float residual
+/// `R` (`X`, or the hidden state).
+pub fn model_accuracy(residual: &[f64], ours: &[f64], reference: &[f64]) -> ModelAccuracy {
+    let minus_input = |z: &[f64]| -> Vec<f64> { z.iter().zip(residual).map(|(z, r)| z - r).collect() };
     ModelAccuracy {
         output: compare(ours, reference),
         attention: compare(&minus_input(ours), &minus_input(reference)),

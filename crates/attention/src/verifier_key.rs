@@ -2,7 +2,7 @@
 //! layer on any input, without the weights.
 //!
 //! ```text
-//! key        architecture (d_model, h, m, m_v, mask), the quantization (scales, shifts), the
+//! key        architecture (d_model, h, m, m_v, mask, residual kind), the quantization (scales, shifts), the
 //!            model commitment (W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o)
 //! checks     a proof's statement uses exactly this commitment, these shapes and shifts, this
 //!            mask and the softmax the quantization fixes for its length; then the block's
@@ -13,7 +13,7 @@ use crate::model_layer::{
     ModelCommitment, ModelLayerProof, ModelShape, ModelStatement, model_hyrax_params, verify_model_layer,
 };
 use crate::model_quantization::ModelQuantization;
-use crate::{AttentionError, AttentionShape, MaskKind, VerifierTimings};
+use crate::{AttentionError, AttentionShape, MaskKind, Residual, VerifierTimings};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
 /// Everything public about one committed model layer.
@@ -31,6 +31,8 @@ pub struct ModelVerifierKey {
     pub value_head_dim: usize,
     /// The mask every proof uses.
     pub mask: MaskKind,
+    /// What the residual adds to (`X`, or a pre-norm decoder's hidden state).
+    pub residual: Residual,
     /// Scales and shifts.
     pub quantization: ModelQuantization,
     /// The commitment to the weights.
@@ -44,7 +46,7 @@ impl ModelVerifierKey {
     /// [`AttentionError::InvalidShape`].
     pub fn shape(&self, seq_len: usize) -> Result<ModelShape, AttentionError> {
         let attention = AttentionShape::new(seq_len, self.heads, self.head_dim, self.value_head_dim)?;
-        let shape = self.quantization.model_shape(attention, self.model_width);
+        let shape = self.quantization.model_shape(attention, self.model_width, self.residual);
         shape.validate()?;
         Ok(shape)
     }

@@ -34,6 +34,14 @@ fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
     draw(&mut StdRng::seed_from_u64(seed), shape.attention.seq_len * shape.model_width, 127)
 }
 
+/// A pre-norm decoder's hidden state (wider than X: it is not normalized), when the shape's
+/// residual takes one.
+fn hidden_state(shape: &ModelShape, seed: u64) -> Option<Vec<i64>> {
+    (shape.residual == Residual::HiddenState).then(|| {
+        draw(&mut StdRng::seed_from_u64(seed + 1000), shape.attention.seq_len * shape.model_width, 1 << 24)
+    })
+}
+
 /// The proven softmax with shifts that keep every intermediate in range (its outputs are
 /// about 2^16·|V|, hence the large output shift).
 fn modes(shape: &ModelShape) -> [(SoftmaxMode, ModelShape); 2] {
@@ -60,16 +68,24 @@ fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> R
     let params = model_hyrax_params(shape, softmax);
     let w = weights(shape, seed);
     let model = commit_model(&params, shape, &w).unwrap();
+    let h = hidden_state(shape, seed);
     let (statement, proof, _) =
-        prove_model_layer(&params, shape, mask, softmax, &input(shape, seed + 100), &w, &model).unwrap();
+        prove_model_layer(&params, shape, mask, softmax, &input(shape, seed + 100), h.as_deref(), &w, &model)
+            .unwrap();
     Run { params, statement, proof }
 }
 
 fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
-    ModelShape { attention: AttentionShape::new(s, h, m, mv).unwrap(), model_width: d, shifts: [0; 4] }
+    ModelShape {
+        attention: AttentionShape::new(s, h, m, mv).unwrap(),
+        model_width: d,
+        shifts: [0; 4],
+        residual: Residual::LayerInput,
+    }
 }
 
-/// The plain reference: project, attend (the witness code), project the output, add X.
+/// The plain reference: project, attend (the witness code), project the output, add X (or
+/// the hidden state).
 fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Vec<Fr> {
     let a = &shape.attention;
     let (w, x) = (weights(shape, seed), input(shape, seed + 100));
@@ -91,7 +107,8 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
         .map(|v| signed_field_to_f64(v) as i64)
         .collect();
     let projected = project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.shifts[3]);
-    x.iter().zip(&projected).map(|(a, b)| fr_from_i64(a + b)).collect()
+    let residual = hidden_state(shape, seed).unwrap_or(x);
+    residual.iter().zip(&projected).map(|(a, b)| fr_from_i64(a + b)).collect()
 }
 
 #[test]
@@ -254,6 +271,7 @@ fn bad_inputs_get_one_typed_error() {
             MaskKind::Causal,
             SoftmaxMode::Identity,
             &input(&shape, 6),
+            None,
             &weights(&shape, 6),
             &commit_model(&params, &shape, &weights(&shape, 6)).unwrap(),
         ),
@@ -264,7 +282,7 @@ fn bad_inputs_get_one_typed_error() {
     let mut x = input(&shape, 6);
     x.pop();
     assert!(matches!(
-        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &x, &w, &model),
+        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &x, None, &w, &model),
         Err(AttentionError::WrongTensorSize { tensor: "X", .. })
     ));
     let mut short = w.clone();
@@ -278,7 +296,7 @@ fn bad_inputs_get_one_typed_error() {
     let other_params = model_hyrax_params(&other_shape, softmax);
     let other = commit_model(&other_params, &other_shape, &weights(&other_shape, 7)).unwrap();
     assert!(matches!(
-        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &input(&shape, 6), &w, &other),
+        prove_model_layer(&params, &shape, MaskKind::Causal, softmax, &input(&shape, 6), None, &w, &other),
         Err(AttentionError::CheckFailed { step: "model commitment shape" })
     ));
     // A shift too small for the intermediate values: the projected Q leaves the attention's
@@ -286,7 +304,7 @@ fn bad_inputs_get_one_typed_error() {
     let tight = ModelShape { shifts: [1, 1, 1, shape.shifts[3]], ..shape };
     let large = vec![1i64 << 24; shape.attention.seq_len * shape.model_width];
     assert!(matches!(
-        prove_model_layer(&params, &tight, MaskKind::Causal, softmax, &large, &w, &model),
+        prove_model_layer(&params, &tight, MaskKind::Causal, softmax, &large, None, &w, &model),
         Err(AttentionError::ValueOutOfRange { .. })
     ));
 }
@@ -303,7 +321,79 @@ fn one_model_commitment_serves_every_sequence_length() {
         let params = model_hyrax_params(&s, softmax);
         assert_eq!(commit_model(&params, &s, &w).unwrap(), model, "s = {seq_len}");
         let (statement, proof, _) =
-            prove_model_layer(&params, &s, MaskKind::Causal, softmax, &input(&s, 9), &w, &model).unwrap();
+            prove_model_layer(&params, &s, MaskKind::Causal, softmax, &input(&s, 9), None, &w, &model)
+                .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap_or_else(|e| panic!("s = {seq_len}: {e}"));
     }
+}
+
+fn pre_norm(shape: ModelShape) -> ModelShape {
+    ModelShape { residual: Residual::HiddenState, ..shape }
+}
+
+#[test]
+fn pre_norm_residual_adds_to_the_committed_hidden_state() {
+    for (s, h, m, mv, d) in [(5, 2, 4, 4, 12), (3, 1, 2, 3, 7)] {
+        for (softmax, shape) in modes(&pre_norm(base(s, h, m, mv, d))) {
+            let r = run(&shape, MaskKind::Causal, softmax, 11);
+            verify_model_layer(&r.params, &r.statement, &r.proof)
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            assert!(r.statement.residual.is_some());
+            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 11), "{shape:?}");
+        }
+    }
+}
+
+#[test]
+fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
+    let [(softmax, shape), _] = modes(&pre_norm(small()));
+    let r = run(&shape, MaskKind::Causal, softmax, 12);
+    let other = run(&shape, MaskKind::Causal, softmax, 13);
+    // H committed to other values: the statement's digest changes every challenge.
+    let mut swapped = r.statement.clone();
+    swapped.residual = other.statement.residual.clone();
+    assert!(verify_model_layer(&r.params, &swapped, &r.proof).is_err());
+    // The output of the same block on another H (a prover adding Y to a hidden state it did
+    // not commit to).
+    let mut wrong = r.statement.clone();
+    wrong.output[0] += Fr::one();
+    assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
+    // α = H̃(r_z) off by one (it is absorbed, so the next challenges move and an early check
+    // fails; were it not, the final opening would).
+    let mut bad = r.proof.clone();
+    bad.residual_input += Fr::one();
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    // No commitment to H, or one under a post-norm shape.
+    let mut missing = r.statement.clone();
+    missing.residual = None;
+    assert_eq!(
+        verify_model_layer(&r.params, &missing, &r.proof).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "residual commitment" })
+    );
+    let mut post_norm = r.statement.clone();
+    post_norm.shape.residual = Residual::LayerInput;
+    assert_eq!(
+        verify_model_layer(&r.params, &post_norm, &r.proof).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "residual commitment" })
+    );
+    // The opening answers H as one more polynomial (29 with k_o = 20's high digits).
+    assert_eq!(r.proof.layer.openings.as_ref().unwrap().evaluations.len(), 29);
+    // The prover needs H exactly when the shape says so.
+    let w = weights(&shape, 12);
+    let model = commit_model(&r.params, &shape, &w).unwrap();
+    let x = input(&shape, 112);
+    assert!(matches!(
+        prove_model_layer(&r.params, &shape, MaskKind::Causal, softmax, &x, None, &w, &model),
+        Err(AttentionError::InvalidShape(_))
+    ));
+    let post = ModelShape { residual: Residual::LayerInput, ..shape };
+    assert!(matches!(
+        prove_model_layer(&r.params, &post, MaskKind::Causal, softmax, &x, Some(&x), &w, &model),
+        Err(AttentionError::InvalidShape(_))
+    ));
+    let short = vec![0i64; x.len() - 1];
+    assert!(matches!(
+        prove_model_layer(&r.params, &shape, MaskKind::Causal, softmax, &x, Some(&short), &w, &model),
+        Err(AttentionError::WrongTensorSize { tensor: "H", .. })
+    ));
 }

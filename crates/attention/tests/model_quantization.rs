@@ -5,7 +5,7 @@
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use zkmha_attention::model_layer::*;
 use zkmha_attention::model_quantization::*;
-use zkmha_attention::{AttentionError, AttentionShape, MaskKind};
+use zkmha_attention::{AttentionError, AttentionShape, MaskKind, Residual};
 
 /// Roughly Gaussian values of standard deviation `sigma` (sum of uniforms).
 fn normal(rng: &mut StdRng, n: usize, sigma: f64) -> Vec<f64> {
@@ -29,30 +29,44 @@ fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
 }
 
 fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
-    ModelShape { attention: AttentionShape::new(s, h, m, m).unwrap(), model_width: d, shifts: [1; 4] }
+    ModelShape {
+        attention: AttentionShape::new(s, h, m, m).unwrap(),
+        model_width: d,
+        shifts: [1; 4],
+        residual: Residual::LayerInput,
+    }
 }
 
 #[test]
 fn the_proven_block_matches_float64_within_one_percent() {
-    for (s, h, m, d, mask) in
-        [(12, 2, 8, 16, MaskKind::None), (9, 3, 4, 10, MaskKind::Causal), (20, 4, 8, 24, MaskKind::Causal)]
-    {
+    use Residual::{HiddenState, LayerInput};
+    for (s, h, m, d, mask, residual) in [
+        (12, 2, 8, 16, MaskKind::None, LayerInput),
+        (9, 3, 4, 10, MaskKind::Causal, LayerInput),
+        (20, 4, 8, 24, MaskKind::Causal, LayerInput),
+        (11, 2, 8, 16, MaskKind::Causal, HiddenState),
+    ] {
         let base = shape(s, h, m, d);
         let weights = float_weights(&base, s as u64);
         let x = normal(&mut StdRng::seed_from_u64(7 + s as u64), s * d, 1.0);
+        // A pre-norm decoder's hidden state: not normalized, several times X's range.
+        let hidden =
+            (residual == HiddenState).then(|| normal(&mut StdRng::seed_from_u64(70 + s as u64), s * d, 6.0));
         let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-        let model_shape = q.model_shape(base.attention, d);
+        let model_shape = q.model_shape(base.attention, d, residual);
         let softmax = q.softmax(&base.attention).unwrap();
         let integers = q.quantize_weights(&weights).unwrap();
         let params = model_hyrax_params(&model_shape, softmax);
         let model = commit_model(&params, &model_shape, &integers).unwrap();
         let input = q.quantize_input(&x).unwrap();
+        let h = hidden.as_ref().map(|h| q.quantize_hidden_state(h).unwrap());
         let (statement, proof, _) =
-            prove_model_layer(&params, &model_shape, mask, softmax, &input, &integers, &model).unwrap();
+            prove_model_layer(&params, &model_shape, mask, softmax, &input, h.as_deref(), &integers, &model)
+                .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
         let ours = q.dequantize_output(&statement.output);
-        let reference = reference_model_layer(&model_shape, mask, &weights, &x).unwrap();
-        let report = model_accuracy(&x, &ours, &reference);
+        let reference = reference_model_layer(&model_shape, mask, &weights, &x, hidden.as_deref()).unwrap();
+        let report = model_accuracy(hidden.as_deref().unwrap_or(&x), &ours, &reference);
         assert!(report.output.relative_l2_error < 0.01, "{q:?} {report:?}");
         assert!(report.attention.relative_l2_error < 0.02, "{q:?} {report:?}");
     }
@@ -74,8 +88,15 @@ fn the_reference_is_the_plain_formula() {
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.
-    let z = reference_model_layer(&base, MaskKind::None, &w, &x).unwrap();
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x, None).unwrap();
     assert_eq!(z, vec![1.0 - 1.25, -1.0 - 5.0]);
+    // Pre-norm: the same Y added to the hidden state instead.
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[10.0, 20.0])).unwrap();
+    assert_eq!(z, vec![10.0 - 1.25, 20.0 - 5.0]);
+    assert!(matches!(
+        reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[1.0])),
+        Err(AttentionError::WrongTensorSize { tensor: "H", .. })
+    ));
 }
 
 #[test]
@@ -107,6 +128,12 @@ fn bad_floats_get_one_sentence() {
     let far = vec![1e12; 16];
     let e = q.quantize_input(&far).unwrap_err();
     assert!(e.to_string().contains("calibrated"), "{e}");
+    // A hidden state takes a wider range than X, but not an unbounded one.
+    assert!(q.quantize_hidden_state(&[1e3; 16]).is_ok());
+    let e = q.quantize_hidden_state(&far).unwrap_err();
+    assert!(e.to_string().contains("H[0]"), "{e}");
+    let e = q.quantize_hidden_state(&[f64::NAN]).unwrap_err();
+    assert!(e.to_string().contains("H[0]"), "{e}");
     let mut bad = weights.clone();
     bad.output[0] = f64::INFINITY;
     assert!(matches!(
@@ -128,7 +155,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
     let weights = float_weights(&base, 11);
     let x = normal(&mut StdRng::seed_from_u64(12), 6 * 8, 1.0);
     let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-    let model_shape = q.model_shape(base.attention, 8);
+    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput);
     let integers = q.quantize_weights(&weights).unwrap();
     let commitment = commit_model(&weights_hyrax_params(&model_shape), &model_shape, &integers).unwrap();
     let key = ModelVerifierKey {
@@ -138,6 +165,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         head_dim: 4,
         value_head_dim: 4,
         mask: MaskKind::Causal,
+        residual: Residual::LayerInput,
         quantization: q,
         commitment,
     };
@@ -149,6 +177,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         MaskKind::Causal,
         softmax,
         &q.quantize_input(&x).unwrap(),
+        None,
         &integers,
         &key.commitment,
     )
@@ -167,6 +196,8 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         step(failure(&other_shifts)),
         "verifier key: the proof's shapes or shifts differ from the key's"
     );
+    let pre_norm = ModelVerifierKey { residual: Residual::HiddenState, ..key.clone() };
+    assert_eq!(step(failure(&pre_norm)), "verifier key: the proof's shapes or shifts differ from the key's");
     let mut other_scale = key.clone();
     other_scale.quantization.input_fraction_bits += 1;
     assert_eq!(step(failure(&other_scale)), "verifier key: the proof uses another softmax");

@@ -3,16 +3,18 @@
 //! layer input `X` computed from token ids.
 //!
 //! ```text
-//! BERT    X = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])              (layer 0)
-//! GPT-2   h = E_token[ids] + E_position[0..s],  X = LayerNorm_1(h)              (layer 0)
-//! Llama   h = E_token[ids],                     X = RMSNorm(h) ⊙ g               (layer 0)
+//! BERT    X = H = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])  (layer 0); Z = X + Y
+//! GPT-2   H = E_token[ids] + E_position[0..s] (layer 0),  X = LayerNorm_1,ℓ(H);  Z = H + Y
+//! Llama   H = E_token[ids] (layer 0),                     X = RMSNorm_ℓ(H) ⊙ g;  Z = H + Y
 //! ```
 //!
-//! Deeper layers need the blocks before them: their input comes from a file (`--input`).
+//! Deeper layers need the blocks before them: their hidden state `H` comes from a file
+//! (`--input`), and the layer's own norm gives `X`.
 
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
 use crate::{ModelError, Tensor};
 use std::path::{Path, PathBuf};
+use zkmha_attention::Residual;
 use zkmha_attention::model_quantization::FloatModelWeights;
 
 /// A model file and what its metadata says.
@@ -147,17 +149,21 @@ impl ModelFile {
         }
     }
 
-    /// The input `X` (`s × d_model`, row-major) of layer `layer` for the token ids `ids`.
+    /// What the layer's residual adds the attention's output to: `X` for post-norm encoders
+    /// (BERT), the hidden state before the norm for pre-norm decoders (GPT-2, Llama).
+    pub fn residual(&self) -> Residual {
+        match self.family {
+            Family::Bert => Residual::LayerInput,
+            Family::Gpt2 | Family::Llama => Residual::HiddenState,
+        }
+    }
+
+    /// The hidden state entering layer 0 for the token ids `ids` (`s × d_model`, row-major).
     ///
     /// # Errors
-    /// [`ModelError::Input`] for no tokens, an id outside the vocabulary, too many tokens, or
-    /// a layer other than 0; missing or malformed tensors.
-    pub fn layer_input(&self, layer: usize, ids: &[usize]) -> Result<Vec<f64>, ModelError> {
-        if layer != 0 {
-            return Err(ModelError::Input(format!(
-                "layer {layer}'s input depends on the layers before it: pass it with --input (only layer 0's comes from token ids)"
-            )));
-        }
+    /// [`ModelError::Input`] for no tokens, an id outside the vocabulary or too many tokens;
+    /// missing or malformed tensors.
+    pub fn embed(&self, ids: &[usize]) -> Result<Vec<f64>, ModelError> {
         if ids.is_empty() {
             return Err(ModelError::Input("no tokens: pass at least one token id".into()));
         }
@@ -170,42 +176,100 @@ impl ModelFile {
             return Err(ModelError::Input(format!("token id {bad} is outside the vocabulary of {vocab}")));
         }
         let s = ids.len();
-        let mut x: Vec<f64> =
+        let mut h: Vec<f64> =
             ids.iter().flat_map(|&id| table.data[id * d..(id + 1) * d].iter().copied()).collect();
-        let eps = self.norm_epsilon;
         match self.family {
             Family::Bert => {
                 let positions = self.rows("embeddings.position_embeddings.weight", s, d)?;
                 let types = self.rows("embeddings.token_type_embeddings.weight", 1, d)?;
-                for (i, row) in x.chunks_mut(d).enumerate() {
+                for (i, row) in h.chunks_mut(d).enumerate() {
                     for (c, v) in row.iter_mut().enumerate() {
                         *v += positions[i * d + c] + types[c];
                     }
                 }
                 let gamma = self.vector("embeddings.LayerNorm.weight", d)?;
                 let beta = self.vector("embeddings.LayerNorm.bias", d)?;
-                layer_norm(&mut x, d, gamma, beta, eps);
+                layer_norm(&mut h, d, gamma, beta, self.norm_epsilon);
             }
             Family::Gpt2 => {
                 let positions = self.rows("wpe.weight", s, d)?;
-                for (v, p) in x.iter_mut().zip(positions) {
+                for (v, p) in h.iter_mut().zip(positions) {
                     *v += p;
                 }
+            }
+            Family::Llama => {}
+        }
+        Ok(h)
+    }
+
+    /// The attention block's input `X` of layer `layer` from the hidden state `hidden`
+    /// entering it (`s × d_model`): `X = hidden` for BERT, `X = norm(hidden)` for pre-norm
+    /// decoders (then the residual is `hidden`).
+    ///
+    /// # Errors
+    /// [`ModelError::Input`] for a hidden state that is not `s × d_model`; missing or
+    /// malformed norm tensors.
+    pub fn block_input(&self, layer: usize, hidden: Vec<f64>) -> Result<BlockInput, ModelError> {
+        let d = self.model_width()?;
+        if hidden.is_empty() || !hidden.len().is_multiple_of(d) {
+            return Err(ModelError::Input(format!(
+                "the hidden state has {} values, not a whole number of rows of {d}",
+                hidden.len()
+            )));
+        }
+        let eps = self.norm_epsilon;
+        let mut x = hidden.clone();
+        match self.family {
+            Family::Bert => return Ok(BlockInput { input: hidden, residual: None }),
+            Family::Gpt2 => {
                 let gamma = self.vector(&format!("h.{layer}.ln_1.weight"), d)?;
                 let beta = self.vector(&format!("h.{layer}.ln_1.bias"), d)?;
                 layer_norm(&mut x, d, gamma, beta, eps);
             }
             Family::Llama => {
                 let gamma = self.vector(&format!("layers.{layer}.input_layernorm.weight"), d)?;
-                for row in x.chunks_mut(d) {
-                    let rms = (row.iter().map(|v| v * v).sum::<f64>() / d as f64 + eps).sqrt();
-                    for (v, g) in row.iter_mut().zip(gamma) {
-                        *v = *v / rms * g;
-                    }
-                }
+                rms_norm(&mut x, d, gamma, eps);
             }
         }
-        Ok(x)
+        Ok(BlockInput { input: x, residual: Some(hidden) })
+    }
+
+    /// `d_model` (the token-embedding table's columns).
+    ///
+    /// # Errors
+    /// [`ModelError::MissingTensor`], [`ModelError::Input`] for a table that is not a matrix.
+    pub fn model_width(&self) -> Result<usize, ModelError> {
+        match self.token_embeddings()?.shape.as_slice() {
+            [_, d] => Ok(*d),
+            _ => Err(ModelError::Input("the token-embedding table is not a matrix".into())),
+        }
+    }
+
+    /// Layer 0's block input for the token ids `ids`.
+    ///
+    /// # Errors
+    /// As [`ModelFile::embed`] and [`ModelFile::block_input`].
+    pub fn layer_input(&self, ids: &[usize]) -> Result<BlockInput, ModelError> {
+        self.block_input(0, self.embed(ids)?)
+    }
+}
+
+/// An attention block's input: `X`, and the hidden state the residual adds to when it is not
+/// `X` (pre-norm decoders).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockInput {
+    /// `X` (`s × d_model`).
+    pub input: Vec<f64>,
+    /// `H` with `X = norm(H)` (pre-norm decoders), else `None`.
+    pub residual: Option<Vec<f64>>,
+}
+
+fn rms_norm(x: &mut [f64], d: usize, gamma: &[f64], eps: f64) {
+    for row in x.chunks_mut(d) {
+        let rms = (row.iter().map(|v| v * v).sum::<f64>() / d as f64 + eps).sqrt();
+        for (v, g) in row.iter_mut().zip(gamma) {
+            *v = *v / rms * g;
+        }
     }
 }
 
