@@ -50,7 +50,8 @@ fn family_name(family: Family) -> &'static str {
 /// Which model file and layer.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// The model file (safetensors, with config.json beside it or --heads).
+    /// The model file: GGUF (heads and family from its metadata) or safetensors (with
+    /// config.json beside it, or --heads).
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// The layer.

@@ -12,11 +12,18 @@
 //! ```
 //!
 //! F32, F16 and BF16 tensors are read exactly into f64 (`half` converts the 16-bit formats).
+//! GGUF files ([`crate::gguf`]) are read through the same names: `blk.N.attn_q.weight` is
+//! Llama's `layers.N.self_attn.q_proj.weight`, `blk.N.attn_qkv.weight` GPT-2's
+//! `h.N.attn.c_attn.weight` (transposed back to Conv1D's `[in, out]`), `token_embd.weight`
+//! the token embeddings, `blk.N.attn_norm.*` the norm before attention.
 
+use crate::gguf::{self, TensorType};
 use crate::{ModelError, Tensor};
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// A model family: which tensor names and layouts to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +34,21 @@ pub enum Family {
     Gpt2,
     /// Llama-style decoders (no biases, grouped-query attention, rotary embeddings).
     Llama,
+}
+
+impl Entry {
+    /// `count` values from value `first` (row-aligned: GGUF rows are whole blocks).
+    fn decode(&self, bytes: &[u8], first: usize, count: usize) -> Vec<f64> {
+        let data = bytes.get(self.range.clone()).unwrap_or(&[]);
+        match self.encoding {
+            Encoding::Safetensors(dtype) => {
+                let width = if dtype == Dtype::F32 { 4 } else { 2 };
+                let part = data.get(first * width..(first + count) * width).unwrap_or(&[]);
+                safetensors_decode(dtype, part)
+            }
+            Encoding::Gguf(kind) => gguf::decode(kind, data, first, count),
+        }
+    }
 }
 
 impl Family {
@@ -81,60 +103,227 @@ pub struct AttentionWeights {
     pub output_bias: Vec<f64>,
 }
 
-/// The tensors of a safetensors file, read into f64.
-pub struct TensorFile {
-    tensors: HashMap<String, Tensor>,
+/// How a tensor's bytes encode its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoding {
+    Safetensors(Dtype),
+    Gguf(TensorType),
 }
 
-fn to_f64(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
+/// One tensor: its row-major shape and where its bytes are; decoded on first use.
+struct Entry {
+    shape: Vec<usize>,
+    encoding: Encoding,
+    range: Range<usize>,
+    /// GGUF stores GPT-2's Conv1D weights as `[out, in]`: transposed back to `[in, out]`.
+    transpose: bool,
+    decoded: OnceLock<Tensor>,
+}
+
+/// The float tensors of a model file (safetensors or GGUF), decoded into f64 on demand, and
+/// what the file's own metadata says about the model.
+pub struct TensorFile {
+    bytes: Vec<u8>,
+    tensors: HashMap<String, Entry>,
+    /// The family, head counts and norm constants the file names (GGUF metadata).
+    pub metadata: FileMetadata,
+}
+
+/// What a model file's metadata says (GGUF: `general.architecture` and
+/// `<arch>.attention.*`, `<arch>.rope.*`); all `None` for safetensors.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileMetadata {
+    /// The family.
+    pub family: Option<Family>,
+    /// Query heads.
+    pub heads: Option<usize>,
+    /// Key/value heads.
+    pub key_value_heads: Option<usize>,
+    /// The norm's ε.
+    pub norm_epsilon: Option<f64>,
+    /// The rotary embeddings' base.
+    pub rope_base: Option<f64>,
+}
+
+fn safetensors_decode(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
     match dtype {
-        Dtype::F32 => Some(
-            bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect(),
-        ),
+        Dtype::F32 => {
+            bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect()
+        }
         Dtype::F16 => {
-            Some(bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f64()).collect())
+            bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f64()).collect()
         }
-        Dtype::BF16 => {
-            Some(bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f64()).collect())
-        }
-        _ => None,
+        _ => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f64()).collect(),
     }
+}
+
+/// A GGUF tensor name as the Hugging Face name the family readers use, and whether its
+/// matrix is stored transposed relative to that name's layout.
+fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
+    let Some(rest) = name.strip_prefix("blk.") else {
+        let mapped = match (family, name) {
+            (Some(Family::Llama), "token_embd.weight") => "embed_tokens.weight",
+            (Some(Family::Gpt2), "token_embd.weight") => "wte.weight",
+            (Some(Family::Gpt2), "position_embd.weight") => "wpe.weight",
+            _ => name,
+        };
+        return (mapped.to_string(), false);
+    };
+    let Some((layer, part)) = rest.split_once('.') else {
+        return (name.to_string(), false);
+    };
+    let mapped = match (family, part) {
+        (Some(Family::Llama), "attn_q.weight") => format!("layers.{layer}.self_attn.q_proj.weight"),
+        (Some(Family::Llama), "attn_k.weight") => format!("layers.{layer}.self_attn.k_proj.weight"),
+        (Some(Family::Llama), "attn_v.weight") => format!("layers.{layer}.self_attn.v_proj.weight"),
+        (Some(Family::Llama), "attn_output.weight") => format!("layers.{layer}.self_attn.o_proj.weight"),
+        (Some(Family::Llama), "attn_norm.weight") => format!("layers.{layer}.input_layernorm.weight"),
+        (Some(Family::Gpt2), "attn_qkv.weight") => return (format!("h.{layer}.attn.c_attn.weight"), true),
+        (Some(Family::Gpt2), "attn_qkv.bias") => format!("h.{layer}.attn.c_attn.bias"),
+        (Some(Family::Gpt2), "attn_output.weight") => return (format!("h.{layer}.attn.c_proj.weight"), true),
+        (Some(Family::Gpt2), "attn_output.bias") => format!("h.{layer}.attn.c_proj.bias"),
+        (Some(Family::Gpt2), "attn_norm.weight") => format!("h.{layer}.ln_1.weight"),
+        (Some(Family::Gpt2), "attn_norm.bias") => format!("h.{layer}.ln_1.bias"),
+        _ => name.to_string(),
+    };
+    (mapped, false)
 }
 
 impl TensorFile {
-    /// Reads every float tensor of a safetensors file (other types are skipped).
+    /// Reads a safetensors or GGUF file (told apart by its first bytes) and indexes its float
+    /// tensors (other types are skipped in safetensors; in GGUF they are an error).
     ///
     /// # Errors
-    /// [`ModelError::Io`] or [`ModelError::Corrupt`].
+    /// [`ModelError::Io`], or [`ModelError::Corrupt`] / [`ModelError::CorruptGguf`].
     pub fn read(path: &Path) -> Result<Self, ModelError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ModelError::Io { path: path.to_path_buf(), message: e.to_string() })?;
-        let file = SafeTensors::deserialize(&bytes)
-            .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), message: e.to_string() })?;
-        let mut tensors = HashMap::new();
-        for (name, view) in file.tensors() {
-            if let Some(data) = to_f64(view.dtype(), view.data()) {
-                tensors.insert(name.to_string(), Tensor { shape: view.shape().to_vec(), data });
-            }
+        if gguf::is_gguf(&bytes) {
+            return Self::from_gguf(path, bytes);
         }
-        Ok(Self { tensors })
+        let corrupt = |message: String| ModelError::Corrupt { path: path.to_path_buf(), message };
+        // Validates the header and every tensor's range.
+        SafeTensors::deserialize(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        let (header, metadata) = SafeTensors::read_metadata(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        let data_start = header + 8;
+        let tensors = metadata
+            .tensors()
+            .into_iter()
+            .filter(|(_, info)| matches!(info.dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16))
+            .map(|(name, info)| {
+                let (start, end) = info.data_offsets;
+                let entry = Entry {
+                    shape: info.shape.clone(),
+                    encoding: Encoding::Safetensors(info.dtype),
+                    range: data_start + start..data_start + end,
+                    transpose: false,
+                    decoded: OnceLock::new(),
+                };
+                (name, entry)
+            })
+            .collect();
+        Ok(Self { bytes, tensors, metadata: FileMetadata::default() })
     }
 
-    /// The tensor named `name`, or the single one whose name ends with `.name` (checkpoints
-    /// prefix names with "bert.", "transformer.", …).
-    ///
-    /// # Errors
-    /// [`ModelError::MissingTensor`] naming the tensor and its closest matches.
-    pub fn get(&self, name: &str) -> Result<&Tensor, ModelError> {
-        if let Some(t) = self.tensors.get(name) {
-            return Ok(t);
+    fn from_gguf(path: &Path, bytes: Vec<u8>) -> Result<Self, ModelError> {
+        let file = gguf::parse(&bytes)
+            .map_err(|message| ModelError::CorruptGguf { path: path.to_path_buf(), message })?;
+        let architecture = file.metadata.get("general.architecture").and_then(|v| v.as_text()).unwrap_or("");
+        let family = match architecture {
+            "llama" => Some(Family::Llama),
+            "gpt2" => Some(Family::Gpt2),
+            "bert" => Some(Family::Bert),
+            _ => None,
+        };
+        let key = |suffix: &str| file.metadata.get(&format!("{architecture}.{suffix}"));
+        let metadata = FileMetadata {
+            family,
+            heads: key("attention.head_count").and_then(|v| v.as_usize()),
+            key_value_heads: key("attention.head_count_kv").and_then(|v| v.as_usize()),
+            norm_epsilon: key("attention.layer_norm_rms_epsilon")
+                .or_else(|| key("attention.layer_norm_epsilon"))
+                .and_then(|v| v.as_f64()),
+            rope_base: key("rope.freq_base").and_then(|v| v.as_f64()),
+        };
+        let tensors = file
+            .tensors
+            .into_iter()
+            .map(|t| {
+                let (name, transpose) = hugging_face_name(family, &t.name);
+                let mut shape = t.shape();
+                if transpose {
+                    shape.reverse();
+                }
+                let entry = Entry {
+                    shape,
+                    encoding: Encoding::Gguf(t.kind),
+                    range: t.range,
+                    transpose,
+                    decoded: OnceLock::new(),
+                };
+                (name, entry)
+            })
+            .collect();
+        Ok(Self { bytes, tensors, metadata })
+    }
+
+    fn entry(&self, name: &str) -> Result<&Entry, ModelError> {
+        if let Some(e) = self.tensors.get(name) {
+            return Ok(e);
         }
         let suffix = format!(".{name}");
         let mut suffixed = self.tensors.iter().filter(|(n, _)| n.ends_with(&suffix));
         match (suffixed.next(), suffixed.next()) {
-            (Some((_, t)), None) => Ok(t),
+            (Some((_, e)), None) => Ok(e),
             _ => Err(ModelError::MissingTensor(format!("{name}{}", self.close_matches(name)))),
         }
+    }
+
+    /// The tensor named `name`, or the single one whose name ends with `.name` (checkpoints
+    /// prefix names with "bert.", "transformer.", …), decoded on first use.
+    ///
+    /// # Errors
+    /// [`ModelError::MissingTensor`] naming the tensor and its closest matches.
+    pub fn get(&self, name: &str) -> Result<&Tensor, ModelError> {
+        let entry = self.entry(name)?;
+        Ok(entry.decoded.get_or_init(|| {
+            let count = entry.shape.iter().product();
+            let mut data = entry.decode(&self.bytes, 0, count);
+            if let (true, [rows, columns]) = (entry.transpose, entry.shape.as_slice()) {
+                data = transpose(*columns, *rows, &data);
+            }
+            Tensor { shape: entry.shape.clone(), data }
+        }))
+    }
+
+    /// The shape of the tensor named `name` (without decoding it).
+    ///
+    /// # Errors
+    /// As [`TensorFile::get`].
+    pub fn shape(&self, name: &str) -> Result<&[usize], ModelError> {
+        Ok(&self.entry(name)?.shape)
+    }
+
+    /// Rows `ids` of the `[rows, columns]` matrix `name` (a token-embedding table), decoding
+    /// only those rows.
+    ///
+    /// # Errors
+    /// As [`TensorFile::get`]; [`ModelError::Input`] for a row outside the table or a tensor
+    /// that is not a matrix.
+    pub fn rows(&self, name: &str, ids: &[usize]) -> Result<Vec<f64>, ModelError> {
+        let entry = self.entry(name)?;
+        let (rows, columns) = match (entry.transpose, entry.shape.as_slice()) {
+            (false, [rows, columns]) => (*rows, *columns),
+            _ => return Err(ModelError::Input(format!("{name} is not a table of rows"))),
+        };
+        let mut out = Vec::with_capacity(ids.len() * columns);
+        for &id in ids {
+            if id >= rows {
+                return Err(ModelError::Input(format!("token id {id} is outside the vocabulary of {rows}")));
+            }
+            out.extend(entry.decode(&self.bytes, id * columns, columns));
+        }
+        Ok(out)
     }
 
     /// `"; close matches: a, b, c"` (by normalized Levenshtein similarity), or nothing.

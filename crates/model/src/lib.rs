@@ -11,6 +11,7 @@
 //! issue); the attention on `Q, K, V` is what `zkmha-attention` proves.
 
 pub mod families;
+pub mod gguf;
 pub mod model_file;
 
 use safetensors::{Dtype, SafeTensors};
@@ -33,6 +34,14 @@ pub enum ModelError {
     /// The weights file does not parse.
     #[error("{path} is not a valid safetensors file: {message}")]
     Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The GGUF file does not parse.
+    #[error("{path} is not a valid GGUF file: {message}")]
+    CorruptGguf {
         /// The file.
         path: PathBuf,
         /// Why.

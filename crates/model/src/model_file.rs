@@ -11,8 +11,8 @@
 //! Deeper layers need the blocks before them: their hidden state `H` comes from a file
 //! (`--input`), and the layer's own norm gives `X`.
 
+use crate::ModelError;
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
-use crate::{ModelError, Tensor};
 use std::path::{Path, PathBuf};
 use zkmha_attention::Residual;
 use zkmha_attention::model_quantization::FloatModelWeights;
@@ -53,8 +53,9 @@ fn read_config(path: &Path) -> Result<Config, ModelError> {
 }
 
 impl ModelFile {
-    /// Opens a safetensors file. The family comes from `family` or the tensor names, the head
-    /// count from `heads` or a `config.json` beside the file.
+    /// Opens a safetensors or GGUF file. The family comes from `family`, the file's metadata
+    /// (GGUF) or the tensor names; the head count from `heads`, the metadata or a
+    /// `config.json` beside the file.
     ///
     /// # Errors
     /// [`ModelError::Io`] / [`ModelError::Corrupt`] for unreadable files, [`ModelError::Input`]
@@ -62,7 +63,8 @@ impl ModelFile {
     pub fn open(path: &Path, family: Option<Family>, heads: Option<usize>) -> Result<Self, ModelError> {
         let tensors = TensorFile::read(path)?;
         let config = read_config(path)?;
-        let family = match family.or_else(|| Family::detect(tensors.names())) {
+        let meta = tensors.metadata.clone();
+        let family = match family.or(meta.family).or_else(|| Family::detect(tensors.names())) {
             Some(f) => f,
             None => {
                 return Err(ModelError::Input(format!(
@@ -71,13 +73,13 @@ impl ModelFile {
                 )));
             }
         };
-        let heads = heads.or(config.heads).ok_or_else(|| {
+        let heads = heads.or(meta.heads).or(config.heads).ok_or_else(|| {
             ModelError::Input(format!(
                 "{} does not say how many attention heads the model has (no config.json beside it); pass --heads",
                 path.display()
             ))
         })?;
-        let norm_epsilon = config.epsilon.unwrap_or(match family {
+        let norm_epsilon = meta.norm_epsilon.or(config.epsilon).unwrap_or(match family {
             Family::Bert => 1e-12,
             Family::Gpt2 | Family::Llama => 1e-5,
         });
@@ -97,7 +99,7 @@ impl ModelFile {
     /// # Errors
     /// [`ModelError::MissingTensor`].
     pub fn vocabulary_size(&self) -> Result<usize, ModelError> {
-        Ok(self.token_embeddings()?.shape.first().copied().unwrap_or(0))
+        Ok(self.tensors.shape(self.token_embeddings())?.first().copied().unwrap_or(0))
     }
 
     /// The most tokens the position table takes (`None`: no table, as with rotary
@@ -108,15 +110,15 @@ impl ModelFile {
             Family::Gpt2 => "wpe.weight",
             Family::Llama => return None,
         };
-        self.tensors.get(name).ok().and_then(|t| t.shape.first().copied())
+        self.tensors.shape(name).ok().and_then(|shape| shape.first().copied())
     }
 
-    fn token_embeddings(&self) -> Result<&Tensor, ModelError> {
-        self.tensors.get(match self.family {
+    fn token_embeddings(&self) -> &'static str {
+        match self.family {
             Family::Bert => "embeddings.word_embeddings.weight",
             Family::Gpt2 => "wte.weight",
             Family::Llama => "embed_tokens.weight",
-        })
+        }
     }
 
     fn vector(&self, name: &str, len: usize) -> Result<&[f64], ModelError> {
@@ -167,17 +169,9 @@ impl ModelFile {
         if ids.is_empty() {
             return Err(ModelError::Input("no tokens: pass at least one token id".into()));
         }
-        let table = self.token_embeddings()?;
-        let (vocab, d) = match table.shape.as_slice() {
-            [vocab, d] => (*vocab, *d),
-            _ => return Err(ModelError::Input("the token-embedding table is not a matrix".into())),
-        };
-        if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
-            return Err(ModelError::Input(format!("token id {bad} is outside the vocabulary of {vocab}")));
-        }
+        let d = self.model_width()?;
         let s = ids.len();
-        let mut h: Vec<f64> =
-            ids.iter().flat_map(|&id| table.data[id * d..(id + 1) * d].iter().copied()).collect();
+        let mut h = self.tensors.rows(self.token_embeddings(), ids)?;
         match self.family {
             Family::Bert => {
                 let positions = self.rows("embeddings.position_embeddings.weight", s, d)?;
@@ -239,7 +233,7 @@ impl ModelFile {
     /// # Errors
     /// [`ModelError::MissingTensor`], [`ModelError::Input`] for a table that is not a matrix.
     pub fn model_width(&self) -> Result<usize, ModelError> {
-        match self.token_embeddings()?.shape.as_slice() {
+        match self.tensors.shape(self.token_embeddings())? {
             [_, d] => Ok(*d),
             _ => Err(ModelError::Input("the token-embedding table is not a matrix".into())),
         }
