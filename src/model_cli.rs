@@ -169,6 +169,7 @@ struct Loaded {
     file: ModelFile,
     float: zkmha_attention::model_quantization::FloatModelWeights,
     head_dim: usize,
+    key_value_heads: usize,
     mask: MaskKind,
 }
 
@@ -179,7 +180,7 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
     let bar = step("reading the model", quiet);
     let file = ModelFile::open(path, args.family, heads)?;
     let weights = file.attention_weights(args.layer)?;
-    let float = weights.float_model_weights()?;
+    let float = weights.float_model_weights();
     bar.finish_and_clear();
     if file.family == Family::Llama {
         bail!(
@@ -192,7 +193,7 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
         Family::Bert => MaskKind::None,
         Family::Gpt2 | Family::Llama => MaskKind::Causal,
     });
-    Ok(Loaded { head_dim: weights.head_dim, file, float, mask })
+    Ok(Loaded { head_dim: weights.head_dim, key_value_heads: weights.key_value_heads, file, float, mask })
 }
 
 fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerifierKey> {
@@ -205,11 +206,13 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
     let x = file.block_input(args.layer, file.embed(&ids)?)?.input;
     let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
     let residual = file.residual();
-    let calibration_shape = ModelShape { attention, model_width: d, shifts: [1; 4], residual };
+    let kv = loaded.key_value_heads;
+    let calibration_shape =
+        ModelShape { attention, model_width: d, shifts: [1; 4], residual, key_value_heads: kv };
     let quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, &x)?;
     bar.finish_and_clear();
     let bar = step("committing to the weights", quiet);
-    let shape = quantization.model_shape(attention, d, residual);
+    let shape = quantization.model_shape(attention, d, residual, kv);
     let integers = quantization.quantize_weights(&loaded.float)?;
     let commitment = commit_model(&weights_hyrax_params(&shape), &shape, &integers)?;
     bar.finish_and_clear();
@@ -226,6 +229,7 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
         value_head_dim: loaded.head_dim,
         mask: loaded.mask,
         residual,
+        key_value_heads: kv,
         quantization,
         commitment,
     })

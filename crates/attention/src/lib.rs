@@ -13,6 +13,7 @@ pub mod committed;
 mod common;
 mod error;
 pub mod fixed_point;
+pub mod grouped_query;
 pub mod layer;
 pub mod masking;
 pub mod model_layer;

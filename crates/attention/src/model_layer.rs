@@ -21,7 +21,10 @@
 //!            the attention's own
 //! ```
 //!
-//! Not yet here (issue 6 continues): GQA and RoPE. The weights are committed in a layout of
+//! Grouped-query attention (`h_kv < h` key/value heads): `W_k, W_v, b_k, b_v` are committed
+//! compact (`h_kv` heads); the K and V projections run on them expanded to every query head,
+//! and their weight and bias claims are reduced to the compact tables
+//! ([`crate::grouped_query`]). Not yet here (issue 6 continues): RoPE. The weights are committed in a layout of
 //! their own (from their sizes alone, so one model commitment serves every sequence length);
 //! `X`, `O`, `Y` and the range data in the block's; the final opening takes one combined row
 //! per layout.
@@ -29,6 +32,9 @@
 use crate::commitment_layout::{largest_committed_vars, table_column_vars};
 use crate::committed::{InputCommitments, commit_padded_inputs, padded_inputs};
 use crate::common::check_tensor_sizes;
+use crate::grouped_query::{
+    SharedHeadsProof, SharedHeadsShape, expand_heads, prove_shared_heads, verify_shared_heads,
+};
 use crate::layer::{
     AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings,
     absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
@@ -42,7 +48,7 @@ use ark_ff::{BigInteger, PrimeField};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
 use zkmha_field::{Fr, fr_from_i64};
-use zkmha_mle::DenseMultilinearExtension;
+use zkmha_mle::{DenseMultilinearExtension, log2_ceil};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable, split_vars};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
@@ -67,6 +73,9 @@ pub struct ModelShape {
     pub shifts: [u32; 4],
     /// What the residual adds `Y` to.
     pub residual: Residual,
+    /// Key/value heads `h_kv` (`h` without grouped-query attention; else a divisor of `h`,
+    /// with power-of-two head widths).
+    pub key_value_heads: usize,
 }
 
 impl ModelShape {
@@ -79,7 +88,44 @@ impl ModelShape {
         for projection in self.projections() {
             projection.validate()?;
         }
+        let a = &self.attention;
+        let kv = self.key_value_heads;
+        if kv == 0 || !a.heads.is_multiple_of(kv) {
+            return Err(AttentionError::InvalidShape(format!(
+                "{kv} key/value heads do not divide the {} query heads",
+                a.heads
+            )));
+        }
+        if self.is_grouped() && !(a.head_dim.is_power_of_two() && a.value_head_dim.is_power_of_two()) {
+            return Err(AttentionError::InvalidShape(
+                "grouped-query attention needs power-of-two head widths".into(),
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether key/value heads are shared (`h_kv < h`).
+    pub fn is_grouped(&self) -> bool {
+        self.key_value_heads != self.attention.heads
+    }
+
+    /// The committed widths of `W_k` and `W_v`: `h_kv·m`, `h_kv·m_v`.
+    fn key_value_widths(&self) -> (usize, usize) {
+        let a = &self.attention;
+        (self.key_value_heads * a.head_dim, self.key_value_heads * a.value_head_dim)
+    }
+
+    /// The shared-head reductions of `W_k`, `b_k`, `W_v`, `b_v`, in that order.
+    fn shared_heads(&self) -> [SharedHeadsShape; 4] {
+        let a = &self.attention;
+        let shape = |head_dim: usize, row_vars| SharedHeadsShape {
+            heads: a.heads,
+            key_value_heads: self.key_value_heads,
+            head_dim_vars: head_dim.next_power_of_two().trailing_zeros() as usize,
+            row_vars,
+        };
+        let m = self.model_vars();
+        [shape(a.head_dim, m), shape(a.head_dim, 0), shape(a.value_head_dim, m), shape(a.value_head_dim, 0)]
     }
 
     /// The `Q`, `K`, `V` and output projections' shapes.
@@ -101,6 +147,19 @@ impl ModelShape {
         ]
     }
 
+    /// `W_k, b_k, W_v, b_v` expanded to every query head (the tensors themselves without
+    /// grouped-query attention).
+    pub fn expanded_key_values<T: Copy>(&self, weights: &ModelWeights<T>) -> [Vec<T>; 4] {
+        let a = &self.attention;
+        let (h, kv, d) = (a.heads, self.key_value_heads, self.model_width);
+        [
+            expand_heads(&weights.keys, d, h, kv, a.head_dim),
+            expand_heads(&weights.keys_bias, 1, h, kv, a.head_dim),
+            expand_heads(&weights.values, d, h, kv, a.value_head_dim),
+            expand_heads(&weights.values_bias, 1, h, kv, a.value_head_dim),
+        ]
+    }
+
     /// `log d̂_model`.
     fn model_vars(&self) -> usize {
         self.model_width.next_power_of_two().trailing_zeros() as usize
@@ -111,14 +170,16 @@ impl ModelShape {
     fn table_vars(&self) -> [usize; 9] {
         let a = &self.attention;
         let m = self.model_vars();
+        let (k, v) = self.key_value_widths();
+        let (k, v) = (log2_ceil(k), log2_ceil(v));
         [
             a.seq_vars() + m,
             m + a.model_vars(),
-            m + a.model_vars(),
-            m + a.value_model_vars(),
+            m + k,
+            m + v,
             a.model_vars(),
-            a.model_vars(),
-            a.value_model_vars(),
+            k,
+            v,
             a.value_model_vars() + m,
             m,
         ]
@@ -154,7 +215,7 @@ impl ModelShape {
         self.attention.append_to_transcript(transcript);
         let [q, k, v, o] = self.shifts.map(|s| s as usize);
         let residual = usize::from(self.residual.code());
-        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o, residual]);
+        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o, residual, self.key_value_heads]);
     }
 }
 
@@ -169,27 +230,43 @@ pub fn model_hyrax_params(shape: &ModelShape, softmax: SoftmaxMode) -> HyraxPara
     HyraxParams::new(shape.largest_vars(softmax))
 }
 
-/// A layer's quantized weights, row-major: `W_q`, `W_k` (`d_model × h·m`), `W_v`
-/// (`d_model × h·m_v`), the biases (`h·m`, `h·m`, `h·m_v`), `W_o` (`h·m_v × d_model`), `b_o`
-/// (`d_model`).
+/// A layer's quantized weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
+/// h_kv·m`), `W_v` (`d_model × h_kv·m_v`), the biases (`h·m`, `h_kv·m`, `h_kv·m_v`), `W_o`
+/// (`h·m_v × d_model`), `b_o` (`d_model`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelWeights {
+pub struct ModelWeights<T = i64> {
     /// `W_q`.
-    pub queries: Vec<i64>,
+    pub queries: Vec<T>,
     /// `W_k`.
-    pub keys: Vec<i64>,
+    pub keys: Vec<T>,
     /// `W_v`.
-    pub values: Vec<i64>,
+    pub values: Vec<T>,
     /// `b_q`.
-    pub queries_bias: Vec<i64>,
+    pub queries_bias: Vec<T>,
     /// `b_k`.
-    pub keys_bias: Vec<i64>,
+    pub keys_bias: Vec<T>,
     /// `b_v`.
-    pub values_bias: Vec<i64>,
+    pub values_bias: Vec<T>,
     /// `W_o`.
-    pub output: Vec<i64>,
+    pub output: Vec<T>,
     /// `b_o`.
-    pub output_bias: Vec<i64>,
+    pub output_bias: Vec<T>,
+}
+
+impl<T> ModelWeights<T> {
+    /// The lengths of `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`.
+    pub(crate) fn lengths(&self) -> [usize; 8] {
+        [
+            self.queries.len(),
+            self.keys.len(),
+            self.values.len(),
+            self.queries_bias.len(),
+            self.keys_bias.len(),
+            self.values_bias.len(),
+            self.output.len(),
+            self.output_bias.len(),
+        ]
+    }
 }
 
 /// Commitments to a layer's weights, made once per model and reused by every proof.
@@ -235,6 +312,9 @@ pub struct ModelLayerProof {
     pub residual_input: Fr,
     /// The `Q`, `K`, `V` and output projections.
     pub projections: Vec<ProjectionProof>,
+    /// Under grouped-query attention: the reductions of the `W_k`, `b_k`, `W_v`, `b_v`
+    /// claims to the compact committed tables (empty otherwise).
+    pub shared_heads: Vec<SharedHeadsProof>,
     /// The attention on `Q`, `K`, `V`; its final opening answers every claim above.
     pub layer: AttentionLayerProof,
 }
@@ -243,18 +323,24 @@ pub struct ModelLayerProof {
 ///
 /// # Errors
 /// [`AttentionError::WrongTensorSize`] for the first of the wrong length.
-pub(crate) fn check_block_sizes(shape: &ModelShape, lengths: [usize; 9]) -> Result<(), AttentionError> {
+pub(crate) fn check_block_sizes<T>(
+    shape: &ModelShape,
+    input_len: usize,
+    weights: &ModelWeights<T>,
+) -> Result<(), AttentionError> {
     let a = &shape.attention;
     let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
-    let [x, w_q, w_k, w_v, b_q, b_k, b_v, w_o, b_o] = lengths;
+    let (k, v) = shape.key_value_widths();
+    let x = input_len;
+    let [w_q, w_k, w_v, b_q, b_k, b_v, w_o, b_o] = weights.lengths();
     check_tensor_sizes(&[
         ("X", x, a.seq_len, d),
         ("W_q", w_q, d, n),
-        ("W_k", w_k, d, n),
-        ("W_v", w_v, d, nv),
+        ("W_k", w_k, d, k),
+        ("W_v", w_v, d, v),
         ("b_q", b_q, 1, n),
-        ("b_k", b_k, 1, n),
-        ("b_v", b_v, 1, nv),
+        ("b_k", b_k, 1, k),
+        ("b_v", b_v, 1, v),
         ("W_o", w_o, nv, d),
         ("b_o", b_o, 1, d),
     ])
@@ -267,33 +353,22 @@ fn padded_tables(
     input: &[i64],
     weights: &ModelWeights,
 ) -> Result<[Vec<i64>; 9], AttentionError> {
-    check_block_sizes(
-        shape,
-        [
-            input.len(),
-            weights.queries.len(),
-            weights.keys.len(),
-            weights.values.len(),
-            weights.queries_bias.len(),
-            weights.keys_bias.len(),
-            weights.values_bias.len(),
-            weights.output.len(),
-            weights.output_bias.len(),
-        ],
-    )?;
+    check_block_sizes(shape, input.len(), weights)?;
     let a = &shape.attention;
     let d = shape.model_width;
     let (n, nv) = (a.model_width(), a.value_model_width());
+    let (k, v) = shape.key_value_widths();
     let (sv, mv) = (a.seq_vars(), shape.model_vars());
     let (qv, vv) = (a.model_vars(), a.value_model_vars());
+    let (kv, vkv) = (log2_ceil(k), log2_ceil(v));
     Ok([
         pad(input, a.seq_len, d, sv, mv),
         pad(&weights.queries, d, n, mv, qv),
-        pad(&weights.keys, d, n, mv, qv),
-        pad(&weights.values, d, nv, mv, vv),
+        pad(&weights.keys, d, k, mv, kv),
+        pad(&weights.values, d, v, mv, vkv),
         pad(&weights.queries_bias, 1, n, 0, qv),
-        pad(&weights.keys_bias, 1, n, 0, qv),
-        pad(&weights.values_bias, 1, nv, 0, vv),
+        pad(&weights.keys_bias, 1, k, 0, kv),
+        pad(&weights.values_bias, 1, v, 0, vkv),
         pad(&weights.output, nv, d, vv, mv),
         pad(&weights.output_bias, 1, d, 0, mv),
     ])
@@ -575,8 +650,9 @@ pub fn prove_model_layer(
     };
     let residual_values = residual.unwrap_or(input);
     let projections = shape.projections();
-    let biases = [&weights.queries_bias, &weights.keys_bias, &weights.values_bias];
-    let matrices = [&weights.queries, &weights.keys, &weights.values];
+    let expanded = shape.expanded_key_values(weights);
+    let biases = [&weights.queries_bias, &expanded[1], &expanded[3]];
+    let matrices = [&weights.queries, &expanded[0], &expanded[2]];
     let mut witnesses = Vec::with_capacity(4);
     for ((projection, w), b) in projections.iter().zip(matrices).zip(biases) {
         let output = compute_projection(projection, input, w, b)?;
@@ -587,6 +663,7 @@ pub fn prove_model_layer(
             output,
         });
     }
+    drop(expanded);
     let inputs = AttentionInputs {
         queries: witnesses[0].output.clone(),
         keys: witnesses[1].output.clone(),
@@ -666,6 +743,18 @@ pub fn prove_model_layer(
         claims.push(c);
     }
     drop(witnesses);
+    let mut shared_heads = Vec::new();
+    if shape.is_grouped() {
+        // W_k, b_k, W_v, b_v: the expanded tables' claims become claims on the committed ones.
+        let compact = [&tables[2], &tables[5], &tables[3], &tables[6]];
+        for (k, (reduction, table)) in shape.shared_heads().iter().zip(compact).enumerate() {
+            let c = &mut claims[1 + k / 2];
+            let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
+            let (proof, reduced) = prove_shared_heads(reduction, table, claim, &mut transcript)?;
+            *claim = reduced;
+            shared_heads.push(proof);
+        }
+    }
     timings.statement = start.elapsed();
 
     let mut extra_items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
@@ -711,6 +800,7 @@ pub fn prove_model_layer(
         high_digits,
         residual_input,
         projections: projection_proofs,
+        shared_heads,
         layer,
     };
     Ok((statement, proof, timings))
@@ -739,8 +829,10 @@ pub fn verify_model_layer(
     let shaped = |c: &HyraxCommitment, n: usize| {
         c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
     };
+    let shared_heads = if shape.is_grouped() { 4 } else { 0 };
     if proof.multiplicities.len() != 4
         || proof.projections.len() != 4
+        || proof.shared_heads.len() != shared_heads
         || proof.block.len() != 2
         || proof.multiplicities.iter().zip(&projections).any(|(c, p)| !shaped(c, p.digits().0 as usize))
         || !high_digits_shaped(&projections, &proof.high_digits, &shaped)
@@ -765,6 +857,13 @@ pub fn verify_model_layer(
     let mut claims = Vec::with_capacity(4);
     for (projection, p) in projections.iter().zip(&proof.projections) {
         claims.push(verify_projection(projection, p, &mut transcript)?);
+    }
+    if shape.is_grouped() {
+        for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
+            let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;
+            let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
+            *claim = verify_shared_heads(reduction, p, claim, &mut transcript)?;
+        }
     }
     let extra_commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
         .chain(&statement.model.tables)

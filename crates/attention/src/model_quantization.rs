@@ -43,25 +43,7 @@ pub const VALUE_BITS: u32 = 12;
 pub const HIDDEN_STATE_BOUND_BITS: u32 = 40;
 
 /// A layer's float weights, `[in, out]` row-major (as [`ModelWeights`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FloatModelWeights {
-    /// `W_q` (`d_model × h·m`).
-    pub queries: Vec<f64>,
-    /// `W_k`.
-    pub keys: Vec<f64>,
-    /// `W_v` (`d_model × h·m_v`).
-    pub values: Vec<f64>,
-    /// `b_q`.
-    pub queries_bias: Vec<f64>,
-    /// `b_k`.
-    pub keys_bias: Vec<f64>,
-    /// `b_v`.
-    pub values_bias: Vec<f64>,
-    /// `W_o` (`h·m_v × d_model`).
-    pub output: Vec<f64>,
-    /// `b_o` (`d_model`).
-    pub output_bias: Vec<f64>,
-}
+pub type FloatModelWeights = ModelWeights<f64>;
 
 /// The scales and shifts of a quantized model layer (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -139,10 +121,12 @@ impl ModelQuantization {
         }
         let x = scale(calibration_input, f_x, 31, "X")?;
         let mut shifts = [0u32; 4];
-        let biases = [&weights.queries_bias, &weights.keys_bias, &weights.values_bias];
+        let [keys, keys_bias, values, values_bias] = shape.expanded_key_values(weights);
+        let matrices = [&weights.queries, &keys, &values];
+        let biases = [&weights.queries_bias, &keys_bias, &values_bias];
         let projections = shape.projections();
         for t in 0..3 {
-            let w = scale(tensors[t], f_w[t], 31, "W")?;
+            let w = scale(matrices[t], f_w[t], 31, "W")?;
             let b = scale(biases[t], f_x + f_w[t], BIAS_BOUND_BITS, "b")?;
             // The exact products (shift 1 keeps them but for one bit).
             let p = ProjectionShape { shift: 1, ..projections[t] };
@@ -192,14 +176,16 @@ impl ModelQuantization {
         )?))
     }
 
-    /// The block's shape for `attention`, `model_width` and the residual's kind.
+    /// The block's shape for `attention`, `model_width`, the residual's kind and the
+    /// key/value heads.
     pub fn model_shape(
         &self,
         attention: AttentionShape,
         model_width: usize,
         residual: Residual,
+        key_value_heads: usize,
     ) -> ModelShape {
-        ModelShape { attention, model_width, shifts: self.shifts, residual }
+        ModelShape { attention, model_width, shifts: self.shifts, residual, key_value_heads }
     }
 
     /// The integer weights.
@@ -260,20 +246,7 @@ fn check_sizes(
     weights: &FloatModelWeights,
     input_len: usize,
 ) -> Result<(), AttentionError> {
-    check_block_sizes(
-        shape,
-        [
-            input_len,
-            weights.queries.len(),
-            weights.keys.len(),
-            weights.values.len(),
-            weights.queries_bias.len(),
-            weights.keys_bias.len(),
-            weights.values_bias.len(),
-            weights.output.len(),
-            weights.output_bias.len(),
-        ],
-    )
+    check_block_sizes(shape, input_len, weights)
 }
 
 /// `X·W + b` in float64 (`rows × inputs` times `inputs × outputs`).
@@ -317,10 +290,12 @@ pub fn reference_model_layer(
         });
     }
     let (s, d) = (shape.attention.seq_len, shape.model_width);
+    // Grouped-query attention: every query head reads its group's key/value head.
+    let [keys, keys_bias, values, values_bias] = shape.expanded_key_values(weights);
     let inputs = FloatAttentionInputs {
         queries: affine(input, s, d, &weights.queries, &weights.queries_bias),
-        keys: affine(input, s, d, &weights.keys, &weights.keys_bias),
-        values: affine(input, s, d, &weights.values, &weights.values_bias),
+        keys: affine(input, s, d, &keys, &keys_bias),
+        values: affine(input, s, d, &values, &values_bias),
     };
     let attention = reference_attention(&shape.attention, mask, &inputs);
     let projected =

@@ -2,7 +2,7 @@
 //! layer on any input, without the weights.
 //!
 //! ```text
-//! key        architecture (d_model, h, m, m_v, mask, residual kind), the quantization (scales, shifts), the
+//! key        architecture (d_model, h, h_kv, m, m_v, mask, residual kind), the quantization (scales, shifts), the
 //!            model commitment (W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o)
 //! checks     a proof's statement uses exactly this commitment, these shapes and shifts, this
 //!            mask and the softmax the quantization fixes for its length; then the block's
@@ -33,6 +33,8 @@ pub struct ModelVerifierKey {
     pub mask: MaskKind,
     /// What the residual adds to (`X`, or a pre-norm decoder's hidden state).
     pub residual: Residual,
+    /// Key/value heads (`heads` without grouped-query attention).
+    pub key_value_heads: usize,
     /// Scales and shifts.
     pub quantization: ModelQuantization,
     /// The commitment to the weights.
@@ -46,7 +48,8 @@ impl ModelVerifierKey {
     /// [`AttentionError::InvalidShape`].
     pub fn shape(&self, seq_len: usize) -> Result<ModelShape, AttentionError> {
         let attention = AttentionShape::new(seq_len, self.heads, self.head_dim, self.value_head_dim)?;
-        let shape = self.quantization.model_shape(attention, self.model_width, self.residual);
+        let shape =
+            self.quantization.model_shape(attention, self.model_width, self.residual, self.key_value_heads);
         shape.validate()?;
         Ok(shape)
     }

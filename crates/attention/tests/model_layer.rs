@@ -18,13 +18,15 @@ fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
     let mut rng = StdRng::seed_from_u64(seed);
     let a = &shape.attention;
     let d = shape.model_width;
+    // Under grouped-query attention W_k, W_v and their biases have h_kv heads.
+    let (k, v) = (shape.key_value_heads * a.head_dim, shape.key_value_heads * a.value_head_dim);
     ModelWeights {
         queries: draw(&mut rng, d * a.model_width(), 127),
-        keys: draw(&mut rng, d * a.model_width(), 127),
-        values: draw(&mut rng, d * a.value_model_width(), 127),
+        keys: draw(&mut rng, d * k, 127),
+        values: draw(&mut rng, d * v, 127),
         queries_bias: draw(&mut rng, a.model_width(), 1000),
-        keys_bias: draw(&mut rng, a.model_width(), 1000),
-        values_bias: draw(&mut rng, a.value_model_width(), 1000),
+        keys_bias: draw(&mut rng, k, 1000),
+        values_bias: draw(&mut rng, v, 1000),
         output: draw(&mut rng, a.value_model_width() * d, 127),
         output_bias: draw(&mut rng, d, 1000),
     }
@@ -81,6 +83,7 @@ fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         model_width: d,
         shifts: [0; 4],
         residual: Residual::LayerInput,
+        key_value_heads: h,
     }
 }
 
@@ -95,10 +98,22 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
             compute_projection(&p, input, weights, bias).unwrap()
         };
     let d = shape.model_width;
+    // Grouped-query attention, plainly: query head h reads key/value head h / (h / h_kv).
+    let group = a.heads / shape.key_value_heads;
+    let repeat = |compact: &[i64], rows: usize, width: usize| -> Vec<i64> {
+        let narrow = shape.key_value_heads * width;
+        (0..rows)
+            .flat_map(|r| (0..a.heads * width).map(move |c| (r, c)))
+            .map(|(r, c)| compact[r * narrow + (c / width / group) * width + c % width])
+            .collect()
+    };
+    let (keys, keys_bias) = (repeat(&w.keys, d, a.head_dim), repeat(&w.keys_bias, 1, a.head_dim));
+    let values = repeat(&w.values, d, a.value_head_dim);
+    let values_bias = repeat(&w.values_bias, 1, a.value_head_dim);
     let inputs = AttentionInputs {
         queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shifts[0]),
-        keys: project(&x, d, &w.keys, &w.keys_bias, a.model_width(), shape.shifts[1]),
-        values: project(&x, d, &w.values, &w.values_bias, a.value_model_width(), shape.shifts[2]),
+        keys: project(&x, d, &keys, &keys_bias, a.model_width(), shape.shifts[1]),
+        values: project(&x, d, &values, &values_bias, a.value_model_width(), shape.shifts[2]),
     };
     let attention: Vec<i64> = compute_witness_for_mode(a, mask, softmax, &inputs)
         .unwrap()
@@ -396,4 +411,81 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
         prove_model_layer(&r.params, &shape, MaskKind::Causal, softmax, &x, Some(&short), &w, &model),
         Err(AttentionError::WrongTensorSize { tensor: "H", .. })
     ));
+}
+
+fn grouped(s: usize, h: usize, kv: usize, m: usize, mv: usize, d: usize) -> ModelShape {
+    ModelShape { key_value_heads: kv, ..base(s, h, m, mv, d) }
+}
+
+#[test]
+fn grouped_query_attention_round_trips_against_the_plain_block() {
+    // Groups of 2, of 3 (not a power of two), one shared head; m ≠ m_v; pre-norm as well.
+    for shape in [
+        grouped(5, 4, 2, 4, 4, 12),
+        grouped(6, 6, 2, 4, 2, 10),
+        grouped(3, 3, 1, 2, 4, 7),
+        ModelShape { residual: Residual::HiddenState, ..grouped(4, 4, 1, 4, 4, 9) },
+    ] {
+        for (softmax, shape) in modes(&shape) {
+            let r = run(&shape, MaskKind::Causal, softmax, 21);
+            verify_model_layer(&r.params, &r.statement, &r.proof)
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            assert_eq!(r.proof.shared_heads.len(), 4);
+            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 21), "{shape:?}");
+        }
+    }
+}
+
+#[test]
+fn grouped_query_attention_rejects_tampering() {
+    let [(softmax, shape), _] = modes(&grouped(6, 4, 2, 4, 4, 10));
+    let r = run(&shape, MaskKind::Causal, softmax, 22);
+    // A wrong shared-head value, for each of W_k, b_k, W_v, b_v.
+    for k in 0..4 {
+        for c in 0..2 {
+            let mut bad = r.proof.clone();
+            bad.shared_heads[k].values[c] += Fr::one();
+            assert_eq!(
+                verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+                Err(AttentionError::CheckFailed { step: "shared heads" }),
+                "table {k}, head {c}"
+            );
+        }
+    }
+    // Values moved between key/value heads keep no sum but by chance.
+    let mut bad = r.proof.clone();
+    bad.shared_heads[0].values.swap(0, 1);
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    let mut bad = r.proof.clone();
+    bad.shared_heads.pop();
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model layer proof shape" })
+    );
+    let mut bad = r.proof.clone();
+    bad.shared_heads[2].values.push(Fr::one());
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "shared heads" })
+    );
+    // The same proof read as a layer without sharing: its commitments have another shape.
+    let mut plain = r.statement.clone();
+    plain.shape.key_value_heads = 4;
+    assert_eq!(
+        verify_model_layer(&r.params, &plain, &r.proof).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model commitment shape" })
+    );
+    // Another model's compact W_k (same shape).
+    let other = run(&shape, MaskKind::Causal, softmax, 23);
+    let mut swapped = r.statement.clone();
+    swapped.model.tables[1] = other.statement.model.tables[1].clone();
+    assert!(verify_model_layer(&r.params, &swapped, &r.proof).is_err());
+    // Shapes that cannot share heads.
+    let params = model_hyrax_params(&shape, softmax);
+    for bad_shape in [grouped(6, 4, 3, 4, 4, 10), grouped(6, 4, 0, 4, 4, 10), grouped(6, 4, 2, 3, 4, 10)] {
+        assert!(matches!(
+            commit_model(&params, &bad_shape, &weights(&shape, 22)),
+            Err(AttentionError::InvalidShape(_))
+        ));
+    }
 }

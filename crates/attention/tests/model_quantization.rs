@@ -15,14 +15,18 @@ fn normal(rng: &mut StdRng, n: usize, sigma: f64) -> Vec<f64> {
 fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
     let mut rng = StdRng::seed_from_u64(seed);
     let (d, n, nv) = (shape.model_width, shape.attention.model_width(), shape.attention.value_model_width());
+    let (k, v) = (
+        shape.key_value_heads * shape.attention.head_dim,
+        shape.key_value_heads * shape.attention.value_head_dim,
+    );
     let sigma = 1.0 / (d as f64).sqrt();
     FloatModelWeights {
         queries: normal(&mut rng, d * n, 2.0 * sigma),
-        keys: normal(&mut rng, d * n, 2.0 * sigma),
-        values: normal(&mut rng, d * nv, sigma),
+        keys: normal(&mut rng, d * k, 2.0 * sigma),
+        values: normal(&mut rng, d * v, sigma),
         queries_bias: normal(&mut rng, n, 0.1),
-        keys_bias: normal(&mut rng, n, 0.1),
-        values_bias: normal(&mut rng, nv, 0.1),
+        keys_bias: normal(&mut rng, k, 0.1),
+        values_bias: normal(&mut rng, v, 0.1),
         output: normal(&mut rng, nv * d, 1.0 / (nv as f64).sqrt()),
         output_bias: normal(&mut rng, d, 0.05),
     }
@@ -34,26 +38,29 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         model_width: d,
         shifts: [1; 4],
         residual: Residual::LayerInput,
+        key_value_heads: h,
     }
 }
 
 #[test]
 fn the_proven_block_matches_float64_within_one_percent() {
     use Residual::{HiddenState, LayerInput};
-    for (s, h, m, d, mask, residual) in [
-        (12, 2, 8, 16, MaskKind::None, LayerInput),
-        (9, 3, 4, 10, MaskKind::Causal, LayerInput),
-        (20, 4, 8, 24, MaskKind::Causal, LayerInput),
-        (11, 2, 8, 16, MaskKind::Causal, HiddenState),
+    for (s, h, kv, m, d, mask, residual) in [
+        (12, 2, 2, 8, 16, MaskKind::None, LayerInput),
+        (9, 3, 3, 4, 10, MaskKind::Causal, LayerInput),
+        (20, 4, 4, 8, 24, MaskKind::Causal, LayerInput),
+        (11, 2, 2, 8, 16, MaskKind::Causal, HiddenState),
+        // Grouped-query attention: 6 query heads share 2 key/value heads.
+        (10, 6, 2, 4, 24, MaskKind::Causal, HiddenState),
     ] {
-        let base = shape(s, h, m, d);
+        let base = ModelShape { key_value_heads: kv, ..shape(s, h, m, d) };
         let weights = float_weights(&base, s as u64);
         let x = normal(&mut StdRng::seed_from_u64(7 + s as u64), s * d, 1.0);
         // A pre-norm decoder's hidden state: not normalized, several times X's range.
         let hidden =
             (residual == HiddenState).then(|| normal(&mut StdRng::seed_from_u64(70 + s as u64), s * d, 6.0));
         let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-        let model_shape = q.model_shape(base.attention, d, residual);
+        let model_shape = q.model_shape(base.attention, d, residual, kv);
         let softmax = q.softmax(&base.attention).unwrap();
         let integers = q.quantize_weights(&weights).unwrap();
         let params = model_hyrax_params(&model_shape, softmax);
@@ -155,7 +162,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
     let weights = float_weights(&base, 11);
     let x = normal(&mut StdRng::seed_from_u64(12), 6 * 8, 1.0);
     let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput);
+    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput, 2);
     let integers = q.quantize_weights(&weights).unwrap();
     let commitment = commit_model(&weights_hyrax_params(&model_shape), &model_shape, &integers).unwrap();
     let key = ModelVerifierKey {
@@ -166,6 +173,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         value_head_dim: 4,
         mask: MaskKind::Causal,
         residual: Residual::LayerInput,
+        key_value_heads: 2,
         quantization: q,
         commitment,
     };

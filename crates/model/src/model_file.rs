@@ -279,18 +279,10 @@ fn layer_norm(x: &mut [f64], d: usize, gamma: &[f64], beta: &[f64], eps: f64) {
 }
 
 impl AttentionWeights {
-    /// The weights as the block's float weights.
-    ///
-    /// # Errors
-    /// [`ModelError::Input`] under grouped-query attention (not proven yet).
-    pub fn float_model_weights(&self) -> Result<FloatModelWeights, ModelError> {
-        if self.key_value_heads != self.heads {
-            return Err(ModelError::Input(format!(
-                "grouped-query attention ({} query heads share {} key/value heads) is not proven yet",
-                self.heads, self.key_value_heads
-            )));
-        }
-        Ok(FloatModelWeights {
+    /// The weights as the block's float weights (`W_k`, `W_v` and their biases with
+    /// `key_value_heads` heads).
+    pub fn float_model_weights(&self) -> FloatModelWeights {
+        FloatModelWeights {
             queries: self.queries.clone(),
             keys: self.keys.clone(),
             values: self.values.clone(),
@@ -299,7 +291,7 @@ impl AttentionWeights {
             values_bias: self.values_bias.clone(),
             output: self.output.clone(),
             output_bias: self.output_bias.clone(),
-        })
+        }
     }
 }
 

@@ -18,7 +18,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
     let file = ModelFile::open(&dir.join("model.safetensors"), None, None).unwrap();
     assert_eq!((file.heads, file.norm_epsilon), (12, 1e-12));
     let weights = file.attention_weights(0).unwrap();
-    let float = weights.float_model_weights().unwrap();
+    let float = weights.float_model_weights();
     let d = weights.model_width;
     let attention = |s| AttentionShape::new(s, 12, 32, 32).unwrap();
     let vocabulary = file.vocabulary_size().unwrap();
@@ -29,6 +29,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
         model_width: d,
         shifts: [1; 4],
         residual: Residual::LayerInput,
+        key_value_heads: 12,
     };
     let x_calibration = file.layer_input(&calibration).unwrap().input;
     let q = ModelQuantization::calibrate(&calibration_shape, &float, &x_calibration).unwrap();
@@ -44,7 +45,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
     let q0: f64 = (0..d).map(|j| x[j] * float.queries[j * d]).sum::<f64>() + float.queries_bias[0];
     assert!((q0 - inputs.queries[0]).abs() < 1e-9, "{q0} vs {}", inputs.queries[0]);
 
-    let shape = q.model_shape(attention(ids.len()), d, Residual::LayerInput);
+    let shape = q.model_shape(attention(ids.len()), d, Residual::LayerInput, 12);
     let softmax = q.softmax(&shape.attention).unwrap();
     let integers = q.quantize_weights(&float).unwrap();
     let params = model_hyrax_params(&shape, softmax);
