@@ -22,6 +22,7 @@ pub mod padding;
 pub mod projection;
 pub mod qk;
 pub mod quantization;
+pub mod rope;
 mod shape;
 pub mod softmax;
 pub mod structured;

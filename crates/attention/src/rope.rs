@@ -1,0 +1,477 @@
+//! Rotary position embeddings (RoPE) in fixed point: `R = round((P∘C + Pσ∘S) / 2^f)`, the
+//! rotation Llama-family models apply to `Q` and `K` after their projections. Like
+//! [`crate::projection`], it needs no claim on its output: it ties `P` and `R` together and
+//! hands claims on both (and on the range multiplicities) to the caller's openings.
+//!
+//! ```text
+//! tensors    P, R: ŝ × n̂ (n = h·m, index i·n̂ + c, column c = (j, head) with j in the low
+//!            bits; m a power of two); MLE points [column ‖ row] (little-endian)
+//! tables     C(i, c) = round(2^f·cos(i·θ_t)), S(i, c) = round(2^f·sin(i·θ_t)) for i < s, c < n,
+//!            t = (c mod m) >> 1, θ_t = base^(−2t/m) (libm, so every machine computes the
+//!            same integers); 0 on padding
+//! pairs      (c, c+1) for even c (llama.cpp's "normal" RoPE; GGUF files store Q and K in this
+//!            order): Pσ(i, c) = −P(i, c+1) for even c, P(i, c−1) for odd c, so
+//!            T = P∘C + Pσ∘S rotates each pair by its angle
+//! relation   D = T + 2^(f−1) − 2^f·R ∈ [0, 2^f)  ⇔  R = ⌊(T + 2^(f−1)) / 2^f⌋
+//! absorb     the shape (s, h, m, base, f)
+//! lookup     D ∈ [0, 2^f) (logUp, D never committed)  → D(r) = v, m(r_t) = μ
+//! P → V      y = R(r)
+//! sum-check  Σ_g eq(r, g)·(P(g)·C(g) + Pσ(g)·S(g)) = v − 2^(f−1) + 2^f·y   (log ŝn̂ vars, degree 3)
+//!            → ρ = (ρ_0, ρ′); P sends a_0 = P(0, ρ′), a_1 = P(1, ρ′); V checks the final
+//!            values: eq(r, ρ), C(ρ), S(ρ) in closed form (O(s·m)), P(ρ) = (1−ρ_0)a_0 + ρ_0·a_1,
+//!            Pσ(ρ) = ρ_0·a_0 − (1−ρ_0)·a_1;  τ ← F
+//! claims out P(τ, ρ′) = (1−τ)a_0 + τ·a_1,  R(r) = y,  m(r_t) = μ
+//! ```
+//!
+//! Positions are the rows `0..s` (a prompt from its first token). Soundness: the lookup holds
+//! every `D` in range with probability ≥ 1 − O(ŝn̂/|F|); the sum-check errs with
+//! ≤ 3·log(ŝn̂)/|F|; the pair split with ≤ 1/|F|.
+
+use crate::AttentionError;
+use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::structured::prefix_eq_sum;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use rayon::prelude::*;
+use zkmha_field::{Fr, One, fr_from_i64};
+use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, prove_lookups, verify_lookups};
+use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_sumcheck::{
+    EvalClaim, ProductSumcheckProof, ProductTerm, SumOfProducts, SumcheckClaim, prove_product, verify_product,
+};
+use zkmha_transcript::Transcript;
+
+const STEP: &str = "rotary embedding";
+const LABEL_SHAPE: &[u8] = b"attention/rope/shape";
+const LABEL_OUTPUT: &[u8] = b"attention/rope/output";
+const LABEL_PAIR: &[u8] = b"attention/rope/pair-values";
+const LABEL_PAIR_POINT: &[u8] = b"attention/rope/pair-point";
+
+/// Largest `|P|` (so every `T` is exact in `i64`).
+pub const ROPE_INPUT_BOUND_BITS: u32 = 31;
+
+/// Largest fraction bits `f` of the cosine and sine tables (one range lookup of `2^f` rows).
+pub const MAX_ROPE_FRACTION_BITS: u32 = 16;
+
+/// The public shape of one rotation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct RotaryShape {
+    /// Tokens `s` (positions `0..s`).
+    pub rows: usize,
+    /// Heads `h`.
+    pub heads: usize,
+    /// Head width `m` (a power of two, at least 2).
+    pub head_dim: usize,
+    /// The frequency base (10 000 in Llama 2, 100 000 in SmolLM2).
+    pub base: u64,
+    /// `f`: the tables' scale `2^f` and the rounding shift (`1..=16`).
+    pub fraction_bits: u32,
+}
+
+impl RotaryShape {
+    /// Checks the shape.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`].
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        if self.rows == 0 || self.heads == 0 {
+            return Err(AttentionError::InvalidShape("a rotation needs at least one token and head".into()));
+        }
+        if self.head_dim < 2 || !self.head_dim.is_power_of_two() {
+            return Err(AttentionError::InvalidShape(format!(
+                "rotary embeddings need a power-of-two head width, not {}",
+                self.head_dim
+            )));
+        }
+        if self.base < 2 {
+            return Err(AttentionError::InvalidShape("the rotary base must be at least 2".into()));
+        }
+        if !(1..=MAX_ROPE_FRACTION_BITS).contains(&self.fraction_bits) {
+            return Err(AttentionError::InvalidShape(format!(
+                "rotary tables take 1 to {MAX_ROPE_FRACTION_BITS} fraction bits, not {}",
+                self.fraction_bits
+            )));
+        }
+        let vars = self.grid_vars();
+        if vars > crate::MAX_TENSOR_VARS {
+            return Err(AttentionError::InvalidShape("the rotated tensor is too large".into()));
+        }
+        Ok(())
+    }
+
+    /// `n = h·m`.
+    pub fn width(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    fn row_vars(&self) -> usize {
+        self.rows.next_power_of_two().trailing_zeros() as usize
+    }
+
+    fn column_vars(&self) -> usize {
+        self.width().next_power_of_two().trailing_zeros() as usize
+    }
+
+    /// `log ŝ + log n̂`.
+    pub fn grid_vars(&self) -> usize {
+        self.row_vars() + self.column_vars()
+    }
+
+    fn append_to_transcript(&self, transcript: &mut Transcript) {
+        transcript.append_shape(
+            LABEL_SHAPE,
+            &[self.rows, self.heads, self.head_dim, self.base as usize, self.fraction_bits as usize],
+        );
+    }
+
+    /// `C′` and `S′` (`s × m/2`, row-major): `round(2^f·cos(i·θ_t))`, `round(2^f·sin(i·θ_t))`.
+    pub fn tables(&self) -> (Vec<i64>, Vec<i64>) {
+        let half = self.head_dim / 2;
+        let scale = f64::from(1u32 << self.fraction_bits);
+        let base = self.base as f64;
+        let angles: Vec<f64> = (0..self.rows)
+            .flat_map(|i| {
+                (0..half).map(move |t| i as f64 * libm::pow(base, -2.0 * t as f64 / self.head_dim as f64))
+            })
+            .collect();
+        let round = |x: f64| libm::round(x * scale) as i64;
+        (
+            angles.iter().map(|&a| round(libm::cos(a))).collect(),
+            angles.iter().map(|&a| round(libm::sin(a))).collect(),
+        )
+    }
+
+    /// `C` or `S` over the padded grid (`table` is `C′` or `S′`).
+    fn grid(&self, table: &[i64]) -> Vec<Fr> {
+        let (width, half, m) = (1usize << self.column_vars(), self.head_dim / 2, self.head_dim);
+        let n = self.width();
+        (0..width << self.row_vars())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|g| {
+                let (i, c) = (g / width, g % width);
+                if i >= self.rows || c >= n {
+                    return Fr::from(0u64);
+                }
+                fr_from_i64(table[i * half + (c % m) / 2])
+            })
+            .collect()
+    }
+
+    /// `C̃(ρ)` or `S̃(ρ)` in closed form: the tables do not depend on the head, nor on the
+    /// pair bit, so `C̃(ρ) = prefix(h, ρ_head)·Σ_{i<s, t<m/2} eq(ρ_row, i)·eq(ρ_j′, t)·C′(i, t)`.
+    fn table_value(&self, table: &[i64], point: &[Fr]) -> Option<Fr> {
+        let (columns, rows) = point.split_at_checked(self.column_vars())?;
+        let j_vars = self.head_dim.trailing_zeros() as usize;
+        let (j, head) = columns.split_at_checked(j_vars)?;
+        let pair_rest = j.get(1..)?;
+        let row_weights = eq_table(rows);
+        let pair_weights = eq_table(pair_rest);
+        let half = self.head_dim / 2;
+        let mut sum = Fr::from(0u64);
+        for (i, row) in table.chunks(half.max(1)).enumerate().take(self.rows) {
+            let mut inner = Fr::from(0u64);
+            for (w, &v) in pair_weights.iter().zip(row) {
+                inner += *w * fr_from_i64(v);
+            }
+            sum += *row_weights.get(i)? * inner;
+        }
+        Some(sum * prefix_eq_sum(self.heads, head))
+    }
+}
+
+/// `P` and `R` (`s × h·m`, row-major).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotaryWitness {
+    /// `P`: before the rotation.
+    pub input: Vec<i64>,
+    /// `R`: rotated and rounded.
+    pub output: Vec<i64>,
+}
+
+/// `T = P∘C + Pσ∘S` over the padded grid, exact (`|P| < 2^31`, `|C|, |S| ≤ 2^16`).
+fn rotated_products(shape: &RotaryShape, input: &[i64], cos: &[i64], sin: &[i64]) -> Vec<i64> {
+    let (width, n, m, half) =
+        (1usize << shape.column_vars(), shape.width(), shape.head_dim, shape.head_dim / 2);
+    (0..width << shape.row_vars())
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|g| {
+            let (i, c) = (g / width, g % width);
+            if i >= shape.rows || c >= n {
+                return 0;
+            }
+            let t = i * half + (c % m) / 2;
+            let p = input[i * n + c];
+            let swapped = if c % 2 == 0 { -input[i * n + c + 1] } else { input[i * n + c - 1] };
+            p * cos[t] + swapped * sin[t]
+        })
+        .collect()
+}
+
+fn check_input(shape: &RotaryShape, input: &[i64]) -> Result<(), AttentionError> {
+    shape.validate()?;
+    check_tensor_sizes(&[("P", input.len(), shape.rows, shape.width())])?;
+    if let Some((index, v)) =
+        input.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << ROPE_INPUT_BOUND_BITS)
+    {
+        return Err(AttentionError::ValueOutOfRange { tensor: "P", index, value: *v });
+    }
+    Ok(())
+}
+
+/// The reference rotation `R = ⌊(P∘C + Pσ∘S + 2^(f−1)) / 2^f⌋` (`s × h·m`, row-major).
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`],
+/// [`AttentionError::ValueOutOfRange`].
+pub fn compute_rotation(shape: &RotaryShape, input: &[i64]) -> Result<Vec<i64>, AttentionError> {
+    check_input(shape, input)?;
+    let (cos, sin) = shape.tables();
+    let f = shape.fraction_bits;
+    let width = 1usize << shape.column_vars();
+    let products = rotated_products(shape, input, &cos, &sin);
+    Ok((0..shape.rows * shape.width())
+        .map(|k| {
+            let (i, c) = (k / shape.width(), k % shape.width());
+            (products[i * width + c] + (1i64 << (f - 1))) >> f
+        })
+        .collect())
+}
+
+/// The range multiplicities of `D` for `witness` (`2^f` counts).
+///
+/// # Errors
+/// As [`compute_rotation`], or [`AttentionError::Lookup`] when a remainder is out of range
+/// (the output is not the rounded rotation).
+pub fn rotation_multiplicities(
+    shape: &RotaryShape,
+    witness: &RotaryWitness,
+) -> Result<Vec<i64>, AttentionError> {
+    let remainders = remainders(shape, witness)?;
+    let mut counts = vec![0i64; 1usize << shape.fraction_bits];
+    for (index, d) in remainders.into_iter().enumerate() {
+        match usize::try_from(d).ok().and_then(|d| counts.get_mut(d)) {
+            Some(count) => *count += 1,
+            None => {
+                return Err(AttentionError::Lookup(zkmha_lookup::LookupError::ValueNotInTable {
+                    table: "range",
+                    index,
+                    value: d,
+                }));
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// `D = T + 2^(f−1) − 2^f·R` over the padded grid (a cheating prover's may leave the range).
+fn remainders(shape: &RotaryShape, witness: &RotaryWitness) -> Result<Vec<i64>, AttentionError> {
+    check_input(shape, &witness.input)?;
+    check_tensor_sizes(&[("R", witness.output.len(), shape.rows, shape.width())])?;
+    let (cos, sin) = shape.tables();
+    let f = shape.fraction_bits;
+    let (width, n) = (1usize << shape.column_vars(), shape.width());
+    let products = rotated_products(shape, &witness.input, &cos, &sin);
+    Ok(products
+        .iter()
+        .enumerate()
+        .map(|(g, t)| {
+            let (i, c) = (g / width, g % width);
+            let r = if i < shape.rows && c < n { witness.output[i * n + c] } else { 0 };
+            t.saturating_add(1 << (f - 1)).saturating_sub(r.saturating_mul(1 << f))
+        })
+        .collect())
+}
+
+/// A rotation's proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct RotaryProof {
+    /// The range lookup on `D`.
+    pub lookup: LookupProof,
+    /// `y = R(r)`.
+    pub output_value: Fr,
+    /// The sum-check of `T(r)`.
+    pub sumcheck: ProductSumcheckProof,
+    /// `a_0 = P(0, ρ′)`, `a_1 = P(1, ρ′)`.
+    pub pair_values: [Fr; 2],
+}
+
+/// The claims a rotation leaves to the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotaryClaims {
+    /// On `P` (`ŝ × n̂`).
+    pub input: EvalClaim,
+    /// On `R` (`ŝ × n̂`).
+    pub output: EvalClaim,
+    /// On the range multiplicities (`2^f`).
+    pub multiplicities: EvalClaim,
+}
+
+/// `eq·P·C + eq·Pσ·S` over the MLEs `[eq, P, C, Pσ, S]`.
+fn rotation_sum() -> Result<SumOfProducts, AttentionError> {
+    let term = |factors: Vec<usize>| ProductTerm { coefficient: Fr::one(), factors };
+    SumOfProducts::new(5, vec![term(vec![0, 1, 2]), term(vec![0, 3, 4])]).map_err(sumcheck_error(STEP))
+}
+
+/// `v − 2^(f−1) + 2^f·y`: the claimed `T(r)`.
+fn product_claim(shape: &RotaryShape, remainder: Fr, output: Fr) -> Fr {
+    let f = shape.fraction_bits;
+    remainder - Fr::from(1u64 << (f - 1)) + Fr::from(1u64 << f) * output
+}
+
+/// Proves the rotation for `witness` with its multiplicities ([`rotation_multiplicities`]).
+///
+/// # Errors
+/// Bad shapes or tensors, multiplicities of the wrong size, the lookup's and sum-check's
+/// errors.
+pub fn prove_rotation(
+    shape: &RotaryShape,
+    witness: &RotaryWitness,
+    multiplicities: &[i64],
+    transcript: &mut Transcript,
+) -> Result<(RotaryProof, RotaryClaims), AttentionError> {
+    let remainders = remainders(shape, witness)?;
+    shape.append_to_transcript(transcript);
+    let grid_vars = shape.grid_vars();
+    let (row_vars, column_vars) = (shape.row_vars(), shape.column_vars());
+    let table = RangeTable::new(shape.fraction_bits as usize)?;
+    let entry = |row: usize, _: usize| remainders[row];
+    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
+    };
+    let lookup_witness = LookupWitness { num_vars: grid_vars, entry: &entry, evaluate: &evaluate };
+    let (lookup, claims) =
+        prove_lookups(&[Lookup { table: &table, witness: &lookup_witness, multiplicities }], transcript)?;
+    let claims = claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let remainder = claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?.clone();
+    let r = remainder.point;
+
+    let pad =
+        |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
+    let (p, out) = (pad(&witness.input), pad(&witness.output));
+    let output_value = DenseMultilinearExtension::from_i64(grid_vars, &out)?.evaluate(&r)?;
+    transcript.append_field(LABEL_OUTPUT, &output_value);
+
+    let (cos, sin) = shape.tables();
+    let swapped: Vec<i64> = (0..p.len()).map(|g| if g % 2 == 0 { -p[g + 1] } else { p[g - 1] }).collect();
+    let mles = vec![
+        DenseMultilinearExtension::new(grid_vars, eq_table(&r))?,
+        DenseMultilinearExtension::from_i64(grid_vars, &p)?,
+        DenseMultilinearExtension::new(grid_vars, shape.grid(&cos))?,
+        DenseMultilinearExtension::from_i64(grid_vars, &swapped)?,
+        DenseMultilinearExtension::new(grid_vars, shape.grid(&sin))?,
+    ];
+    let sum = product_claim(shape, remainder.value, output_value);
+    let (sumcheck, ends) =
+        prove_product(&rotation_sum()?, mles, sum, transcript).map_err(sumcheck_error(STEP))?;
+    let rho = ends.first().ok_or(AttentionError::CheckFailed { step: STEP })?.point.clone();
+    let rest = rho.get(1..).unwrap_or(&[]);
+    let input = DenseMultilinearExtension::from_i64(grid_vars, &p)?;
+    let zero = Fr::from(0u64);
+    let pair_values =
+        [input.evaluate(&[&[zero], rest].concat())?, input.evaluate(&[&[Fr::one()], rest].concat())?];
+    let out_claims = finish(&r, &rho, pair_values, output_value, claims.multiplicities, transcript);
+    Ok((RotaryProof { lookup, output_value, sumcheck, pair_values }, out_claims))
+}
+
+/// Absorbs the pair values, draws `τ` and forms the claims.
+fn finish(
+    r: &[Fr],
+    rho: &[Fr],
+    pair_values: [Fr; 2],
+    output_value: Fr,
+    multiplicities: EvalClaim,
+    transcript: &mut Transcript,
+) -> RotaryClaims {
+    transcript.append_fields(LABEL_PAIR, &pair_values);
+    let tau = transcript.challenge_field(LABEL_PAIR_POINT);
+    let [a0, a1] = pair_values;
+    let rest = rho.get(1..).unwrap_or(&[]);
+    RotaryClaims {
+        input: EvalClaim { point: [&[tau], rest].concat(), value: (Fr::one() - tau) * a0 + tau * a1 },
+        output: EvalClaim { point: r.to_vec(), value: output_value },
+        multiplicities,
+    }
+}
+
+/// Verifies a rotation; returns the claims the caller must discharge.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`], the lookup's errors, [`AttentionError::Sumcheck`], or
+/// [`AttentionError::CheckFailed`] (`"rotary embedding"`) when a final value is not what
+/// the tables or the pair values make it.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_rotation(
+    shape: &RotaryShape,
+    proof: &RotaryProof,
+    transcript: &mut Transcript,
+) -> Result<RotaryClaims, AttentionError> {
+    shape.validate()?;
+    shape.append_to_transcript(transcript);
+    let fail = AttentionError::CheckFailed { step: STEP };
+    let grid_vars = shape.grid_vars();
+    let table = RangeTable::new(shape.fraction_bits as usize)?;
+    let claims = verify_lookups(&[(&table, grid_vars)], &proof.lookup, transcript)?;
+    let claims = claims.into_iter().next().ok_or(fail.clone())?;
+    let remainder = claims.columns.first().ok_or(fail.clone())?;
+    if remainder.point.len() != grid_vars {
+        return Err(fail);
+    }
+    let r = &remainder.point;
+    transcript.append_field(LABEL_OUTPUT, &proof.output_value);
+    let sum = product_claim(shape, remainder.value, proof.output_value);
+    let ends =
+        verify_product(&rotation_sum()?, &SumcheckClaim::new(grid_vars, 3, sum), &proof.sumcheck, transcript)
+            .map_err(sumcheck_error(STEP))?;
+    let [eq_end, p_end, c_end, swapped_end, s_end] = ends.as_slice() else {
+        return Err(fail);
+    };
+    let rho = &eq_end.point;
+    let rho0 = *rho.first().ok_or(fail.clone())?;
+    let [a0, a1] = proof.pair_values;
+    let (cos, sin) = shape.tables();
+    let expected = [
+        (eq_end.value, eq_evaluation(r, rho)?),
+        (p_end.value, (Fr::one() - rho0) * a0 + rho0 * a1),
+        (swapped_end.value, rho0 * a0 - (Fr::one() - rho0) * a1),
+        (c_end.value, shape.table_value(&cos, rho).ok_or(fail.clone())?),
+        (s_end.value, shape.table_value(&sin, rho).ok_or(fail.clone())?),
+    ];
+    if expected.iter().any(|(sent, computed)| sent != computed) {
+        return Err(fail);
+    }
+    Ok(finish(r, rho, proof.pair_values, proof.output_value, claims.multiplicities, transcript))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn closed_form_tables_match_their_materialized_mles() {
+        for (rows, heads, head_dim) in [(1, 1, 2), (5, 3, 4), (8, 2, 8), (6, 9, 2)] {
+            let shape = RotaryShape { rows, heads, head_dim, base: 10_000, fraction_bits: 12 };
+            let (cos, sin) = shape.tables();
+            let point: Vec<Fr> = (0..shape.grid_vars()).map(|i| fr_from_i64(3 + 5 * i as i64)).collect();
+            for table in [&cos, &sin] {
+                let materialized = DenseMultilinearExtension::new(shape.grid_vars(), shape.grid(table))
+                    .unwrap()
+                    .evaluate(&point)
+                    .unwrap();
+                assert_eq!(shape.table_value(table, &point), Some(materialized), "{shape:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_tables_are_the_rounded_angles() {
+        let shape = RotaryShape { rows: 3, heads: 1, head_dim: 4, base: 10_000, fraction_bits: 14 };
+        let (cos, sin) = shape.tables();
+        // Position 0: cos 1, sin 0; position 2, pair 1: angle 2·10000^(−1/2) = 0.02.
+        assert_eq!((cos[0], sin[0], cos[1], sin[1]), (1 << 14, 0, 1 << 14, 0));
+        assert_eq!(cos[5], (16384.0 * 0.02f64.cos()).round() as i64);
+        assert_eq!(sin[5], (16384.0 * 0.02f64.sin()).round() as i64);
+        assert_eq!(sin[2], (16384.0 * 1f64.sin()).round() as i64);
+    }
+}
