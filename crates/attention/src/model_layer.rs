@@ -24,7 +24,9 @@
 //! Grouped-query attention (`h_kv < h` key/value heads): `W_k, W_v, b_k, b_v` are committed
 //! compact (`h_kv` heads); the K and V projections run on them expanded to every query head,
 //! and their weight and bias claims are reduced to the compact tables
-//! ([`crate::grouped_query`]). Not yet here (issue 6 continues): RoPE. The weights are committed in a layout of
+//! ([`crate::grouped_query`]). Rotary embeddings (Llama): the Q and K projections' outputs
+//! `Q_pre`, `K_pre` are committed, rotated ([`crate::rope`]) into the attention's `Q`, `K`,
+//! and the rotations' claims join the final opening. The weights are committed in a layout of
 //! their own (from their sizes alone, so one model commitment serves every sequence length);
 //! `X`, `O`, `Y` and the range data in the block's; the final opening takes one combined row
 //! per layout.
@@ -42,6 +44,10 @@ use crate::layer::{
 use crate::projection::{
     ProjectionClaims, ProjectionProof, ProjectionRanges, ProjectionShape, ProjectionWitness,
     compute_projection, pad, projection_ranges, prove_projection, verify_projection,
+};
+use crate::rope::{
+    RotaryClaims, RotaryParams, RotaryProof, RotaryWitness, compute_rotation, prove_rotation,
+    rotation_multiplicities, verify_rotation,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, Residual, SoftmaxMode};
 use ark_ff::{BigInteger, PrimeField};
@@ -76,6 +82,8 @@ pub struct ModelShape {
     /// Key/value heads `h_kv` (`h` without grouped-query attention; else a divisor of `h`,
     /// with power-of-two head widths).
     pub key_value_heads: usize,
+    /// Rotary embeddings of `Q` and `K` (Llama), or none.
+    pub rotary: Option<RotaryParams>,
 }
 
 impl ModelShape {
@@ -100,6 +108,9 @@ impl ModelShape {
             return Err(AttentionError::InvalidShape(
                 "grouped-query attention needs power-of-two head widths".into(),
             ));
+        }
+        if let Some(rotary) = self.rotary {
+            rotary.shape(a.seq_len, a.heads, a.head_dim).validate()?;
         }
         Ok(())
     }
@@ -208,14 +219,31 @@ impl ModelShape {
             })
             .max()
             .unwrap_or(0);
-        tables.max(ranges).max(largest_committed_vars(&self.attention, softmax))
+        let rotary = self.rotary.map_or(0, |r| {
+            (self.attention.seq_vars() + self.attention.model_vars()).max(r.fraction_bits as usize)
+        });
+        tables.max(ranges).max(rotary).max(largest_committed_vars(&self.attention, softmax))
+    }
+
+    /// The variables of `Q_pre`, `K_pre` and the two rotations' multiplicities.
+    fn rotary_vars(&self) -> Vec<usize> {
+        let a = &self.attention;
+        self.rotary.map_or(Vec::new(), |r| {
+            let grid = a.seq_vars() + a.model_vars();
+            let f = r.fraction_bits as usize;
+            vec![grid, grid, f, f]
+        })
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.attention.append_to_transcript(transcript);
         let [q, k, v, o] = self.shifts.map(|s| s as usize);
         let residual = usize::from(self.residual.code());
-        transcript.append_shape(LABEL_SHAPE, &[self.model_width, q, k, v, o, residual, self.key_value_heads]);
+        let (base, f) = self.rotary.map_or((0, 0), |r| (r.base as usize, r.fraction_bits as usize));
+        transcript.append_shape(
+            LABEL_SHAPE,
+            &[self.model_width, q, k, v, o, residual, self.key_value_heads, base, f],
+        );
     }
 }
 
@@ -315,6 +343,11 @@ pub struct ModelLayerProof {
     /// Under grouped-query attention: the reductions of the `W_k`, `b_k`, `W_v`, `b_v`
     /// claims to the compact committed tables (empty otherwise).
     pub shared_heads: Vec<SharedHeadsProof>,
+    /// Under rotary embeddings: commitments to `Q_pre`, `K_pre` and the two rotations'
+    /// range multiplicities (empty otherwise).
+    pub rotary: Vec<HyraxCommitment>,
+    /// Under rotary embeddings: the rotations of `Q_pre` and `K_pre` (empty otherwise).
+    pub rotations: Vec<RotaryProof>,
     /// The attention on `Q`, `K`, `V`; its final opening answers every claim above.
     pub layer: AttentionLayerProof,
 }
@@ -467,11 +500,12 @@ fn absorb_intermediates(
     block: &[HyraxCommitment],
     multiplicities: &[HyraxCommitment],
     high_digits: &[HyraxCommitment],
+    rotary: &[HyraxCommitment],
     transcript: &mut Transcript,
 ) {
     let mut bytes = Vec::new();
     // Serializing into a Vec cannot fail.
-    let _ = (intermediates, block, multiplicities, high_digits).serialize_compressed(&mut bytes);
+    let _ = (intermediates, block, multiplicities, high_digits, rotary).serialize_compressed(&mut bytes);
     transcript.append_bytes(LABEL_INTERMEDIATES, &bytes);
 }
 
@@ -488,25 +522,35 @@ mod slot {
     /// under a hidden-state residual.
     pub(super) const HIGH_DIGITS: usize = 18;
 
+    fn after_high_digits(shape: &super::ModelShape) -> usize {
+        HIGH_DIGITS + 2 * shape.projections().iter().filter(|p| p.has_high_digit()).count()
+    }
+
     /// The residual `R`'s slot: `X`, or `H` after the high digits.
     pub(super) fn residual(shape: &super::ModelShape) -> usize {
         match shape.residual {
             super::Residual::LayerInput => INPUT,
-            super::Residual::HiddenState => {
-                HIGH_DIGITS + 2 * shape.projections().iter().filter(|p| p.has_high_digit()).count()
-            }
+            super::Residual::HiddenState => after_high_digits(shape),
         }
+    }
+
+    /// `Q_pre, K_pre, m_q, m_k` under rotary embeddings: after `H`, if any.
+    pub(super) fn rotary(shape: &super::ModelShape) -> Option<usize> {
+        let hidden = usize::from(shape.residual == super::Residual::HiddenState);
+        shape.rotary.map(|_| after_high_digits(shape) + hidden)
     }
 }
 
 /// The final opening's claims from the four projections and the residual.
 fn block_opening_claims(
     claims: &[ProjectionClaims],
-    residual_slot: usize,
+    rotations: &[RotaryClaims],
+    shape: &ModelShape,
     r_z: &[Fr],
     alpha: Fr,
     z_value: Fr,
 ) -> Vec<OpeningClaim> {
+    let (residual_slot, rotary_slot) = (slot::residual(shape), slot::rotary(shape));
     let claim = |polynomial: usize, c: &EvalClaim| OpeningClaim {
         polynomial,
         point: c.point.clone(),
@@ -529,10 +573,11 @@ fn block_opening_claims(
                 }
                 None => Vec::new(),
             };
-            let (input, output) = if p < 3 {
-                (slot::INPUT, slot::QUERIES + p)
-            } else {
-                (slot::ATTENTION_OUTPUT, slot::PROJECTED)
+            let (input, output) = match (p, rotary_slot) {
+                // Rotated: the Q and K projections output Q_pre and K_pre.
+                (0 | 1, Some(base)) => (slot::INPUT, base + p),
+                (0..=2, _) => (slot::INPUT, slot::QUERIES + p),
+                _ => (slot::ATTENTION_OUTPUT, slot::PROJECTED),
             };
             // Weights W_q, W_k, W_v, then W_o; biases b_q, b_k, b_v, then b_o.
             let (weights, bias) = if p < 3 {
@@ -551,6 +596,14 @@ fn block_opening_claims(
             .chain(high)
         })
         .collect();
+    // The rotations: Q_pre → Q and K_pre → K.
+    if let Some(base) = rotary_slot {
+        for (p, c) in rotations.iter().enumerate() {
+            out.push(claim(base + p, &c.input));
+            out.push(claim(slot::QUERIES + p, &c.output));
+            out.push(claim(base + 2 + p, &c.multiplicities));
+        }
+    }
     // The residual Z = R + Y at r_z.
     out.push(OpeningClaim { polynomial: residual_slot, point: r_z.to_vec(), value: alpha });
     out.push(OpeningClaim { polynomial: slot::PROJECTED, point: r_z.to_vec(), value: z_value - alpha });
@@ -630,11 +683,11 @@ pub fn prove_model_layer(
     shape.validate()?;
     require_proven_softmax(softmax)?;
     let tables = padded_tables(shape, input, weights)?;
-    let a = &shape.attention;
     let hidden_state = match (shape.residual, residual) {
         (Residual::LayerInput, None) => None,
         (Residual::HiddenState, Some(h)) => {
-            check_tensor_sizes(&[("H", h.len(), a.seq_len, shape.model_width)])?;
+            check_tensor_sizes(&[("H", h.len(), shape.attention.seq_len, shape.model_width)])?;
+            let a = &shape.attention;
             Some(pad(h, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()))
         }
         (Residual::LayerInput, Some(_)) => {
@@ -664,9 +717,27 @@ pub fn prove_model_layer(
         });
     }
     drop(expanded);
+    let a = &shape.attention;
+    // Rotary embeddings: the attention takes the rotated Q and K.
+    let rotation_witnesses = match shape.rotary {
+        Some(rotary) => {
+            let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+            let mut out = Vec::with_capacity(2);
+            for w in &witnesses[..2] {
+                let rotated = compute_rotation(&rotation, &w.output)?;
+                out.push(RotaryWitness { input: w.output.clone(), output: rotated });
+            }
+            out
+        }
+        None => Vec::new(),
+    };
+    let attention_input = |p: usize| match rotation_witnesses.get(p) {
+        Some(r) => r.output.clone(),
+        None => witnesses[p].output.clone(),
+    };
     let inputs = AttentionInputs {
-        queries: witnesses[0].output.clone(),
-        keys: witnesses[1].output.clone(),
+        queries: attention_input(0),
+        keys: attention_input(1),
         values: witnesses[2].output.clone(),
     };
     let mut witness = witness_alongside_table(&shape.attention, mask, softmax, &inputs, Some(params))?;
@@ -697,6 +768,23 @@ pub fn prove_model_layer(
     statement.validate()?;
     let padded = padded_inputs(&shape.attention, &inputs);
     let intermediates = commit_padded_inputs(params, &shape.attention, softmax, &padded)?;
+    // Q_pre, K_pre and the rotations' multiplicities.
+    let mut rotary_tables: Vec<Vec<i64>> = rotation_witnesses
+        .iter()
+        .map(|r| pad(&r.input, a.seq_len, a.model_width(), a.seq_vars(), a.model_vars()))
+        .collect();
+    if let Some(rotary) = shape.rotary {
+        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+        for r in &rotation_witnesses {
+            rotary_tables.push(rotation_multiplicities(&rotation, r)?);
+        }
+    }
+    let rotary_vars = shape.rotary_vars();
+    let rotary = rotary_tables
+        .iter()
+        .zip(&rotary_vars)
+        .map(|(table, &n)| commit_table(params, layout, n, table))
+        .collect::<Result<Vec<_>, _>>()?;
     let block_tables = [
         pad(&witnesses[3].input, a.seq_len, a.value_model_width(), a.seq_vars(), a.value_model_vars()),
         pad(&witnesses[3].output, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
@@ -729,7 +817,7 @@ pub fn prove_model_layer(
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&intermediates, &block, &multiplicities, &high_digits, &mut transcript);
+    absorb_intermediates(&intermediates, &block, &multiplicities, &high_digits, &rotary, &mut transcript);
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
     let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
     let residual_input = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
@@ -755,6 +843,17 @@ pub fn prove_model_layer(
             shared_heads.push(proof);
         }
     }
+    let mut rotations = Vec::with_capacity(2);
+    let mut rotation_claims = Vec::with_capacity(2);
+    if let Some(params) = shape.rotary {
+        let rotation = params.shape(a.seq_len, a.heads, a.head_dim);
+        for (w, counts) in rotation_witnesses.iter().zip(&rotary_tables[2..]) {
+            let (p, c) = prove_rotation(&rotation, w, counts, &mut transcript)?;
+            rotations.push(p);
+            rotation_claims.push(c);
+        }
+    }
+    drop(rotation_witnesses);
     timings.statement = start.elapsed();
 
     let mut extra_items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
@@ -776,11 +875,14 @@ pub fn prove_model_layer(
     if let (Some(h), Some(commitment)) = (&hidden_state, &statement.residual) {
         extra_items.push((integers(vars[0], h), commitment));
     }
+    for ((table, &n), commitment) in rotary_tables.iter().zip(&rotary_vars).zip(&rotary) {
+        extra_items.push((integers(n, table), commitment));
+    }
     let committed = CommittedInputTables {
         commitments: &intermediates,
         tables: &padded,
         extra_items,
-        extra_claims: block_opening_claims(&claims, slot::residual(shape), &r_z, residual_input, z_value),
+        extra_claims: block_opening_claims(&claims, &rotation_claims, shape, &r_z, residual_input, z_value),
         output_polynomial: Some(slot::ATTENTION_OUTPUT),
     };
     let (layer, _) = prove_chain(
@@ -801,6 +903,8 @@ pub fn prove_model_layer(
         residual_input,
         projections: projection_proofs,
         shared_heads,
+        rotary,
+        rotations,
         layer,
     };
     Ok((statement, proof, timings))
@@ -830,9 +934,13 @@ pub fn verify_model_layer(
         c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
     };
     let shared_heads = if shape.is_grouped() { 4 } else { 0 };
+    let rotary_vars = shape.rotary_vars();
     if proof.multiplicities.len() != 4
         || proof.projections.len() != 4
         || proof.shared_heads.len() != shared_heads
+        || proof.rotary.len() != rotary_vars.len()
+        || proof.rotary.iter().zip(&rotary_vars).any(|(c, &n)| !shaped(c, n))
+        || proof.rotations.len() != rotary_vars.len() / 2
         || proof.block.len() != 2
         || proof.multiplicities.iter().zip(&projections).any(|(c, p)| !shaped(c, p.digits().0 as usize))
         || !high_digits_shaped(&projections, &proof.high_digits, &shaped)
@@ -849,6 +957,7 @@ pub fn verify_model_layer(
         &proof.block,
         &proof.multiplicities,
         &proof.high_digits,
+        &proof.rotary,
         &mut transcript,
     );
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
@@ -865,12 +974,20 @@ pub fn verify_model_layer(
             *claim = verify_shared_heads(reduction, p, claim, &mut transcript)?;
         }
     }
+    let mut rotation_claims = Vec::with_capacity(2);
+    if let Some(params) = shape.rotary {
+        let rotation = params.shape(attention.seq_len, attention.heads, attention.head_dim);
+        for p in &proof.rotations {
+            rotation_claims.push(verify_rotation(&rotation, p, &mut transcript)?);
+        }
+    }
     let extra_commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
         .chain(&statement.model.tables)
         .chain(&proof.multiplicities)
         .chain(&proof.block)
         .chain(&proof.high_digits)
         .chain(&statement.residual)
+        .chain(&proof.rotary)
         .collect();
     timings.protocol += start.elapsed();
     verify_chain(
@@ -885,7 +1002,8 @@ pub fn verify_model_layer(
             extra_commitments,
             extra_claims: block_opening_claims(
                 &claims,
-                slot::residual(shape),
+                &rotation_claims,
+                shape,
                 &r_z,
                 proof.residual_input,
                 z_value,

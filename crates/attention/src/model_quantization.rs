@@ -25,6 +25,7 @@ use crate::projection::{BIAS_BOUND_BITS, MAX_SHIFT_BITS, ProjectionShape, comput
 use crate::quantization::{
     AccuracyReport, FloatAttentionInputs, compare, reference_attention, signed_field_to_f64,
 };
+use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, SoftmaxMode, SoftmaxParams};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::Fr;
@@ -176,16 +177,17 @@ impl ModelQuantization {
         )?))
     }
 
-    /// The block's shape for `attention`, `model_width`, the residual's kind and the
-    /// key/value heads.
+    /// The block's shape for `attention`, `model_width`, the residual's kind, the key/value
+    /// heads and the rotary embedding.
     pub fn model_shape(
         &self,
         attention: AttentionShape,
         model_width: usize,
         residual: Residual,
         key_value_heads: usize,
+        rotary: Option<RotaryParams>,
     ) -> ModelShape {
-        ModelShape { attention, model_width, shifts: self.shifts, residual, key_value_heads }
+        ModelShape { attention, model_width, shifts: self.shifts, residual, key_value_heads, rotary }
     }
 
     /// The integer weights.
@@ -266,6 +268,20 @@ fn affine(input: &[f64], rows: usize, inputs: usize, weights: &[f64], bias: &[f6
     out
 }
 
+/// Rotary embeddings in float64: row `i` (position `i`), pairs `(2t, 2t+1)` of each head
+/// rotated by `i·base^(−2t/m)`.
+fn rotate(values: &mut [f64], width: usize, head_dim: usize, base: f64) {
+    for (i, row) in values.chunks_mut(width.max(1)).enumerate() {
+        for (c, pair) in row.chunks_exact_mut(2).enumerate() {
+            let t = (2 * c % head_dim.max(1)) / 2;
+            let angle = i as f64 * base.powf(-2.0 * t as f64 / head_dim as f64);
+            let (x, y) = (pair[0], pair[1]);
+            pair[0] = x * angle.cos() - y * angle.sin();
+            pair[1] = x * angle.sin() + y * angle.cos();
+        }
+    }
+}
+
 /// The float64 block: `Z = R + attention(X·W_q + b_q, X·W_k + b_k, X·W_v + b_v)·W_o + b_o`
 /// with `R` the hidden state `residual` when given, else `X`.
 ///
@@ -292,11 +308,16 @@ pub fn reference_model_layer(
     let (s, d) = (shape.attention.seq_len, shape.model_width);
     // Grouped-query attention: every query head reads its group's key/value head.
     let [keys, keys_bias, values, values_bias] = shape.expanded_key_values(weights);
-    let inputs = FloatAttentionInputs {
+    let mut inputs = FloatAttentionInputs {
         queries: affine(input, s, d, &weights.queries, &weights.queries_bias),
         keys: affine(input, s, d, &keys, &keys_bias),
         values: affine(input, s, d, &values, &values_bias),
     };
+    if let Some(rotary) = shape.rotary {
+        let (n, m) = (shape.attention.model_width(), shape.attention.head_dim);
+        rotate(&mut inputs.queries, n, m, rotary.base as f64);
+        rotate(&mut inputs.keys, n, m, rotary.base as f64);
+    }
     let attention = reference_attention(&shape.attention, mask, &inputs);
     let projected =
         affine(&attention, s, shape.attention.value_model_width(), &weights.output, &weights.output_bias);

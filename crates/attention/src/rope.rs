@@ -52,6 +52,22 @@ pub const ROPE_INPUT_BOUND_BITS: u32 = 31;
 /// Largest fraction bits `f` of the cosine and sine tables (one range lookup of `2^f` rows).
 pub const MAX_ROPE_FRACTION_BITS: u32 = 16;
 
+/// A model's rotary embedding: its frequency base and the tables' fraction bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct RotaryParams {
+    /// The frequency base.
+    pub base: u64,
+    /// `f` (`1..=16`).
+    pub fraction_bits: u32,
+}
+
+impl RotaryParams {
+    /// The rotation of `rows` tokens with `heads` heads of `head_dim`.
+    pub fn shape(&self, rows: usize, heads: usize, head_dim: usize) -> RotaryShape {
+        RotaryShape { rows, heads, head_dim, base: self.base, fraction_bits: self.fraction_bits }
+    }
+}
+
 /// The public shape of one rotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct RotaryShape {

@@ -2,7 +2,8 @@
 //! layer on any input, without the weights.
 //!
 //! ```text
-//! key        architecture (d_model, h, h_kv, m, m_v, mask, residual kind), the quantization (scales, shifts), the
+//! key        architecture (d_model, h, h_kv, m, m_v, mask, residual kind, rotary base and
+//!            fraction bits), the quantization (scales, shifts), the
 //!            model commitment (W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o)
 //! checks     a proof's statement uses exactly this commitment, these shapes and shifts, this
 //!            mask and the softmax the quantization fixes for its length; then the block's
@@ -13,6 +14,7 @@ use crate::model_layer::{
     ModelCommitment, ModelLayerProof, ModelShape, ModelStatement, model_hyrax_params, verify_model_layer,
 };
 use crate::model_quantization::ModelQuantization;
+use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, VerifierTimings};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
@@ -35,6 +37,8 @@ pub struct ModelVerifierKey {
     pub residual: Residual,
     /// Key/value heads (`heads` without grouped-query attention).
     pub key_value_heads: usize,
+    /// Rotary embeddings of `Q` and `K`, if the model has them.
+    pub rotary: Option<RotaryParams>,
     /// Scales and shifts.
     pub quantization: ModelQuantization,
     /// The commitment to the weights.
@@ -48,8 +52,13 @@ impl ModelVerifierKey {
     /// [`AttentionError::InvalidShape`].
     pub fn shape(&self, seq_len: usize) -> Result<ModelShape, AttentionError> {
         let attention = AttentionShape::new(seq_len, self.heads, self.head_dim, self.value_head_dim)?;
-        let shape =
-            self.quantization.model_shape(attention, self.model_width, self.residual, self.key_value_heads);
+        let shape = self.quantization.model_shape(
+            attention,
+            self.model_width,
+            self.residual,
+            self.key_value_heads,
+            self.rotary,
+        );
         shape.validate()?;
         Ok(shape)
     }

@@ -84,6 +84,7 @@ fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         shifts: [0; 4],
         residual: Residual::LayerInput,
         key_value_heads: h,
+        rotary: None,
     }
 }
 
@@ -110,11 +111,17 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
     let (keys, keys_bias) = (repeat(&w.keys, d, a.head_dim), repeat(&w.keys_bias, 1, a.head_dim));
     let values = repeat(&w.values, d, a.value_head_dim);
     let values_bias = repeat(&w.values_bias, 1, a.value_head_dim);
-    let inputs = AttentionInputs {
+    let mut inputs = AttentionInputs {
         queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shifts[0]),
         keys: project(&x, d, &keys, &keys_bias, a.model_width(), shape.shifts[1]),
         values: project(&x, d, &values, &values_bias, a.value_model_width(), shape.shifts[2]),
     };
+    // Rotary embeddings: Q and K rotated (the rotation's own reference, tested on its own).
+    if let Some(rotary) = shape.rotary {
+        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+        inputs.queries = zkmha_attention::rope::compute_rotation(&rotation, &inputs.queries).unwrap();
+        inputs.keys = zkmha_attention::rope::compute_rotation(&rotation, &inputs.keys).unwrap();
+    }
     let attention: Vec<i64> = compute_witness_for_mode(a, mask, softmax, &inputs)
         .unwrap()
         .output
@@ -488,4 +495,76 @@ fn grouped_query_attention_rejects_tampering() {
             Err(AttentionError::InvalidShape(_))
         ));
     }
+}
+
+fn rotary(shape: ModelShape) -> ModelShape {
+    use zkmha_attention::rope::RotaryParams;
+    ModelShape { rotary: Some(RotaryParams { base: 10_000, fraction_bits: 12 }), ..shape }
+}
+
+#[test]
+fn rotary_embeddings_round_trip_against_the_plain_block() {
+    // Llama's combination (pre-norm, grouped, rotated) and rotation alone; m = 2, 4, 8.
+    for shape in [
+        rotary(ModelShape { residual: Residual::HiddenState, ..grouped(6, 6, 2, 4, 4, 12) }),
+        rotary(base(5, 2, 8, 4, 9)),
+        rotary(grouped(3, 4, 1, 2, 2, 7)),
+    ] {
+        for (softmax, shape) in modes(&shape) {
+            let r = run(&shape, MaskKind::Causal, softmax, 31);
+            verify_model_layer(&r.params, &r.statement, &r.proof)
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            assert_eq!((r.proof.rotary.len(), r.proof.rotations.len()), (4, 2));
+            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 31), "{shape:?}");
+        }
+    }
+}
+
+#[test]
+fn rotary_embeddings_reject_tampering() {
+    let [(softmax, shape), _] = modes(&rotary(grouped(6, 4, 2, 4, 4, 10)));
+    let r = run(&shape, MaskKind::Causal, softmax, 32);
+    for k in 0..2 {
+        let mut bad = r.proof.clone();
+        bad.rotations[k].pair_values[1] += Fr::one();
+        assert_eq!(
+            verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+            Err(AttentionError::CheckFailed { step: "rotary embedding" }),
+            "rotation {k}"
+        );
+        let mut bad = r.proof.clone();
+        bad.rotations[k].output_value += Fr::one();
+        assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err(), "rotation {k} output");
+    }
+    // Q_pre and K_pre swapped; a rotation missing; the commitments absent.
+    let mut bad = r.proof.clone();
+    bad.rotary.swap(0, 1);
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
+    let mut bad = r.proof.clone();
+    bad.rotations.pop();
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model layer proof shape" })
+    );
+    let mut bad = r.proof.clone();
+    bad.rotary.clear();
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "model layer proof shape" })
+    );
+    // The statement read without rotation, or with another base: rejected.
+    let mut plain = r.statement.clone();
+    plain.shape.rotary = None;
+    assert!(verify_model_layer(&r.params, &plain, &r.proof).is_err());
+    let mut other_base = r.statement.clone();
+    other_base.shape.rotary =
+        other_base.shape.rotary.map(|p| zkmha_attention::rope::RotaryParams { base: 500_000, ..p });
+    assert!(verify_model_layer(&r.params, &other_base, &r.proof).is_err());
+    // A prover that skips the rotation (commits the unrotated Q as the attention's Q) cannot
+    // open Q where the rotation's claim lands: the same proof with Q's commitment from an
+    // unrotated run fails.
+    let unrotated = run(&ModelShape { rotary: None, ..shape }, MaskKind::Causal, softmax, 32);
+    let mut bad = r.proof.clone();
+    bad.intermediates.queries = unrotated.proof.intermediates.queries.clone();
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
 }

@@ -39,28 +39,32 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         shifts: [1; 4],
         residual: Residual::LayerInput,
         key_value_heads: h,
+        rotary: None,
     }
 }
 
 #[test]
 fn the_proven_block_matches_float64_within_one_percent() {
     use Residual::{HiddenState, LayerInput};
-    for (s, h, kv, m, d, mask, residual) in [
-        (12, 2, 2, 8, 16, MaskKind::None, LayerInput),
-        (9, 3, 3, 4, 10, MaskKind::Causal, LayerInput),
-        (20, 4, 4, 8, 24, MaskKind::Causal, LayerInput),
-        (11, 2, 2, 8, 16, MaskKind::Causal, HiddenState),
+    let rope = Some(zkmha_attention::rope::RotaryParams { base: 10_000, fraction_bits: 14 });
+    for (s, h, kv, m, d, mask, residual, rotary) in [
+        (12, 2, 2, 8, 16, MaskKind::None, LayerInput, None),
+        (9, 3, 3, 4, 10, MaskKind::Causal, LayerInput, None),
+        (20, 4, 4, 8, 24, MaskKind::Causal, LayerInput, None),
+        (11, 2, 2, 8, 16, MaskKind::Causal, HiddenState, None),
         // Grouped-query attention: 6 query heads share 2 key/value heads.
-        (10, 6, 2, 4, 24, MaskKind::Causal, HiddenState),
+        (10, 6, 2, 4, 24, MaskKind::Causal, HiddenState, None),
+        // Llama's block: grouped, rotated, pre-norm.
+        (14, 4, 2, 8, 32, MaskKind::Causal, HiddenState, rope),
     ] {
-        let base = ModelShape { key_value_heads: kv, ..shape(s, h, m, d) };
+        let base = ModelShape { key_value_heads: kv, rotary, ..shape(s, h, m, d) };
         let weights = float_weights(&base, s as u64);
         let x = normal(&mut StdRng::seed_from_u64(7 + s as u64), s * d, 1.0);
         // A pre-norm decoder's hidden state: not normalized, several times X's range.
         let hidden =
             (residual == HiddenState).then(|| normal(&mut StdRng::seed_from_u64(70 + s as u64), s * d, 6.0));
         let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-        let model_shape = q.model_shape(base.attention, d, residual, kv);
+        let model_shape = q.model_shape(base.attention, d, residual, kv, base.rotary);
         let softmax = q.softmax(&base.attention).unwrap();
         let integers = q.quantize_weights(&weights).unwrap();
         let params = model_hyrax_params(&model_shape, softmax);
@@ -162,7 +166,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
     let weights = float_weights(&base, 11);
     let x = normal(&mut StdRng::seed_from_u64(12), 6 * 8, 1.0);
     let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput, 2);
+    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput, 2, None);
     let integers = q.quantize_weights(&weights).unwrap();
     let commitment = commit_model(&weights_hyrax_params(&model_shape), &model_shape, &integers).unwrap();
     let key = ModelVerifierKey {
@@ -174,6 +178,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         mask: MaskKind::Causal,
         residual: Residual::LayerInput,
         key_value_heads: 2,
+        rotary: None,
         quantization: q,
         commitment,
     };

@@ -143,6 +143,10 @@ pub struct FileMetadata {
     pub norm_epsilon: Option<f64>,
     /// The rotary embeddings' base.
     pub rope_base: Option<f64>,
+    /// Whether `W_q`, `W_k` list each head's rotary pairs next to each other (`2t, 2t+1`:
+    /// GGUF, whose converter permutes them) rather than half a head apart (`t, t + m/2`:
+    /// Hugging Face checkpoints).
+    pub interleaved_rotary_pairs: bool,
 }
 
 fn safetensors_decode(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
@@ -244,6 +248,7 @@ impl TensorFile {
                 .or_else(|| key("attention.layer_norm_epsilon"))
                 .and_then(|v| v.as_f64()),
             rope_base: key("rope.freq_base").and_then(|v| v.as_f64()),
+            interleaved_rotary_pairs: true,
         };
         let tensors = file
             .tensors
@@ -378,6 +383,22 @@ fn transpose(rows: usize, columns: usize, data: &[f64]) -> Vec<f64> {
     out
 }
 
+/// Reorders each head's columns from halves (`t` pairs with `t + m/2`) to adjacent pairs
+/// (`2t`, `2t + 1`): new column `2t` is old `t`, new `2t + 1` is old `t + m/2`.
+pub fn interleave_rotary_pairs(matrix: &[f64], columns: usize, head_dim: usize) -> Vec<f64> {
+    let half = head_dim / 2;
+    let mut out = matrix.to_vec();
+    for (row_in, row_out) in matrix.chunks(columns.max(1)).zip(out.chunks_mut(columns.max(1))) {
+        for (head_in, head_out) in row_in.chunks(head_dim.max(1)).zip(row_out.chunks_mut(head_dim.max(1))) {
+            for t in 0..half.min(head_in.len() / 2) {
+                head_out[2 * t] = head_in[t];
+                head_out[2 * t + 1] = head_in[t + half];
+            }
+        }
+    }
+    out
+}
+
 /// Columns `start..start + width` of a `rows × columns` row-major matrix.
 fn columns_of(rows: usize, columns: usize, data: &[f64], start: usize, width: usize) -> Vec<f64> {
     (0..rows).flat_map(|r| data[r * columns + start..r * columns + start + width].iter().copied()).collect()
@@ -492,14 +513,24 @@ pub fn attention_weights(
             if (o_rows, o_in) != (d, q_rows) {
                 return Err(shape_error(&name("o"), vec![o_rows, o_in], vec![d, q_rows]));
             }
+            // The proven rotation pairs columns (2t, 2t+1) of each head; Hugging Face
+            // checkpoints pair t with t + m/2: reorder their output columns (Q·Kᵀ is unchanged
+            // when Q and K are reordered alike).
+            let interleave = |w: Vec<f64>, columns: usize| {
+                if file.metadata.interleaved_rotary_pairs {
+                    w
+                } else {
+                    interleave_rotary_pairs(&w, columns, head_dim)
+                }
+            };
             Ok(AttentionWeights {
                 family,
                 model_width: d,
                 heads,
                 key_value_heads,
                 head_dim,
-                queries: transpose(q_rows, d, w_q),
-                keys: transpose(k_rows, d, w_k),
+                queries: interleave(transpose(q_rows, d, w_q), q_rows),
+                keys: interleave(transpose(k_rows, d, w_k), k_rows),
                 values: transpose(v_rows, d, w_v),
                 output: transpose(d, q_rows, w_o),
                 queries_bias: vec![0.0; q_rows],

@@ -27,6 +27,9 @@ pub struct ModelFile {
     pub heads: usize,
     /// The layer norm's (or RMS norm's) ε.
     pub norm_epsilon: f64,
+    /// The rotary embeddings' frequency base (Llama; GGUF metadata, `rope_theta` in
+    /// config.json, or 10 000).
+    pub rope_base: f64,
     tensors: TensorFile,
 }
 
@@ -35,6 +38,7 @@ pub struct ModelFile {
 struct Config {
     heads: Option<usize>,
     epsilon: Option<f64>,
+    rope_base: Option<f64>,
 }
 
 fn read_config(path: &Path) -> Result<Config, ModelError> {
@@ -49,6 +53,7 @@ fn read_config(path: &Path) -> Result<Config, ModelError> {
     Ok(Config {
         heads: number(&["num_attention_heads", "n_head"]).and_then(|v| v.as_u64()).map(|v| v as usize),
         epsilon: number(&["layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps"]).and_then(|v| v.as_f64()),
+        rope_base: number(&["rope_theta"]).and_then(|v| v.as_f64()),
     })
 }
 
@@ -83,7 +88,8 @@ impl ModelFile {
             Family::Bert => 1e-12,
             Family::Gpt2 | Family::Llama => 1e-5,
         });
-        Ok(Self { path: path.to_path_buf(), family, heads, norm_epsilon, tensors })
+        let rope_base = meta.rope_base.or(config.rope_base).unwrap_or(10_000.0);
+        Ok(Self { path: path.to_path_buf(), family, heads, norm_epsilon, rope_base, tensors })
     }
 
     /// Layer `layer`'s attention weights.

@@ -186,3 +186,13 @@ fn the_real_minilm_file_reads_as_bert() {
     assert!(attention_weights(&file, 5, 12, None).is_ok());
     assert!(matches!(attention_weights(&file, 6, 12, None), Err(ModelError::MissingTensor(_))));
 }
+
+#[test]
+fn hugging_face_rotary_halves_become_adjacent_pairs() {
+    // One row, two heads of 4: head columns [a0 a1 b0 b1] (t pairs with t + 2) become
+    // [a0 b0 a1 b1].
+    let row = [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0];
+    assert_eq!(interleave_rotary_pairs(&row, 8, 4), vec![0.0, 2.0, 1.0, 3.0, 10.0, 12.0, 11.0, 13.0]);
+    // Width 2: nothing moves.
+    assert_eq!(interleave_rotary_pairs(&row, 8, 2), row.to_vec());
+}

@@ -30,6 +30,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
         shifts: [1; 4],
         residual: Residual::LayerInput,
         key_value_heads: 12,
+        rotary: None,
     };
     let x_calibration = file.layer_input(&calibration).unwrap().input;
     let q = ModelQuantization::calibrate(&calibration_shape, &float, &x_calibration).unwrap();
@@ -45,7 +46,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
     let q0: f64 = (0..d).map(|j| x[j] * float.queries[j * d]).sum::<f64>() + float.queries_bias[0];
     assert!((q0 - inputs.queries[0]).abs() < 1e-9, "{q0} vs {}", inputs.queries[0]);
 
-    let shape = q.model_shape(attention(ids.len()), d, Residual::LayerInput, 12);
+    let shape = q.model_shape(attention(ids.len()), d, Residual::LayerInput, 12, None);
     let softmax = q.softmax(&shape.attention).unwrap();
     let integers = q.quantize_weights(&float).unwrap();
     let params = model_hyrax_params(&shape, softmax);
