@@ -257,16 +257,24 @@ pub(crate) fn check_output_len(shape: &AttentionShape, output: &[Fr]) -> Result<
 
 /// Absorbs the output (a BLAKE3 digest of its canonical encoding).
 pub(crate) fn absorb_output(output: &[Fr], transcript: &mut Transcript) {
+    use rayon::prelude::*;
     let mut hasher = blake3::Hasher::new();
     hasher.update(&(output.len() as u64).to_le_bytes());
-    let mut bytes = Vec::with_capacity(32 * 4096);
-    for chunk in output.chunks(4096) {
-        bytes.clear();
-        for value in chunk {
-            // Writing a field element into a Vec cannot fail.
-            let _ = value.serialize_compressed(&mut bytes);
-        }
-        hasher.update(&bytes);
+    // Serializing (leaving Montgomery form) costs more than hashing: chunks in parallel,
+    // hashed in order.
+    let chunks: Vec<Vec<u8>> = output
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut bytes = Vec::with_capacity(32 * chunk.len());
+            for value in chunk {
+                // Writing a field element into a Vec cannot fail.
+                let _ = value.serialize_compressed(&mut bytes);
+            }
+            bytes
+        })
+        .collect();
+    for bytes in &chunks {
+        hasher.update(bytes);
     }
     transcript.append_bytes(LABEL_OUTPUT, hasher.finalize().as_bytes());
 }

@@ -39,7 +39,7 @@ use crate::grouped_query::{
 };
 use crate::layer::{
     AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings,
-    absorb_output, matrix_mle, prove_chain, verify_chain, witness_alongside_table,
+    absorb_output, prove_chain, verify_chain, witness_alongside_table,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionProof, ProjectionRanges, ProjectionShape, ProjectionWitness,
@@ -52,9 +52,11 @@ use crate::rope::{
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, Residual, SoftmaxMode};
 use ark_ff::{BigInteger, PrimeField};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use rayon::prelude::*;
 use std::time::Instant;
+use zkmha_field::UnreducedSum;
 use zkmha_field::{Fr, fr_from_i64};
-use zkmha_mle::{DenseMultilinearExtension, log2_ceil};
+use zkmha_mle::{DenseMultilinearExtension, eq_table, log2_ceil};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable, split_vars};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
@@ -625,9 +627,28 @@ fn high_digits_shaped(
     expected.len() == high_digits.len() && high_digits.iter().zip(expected).all(|(c, n)| shaped(c, n))
 }
 
-/// The public output `Z`'s MLE at `r_z`.
+/// The public output `Z`'s MLE at `r_z = [r_c ‖ r_i]`: `Σ_i eq(r_i, i)·Σ_c eq(r_c, c)·Z(i, c)`,
+/// folded row by row (rows in parallel, unreduced sums) without building the padded table.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 fn output_value(shape: &ModelShape, output: &[Fr], r_z: &[Fr]) -> Result<Fr, AttentionError> {
-    Ok(matrix_mle(shape.attention.seq_len, shape.model_width, output)?.evaluate(r_z)?)
+    let (s, d) = (shape.attention.seq_len, shape.model_width);
+    let (r_c, r_i) = r_z
+        .split_at_checked(shape.model_vars())
+        .filter(|(_, r_i)| r_i.len() == shape.attention.seq_vars() && output.len() == s * d)
+        .ok_or(AttentionError::CheckFailed { step: "output point" })?;
+    let (column_weights, row_weights) = (eq_table(r_c), eq_table(r_i));
+    let rows: Vec<Fr> = output
+        .par_chunks(d.max(1))
+        .with_min_len(8)
+        .map(|row| {
+            let mut acc = UnreducedSum::new();
+            for (z, e) in row.iter().zip(&column_weights) {
+                acc.add_product(z, e);
+            }
+            acc.finish()
+        })
+        .collect();
+    Ok(rows.iter().zip(&row_weights).map(|(v, e)| *v * e).sum())
 }
 
 /// `O` as integers (the attention's outputs are exact integers in the field).
