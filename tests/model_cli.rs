@@ -58,6 +58,22 @@ fn write_gpt2(dir: &Path, seed: u32) -> PathBuf {
     write_safetensors(dir, seed, &specs, Some("{\"n_head\": 4, \"layer_norm_epsilon\": 1e-5}".into()))
 }
 
+/// A Llama-style model in Hugging Face's layout (rotary halves; 4 query heads of 4 sharing 2
+/// key/value heads, no biases, RMSNorm).
+fn write_llama(dir: &Path, seed: u32) -> PathBuf {
+    let l = "model.layers.0.";
+    let specs: Vec<(String, Vec<usize>)> = vec![
+        ("model.embed_tokens.weight".to_string(), vec![VOCAB, D]),
+        (format!("{l}input_layernorm.weight"), vec![D]),
+        (format!("{l}self_attn.q_proj.weight"), vec![D, D]),
+        (format!("{l}self_attn.k_proj.weight"), vec![D / 2, D]),
+        (format!("{l}self_attn.v_proj.weight"), vec![D / 2, D]),
+        (format!("{l}self_attn.o_proj.weight"), vec![D, D]),
+    ];
+    let config = "{\"num_attention_heads\": 4, \"rms_norm_eps\": 1e-5, \"rope_theta\": 10000.0}";
+    write_safetensors(dir, seed, &specs, Some(config.into()))
+}
+
 /// Writes `model.safetensors` (f32, seeded random values; norm gains near 1) and
 /// `config.json` when given.
 fn write_safetensors(
@@ -80,7 +96,9 @@ fn write_safetensors(
             let n: usize = shape.iter().product();
             (0..n)
                 .flat_map(|_| {
-                    let gain = name.ends_with("LayerNorm.weight") || name.ends_with("ln_1.weight");
+                    let gain = name.ends_with("LayerNorm.weight")
+                        || name.ends_with("ln_1.weight")
+                        || name.ends_with("input_layernorm.weight");
                     let v = if gain { 1.0 + next() } else { next() };
                     v.to_le_bytes()
                 })
@@ -103,6 +121,23 @@ fn write_safetensors(
         }
     }
     path
+}
+
+/// A float64 `.npy` file of `rows × cols` values.
+fn write_npy(path: &Path, rows: usize, cols: usize, values: &[f64]) -> PathBuf {
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+    path.to_path_buf()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -266,21 +301,10 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     );
     // An input file with NaN, one of the wrong shape, one that is no input file.
     let npy = |name: &str, rows: usize, cols: usize, nan: bool| -> PathBuf {
-        let path = dir.join(name);
-        let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-        bytes.extend_from_slice(header.as_bytes());
-        for k in 0..rows * cols {
-            let v = if nan && k == 5 { f64::NAN } else { (k as f64 * 0.37).sin() };
-            bytes.extend_from_slice(&v.to_le_bytes());
-        }
-        std::fs::write(&path, bytes).unwrap();
-        path
+        let values: Vec<f64> = (0..rows * cols)
+            .map(|k| if nan && k == 5 { f64::NAN } else { (k as f64 * 0.37).sin() })
+            .collect();
+        write_npy(&dir.join(name), rows, cols, &values)
     };
     let good = npy("good.npy", 3, D, false);
     zkmha()
@@ -352,19 +376,8 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
     // Layer 1 from a hidden state in a file (its own ln_1 gives X).
     zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
-    let hidden = dir.join("h.npy");
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (4, {D}), }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for k in 0..4 * D {
-        bytes.extend_from_slice(&((k as f32 * 0.61).cos() * 3.0).to_le_bytes());
-    }
-    std::fs::write(&hidden, bytes).unwrap();
+    let values: Vec<f64> = (0..4 * D).map(|k| (k as f64 * 0.61).cos() * 3.0).collect();
+    let hidden = write_npy(&dir.join("h.npy"), 4, D, &values);
     let proof1 = dir.join("l1.proof");
     let out = zkmha()
         .args(["prove", "--model", s(&model), "--layer", "1", "--vk", s(&vk1), "--input", s(&hidden)])
@@ -394,6 +407,45 @@ fn gpt2_style_pre_norm_layers_round_trip() {
             s(&proof),
         ]),
         "another family",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn llama_style_safetensors_with_shared_heads_and_rotary_embeddings_round_trip() {
+    let dir = scratch("llama");
+    let model = write_llama(&dir.join("m"), 6);
+    let (vk, proof) = (dir.join("l.vk"), dir.join("l.proof"));
+    let out = zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk)]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("4 query heads of 4 sharing 2 key/value heads"), "{stdout}");
+    assert!(stdout.contains("rotary embeddings (base 10000)"), "{stdout}");
+    let out = zkmha()
+        .args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&vk),
+            "--tokens",
+            "2,7,1,8,2,8,1,8",
+            "--out",
+            s(&proof),
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    // A corrupt GGUF file: one sentence.
+    let corrupt = dir.join("corrupt.gguf");
+    std::fs::write(&corrupt, b"GGUF\x03\x00\x00\x00\x01").unwrap();
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&corrupt), "--out", s(&vk)]),
+        "is not a valid GGUF file",
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

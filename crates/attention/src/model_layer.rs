@@ -9,13 +9,14 @@
 //!            Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y, where the residual R is X
 //!            (post-norm encoders) or a committed hidden state H with X = norm(H) (pre-norm
 //!            decoders; the norm is not proven)
-//! statement  shapes (attention, d_model, k, k_o, residual kind), mask, softmax mode,
+//! statement  shapes (attention, d_model, k, k_o, residual kind, h_kv, rotary), mask, softmax mode,
 //!            commitments to X and H (s × d_model), the model commitment, the output Z —
 //!            absorbed first
 //! proof      commitments to Q, K, V, O, Y, the four projections' range multiplicities and
 //!            the high remainder digits of projections with shifts above 16 bits
 //!            (absorbed next); r_z ← V; P sends α = R̃(r_z) (residual: Ỹ(r_z) = Z̃(r_z) − α);
-//!            the four projection proofs; the attention proof on the committed Q, K, V with
+//!            the four projections (their lookups, then one batched sum-check of the four
+//!            products); the attention proof on the committed Q, K, V with
 //!            the committed output O (its output claim's value is sent), whose final
 //!            multi-point opening answers every claim: the projections', the residual's and
 //!            the attention's own
@@ -42,8 +43,8 @@ use crate::layer::{
     absorb_output, prove_chain, verify_chain, witness_alongside_table,
 };
 use crate::projection::{
-    ProjectionClaims, ProjectionProof, ProjectionRanges, ProjectionShape, ProjectionWitness,
-    compute_projection, pad, projection_ranges, prove_projection, verify_projection,
+    ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProof,
+    compute_projection, pad, projection_ranges, prove_projections, verify_projections,
 };
 use crate::rope::{
     RotaryClaims, RotaryParams, RotaryProof, RotaryWitness, compute_rotation, prove_rotation,
@@ -340,8 +341,8 @@ pub struct ModelLayerProof {
     pub high_digits: Vec<HyraxCommitment>,
     /// `α = R̃(r_z)` (the residual `R`: `X` or `H`).
     pub residual_input: Fr,
-    /// The `Q`, `K`, `V` and output projections.
-    pub projections: Vec<ProjectionProof>,
+    /// The `Q`, `K`, `V` and output projections (one batched sum-check for the four).
+    pub projections: ProjectionsProof,
     /// Under grouped-query attention: the reductions of the `W_k`, `b_k`, `W_v`, `b_v`
     /// claims to the compact committed tables (empty otherwise).
     pub shared_heads: Vec<SharedHeadsProof>,
@@ -844,13 +845,11 @@ pub fn prove_model_layer(
     let residual_input = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
     transcript.append_field(LABEL_RESIDUAL_VALUE, &residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
-    let mut projection_proofs = Vec::with_capacity(4);
-    let mut claims = Vec::with_capacity(4);
-    for ((projection, w), r) in projections.iter().zip(&witnesses).zip(&ranges) {
-        let (p, c) = prove_projection(projection, w, r, &mut transcript)?;
-        projection_proofs.push(p);
-        claims.push(c);
-    }
+    let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
+    let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
+    let (projection_proofs, mut claims) =
+        prove_projections(&projections, &witness_refs, &range_refs, &mut transcript)?;
+    drop(witness_refs);
     drop(witnesses);
     let mut shared_heads = Vec::new();
     if shape.is_grouped() {
@@ -957,7 +956,7 @@ pub fn verify_model_layer(
     let shared_heads = if shape.is_grouped() { 4 } else { 0 };
     let rotary_vars = shape.rotary_vars();
     if proof.multiplicities.len() != 4
-        || proof.projections.len() != 4
+        || proof.projections.projections.len() != 4
         || proof.shared_heads.len() != shared_heads
         || proof.rotary.len() != rotary_vars.len()
         || proof.rotary.iter().zip(&rotary_vars).any(|(c, &n)| !shaped(c, n))
@@ -984,10 +983,7 @@ pub fn verify_model_layer(
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
     transcript.append_field(LABEL_RESIDUAL_VALUE, &proof.residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
-    let mut claims = Vec::with_capacity(4);
-    for (projection, p) in projections.iter().zip(&proof.projections) {
-        claims.push(verify_projection(projection, p, &mut transcript)?);
-    }
+    let mut claims = verify_projections(&projections, &proof.projections, &mut transcript)?;
     if shape.is_grouped() {
         for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
             let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;

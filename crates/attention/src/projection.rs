@@ -16,7 +16,9 @@
 //!            v = v_lo + 2^k_lo·h
 //! P → V      y = Y([r_c ‖ r_i]),  β = b(r_c)
 //! sum-check  Σ_j X([j ‖ r_i])·W([r_c ‖ j]) = v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y   (log d̂ vars, degree 2)
-//!            → ρ;  x = X([ρ ‖ r_i]),  w = W([r_c ‖ ρ]),  V checks x·w
+//!            batched: every projection's lookup and values first, then one sum-check of
+//!            Σ_t α_t·(its product) (crate zkmha_sumcheck's batching; different d̂ allowed)
+//!            → ρ_t;  P sends x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t]),  V checks Σ α_t x_t w_t
 //! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ;
 //!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too
 //! ```
@@ -34,7 +36,7 @@ use zkmha_field::{Fr, UnreducedSum, Zero, fr_from_i64};
 use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, prove_lookups, verify_lookups};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
+    EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckProof, prove_batched, verify_batched,
 };
 use zkmha_transcript::Transcript;
 
@@ -42,6 +44,7 @@ const STEP: &str = "projection";
 const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
 const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
+const LABEL_FINAL_VALUES: &[u8] = b"attention/projection/final-values";
 
 /// Largest `|entry|` of `X` and `W` (so every `D` is exact in `i128`).
 pub const PROJECTION_BOUND_BITS: u32 = 31;
@@ -176,8 +179,20 @@ pub struct ProjectionProof {
     pub output_value: Fr,
     /// `β = b(r_c)`.
     pub bias_value: Fr,
-    /// `Σ_j X([j ‖ r_i])·W([r_c ‖ j])`.
-    pub sumcheck: ProductSumcheckProof,
+    /// `x = X([ρ ‖ r_i])`, `w = W([r_c ‖ ρ])` at this projection's point `ρ` of the batched
+    /// sum-check.
+    pub final_values: [Fr; 2],
+}
+
+/// Several projections: each one's lookup and values, then one batched sum-check of all
+/// their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])` (the `Q`, `K`, `V` and output projections
+/// of a block in one).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ProjectionsProof {
+    /// Per projection, in order.
+    pub projections: Vec<ProjectionProof>,
+    /// The batched sum-check.
+    pub sumcheck: SumcheckProof,
 }
 
 /// What the step leaves to the caller.
@@ -405,19 +420,79 @@ fn clamp_to_i64(d: i128) -> i64 {
     i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// Proves the projection for `witness` with its range data ([`projection_ranges`]; a
-/// cheating prover may pass others). The caller has committed to and absorbed the high
-/// digits, when there are two.
+/// One projection's part before the batched sum-check (prover side).
+struct ProverFront {
+    proof: ProjectionProof,
+    r_c: Vec<Fr>,
+    r_i: Vec<Fr>,
+    sum: Fr,
+    instance: ProductSumcheck,
+    multiplicities: EvalClaim,
+    high: Option<HighDigitClaims>,
+}
+
+/// Proves the projections for `witnesses` with their range data ([`projection_ranges`]; a
+/// cheating prover may pass others): each one's lookup and values in order, then one batched
+/// sum-check of their products. The caller has committed to and absorbed the high digits of
+/// two-digit projections.
 ///
 /// # Errors
-/// Bad shapes or tensors (as [`compute_projection`]), range data of the wrong size, or the
-/// lookup's and sum-check's errors.
-pub fn prove_projection(
+/// Bad shapes or tensors (as [`compute_projection`]), inputs of different lengths, range data
+/// of the wrong size, or the lookup's and sum-check's errors.
+pub fn prove_projections(
+    shapes: &[ProjectionShape],
+    witnesses: &[&ProjectionWitness],
+    ranges: &[&ProjectionRanges],
+    transcript: &mut Transcript,
+) -> Result<(ProjectionsProof, Vec<ProjectionClaims>), AttentionError> {
+    if shapes.is_empty() || witnesses.len() != shapes.len() || ranges.len() != shapes.len() {
+        return Err(AttentionError::InvalidShape("one witness and range data per projection".into()));
+    }
+    let mut fronts = Vec::with_capacity(shapes.len());
+    for ((shape, witness), ranges) in shapes.iter().zip(witnesses).zip(ranges) {
+        fronts.push(prove_front(shape, witness, ranges, transcript)?);
+    }
+    let sums: Vec<Fr> = fronts.iter().map(|f| f.sum).collect();
+    let instances: Vec<&mut dyn zkmha_sumcheck::SumcheckInstance> =
+        fronts.iter_mut().map(|f| &mut f.instance as &mut dyn zkmha_sumcheck::SumcheckInstance).collect();
+    let (sumcheck, batched) = prove_batched(instances, &sums, transcript).map_err(sumcheck_error(STEP))?;
+    let mut proofs = Vec::with_capacity(fronts.len());
+    let mut claims = Vec::with_capacity(fronts.len());
+    for (k, mut front) in fronts.into_iter().enumerate() {
+        let values = front.instance.final_evaluations();
+        front.proof.final_values = [
+            values.first().copied().unwrap_or_else(Fr::zero),
+            values.get(1).copied().unwrap_or_else(Fr::zero),
+        ];
+        let rho = batched.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
+        claims.push(projection_claims(
+            &front.r_c,
+            &front.r_i,
+            rho,
+            front.proof.final_values,
+            front.proof.bias_value,
+            front.proof.output_value,
+            front.multiplicities,
+            front.high,
+        ));
+        proofs.push(front.proof);
+    }
+    absorb_final_values(&proofs, transcript);
+    Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
+}
+
+fn absorb_final_values(proofs: &[ProjectionProof], transcript: &mut Transcript) {
+    let values: Vec<Fr> = proofs.iter().flat_map(|p| p.final_values).collect();
+    transcript.append_fields(LABEL_FINAL_VALUES, &values);
+}
+
+/// One projection's lookup and values, and its product sum-check instance (not run yet).
+fn prove_front(
     shape: &ProjectionShape,
     witness: &ProjectionWitness,
     ranges: &ProjectionRanges,
     transcript: &mut Transcript,
-) -> Result<(ProjectionProof, ProjectionClaims), AttentionError> {
+) -> Result<ProverFront, AttentionError> {
     witness.validate(shape)?;
     shape.append_to_transcript(transcript);
     let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
@@ -502,35 +577,38 @@ pub fn prove_projection(
         DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
     ];
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    let (sumcheck, ends) = prove_product(&product, mles, sum, transcript).map_err(sumcheck_error(STEP))?;
-    let out = projection_claims(
-        r_c,
-        r_i,
-        ends.first().ok_or(AttentionError::CheckFailed { step: STEP })?,
-        ends.get(1).map(|c| c.value).unwrap_or_else(Fr::zero),
-        bias_value,
-        output_value,
-        low_claims.multiplicities,
+    let instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
+    Ok(ProverFront {
+        proof: ProjectionProof {
+            lookup,
+            high_digit_value,
+            output_value,
+            bias_value,
+            final_values: [Fr::zero(), Fr::zero()],
+        },
+        r_c: r_c.to_vec(),
+        r_i: r_i.to_vec(),
+        sum,
+        instance,
+        multiplicities: low_claims.multiplicities,
         high,
-    );
-    Ok((ProjectionProof { lookup, high_digit_value, output_value, bias_value, sumcheck }, out))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn projection_claims(
     r_c: &[Fr],
     r_i: &[Fr],
-    input_end: &EvalClaim,
-    weights_value: Fr,
+    rho: &[Fr],
+    [input_value, weights_value]: [Fr; 2],
     bias_value: Fr,
     output_value: Fr,
     multiplicities: EvalClaim,
     high: Option<HighDigitClaims>,
 ) -> ProjectionClaims {
-    let rho = &input_end.point;
     ProjectionClaims {
-        input: EvalClaim { point: [rho.as_slice(), r_i].concat(), value: input_end.value },
-        weights: EvalClaim { point: [r_c, rho.as_slice()].concat(), value: weights_value },
+        input: EvalClaim { point: [rho, r_i].concat(), value: input_value },
+        weights: EvalClaim { point: [r_c, rho].concat(), value: weights_value },
         bias: EvalClaim { point: r_c.to_vec(), value: bias_value },
         output: EvalClaim { point: [r_c, r_i].concat(), value: output_value },
         multiplicities,
@@ -538,20 +616,69 @@ fn projection_claims(
     }
 }
 
-/// Verifies the projection; returns the claims the caller must discharge.
+/// One projection's part before the batched sum-check (verifier side).
+struct VerifierFront {
+    r_c: Vec<Fr>,
+    r_i: Vec<Fr>,
+    sum: Fr,
+    multiplicities: EvalClaim,
+    high: Option<HighDigitClaims>,
+}
+
+/// Verifies the projections; returns the claims the caller must discharge, in order.
 ///
 /// # Errors
-/// [`AttentionError::InvalidShape`], the lookup's errors, [`AttentionError::Sumcheck`] or
-/// [`AttentionError::CheckFailed`].
+/// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::Sumcheck`] or
+/// [`AttentionError::CheckFailed`] (a proof for another number of projections, or final
+/// values that do not give the batched sum-check's last claim).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_projection(
+pub fn verify_projections(
+    shapes: &[ProjectionShape],
+    proof: &ProjectionsProof,
+    transcript: &mut Transcript,
+) -> Result<Vec<ProjectionClaims>, AttentionError> {
+    if shapes.is_empty() || proof.projections.len() != shapes.len() {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let mut fronts = Vec::with_capacity(shapes.len());
+    for (shape, p) in shapes.iter().zip(&proof.projections) {
+        fronts.push(verify_front(shape, p, transcript)?);
+    }
+    let claims: Vec<SumcheckClaim> = shapes
+        .iter()
+        .zip(&fronts)
+        .map(|(shape, f)| SumcheckClaim::new(shape.input_vars(), 2, f.sum))
+        .collect();
+    let batched = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
+    let products: Vec<Fr> = proof.projections.iter().map(|p| p.final_values[0] * p.final_values[1]).collect();
+    batched.check(&products).map_err(sumcheck_error(STEP))?;
+    absorb_final_values(&proof.projections, transcript);
+    let mut out = Vec::with_capacity(fronts.len());
+    for (k, (front, p)) in fronts.into_iter().zip(&proof.projections).enumerate() {
+        let rho = batched.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
+        out.push(projection_claims(
+            &front.r_c,
+            &front.r_i,
+            rho,
+            p.final_values,
+            p.bias_value,
+            p.output_value,
+            front.multiplicities,
+            front.high,
+        ));
+    }
+    Ok(out)
+}
+
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+fn verify_front(
     shape: &ProjectionShape,
     proof: &ProjectionProof,
     transcript: &mut Transcript,
-) -> Result<ProjectionClaims, AttentionError> {
+) -> Result<VerifierFront, AttentionError> {
     shape.validate()?;
     shape.append_to_transcript(transcript);
-    let (input_vars, output_vars) = (shape.input_vars(), shape.output_vars());
+    let output_vars = shape.output_vars();
     let grid_vars = shape.grid_vars();
     let (low_bits, high_bits) = shape.digits();
     let low_table = RangeTable::new(low_bits as usize)?;
@@ -586,20 +713,11 @@ pub fn verify_projection(
     let (r_c, r_i) = low_claim.point.split_at(output_vars);
     transcript.append_fields(LABEL_VALUES, &[proof.output_value, proof.bias_value]);
     let sum = product_claim(shape, r_i, remainder, proof.output_value, proof.bias_value);
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    let ends = verify_product(&product, &SumcheckClaim::new(input_vars, 2, sum), &proof.sumcheck, transcript)
-        .map_err(sumcheck_error(STEP))?;
-    match ends.as_slice() {
-        [input_end, weights_end] => Ok(projection_claims(
-            r_c,
-            r_i,
-            input_end,
-            weights_end.value,
-            proof.bias_value,
-            proof.output_value,
-            low_claims.multiplicities,
-            high,
-        )),
-        _ => Err(AttentionError::CheckFailed { step: STEP }),
-    }
+    Ok(VerifierFront {
+        r_c: r_c.to_vec(),
+        r_i: r_i.to_vec(),
+        sum,
+        multiplicities: low_claims.multiplicities,
+        high,
+    })
 }

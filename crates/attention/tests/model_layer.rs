@@ -209,17 +209,22 @@ fn rejects_another_input_or_another_model() {
 fn rejects_tampered_parts_and_missing_parts() {
     let [(softmax, shape), _] = modes(&small());
     let r = run(&shape, MaskKind::Causal, softmax, 5);
+    // K's sent output value: absorbed before V's lookup, so V's lookup is the first to fail
+    // (the last projection's would fail the batched sum-check).
     let mut bad = r.proof.clone();
-    bad.projections[1].output_value += Fr::one();
+    bad.projections.projections[1].output_value += Fr::one();
+    assert!(matches!(verify_model_layer(&r.params, &r.statement, &bad), Err(AttentionError::Lookup(_))));
+    let mut bad = r.proof.clone();
+    bad.projections.projections[3].output_value += Fr::one();
     assert!(matches!(
         verify_model_layer(&r.params, &r.statement, &bad),
         Err(AttentionError::Sumcheck { .. })
     ));
     let mut bad = r.proof.clone();
-    bad.projections[3].sumcheck.final_evaluations[0] += Fr::one();
+    bad.projections.projections[3].final_values[0] += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     let mut bad = r.proof.clone();
-    bad.projections.pop();
+    bad.projections.projections.pop();
     assert_eq!(
         verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
@@ -247,7 +252,8 @@ fn rejects_tampered_parts_and_missing_parts() {
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
     );
     let mut bad = r.proof.clone();
-    bad.projections[3].high_digit_value = bad.projections[3].high_digit_value.map(|h| h + Fr::one());
+    bad.projections.projections[3].high_digit_value =
+        bad.projections.projections[3].high_digit_value.map(|h| h + Fr::one());
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
     // the four multiplicity columns, O, Y, D_hi and m_hi: a wrong evaluation of any of them

@@ -77,12 +77,12 @@ fn discharge(
         && high
 }
 
-fn prove(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &ProjectionRanges) -> ProjectionProof {
-    prove_projection(shape, w, ranges, &mut Transcript::new(b"projection")).unwrap().0
+fn prove(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &ProjectionRanges) -> ProjectionsProof {
+    prove_projections(&[*shape], &[w], &[ranges], &mut Transcript::new(b"projection")).unwrap().0
 }
 
-fn verify(shape: &ProjectionShape, proof: &ProjectionProof) -> Result<ProjectionClaims, AttentionError> {
-    verify_projection(shape, proof, &mut Transcript::new(b"projection"))
+fn verify(shape: &ProjectionShape, proof: &ProjectionsProof) -> Result<ProjectionClaims, AttentionError> {
+    verify_projections(&[*shape], proof, &mut Transcript::new(b"projection")).map(|mut c| c.remove(0))
 }
 
 #[test]
@@ -104,10 +104,10 @@ fn round_trips_on_many_shapes_and_the_claims_hold() {
     {
         let w = witness(&s, k as u64);
         let ranges = projection_ranges(&s, &w).unwrap();
-        let (proof, prover_claims) =
-            prove_projection(&s, &w, &ranges, &mut Transcript::new(b"projection")).unwrap();
+        let (proof, mut prover_claims) =
+            prove_projections(&[s], &[&w], &[&ranges], &mut Transcript::new(b"projection")).unwrap();
         let claims = verify(&s, &proof).unwrap_or_else(|e| panic!("{s:?}: {e}"));
-        assert_eq!(claims, prover_claims);
+        assert_eq!(claims, prover_claims.remove(0));
         assert!(discharge(&s, &w, &ranges, &claims), "{s:?}");
     }
 }
@@ -165,19 +165,19 @@ fn rejects_tampered_messages() {
     let ranges = projection_ranges(&s, &w).unwrap();
     let proof = prove(&s, &w, &ranges);
     let mut bad = proof.clone();
-    bad.output_value += Fr::one();
+    bad.projections[0].output_value += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
     let mut bad = proof.clone();
-    bad.bias_value += Fr::one();
+    bad.projections[0].bias_value += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
     let mut bad = proof.clone();
-    bad.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    bad.sumcheck.rounds[0].evaluations[0] += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
     let mut bad = proof.clone();
-    bad.sumcheck.final_evaluations[1] += Fr::one();
+    bad.projections[0].final_values[1] += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
     let mut bad = proof.clone();
-    bad.lookup.witness_values[0][0] += Fr::one();
+    bad.projections[0].lookup.witness_values[0][0] += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Lookup(_))));
     // Another statement: a different shift or width.
     assert!(verify(&shape(5, 12, 6, 9), &proof).is_err());
@@ -253,14 +253,51 @@ fn rejects_wrong_high_digits() {
     assert!(matches!(verify(&s, &prove(&s, &low_output, &wide)), Err(AttentionError::Lookup(_))));
     // The sent h = D_hi(r) changes the remainder the sum-check starts from.
     let mut proof = prove(&s, &w, &honest);
-    proof.high_digit_value = proof.high_digit_value.map(|h| h + Fr::one());
+    proof.projections[0].high_digit_value = proof.projections[0].high_digit_value.map(|h| h + Fr::one());
     assert!(matches!(verify(&s, &proof), Err(AttentionError::Sumcheck { .. })));
     // Dropping h (a one-digit proof shape) is refused before anything else.
     let mut proof = prove(&s, &w, &honest);
-    proof.high_digit_value = None;
+    proof.projections[0].high_digit_value = None;
     assert!(matches!(verify(&s, &proof), Err(AttentionError::CheckFailed { step: "projection high digit" })));
     // Claims made against other high digits do not discharge.
     let mut other = honest;
     other.high_digits[0] += 1;
     assert!(!discharge(&s, &w, &other, &claims));
+}
+
+#[test]
+fn several_projections_share_one_batched_sum_check() {
+    // Q, K, V-like projections of one X, and an output projection of another width.
+    let shapes = [shape(6, 12, 8, 6), shape(6, 12, 8, 5), shape(6, 12, 4, 7), shape(6, 4, 12, 20)];
+    let witnesses: Vec<ProjectionWitness> =
+        shapes.iter().enumerate().map(|(k, s)| witness(s, 40 + k as u64)).collect();
+    let ranges: Vec<ProjectionRanges> =
+        shapes.iter().zip(&witnesses).map(|(s, w)| projection_ranges(s, w).unwrap()).collect();
+    let (proof, prover_claims) = prove_projections(
+        &shapes,
+        &witnesses.iter().collect::<Vec<_>>(),
+        &ranges.iter().collect::<Vec<_>>(),
+        &mut Transcript::new(b"projection"),
+    )
+    .unwrap();
+    let verify_all =
+        |proof: &ProjectionsProof| verify_projections(&shapes, proof, &mut Transcript::new(b"projection"));
+    let claims = verify_all(&proof).unwrap();
+    assert_eq!(claims, prover_claims);
+    for ((s, w), (r, c)) in shapes.iter().zip(&witnesses).zip(ranges.iter().zip(&claims)) {
+        assert!(discharge(s, w, r, c), "{s:?}");
+    }
+    // A wrong final value of any one member breaks the batch.
+    for k in 0..4 {
+        let mut bad = proof.clone();
+        bad.projections[k].final_values[0] += Fr::one();
+        assert!(matches!(verify_all(&bad), Err(AttentionError::Sumcheck { .. })), "member {k}");
+    }
+    // A proof for three projections read as four, or the members reordered.
+    let mut short = proof.clone();
+    short.projections.pop();
+    assert_eq!(verify_all(&short), Err(AttentionError::CheckFailed { step: "projection" }));
+    let mut swapped = proof.clone();
+    swapped.projections.swap(0, 1);
+    assert!(verify_all(&swapped).is_err());
 }
