@@ -195,7 +195,7 @@ fn commit_prove_verify_inspect_round_trip_and_tampering() {
         .success();
     zkmha().args(["verify", "--proof", s(&proof2), "--vk", s(&vk), "--json"]).assert().success();
 
-    // The output Z: its last entry is the statement's last 32 bytes.
+    // The output Z: its last four entries are the statement's last 32 bytes (8 each).
     let statement_bytes = info["statement_bytes"].as_u64().unwrap() as usize;
     let mut bytes = std::fs::read(&proof).unwrap();
     bytes[12 + 4 + statement_bytes - 32] ^= 1;

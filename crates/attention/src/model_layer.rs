@@ -39,8 +39,8 @@ use crate::grouped_query::{
     SharedHeadsProof, SharedHeadsShape, expand_heads, prove_shared_heads, verify_shared_heads,
 };
 use crate::layer::{
-    AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings,
-    absorb_output, prove_chain, verify_chain, witness_alongside_table,
+    AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings, prove_chain,
+    verify_chain, witness_alongside_table,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProof,
@@ -55,8 +55,8 @@ use ark_ff::{BigInteger, PrimeField};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use std::time::Instant;
-use zkmha_field::UnreducedSum;
-use zkmha_field::{Fr, fr_from_i64};
+use zkmha_field::Fr;
+use zkmha_field::SmallMultiplier;
 use zkmha_mle::{DenseMultilinearExtension, eq_table, log2_ceil};
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable, split_vars};
 use zkmha_sumcheck::EvalClaim;
@@ -70,6 +70,7 @@ const LABEL_COMMITMENTS: &[u8] = b"attention/model/commitments";
 const LABEL_INTERMEDIATES: &[u8] = b"attention/model/intermediates";
 const LABEL_RESIDUAL_POINT: &[u8] = b"attention/model/residual-point";
 const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/model/residual-input";
+const LABEL_OUTPUT: &[u8] = b"attention/model/output";
 
 /// The shapes of a model layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -323,8 +324,9 @@ pub struct ModelStatement {
     pub residual: Option<HyraxCommitment>,
     /// The model commitment.
     pub model: ModelCommitment,
-    /// The claimed output `Z = R + Y`, `s × d_model`, row-major.
-    pub output: Vec<Fr>,
+    /// The claimed output `Z = R + Y`, `s × d_model`, row-major, as the integers it is (at
+    /// `X`'s scale; 8 bytes an entry in files instead of a field element's 32).
+    pub output: Vec<i64>,
 }
 
 /// A model-layer proof.
@@ -456,7 +458,7 @@ impl ModelStatement {
         // Serializing into a Vec cannot fail.
         let _ = (&self.input, &self.residual, &self.model).serialize_compressed(&mut bytes);
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
-        absorb_output(&self.output, transcript);
+        absorb_integer_output(&self.output, transcript);
     }
 
     fn validate(&self) -> Result<(), AttentionError> {
@@ -628,26 +630,33 @@ fn high_digits_shaped(
     expected.len() == high_digits.len() && high_digits.iter().zip(expected).all(|(c, n)| shaped(c, n))
 }
 
+/// Absorbs the integer output: its length and a blake3 digest of its little-endian bytes.
+fn absorb_integer_output(output: &[i64], transcript: &mut Transcript) {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&(output.len() as u64).to_le_bytes());
+    for chunk in output.chunks(8192) {
+        let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
+        hasher.update(&bytes);
+    }
+    transcript.append_bytes(LABEL_OUTPUT, hasher.finalize().as_bytes());
+}
+
 /// The public output `Z`'s MLE at `r_z = [r_c ‖ r_i]`: `Σ_i eq(r_i, i)·Σ_c eq(r_c, c)·Z(i, c)`,
-/// folded row by row (rows in parallel, unreduced sums) without building the padded table.
+/// folded row by row (rows in parallel, field × small-integer products) without building the
+/// padded table.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-fn output_value(shape: &ModelShape, output: &[Fr], r_z: &[Fr]) -> Result<Fr, AttentionError> {
+fn output_value(shape: &ModelShape, output: &[i64], r_z: &[Fr]) -> Result<Fr, AttentionError> {
     let (s, d) = (shape.attention.seq_len, shape.model_width);
     let (r_c, r_i) = r_z
         .split_at_checked(shape.model_vars())
         .filter(|(_, r_i)| r_i.len() == shape.attention.seq_vars() && output.len() == s * d)
         .ok_or(AttentionError::CheckFailed { step: "output point" })?;
-    let (column_weights, row_weights) = (eq_table(r_c), eq_table(r_i));
+    let column_weights: Vec<SmallMultiplier> = eq_table(r_c).into_iter().map(SmallMultiplier::new).collect();
+    let row_weights = eq_table(r_i);
     let rows: Vec<Fr> = output
         .par_chunks(d.max(1))
         .with_min_len(8)
-        .map(|row| {
-            let mut acc = UnreducedSum::new();
-            for (z, e) in row.iter().zip(&column_weights) {
-                acc.add_product(z, e);
-            }
-            acc.finish()
-        })
+        .map(|row| row.iter().zip(&column_weights).map(|(z, e)| e.mul_i64(*z)).sum())
         .collect();
     Ok(rows.iter().zip(&row_weights).map(|(v, e)| *v * e).sum())
 }
@@ -766,7 +775,7 @@ pub fn prove_model_layer(
     let attention_output = integer_output(&witness.output)?;
     let projected =
         compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
-    let output: Vec<Fr> = residual_values.iter().zip(&projected).map(|(r, y)| fr_from_i64(r + y)).collect();
+    let output: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
     witnesses.push(ProjectionWitness {
         input: attention_output,
         weights: weights.output.clone(),

@@ -22,13 +22,10 @@
 
 use crate::model_layer::{ModelShape, ModelWeights, check_block_sizes};
 use crate::projection::{BIAS_BOUND_BITS, MAX_SHIFT_BITS, ProjectionShape, compute_projection};
-use crate::quantization::{
-    AccuracyReport, FloatAttentionInputs, compare, reference_attention, signed_field_to_f64,
-};
+use crate::quantization::{AccuracyReport, FloatAttentionInputs, compare, reference_attention};
 use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, SoftmaxMode, SoftmaxParams};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use zkmha_field::Fr;
 
 /// Bits of the calibration input's largest `|X_int|` (one bit of headroom below 2^16).
 pub const INPUT_BITS: u32 = 15;
@@ -231,9 +228,9 @@ impl ModelQuantization {
     }
 
     /// The real output `Z = Z_int / 2^f_x`.
-    pub fn dequantize_output(&self, output: &[Fr]) -> Vec<f64> {
+    pub fn dequantize_output(&self, output: &[i64]) -> Vec<f64> {
         let unit = 2f64.powi(-self.input_fraction_bits);
-        output.iter().map(|z| signed_field_to_f64(z) * unit).collect()
+        output.iter().map(|&z| z as f64 * unit).collect()
     }
 }
 

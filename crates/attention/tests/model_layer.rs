@@ -8,7 +8,7 @@ use zkmha_attention::model_layer::*;
 use zkmha_attention::projection::{ProjectionShape, compute_projection};
 use zkmha_attention::quantization::signed_field_to_f64;
 use zkmha_attention::*;
-use zkmha_field::{Fr, One, fr_from_i64};
+use zkmha_field::{Fr, One};
 
 fn draw(rng: &mut StdRng, n: usize, bound: i64) -> Vec<i64> {
     (0..n).map(|_| rng.gen_range(-bound..=bound)).collect()
@@ -90,7 +90,7 @@ fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
 
 /// The plain reference: project, attend (the witness code), project the output, add X (or
 /// the hidden state).
-fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Vec<Fr> {
+fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Vec<i64> {
     let a = &shape.attention;
     let (w, x) = (weights(shape, seed), input(shape, seed + 100));
     let project =
@@ -130,7 +130,7 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
         .collect();
     let projected = project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.shifts[3]);
     let residual = hidden_state(shape, seed).unwrap_or(x);
-    residual.iter().zip(&projected).map(|(a, b)| fr_from_i64(a + b)).collect()
+    residual.iter().zip(&projected).map(|(a, b)| a + b).collect()
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn rejects_a_changed_output() {
     for (softmax, shape) in modes(&small()) {
         let r = run(&shape, MaskKind::Causal, softmax, 2);
         let mut wrong = r.statement.clone();
-        wrong.output[3] += Fr::one();
+        wrong.output[3] += 1;
         assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
     }
 }
@@ -384,7 +384,7 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
     // The output of the same block on another H (a prover adding Y to a hidden state it did
     // not commit to).
     let mut wrong = r.statement.clone();
-    wrong.output[0] += Fr::one();
+    wrong.output[0] += 1;
     assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
     // α = H̃(r_z) off by one (it is absorbed, so the next challenges move and an early check
     // fails; were it not, the final opening would).
