@@ -31,6 +31,14 @@ pub enum PcsError {
         /// The first inconsistent round.
         round: usize,
     },
+    /// A zero-knowledge opening's response does not give the claimed value: a wrong value or
+    /// a forged response.
+    #[error("the zero-knowledge opening does not give the claimed value")]
+    ZkInnerProductMismatch,
+    /// A zero-knowledge opening's group equation fails: the response does not open the
+    /// commitments (or the mask commitment was altered).
+    #[error("the zero-knowledge opening does not match the commitments")]
+    ZkCommitmentMismatch,
     /// The final pairing equation does not hold.
     #[error("the opening's pairing check failed")]
     PairingCheckFailed,

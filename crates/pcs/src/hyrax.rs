@@ -27,6 +27,8 @@ const LABEL_COMMITMENT: &[u8] = b"pcs/hyrax/commitment";
 const LABEL_POINT: &[u8] = b"pcs/hyrax/point";
 const LABEL_VALUE: &[u8] = b"pcs/hyrax/value";
 const GENERATOR_DOMAIN: &[u8] = b"zkmha hyrax generators v1";
+/// The hash index of `H` (the `G_j` use `0..2^c`).
+const BLINDING_GENERATOR_INDEX: u64 = u64::MAX;
 
 /// Public generators for tables of up to `2^max_num_vars` entries (transparent).
 #[derive(Clone, Debug)]
@@ -35,6 +37,9 @@ pub struct HyraxParams {
     pub max_num_vars: usize,
     /// `G_j`, `j < 2^⌈max_num_vars/2⌉`.
     pub generators: Vec<G1Affine>,
+    /// `H`, the blinding generator of hiding commitments (`crate::hiding`), hashed to the
+    /// curve like the `G_j` at an index none of them uses.
+    pub blinding_generator: G1Affine,
     /// `k·G_j` for `k = 1..=SMALL_TABLE` (row-major by `j`), built on first use by
     /// [`Hyrax::commit_small`].
     small_multiples: std::sync::OnceLock<Vec<G1Affine>>,
@@ -174,7 +179,8 @@ impl HyraxParams {
     pub fn new(max_num_vars: usize) -> Self {
         let (_, columns) = split_vars(max_num_vars);
         let generators = (0..1u64 << columns).into_par_iter().map(hash_to_g1).collect();
-        Self { max_num_vars, generators, small_multiples: std::sync::OnceLock::new() }
+        let blinding_generator = hash_to_g1(BLINDING_GENERATOR_INDEX);
+        Self { max_num_vars, generators, blinding_generator, small_multiples: std::sync::OnceLock::new() }
     }
 
     /// Builds the table of small multiples used by [`Hyrax::commit_small`] now (it is built on
@@ -259,7 +265,7 @@ fn rows_in_groups<T: Sync>(
 }
 
 /// `(Lᵀ·M, f̃(point))` for the matrix view of `f` and `L = eq(·, row part of point)`.
-fn combined_row_and_value(
+pub(crate) fn combined_row_and_value(
     f: PolynomialTable<'_>,
     point: &[Fr],
     columns: usize,
@@ -375,7 +381,7 @@ impl PolynomialTable<'_> {
     }
 }
 
-fn absorb(transcript: &mut Transcript, commitment: &HyraxCommitment, point: &[Fr], value: &Fr) {
+pub(crate) fn absorb(transcript: &mut Transcript, commitment: &HyraxCommitment, point: &[Fr], value: &Fr) {
     let mut bytes = Vec::new();
     let _ = commitment.serialize_compressed(&mut bytes);
     transcript.append_bytes(LABEL_COMMITMENT, &bytes);
@@ -431,7 +437,7 @@ fn small_row_sums<T: Copy + Into<i64> + Sync>(
 pub struct Hyrax;
 
 impl Hyrax {
-    fn check_size(params: &HyraxParams, num_vars: usize) -> Result<(), PcsError> {
+    pub(crate) fn check_size(params: &HyraxParams, num_vars: usize) -> Result<(), PcsError> {
         if num_vars > params.max_num_vars {
             return Err(PcsError::SrsTooSmall { needed: num_vars, available: params.max_num_vars });
         }
@@ -439,7 +445,11 @@ impl Hyrax {
     }
 
     /// The generators of a `2^column_vars`-column layout for `num_vars` variables.
-    fn bases(params: &HyraxParams, num_vars: usize, column_vars: usize) -> Result<&[G1Affine], PcsError> {
+    pub(crate) fn bases(
+        params: &HyraxParams,
+        num_vars: usize,
+        column_vars: usize,
+    ) -> Result<&[G1Affine], PcsError> {
         Self::check_size(params, num_vars)?;
         if column_vars > num_vars {
             return Err(PcsError::MalformedProof("more column variables than variables"));
@@ -583,7 +593,9 @@ const LABEL_BATCH: &[u8] = b"pcs/hyrax/batch-coefficients";
 /// A member with fewer columns must be a single row (`c_f = n_f`) whose whole point is a
 /// prefix of that column point; its row, padded with zeros, contributes
 /// `f(point)·Π_{c_f ≤ t < c}(1 − column_point_t)` to the inner product.
-fn batch_layout<'a>(items: &[(&HyraxCommitment, &'a [Fr])]) -> Result<(&'a [Fr], Vec<Fr>), PcsError> {
+pub(crate) fn batch_layout<'a>(
+    items: &[(&HyraxCommitment, &'a [Fr])],
+) -> Result<(&'a [Fr], Vec<Fr>), PcsError> {
     let mut widest: Option<(usize, &'a [Fr])> = None;
     let mut columns = Vec::with_capacity(items.len());
     for (commitment, point) in items {
@@ -705,30 +717,40 @@ impl Hyrax {
         if inner != expected_value {
             return Err(PcsError::EvaluationChainMismatch { round: 0 });
         }
-        let mut bases = Vec::new();
-        let mut scalars = Vec::new();
-        for ((commitment, point, _), coefficient) in items.iter().zip(&coefficients) {
-            let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
-            // Identity rows (all-zero rows of the matrix) add nothing: left out of the MSM.
-            for (row, weight) in commitment.rows.iter().zip(eq_table(row_point)) {
-                if !row.is_zero() {
-                    bases.push(*row);
-                    scalars.push(weight * coefficient);
-                }
-            }
-        }
+        let (mut bases, mut scalars) = combined_commitment_terms(&layout, &coefficients)?;
         bases.extend_from_slice(generators);
         scalars.extend(proof.combined_row.iter().map(|w| -*w));
         Ok(MsmCheck { bases, scalars })
     }
 }
 
+/// `Σ_t ρ_t·Σ_i L_{t,i}·C_{t,i}` as MSM terms: the commitment to the batch's combined row.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub(crate) fn combined_commitment_terms(
+    items: &[(&HyraxCommitment, &[Fr])],
+    coefficients: &[Fr],
+) -> Result<(Vec<G1Affine>, Vec<Fr>), PcsError> {
+    let mut bases = Vec::new();
+    let mut scalars = Vec::new();
+    for ((commitment, point), coefficient) in items.iter().zip(coefficients) {
+        let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
+        // Identity rows (all-zero rows of the matrix) add nothing: left out of the MSM.
+        for (row, weight) in commitment.rows.iter().zip(eq_table(row_point)) {
+            if !row.is_zero() {
+                bases.push(*row);
+                scalars.push(weight * coefficient);
+            }
+        }
+    }
+    Ok((bases, scalars))
+}
+
 /// A group equation `Σ_k s_k·B_k = 0` left for the end of a verification: several of them
 /// are checked with one MSM, weighted by random coefficients.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MsmCheck {
-    bases: Vec<G1Affine>,
-    scalars: Vec<Fr>,
+    pub(crate) bases: Vec<G1Affine>,
+    pub(crate) scalars: Vec<Fr>,
 }
 
 impl MsmCheck {

@@ -25,6 +25,7 @@
 mod batch;
 mod batch_affine;
 mod error;
+mod hiding;
 mod hyperkzg;
 pub mod hyrax;
 mod scheme;
@@ -32,6 +33,7 @@ mod srs;
 
 pub use batch::{MultiOpeningProof, OpeningClaim};
 pub use error::PcsError;
+pub use hiding::{HyraxBlinds, ZkOpeningProof};
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars};
 pub use scheme::MultilinearCommitmentScheme;

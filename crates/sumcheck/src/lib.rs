@@ -15,6 +15,8 @@
 //!   first challenge (tables of half size at most).
 //! * [`prove_batched`] / [`verify_batched`]: several claims (any numbers of variables and
 //!   degrees) in one sum-check with random coefficients.
+//! * [`prove_masked`] / [`verify_masked`]: Libra's masked sum-check (zero-knowledge round
+//!   messages; the caller commits to the [`MaskPolynomial`] and opens it).
 //!
 //! Round messages are `s(0), s(2), …, s(d)`; `s(1)` is derived from the running claim.
 //! Variables are bound from the highest (`x_{n−1}`) down; the returned points are in
@@ -32,6 +34,7 @@
 mod batched;
 mod claim;
 mod error;
+mod masked;
 mod product;
 mod protocol;
 mod small_value;
@@ -41,6 +44,10 @@ pub mod univariate;
 pub use batched::{BatchedEvalClaim, prove_batched, verify_batched};
 pub use claim::{EvalClaim, MAX_DEGREE, MAX_NUM_VARS, SumcheckClaim};
 pub use error::SumcheckError;
+pub use masked::{
+    LABEL_MASK_SUM, LABEL_MASK_WEIGHT, MaskPolynomial, MaskedEvalClaim, MaskedSumcheckProof, prove_masked,
+    verify_masked,
+};
 pub use product::{
     FinalEvaluations, LABEL_FINAL_EVALUATIONS, ProductSumcheck, ProductSumcheckProof, ProductTerm,
     SumOfProducts, prove_instance_with_evaluations, prove_product, verify_product,

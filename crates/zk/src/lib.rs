@@ -1,0 +1,59 @@
+//! Zero-knowledge pieces of the zkmha proofs.
+//!
+//! ```text
+//! zk sum-check:  Σ_x g(x) = S  proven with Libra's masking polynomial p, committed (hiding
+//!                Hyrax) before the mask weight ρ is drawn, opened at the end with a proof of
+//!                dot product; out: EvalClaim g(r) = v           (crate::sumcheck)
+//! randomness:    masks and blinds come from a CSPRNG seeded by the operating system
+//!                (secure_rng); tests pass seeded generators
+//! ```
+//!
+//! What is hidden and what is not yet is stated in `docs/ZERO_KNOWLEDGE.md`: the round
+//! messages and the mask are; the final value `g(r)` is the caller's to hide.
+
+// Verifier code must not panic on proof bytes.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
+)]
+
+pub mod sumcheck;
+
+pub use sumcheck::{ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck};
+
+use rand::SeedableRng;
+use thiserror::Error;
+
+/// Errors of the zero-knowledge layer.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ZkError {
+    /// The masked sum-check failed.
+    #[error("the masked sum-check failed: {0}")]
+    Sumcheck(#[from] zkmha_sumcheck::SumcheckError),
+    /// The mask's commitment or its zero-knowledge opening failed.
+    #[error("the mask's opening failed: {0}")]
+    MaskOpening(#[from] zkmha_pcs::PcsError),
+    /// The mask's commitment does not have the shape the claim needs.
+    #[error(
+        "the mask commitment has {got} variables, a claim of {num_vars} variables and degree {degree} needs {expected}"
+    )]
+    MaskCommitmentShape {
+        /// Variables of the claim.
+        num_vars: usize,
+        /// Degree of the claim.
+        degree: usize,
+        /// Variables the mask's vector commitment must have.
+        expected: usize,
+        /// Variables it has.
+        got: usize,
+    },
+}
+
+/// A cryptographically secure generator for masks and blinding factors: ChaCha20 seeded with
+/// 32 bytes from the operating system (`getrandom`).
+///
+/// # Errors
+/// When the operating system gives no randomness (the prover must not go on without it).
+pub fn secure_rng() -> Result<rand_chacha::ChaCha20Rng, rand::Error> {
+    rand_chacha::ChaCha20Rng::from_rng(rand::rngs::OsRng)
+}
