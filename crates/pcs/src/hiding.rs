@@ -61,6 +61,93 @@ pub struct ZkOpeningProof {
     pub blinding_response: Fr,
 }
 
+/// A zero-knowledge opening whose value stays hidden in a Pedersen commitment
+/// `C_v = v·U + β_v·H`: the proof of dot product with `δ` committed as `B = δ·U + r_B·H`, and
+/// `⟨z, R⟩·U + z_δ·H = c·C_v + B` in place of the field check.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ZkCommittedOpeningProof {
+    /// `A = Σ_j d_j·G_j + r_A·H`.
+    pub mask_commitment: G1Affine,
+    /// `B = ⟨d, R⟩·U + r_B·H`.
+    pub mask_value_commitment: G1Affine,
+    /// `z = c·w + d`.
+    pub response: Vec<Fr>,
+    /// `z_β = c·β + r_A`.
+    pub blinding_response: Fr,
+    /// `z_δ = c·β_v + r_B`.
+    pub value_blinding_response: Fr,
+}
+
+const LABEL_ZK_VALUE_COMMITMENT: &[u8] = b"pcs/hyrax-zk/value-commitment";
+const LABEL_ZK_EQUATION_WEIGHT: &[u8] = b"pcs/hyrax-zk/equation-weight";
+
+/// `Σ z_j·G_j + z_β·H − c·C − A = 0` and `⟨z, R⟩·U + z_δ·H − c·C_v − B = 0`.
+fn committed_equations(
+    params: &HyraxParams,
+    generators: &[G1Affine],
+    row: G1Affine,
+    public: &[Fr],
+    value_commitment: G1Affine,
+    proof: &ZkCommittedOpeningProof,
+    challenge: Fr,
+) -> [MsmCheck; 2] {
+    let inner: Fr = proof.response.iter().zip(public).map(|(z, r)| *z * r).sum();
+    let mut bases = generators.to_vec();
+    let mut scalars = proof.response.clone();
+    bases.extend([params.blinding_generator, row, proof.mask_commitment]);
+    scalars.extend([proof.blinding_response, -challenge, -Fr::from(1u64)]);
+    let rows = MsmCheck { bases, scalars };
+    let value = MsmCheck {
+        bases: vec![
+            params.value_generator,
+            params.blinding_generator,
+            value_commitment,
+            proof.mask_value_commitment,
+        ],
+        scalars: vec![inner, proof.value_blinding_response, -challenge, -Fr::from(1u64)],
+    };
+    [rows, value]
+}
+
+impl ZkCommittedOpeningProof {
+    /// The honest-verifier simulator of [`Hyrax::prove_inner_product_committed`]: an
+    /// accepting answer for any vector commitment, value commitment and challenge, made without
+    /// the vector or the value (`z`, `z_β`, `z_δ` uniform; `A` and `B` solved from the checks).
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] when `commitment` is not a vector commitment long enough
+    /// for `public`.
+    pub fn simulate<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        commitment: &HyraxCommitment,
+        public: &[Fr],
+        value_commitment: G1Affine,
+        challenge: Fr,
+        rng: &mut R,
+    ) -> Result<Self, PcsError> {
+        let (generators, padded_public) = Hyrax::vector_layout(params, commitment, public)?;
+        let row = commitment_row(commitment)?;
+        let response: Vec<Fr> = generators.iter().map(|_| Fr::rand(rng)).collect();
+        let (blinding_response, value_blinding_response) = (Fr::rand(rng), Fr::rand(rng));
+        let inner: Fr = response.iter().zip(&padded_public).map(|(z, r)| *z * r).sum();
+        let mask_commitment = (G1Projective::msm_unchecked(generators, &response)
+            + params.blinding_generator * blinding_response
+            - row * challenge)
+            .into_affine();
+        let mask_value_commitment = (params.value_generator * inner
+            + params.blinding_generator * value_blinding_response
+            - value_commitment * challenge)
+            .into_affine();
+        Ok(Self {
+            mask_commitment,
+            mask_value_commitment,
+            response,
+            blinding_response,
+            value_blinding_response,
+        })
+    }
+}
+
 /// Adds `b_i·H` to each row (fixed-base batch multiplication: one table for all rows).
 fn blind_rows<R: RngCore + CryptoRng>(
     params: &HyraxParams,
@@ -100,6 +187,22 @@ fn prove_dot_product<R: RngCore + CryptoRng>(
         mask_value,
         response,
         blinding_response: challenge * blinding + mask_blinding,
+    }
+}
+
+const LABEL_ZK_COMMITTED_VECTOR: &[u8] = b"pcs/hyrax-zk/committed-vector";
+
+fn absorb_point(transcript: &mut Transcript, label: &'static [u8], point: G1Affine) {
+    let mut bytes = Vec::with_capacity(32);
+    let _ = point.serialize_compressed(&mut bytes);
+    transcript.append_bytes(label, &bytes);
+}
+
+/// The one row of a vector commitment.
+fn commitment_row(commitment: &HyraxCommitment) -> Result<G1Affine, PcsError> {
+    match commitment.rows.as_slice() {
+        [row] => Ok(*row),
+        _ => Err(PcsError::MalformedProof("a vector commitment has one row")),
     }
 }
 
@@ -325,6 +428,120 @@ impl Hyrax {
         )?
         .holds()
         .map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+
+    /// Proves `⟨vector, public⟩ = v` for a committed vector, with `v` itself committed:
+    /// returns the proof, `C_v = v·U + β_v·H` and the prover's `(v, β_v)`.
+    ///
+    /// # Errors
+    /// As [`Self::prove_inner_product_zk`].
+    #[allow(clippy::type_complexity)]
+    pub fn prove_inner_product_committed<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        vector: &[Fr],
+        commitment: &HyraxCommitment,
+        blinds: &HyraxBlinds,
+        public: &[Fr],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<(ZkCommittedOpeningProof, G1Affine, (Fr, Fr)), PcsError> {
+        let (generators, padded_public) = Self::vector_layout(params, commitment, public)?;
+        if vector.len() != public.len() {
+            return Err(PcsError::MalformedProof("the vector and the public vector differ in length"));
+        }
+        let blinding = blinds.rows.first().copied().ok_or(PcsError::MalformedProof("no blinding factor"))?;
+        let value: Fr = vector.iter().zip(public).map(|(a, b)| *a * b).sum();
+        let value_blinding = Fr::rand(rng);
+        let value_commitment =
+            (params.value_generator * value + params.blinding_generator * value_blinding).into_affine();
+        transcript.append_fields(LABEL_ZK_PUBLIC_VECTOR, public);
+        absorb_point(transcript, LABEL_ZK_COMMITTED_VECTOR, commitment_row(commitment)?);
+        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, value_commitment);
+        let mask: Vec<Fr> = (0..generators.len()).map(|_| Fr::rand(rng)).collect();
+        let (mask_blinding, mask_value_blinding) = (Fr::rand(rng), Fr::rand(rng));
+        let mask_commitment = (G1Projective::msm_unchecked(generators, &mask)
+            + params.blinding_generator * mask_blinding)
+            .into_affine();
+        let mask_value: Fr = mask.iter().zip(&padded_public).map(|(d, r)| *d * r).sum();
+        let mask_value_commitment = (params.value_generator * mask_value
+            + params.blinding_generator * mask_value_blinding)
+            .into_affine();
+        absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, mask_commitment);
+        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, mask_value_commitment);
+        let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+        let response = vector
+            .iter()
+            .chain(std::iter::repeat(&Fr::zero()))
+            .zip(&mask)
+            .map(|(w, d)| challenge * w + d)
+            .collect();
+        let proof = ZkCommittedOpeningProof {
+            mask_commitment,
+            mask_value_commitment,
+            response,
+            blinding_response: challenge * blinding + mask_blinding,
+            value_blinding_response: challenge * value_blinding + mask_value_blinding,
+        };
+        Ok((proof, value_commitment, (value, value_blinding)))
+    }
+
+    /// Verifies [`Self::prove_inner_product_committed`] against the value commitment `C_v`.
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] for wrong lengths or shapes, [`PcsError::ZkCommitmentMismatch`]
+    /// when either group equation fails.
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn verify_inner_product_committed(
+        params: &HyraxParams,
+        commitment: &HyraxCommitment,
+        public: &[Fr],
+        value_commitment: G1Affine,
+        proof: &ZkCommittedOpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), PcsError> {
+        let (generators, padded_public) = Self::vector_layout(params, commitment, public)?;
+        if proof.response.len() != generators.len() {
+            return Err(PcsError::MalformedProof(
+                "the zero-knowledge opening's response has the wrong length",
+            ));
+        }
+        let row = commitment_row(commitment)?;
+        transcript.append_fields(LABEL_ZK_PUBLIC_VECTOR, public);
+        absorb_point(transcript, LABEL_ZK_COMMITTED_VECTOR, row);
+        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, value_commitment);
+        absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
+        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
+        let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+        let weight = transcript.challenge_field(LABEL_ZK_EQUATION_WEIGHT);
+        let equations =
+            committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge);
+        MsmCheck::all_hold(&equations, &[Fr::from(1u64), weight]).map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+
+    /// The interactive verifier of [`Self::prove_inner_product_committed`] for a challenge
+    /// given by the caller; what [`ZkCommittedOpeningProof::simulate`] is checked against.
+    ///
+    /// # Errors
+    /// As [`Self::verify_inner_product_committed`].
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn check_inner_product_committed_with_challenge(
+        params: &HyraxParams,
+        commitment: &HyraxCommitment,
+        public: &[Fr],
+        value_commitment: G1Affine,
+        proof: &ZkCommittedOpeningProof,
+        challenge: Fr,
+    ) -> Result<(), PcsError> {
+        let (generators, padded_public) = Self::vector_layout(params, commitment, public)?;
+        if proof.response.len() != generators.len() {
+            return Err(PcsError::MalformedProof(
+                "the zero-knowledge opening's response has the wrong length",
+            ));
+        }
+        let row = commitment_row(commitment)?;
+        let equations =
+            committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge);
+        equations.iter().try_for_each(|e| e.holds().map_err(|_| PcsError::ZkCommitmentMismatch))
     }
 
     fn vector_layout<'p>(

@@ -29,6 +29,8 @@ const LABEL_VALUE: &[u8] = b"pcs/hyrax/value";
 const GENERATOR_DOMAIN: &[u8] = b"zkmha hyrax generators v1";
 /// The hash index of `H` (the `G_j` use `0..2^c`).
 const BLINDING_GENERATOR_INDEX: u64 = u64::MAX;
+/// The hash index of `U`.
+const VALUE_GENERATOR_INDEX: u64 = u64::MAX - 1;
 
 /// Public generators for tables of up to `2^max_num_vars` entries (transparent).
 #[derive(Clone, Debug)]
@@ -40,6 +42,9 @@ pub struct HyraxParams {
     /// `H`, the blinding generator of hiding commitments (`crate::hiding`), hashed to the
     /// curve like the `G_j` at an index none of them uses.
     pub blinding_generator: G1Affine,
+    /// `U`, the value generator of Pedersen commitments to single values (`v·U + β·H`), hashed
+    /// like `H`.
+    pub value_generator: G1Affine,
     /// `k·G_j` for `k = 1..=SMALL_TABLE` (row-major by `j`), built on first use by
     /// [`Hyrax::commit_small`].
     small_multiples: std::sync::OnceLock<Vec<G1Affine>>,
@@ -180,7 +185,14 @@ impl HyraxParams {
         let (_, columns) = split_vars(max_num_vars);
         let generators = (0..1u64 << columns).into_par_iter().map(hash_to_g1).collect();
         let blinding_generator = hash_to_g1(BLINDING_GENERATOR_INDEX);
-        Self { max_num_vars, generators, blinding_generator, small_multiples: std::sync::OnceLock::new() }
+        let value_generator = hash_to_g1(VALUE_GENERATOR_INDEX);
+        Self {
+            max_num_vars,
+            generators,
+            blinding_generator,
+            value_generator,
+            small_multiples: std::sync::OnceLock::new(),
+        }
     }
 
     /// Builds the table of small multiples used by [`Hyrax::commit_small`] now (it is built on

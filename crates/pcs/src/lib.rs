@@ -33,7 +33,7 @@ mod srs;
 
 pub use batch::{MultiOpeningProof, OpeningClaim};
 pub use error::PcsError;
-pub use hiding::{HyraxBlinds, ZkOpeningProof};
+pub use hiding::{HyraxBlinds, ZkCommittedOpeningProof, ZkOpeningProof};
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars};
 pub use scheme::MultilinearCommitmentScheme;

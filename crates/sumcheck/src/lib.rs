@@ -46,7 +46,7 @@ pub use claim::{EvalClaim, MAX_DEGREE, MAX_NUM_VARS, SumcheckClaim};
 pub use error::SumcheckError;
 pub use masked::{
     LABEL_MASK_SUM, LABEL_MASK_WEIGHT, MaskPolynomial, MaskedEvalClaim, MaskedSumcheckProof, prove_masked,
-    verify_masked,
+    prove_masked_rounds, verify_masked,
 };
 pub use product::{
     FinalEvaluations, LABEL_FINAL_EVALUATIONS, ProductSumcheck, ProductSumcheckProof, ProductTerm,

@@ -271,6 +271,31 @@ pub fn prove_masked<I: SumcheckInstance + ?Sized>(
     let mask_sum = mask.sum();
     transcript.append_field(LABEL_MASK_SUM, &mask_sum);
     let weight = transcript.challenge_field(LABEL_MASK_WEIGHT);
+    let (sumcheck, masked_claim) = prove_masked_rounds(instance, claimed_sum, mask, weight, transcript)?;
+    Ok((MaskedSumcheckProof { mask_sum, sumcheck }, masked_claim))
+}
+
+/// The rounds of `g + ρ·p` from the claim `claimed_sum + ρ·P`, for a weight `ρ` the caller
+/// drew after fixing (committing to) the mask: for protocols that keep `P` itself hidden
+/// ([`prove_masked`] sends it).
+///
+/// # Errors
+/// As [`prove_masked`].
+pub fn prove_masked_rounds<I: SumcheckInstance + ?Sized>(
+    instance: &mut I,
+    claimed_sum: Fr,
+    mask: &MaskPolynomial,
+    weight: Fr,
+    transcript: &mut Transcript,
+) -> Result<(SumcheckProof, MaskedEvalClaim), SumcheckError> {
+    let claim = SumcheckClaim::new(instance.num_vars(), instance.degree(), claimed_sum);
+    claim.validate()?;
+    if mask.num_vars != claim.num_vars || mask.degree != claim.degree {
+        return Err(SumcheckError::InvalidInstance(format!(
+            "mask of {} variables and degree {} for a claim of {} variables and degree {}",
+            mask.num_vars, mask.degree, claim.num_vars, claim.degree
+        )));
+    }
     let unbound_ones = (0..mask.num_vars).map(|i| mask.variable_part(i, Fr::one())).sum();
     let mut masked = MaskedInstance {
         inner: instance,
@@ -282,9 +307,9 @@ pub fn prove_masked<I: SumcheckInstance + ?Sized>(
         unbound_ones,
         variable: claim.num_vars.saturating_sub(1),
     };
-    let (sumcheck, final_claim) = prove(&mut masked, claimed_sum + weight * mask_sum, transcript);
+    let (sumcheck, final_claim) = prove(&mut masked, claimed_sum + weight * mask.sum(), transcript);
     Ok((
-        MaskedSumcheckProof { mask_sum, sumcheck },
+        sumcheck,
         MaskedEvalClaim { point: final_claim.point, value: final_claim.value, mask_weight: weight },
     ))
 }

@@ -1,15 +1,16 @@
 //! Zero-knowledge pieces of the zkmha proofs.
 //!
 //! ```text
-//! zk sum-check:  Σ_x g(x) = S  proven with Libra's masking polynomial p, committed (hiding
-//!                Hyrax) before the mask weight ρ is drawn, opened at the end with a proof of
-//!                dot product; out: EvalClaim g(r) = v           (crate::sumcheck)
+//! committed values: C = v·U + β·H; Σ-protocols for "C opens to t" and "C_z = C_x·C_y"
+//!                (crate::pedersen)
+//! zk sum-check:  Σ_x g(x) = S for a committed S, with Libra's masking polynomial p committed
+//!                (hiding Hyrax) before the mask weight ρ is drawn, its sum and its final value
+//!                kept in commitments; out: a commitment to g(r)   (crate::sumcheck)
 //! randomness:    masks and blinds come from a CSPRNG seeded by the operating system
 //!                (secure_rng); tests pass seeded generators
 //! ```
 //!
-//! What is hidden and what is not yet is stated in `docs/ZERO_KNOWLEDGE.md`: the round
-//! messages and the mask are; the final value `g(r)` is the caller's to hide.
+//! `docs/ZERO_KNOWLEDGE.md` gives the simulators, and says which proofs use these pieces yet.
 
 // Verifier code must not panic on proof bytes.
 #![cfg_attr(
@@ -17,9 +18,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
+pub mod pedersen;
 pub mod sumcheck;
 
-pub use sumcheck::{ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck};
+pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
+pub use sumcheck::{
+    CommittedEvalClaim, ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck,
+};
 
 use rand::SeedableRng;
 use thiserror::Error;
@@ -33,6 +38,13 @@ pub enum ZkError {
     /// The mask's commitment or its zero-knowledge opening failed.
     #[error("the mask's opening failed: {0}")]
     MaskOpening(#[from] zkmha_pcs::PcsError),
+    /// A commitment does not open to the value it is claimed to: a false claim, a forged
+    /// proof, or a transcript that diverged.
+    #[error("a committed value does not open to the claimed value")]
+    OpeningMismatch,
+    /// A committed value is not the product of the two committed values it is claimed to be.
+    #[error("a committed value is not the product it is claimed to be")]
+    ProductMismatch,
     /// The mask's commitment does not have the shape the claim needs.
     #[error(
         "the mask commitment has {got} variables, a claim of {num_vars} variables and degree {degree} needs {expected}"

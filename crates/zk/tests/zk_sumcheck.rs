@@ -8,13 +8,16 @@ use ark_std::rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use zkmha_field::{Field, Fr, One, Zero};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{Hyrax, HyraxParams, PcsError, ZkOpeningProof};
+use zkmha_pcs::{G1Affine, Hyrax, HyraxParams, PcsError, ZkCommittedOpeningProof};
 use zkmha_sumcheck::{
-    EvalClaim, MaskPolynomial, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckError,
-    SumcheckInstance, prove_masked, verify_masked,
+    MaskPolynomial, ProductSumcheck, SumOfProducts, SumcheckError, SumcheckInstance, prove_masked_rounds,
+    verify,
 };
 use zkmha_transcript::Transcript;
-use zkmha_zk::{ZkError, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck};
+use zkmha_zk::{
+    CommittedEvalClaim, OpeningProof, ProductProof, ValueOpening, ZkError, ZkSumcheckProof,
+    prove_zk_sumcheck, verify_zk_sumcheck,
+};
 
 const DOMAIN: &[u8] = b"zk-sumcheck-test";
 
@@ -49,22 +52,58 @@ fn params() -> HyraxParams {
     HyraxParams::new(12)
 }
 
+struct Proved {
+    proof: ZkSumcheckProof,
+    claim: CommittedEvalClaim,
+    opening: ValueOpening,
+    claim_commitment: G1Affine,
+}
+
+/// Proves `Σ g = sum` with the claimed sum hidden in a commitment (`hidden`) or public.
 fn prove(
     params: &HyraxParams,
     mles: &[DenseMultilinearExtension],
     sum: Fr,
+    hidden: bool,
     seed: u64,
-) -> (ZkSumcheckProof, EvalClaim) {
+) -> Proved {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    prove_zk_sumcheck(params, &mut instance(mles), sum, &mut Transcript::new(DOMAIN), &mut rng).unwrap()
+    let opening = if hidden { ValueOpening::hide(sum, &mut rng) } else { ValueOpening::public(sum) };
+    let claim_commitment = G1Affine::from(opening.commit(params));
+    let (proof, claim, opening) = prove_zk_sumcheck(
+        params,
+        &mut instance(mles),
+        claim_commitment,
+        &opening,
+        &mut Transcript::new(DOMAIN),
+        &mut rng,
+    )
+    .unwrap();
+    Proved { proof, claim, opening, claim_commitment }
 }
 
-fn verify(
+fn verify_proof(
     params: &HyraxParams,
-    claim: &SumcheckClaim,
+    num_vars: usize,
+    degree: usize,
+    claim_commitment: G1Affine,
     proof: &ZkSumcheckProof,
-) -> Result<EvalClaim, ZkError> {
-    verify_zk_sumcheck(params, claim, proof, &mut Transcript::new(DOMAIN))
+) -> Result<CommittedEvalClaim, ZkError> {
+    verify_zk_sumcheck(params, num_vars, degree, claim_commitment, proof, &mut Transcript::new(DOMAIN))
+}
+
+/// The caller's final check in the clear: the committed claim opens to `g(r)` (here the
+/// prover opens it; in a chain it is related to further commitments instead).
+fn open_final(
+    params: &HyraxParams,
+    claim: &CommittedEvalClaim,
+    opening: &ValueOpening,
+    truth: Fr,
+) -> Result<(), ZkError> {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let proof =
+        OpeningProof::prove(params, claim.commitment, opening, &mut Transcript::new(b"final"), &mut rng);
+    proof.verify(params, claim.commitment, truth, &mut Transcript::new(b"final"))
 }
 
 #[test]
@@ -81,17 +120,60 @@ fn round_trips_on_many_shapes_against_the_reference() {
         (10, 2, 1000),
         (0, 2, 1),
     ] {
-        let mles = factors(num_vars, k, length, (num_vars * 10 + k) as u64);
-        let sum = reference_sum(&mles);
-        let (proof, prover_claim) = prove(&params, &mles, sum, 1);
-        let claim = SumcheckClaim::new(num_vars, k, sum);
-        let verifier_claim = verify(&params, &claim, &proof).unwrap();
-        assert_eq!(prover_claim, verifier_claim, "n={num_vars} k={k}");
-        verifier_claim.check(reference_value(&mles, &verifier_claim.point)).unwrap();
-        let mut bytes = Vec::new();
-        proof.serialize_compressed(&mut bytes).unwrap();
-        assert_eq!(ZkSumcheckProof::deserialize_compressed(&bytes[..]).unwrap(), proof);
+        for hidden in [false, true] {
+            let mles = factors(num_vars, k, length, (num_vars * 10 + k) as u64);
+            let sum = reference_sum(&mles);
+            let p = prove(&params, &mles, sum, hidden, 1);
+            let verified = verify_proof(&params, num_vars, k, p.claim_commitment, &p.proof).unwrap();
+            assert_eq!(verified, p.claim, "n={num_vars} k={k}");
+            assert_eq!(G1Affine::from(p.opening.commit(&params)), verified.commitment);
+            let truth = reference_value(&mles, &verified.point);
+            assert_eq!(p.opening.value, truth);
+            open_final(&params, &verified, &p.opening, truth).unwrap();
+            let mut bytes = Vec::new();
+            p.proof.serialize_compressed(&mut bytes).unwrap();
+            assert_eq!(ZkSumcheckProof::deserialize_compressed(&bytes[..]).unwrap(), p.proof);
+        }
     }
+}
+
+#[test]
+fn a_product_chain_closes_on_committed_factor_values() {
+    // g = f₁·f₂: the prover commits to f₁(r), f₂(r) and proves C_g = C_{f₁}·C_{f₂}; the factor
+    // commitments are what the next sub-protocol would take as its claims.
+    let params = params();
+    let mles = factors(6, 2, 64, 40);
+    let sum = reference_sum(&mles);
+    let p = prove(&params, &mles, sum, true, 2);
+    let verified = verify_proof(&params, 6, 2, p.claim_commitment, &p.proof).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let factor_openings: Vec<ValueOpening> =
+        mles.iter().map(|f| ValueOpening::hide(f.evaluate(&verified.point).unwrap(), &mut rng)).collect();
+    let commitments: Vec<G1Affine> =
+        factor_openings.iter().map(|o| G1Affine::from(o.commit(&params))).collect();
+    let statement = [commitments[0], commitments[1], verified.commitment];
+    let product = ProductProof::prove(
+        &params,
+        statement,
+        [&factor_openings[0], &factor_openings[1], &p.opening],
+        &mut Transcript::new(b"chain"),
+        &mut rng,
+    );
+    product.verify(&params, statement, &mut Transcript::new(b"chain")).unwrap();
+    // Claiming other factor values breaks the product.
+    let wrong = ValueOpening::hide(factor_openings[1].value + Fr::one(), &mut rng);
+    let wrong_statement = [commitments[0], G1Affine::from(wrong.commit(&params)), verified.commitment];
+    let forged = ProductProof::prove(
+        &params,
+        wrong_statement,
+        [&factor_openings[0], &wrong, &p.opening],
+        &mut Transcript::new(b"chain"),
+        &mut rng,
+    );
+    assert_eq!(
+        forged.verify(&params, wrong_statement, &mut Transcript::new(b"chain")),
+        Err(ZkError::ProductMismatch)
+    );
 }
 
 #[test]
@@ -99,56 +181,56 @@ fn two_proofs_of_the_same_statement_differ() {
     let params = params();
     let mles = factors(6, 3, 64, 2);
     let sum = reference_sum(&mles);
-    let (first, first_claim) = prove(&params, &mles, sum, 1);
-    let (second, second_claim) = prove(&params, &mles, sum, 2);
-    assert_ne!(first.mask_commitment, second.mask_commitment);
-    assert_ne!(first.masked.mask_sum, second.masked.mask_sum);
-    for (a, b) in first.masked.sumcheck.rounds.iter().zip(&second.masked.sumcheck.rounds) {
+    let first = prove(&params, &mles, sum, false, 1);
+    let second = prove(&params, &mles, sum, false, 2);
+    assert_ne!(first.proof.mask_commitment, second.proof.mask_commitment);
+    assert_ne!(first.proof.masked_sum, second.proof.masked_sum);
+    for (a, b) in first.proof.sumcheck.rounds.iter().zip(&second.proof.sumcheck.rounds) {
         assert!(a.evaluations.iter().zip(&b.evaluations).all(|(x, y)| x != y));
     }
-    assert_ne!(first_claim.point, second_claim.point);
-    let claim = SumcheckClaim::new(6, 3, sum);
-    verify(&params, &claim, &first).unwrap().check(reference_value(&mles, &first_claim.point)).unwrap();
-    verify(&params, &claim, &second).unwrap().check(reference_value(&mles, &second_claim.point)).unwrap();
+    assert_ne!(first.claim.point, second.claim.point);
+    for p in [first, second] {
+        let verified = verify_proof(&params, 6, 3, p.claim_commitment, &p.proof).unwrap();
+        open_final(&params, &verified, &p.opening, reference_value(&mles, &verified.point)).unwrap();
+    }
 }
 
 /// Every value the plain sum-check would send, rebuilt from the witness at the ZK proof's own
-/// challenges: the round messages of `g` alone, and `g`'s final factor values.
+/// challenges: the sum, the round polynomials of `g` alone (at 0..=d), and `g`'s final
+/// factor values and `g(r)`.
 fn unmasked_values(mles: &[DenseMultilinearExtension], sum: Fr, point: &[Fr]) -> Vec<Fr> {
     let mut plain = instance(mles);
     let degree = plain.degree();
     let mut running = sum;
-    let mut values = Vec::new();
+    let mut values = vec![sum];
     for challenge in point.iter().rev() {
         let mut message = vec![Fr::zero(); degree];
         plain.round_evaluations(running, &mut message);
         let full = zkmha_sumcheck::univariate::decompress(&message, running);
         running = zkmha_sumcheck::univariate::evaluate_from_evaluations(&full, *challenge);
+        values.extend(&message);
         values.extend(full);
         plain.bind_in_place(*challenge);
     }
     values.extend(mles.iter().map(|f| f.evaluate(point).unwrap()));
+    values.push(running);
     values
 }
 
 #[test]
-fn no_unmasked_round_value_appears_in_the_proof() {
+fn no_unmasked_value_appears_in_the_proof() {
     let params = params();
     for (num_vars, k) in [(5, 2), (8, 3)] {
         let mles = factors(num_vars, k, 1 << num_vars, 7);
         let sum = reference_sum(&mles);
-        let (proof, claim) = prove(&params, &mles, sum, 3);
-        let revealing = unmasked_values(&mles, sum, &claim.point);
-        let mut sent: Vec<Fr> =
-            proof.masked.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
-        sent.push(proof.masked.mask_sum);
-        sent.push(proof.mask_value);
-        sent.push(proof.mask_opening.mask_value);
-        sent.push(proof.mask_opening.blinding_response);
+        let p = prove(&params, &mles, sum, true, 3);
+        let revealing = unmasked_values(&mles, sum, &p.claim.point);
+        let proof = &p.proof;
+        let mut sent: Vec<Fr> = proof.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
+        sent.extend([proof.masked_sum, proof.masked_sum_proof.response]);
         sent.extend(&proof.mask_opening.response);
-        // Also the sums s(0) + s(1) and s(1), which a reader derives from the messages.
-        let rounds = &proof.masked.sumcheck.rounds;
-        assert_eq!(rounds.len(), num_vars);
+        sent.extend([proof.mask_opening.blinding_response, proof.mask_opening.value_blinding_response]);
+        assert_eq!(proof.sumcheck.rounds.len(), num_vars);
         for value in &sent {
             assert!(!revealing.contains(value), "an unmasked value is in the proof");
         }
@@ -156,39 +238,30 @@ fn no_unmasked_round_value_appears_in_the_proof() {
 }
 
 #[test]
-fn a_false_sum_is_caught_by_the_callers_final_check() {
+fn a_false_sum_cannot_be_opened_to_the_true_value() {
     let params = params();
     let mles = factors(5, 2, 32, 4);
     let wrong = reference_sum(&mles) + Fr::one();
-    let (proof, _) = prove(&params, &mles, wrong, 1);
-    let claim = verify(&params, &SumcheckClaim::new(5, 2, wrong), &proof).unwrap();
-    assert_eq!(
-        claim.check(reference_value(&mles, &claim.point)),
-        Err(SumcheckError::FinalEvaluationMismatch)
-    );
+    let p = prove(&params, &mles, wrong, true, 1);
+    let verified = verify_proof(&params, 5, 2, p.claim_commitment, &p.proof).unwrap();
+    let truth = reference_value(&mles, &verified.point);
+    assert_ne!(p.opening.value, truth);
+    let forged = ValueOpening { value: truth, blinding: p.opening.blinding };
+    assert_eq!(open_final(&params, &verified, &forged, truth), Err(ZkError::OpeningMismatch));
 }
 
 #[test]
-fn a_mask_value_forged_to_hide_a_false_sum_is_rejected() {
-    // The cheating prover runs the masked rounds from a false sum, then claims the mask value
-    // that would make the final check pass: the committed mask does not open to it.
+fn a_masked_sum_forged_to_hide_a_false_claim_is_rejected() {
+    // The prover commits to S but runs the rounds from a false S' + ρP: the masked sum it must
+    // send then no longer opens the commitment C_S + ρ·C_P.
     let params = params();
     let mles = factors(5, 2, 32, 5);
-    let wrong = reference_sum(&mles) + Fr::one();
-    let (mut proof, _) = prove(&params, &mles, wrong, 1);
-    let masked = {
-        let mut t = Transcript::new(DOMAIN);
-        let mut bytes = Vec::new();
-        proof.mask_commitment.serialize_compressed(&mut bytes).unwrap();
-        t.append_bytes(zkmha_zk::sumcheck::LABEL_MASK_COMMITMENT, &bytes);
-        verify_masked(&SumcheckClaim::new(5, 2, wrong), &proof.masked, &mut t).unwrap()
-    };
-    let truth = reference_value(&mles, &masked.point);
-    proof.mask_value = (masked.value - truth) * masked.mask_weight.inverse().unwrap();
-    assert_eq!(
-        verify(&params, &SumcheckClaim::new(5, 2, wrong), &proof),
-        Err(ZkError::MaskOpening(PcsError::ZkInnerProductMismatch))
-    );
+    let sum = reference_sum(&mles);
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let committed = ValueOpening::hide(sum + Fr::one(), &mut rng);
+    let claim_commitment = G1Affine::from(committed.commit(&params));
+    let p = prove(&params, &mles, sum, true, 1);
+    assert_eq!(verify_proof(&params, 5, 2, claim_commitment, &p.proof), Err(ZkError::OpeningMismatch));
 }
 
 #[test]
@@ -196,32 +269,33 @@ fn a_tampered_round_is_rejected() {
     let params = params();
     let mles = factors(6, 3, 64, 6);
     let sum = reference_sum(&mles);
-    let (mut proof, _) = prove(&params, &mles, sum, 1);
-    proof.masked.sumcheck.rounds[2].evaluations[1] += Fr::one();
+    let mut p = prove(&params, &mles, sum, false, 1);
+    p.proof.sumcheck.rounds[2].evaluations[1] += Fr::one();
     // The challenges after the round move, so the mask's opening (made for the old point) fails.
-    assert!(matches!(verify(&params, &SumcheckClaim::new(6, 3, sum), &proof), Err(ZkError::MaskOpening(_))));
+    assert_eq!(
+        verify_proof(&params, 6, 3, p.claim_commitment, &p.proof),
+        Err(ZkError::MaskOpening(PcsError::ZkCommitmentMismatch))
+    );
 }
 
 #[test]
-fn a_tampered_mask_sum_is_rejected() {
+fn a_tampered_masked_sum_or_its_proof_is_rejected() {
     let params = params();
     let mles = factors(6, 2, 64, 7);
     let sum = reference_sum(&mles);
-    let (mut proof, _) = prove(&params, &mles, sum, 1);
-    proof.masked.mask_sum += Fr::one();
-    assert!(matches!(verify(&params, &SumcheckClaim::new(6, 2, sum), &proof), Err(ZkError::MaskOpening(_))));
-}
-
-#[test]
-fn another_claimed_sum_is_rejected() {
-    let params = params();
-    let mles = factors(6, 2, 64, 8);
-    let sum = reference_sum(&mles);
-    let (proof, _) = prove(&params, &mles, sum, 1);
-    assert!(matches!(
-        verify(&params, &SumcheckClaim::new(6, 2, sum + Fr::one()), &proof),
-        Err(ZkError::MaskOpening(_))
-    ));
+    let p = prove(&params, &mles, sum, true, 1);
+    let mut shifted = p.proof.clone();
+    shifted.masked_sum += Fr::one();
+    assert_eq!(verify_proof(&params, 6, 2, p.claim_commitment, &shifted), Err(ZkError::OpeningMismatch));
+    let mut response = p.proof.clone();
+    response.masked_sum_proof.response += Fr::one();
+    assert_eq!(verify_proof(&params, 6, 2, p.claim_commitment, &response), Err(ZkError::OpeningMismatch));
+    let mut sum_commitment = p.proof;
+    sum_commitment.mask_sum_commitment = params.value_generator;
+    assert_eq!(
+        verify_proof(&params, 6, 2, p.claim_commitment, &sum_commitment),
+        Err(ZkError::OpeningMismatch)
+    );
 }
 
 #[test]
@@ -229,10 +303,9 @@ fn a_swapped_mask_commitment_is_rejected() {
     let params = params();
     let mles = factors(6, 2, 64, 9);
     let sum = reference_sum(&mles);
-    let (mut proof, _) = prove(&params, &mles, sum, 1);
-    let (other, _) = prove(&params, &mles, sum, 2);
-    proof.mask_commitment = other.mask_commitment;
-    assert!(matches!(verify(&params, &SumcheckClaim::new(6, 2, sum), &proof), Err(ZkError::MaskOpening(_))));
+    let mut p = prove(&params, &mles, sum, false, 1);
+    p.proof.mask_commitment = prove(&params, &mles, sum, false, 2).proof.mask_commitment;
+    assert!(verify_proof(&params, 6, 2, p.claim_commitment, &p.proof).is_err());
 }
 
 #[test]
@@ -240,20 +313,24 @@ fn a_tampered_mask_value_or_opening_is_rejected() {
     let params = params();
     let mles = factors(6, 2, 64, 10);
     let sum = reference_sum(&mles);
-    let claim = SumcheckClaim::new(6, 2, sum);
-    let (proof, _) = prove(&params, &mles, sum, 1);
-    let mut value = proof.clone();
-    value.mask_value += Fr::one();
-    assert_eq!(verify(&params, &claim, &value), Err(ZkError::MaskOpening(PcsError::ZkInnerProductMismatch)));
-    let mut response = proof.clone();
+    let p = prove(&params, &mles, sum, true, 1);
+    let check = |proof: &ZkSumcheckProof| verify_proof(&params, 6, 2, p.claim_commitment, proof);
+    let mismatch = Err(ZkError::MaskOpening(PcsError::ZkCommitmentMismatch));
+    let mut value = p.proof.clone();
+    value.mask_value_commitment = params.value_generator;
+    assert_eq!(check(&value), mismatch);
+    let mut response = p.proof.clone();
     response.mask_opening.response[0] += Fr::one();
-    assert_eq!(
-        verify(&params, &claim, &response),
-        Err(ZkError::MaskOpening(PcsError::ZkInnerProductMismatch))
-    );
-    let mut blinding = proof;
+    assert_eq!(check(&response), mismatch);
+    let mut blinding = p.proof.clone();
     blinding.mask_opening.blinding_response += Fr::one();
-    assert_eq!(verify(&params, &claim, &blinding), Err(ZkError::MaskOpening(PcsError::ZkCommitmentMismatch)));
+    assert_eq!(check(&blinding), mismatch);
+    let mut value_blinding = p.proof.clone();
+    value_blinding.mask_opening.value_blinding_response += Fr::one();
+    assert_eq!(check(&value_blinding), mismatch);
+    let mut short = p.proof;
+    short.mask_opening.response.pop();
+    assert!(matches!(check(&short), Err(ZkError::MaskOpening(PcsError::MalformedProof(_)))));
 }
 
 #[test]
@@ -261,87 +338,166 @@ fn malformed_proofs_get_typed_errors() {
     let params = params();
     let mles = factors(6, 2, 64, 11);
     let sum = reference_sum(&mles);
-    let claim = SumcheckClaim::new(6, 2, sum);
-    let (proof, _) = prove(&params, &mles, sum, 1);
-    let mut short = proof.clone();
-    short.masked.sumcheck.rounds.pop();
-    assert_eq!(
-        verify(&params, &claim, &short),
-        Err(ZkError::Sumcheck(SumcheckError::WrongRoundCount { expected: 6, got: 5 }))
-    );
-    let mut degree = proof.clone();
-    degree.masked.sumcheck.rounds[0].evaluations.push(Fr::one());
+    let p = prove(&params, &mles, sum, false, 1);
+    let check = |proof: &ZkSumcheckProof| verify_proof(&params, 6, 2, p.claim_commitment, proof);
+    let mut short = p.proof.clone();
+    short.sumcheck.rounds.pop();
+    assert_eq!(check(&short), Err(ZkError::Sumcheck(SumcheckError::WrongRoundCount { expected: 6, got: 5 })));
+    let mut degree = p.proof.clone();
+    degree.sumcheck.rounds[0].evaluations.push(Fr::one());
+    assert!(matches!(check(&degree), Err(ZkError::Sumcheck(SumcheckError::WrongDegree { .. }))));
+    let mut shape = p.proof.clone();
+    shape.mask_commitment = prove(&params, &factors(2, 1, 4, 1), Fr::zero(), false, 1).proof.mask_commitment;
+    assert!(matches!(check(&shape), Err(ZkError::MaskCommitmentShape { .. })));
     assert!(matches!(
-        verify(&params, &claim, &degree),
-        Err(ZkError::Sumcheck(SumcheckError::WrongDegree { .. }))
+        verify_proof(&params, 6, 0, p.claim_commitment, &p.proof),
+        Err(ZkError::Sumcheck(SumcheckError::InvalidClaim(_)))
     ));
-    let mut shape = proof.clone();
-    shape.mask_commitment = prove(&params, &factors(2, 1, 4, 1), Fr::zero(), 1).0.mask_commitment;
-    assert!(matches!(verify(&params, &claim, &shape), Err(ZkError::MaskCommitmentShape { .. })));
     let mut bytes = Vec::new();
-    proof.serialize_compressed(&mut bytes).unwrap();
+    p.proof.serialize_compressed(&mut bytes).unwrap();
     for cut in [0, 1, 40, bytes.len() / 2, bytes.len() - 1] {
         assert!(ZkSumcheckProof::deserialize_compressed(&bytes[..cut]).is_err());
     }
 }
 
-/// The simulator of `docs/ZERO_KNOWLEDGE.md`, run as the honest-verifier protocol: without `g`
-/// (it knows the claim and, at the end, the one value `g(r)`), it produces the verifier's
-/// whole view — mask commitment, mask sum, rounds, mask value, opening — and the view passes
-/// every check with the real `g(r)`.
+/// The simulator of `docs/ZERO_KNOWLEDGE.md`, run as the honest-verifier protocol: knowing only
+/// the statement (n, d, C_S) it outputs the verifier's whole view — uniform masked sum and
+/// rounds, commitments to random values, simulated Σ-protocol answers — and the view passes
+/// every check of the verifier.
 #[test]
 fn a_simulator_without_the_witness_produces_an_accepting_view() {
     let params = params();
-    let (num_vars, k) = (6, 3);
-    let mles = factors(num_vars, k, 64, 12);
-    let sum = reference_sum(&mles);
-    let claim = SumcheckClaim::new(num_vars, k, sum);
+    let (num_vars, degree) = (6, 3);
     let mut rng = ChaCha20Rng::seed_from_u64(77);
+    let claim_commitment = G1Affine::from(ValueOpening::hide(Fr::rand(&mut rng), &mut rng).commit(&params));
 
-    // The simulator: a stand-in polynomial with the claimed sum (the constant sum/2^n in the
-    // first factor, ones elsewhere) and its own random mask.
-    let constant = sum * Fr::from(1u64 << num_vars).inverse().unwrap();
-    let stand_in: Vec<DenseMultilinearExtension> = (0..k)
-        .map(|i| {
-            DenseMultilinearExtension::new(
-                num_vars,
-                vec![if i == 0 { constant } else { Fr::one() }; 1 << num_vars],
-            )
-            .unwrap()
-        })
-        .collect();
-    let mask = MaskPolynomial::random(num_vars, k, &mut rng).unwrap();
-    let (mask_commitment, _) = Hyrax::commit_vector_hiding(&params, mask.coefficients(), &mut rng).unwrap();
-    let mut simulator_transcript = Transcript::new(DOMAIN);
-    let mut bytes = Vec::new();
-    mask_commitment.serialize_compressed(&mut bytes).unwrap();
-    simulator_transcript.append_bytes(zkmha_zk::sumcheck::LABEL_MASK_COMMITMENT, &bytes);
-    let (masked, masked_claim) =
-        prove_masked(&mut instance(&stand_in), sum, &mask, &mut simulator_transcript).unwrap();
-    // One query of the real g at the point, then the mask value that makes the view consistent,
-    // and a simulated opening of it for the verifier's challenge.
-    let real_value = reference_value(&mles, &masked_claim.point);
-    let mask_value = (masked_claim.value - real_value) * masked_claim.mask_weight.inverse().unwrap();
-    let public = MaskPolynomial::evaluation_vector(num_vars, k, &masked_claim.point).unwrap();
-    let challenge = Fr::rand(&mut rng);
-    let opening =
-        ZkOpeningProof::simulate(&params, &mask_commitment, &public, mask_value, challenge, &mut rng)
-            .unwrap();
+    // Commitments to anything (hiding: distributed as the real ones).
+    let mask_commitment = Hyrax::commit_vector_hiding(
+        &params,
+        &(0..1 + num_vars * degree).map(|_| Fr::rand(&mut rng)).collect::<Vec<_>>(),
+        &mut rng,
+    )
+    .unwrap()
+    .0;
+    let mask_sum_commitment =
+        G1Affine::from(ValueOpening::hide(Fr::rand(&mut rng), &mut rng).commit(&params));
+    let mask_value_commitment =
+        G1Affine::from(ValueOpening::hide(Fr::rand(&mut rng), &mut rng).commit(&params));
+    // The verifier's challenges, chosen independently (honest verifier).
+    let weight = Fr::rand(&mut rng);
+    // A uniform masked sum and uniform rounds: the masked rounds of a random polynomial.
+    let masked_sum = Fr::rand(&mut rng);
+    let stand_in = factors(num_vars, degree, 64, 99);
+    let mask = MaskPolynomial::random(num_vars, degree, &mut rng).unwrap();
+    let shift = masked_sum - reference_sum(&stand_in) - weight * mask.sum();
+    let mut shifted = stand_in.clone();
+    // Move the stand-in's sum to c₀ − ρP by adding `shift` to one product term.
+    let first = shifted[0].evaluations()[0];
+    let others: Fr = shifted[1..].iter().map(|f| f.evaluations()[0]).product();
+    let mut values = shifted[0].evaluations().to_vec();
+    values[0] = first + shift * others.inverse().unwrap();
+    shifted[0] = DenseMultilinearExtension::new(num_vars, values).unwrap();
+    let mut transcript = Transcript::new(b"simulator");
+    let (rounds, final_claim) = prove_masked_rounds(
+        &mut instance(&shifted),
+        masked_sum - weight * mask.sum(),
+        &mask,
+        weight,
+        &mut transcript,
+    )
+    .unwrap();
+    let opening_challenge = Fr::rand(&mut rng);
+    let masked_commitment = G1Affine::from(claim_commitment + mask_sum_commitment * weight);
+    let masked_sum_proof =
+        OpeningProof::simulate(&params, masked_commitment, masked_sum, opening_challenge, &mut rng);
 
-    // The verifier's checks on the simulated view.
-    let mut verifier_transcript = Transcript::new(DOMAIN);
-    verifier_transcript.append_bytes(zkmha_zk::sumcheck::LABEL_MASK_COMMITMENT, &bytes);
-    let verified = verify_masked(&claim, &masked, &mut verifier_transcript).unwrap();
-    Hyrax::check_inner_product_zk_with_challenge(
+    // The verifier's checks with the same challenges.
+    masked_sum_proof.check_with_challenge(&params, masked_commitment, masked_sum, opening_challenge).unwrap();
+    let mut verifier_transcript = Transcript::new(b"simulator");
+    let verified = verify(
+        &zkmha_sumcheck::SumcheckClaim::new(num_vars, degree, masked_sum),
+        &rounds,
+        &mut verifier_transcript,
+    )
+    .unwrap();
+    assert_eq!(verified.point, final_claim.point);
+    // The mask's value stays committed: its proof of dot product is simulated for any value
+    // commitment.
+    let public = MaskPolynomial::evaluation_vector(num_vars, degree, &verified.point).unwrap();
+    let dot_challenge = Fr::rand(&mut rng);
+    let mask_opening = ZkCommittedOpeningProof::simulate(
         &params,
         &mask_commitment,
         &public,
-        mask_value,
-        &opening,
-        challenge,
+        mask_value_commitment,
+        dot_challenge,
+        &mut rng,
     )
     .unwrap();
-    verified.unmask(mask_value).check(real_value).unwrap();
-    // and the stand-in's rounds are full-degree, like the real ones.
-    assert!(masked.sumcheck.rounds.iter().all(|r| r.evaluations.last() != Some(&Fr::zero())));
+    Hyrax::check_inner_product_committed_with_challenge(
+        &params,
+        &mask_commitment,
+        &public,
+        mask_value_commitment,
+        &mask_opening,
+        dot_challenge,
+    )
+    .unwrap();
+    assert!(rounds.rounds.iter().all(|r| r.evaluations.len() == degree));
+}
+
+#[test]
+fn opening_and_product_simulators_accept_any_statement() {
+    let params = params();
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let c = Fr::rand(&mut rng);
+    let random_commitment =
+        |rng: &mut ChaCha20Rng| G1Affine::from(ValueOpening::hide(Fr::rand(rng), rng).commit(&params));
+    let commitment = random_commitment(&mut rng);
+    let value = Fr::rand(&mut rng);
+    OpeningProof::simulate(&params, commitment, value, c, &mut rng)
+        .check_with_challenge(&params, commitment, value, c)
+        .unwrap();
+    let statement = [random_commitment(&mut rng), random_commitment(&mut rng), random_commitment(&mut rng)];
+    ProductProof::simulate(&params, statement, c, &mut rng)
+        .check_with_challenge(&params, statement, c)
+        .unwrap();
+    // and the Fiat–Shamir verifiers reject the simulated answers.
+    let simulated = ProductProof::simulate(&params, statement, c, &mut rng);
+    assert_eq!(
+        simulated.verify(&params, statement, &mut Transcript::new(b"fs")),
+        Err(ZkError::ProductMismatch)
+    );
+}
+
+#[test]
+fn opening_and_product_proofs_reject_tampering() {
+    let params = params();
+    let mut rng = ChaCha20Rng::seed_from_u64(6);
+    let x = ValueOpening::hide(Fr::from(6u64), &mut rng);
+    let y = ValueOpening::hide(Fr::from(7u64), &mut rng);
+    let z = ValueOpening::hide(Fr::from(42u64), &mut rng);
+    let statement = [x, y, z].map(|o| G1Affine::from(o.commit(&params)));
+    let proof = ProductProof::prove(&params, statement, [&x, &y, &z], &mut Transcript::new(b"p"), &mut rng);
+    proof.verify(&params, statement, &mut Transcript::new(b"p")).unwrap();
+    for i in 0..5 {
+        let mut bad = proof.clone();
+        bad.responses[i] += Fr::one();
+        assert_eq!(bad.verify(&params, statement, &mut Transcript::new(b"p")), Err(ZkError::ProductMismatch));
+    }
+    let mut swapped = statement;
+    swapped.swap(0, 2);
+    assert_eq!(proof.verify(&params, swapped, &mut Transcript::new(b"p")), Err(ZkError::ProductMismatch));
+    let opening = OpeningProof::prove(&params, statement[2], &z, &mut Transcript::new(b"o"), &mut rng);
+    opening.verify(&params, statement[2], Fr::from(42u64), &mut Transcript::new(b"o")).unwrap();
+    assert_eq!(
+        opening.verify(&params, statement[2], Fr::from(43u64), &mut Transcript::new(b"o")),
+        Err(ZkError::OpeningMismatch)
+    );
+    let mut bad = opening;
+    bad.response += Fr::one();
+    assert_eq!(
+        bad.verify(&params, statement[2], Fr::from(42u64), &mut Transcript::new(b"o")),
+        Err(ZkError::OpeningMismatch)
+    );
 }
