@@ -512,7 +512,9 @@ impl Hyrax {
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
         let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
-        let weight = transcript.challenge_field(LABEL_ZK_EQUATION_WEIGHT);
+        // From a copy: the weight only combines the verifier's two checks, the prover never
+        // sees it, and the transcript goes on exactly as the prover's.
+        let weight = transcript.clone().challenge_field(LABEL_ZK_EQUATION_WEIGHT);
         let equations =
             committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge);
         MsmCheck::all_hold(&equations, &[Fr::from(1u64), weight]).map_err(|_| PcsError::ZkCommitmentMismatch)

@@ -6,6 +6,8 @@
 //! zk sum-check:  Σ_x g(x) = S for a committed S, with Libra's masking polynomial p committed
 //!                (hiding Hyrax) before the mask weight ρ is drawn, its sum and its final value
 //!                kept in commitments; out: a commitment to g(r)   (crate::sumcheck)
+//! zk products:   the same for g = Σ_t c_t Π f_k, ending on commitments to the hidden factors'
+//!                values and product proofs that they give C_g      (crate::product)
 //! randomness:    masks and blinds come from a CSPRNG seeded by the operating system
 //!                (secure_rng); tests pass seeded generators
 //! ```
@@ -19,9 +21,13 @@
 )]
 
 pub mod pedersen;
+pub mod product;
 pub mod sumcheck;
 
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
+pub use product::{
+    FactorValue, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product,
+};
 pub use sumcheck::{
     CommittedEvalClaim, ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck,
 };

@@ -1,0 +1,297 @@
+//! The zero-knowledge sum-check of a sum of products, ending on committed factor values.
+//!
+//! ```text
+//! in:   shape g = Σ_t c_t·Π_{k∈T_t} f_k, which factors are public (the verifier evaluates them
+//!       itself: eq tables, selectors), C_S (commits to S = Σ_x g(x))
+//! P ↔ V zero-knowledge sum-check (crate::sumcheck) → point r, C_g (commits to g(r))
+//! P → V public factors' values f_k(r) in the clear; C_k = f_k(r)·U + β_k·H for the others
+//! P → V per term, a chain of product proofs over its hidden factors:
+//!       P_1 = C_{h_1}·C_{h_2}, P_2 = P_1·C_{h_3}, …           (m hidden factors: m − 1 proofs)
+//!       term_t = λ_t·P_last, λ_t = c_t·Π_{public k ∈ T_t} f_k(r)   (no hidden factor: λ_t·U)
+//! P → V proof that C_g − Σ_t term_t commits to 0                     (pedersen::OpeningProof)
+//! out:  per factor, its public value or its commitment C_k at r — the caller must check the
+//!       public ones and carry the committed ones into the next sub-protocol
+//! ```
+
+use crate::ZkError;
+use crate::pedersen::{OpeningProof, ProductProof, ValueOpening};
+use crate::sumcheck::{CommittedEvalClaim, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
+use zkmha_field::{Fr, One, Zero};
+use zkmha_pcs::{G1Affine, G1Projective, HyraxParams};
+use zkmha_sumcheck::{FinalEvaluations, SumOfProducts, SumcheckError};
+use zkmha_transcript::Transcript;
+
+const LABEL_PUBLIC_VALUES: &[u8] = b"zk/product/public-values";
+const LABEL_HIDDEN_VALUES: &[u8] = b"zk/product/hidden-values";
+
+/// A zero-knowledge proof of a sum-of-products sum-check.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ZkProductProof {
+    /// The masked sum-check, ending on `C_g`.
+    pub sumcheck: ZkSumcheckProof,
+    /// `f_k(r)` of the public factors, in factor order.
+    pub public_values: Vec<Fr>,
+    /// `C_k` of the hidden factors, in factor order.
+    pub hidden_values: Vec<G1Affine>,
+    /// The partial products of each term's hidden factors, then their proofs.
+    pub partial_products: Vec<G1Affine>,
+    /// One per partial product.
+    pub product_proofs: Vec<ProductProof>,
+    /// `C_g − Σ_t term_t` commits to 0.
+    pub relation_proof: OpeningProof,
+}
+
+/// A factor's value at the final point: in the clear (public factors) or committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FactorValue {
+    /// The value, for the caller to check against its own evaluation.
+    Public(Fr),
+    /// A commitment to the value, for the caller to carry on.
+    Hidden(G1Affine),
+}
+
+/// The factors' values at the sum-check's point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZkProductClaims {
+    /// The point, in variable order.
+    pub point: Vec<Fr>,
+    /// One per factor, in shape order.
+    pub values: Vec<FactorValue>,
+}
+
+/// A sum of products and which of its factors are public (evaluated by the verifier itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZkProductShape {
+    shape: SumOfProducts,
+    public: Vec<bool>,
+}
+
+impl ZkProductShape {
+    /// `public[k]` marks factor `k` as public.
+    ///
+    /// # Errors
+    /// [`ZkError::Sumcheck`] unless there is one flag per factor.
+    pub fn new(shape: SumOfProducts, public: Vec<bool>) -> Result<Self, ZkError> {
+        if public.len() != shape.num_mles() {
+            return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
+                what: "public-factor flags",
+                expected: shape.num_mles(),
+                got: public.len(),
+            }));
+        }
+        Ok(Self { shape, public })
+    }
+
+    /// The sum of products.
+    pub fn shape(&self) -> &SumOfProducts {
+        &self.shape
+    }
+
+    /// The public-factor flags.
+    pub fn public(&self) -> &[bool] {
+        &self.public
+    }
+}
+
+/// Walks the terms: `λ_t` and the hidden factors of each.
+fn terms<'a>(
+    shape: &'a SumOfProducts,
+    public: &'a [bool],
+    value_of: impl Fn(usize) -> Option<Fr> + 'a,
+) -> impl Iterator<Item = (Option<Fr>, Vec<usize>)> + 'a {
+    shape.terms().iter().map(move |term| {
+        let mut lambda = Some(term.coefficient);
+        let mut hidden = Vec::new();
+        for &k in &term.factors {
+            if public.get(k).copied().unwrap_or(false) {
+                lambda = lambda.and_then(|l| value_of(k).map(|v| l * v));
+            } else {
+                hidden.push(k);
+            }
+        }
+        (lambda, hidden)
+    })
+}
+
+fn absorb_values(transcript: &mut Transcript, public: &[Fr], hidden: &[G1Affine], partial: &[G1Affine]) {
+    transcript.append_fields(LABEL_PUBLIC_VALUES, public);
+    let mut bytes = Vec::with_capacity(32 * (hidden.len() + partial.len()));
+    for point in hidden.iter().chain(partial) {
+        let _ = point.serialize_compressed(&mut bytes);
+    }
+    transcript.append_bytes(LABEL_HIDDEN_VALUES, &bytes);
+}
+
+/// Proves `Σ_x g(x) = S` for the committed `S` in zero knowledge; the shape marks the factors
+/// the verifier evaluates itself. Returns the proof, the factor claims and the openings of the
+/// hidden factors' commitments (in factor order, `None` for public factors).
+///
+/// # Errors
+/// As [`prove_zk_sumcheck`], and [`ZkError::Sumcheck`] when the instance's degree differs
+/// from the shape's.
+#[allow(clippy::type_complexity)]
+pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    instance: &mut I,
+    claim_commitment: G1Affine,
+    claim: &ValueOpening,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), ZkError> {
+    let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
+    if instance.degree() != shape.degree() {
+        return Err(ZkError::Sumcheck(SumcheckError::InvalidClaim(
+            "the instance's degree is not the shape's",
+        )));
+    }
+    let (sumcheck, final_claim, final_opening) =
+        prove_zk_sumcheck(params, instance, claim_commitment, claim, transcript, rng)?;
+    let evaluations = instance.final_evaluations();
+    let mut openings = Vec::with_capacity(evaluations.len());
+    let mut values = Vec::with_capacity(evaluations.len());
+    let (mut public_values, mut hidden_values) = (Vec::new(), Vec::new());
+    for (k, value) in evaluations.iter().enumerate() {
+        if public.get(k).copied().unwrap_or(false) {
+            public_values.push(*value);
+            values.push(FactorValue::Public(*value));
+            openings.push(None);
+        } else {
+            let opening = ValueOpening::hide(*value, rng);
+            let commitment = G1Affine::from(opening.commit(params));
+            hidden_values.push(commitment);
+            values.push(FactorValue::Hidden(commitment));
+            openings.push(Some(opening));
+        }
+    }
+    // The partial products, term by term (prover's openings alongside).
+    let mut partial = Vec::new();
+    let mut chains = Vec::new();
+    let mut sum = ValueOpening::public(Fr::zero());
+    for (lambda, hidden) in terms(shape, public, |k| evaluations.get(k).copied()) {
+        let lambda = lambda.unwrap_or_default();
+        let mut running: Option<(G1Affine, ValueOpening)> = None;
+        for k in hidden {
+            let (Some(Some(opening)), Some(FactorValue::Hidden(commitment))) =
+                (openings.get(k), values.get(k).copied())
+            else {
+                return Err(ZkError::Sumcheck(SumcheckError::InvalidInstance(
+                    "a hidden factor without its opening".into(),
+                )));
+            };
+            running = Some(match running {
+                None => (commitment, *opening),
+                Some((left, left_opening)) => {
+                    let product = ValueOpening::hide(left_opening.value * opening.value, rng);
+                    let product_commitment = G1Affine::from(product.commit(params));
+                    partial.push(product_commitment);
+                    chains.push(([left, commitment, product_commitment], [left_opening, *opening, product]));
+                    (product_commitment, product)
+                }
+            });
+        }
+        let term = running.map_or(ValueOpening::public(lambda), |(_, o)| ValueOpening {
+            value: lambda * o.value,
+            blinding: lambda * o.blinding,
+        });
+        sum = sum.add_scaled(Fr::one(), &term);
+    }
+    absorb_values(transcript, &public_values, &hidden_values, &partial);
+    let product_proofs = chains
+        .iter()
+        .map(|(statement, [a, b, c])| ProductProof::prove(params, *statement, [a, b, c], transcript, rng))
+        .collect();
+    let difference = final_opening.add_scaled(-Fr::one(), &sum);
+    let difference_commitment = G1Affine::from(final_claim.commitment - sum.commit(params));
+    let relation_proof = OpeningProof::prove(params, difference_commitment, &difference, transcript, rng);
+    let proof = ZkProductProof {
+        sumcheck,
+        public_values,
+        hidden_values,
+        partial_products: partial,
+        product_proofs,
+        relation_proof,
+    };
+    Ok((proof, ZkProductClaims { point: final_claim.point, values }, openings))
+}
+
+/// Verifies [`prove_zk_product`]'s proof for `num_vars` variables.
+///
+/// # Errors
+/// As [`verify_zk_sumcheck`]; [`ZkError::Sumcheck`] for wrong numbers of values;
+/// [`ZkError::ProductMismatch`] or [`ZkError::OpeningMismatch`] when the committed values do
+/// not give the sum-check's final value. The caller must check the public values.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_zk_product(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    num_vars: usize,
+    claim_commitment: G1Affine,
+    proof: &ZkProductProof,
+    transcript: &mut Transcript,
+) -> Result<ZkProductClaims, ZkError> {
+    let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
+    let CommittedEvalClaim { point, commitment } =
+        verify_zk_sumcheck(params, num_vars, shape.degree(), claim_commitment, &proof.sumcheck, transcript)?;
+    let public_count = public.iter().filter(|p| **p).count();
+    let wrong = |what, expected, got| ZkError::Sumcheck(SumcheckError::WrongLength { what, expected, got });
+    if proof.public_values.len() != public_count {
+        return Err(wrong("public factor values", public_count, proof.public_values.len()));
+    }
+    if proof.hidden_values.len() != public.len() - public_count {
+        return Err(wrong(
+            "hidden factor commitments",
+            public.len() - public_count,
+            proof.hidden_values.len(),
+        ));
+    }
+    let (mut public_iter, mut hidden_iter) = (proof.public_values.iter(), proof.hidden_values.iter());
+    let mut values = Vec::with_capacity(public.len());
+    for is_public in public {
+        let value = if *is_public {
+            public_iter.next().map(|v| FactorValue::Public(*v))
+        } else {
+            hidden_iter.next().map(|c| FactorValue::Hidden(*c))
+        };
+        values.push(value.ok_or(wrong("factor values", public.len(), 0))?);
+    }
+    let expected_partials: usize =
+        terms(shape, public, |_| Some(Fr::zero())).map(|(_, hidden)| hidden.len().saturating_sub(1)).sum();
+    if proof.partial_products.len() != expected_partials || proof.product_proofs.len() != expected_partials {
+        return Err(wrong("partial products", expected_partials, proof.partial_products.len()));
+    }
+    absorb_values(transcript, &proof.public_values, &proof.hidden_values, &proof.partial_products);
+    let public_value = |k: usize| match values.get(k) {
+        Some(FactorValue::Public(v)) => Some(*v),
+        _ => None,
+    };
+    let mut partials = proof.partial_products.iter().zip(&proof.product_proofs);
+    let mut sum = G1Projective::zero();
+    for (lambda, hidden) in terms(shape, public, public_value) {
+        let lambda = lambda.ok_or(wrong("public factor values", public_count, 0))?;
+        let mut running: Option<G1Affine> = None;
+        for k in hidden {
+            let Some(FactorValue::Hidden(commitment)) = values.get(k).copied() else {
+                return Err(wrong("hidden factor commitments", public.len() - public_count, 0));
+            };
+            running = Some(match running {
+                None => commitment,
+                Some(left) => {
+                    let (product, product_proof) =
+                        partials.next().ok_or(wrong("partial products", expected_partials, 0))?;
+                    product_proof.verify(params, [left, commitment, *product], transcript)?;
+                    *product
+                }
+            });
+        }
+        sum += match running {
+            None => params.value_generator * lambda,
+            Some(c) => c * lambda,
+        };
+    }
+    let difference = G1Affine::from(G1Projective::from(commitment) - sum);
+    proof.relation_proof.verify(params, difference, Fr::zero(), transcript)?;
+    Ok(ZkProductClaims { point, values })
+}
