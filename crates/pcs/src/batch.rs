@@ -17,7 +17,7 @@
 //! Soundness: a false `y_t` survives the (γ, β)-combination with probability ≤ 2/|F| and the
 //! sum-check with ≤ 2·n/|F|; then each `v_f` is bound to its commitment by the opening.
 
-use crate::hyrax::{MsmCheck, PolynomialTable};
+use crate::hyrax::{GroupEquation, PolynomialTable};
 use crate::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PcsError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -311,6 +311,6 @@ impl Hyrax {
         // The openings' group equations in one MSM, weighted by challenges from a copy of the
         // transcript (the protocol's own transcript goes on exactly as the prover's does).
         let weights = transcript.clone().challenge_fields(LABEL_MSM_WEIGHTS, checks.len());
-        MsmCheck::all_hold(&checks, &weights)
+        GroupEquation::all_hold(&checks, &weights)
     }
 }

@@ -23,7 +23,7 @@
 //! The proof is one group element and `2^c + 3` field elements: one more point and three more
 //! field elements than the plain opening's combined row `w`, which this one never reveals.
 
-use crate::hyrax::{MsmCheck, absorb, batch_layout, combined_commitment_terms, combined_row_and_value};
+use crate::hyrax::{GroupEquation, absorb, batch_layout, combined_commitment_terms, combined_row_and_value};
 use crate::{G1Affine, G1Projective, Hyrax, HyraxCommitment, HyraxParams, PcsError, PolynomialTable};
 use ark_ec::scalar_mul::ScalarMul;
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
@@ -90,14 +90,14 @@ fn committed_equations(
     value_commitment: G1Affine,
     proof: &ZkCommittedOpeningProof,
     challenge: Fr,
-) -> [MsmCheck; 2] {
+) -> [GroupEquation; 2] {
     let inner: Fr = proof.response.iter().zip(public).map(|(z, r)| *z * r).sum();
     let mut bases = generators.to_vec();
     let mut scalars = proof.response.clone();
     bases.extend([params.blinding_generator, row, proof.mask_commitment]);
     scalars.extend([proof.blinding_response, -challenge, -Fr::from(1u64)]);
-    let rows = MsmCheck { bases, scalars };
-    let value = MsmCheck {
+    let rows = GroupEquation { bases, scalars };
+    let value = GroupEquation {
         bases: vec![
             params.value_generator,
             params.blinding_generator,
@@ -224,7 +224,7 @@ fn check_dot_product(
     value: Fr,
     proof: &ZkOpeningProof,
     transcript: &mut Transcript,
-) -> Result<MsmCheck, PcsError> {
+) -> Result<GroupEquation, PcsError> {
     absorb_mask(transcript, &proof.mask_commitment, &proof.mask_value);
     let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
     dot_product_equations(generators, blinding_generator, combined, public, value, proof, challenge)
@@ -240,7 +240,7 @@ fn dot_product_equations(
     value: Fr,
     proof: &ZkOpeningProof,
     challenge: Fr,
-) -> Result<MsmCheck, PcsError> {
+) -> Result<GroupEquation, PcsError> {
     if proof.response.len() != generators.len() || public.len() != generators.len() {
         return Err(PcsError::MalformedProof("the zero-knowledge opening's response has the wrong length"));
     }
@@ -256,7 +256,7 @@ fn dot_product_equations(
     scalars.push(proof.blinding_response);
     bases.push(proof.mask_commitment);
     scalars.push(-Fr::from(1u64));
-    Ok(MsmCheck { bases, scalars })
+    Ok(GroupEquation { bases, scalars })
 }
 
 impl ZkOpeningProof {
@@ -499,6 +499,35 @@ impl Hyrax {
         proof: &ZkCommittedOpeningProof,
         transcript: &mut Transcript,
     ) -> Result<(), PcsError> {
+        let equations = Self::inner_product_committed_equations(
+            params,
+            commitment,
+            public,
+            value_commitment,
+            proof,
+            transcript,
+        )?;
+        // From a copy: the weight only combines the verifier's two checks, the prover never
+        // sees it, and the transcript goes on exactly as the prover's.
+        let weight = transcript.clone().challenge_field(LABEL_ZK_EQUATION_WEIGHT);
+        GroupEquation::all_hold(&equations, &[Fr::from(1u64), weight])
+            .map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+
+    /// [`Self::verify_inner_product_committed`] without its final group check: the two group
+    /// equations are returned for the caller to check (with others, in one MSM).
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] for wrong lengths or shapes.
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn inner_product_committed_equations(
+        params: &HyraxParams,
+        commitment: &HyraxCommitment,
+        public: &[Fr],
+        value_commitment: G1Affine,
+        proof: &ZkCommittedOpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<[GroupEquation; 2], PcsError> {
         let (generators, padded_public) = Self::vector_layout(params, commitment, public)?;
         if proof.response.len() != generators.len() {
             return Err(PcsError::MalformedProof(
@@ -512,12 +541,7 @@ impl Hyrax {
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
         let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
-        // From a copy: the weight only combines the verifier's two checks, the prover never
-        // sees it, and the transcript goes on exactly as the prover's.
-        let weight = transcript.clone().challenge_field(LABEL_ZK_EQUATION_WEIGHT);
-        let equations =
-            committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge);
-        MsmCheck::all_hold(&equations, &[Fr::from(1u64), weight]).map_err(|_| PcsError::ZkCommitmentMismatch)
+        Ok(committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge))
     }
 
     /// The interactive verifier of [`Self::prove_inner_product_committed`] for a challenge

@@ -699,7 +699,7 @@ impl Hyrax {
     }
 
     /// Everything [`Self::verify_batch`] checks except the final group equation, which is
-    /// returned as an [`MsmCheck`] (so several batches can share one MSM).
+    /// returned as an [`GroupEquation`] (so several batches can share one MSM).
     ///
     /// # Errors
     /// As [`Self::verify`].
@@ -709,7 +709,7 @@ impl Hyrax {
         items: &[(&HyraxCommitment, &[Fr], Fr)],
         proof: &HyraxProof,
         transcript: &mut Transcript,
-    ) -> Result<MsmCheck, PcsError> {
+    ) -> Result<GroupEquation, PcsError> {
         let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
         let (column_point, scales) = batch_layout(&layout)?;
         let columns = column_point.len();
@@ -732,7 +732,7 @@ impl Hyrax {
         let (mut bases, mut scalars) = combined_commitment_terms(&layout, &coefficients)?;
         bases.extend_from_slice(generators);
         scalars.extend(proof.combined_row.iter().map(|w| -*w));
-        Ok(MsmCheck { bases, scalars })
+        Ok(GroupEquation { bases, scalars })
     }
 }
 
@@ -759,21 +759,36 @@ pub(crate) fn combined_commitment_terms(
 
 /// A group equation `Σ_k s_k·B_k = 0` left for the end of a verification: several of them
 /// are checked with one MSM, weighted by random coefficients.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct MsmCheck {
-    pub(crate) bases: Vec<G1Affine>,
-    pub(crate) scalars: Vec<Fr>,
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupEquation {
+    /// `B_k`.
+    pub bases: Vec<G1Affine>,
+    /// `s_k`.
+    pub scalars: Vec<Fr>,
 }
 
-impl MsmCheck {
+impl GroupEquation {
+    /// The equation `Σ_k scalars[k]·bases[k] = 0`.
+    pub fn new(bases: Vec<G1Affine>, scalars: Vec<Fr>) -> Self {
+        Self { bases, scalars }
+    }
+
     /// Checks this equation alone.
-    pub(crate) fn holds(&self) -> Result<(), PcsError> {
+    ///
+    /// # Errors
+    /// [`PcsError::PairingCheckFailed`] when it does not hold, [`PcsError::MalformedProof`]
+    /// when the bases and scalars differ in number.
+    pub fn holds(&self) -> Result<(), PcsError> {
         Self::all_hold(std::slice::from_ref(self), &[Fr::from(1u64)])
     }
 
     /// Checks `Σ_g ρ_g·(equation g)` with one MSM. With the `ρ_g` drawn after every equation
     /// is fixed, a false equation passes with probability at most 1/|F|.
-    pub(crate) fn all_hold(checks: &[MsmCheck], weights: &[Fr]) -> Result<(), PcsError> {
+    ///
+    /// # Errors
+    /// As [`Self::holds`], and [`PcsError::MalformedProof`] unless there is one weight per
+    /// equation.
+    pub fn all_hold(checks: &[GroupEquation], weights: &[Fr]) -> Result<(), PcsError> {
         if checks.len() != weights.len() {
             return Err(PcsError::MalformedProof("one weight per equation"));
         }

@@ -35,7 +35,9 @@ pub use batch::{MultiOpeningProof, OpeningClaim};
 pub use error::PcsError;
 pub use hiding::{HyraxBlinds, ZkCommittedOpeningProof, ZkOpeningProof};
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
-pub use hyrax::{Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars};
+pub use hyrax::{
+    GroupEquation, Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars,
+};
 pub use scheme::MultilinearCommitmentScheme;
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 

@@ -20,16 +20,20 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
+pub mod deferred;
 pub mod pedersen;
 pub mod product;
 pub mod sumcheck;
 
+pub use deferred::DeferredChecks;
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
 pub use product::{
     FactorValue, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product,
+    verify_zk_product_deferred,
 };
 pub use sumcheck::{
     CommittedEvalClaim, ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck,
+    verify_zk_sumcheck_deferred,
 };
 
 use rand::SeedableRng;

@@ -18,11 +18,12 @@
 //! ([`OpeningProof::simulate`], [`ProductProof::simulate`]).
 
 use crate::ZkError;
+use crate::deferred::DeferredChecks;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
-use zkmha_pcs::{G1Affine, G1Projective, HyraxParams};
+use zkmha_pcs::{G1Affine, G1Projective, GroupEquation, HyraxParams};
 use zkmha_transcript::Transcript;
 
 const LABEL_OPENING_STATEMENT: &[u8] = b"zk/opening/statement";
@@ -110,11 +111,39 @@ impl OpeningProof {
         value: Fr,
         transcript: &mut Transcript,
     ) -> Result<(), ZkError> {
+        let mut checks = DeferredChecks::new();
+        self.verify_deferred(params, commitment, value, transcript, &mut checks);
+        checks.finish(transcript)
+    }
+
+    /// [`Self::verify`] with its group equation left in `checks`.
+    pub fn verify_deferred(
+        &self,
+        params: &HyraxParams,
+        commitment: G1Affine,
+        value: Fr,
+        transcript: &mut Transcript,
+        checks: &mut DeferredChecks,
+    ) {
         absorb_points(transcript, LABEL_OPENING_STATEMENT, &[commitment]);
         transcript.append_field(LABEL_OPENING_VALUE, &value);
         absorb_points(transcript, LABEL_OPENING_FIRST, &[self.first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
-        self.check_with_challenge(params, commitment, value, challenge)
+        checks.push(self.equation(params, commitment, value, challenge), ZkError::OpeningMismatch);
+    }
+
+    /// `z·H − A − c·C + c·t·U = 0`.
+    fn equation(
+        &self,
+        params: &HyraxParams,
+        commitment: G1Affine,
+        value: Fr,
+        challenge: Fr,
+    ) -> GroupEquation {
+        GroupEquation::new(
+            vec![params.blinding_generator, self.first_message, commitment, params.value_generator],
+            vec![self.response, -Fr::from(1u64), -challenge, challenge * value],
+        )
     }
 
     /// The interactive check for a given challenge.
@@ -128,9 +157,7 @@ impl OpeningProof {
         value: Fr,
         challenge: Fr,
     ) -> Result<(), ZkError> {
-        let left = params.blinding_generator * self.response;
-        let right = self.first_message + (commitment - params.value_generator * value) * challenge;
-        if left == right { Ok(()) } else { Err(ZkError::OpeningMismatch) }
+        self.equation(params, commitment, value, challenge).holds().map_err(|_| ZkError::OpeningMismatch)
     }
 
     /// The honest-verifier simulator: an accepting answer for any commitment and value.
@@ -198,10 +225,39 @@ impl ProductProof {
         commitments: [G1Affine; 3],
         transcript: &mut Transcript,
     ) -> Result<(), ZkError> {
+        let mut checks = DeferredChecks::new();
+        self.verify_deferred(params, commitments, transcript, &mut checks);
+        checks.finish(transcript)
+    }
+
+    /// [`Self::verify`] with its three group equations left in `checks`.
+    pub fn verify_deferred(
+        &self,
+        params: &HyraxParams,
+        commitments: [G1Affine; 3],
+        transcript: &mut Transcript,
+        checks: &mut DeferredChecks,
+    ) {
         absorb_points(transcript, LABEL_PRODUCT_STATEMENT, &commitments);
         absorb_points(transcript, LABEL_PRODUCT_FIRST, &self.first_messages);
         let c = transcript.challenge_field(LABEL_PRODUCT_CHALLENGE);
-        self.check_with_challenge(params, commitments, c)
+        for equation in self.equations(params, commitments, c) {
+            checks.push(equation, ZkError::ProductMismatch);
+        }
+    }
+
+    /// `α + c·C_x − z₁U − z₂H = 0`, `β + c·C_y − z₃U − z₄H = 0`, `δ + c·C_z − z₃·C_x − z₅H = 0`.
+    fn equations(&self, params: &HyraxParams, commitments: [G1Affine; 3], c: Fr) -> [GroupEquation; 3] {
+        let (u, h) = (params.value_generator, params.blinding_generator);
+        let [alpha, beta, delta] = self.first_messages;
+        let [z1, z2, z3, z4, z5] = self.responses;
+        let [cx, cy, cz] = commitments;
+        let one = Fr::from(1u64);
+        [
+            GroupEquation::new(vec![alpha, cx, u, h], vec![one, c, -z1, -z2]),
+            GroupEquation::new(vec![beta, cy, u, h], vec![one, c, -z3, -z4]),
+            GroupEquation::new(vec![delta, cz, cx, h], vec![one, c, -z3, -z5]),
+        ]
     }
 
     /// The interactive checks for a given challenge.
@@ -214,14 +270,9 @@ impl ProductProof {
         commitments: [G1Affine; 3],
         c: Fr,
     ) -> Result<(), ZkError> {
-        let (u, h) = (params.value_generator, params.blinding_generator);
-        let [alpha, beta, delta] = self.first_messages;
-        let [z1, z2, z3, z4, z5] = self.responses;
-        let [cx, cy, cz] = commitments;
-        let holds = alpha + cx * c == u * z1 + h * z2
-            && beta + cy * c == u * z3 + h * z4
-            && delta + cz * c == cx * z3 + h * z5;
-        if holds { Ok(()) } else { Err(ZkError::ProductMismatch) }
+        self.equations(params, commitments, c)
+            .iter()
+            .try_for_each(|e| e.holds().map_err(|_| ZkError::ProductMismatch))
     }
 
     /// The honest-verifier simulator: an accepting answer for any three commitments.

@@ -14,8 +14,9 @@
 //! ```
 
 use crate::ZkError;
+use crate::deferred::DeferredChecks;
 use crate::pedersen::{OpeningProof, ProductProof, ValueOpening};
-use crate::sumcheck::{CommittedEvalClaim, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck};
+use crate::sumcheck::{CommittedEvalClaim, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck_deferred};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, One, Zero};
@@ -223,7 +224,6 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
 /// As [`verify_zk_sumcheck`]; [`ZkError::Sumcheck`] for wrong numbers of values;
 /// [`ZkError::ProductMismatch`] or [`ZkError::OpeningMismatch`] when the committed values do
 /// not give the sum-check's final value. The caller must check the public values.
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub fn verify_zk_product(
     params: &HyraxParams,
     zk_shape: &ZkProductShape,
@@ -232,9 +232,44 @@ pub fn verify_zk_product(
     proof: &ZkProductProof,
     transcript: &mut Transcript,
 ) -> Result<ZkProductClaims, ZkError> {
+    let mut checks = DeferredChecks::new();
+    let claims = verify_zk_product_deferred(
+        params,
+        zk_shape,
+        num_vars,
+        claim_commitment,
+        proof,
+        transcript,
+        &mut checks,
+    )?;
+    checks.finish(transcript)?;
+    Ok(claims)
+}
+
+/// [`verify_zk_product`] with its group equations left in `checks`.
+///
+/// # Errors
+/// As [`verify_zk_product`], except the group equations' errors, which `checks` returns.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_zk_product_deferred(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    num_vars: usize,
+    claim_commitment: G1Affine,
+    proof: &ZkProductProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<ZkProductClaims, ZkError> {
     let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
-    let CommittedEvalClaim { point, commitment } =
-        verify_zk_sumcheck(params, num_vars, shape.degree(), claim_commitment, &proof.sumcheck, transcript)?;
+    let CommittedEvalClaim { point, commitment } = verify_zk_sumcheck_deferred(
+        params,
+        num_vars,
+        shape.degree(),
+        claim_commitment,
+        &proof.sumcheck,
+        transcript,
+        checks,
+    )?;
     let public_count = public.iter().filter(|p| **p).count();
     let wrong = |what, expected, got| ZkError::Sumcheck(SumcheckError::WrongLength { what, expected, got });
     if proof.public_values.len() != public_count {
@@ -281,7 +316,7 @@ pub fn verify_zk_product(
                 Some(left) => {
                     let (product, product_proof) =
                         partials.next().ok_or(wrong("partial products", expected_partials, 0))?;
-                    product_proof.verify(params, [left, commitment, *product], transcript)?;
+                    product_proof.verify_deferred(params, [left, commitment, *product], transcript, checks);
                     *product
                 }
             });
@@ -292,6 +327,6 @@ pub fn verify_zk_product(
         };
     }
     let difference = G1Affine::from(G1Projective::from(commitment) - sum);
-    proof.relation_proof.verify(params, difference, Fr::zero(), transcript)?;
+    proof.relation_proof.verify_deferred(params, difference, Fr::zero(), transcript, checks);
     Ok(ZkProductClaims { point, values })
 }

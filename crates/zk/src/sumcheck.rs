@@ -21,6 +21,7 @@
 //! sum-check's `n·d/|F|`, `1/|F|` for ρ, and the binding of the commitments.
 
 use crate::ZkError;
+use crate::deferred::DeferredChecks;
 use crate::pedersen::{OpeningProof, ValueOpening};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
@@ -160,7 +161,6 @@ fn final_commitment(params: &HyraxParams, value: Fr, weight: Fr, mask_value: G1A
 /// [`ZkError::Sumcheck`] (malformed rounds), [`ZkError::MaskOpening`] (the mask's value). A
 /// false claim or round makes the returned commitment differ from one to `g(point)`: the
 /// caller's relation check rejects it.
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub fn verify_zk_sumcheck(
     params: &HyraxParams,
     num_vars: usize,
@@ -168,6 +168,35 @@ pub fn verify_zk_sumcheck(
     claim_commitment: G1Affine,
     proof: &ZkSumcheckProof,
     transcript: &mut Transcript,
+) -> Result<CommittedEvalClaim, ZkError> {
+    let mut checks = DeferredChecks::new();
+    let claim = verify_zk_sumcheck_deferred(
+        params,
+        num_vars,
+        degree,
+        claim_commitment,
+        proof,
+        transcript,
+        &mut checks,
+    )?;
+    checks.finish(transcript)?;
+    Ok(claim)
+}
+
+/// [`verify_zk_sumcheck`] with its group equations left in `checks` (the caller finishes them
+/// after the whole proof is absorbed).
+///
+/// # Errors
+/// As [`verify_zk_sumcheck`], except the group equations' errors, which `checks` returns.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_zk_sumcheck_deferred(
+    params: &HyraxParams,
+    num_vars: usize,
+    degree: usize,
+    claim_commitment: G1Affine,
+    proof: &ZkSumcheckProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
 ) -> Result<CommittedEvalClaim, ZkError> {
     SumcheckClaim::new(num_vars, degree, Fr::from(0u64)).validate()?;
     let expected = mask_commitment_vars(num_vars, degree);
@@ -184,11 +213,11 @@ pub fn verify_zk_sumcheck(
     let weight = transcript.challenge_field(LABEL_MASK_WEIGHT);
     transcript.append_field(LABEL_MASKED_SUM, &proof.masked_sum);
     let masked_commitment = G1Affine::from(claim_commitment + proof.mask_sum_commitment * weight);
-    proof.masked_sum_proof.verify(params, masked_commitment, proof.masked_sum, transcript)?;
+    proof.masked_sum_proof.verify_deferred(params, masked_commitment, proof.masked_sum, transcript, checks);
     let rounds =
         verify(&SumcheckClaim::new(num_vars, degree, proof.masked_sum), &proof.sumcheck, transcript)?;
     let public = MaskPolynomial::evaluation_vector(num_vars, degree, &rounds.point)?;
-    Hyrax::verify_inner_product_committed(
+    let equations = Hyrax::inner_product_committed_equations(
         params,
         &proof.mask_commitment,
         &public,
@@ -196,6 +225,9 @@ pub fn verify_zk_sumcheck(
         &proof.mask_opening,
         transcript,
     )?;
+    for equation in equations {
+        checks.push(equation, ZkError::MaskOpening(zkmha_pcs::PcsError::ZkCommitmentMismatch));
+    }
     let commitment = final_commitment(params, rounds.value, weight, proof.mask_value_commitment);
     Ok(CommittedEvalClaim { point: rounds.point, commitment })
 }
