@@ -452,6 +452,7 @@ pub fn prove(
                 "relative_l2_error": report.output.relative_l2_error,
                 "attention_relative_l2_error": report.attention.relative_l2_error,
                 "output": args.output.as_ref().map(|p| p.display().to_string()),
+                "zero_knowledge": false,
             })
         );
         return Ok(());
@@ -477,6 +478,7 @@ pub fn prove(
                 "not proven: the layer norm from the hidden state H to X (H and X are committed separately; Z = H + Y is proven), and for token input the embedding lookup",
         }
     );
+    println!("{NOT_ZERO_KNOWLEDGE}");
     println!(
         "wrote {} ({} bytes){}",
         out.display(),
@@ -485,6 +487,9 @@ pub fn prove(
     );
     Ok(())
 }
+
+/// Printed after every proof until the layer proofs use `zkmha_zk`.
+pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge yet: the proof reveals evaluations of the committed weights and inputs at random points (docs/ZERO_KNOWLEDGE.md)";
 
 /// Runs `zkmha verify --vk`.
 ///

@@ -106,6 +106,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             "softmax not proven (linear attention)"
         }
     );
+    println!("{}", model_cli::NOT_ZERO_KNOWLEDGE);
     println!(
         "wrote {}: statement {} bytes (commitments to Q, K, V and the output), proof {} bytes",
         args.out.display(),

@@ -10,7 +10,8 @@
 //!
 //! The generators come from hashing to the curve (try-and-increment on BLAKE3 output), so
 //! nobody knows a relation between them and there is no trusted setup. This variant is not
-//! zero-knowledge (`w` reveals a combination of rows); the hiding variant adds blinding rows.
+//! zero-knowledge (`w` reveals a combination of rows); the hiding variant (blinded rows and a
+//! proof of dot product) is `crate::hiding`.
 
 use crate::batch_affine::{Scratch, add_pairs, sum_segments_in_place};
 use crate::srs::msm_signed;
