@@ -96,12 +96,70 @@ struct Member<'a> {
     offset: usize,
 }
 
-/// The batch seen as one instance of `max n_i` variables and degree `max d_i`.
-struct Batch<'a> {
+/// The batch seen as one instance of `max n_i` variables and degree `max d_i`: the polynomial
+/// `Σ_i α_i·g_i(x_0..x_{n_i−1})` over `n = max n_i` variables.
+pub struct Batch<'a> {
     members: Vec<Member<'a>>,
     num_vars: usize,
     degree: usize,
     round: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// The combination `Σ_i coefficients[i]·g_i` of `instances` whose sums are `claimed_sums`
+    /// (each member's kernel needs its own running claim), for callers that absorb the
+    /// claims and draw the coefficients themselves (the zero-knowledge batch, whose sums are
+    /// committed).
+    ///
+    /// # Errors
+    /// [`SumcheckError::WrongLength`] when the three lists differ in length,
+    /// [`SumcheckError::InvalidClaim`] for an empty batch or an invalid member.
+    pub fn new(
+        instances: Vec<&'a mut dyn SumcheckInstance>,
+        claimed_sums: &[Fr],
+        coefficients: &[Fr],
+    ) -> Result<Self, SumcheckError> {
+        if instances.len() != claimed_sums.len() || instances.len() != coefficients.len() {
+            return Err(SumcheckError::WrongLength {
+                what: "claimed sums and coefficients",
+                expected: instances.len(),
+                got: claimed_sums.len().min(coefficients.len()),
+            });
+        }
+        if instances.is_empty() {
+            return Err(SumcheckError::InvalidClaim("a batch needs at least one claim"));
+        }
+        let claims: Vec<SumcheckClaim> = instances
+            .iter()
+            .zip(claimed_sums)
+            .map(|(inst, sum)| SumcheckClaim::new(inst.num_vars(), inst.degree(), *sum))
+            .collect();
+        for claim in &claims {
+            claim.validate()?;
+        }
+        let combined = combined_claim(&claims, coefficients);
+        let members = instances
+            .into_iter()
+            .zip(&claims)
+            .zip(coefficients)
+            .map(|((instance, claim), coefficient)| {
+                let offset = combined.num_vars - claim.num_vars;
+                Member {
+                    instance,
+                    coefficient: *coefficient,
+                    running: claim.claimed_sum * Fr::from(2u64).pow([offset as u64]),
+                    last_round: Vec::new(),
+                    offset,
+                }
+            })
+            .collect();
+        Ok(Batch { members, num_vars: combined.num_vars, degree: combined.degree, round: 0 })
+    }
+
+    /// `Σ_i α_i·2^{n−n_i}·S_i`, the combined polynomial's sum.
+    pub fn claimed_sum(&self) -> Fr {
+        self.members.iter().map(|m| m.coefficient * m.running).sum()
+    }
 }
 
 impl SumcheckInstance for Batch<'_> {
@@ -167,22 +225,7 @@ pub fn prove_batched(
         .collect();
     let coefficients = absorb_batch(&claims, transcript)?;
     let combined = combined_claim(&claims, &coefficients);
-    let members = instances
-        .into_iter()
-        .zip(&claims)
-        .zip(&coefficients)
-        .map(|((instance, claim), coefficient)| {
-            let offset = combined.num_vars - claim.num_vars;
-            Member {
-                instance,
-                coefficient: *coefficient,
-                running: claim.claimed_sum * Fr::from(2u64).pow([offset as u64]),
-                last_round: Vec::new(),
-                offset,
-            }
-        })
-        .collect();
-    let mut batch = Batch { members, num_vars: combined.num_vars, degree: combined.degree, round: 0 };
+    let mut batch = Batch::new(instances, claimed_sums, &coefficients)?;
     let (proof, final_claim) = prove(&mut batch, combined.claimed_sum, transcript);
     let num_vars = claims.iter().map(|c| c.num_vars).collect();
     Ok((

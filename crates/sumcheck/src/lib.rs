@@ -41,7 +41,7 @@ mod small_value;
 mod streamed;
 pub mod univariate;
 
-pub use batched::{BatchedEvalClaim, prove_batched, verify_batched};
+pub use batched::{Batch, BatchedEvalClaim, prove_batched, verify_batched};
 pub use claim::{EvalClaim, MAX_DEGREE, MAX_NUM_VARS, SumcheckClaim};
 pub use error::SumcheckError;
 pub use masked::{

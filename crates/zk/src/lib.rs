@@ -28,7 +28,8 @@ pub mod sumcheck;
 pub use deferred::DeferredChecks;
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
 pub use product::{
-    FactorValue, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product,
+    BatchMember, FactorValue, FactorValuesProof, ZkProductClaims, ZkProductProof, ZkProductShape,
+    prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred, verify_zk_product,
     verify_zk_product_deferred,
 };
 pub use sumcheck::{

@@ -11,6 +11,11 @@
 //! P → V proof that C_g − Σ_t term_t commits to 0                     (pedersen::OpeningProof)
 //! out:  per factor, its public value or its commitment C_k at r — the caller must check the
 //!       public ones and carry the committed ones into the next sub-protocol
+//!
+//! batch several claims C_{S_i} on g_i (n_i variables): absorb (count, n_i, d_i, C_{S_i}),
+//!       draw α_i; the zero-knowledge sum-check of Σ_i α_i·g_i (zkmha_sumcheck::Batch) from
+//!       Σ_i α_i·2^{n−n_i}·C_{S_i}; g_i's factors at r[..n_i]; the relation
+//!       C_g = Σ_i α_i·Σ_t term_{i,t} as above
 //! ```
 
 use crate::ZkError;
@@ -19,22 +24,31 @@ use crate::pedersen::{OpeningProof, ProductProof, ValueOpening};
 use crate::sumcheck::{CommittedEvalClaim, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck_deferred};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
-use zkmha_field::{Fr, One, Zero};
+use zkmha_field::{Field, Fr, One, Zero};
 use zkmha_pcs::{G1Affine, G1Projective, HyraxParams};
-use zkmha_sumcheck::{FinalEvaluations, SumOfProducts, SumcheckError};
+use zkmha_sumcheck::{Batch, FinalEvaluations, SumOfProducts, SumcheckError, SumcheckInstance};
 use zkmha_transcript::Transcript;
 
 const LABEL_PUBLIC_VALUES: &[u8] = b"zk/product/public-values";
 const LABEL_HIDDEN_VALUES: &[u8] = b"zk/product/hidden-values";
+const LABEL_BATCH_STATEMENT: &[u8] = b"zk/product/batch-statement";
+const LABEL_BATCH_COEFFICIENTS: &[u8] = b"zk/product/batch-coefficients";
 
-/// A zero-knowledge proof of a sum-of-products sum-check.
+/// A zero-knowledge proof of a sum-of-products sum-check (or of a batch of them).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ZkProductProof {
     /// The masked sum-check, ending on `C_g`.
     pub sumcheck: ZkSumcheckProof,
-    /// `f_k(r)` of the public factors, in factor order.
+    /// The factors' values and the proofs that they give `C_g`.
+    pub factors: FactorValuesProof,
+}
+
+/// The factor values at the end of a sum-check and the proofs that they give its final value.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct FactorValuesProof {
+    /// `f_k(r)` of the public factors, in factor order (members in order).
     pub public_values: Vec<Fr>,
-    /// `C_k` of the hidden factors, in factor order.
+    /// `C_k` of the hidden factors, in factor order (members in order).
     pub hidden_values: Vec<G1Affine>,
     /// The partial products of each term's hidden factors, then their proofs.
     pub partial_products: Vec<G1Affine>,
@@ -125,6 +139,186 @@ fn absorb_values(transcript: &mut Transcript, public: &[Fr], hidden: &[G1Affine]
     transcript.append_bytes(LABEL_HIDDEN_VALUES, &bytes);
 }
 
+/// The prover's side of the relation `C_g = Σ_i scale_i·g_i(point_i)` for members given by
+/// their shapes, weights and factor values.
+#[allow(clippy::type_complexity)]
+fn prove_factor_values<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    members: &[(&ZkProductShape, Fr, Vec<Fr>)],
+    final_commitment: G1Affine,
+    final_opening: &ValueOpening,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(FactorValuesProof, Vec<Vec<FactorValue>>, Vec<Vec<Option<ValueOpening>>>), ZkError> {
+    let (mut public_values, mut hidden_values) = (Vec::new(), Vec::new());
+    let (mut all_values, mut all_openings) = (Vec::new(), Vec::new());
+    let mut partial = Vec::new();
+    let mut chains = Vec::new();
+    let mut sum = ValueOpening::public(Fr::zero());
+    for (zk_shape, scale, evaluations) in members {
+        let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
+        if evaluations.len() != public.len() {
+            return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
+                what: "factor values",
+                expected: public.len(),
+                got: evaluations.len(),
+            }));
+        }
+        let mut openings = Vec::with_capacity(evaluations.len());
+        let mut values = Vec::with_capacity(evaluations.len());
+        for (is_public, value) in public.iter().zip(evaluations) {
+            if *is_public {
+                public_values.push(*value);
+                values.push(FactorValue::Public(*value));
+                openings.push(None);
+            } else {
+                let opening = ValueOpening::hide(*value, rng);
+                let commitment = G1Affine::from(opening.commit(params));
+                hidden_values.push(commitment);
+                values.push(FactorValue::Hidden(commitment));
+                openings.push(Some(opening));
+            }
+        }
+        // The partial products, term by term (prover's openings alongside).
+        for (lambda, hidden) in terms(shape, public, |k| evaluations.get(k).copied()) {
+            let lambda = *scale * lambda.unwrap_or_default();
+            let mut running: Option<(G1Affine, ValueOpening)> = None;
+            for k in hidden {
+                let (Some(Some(opening)), Some(FactorValue::Hidden(commitment))) =
+                    (openings.get(k), values.get(k).copied())
+                else {
+                    return Err(ZkError::Sumcheck(SumcheckError::InvalidInstance(
+                        "a hidden factor without its opening".into(),
+                    )));
+                };
+                running = Some(match running {
+                    None => (commitment, *opening),
+                    Some((left, left_opening)) => {
+                        let product = ValueOpening::hide(left_opening.value * opening.value, rng);
+                        let product_commitment = G1Affine::from(product.commit(params));
+                        partial.push(product_commitment);
+                        chains.push((
+                            [left, commitment, product_commitment],
+                            [left_opening, *opening, product],
+                        ));
+                        (product_commitment, product)
+                    }
+                });
+            }
+            let term = running.map_or(ValueOpening::public(lambda), |(_, o)| ValueOpening {
+                value: lambda * o.value,
+                blinding: lambda * o.blinding,
+            });
+            sum = sum.add_scaled(Fr::one(), &term);
+        }
+        all_values.push(values);
+        all_openings.push(openings);
+    }
+    absorb_values(transcript, &public_values, &hidden_values, &partial);
+    let product_proofs = chains
+        .iter()
+        .map(|(statement, [a, b, c])| ProductProof::prove(params, *statement, [a, b, c], transcript, rng))
+        .collect();
+    let difference = final_opening.add_scaled(-Fr::one(), &sum);
+    let difference_commitment = G1Affine::from(final_commitment - sum.commit(params));
+    let relation_proof = OpeningProof::prove(params, difference_commitment, &difference, transcript, rng);
+    let proof = FactorValuesProof {
+        public_values,
+        hidden_values,
+        partial_products: partial,
+        product_proofs,
+        relation_proof,
+    };
+    Ok((proof, all_values, all_openings))
+}
+
+/// The verifier's side of [`prove_factor_values`]: the members' factor values, with the
+/// product and relation equations left in `checks`.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+fn verify_factor_values(
+    params: &HyraxParams,
+    members: &[(&ZkProductShape, Fr)],
+    final_commitment: G1Affine,
+    proof: &FactorValuesProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<Vec<Vec<FactorValue>>, ZkError> {
+    let wrong = |what, expected, got| ZkError::Sumcheck(SumcheckError::WrongLength { what, expected, got });
+    let flags = || members.iter().flat_map(|(z, _)| z.public.iter());
+    let public_count = flags().filter(|p| **p).count();
+    let hidden_count = flags().count() - public_count;
+    if proof.public_values.len() != public_count {
+        return Err(wrong("public factor values", public_count, proof.public_values.len()));
+    }
+    if proof.hidden_values.len() != hidden_count {
+        return Err(wrong("hidden factor commitments", hidden_count, proof.hidden_values.len()));
+    }
+    let expected_partials: usize = members
+        .iter()
+        .flat_map(|(z, _)| terms(&z.shape, &z.public, |_| Some(Fr::zero())))
+        .map(|(_, hidden)| hidden.len().saturating_sub(1))
+        .sum();
+    if proof.partial_products.len() != expected_partials || proof.product_proofs.len() != expected_partials {
+        return Err(wrong("partial products", expected_partials, proof.partial_products.len()));
+    }
+    absorb_values(transcript, &proof.public_values, &proof.hidden_values, &proof.partial_products);
+    let (mut public_iter, mut hidden_iter) = (proof.public_values.iter(), proof.hidden_values.iter());
+    let mut partials = proof.partial_products.iter().zip(&proof.product_proofs);
+    let mut sum = G1Projective::zero();
+    let mut all_values = Vec::with_capacity(members.len());
+    for (zk_shape, scale) in members {
+        let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
+        let mut values = Vec::with_capacity(public.len());
+        for is_public in public {
+            let value = if *is_public {
+                public_iter.next().map(|v| FactorValue::Public(*v))
+            } else {
+                hidden_iter.next().map(|c| FactorValue::Hidden(*c))
+            };
+            values.push(value.ok_or(wrong("factor values", public.len(), 0))?);
+        }
+        let public_value = |k: usize| match values.get(k) {
+            Some(FactorValue::Public(v)) => Some(*v),
+            _ => None,
+        };
+        for (lambda, hidden) in terms(shape, public, public_value) {
+            let lambda = *scale * lambda.ok_or(wrong("public factor values", public_count, 0))?;
+            let mut running: Option<G1Affine> = None;
+            for k in hidden {
+                let Some(FactorValue::Hidden(commitment)) = values.get(k).copied() else {
+                    return Err(wrong("hidden factor commitments", hidden_count, 0));
+                };
+                running = Some(match running {
+                    None => commitment,
+                    Some(left) => {
+                        let (product, product_proof) =
+                            partials.next().ok_or(wrong("partial products", expected_partials, 0))?;
+                        product_proof.verify_deferred(
+                            params,
+                            [left, commitment, *product],
+                            transcript,
+                            checks,
+                        );
+                        *product
+                    }
+                });
+            }
+            sum += match running {
+                None => params.value_generator * lambda,
+                Some(c) => c * lambda,
+            };
+        }
+        all_values.push(values);
+    }
+    let difference = G1Affine::from(G1Projective::from(final_commitment) - sum);
+    proof.relation_proof.verify_deferred(params, difference, Fr::zero(), transcript, checks);
+    Ok(all_values)
+}
+
+fn degree_error() -> ZkError {
+    ZkError::Sumcheck(SumcheckError::InvalidClaim("the instance's degree is not the shape's"))
+}
+
 /// Proves `Σ_x g(x) = S` for the committed `S` in zero knowledge; the shape marks the factors
 /// the verifier evaluates itself. Returns the proof, the factor claims and the openings of the
 /// hidden factors' commitments (in factor order, `None` for public factors).
@@ -142,80 +336,17 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), ZkError> {
-    let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
-    if instance.degree() != shape.degree() {
-        return Err(ZkError::Sumcheck(SumcheckError::InvalidClaim(
-            "the instance's degree is not the shape's",
-        )));
+    if instance.degree() != zk_shape.shape.degree() {
+        return Err(degree_error());
     }
     let (sumcheck, final_claim, final_opening) =
         prove_zk_sumcheck(params, instance, claim_commitment, claim, transcript, rng)?;
-    let evaluations = instance.final_evaluations();
-    let mut openings = Vec::with_capacity(evaluations.len());
-    let mut values = Vec::with_capacity(evaluations.len());
-    let (mut public_values, mut hidden_values) = (Vec::new(), Vec::new());
-    for (k, value) in evaluations.iter().enumerate() {
-        if public.get(k).copied().unwrap_or(false) {
-            public_values.push(*value);
-            values.push(FactorValue::Public(*value));
-            openings.push(None);
-        } else {
-            let opening = ValueOpening::hide(*value, rng);
-            let commitment = G1Affine::from(opening.commit(params));
-            hidden_values.push(commitment);
-            values.push(FactorValue::Hidden(commitment));
-            openings.push(Some(opening));
-        }
-    }
-    // The partial products, term by term (prover's openings alongside).
-    let mut partial = Vec::new();
-    let mut chains = Vec::new();
-    let mut sum = ValueOpening::public(Fr::zero());
-    for (lambda, hidden) in terms(shape, public, |k| evaluations.get(k).copied()) {
-        let lambda = lambda.unwrap_or_default();
-        let mut running: Option<(G1Affine, ValueOpening)> = None;
-        for k in hidden {
-            let (Some(Some(opening)), Some(FactorValue::Hidden(commitment))) =
-                (openings.get(k), values.get(k).copied())
-            else {
-                return Err(ZkError::Sumcheck(SumcheckError::InvalidInstance(
-                    "a hidden factor without its opening".into(),
-                )));
-            };
-            running = Some(match running {
-                None => (commitment, *opening),
-                Some((left, left_opening)) => {
-                    let product = ValueOpening::hide(left_opening.value * opening.value, rng);
-                    let product_commitment = G1Affine::from(product.commit(params));
-                    partial.push(product_commitment);
-                    chains.push(([left, commitment, product_commitment], [left_opening, *opening, product]));
-                    (product_commitment, product)
-                }
-            });
-        }
-        let term = running.map_or(ValueOpening::public(lambda), |(_, o)| ValueOpening {
-            value: lambda * o.value,
-            blinding: lambda * o.blinding,
-        });
-        sum = sum.add_scaled(Fr::one(), &term);
-    }
-    absorb_values(transcript, &public_values, &hidden_values, &partial);
-    let product_proofs = chains
-        .iter()
-        .map(|(statement, [a, b, c])| ProductProof::prove(params, *statement, [a, b, c], transcript, rng))
-        .collect();
-    let difference = final_opening.add_scaled(-Fr::one(), &sum);
-    let difference_commitment = G1Affine::from(final_claim.commitment - sum.commit(params));
-    let relation_proof = OpeningProof::prove(params, difference_commitment, &difference, transcript, rng);
-    let proof = ZkProductProof {
-        sumcheck,
-        public_values,
-        hidden_values,
-        partial_products: partial,
-        product_proofs,
-        relation_proof,
-    };
-    Ok((proof, ZkProductClaims { point: final_claim.point, values }, openings))
+    let members = [(zk_shape, Fr::one(), instance.final_evaluations())];
+    let (factors, values, openings) =
+        prove_factor_values(params, &members, final_claim.commitment, &final_opening, transcript, rng)?;
+    let claims =
+        ZkProductClaims { point: final_claim.point, values: values.into_iter().next().unwrap_or_default() };
+    Ok((ZkProductProof { sumcheck, factors }, claims, openings.into_iter().next().unwrap_or_default()))
 }
 
 /// Verifies [`prove_zk_product`]'s proof for `num_vars` variables.
@@ -260,73 +391,172 @@ pub fn verify_zk_product_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<ZkProductClaims, ZkError> {
-    let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
     let CommittedEvalClaim { point, commitment } = verify_zk_sumcheck_deferred(
         params,
         num_vars,
-        shape.degree(),
+        zk_shape.shape.degree(),
         claim_commitment,
         &proof.sumcheck,
         transcript,
         checks,
     )?;
-    let public_count = public.iter().filter(|p| **p).count();
-    let wrong = |what, expected, got| ZkError::Sumcheck(SumcheckError::WrongLength { what, expected, got });
-    if proof.public_values.len() != public_count {
-        return Err(wrong("public factor values", public_count, proof.public_values.len()));
+    let values = verify_factor_values(
+        params,
+        &[(zk_shape, Fr::one())],
+        commitment,
+        &proof.factors,
+        transcript,
+        checks,
+    )?;
+    Ok(ZkProductClaims { point, values: values.into_iter().next().unwrap_or_default() })
+}
+
+/// A member of a zero-knowledge batch: its shape and its number of variables.
+pub type BatchMember<'a> = (&'a ZkProductShape, usize);
+
+fn absorb_batch_statement(
+    transcript: &mut Transcript,
+    members: &[BatchMember<'_>],
+    claims: &[G1Affine],
+) -> Vec<Fr> {
+    let mut bytes = Vec::with_capacity(8 + 48 * members.len());
+    bytes.extend_from_slice(&(members.len() as u64).to_le_bytes());
+    for ((zk_shape, num_vars), claim) in members.iter().zip(claims) {
+        bytes.extend_from_slice(&(*num_vars as u64).to_le_bytes());
+        bytes.extend_from_slice(&(zk_shape.shape.degree() as u64).to_le_bytes());
+        let _ = claim.serialize_compressed(&mut bytes);
     }
-    if proof.hidden_values.len() != public.len() - public_count {
-        return Err(wrong(
-            "hidden factor commitments",
-            public.len() - public_count,
-            proof.hidden_values.len(),
-        ));
+    transcript.append_bytes(LABEL_BATCH_STATEMENT, &bytes);
+    transcript.challenge_fields(LABEL_BATCH_COEFFICIENTS, members.len())
+}
+
+/// `Σ_i α_i·2^{n−n_i}·C_i` and each member's weight `α_i·2^{n−n_i}`.
+fn batch_weights(members: &[BatchMember<'_>], coefficients: &[Fr]) -> (usize, Vec<Fr>) {
+    let num_vars = members.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let weights = members
+        .iter()
+        .zip(coefficients)
+        .map(|((_, n), a)| *a * Fr::from(2u64).pow([(num_vars - n) as u64]))
+        .collect();
+    (num_vars, weights)
+}
+
+/// Proves several committed claims `Σ_x g_i(x) = S_i` (sums of products, any numbers of
+/// variables) with one zero-knowledge sum-check. Returns the proof, per member its factor
+/// claims (at the lowest `n_i` coordinates of the shared point) and its hidden factors'
+/// openings.
+///
+/// # Errors
+/// [`ZkError::Sumcheck`] for lists of different lengths, an empty batch or a degree that is
+/// not the shape's, and the errors of [`prove_zk_sumcheck`].
+#[allow(clippy::type_complexity)]
+pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)>,
+    claims: &[(G1Affine, ValueOpening)],
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkProductProof, Vec<ZkProductClaims>, Vec<Vec<Option<ValueOpening>>>), ZkError> {
+    if members.len() != claims.len() {
+        return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
+            what: "batch claims",
+            expected: members.len(),
+            got: claims.len(),
+        }));
     }
-    let (mut public_iter, mut hidden_iter) = (proof.public_values.iter(), proof.hidden_values.iter());
-    let mut values = Vec::with_capacity(public.len());
-    for is_public in public {
-        let value = if *is_public {
-            public_iter.next().map(|v| FactorValue::Public(*v))
-        } else {
-            hidden_iter.next().map(|c| FactorValue::Hidden(*c))
-        };
-        values.push(value.ok_or(wrong("factor values", public.len(), 0))?);
+    if members.iter().any(|(z, i)| i.degree() != z.shape.degree()) {
+        return Err(degree_error());
     }
-    let expected_partials: usize =
-        terms(shape, public, |_| Some(Fr::zero())).map(|(_, hidden)| hidden.len().saturating_sub(1)).sum();
-    if proof.partial_products.len() != expected_partials || proof.product_proofs.len() != expected_partials {
-        return Err(wrong("partial products", expected_partials, proof.partial_products.len()));
+    let shapes: Vec<BatchMember<'_>> = members.iter().map(|(z, i)| (*z, i.num_vars())).collect();
+    let commitments: Vec<G1Affine> = claims.iter().map(|(c, _)| *c).collect();
+    let coefficients = absorb_batch_statement(transcript, &shapes, &commitments);
+    let (num_vars, weights) = batch_weights(&shapes, &coefficients);
+    let combined_opening = claims
+        .iter()
+        .zip(&weights)
+        .fold(ValueOpening::public(Fr::zero()), |acc, ((_, o), w)| acc.add_scaled(*w, o));
+    let combined_commitment = G1Affine::from(combined_opening.commit(params));
+    let sums: Vec<Fr> = claims.iter().map(|(_, o)| o.value).collect();
+    let mut zk_shapes = Vec::with_capacity(members.len());
+    let mut instances = Vec::with_capacity(members.len());
+    for (zk_shape, instance) in members {
+        zk_shapes.push(zk_shape);
+        instances.push(instance);
     }
-    absorb_values(transcript, &proof.public_values, &proof.hidden_values, &proof.partial_products);
-    let public_value = |k: usize| match values.get(k) {
-        Some(FactorValue::Public(v)) => Some(*v),
-        _ => None,
+    let (sumcheck, final_claim, final_opening) = {
+        let dyn_instances: Vec<&mut dyn SumcheckInstance> =
+            instances.iter_mut().map(|i| &mut **i as &mut dyn SumcheckInstance).collect();
+        let mut batch = Batch::new(dyn_instances, &sums, &coefficients)?;
+        prove_zk_sumcheck(params, &mut batch, combined_commitment, &combined_opening, transcript, rng)?
     };
-    let mut partials = proof.partial_products.iter().zip(&proof.product_proofs);
-    let mut sum = G1Projective::zero();
-    for (lambda, hidden) in terms(shape, public, public_value) {
-        let lambda = lambda.ok_or(wrong("public factor values", public_count, 0))?;
-        let mut running: Option<G1Affine> = None;
-        for k in hidden {
-            let Some(FactorValue::Hidden(commitment)) = values.get(k).copied() else {
-                return Err(wrong("hidden factor commitments", public.len() - public_count, 0));
-            };
-            running = Some(match running {
-                None => commitment,
-                Some(left) => {
-                    let (product, product_proof) =
-                        partials.next().ok_or(wrong("partial products", expected_partials, 0))?;
-                    product_proof.verify_deferred(params, [left, commitment, *product], transcript, checks);
-                    *product
-                }
-            });
-        }
-        sum += match running {
-            None => params.value_generator * lambda,
-            Some(c) => c * lambda,
-        };
+    debug_assert_eq!(final_claim.point.len(), num_vars);
+    let evaluated: Vec<(&ZkProductShape, Fr, Vec<Fr>)> = zk_shapes
+        .iter()
+        .zip(&coefficients)
+        .zip(&instances)
+        .map(|((z, a), i)| (*z, *a, i.final_evaluations()))
+        .collect();
+    let (factors, values, openings) =
+        prove_factor_values(params, &evaluated, final_claim.commitment, &final_opening, transcript, rng)?;
+    let claims = shapes
+        .iter()
+        .zip(values)
+        .map(|((_, n), values)| ZkProductClaims {
+            point: final_claim.point.get(..*n).unwrap_or_default().to_vec(),
+            values,
+        })
+        .collect();
+    Ok((ZkProductProof { sumcheck, factors }, claims, openings))
+}
+
+/// Verifies [`prove_zk_batched_products`] for members of the given shapes and numbers of
+/// variables and the commitments to their sums, with the group equations left in `checks`.
+///
+/// # Errors
+/// [`ZkError::Sumcheck`] for an empty batch or lists of different lengths, and as
+/// [`verify_zk_product_deferred`]. The caller must check every member's public values.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_zk_batched_products_deferred(
+    params: &HyraxParams,
+    members: &[BatchMember<'_>],
+    claim_commitments: &[G1Affine],
+    proof: &ZkProductProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<Vec<ZkProductClaims>, ZkError> {
+    if members.len() != claim_commitments.len() {
+        return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
+            what: "batch claims",
+            expected: members.len(),
+            got: claim_commitments.len(),
+        }));
     }
-    let difference = G1Affine::from(G1Projective::from(commitment) - sum);
-    proof.relation_proof.verify_deferred(params, difference, Fr::zero(), transcript, checks);
-    Ok(ZkProductClaims { point, values })
+    if members.is_empty() {
+        return Err(ZkError::Sumcheck(SumcheckError::InvalidClaim("a batch needs at least one claim")));
+    }
+    let coefficients = absorb_batch_statement(transcript, members, claim_commitments);
+    let (num_vars, weights) = batch_weights(members, &coefficients);
+    let degree = members.iter().map(|(z, _)| z.shape.degree()).max().unwrap_or(1);
+    let combined =
+        claim_commitments.iter().zip(&weights).fold(G1Projective::zero(), |acc, (c, w)| acc + *c * w);
+    let CommittedEvalClaim { point, commitment } = verify_zk_sumcheck_deferred(
+        params,
+        num_vars,
+        degree,
+        G1Affine::from(combined),
+        &proof.sumcheck,
+        transcript,
+        checks,
+    )?;
+    let weighted: Vec<(&ZkProductShape, Fr)> =
+        members.iter().zip(&coefficients).map(|((z, _), a)| (*z, *a)).collect();
+    let values = verify_factor_values(params, &weighted, commitment, &proof.factors, transcript, checks)?;
+    Ok(members
+        .iter()
+        .zip(values)
+        .map(|((_, n), values)| ZkProductClaims {
+            point: point.get(..*n).unwrap_or_default().to_vec(),
+            values,
+        })
+        .collect())
 }

@@ -133,9 +133,9 @@ fn hidden_factor_values_never_appear_in_the_proof() {
     let proof = &p.proof;
     let mut sent: Vec<Fr> =
         proof.sumcheck.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
-    sent.extend(&proof.public_values);
-    sent.extend(proof.product_proofs.iter().flat_map(|q| q.responses));
-    sent.push(proof.relation_proof.response);
+    sent.extend(&proof.factors.public_values);
+    sent.extend(proof.factors.product_proofs.iter().flat_map(|q| q.responses));
+    sent.push(proof.factors.relation_proof.response);
     sent.push(proof.sumcheck.masked_sum);
     assert!(sent.iter().all(|v| !hidden.contains(v)));
     // The point's g(r) is hidden too.
@@ -156,7 +156,7 @@ fn a_tampered_public_value_is_rejected() {
     let params = HyraxParams::new(10);
     let c = &cases()[2];
     let mut p = prove(&params, c, reference_sum(c), 4);
-    p.proof.public_values[0] += Fr::one();
+    p.proof.factors.public_values[0] += Fr::one();
     assert!(verify(&params, c, p.claim_commitment, &p.proof).is_err());
 }
 
@@ -167,7 +167,7 @@ fn a_hidden_value_swapped_for_another_commitment_is_rejected() {
     let mut p = prove(&params, c, reference_sum(c), 5);
     let mut rng = ChaCha20Rng::seed_from_u64(8);
     let other = p.openings[0].unwrap().value + Fr::one();
-    p.proof.hidden_values[0] = G1Affine::from(ValueOpening::hide(other, &mut rng).commit(&params));
+    p.proof.factors.hidden_values[0] = G1Affine::from(ValueOpening::hide(other, &mut rng).commit(&params));
     assert_eq!(verify(&params, c, p.claim_commitment, &p.proof).unwrap_err(), ZkError::ProductMismatch);
 }
 
@@ -177,16 +177,16 @@ fn tampered_products_and_relation_are_rejected() {
     let c = &cases()[3];
     let p = prove(&params, c, reference_sum(c), 6);
     let mut partial = p.proof.clone();
-    partial.partial_products[1] = params.value_generator;
+    partial.factors.partial_products[1] = params.value_generator;
     assert_eq!(verify(&params, c, p.claim_commitment, &partial).unwrap_err(), ZkError::ProductMismatch);
     let mut response = p.proof.clone();
-    response.product_proofs[0].responses[4] += Fr::one();
+    response.factors.product_proofs[0].responses[4] += Fr::one();
     assert_eq!(verify(&params, c, p.claim_commitment, &response).unwrap_err(), ZkError::ProductMismatch);
     let mut relation = p.proof.clone();
-    relation.relation_proof.response += Fr::one();
+    relation.factors.relation_proof.response += Fr::one();
     assert_eq!(verify(&params, c, p.claim_commitment, &relation).unwrap_err(), ZkError::OpeningMismatch);
     let mut missing = p.proof;
-    missing.partial_products.pop();
+    missing.factors.partial_products.pop();
     assert!(matches!(
         verify(&params, c, p.claim_commitment, &missing),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
@@ -199,13 +199,13 @@ fn wrong_counts_of_values_are_typed_errors() {
     let c = &cases()[4];
     let p = prove(&params, c, reference_sum(c), 7);
     let mut extra = p.proof.clone();
-    extra.public_values.push(Fr::one());
+    extra.factors.public_values.push(Fr::one());
     assert!(matches!(
         verify(&params, c, p.claim_commitment, &extra),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
     let mut fewer = p.proof.clone();
-    fewer.hidden_values.pop();
+    fewer.factors.hidden_values.pop();
     assert!(matches!(
         verify(&params, c, p.claim_commitment, &fewer),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
