@@ -85,17 +85,19 @@ const LABEL_ZK_EQUATION_WEIGHT: &[u8] = b"pcs/hyrax-zk/equation-weight";
 fn committed_equations(
     params: &HyraxParams,
     generators: &[G1Affine],
-    row: G1Affine,
+    combined: (Vec<G1Affine>, Vec<Fr>),
     public: &[Fr],
     value_commitment: G1Affine,
     proof: &ZkCommittedOpeningProof,
     challenge: Fr,
 ) -> [GroupEquation; 2] {
     let inner: Fr = proof.response.iter().zip(public).map(|(z, r)| *z * r).sum();
-    let mut bases = generators.to_vec();
-    let mut scalars = proof.response.clone();
-    bases.extend([params.blinding_generator, row, proof.mask_commitment]);
-    scalars.extend([proof.blinding_response, -challenge, -Fr::from(1u64)]);
+    let (mut bases, combined_scalars) = combined;
+    let mut scalars: Vec<Fr> = combined_scalars.into_iter().map(|s| -(challenge * s)).collect();
+    bases.extend_from_slice(generators);
+    scalars.extend_from_slice(&proof.response);
+    bases.extend([params.blinding_generator, proof.mask_commitment]);
+    scalars.extend([proof.blinding_response, -Fr::from(1u64)]);
     let rows = GroupEquation { bases, scalars };
     let value = GroupEquation {
         bases: vec![
@@ -145,6 +147,38 @@ impl ZkCommittedOpeningProof {
             blinding_response,
             value_blinding_response,
         })
+    }
+}
+
+/// The prover's half of the proof of dot product with a committed value: `row` (blinding
+/// `β`) against `public`, the value's blinding `β_v`.
+fn prove_dot_product_committed<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    generators: &[G1Affine],
+    (row, blinding): (&[Fr], Fr),
+    public: &[Fr],
+    value_blinding: Fr,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> ZkCommittedOpeningProof {
+    let mask: Vec<Fr> = (0..generators.len()).map(|_| Fr::rand(rng)).collect();
+    let (mask_blinding, mask_value_blinding) = (Fr::rand(rng), Fr::rand(rng));
+    let mask_commitment = (G1Projective::msm_unchecked(generators, &mask)
+        + params.blinding_generator * mask_blinding)
+        .into_affine();
+    let mask_value: Fr = mask.iter().zip(public).map(|(d, r)| *d * r).sum();
+    let mask_value_commitment =
+        (params.value_generator * mask_value + params.blinding_generator * mask_value_blinding).into_affine();
+    absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, mask_commitment);
+    absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, mask_value_commitment);
+    let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+    let response = row.iter().zip(&mask).map(|(w, d)| challenge * w + d).collect();
+    ZkCommittedOpeningProof {
+        mask_commitment,
+        mask_value_commitment,
+        response,
+        blinding_response: challenge * blinding + mask_blinding,
+        value_blinding_response: challenge * value_blinding + mask_value_blinding,
     }
 }
 
@@ -457,31 +491,17 @@ impl Hyrax {
         transcript.append_fields(LABEL_ZK_PUBLIC_VECTOR, public);
         absorb_point(transcript, LABEL_ZK_COMMITTED_VECTOR, commitment_row(commitment)?);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, value_commitment);
-        let mask: Vec<Fr> = (0..generators.len()).map(|_| Fr::rand(rng)).collect();
-        let (mask_blinding, mask_value_blinding) = (Fr::rand(rng), Fr::rand(rng));
-        let mask_commitment = (G1Projective::msm_unchecked(generators, &mask)
-            + params.blinding_generator * mask_blinding)
-            .into_affine();
-        let mask_value: Fr = mask.iter().zip(&padded_public).map(|(d, r)| *d * r).sum();
-        let mask_value_commitment = (params.value_generator * mask_value
-            + params.blinding_generator * mask_value_blinding)
-            .into_affine();
-        absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, mask_commitment);
-        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, mask_value_commitment);
-        let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
-        let response = vector
-            .iter()
-            .chain(std::iter::repeat(&Fr::zero()))
-            .zip(&mask)
-            .map(|(w, d)| challenge * w + d)
-            .collect();
-        let proof = ZkCommittedOpeningProof {
-            mask_commitment,
-            mask_value_commitment,
-            response,
-            blinding_response: challenge * blinding + mask_blinding,
-            value_blinding_response: challenge * value_blinding + mask_value_blinding,
-        };
+        let mut row = vector.to_vec();
+        row.resize(generators.len(), Fr::zero());
+        let proof = prove_dot_product_committed(
+            params,
+            generators,
+            (&row, blinding),
+            &padded_public,
+            value_blinding,
+            transcript,
+            rng,
+        );
         Ok((proof, value_commitment, (value, value_blinding)))
     }
 
@@ -541,7 +561,15 @@ impl Hyrax {
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
         let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
-        Ok(committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge))
+        Ok(committed_equations(
+            params,
+            generators,
+            (vec![row], vec![Fr::from(1u64)]),
+            &padded_public,
+            value_commitment,
+            proof,
+            challenge,
+        ))
     }
 
     /// The interactive verifier of [`Self::prove_inner_product_committed`] for a challenge
@@ -565,8 +593,15 @@ impl Hyrax {
             ));
         }
         let row = commitment_row(commitment)?;
-        let equations =
-            committed_equations(params, generators, row, &padded_public, value_commitment, proof, challenge);
+        let equations = committed_equations(
+            params,
+            generators,
+            (vec![row], vec![Fr::from(1u64)]),
+            &padded_public,
+            value_commitment,
+            proof,
+            challenge,
+        );
         equations.iter().try_for_each(|e| e.holds().map_err(|_| PcsError::ZkCommitmentMismatch))
     }
 
@@ -595,6 +630,107 @@ impl Hyrax {
     ) {
         transcript.append_fields(LABEL_ZK_PUBLIC_VECTOR, public);
         absorb(transcript, commitment, &[], value);
+    }
+
+    /// Opens several hidden polynomials at points sharing their column part (as
+    /// [`Hyrax::open_batch_tables`]) against values that stay committed: each item carries the
+    /// Pedersen commitment `C_{v_t} = v_t·U + β_t·H` to its value and the prover's `(v_t, β_t)`
+    /// (the values come from earlier steps of a proof, already committed). Nothing about the
+    /// tables or the values is revealed.
+    ///
+    /// # Errors
+    /// As [`Self::open_batch_zk`], and [`PcsError::MalformedProof`] when a claimed value is not
+    /// the table's (the prover's own check: such a proof could not verify).
+    #[allow(clippy::type_complexity)]
+    pub fn open_batch_committed<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        items: &[(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds, &[Fr], (G1Affine, Fr, Fr))],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<ZkCommittedOpeningProof, PcsError> {
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, _, p, _)| (*c, *p)).collect();
+        let (column_point, scales) = batch_layout(&layout)?;
+        let generators = Self::bases(params, column_point.len(), column_point.len())?;
+        let mut rows = Vec::with_capacity(items.len());
+        for (f, commitment, blinds, point, (value_commitment, value, _)) in items {
+            if blinds.rows.len() != commitment.rows.len() {
+                return Err(PcsError::MalformedProof("one blinding factor per committed row"));
+            }
+            let (row, actual) = combined_row_and_value(*f, point, commitment.column_vars()?)?;
+            if actual != *value {
+                return Err(PcsError::MalformedProof(
+                    "a committed value is not the table's value at the point",
+                ));
+            }
+            absorb(transcript, commitment, point, &Fr::zero());
+            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
+            rows.push(row);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
+        let mut combined_row = vec![Fr::zero(); generators.len()];
+        let (mut blinding, mut value_blinding) = (Fr::zero(), Fr::zero());
+        for (((row, c), (_, commitment, blinds, point, (_, _, beta))), s) in
+            rows.iter().zip(&coefficients).zip(items).zip(&scales)
+        {
+            combined_row.par_iter_mut().zip(row.par_iter()).for_each(|(w, x)| *w += *c * x);
+            let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
+            blinding += *c * blinds.rows.iter().zip(eq_table(row_point)).map(|(b, l)| *b * l).sum::<Fr>();
+            value_blinding += *c * s * beta;
+        }
+        Ok(prove_dot_product_committed(
+            params,
+            generators,
+            (&combined_row, blinding),
+            &eq_table(column_point),
+            value_blinding,
+            transcript,
+            rng,
+        ))
+    }
+
+    /// The group equations of [`Self::open_batch_committed`]'s proof, for the caller's
+    /// deferred check (`items`: commitment, point, value commitment).
+    ///
+    /// # Errors
+    /// [`PcsError::WrongPointLength`] or [`PcsError::MalformedProof`] for malformed batches or
+    /// responses.
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn batch_committed_equations(
+        params: &HyraxParams,
+        items: &[(&HyraxCommitment, &[Fr], G1Affine)],
+        proof: &ZkCommittedOpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<[GroupEquation; 2], PcsError> {
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
+        let (column_point, scales) = batch_layout(&layout)?;
+        let generators = Self::bases(params, column_point.len(), column_point.len())?;
+        if proof.response.len() != generators.len() {
+            return Err(PcsError::MalformedProof(
+                "the zero-knowledge opening's response has the wrong length",
+            ));
+        }
+        for (commitment, point, value_commitment) in items {
+            Self::check_size(params, commitment.num_vars)?;
+            absorb(transcript, commitment, point, &Fr::zero());
+            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
+        // C_v = Σ_t ρ_t·s_t·C_{v_t}, folded into the value equation's terms.
+        let combined_value: G1Projective =
+            items.iter().zip(&coefficients).zip(&scales).map(|(((_, _, c), r), s)| *c * (*r * s)).sum();
+        let combined = combined_commitment_terms(&layout, &coefficients)?;
+        absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
+        absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
+        let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+        Ok(committed_equations(
+            params,
+            generators,
+            combined,
+            &eq_table(column_point),
+            combined_value.into_affine(),
+            proof,
+            challenge,
+        ))
     }
 
     /// Opens several hidden polynomials at points sharing their column part (as

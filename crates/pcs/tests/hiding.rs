@@ -8,6 +8,7 @@ use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use zkmha_field::{Fr, fr_from_i64};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
+use zkmha_pcs::G1Projective;
 use zkmha_pcs::*;
 use zkmha_transcript::Transcript;
 
@@ -340,4 +341,90 @@ fn vector_commitments_reject_wrong_shapes() {
         ),
         Err(PcsError::MalformedProof(_))
     ));
+}
+
+/// Commitments `v·U + β·H` to each table's value at its point, with the prover's `(v, β)`.
+fn value_commitments(b: &Batch, seed: u64) -> Vec<(G1Affine, Fr, Fr)> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    b.tables
+        .iter()
+        .zip(&b.points)
+        .map(|(t, p)| {
+            let (value, blinding) = (reference_value(t, p), Fr::rand(&mut rng));
+            (
+                (b.params.value_generator * value + b.params.blinding_generator * blinding).into(),
+                value,
+                blinding,
+            )
+        })
+        .collect()
+}
+
+fn open_committed(b: &Batch, values: &[(G1Affine, Fr, Fr)]) -> Result<ZkCommittedOpeningProof, PcsError> {
+    let items: Vec<_> = b
+        .tables
+        .iter()
+        .zip(&b.commitments)
+        .zip(&b.blinds)
+        .zip(&b.points)
+        .zip(values)
+        .map(|((((t, c), bl), p), v)| {
+            (PolynomialTable::Integers { num_vars: t.0, values: &t.1 }, c, bl, p.as_slice(), *v)
+        })
+        .collect();
+    Hyrax::open_batch_committed(
+        &b.params,
+        &items,
+        &mut Transcript::new(DOMAIN),
+        &mut ChaCha20Rng::seed_from_u64(5),
+    )
+}
+
+fn verify_committed(b: &Batch, values: &[G1Affine], proof: &ZkCommittedOpeningProof) -> Result<(), PcsError> {
+    let items: Vec<_> =
+        b.commitments.iter().zip(&b.points).zip(values).map(|((c, p), v)| (c, p.as_slice(), *v)).collect();
+    let equations = Hyrax::batch_committed_equations(&b.params, &items, proof, &mut Transcript::new(DOMAIN))?;
+    equations.iter().try_for_each(|e| e.holds().map_err(|_| PcsError::ZkCommitmentMismatch))
+}
+
+#[test]
+fn committed_value_batches_round_trip_and_reject_other_values() {
+    for (sizes, columns) in [(vec![6], 3), (vec![7, 7, 5], 3), (vec![8, 3], 4), (vec![9, 9], 5)] {
+        let b = batch(&sizes, columns, 40);
+        let values = value_commitments(&b, 1);
+        let proof = open_committed(&b, &values).unwrap();
+        let commitments: Vec<G1Affine> = values.iter().map(|v| v.0).collect();
+        verify_committed(&b, &commitments, &proof).unwrap();
+        // The response never shows a combined row (rebuilt as in the public-value test).
+        assert!(!proof.response.iter().any(|z| values.iter().any(|v| v.1 == *z)));
+        // A commitment to another value for one of the tables fails the group equation.
+        let mut other = commitments.clone();
+        other[0] = (G1Projective::from(other[0]) + b.params.value_generator).into();
+        assert_eq!(verify_committed(&b, &other, &proof), Err(PcsError::ZkCommitmentMismatch));
+    }
+}
+
+#[test]
+fn the_prover_refuses_a_value_that_is_not_the_tables() {
+    let b = batch(&[6, 6], 3, 41);
+    let mut values = value_commitments(&b, 2);
+    values[1].1 += Fr::from(1u64);
+    assert!(matches!(open_committed(&b, &values), Err(PcsError::MalformedProof(_))));
+}
+
+#[test]
+fn tampered_committed_openings_are_rejected() {
+    let b = batch(&[7, 7], 3, 42);
+    let values = value_commitments(&b, 3);
+    let commitments: Vec<G1Affine> = values.iter().map(|v| v.0).collect();
+    let proof = open_committed(&b, &values).unwrap();
+    let mut response = proof.clone();
+    response.response[3] += Fr::from(1u64);
+    assert_eq!(verify_committed(&b, &commitments, &response), Err(PcsError::ZkCommitmentMismatch));
+    let mut value_blinding = proof.clone();
+    value_blinding.value_blinding_response += Fr::from(1u64);
+    assert_eq!(verify_committed(&b, &commitments, &value_blinding), Err(PcsError::ZkCommitmentMismatch));
+    let mut short = proof;
+    short.response.pop();
+    assert!(matches!(verify_committed(&b, &commitments, &short), Err(PcsError::MalformedProof(_))));
 }
