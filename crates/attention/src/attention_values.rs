@@ -9,20 +9,31 @@
 //! verifier:  b(t_h, t_j) = eq(t_h, q_h)
 //! claims out: Ã(t_h, q_i, t_j)   — tensor point [t_j ‖ q_i ‖ t_h]
 //!             V̂(t_j, (q_m, t_h)) — matrix point [q_m ‖ t_h ‖ t_j]  (the coordinate swap Ṽ → V̂)
+//!
+//! zero knowledge (prove_attention_values_zk / verify_attention_values_zk): the same sum-check
+//! through zkmha_zk::prove_zk_product from a committed y; b public, Ã and Ṽ hidden: the claims
+//! out are commitments
 //! ```
 
 use crate::common::{check_structured, split_point, sumcheck_error};
 use crate::structured::mask_value;
 use crate::witness::keeps;
+use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zkmha_field::{Fr, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_pcs::HyraxParams;
+use zkmha_sumcheck::ProductSumcheck;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+};
 
 const STEP: &str = "softmax·V";
 const LABEL_CLAIM: &[u8] = b"attention/attention-values/claim";
@@ -87,7 +98,24 @@ pub fn prove_attention_values(
     transcript: &mut Transcript,
 ) -> Result<(AttentionValuesProof, AttentionValuesClaims), AttentionError> {
     transcript.append_field(LABEL_CLAIM, &claim.value);
-    let parts = split_point(&claim.point, &claim_parts(shape), STEP)?;
+    let (q_m, q_i, mles) = tables(shape, attention, values_hat, &claim.point)?;
+    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
+    let (sumcheck, claims) =
+        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
+    let point = claims[0].point.clone();
+    let out = outputs(shape, &q_m, &q_i, &point, claims[1].value, claims[2].value);
+    Ok((AttentionValuesProof { sumcheck }, out))
+}
+
+/// `(q_m, q_i, [b, Ã(·, q_i, ·), Ṽ(·, ·, q_m)])` for a claim point `[q_m ‖ q_h ‖ q_i]`.
+#[allow(clippy::type_complexity)]
+fn tables(
+    shape: &AttentionShape,
+    attention: AttentionMatrix<'_>,
+    values_hat: &[Fr],
+    point: &[Fr],
+) -> Result<(Vec<Fr>, Vec<Fr>, Vec<DenseMultilinearExtension>), AttentionError> {
+    let parts = split_point(point, &claim_parts(shape), STEP)?;
     let (q_m, q_h, q_i) = (parts[0], parts[1], parts[2]);
     let (sp, hp, mvp) = (shape.padded_seq_len(), shape.padded_heads(), shape.padded_value_head_dim());
     let head_weights = eq_table(q_h);
@@ -144,12 +172,115 @@ pub fn prove_attention_values(
         DenseMultilinearExtension::new(n, folded_attention)?,
         DenseMultilinearExtension::new(n, folded_values)?,
     ];
+    Ok((q_m.to_vec(), q_i.to_vec(), mles))
+}
+
+/// `b` public, `Ã` and `Ṽ` hidden.
+fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    let (sumcheck, claims) =
-        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
-    let point = claims[0].point.clone();
-    let out = outputs(shape, q_m, q_i, &point, claims[1].value, claims[2].value);
-    Ok((AttentionValuesProof { sumcheck }, out))
+    ZkProductShape::new(product, vec![true, false, false]).map_err(zk_error(STEP))
+}
+
+/// The points of the claims out on `A` and `V̂` for the sum-check point `[t_j ‖ t_h]`.
+fn output_points(shape: &AttentionShape, q_m: &[Fr], q_i: &[Fr], point: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
+    let (t_j, t_h) = point.split_at(shape.seq_vars().min(point.len()));
+    ([t_j, q_i, t_h].concat(), [q_m, t_h, t_j].concat())
+}
+
+/// The zero-knowledge `softmax·V` proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct AttentionValuesZkProof {
+    /// The zero-knowledge sum-check of `b · Ã · Ṽ`.
+    pub product: ZkProductProof,
+}
+
+/// Committed claims on `A` and `V̂` (verifier side).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionValuesCommittedClaims {
+    /// On `A`.
+    pub attention: CommittedClaim,
+    /// On `V̂`.
+    pub values_hat: CommittedClaim,
+}
+
+/// Committed claims on `A` and `V̂` with their openings (prover side).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionValuesWitnessClaims {
+    /// On `A`.
+    pub attention: WitnessClaim,
+    /// On `V̂`.
+    pub values_hat: WitnessClaim,
+}
+
+/// Proves the step in zero knowledge for a committed claim on `Ô`.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_attention_values_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    attention: AttentionMatrix<'_>,
+    values_hat: &[Fr],
+    claim: &WitnessClaim,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(AttentionValuesZkProof, AttentionValuesWitnessClaims), AttentionError> {
+    let (q_m, q_i, mles) = tables(shape, attention, values_hat, &claim.claim.point)?;
+    let zk_shape = zk_shape()?;
+    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
+    let (product, claims, openings) = prove_zk_product(
+        params,
+        &zk_shape,
+        &mut instance,
+        claim.claim.commitment,
+        &claim.opening,
+        transcript,
+        rng,
+    )
+    .map_err(zk_error(STEP))?;
+    let (a_point, v_point) = output_points(shape, &q_m, &q_i, &claims.point);
+    let out = AttentionValuesWitnessClaims {
+        attention: witness(&claims.values, &openings, 1, a_point, STEP)?,
+        values_hat: witness(&claims.values, &openings, 2, v_point, STEP)?,
+    };
+    Ok((AttentionValuesZkProof { product }, out))
+}
+
+/// Verifies the zero-knowledge step; returns the committed claims on `A` and `V̂`, with the
+/// group equations left in `checks`.
+///
+/// # Errors
+/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the selector `b`).
+#[deny(clippy::indexing_slicing)]
+pub fn verify_attention_values_zk(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    claim: &CommittedClaim,
+    proof: &AttentionValuesZkProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<AttentionValuesCommittedClaims, AttentionError> {
+    let parts = split_point(&claim.point, &claim_parts(shape), STEP)?;
+    let [q_m, q_h, q_i] = [0, 1, 2].map(|k| parts.get(k).copied().unwrap_or_default());
+    let n = shape.head_vars() + shape.seq_vars();
+    let claims = verify_zk_product_deferred(
+        params,
+        &zk_shape()?,
+        n,
+        claim.commitment,
+        &proof.product,
+        transcript,
+        checks,
+    )
+    .map_err(zk_error(STEP))?;
+    let t_h = claims.point.get(shape.seq_vars()..).unwrap_or_default();
+    check_public(claims.values.first(), eq_evaluation(t_h, q_h)?, STEP)?;
+    let (a_point, v_point) = output_points(shape, q_m, q_i, &claims.point);
+    Ok(AttentionValuesCommittedClaims {
+        attention: hidden(claims.values.get(1), a_point, STEP)?,
+        values_hat: hidden(claims.values.get(2), v_point, STEP)?,
+    })
 }
 
 /// Verifies the step; returns the claims on `A` and `V̂`.

@@ -57,6 +57,14 @@ pub enum AttentionError {
         /// The sum-check error.
         source: zkmha_sumcheck::SumcheckError,
     },
+    /// A zero-knowledge step failed (its sum-check, a Σ-protocol or a committed relation).
+    #[error("{step}: {source}")]
+    ZeroKnowledge {
+        /// The sub-protocol.
+        step: &'static str,
+        /// The zero-knowledge error.
+        source: zkmha_zk::ZkError,
+    },
     /// An MLE error (a malformed point or table).
     #[error(transparent)]
     Mle(#[from] zkmha_mle::MleError),

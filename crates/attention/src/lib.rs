@@ -29,6 +29,7 @@ pub mod structured;
 pub mod unpadding;
 pub mod verifier_key;
 mod witness;
+pub mod zk_claims;
 
 pub use committed::{
     CommittedLayerProof, CommittedStatement, InputCommitments, commit_inputs, hyrax_params_for,

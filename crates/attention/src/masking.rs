@@ -9,22 +9,33 @@
 //! claim out: QK̂(u) = v
 //! ```
 //!
+//! Zero knowledge (`prove_masking_zk` / `verify_masking_zk`): from a commitment `C` to `y`, the
+//! claimed sum's commitment is `C − m(c_i, c_j)·U`; the same sum-check runs through
+//! `zkmha_zk::prove_zk_product` with `eq` and `ẑ` public and `QK̂` hidden.
+//!
 //! `z` keeps `i < s ∧ j ≤ i` (causal) or `i < s ∧ j < s` (none); every padded row and
 //! column is masked. `m = MASK · (1 − z)` with `MASK = −2^100`.
 
 use crate::common::{check_structured, split_point, sumcheck_error};
 use crate::structured::{mask_matrix, zeroifier};
 use crate::witness::keeps;
+use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
+use zkmha_pcs::{G1Affine, HyraxParams};
 use zkmha_sumcheck::{
     EvalClaim, FinalEvaluations, ProductSumcheck, ProductSumcheckProof, SumOfProducts, SumcheckClaim,
     SumcheckInstance, prove_instance_with_evaluations, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    DeferredChecks, ValueOpening, ZkProductProof, ZkProductShape, prove_zk_product,
+    verify_zk_product_deferred,
+};
 
 const STEP: &str = "masking";
 const LABEL_CLAIM: &[u8] = b"attention/masking/claim";
@@ -250,6 +261,88 @@ pub fn prove_masking_dense(
         prove_product(&product, mles, zeroified, transcript).map_err(sumcheck_error(STEP))?;
     let out = claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })?;
     Ok((MaskingProof { sumcheck }, out))
+}
+
+/// `eq` and `ẑ` public, `QK̂` hidden.
+fn zk_shape() -> Result<ZkProductShape, AttentionError> {
+    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
+    ZkProductShape::new(product, vec![true, true, false]).map_err(zk_error(STEP))
+}
+
+/// `m(c_i, c_j)` for a claim point `c`.
+#[deny(clippy::indexing_slicing)]
+fn mask_at(shape: &AttentionShape, mask: MaskKind, point: &[Fr]) -> Result<Fr, AttentionError> {
+    let split = split_point(point, &parts(shape), STEP)?;
+    let [c_j, c_i] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
+    Ok(mask_matrix(mask, shape.seq_len, c_i, c_j))
+}
+
+/// The zero-knowledge masking proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct MaskingZkProof {
+    /// The zero-knowledge sum-check of `eq · ẑ · QK̂`.
+    pub product: ZkProductProof,
+}
+
+/// Proves the masking step in zero knowledge for a committed claim on `QK_M`, consuming the
+/// scores; returns the committed claim on `QK̂` with its opening.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_masking_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    scores: Vec<Fr>,
+    claim: &WitnessClaim,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(MaskingZkProof, WitnessClaim), AttentionError> {
+    let offset = mask_at(shape, mask, &claim.claim.point)?;
+    let zeroified = ValueOpening { value: claim.opening.value - offset, blinding: claim.opening.blinding };
+    let commitment = G1Affine::from(claim.claim.commitment - params.value_generator * offset);
+    let mut instance = MaskingInstance::new(shape, mask, scores, &claim.claim.point)?;
+    let (product, claims, openings) =
+        prove_zk_product(params, &zk_shape()?, &mut instance, commitment, &zeroified, transcript, rng)
+            .map_err(zk_error(STEP))?;
+    let out = witness(&claims.values, &openings, 2, claims.point.clone(), STEP)?;
+    Ok((MaskingZkProof { product }, out))
+}
+
+/// Verifies the zero-knowledge masking step; returns the committed claim on `QK̂`, with the
+/// group equations left in `checks`.
+///
+/// # Errors
+/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (`eq` or `ẑ`).
+#[deny(clippy::indexing_slicing)]
+pub fn verify_masking_zk(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    claim: &CommittedClaim,
+    proof: &MaskingZkProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<CommittedClaim, AttentionError> {
+    let offset = mask_at(shape, mask, &claim.point)?;
+    let commitment = G1Affine::from(claim.commitment - params.value_generator * offset);
+    let claims = verify_zk_product_deferred(
+        params,
+        &zk_shape()?,
+        claim.point.len(),
+        commitment,
+        &proof.product,
+        transcript,
+        checks,
+    )
+    .map_err(zk_error(STEP))?;
+    let point = &claims.point;
+    check_public(claims.values.first(), eq_evaluation(point, &claim.point)?, STEP)?;
+    let u = split_point(point, &parts(shape), STEP)?;
+    let [u_j, u_i] = [0, 1].map(|k| u.get(k).copied().unwrap_or_default());
+    check_public(claims.values.get(1), zeroifier(mask, shape.seq_len, u_i, u_j), STEP)?;
+    hidden(claims.values.get(2), point.clone(), STEP)
 }
 
 /// Verifies the masking step; returns the claim on `QK̂`.

@@ -11,19 +11,31 @@
 //!   y_v = Σ_{x ∈ {0,1}^{log d_v}} V(a_v, x) · P_v(x, w_v)
 //! verifier:  P(z, w) = head_padding(h, m, z, w)   (O(h·m)), and Σ α_t (input_t · P_t) = final value
 //! claims out: Q at [z_q ‖ a_q], K at [z_k ‖ a_k], V at [z_v ‖ a_v]
+//!
+//! zero knowledge (prove_padding_zk / verify_padding_zk): the three claims are commitments,
+//! the batch runs through zkmha_zk::prove_zk_batched_products with P public and the folded
+//! inputs hidden: the claims out on Q, K, V are commitments
 //! ```
 
 use crate::common::{fold_rows, split_point, sumcheck_error};
 use crate::structured::head_padding;
+use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
+use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_sumcheck::FinalEvaluations;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
     verify_batched,
 };
 use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    BatchMember, DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_batched_products,
+    verify_zk_batched_products_deferred,
+};
 
 const STEP: &str = "padding";
 const LABEL_CLAIMS: &[u8] = b"attention/padding/claims";
@@ -67,10 +79,34 @@ pub fn prove_padding(
     transcript: &mut Transcript,
 ) -> Result<(PaddingProof, InputClaims), AttentionError> {
     transcript.append_fields(LABEL_CLAIMS, &claims.map(|c| c.value));
+    let (mut instances, rows) = instances(shape, inputs, claims.map(|c| c.point.as_slice()))?;
+    let refs: Vec<&mut dyn SumcheckInstance> =
+        instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
+    let sums = claims.map(|c| c.value);
+    let (sumcheck, outcome) = prove_batched(refs, &sums, transcript).map_err(sumcheck_error(STEP))?;
+    let final_evaluations: Vec<[Fr; 2]> = instances
+        .iter()
+        .map(|i| {
+            let values = i.final_evaluations();
+            [values[0], values[1]]
+        })
+        .collect();
+    transcript.append_fields(LABEL_FINAL, &final_evaluations.concat());
+    let claims_out = input_claims(&outcome.point, &layout(shape), &rows, &final_evaluations)?;
+    Ok((PaddingProof { sumcheck, final_evaluations }, claims_out))
+}
+
+/// The three instances `input(a, ·)·P(·, w)` and the row points `a`.
+#[allow(clippy::type_complexity)]
+fn instances(
+    shape: &AttentionShape,
+    inputs: [&[Fr]; 3],
+    points: [&[Fr]; 3],
+) -> Result<(Vec<ProductSumcheck>, Vec<Vec<Fr>>), AttentionError> {
     let mut instances = Vec::with_capacity(3);
     let mut rows = Vec::with_capacity(3);
-    for ((input, claim), (input_vars, padded_vars, width)) in inputs.iter().zip(claims).zip(layout(shape)) {
-        let split = split_point(&claim.point, &[padded_vars, shape.seq_vars()], STEP)?;
+    for ((input, point), (input_vars, padded_vars, width)) in inputs.iter().zip(points).zip(layout(shape)) {
+        let split = split_point(point, &[padded_vars, shape.seq_vars()], STEP)?;
         let (w, a) = (split[0], split[1]);
         let padded_width = 1usize << (padded_vars - shape.head_vars());
         let column_weights = eq_table(w);
@@ -89,20 +125,117 @@ pub fn prove_padding(
         instances.push(ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?);
         rows.push(a.to_vec());
     }
-    let refs: Vec<&mut dyn SumcheckInstance> =
-        instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
-    let sums = claims.map(|c| c.value);
-    let (sumcheck, outcome) = prove_batched(refs, &sums, transcript).map_err(sumcheck_error(STEP))?;
-    let final_evaluations: Vec<[Fr; 2]> = instances
-        .iter()
-        .map(|i| {
-            let values = i.final_evaluations();
-            [values[0], values[1]]
-        })
-        .collect();
-    transcript.append_fields(LABEL_FINAL, &final_evaluations.concat());
-    let claims_out = input_claims(&outcome.point, &layout(shape), &rows, &final_evaluations)?;
-    Ok((PaddingProof { sumcheck, final_evaluations }, claims_out))
+    Ok((instances, rows))
+}
+
+/// The folded input hidden, `P` public.
+fn zk_shape() -> Result<ZkProductShape, AttentionError> {
+    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
+    ZkProductShape::new(product, vec![false, true]).map_err(zk_error(STEP))
+}
+
+/// The zero-knowledge padding proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct PaddingZkProof {
+    /// The zero-knowledge batch of the three products.
+    pub product: ZkProductProof,
+}
+
+/// Committed claims on `Q`, `K`, `V` (verifier side).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputCommittedClaims {
+    /// On `Q`.
+    pub queries: CommittedClaim,
+    /// On `K`.
+    pub keys: CommittedClaim,
+    /// On `V`.
+    pub values: CommittedClaim,
+}
+
+/// Committed claims on `Q`, `K`, `V` with their openings (prover side).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputWitnessClaims {
+    /// On `Q`.
+    pub queries: WitnessClaim,
+    /// On `K`.
+    pub keys: WitnessClaim,
+    /// On `V`.
+    pub values: WitnessClaim,
+}
+
+/// Proves the padding of Q, K, V in zero knowledge for three committed claims.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for claim points of the wrong length,
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_padding_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    inputs: [&[Fr]; 3],
+    claims: [&WitnessClaim; 3],
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(PaddingZkProof, InputWitnessClaims), AttentionError> {
+    let (mut instances, rows) = instances(shape, inputs, claims.map(|c| c.claim.point.as_slice()))?;
+    let zk_shape = zk_shape()?;
+    let members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)> =
+        instances.iter_mut().map(|i| (&zk_shape, i as &mut dyn FinalEvaluations)).collect();
+    let sums: Vec<(G1Affine, zkmha_zk::ValueOpening)> =
+        claims.iter().map(|c| (c.claim.commitment, c.opening)).collect();
+    let (product, outs, openings) =
+        prove_zk_batched_products(params, members, &sums, transcript, rng).map_err(zk_error(STEP))?;
+    let mut claims_out = Vec::with_capacity(3);
+    for ((out, opening), row) in outs.iter().zip(&openings).zip(&rows) {
+        claims_out.push(witness(&out.values, opening, 0, [out.point.as_slice(), row].concat(), STEP)?);
+    }
+    let mut claims_out = claims_out.into_iter();
+    match (claims_out.next(), claims_out.next(), claims_out.next()) {
+        (Some(queries), Some(keys), Some(values)) => {
+            Ok((PaddingZkProof { product }, InputWitnessClaims { queries, keys, values }))
+        }
+        _ => Err(AttentionError::CheckFailed { step: STEP }),
+    }
+}
+
+/// Verifies the zero-knowledge padding step; returns the committed claims on `Q`, `K`, `V`,
+/// with the group equations left in `checks`.
+///
+/// # Errors
+/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (a padding matrix).
+#[deny(clippy::indexing_slicing)]
+pub fn verify_padding_zk(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    claims: [&CommittedClaim; 3],
+    proof: &PaddingZkProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<InputCommittedClaims, AttentionError> {
+    let layout = layout(shape);
+    let zk_shape = zk_shape()?;
+    let members: Vec<BatchMember<'_>> = layout.iter().map(|&(vars, _, _)| (&zk_shape, vars)).collect();
+    let commitments: Vec<G1Affine> = claims.iter().map(|c| c.commitment).collect();
+    let outs = verify_zk_batched_products_deferred(
+        params,
+        &members,
+        &commitments,
+        &proof.product,
+        transcript,
+        checks,
+    )
+    .map_err(zk_error(STEP))?;
+    let mut claims_out = Vec::with_capacity(3);
+    for ((claim, &(_, padded_vars, width)), out) in claims.iter().zip(&layout).zip(&outs) {
+        let split = split_point(&claim.point, &[padded_vars, shape.seq_vars()], STEP)?;
+        let [w, a] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
+        check_public(out.values.get(1), head_padding(shape.heads, width, &out.point, w), STEP)?;
+        claims_out.push(hidden(out.values.first(), [out.point.as_slice(), a].concat(), STEP)?);
+    }
+    let mut claims_out = claims_out.into_iter();
+    match (claims_out.next(), claims_out.next(), claims_out.next()) {
+        (Some(queries), Some(keys), Some(values)) => Ok(InputCommittedClaims { queries, keys, values }),
+        _ => Err(AttentionError::CheckFailed { step: STEP }),
+    }
 }
 
 #[deny(clippy::indexing_slicing)]

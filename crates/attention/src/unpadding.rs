@@ -9,19 +9,30 @@
 //! claim out: Ô(q_i, q_x) = v
 //! ```
 //!
+//! Zero knowledge (`prove_unpadding_zk` / `verify_unpadding_zk`): the same sum-check through
+//! `zkmha_zk::prove_zk_product` from a committed `y`, `W` public, `Ô` hidden: the claim out is a
+//! commitment to `Ô(q_i, q_x)`.
+//!
 //! Unlike the spec, the row selector `[i < s]` is part of the relation: `O` holds only the real
 //! rows, so the padded rows of `Ô` (which carry masked values) never reach the output.
 
 use crate::common::{check_structured, split_point, sumcheck_error};
 use crate::structured::{head_padding, prefix_eq_pair_sum};
+use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
+use zkmha_pcs::HyraxParams;
+use zkmha_sumcheck::ProductSumcheck;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+};
 
 const STEP: &str = "unpadding";
 const LABEL_CLAIM: &[u8] = b"attention/unpadding/claim";
@@ -48,7 +59,21 @@ pub fn prove_unpadding(
     transcript: &mut Transcript,
 ) -> Result<(UnpaddingProof, EvalClaim), AttentionError> {
     transcript.append_field(LABEL_CLAIM, &claim.value);
-    let parts = split_point(&claim.point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
+    let mles = tables(shape, output_hat, &claim.point)?;
+    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
+    let (sumcheck, claims) =
+        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
+    let out = claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    Ok((UnpaddingProof { sumcheck }, out))
+}
+
+/// `[Ô, W]` for a claim point `[r_col ‖ r_row]`.
+fn tables(
+    shape: &AttentionShape,
+    output_hat: &[Fr],
+    point: &[Fr],
+) -> Result<Vec<DenseMultilinearExtension>, AttentionError> {
+    let parts = split_point(point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
     let (r_col, r_row) = (parts[0], parts[1]);
     let rows = eq_table(r_row);
     let columns = eq_table(r_col);
@@ -68,15 +93,92 @@ pub fn prove_unpadding(
         }
     }
     let n = num_vars(shape);
-    let mles = vec![
+    Ok(vec![
         DenseMultilinearExtension::new(n, output_hat.to_vec())?,
         DenseMultilinearExtension::new(n, weights)?,
-    ];
+    ])
+}
+
+/// `W`'s closed form at the sum-check's point `[q_x ‖ q_i]`.
+fn weight_value(shape: &AttentionShape, r_col: &[Fr], r_row: &[Fr], point: &[Fr]) -> Fr {
+    let cols = shape.head_vars() + shape.value_head_dim_vars();
+    let (q_x, q_i) = point.split_at(cols.min(point.len()));
+    prefix_eq_pair_sum(shape.seq_len, q_i, r_row)
+        * head_padding(shape.heads, shape.value_head_dim, r_col, q_x)
+}
+
+/// `Ô` hidden, `W` public.
+fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    let (sumcheck, claims) =
-        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
-    let out = claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    Ok((UnpaddingProof { sumcheck }, out))
+    ZkProductShape::new(product, vec![false, true]).map_err(zk_error(STEP))
+}
+
+/// The zero-knowledge unpadding proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct UnpaddingZkProof {
+    /// The zero-knowledge sum-check of `Ô · W`.
+    pub product: ZkProductProof,
+}
+
+/// Proves the unpadding step in zero knowledge for a committed claim on `O`; returns the
+/// committed claim on `Ô` with its opening.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    output_hat: &[Fr],
+    claim: &WitnessClaim,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(UnpaddingZkProof, WitnessClaim), AttentionError> {
+    let mles = tables(shape, output_hat, &claim.claim.point)?;
+    let zk_shape = zk_shape()?;
+    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
+    let (product, claims, openings) = prove_zk_product(
+        params,
+        &zk_shape,
+        &mut instance,
+        claim.claim.commitment,
+        &claim.opening,
+        transcript,
+        rng,
+    )
+    .map_err(zk_error(STEP))?;
+    let out = witness(&claims.values, &openings, 0, claims.point.clone(), STEP)?;
+    Ok((UnpaddingZkProof { product }, out))
+}
+
+/// Verifies the zero-knowledge unpadding step; returns the committed claim on `Ô`, with the
+/// group equations left in `checks`.
+///
+/// # Errors
+/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the weights `W`).
+#[deny(clippy::indexing_slicing)]
+pub fn verify_unpadding_zk(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    claim: &CommittedClaim,
+    proof: &UnpaddingZkProof,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<CommittedClaim, AttentionError> {
+    let parts = split_point(&claim.point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
+    let [r_col, r_row] = [0, 1].map(|k| parts.get(k).copied().unwrap_or_default());
+    let claims = verify_zk_product_deferred(
+        params,
+        &zk_shape()?,
+        num_vars(shape),
+        claim.commitment,
+        &proof.product,
+        transcript,
+        checks,
+    )
+    .map_err(zk_error(STEP))?;
+    check_public(claims.values.get(1), weight_value(shape, r_col, r_row, &claims.point), STEP)?;
+    hidden(claims.values.first(), claims.point.clone(), STEP)
 }
 
 /// Verifies the unpadding step; returns the claim on `Ô` the caller must discharge.
@@ -100,10 +202,6 @@ pub fn verify_unpadding(
         .map_err(sumcheck_error(STEP))?;
     let weight_claim = claims.get(1);
     let point = weight_claim.map(|c| c.point.clone()).unwrap_or_default();
-    let cols = shape.head_vars() + shape.value_head_dim_vars();
-    let (q_x, q_i) = point.split_at(cols.min(point.len()));
-    let expected = prefix_eq_pair_sum(shape.seq_len, q_i, r_row)
-        * head_padding(shape.heads, shape.value_head_dim, r_col, q_x);
-    check_structured(weight_claim, expected, STEP)?;
+    check_structured(weight_claim, weight_value(shape, r_col, r_row, &point), STEP)?;
     claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })
 }
