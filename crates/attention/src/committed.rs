@@ -118,7 +118,7 @@ pub(crate) fn commit_padded_inputs(
 }
 
 impl CommittedStatement {
-    fn append_to_transcript(&self, transcript: &mut Transcript) {
+    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.shape.append_to_transcript(transcript);
         transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
         self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
@@ -129,7 +129,7 @@ impl CommittedStatement {
         absorb_output(&self.output, transcript);
     }
 
-    fn validate(&self) -> Result<(), AttentionError> {
+    pub(crate) fn validate(&self) -> Result<(), AttentionError> {
         let shape = &self.shape;
         shape.validate()?;
         check_output_len(shape, &self.output)?;

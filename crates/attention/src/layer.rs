@@ -40,13 +40,15 @@ use zkmha_transcript::Transcript;
 pub const PROOF_FORMAT_VERSION: u32 = 5;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
+/// The zero-knowledge layer's transcript domain (`crate::zk_layer`).
+pub(crate) const DOMAIN_ZK: &[u8] = b"attention-layer-zk";
 pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
 pub(crate) const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
 const LABEL_QUERIES: &[u8] = b"attention/statement/queries";
 const LABEL_KEYS: &[u8] = b"attention/statement/keys";
 const LABEL_VALUES: &[u8] = b"attention/statement/values";
 const LABEL_OUTPUT: &[u8] = b"attention/statement/output";
-const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
+pub(crate) const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
 const LABEL_OUTPUT_VALUE: &[u8] = b"attention/output-value";
 pub(crate) const LABEL_COMMITMENTS: &[u8] = b"attention/statement/commitments";
 

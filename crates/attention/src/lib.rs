@@ -30,6 +30,7 @@ pub mod unpadding;
 pub mod verifier_key;
 mod witness;
 pub mod zk_claims;
+pub mod zk_layer;
 
 pub use committed::{
     CommittedLayerProof, CommittedStatement, InputCommitments, commit_inputs, hyrax_params_for,
@@ -45,6 +46,10 @@ pub use shape::{AttentionShape, MAX_TENSOR_VARS};
 pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{
     AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,
+};
+pub use zk_layer::{
+    ZkLayerProof, commit_inputs_hiding, prove_committed_layer_zk, prove_layer_zk, verify_layer_zk,
+    zk_hyrax_params_for,
 };
 
 /// Which scores a query may attend to.

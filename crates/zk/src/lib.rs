@@ -56,6 +56,9 @@ pub enum ZkError {
     /// A committed value is not the product of the two committed values it is claimed to be.
     #[error("a committed value is not the product it is claimed to be")]
     ProductMismatch,
+    /// A committed table does not open to the committed value claimed for it.
+    #[error("a committed table does not open to its claimed (committed) value")]
+    CommittedOpening,
     /// The mask's commitment does not have the shape the claim needs.
     #[error(
         "the mask commitment has {got} variables, a claim of {num_vars} variables and degree {degree} needs {expected}"

@@ -1,0 +1,313 @@
+//! The zero-knowledge committed layer (linear attention): every claim of the chain is a
+//! commitment, every sum-check masked, the inputs committed with blinding and opened in zero
+//! knowledge (`docs/ZERO_KNOWLEDGE.md`).
+//!
+//! ```text
+//! statement: shape, mask kind, softmax mode (identity only, for now), hiding commitments to
+//!            Q, K, V, the output O (public)
+//! absorb the statement (domain "attention-layer-zk"); draw r;  y = Õ(r), public: C_y = y·U
+//!   unpadding_zk       C_y                → C_Ô
+//!   attention_values_zk C_Ô               → C_A, C_V̂          (A = QK_M: the identity slot)
+//!   masking_zk         C_A                → C_QK̂
+//!   qk_zk              C_QK̂              → C_Q̂, C_K̂
+//!   padding_zk         C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
+//!   openings           Q, K, V against their hiding commitments, values committed
+//!                      (Hyrax::open_batch_committed; one batch when the points share their
+//!                      column part, else one each)
+//! the verifier checks every structured factor in the clear and all group equations of the
+//! proof in one MSM at the end
+//! ```
+//!
+//! The proven softmax is not available in zero knowledge yet (its lookups' fraction trees need
+//! the same treatment); [`prove_layer_zk`] refuses it with [`AttentionError::NotYetZeroKnowledge`].
+
+use crate::attention_values::{
+    AttentionMatrix, AttentionValuesZkProof, prove_attention_values_zk, verify_attention_values_zk,
+};
+use crate::commitment_layout::{largest_committed_vars, layout_column_vars, table_column_vars};
+use crate::committed::padded_inputs;
+use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_table};
+use crate::masking::{MaskingZkProof, prove_masking_zk, verify_masking_zk};
+use crate::padding::{PaddingZkProof, prove_padding_zk, verify_padding_zk};
+use crate::qk::{QkZkProof, prove_qk_zk, verify_qk_zk};
+use crate::unpadding::{UnpaddingZkProof, prove_unpadding_zk, verify_unpadding_zk};
+use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
+use crate::{
+    AttentionError, AttentionInputs, AttentionShape, CommittedStatement, InputCommitments, MaskKind,
+    SoftmaxMode,
+};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
+use zkmha_field::Fr;
+use zkmha_pcs::{
+    G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PolynomialTable, ZkCommittedOpeningProof,
+};
+use zkmha_transcript::Transcript;
+use zkmha_zk::{DeferredChecks, mask_commitment_vars};
+
+const STEP_OPENINGS: &str = "zero-knowledge openings";
+
+/// A zero-knowledge committed-layer proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ZkLayerProof {
+    /// [`crate::PROOF_FORMAT_VERSION`].
+    pub version: u32,
+    /// Unpadding.
+    pub unpadding: UnpaddingZkProof,
+    /// `softmax·V` (here `A = QK_M`).
+    pub attention_values: AttentionValuesZkProof,
+    /// Masking.
+    pub masking: MaskingZkProof,
+    /// Batched `QKᵀ`.
+    pub qk: QkZkProof,
+    /// Padding of Q, K, V.
+    pub padding: PaddingZkProof,
+    /// The inputs' openings against committed values: one for the three, or one each.
+    pub openings: Vec<ZkCommittedOpeningProof>,
+}
+
+/// The Hyrax generators a zero-knowledge proof of `shape` needs: the inputs' and enough for
+/// the largest sum-check's mask (`1 + n·3` coefficients for the `ĥ·ŝ·ŝ`-variable masking
+/// sum-check).
+pub fn zk_hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
+    let largest_sumcheck =
+        2 * shape.seq_vars() + shape.head_vars() + shape.head_dim_vars().max(shape.value_head_dim_vars());
+    let masks = 2 * mask_commitment_vars(largest_sumcheck, 3);
+    HyraxParams::new(largest_committed_vars(shape, softmax).max(masks))
+}
+
+fn not_yet(softmax: SoftmaxMode) -> Result<(), AttentionError> {
+    if softmax.is_proven() {
+        return Err(AttentionError::NotYetZeroKnowledge(
+            "zero knowledge is not available with the proven softmax yet: prove with --softmax linear, or without --zk",
+        ));
+    }
+    Ok(())
+}
+
+/// The transcript after the statement (the first step of proving and verifying).
+pub fn statement_transcript(statement: &CommittedStatement) -> Transcript {
+    let mut transcript = Transcript::new(DOMAIN_ZK);
+    statement.append_to_transcript(&mut transcript);
+    transcript
+}
+
+/// The claim on the public output at the point drawn after the statement: its value is public,
+/// so its commitment is `y·U` (the second step of proving and verifying; a reader replaying a
+/// proof's claims starts here).
+///
+/// # Errors
+/// [`AttentionError::Mle`] for an output of the wrong size.
+pub fn output_claim(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    output: &[Fr],
+    transcript: &mut Transcript,
+) -> Result<CommittedClaim, AttentionError> {
+    Ok(output_witness_claim(params, shape, output, transcript)?.claim)
+}
+
+fn output_witness_claim(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    output: &[Fr],
+    transcript: &mut Transcript,
+) -> Result<WitnessClaim, AttentionError> {
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    let value = matrix_mle(shape.seq_len, shape.value_model_width(), output)?.evaluate(&point)?;
+    Ok(WitnessClaim::public(params, point, value))
+}
+
+/// Whether the three input claims can share one opening.
+fn one_batch(commitments: [&HyraxCommitment; 3], points: [&[Fr]; 3]) -> bool {
+    let items: Vec<(&HyraxCommitment, &[Fr])> = commitments.into_iter().zip(points).collect();
+    Hyrax::can_batch(&items)
+}
+
+/// Hiding commitments to `Q`, `K`, `V` in the layer's layout, and their blinds (the prover's).
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`] / [`AttentionError::ValueOutOfRange`] for bad inputs,
+/// [`AttentionError::Commitment`] when the generators are too few.
+pub fn commit_inputs_hiding<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    rng: &mut R,
+) -> Result<(InputCommitments, Vec<HyraxBlinds>), AttentionError> {
+    inputs.validate(shape)?;
+    let layout = layout_column_vars(shape, softmax);
+    let mut commitments = Vec::with_capacity(3);
+    let mut blinds = Vec::with_capacity(3);
+    for (num_vars, table) in &padded_inputs(shape, inputs) {
+        let (c, b) =
+            Hyrax::commit_small_hiding(params, *num_vars, table_column_vars(*num_vars, layout), table, rng)?;
+        commitments.push(c);
+        blinds.push(b);
+    }
+    let [queries, keys, values]: [HyraxCommitment; 3] =
+        commitments.try_into().map_err(|_| AttentionError::CheckFailed { step: "input commitment" })?;
+    Ok((InputCommitments { queries, keys, values }, blinds))
+}
+
+/// Commits to `Q`, `K`, `V` with blinding, runs the forward pass (linear attention) and proves
+/// it in zero knowledge; the statement holds the hiding commitments and the output.
+///
+/// # Errors
+/// [`AttentionError::NotYetZeroKnowledge`] for the proven softmax; otherwise as
+/// [`crate::prove_layer_committed`].
+pub fn prove_layer_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    rng: &mut R,
+) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
+    not_yet(softmax)?;
+    let (commitments, blinds) = commit_inputs_hiding(params, shape, softmax, inputs, rng)?;
+    prove_committed_layer_zk(params, shape, mask, softmax, inputs, commitments, &blinds, rng)
+}
+
+/// [`prove_layer_zk`] for inputs already committed with [`commit_inputs_hiding`] (another
+/// proof of the same statement).
+///
+/// # Errors
+/// As [`prove_layer_zk`]; [`AttentionError::CheckFailed`] when the blinds do not fit the
+/// commitments.
+#[allow(clippy::too_many_arguments)]
+pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    commitments: InputCommitments,
+    blinds: &[HyraxBlinds],
+    rng: &mut R,
+) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
+    not_yet(softmax)?;
+    inputs.validate(shape)?;
+    if blinds.len() != 3 {
+        return Err(AttentionError::CheckFailed { step: "input commitment" });
+    }
+    let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
+    let padded = padded_inputs(shape, inputs);
+    let statement =
+        CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
+    statement.validate()?;
+    let mut transcript = statement_transcript(&statement);
+    let output = output_witness_claim(params, shape, &statement.output, &mut transcript)?;
+
+    let t = &mut transcript;
+    let (unpadding, output_hat) = prove_unpadding_zk(params, shape, &witness.output_hat, &output, t, rng)?;
+    let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
+    let (attention_values, av) =
+        prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, t, rng)?;
+    let scores = std::mem::take(&mut witness.scores);
+    let (masking, scores_claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, t, rng)?;
+    let (qk, qk_claims) =
+        prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t, rng)?;
+    let (padding, input_claims) = prove_padding_zk(
+        params,
+        shape,
+        [&witness.queries, &witness.keys, &witness.values],
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
+        t,
+        rng,
+    )?;
+
+    let c = &statement.commitments;
+    let claims = [&input_claims.queries, &input_claims.keys, &input_claims.values];
+    let items: Vec<_> = padded
+        .iter()
+        .zip([&c.queries, &c.keys, &c.values])
+        .zip(blinds)
+        .zip(claims)
+        .map(|((((num_vars, table), commitment), blind), claim)| {
+            (
+                PolynomialTable::Integers { num_vars: *num_vars, values: table },
+                commitment,
+                blind,
+                claim.claim.point.as_slice(),
+                (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
+            )
+        })
+        .collect();
+    let together =
+        one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
+    let mut openings = Vec::with_capacity(3);
+    let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
+    for group in groups {
+        openings.push(Hyrax::open_batch_committed(params, group, t, rng)?);
+    }
+    let proof = ZkLayerProof {
+        version: crate::PROOF_FORMAT_VERSION,
+        unpadding,
+        attention_values,
+        masking,
+        qk,
+        padding,
+        openings,
+    };
+    Ok((statement, proof))
+}
+
+/// Verifies a zero-knowledge layer proof using only the statement and the generators.
+///
+/// # Errors
+/// Statement errors, [`AttentionError::NotYetZeroKnowledge`] for a statement with the proven
+/// softmax, the first failing step ([`AttentionError::ZeroKnowledge`],
+/// [`AttentionError::CheckFailed`]), or the failing group equation at the end.
+#[deny(clippy::indexing_slicing)]
+pub fn verify_layer_zk(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<(), AttentionError> {
+    if proof.version != crate::PROOF_FORMAT_VERSION {
+        return Err(AttentionError::UnsupportedVersion(proof.version));
+    }
+    statement.validate()?;
+    not_yet(statement.softmax)?;
+    let shape = &statement.shape;
+    let mut transcript = statement_transcript(statement);
+    let output = output_claim(params, shape, &statement.output, &mut transcript)?;
+
+    let mut checks = DeferredChecks::new();
+    let (t, k) = (&mut transcript, &mut checks);
+    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, t, k)?;
+    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, t, k)?;
+    let scores = verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, t, k)?;
+    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, t, k)?;
+    let inputs = verify_padding_zk(
+        params,
+        shape,
+        [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
+        &proof.padding,
+        t,
+        k,
+    )?;
+
+    let c = &statement.commitments;
+    let claims = [&inputs.queries, &inputs.keys, &inputs.values];
+    let items: Vec<(&HyraxCommitment, &[Fr], G1Affine)> = [&c.queries, &c.keys, &c.values]
+        .into_iter()
+        .zip(claims)
+        .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.commitment))
+        .collect();
+    let together = one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
+    let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
+    if groups.len() != proof.openings.len() {
+        return Err(AttentionError::CheckFailed { step: STEP_OPENINGS });
+    }
+    for (group, opening) in groups.into_iter().zip(&proof.openings) {
+        let equations = Hyrax::batch_committed_equations(params, group, opening, t)
+            .map_err(|_| AttentionError::CheckFailed { step: STEP_OPENINGS })?;
+        for equation in equations {
+            k.push(equation, zkmha_zk::ZkError::CommittedOpening);
+        }
+    }
+    checks.finish(&transcript).map_err(zk_error("the proof's group equations"))
+}

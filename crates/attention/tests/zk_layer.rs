@@ -1,0 +1,304 @@
+//! The zero-knowledge committed layer (linear attention): round trips on many shapes, two
+//! proofs of one statement that differ, no witness value in the proof, tampering, and the
+//! proven softmax refused until it is covered.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use zkmha_attention::attention_values::verify_attention_values_zk;
+use zkmha_attention::masking::verify_masking_zk;
+use zkmha_attention::padding::verify_padding_zk;
+use zkmha_attention::qk::verify_qk_zk;
+use zkmha_attention::unpadding::verify_unpadding_zk;
+use zkmha_attention::zk_claims::CommittedClaim;
+use zkmha_attention::*;
+use zkmha_field::{Fr, One};
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::HyraxParams;
+use zkmha_zk::DeferredChecks;
+
+fn inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+    AttentionInputs {
+        queries: draw(shape.seq_len * shape.model_width()),
+        keys: draw(shape.seq_len * shape.model_width()),
+        values: draw(shape.seq_len * shape.value_model_width()),
+    }
+}
+
+struct Proved {
+    params: HyraxParams,
+    statement: CommittedStatement,
+    proof: ZkLayerProof,
+}
+
+fn prove(shape: &AttentionShape, mask: MaskKind, seed: u64) -> Proved {
+    let params = zk_hyrax_params_for(shape, SoftmaxMode::Identity);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed + 1000);
+    let (statement, proof) =
+        prove_layer_zk(&params, shape, mask, SoftmaxMode::Identity, &inputs(shape, seed), &mut rng).unwrap();
+    Proved { params, statement, proof }
+}
+
+#[test]
+fn zero_knowledge_layers_round_trip_on_many_shapes() {
+    for (n, (s, h, m, mv)) in
+        [(1, 1, 1, 1), (7, 3, 3, 2), (16, 4, 8, 8), (13, 2, 5, 3), (33, 5, 2, 4)].into_iter().enumerate()
+    {
+        let shape = AttentionShape::new(s, h, m, mv).unwrap();
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let p = prove(&shape, mask, n as u64);
+            verify_layer_zk(&p.params, &p.statement, &p.proof)
+                .unwrap_or_else(|e| panic!("{shape:?} {mask:?}: {e}"));
+            // The output is the plain forward pass's.
+            let plain = compute_witness(&shape, mask, &inputs(&shape, n as u64)).unwrap();
+            assert_eq!(p.statement.output, plain.output);
+            let mut bytes = Vec::new();
+            p.proof.serialize_compressed(&mut bytes).unwrap();
+            assert_eq!(ZkLayerProof::deserialize_compressed(&bytes[..]).unwrap(), p.proof);
+        }
+    }
+}
+
+#[test]
+fn two_proofs_of_the_same_statement_differ() {
+    let shape = AttentionShape::new(16, 4, 8, 8).unwrap();
+    let params = zk_hyrax_params_for(&shape, SoftmaxMode::Identity);
+    let x = inputs(&shape, 5);
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let (commitments, blinds) =
+        commit_inputs_hiding(&params, &shape, SoftmaxMode::Identity, &x, &mut rng).unwrap();
+    let prove_again = |seed: u64| {
+        prove_committed_layer_zk(
+            &params,
+            &shape,
+            MaskKind::Causal,
+            SoftmaxMode::Identity,
+            &x,
+            commitments.clone(),
+            &blinds,
+            &mut ChaCha20Rng::seed_from_u64(seed),
+        )
+        .unwrap()
+    };
+    let (first_statement, first) = prove_again(2);
+    let (second_statement, second) = prove_again(3);
+    assert_eq!(first_statement, second_statement);
+    assert_ne!(first, second);
+    assert_ne!(first.unpadding, second.unpadding);
+    assert_ne!(first.padding, second.padding);
+    assert_ne!(first.openings, second.openings);
+    verify_layer_zk(&params, &first_statement, &first).unwrap();
+    verify_layer_zk(&params, &second_statement, &second).unwrap();
+    // Hiding: committing to the same inputs again gives other commitments.
+    let (again, _) = commit_inputs_hiding(&params, &shape, SoftmaxMode::Identity, &x, &mut rng).unwrap();
+    assert_ne!(again, commitments);
+}
+
+fn mle(table: &[Fr]) -> DenseMultilinearExtension {
+    DenseMultilinearExtension::from_vector_padded(table.to_vec()).unwrap()
+}
+
+/// Every field element the proof sends.
+fn sent_values(proof: &ZkLayerProof) -> Vec<Fr> {
+    let mut out = Vec::new();
+    for product in [
+        &proof.unpadding.product,
+        &proof.attention_values.product,
+        &proof.masking.product,
+        &proof.qk.product,
+        &proof.padding.product,
+    ] {
+        let s = &product.sumcheck;
+        out.extend(s.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()));
+        out.push(s.masked_sum);
+        out.push(s.masked_sum_proof.response);
+        out.extend(&s.mask_opening.response);
+        out.extend([s.mask_opening.blinding_response, s.mask_opening.value_blinding_response]);
+        out.extend(&product.factors.public_values);
+        out.extend(product.factors.product_proofs.iter().flat_map(|p| p.responses));
+        out.push(product.factors.relation_proof.response);
+    }
+    for opening in &proof.openings {
+        out.extend(&opening.response);
+        out.extend([opening.blinding_response, opening.value_blinding_response]);
+    }
+    out
+}
+
+#[test]
+fn no_value_the_plain_proof_would_reveal_is_in_the_proof() {
+    // Replay the verifier's chain to learn every claim's point, rebuild each claim's value from
+    // the witness (what a plain proof sends), and look for them among the proof's values.
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let mask = MaskKind::Causal;
+    let p = prove(&shape, mask, 21);
+    let w = compute_witness(&shape, mask, &inputs(&shape, 21)).unwrap();
+    let params = &p.params;
+    verify_layer_zk(params, &p.statement, &p.proof).unwrap();
+    let claims = replay(params, &p.statement, &p.proof);
+    let sp = shape.padded_seq_len();
+    let attention: Vec<Fr> = w
+        .scores
+        .iter()
+        .enumerate()
+        .map(|(x, v)| {
+            if zkmha_attention::structured::zeroifier(
+                mask,
+                shape.seq_len,
+                &bits((x / sp) % sp, 3),
+                &bits(x % sp, 3),
+            ) == Fr::one()
+            {
+                *v
+            } else {
+                zkmha_attention::structured::mask_value()
+            }
+        })
+        .collect();
+    let tensors: [&[Fr]; 9] = [
+        &w.output_hat,
+        &attention,
+        &w.values_hat,
+        &w.scores,
+        &w.queries_hat,
+        &w.keys_hat,
+        &w.queries,
+        &w.keys,
+        &w.values,
+    ];
+    let secrets: Vec<Fr> =
+        claims.iter().zip(tensors).map(|(c, t)| mle(t).evaluate(&c.point).unwrap()).collect();
+    let sent = sent_values(&p.proof);
+    for secret in &secrets {
+        assert!(!sent.contains(secret), "a witness evaluation appears in the proof");
+    }
+}
+
+/// The Boolean point of index `i` over `vars` variables.
+fn bits(i: usize, vars: usize) -> Vec<Fr> {
+    (0..vars).map(|b| Fr::from(((i >> b) & 1) as u64)).collect()
+}
+
+/// The verifier's chain, returning the committed claims in the order Ô, A, V̂, QK̂, Q̂, K̂, Q,
+/// K, V (the same steps as `verify_layer_zk`, whose transcript this must match).
+fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
+    let shape = &statement.shape;
+    let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
+    let output = zkmha_attention::zk_layer::output_claim(params, shape, &statement.output, &mut t).unwrap();
+    let mut k = DeferredChecks::new();
+    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, &mut t, &mut k).unwrap();
+    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, &mut t, &mut k)
+        .unwrap();
+    let scores =
+        verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, &mut t, &mut k)
+            .unwrap();
+    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, &mut t, &mut k).unwrap();
+    let inputs = verify_padding_zk(
+        params,
+        shape,
+        [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
+        &proof.padding,
+        &mut t,
+        &mut k,
+    )
+    .unwrap();
+    vec![
+        output_hat,
+        av.attention,
+        av.values_hat,
+        scores,
+        qk.queries_hat,
+        qk.keys_hat,
+        inputs.queries,
+        inputs.keys,
+        inputs.values,
+    ]
+}
+
+#[test]
+fn the_proven_softmax_is_refused_until_it_is_covered() {
+    let shape = AttentionShape::new(8, 2, 4, 4).unwrap();
+    let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(0.05, 4).unwrap());
+    let params = zk_hyrax_params_for(&shape, softmax);
+    let result = prove_layer_zk(
+        &params,
+        &shape,
+        MaskKind::Causal,
+        softmax,
+        &inputs(&shape, 1),
+        &mut ChaCha20Rng::seed_from_u64(1),
+    );
+    assert!(matches!(result, Err(AttentionError::NotYetZeroKnowledge(_))));
+}
+
+#[test]
+fn a_wrong_output_is_rejected() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let mut p = prove(&shape, MaskKind::Causal, 30);
+    p.statement.output[4] += Fr::one();
+    assert!(verify_layer_zk(&p.params, &p.statement, &p.proof).is_err());
+}
+
+#[test]
+fn swapped_or_other_input_commitments_are_rejected() {
+    let shape = AttentionShape::new(7, 3, 3, 3).unwrap();
+    let p = prove(&shape, MaskKind::Causal, 31);
+    let mut swapped = p.statement.clone();
+    std::mem::swap(&mut swapped.commitments.queries, &mut swapped.commitments.keys);
+    assert!(verify_layer_zk(&p.params, &swapped, &p.proof).is_err());
+    // Commitments to other inputs (honest ones, of another Q).
+    let other = prove(&shape, MaskKind::Causal, 32);
+    let mut mixed = p.statement.clone();
+    mixed.commitments.queries = other.statement.commitments.queries.clone();
+    assert!(verify_layer_zk(&p.params, &mixed, &p.proof).is_err());
+}
+
+#[test]
+fn the_other_mask_kind_is_rejected() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let mut p = prove(&shape, MaskKind::Causal, 33);
+    p.statement.mask = MaskKind::None;
+    assert!(verify_layer_zk(&p.params, &p.statement, &p.proof).is_err());
+}
+
+#[test]
+fn tampered_proofs_are_rejected_with_the_failing_step() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let p = prove(&shape, MaskKind::Causal, 34);
+    let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
+
+    let mut round = p.proof.clone();
+    round.qk.product.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    assert!(check(&round).is_err());
+
+    let mut selector = p.proof.clone();
+    selector.attention_values.product.factors.public_values[0] += Fr::one();
+    assert_eq!(check(&selector), Err(AttentionError::CheckFailed { step: "softmax·V" }));
+
+    let mut opening = p.proof.clone();
+    opening.openings[0].response[0] += Fr::one();
+    assert_eq!(
+        check(&opening),
+        Err(AttentionError::ZeroKnowledge {
+            step: "the proof's group equations",
+            source: zkmha_zk::ZkError::CommittedOpening
+        })
+    );
+
+    let mut missing = p.proof.clone();
+    missing.openings.clear();
+    assert_eq!(check(&missing), Err(AttentionError::CheckFailed { step: "zero-knowledge openings" }));
+
+    let mut version = p.proof.clone();
+    version.version += 1;
+    assert!(matches!(check(&version), Err(AttentionError::UnsupportedVersion(_))));
+
+    let mut bytes = Vec::new();
+    p.proof.serialize_compressed(&mut bytes).unwrap();
+    for cut in [0, 9, bytes.len() / 3, bytes.len() - 1] {
+        assert!(ZkLayerProof::deserialize_compressed(&bytes[..cut]).is_err());
+    }
+}
