@@ -3,7 +3,9 @@
 //! commitment and opening of an 8-bit table against the hiding ones.
 //!
 //! Ids: `zk/product/{plain,zk}/{prove,verify}/nv{12,16,20}` (degree 3: a public factor and two
-//! hidden ones, as in batched QKᵀ), `zk/hyrax/{plain,hiding}/{commit-8bit,open,verify}/nv{16,18}`.
+//! hidden ones, as in batched QKᵀ), `zk/hyrax/{plain,hiding}/{commit-8bit,open,verify}/nv{16,18}`,
+//! and `zk/layer/{plain,zk}/{prove,verify}/seq128/heads8/dim64`: the committed default layer in
+//! linear-attention mode (commitments included in prove), plain against zero-knowledge.
 
 mod common;
 
@@ -160,5 +162,52 @@ fn bench_hyrax(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_product, bench_hyrax);
+fn bench_layer(c: &mut Criterion) {
+    use zkmha_attention::{
+        AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, hyrax_params_for, prove_layer_committed,
+        prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+    };
+    let mut group = c.benchmark_group("zk/layer");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(6));
+    let shape = AttentionShape::new(128, 8, 64, 64).unwrap_or_else(|e| unreachable!("{e}"));
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+    let inputs = AttentionInputs {
+        queries: draw(shape.seq_len * shape.model_width()),
+        keys: draw(shape.seq_len * shape.model_width()),
+        values: draw(shape.seq_len * shape.value_model_width()),
+    };
+    let (mask, softmax) = (MaskKind::Causal, SoftmaxMode::Identity);
+    let id = "seq128/heads8/dim64";
+    let plain_params = hyrax_params_for(&shape, softmax);
+    plain_params.prepare_small_table();
+    let zk_params = zk_hyrax_params_for(&shape, softmax);
+    zk_params.prepare_small_table();
+    let mut secure = ChaCha20Rng::seed_from_u64(9);
+    group.bench_function(format!("plain/prove/{id}"), |b| {
+        b.iter(|| prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs))
+    });
+    group.bench_function(format!("zk/prove/{id}"), |b| {
+        b.iter(|| prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure))
+    });
+    let (statement, proof, _) = prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    group.bench_function(format!("plain/verify/{id}"), |b| {
+        b.iter(|| verify_layer_committed(&plain_params, &statement, &proof))
+    });
+    let (zk_statement, zk_proof) = prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    group.bench_function(format!("zk/verify/{id}"), |b| {
+        b.iter(|| verify_layer_zk(&zk_params, &zk_statement, &zk_proof))
+    });
+    use ark_serialize::CanonicalSerialize;
+    println!(
+        "zk/layer proof sizes ({id}): plain {} B, zero-knowledge {} B",
+        proof.compressed_size(),
+        zk_proof.compressed_size()
+    );
+    group.finish();
+}
+
+criterion_group!(benches, bench_product, bench_hyrax, bench_layer);
 criterion_main!(benches);
