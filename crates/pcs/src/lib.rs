@@ -28,6 +28,7 @@ mod error;
 mod hiding;
 mod hyperkzg;
 pub mod hyrax;
+mod inner_product;
 mod scheme;
 mod srs;
 
@@ -38,6 +39,7 @@ pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{
     GroupEquation, Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars,
 };
+pub use inner_product::ZkInnerProductProof;
 pub use scheme::MultilinearCommitmentScheme;
 pub use srs::{ProverKey, StructuredReferenceString, VerifierKey};
 

@@ -1,0 +1,222 @@
+//! A zero-knowledge inner-product argument of logarithmic size (Bulletproofs' folding with
+//! blinded cross terms, and a Σ-protocol for the last element; the "proof of dot product with
+//! logarithmic communication" of Hyrax, Wahby et al. 2018, Appendix A).
+//!
+//! ```text
+//! statement  C_a = Σ_i a_i·G_i + α·H   (a hidden, N = 2^k entries, zero-padded)
+//!            C_v = v·U + β·H,  v = ⟨a, b⟩   (b public)
+//! x ← V;  U' = x·U;  P = C_a + x·C_v = ⟨a, G⟩ + ⟨a, b⟩·U' + γ·H,  γ = α + x·β
+//! round j (halves lo/hi by the top index bit):
+//!   P → V  L = ⟨a_lo, G_hi⟩ + ⟨a_lo, b_hi⟩·U' + l·H,   R = ⟨a_hi, G_lo⟩ + ⟨a_hi, b_lo⟩·U' + r·H   (l, r uniform)
+//!   e ← V;  a ← e·a_lo + e⁻¹·a_hi,  b ← e⁻¹·b_lo + e·b_hi,  G ← e⁻¹·G_lo + e·G_hi,
+//!           P ← P + e²·L + e⁻²·R,  γ ← γ + e²·l + e⁻²·r
+//! last     P = a·G + a·b·U' + γ·H for single a, b, G:
+//!   P → V  A = d·(G + b·U') + s·H;   c ← V;   P → V  z₁ = d + c·a,  z₂ = s + c·γ
+//!   V      z₁·(G + b·U') + z₂·H = A + c·P, with G = Σ_i s_i·G_i and b = Σ_i s_i·b_i,
+//!          s_i = Π_j e_j^{±1} (+ where round j's bit of i is 1): one MSM of N + 2k + 5 points
+//! ```
+//!
+//! Zero knowledge: every `L`, `R` carries a fresh uniform multiple of `H`, `A` a fresh `s·H`,
+//! and `z₁, z₂` are shifted by the uniform `d, s`; a simulator picks `L, R` uniform and `z₁, z₂`
+//! uniform and solves for `A`. The proof is `2k + 1` points and 2 field elements (for N = 512:
+//! 19 points, 672 bytes) where the linear proof of dot product sends N field elements.
+
+use crate::hyrax::GroupEquation;
+use crate::{G1Affine, G1Projective, HyraxParams, PcsError};
+use ark_ec::{CurveGroup, VariableBaseMSM};
+use ark_ff::Field;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::UniformRand;
+use ark_std::rand::{CryptoRng, RngCore};
+use zkmha_field::{Fr, One, Zero};
+use zkmha_transcript::Transcript;
+
+const LABEL_STATEMENT: &[u8] = b"pcs/ipa/statement";
+const LABEL_VALUE_WEIGHT: &[u8] = b"pcs/ipa/value-weight";
+const LABEL_ROUND: &[u8] = b"pcs/ipa/round";
+const LABEL_ROUND_CHALLENGE: &[u8] = b"pcs/ipa/round-challenge";
+const LABEL_LAST: &[u8] = b"pcs/ipa/last";
+const LABEL_LAST_CHALLENGE: &[u8] = b"pcs/ipa/last-challenge";
+
+/// A logarithmic-size zero-knowledge inner-product proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ZkInnerProductProof {
+    /// `(L_j, R_j)` per round.
+    pub rounds: Vec<(G1Affine, G1Affine)>,
+    /// `A = d·(G + b·U') + s·H`.
+    pub last_commitment: G1Affine,
+    /// `z₁, z₂`.
+    pub responses: [Fr; 2],
+}
+
+fn absorb_points(transcript: &mut Transcript, label: &'static [u8], points: &[G1Affine]) {
+    let mut bytes = Vec::with_capacity(32 * points.len());
+    for point in points {
+        let _ = point.serialize_compressed(&mut bytes);
+    }
+    transcript.append_bytes(label, &bytes);
+}
+
+/// The generators for `length` entries (padded to a power of two), and that power.
+fn generators(params: &HyraxParams, length: usize) -> Result<(&[G1Affine], usize), PcsError> {
+    let padded = length.max(1).next_power_of_two();
+    let available = params.generators.len().trailing_zeros() as usize;
+    let bases = params
+        .generators
+        .get(..padded)
+        .ok_or(PcsError::SrsTooSmall { needed: padded.trailing_zeros() as usize, available })?;
+    Ok((bases, padded))
+}
+
+fn absorb_statement(transcript: &mut Transcript, vector: G1Affine, value: G1Affine, public: &[Fr]) -> Fr {
+    absorb_points(transcript, LABEL_STATEMENT, &[vector, value]);
+    transcript.append_fields(LABEL_STATEMENT, public);
+    transcript.challenge_field(LABEL_VALUE_WEIGHT)
+}
+
+fn nonzero_challenge(transcript: &mut Transcript, label: &'static [u8]) -> Result<(Fr, Fr), PcsError> {
+    let e = transcript.challenge_field(label);
+    let inverse = e.inverse().ok_or(PcsError::DegenerateChallenge)?;
+    Ok((e, inverse))
+}
+
+impl ZkInnerProductProof {
+    /// Proves `⟨a, b⟩ = v` for `C_a = Σ a_i·G_i + α·H` and `C_v = v·U + β·H` (the caller's
+    /// commitments, passed for the transcript), without revealing `a` or `v`.
+    ///
+    /// # Errors
+    /// [`PcsError::SrsTooSmall`] when the generators are fewer than `a`'s padded length,
+    /// [`PcsError::MalformedProof`] when `a` and `b` differ in length,
+    /// [`PcsError::DegenerateChallenge`] for a zero challenge (probability ~2^-250).
+    #[allow(clippy::too_many_arguments)]
+    pub fn prove<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        (vector_commitment, vector, vector_blinding): (G1Affine, &[Fr], Fr),
+        (value_commitment, value_blinding): (G1Affine, Fr),
+        public: &[Fr],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<Self, PcsError> {
+        if vector.len() != public.len() {
+            return Err(PcsError::MalformedProof("the vector and the public vector differ in length"));
+        }
+        let (bases, padded) = generators(params, vector.len())?;
+        let x = absorb_statement(transcript, vector_commitment, value_commitment, public);
+        let u = params.value_generator * x;
+        let h = params.blinding_generator;
+        let mut a: Vec<Fr> = vector.to_vec();
+        a.resize(padded, Fr::zero());
+        let mut b: Vec<Fr> = public.to_vec();
+        b.resize(padded, Fr::zero());
+        let mut g: Vec<G1Projective> = bases.iter().map(|p| (*p).into()).collect();
+        let mut gamma = vector_blinding + x * value_blinding;
+        let mut rounds = Vec::with_capacity(padded.trailing_zeros() as usize);
+        while a.len() > 1 {
+            let half = a.len() / 2;
+            let (a_lo, a_hi) = a.split_at(half);
+            let (b_lo, b_hi) = b.split_at(half);
+            let (g_lo, g_hi) = g.split_at(half);
+            let (l_blind, r_blind) = (Fr::rand(rng), Fr::rand(rng));
+            let g_hi_affine = G1Projective::normalize_batch(g_hi);
+            let g_lo_affine = G1Projective::normalize_batch(g_lo);
+            let cross_l: Fr = a_lo.iter().zip(b_hi).map(|(x, y)| *x * y).sum();
+            let cross_r: Fr = a_hi.iter().zip(b_lo).map(|(x, y)| *x * y).sum();
+            let l = G1Projective::msm_unchecked(&g_hi_affine, a_lo) + u * cross_l + h * l_blind;
+            let r = G1Projective::msm_unchecked(&g_lo_affine, a_hi) + u * cross_r + h * r_blind;
+            let (l, r) = (l.into_affine(), r.into_affine());
+            absorb_points(transcript, LABEL_ROUND, &[l, r]);
+            let (e, e_inv) = nonzero_challenge(transcript, LABEL_ROUND_CHALLENGE)?;
+            let next_a: Vec<Fr> = a_lo.iter().zip(a_hi).map(|(lo, hi)| e * lo + e_inv * hi).collect();
+            let next_b: Vec<Fr> = b_lo.iter().zip(b_hi).map(|(lo, hi)| e_inv * lo + e * hi).collect();
+            let next_g: Vec<G1Projective> =
+                g_lo.iter().zip(g_hi).map(|(lo, hi)| *lo * e_inv + *hi * e).collect();
+            gamma += e.square() * l_blind + e_inv.square() * r_blind;
+            rounds.push((l, r));
+            (a, b, g) = (next_a, next_b, next_g);
+        }
+        let (a, b, g) = (
+            a.first().copied().unwrap_or_default(),
+            b.first().copied().unwrap_or_default(),
+            g.first().copied().unwrap_or_default(),
+        );
+        let base = g + u * b;
+        let (d, s) = (Fr::rand(rng), Fr::rand(rng));
+        let last_commitment = (base * d + h * s).into_affine();
+        absorb_points(transcript, LABEL_LAST, &[last_commitment]);
+        let c = transcript.challenge_field(LABEL_LAST_CHALLENGE);
+        Ok(Self { rounds, last_commitment, responses: [d + c * a, s + c * gamma] })
+    }
+
+    /// The verifier's group equation for `C_a`, `C_v` and the public vector `b` (checked by the
+    /// caller, alone or with others in one MSM).
+    ///
+    /// # Errors
+    /// [`PcsError::SrsTooSmall`], [`PcsError::MalformedProof`] for a wrong number of rounds,
+    /// [`PcsError::DegenerateChallenge`].
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn equation(
+        &self,
+        params: &HyraxParams,
+        vector_commitment: G1Affine,
+        value_commitment: G1Affine,
+        public: &[Fr],
+        transcript: &mut Transcript,
+    ) -> Result<GroupEquation, PcsError> {
+        let (bases, padded) = generators(params, public.len())?;
+        let k = padded.trailing_zeros() as usize;
+        if self.rounds.len() != k {
+            return Err(PcsError::MalformedProof("the inner-product proof has the wrong number of rounds"));
+        }
+        let x = absorb_statement(transcript, vector_commitment, value_commitment, public);
+        let mut challenges = Vec::with_capacity(k);
+        for (l, r) in &self.rounds {
+            absorb_points(transcript, LABEL_ROUND, &[*l, *r]);
+            challenges.push(nonzero_challenge(transcript, LABEL_ROUND_CHALLENGE)?);
+        }
+        absorb_points(transcript, LABEL_LAST, &[self.last_commitment]);
+        let c = transcript.challenge_field(LABEL_LAST_CHALLENGE);
+        // s_i = Π_j (e_j if round j's bit of i is 1, else e_j⁻¹); round 1 splits on the top bit.
+        let mut s = vec![Fr::one(); padded];
+        for (j, (e, e_inv)) in challenges.iter().enumerate() {
+            let bit = k - 1 - j;
+            for (i, si) in s.iter_mut().enumerate() {
+                *si *= if (i >> bit) & 1 == 1 { *e } else { *e_inv };
+            }
+        }
+        let b_last: Fr = s.iter().zip(public).map(|(si, bi)| *si * bi).sum();
+        let [z1, z2] = self.responses;
+        // z₁·Σ s_i G_i + z₁·b·x·U + z₂·H − A − c·(C_a + x·C_v + Σ_j e_j²·L_j + e_j⁻²·R_j) = 0
+        let mut bases_out: Vec<G1Affine> = bases.to_vec();
+        let mut scalars: Vec<Fr> = s.iter().map(|si| z1 * si).collect();
+        bases_out.extend([
+            params.value_generator,
+            params.blinding_generator,
+            self.last_commitment,
+            vector_commitment,
+            value_commitment,
+        ]);
+        scalars.extend([z1 * b_last * x, z2, -Fr::one(), -c, -(c * x)]);
+        for ((l, r), (e, e_inv)) in self.rounds.iter().zip(&challenges) {
+            bases_out.extend([*l, *r]);
+            scalars.extend([-(c * e.square()), -(c * e_inv.square())]);
+        }
+        Ok(GroupEquation::new(bases_out, scalars))
+    }
+
+    /// Verifies the proof alone.
+    ///
+    /// # Errors
+    /// As [`Self::equation`], and [`PcsError::ZkCommitmentMismatch`] when it fails.
+    pub fn verify(
+        &self,
+        params: &HyraxParams,
+        vector_commitment: G1Affine,
+        value_commitment: G1Affine,
+        public: &[Fr],
+        transcript: &mut Transcript,
+    ) -> Result<(), PcsError> {
+        self.equation(params, vector_commitment, value_commitment, public, transcript)?
+            .holds()
+            .map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+}
