@@ -20,7 +20,10 @@ use zkmha_sumcheck::{
     ProductSumcheck, SumOfProducts, SumcheckClaim, prove_instance_with_evaluations, verify_product,
 };
 use zkmha_transcript::Transcript;
-use zkmha_zk::{ValueOpening, ZkProductShape, prove_zk_product, verify_zk_product};
+use zkmha_zk::{
+    DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkProductShape, prove_zk_product,
+    verify_zk_product_deferred,
+};
 
 fn bench_product(c: &mut Criterion) {
     let mut group = c.benchmark_group("zk/product");
@@ -43,22 +46,31 @@ fn bench_product(c: &mut Criterion) {
         let mut rng = ChaCha20Rng::seed_from_u64(3);
         let opening = ValueOpening::hide(sum, &mut rng);
         let commitment = G1Affine::from(opening.commit(&params));
-        group.bench_function(format!("zk/prove/nv{num_vars}"), |b| {
-            b.iter_batched(
-                || instance.clone(),
-                |mut i| {
-                    prove_zk_product(
-                        &params,
-                        &zk_shape,
-                        &mut i,
-                        commitment,
-                        &opening,
-                        &mut Transcript::new(b"bench"),
-                        &mut rng,
-                    )
-                },
-                BatchSize::PerIteration,
+        let schedule = MaskSchedule(vec![(num_vars, 3)]);
+        // The whole zero-knowledge proof of one sum-check: the mask's commitment, the
+        // sum-check, its committed factor values and the mask's opening argument.
+        let mut prove_zk = |mut i: ProductSumcheck| {
+            let mut transcript = Transcript::new(b"bench");
+            let (mut masks, masks_commitment) =
+                ProverMasks::commit(&params, schedule.clone(), &mut transcript, &mut rng)
+                    .unwrap_or_else(|e| unreachable!("{e}"));
+            let (proof, _, _) = prove_zk_product(
+                &params,
+                &zk_shape,
+                &mut i,
+                (commitment, &opening),
+                &mut masks,
+                &mut transcript,
+                &mut rng,
             )
+            .unwrap_or_else(|e| unreachable!("{e}"));
+            let openings = masks
+                .prove_openings(&params, &mut transcript, &mut rng)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            (proof, masks_commitment, openings)
+        };
+        group.bench_function(format!("zk/prove/nv{num_vars}"), |b| {
+            b.iter_batched(|| instance.clone(), &mut prove_zk, BatchSize::PerIteration)
         });
         let (plain, _) =
             prove_instance_with_evaluations(&mut instance.clone(), sum, &mut Transcript::new(b"bench"));
@@ -66,28 +78,33 @@ fn bench_product(c: &mut Criterion) {
         group.bench_function(format!("plain/verify/nv{num_vars}"), |b| {
             b.iter(|| verify_product(&shape, &claim, &plain, &mut Transcript::new(b"bench")))
         });
-        let (zk, _, _) = prove_zk_product(
-            &params,
-            &zk_shape,
-            &mut instance.clone(),
-            commitment,
-            &opening,
-            &mut Transcript::new(b"bench"),
-            &mut rng,
-        )
-        .unwrap_or_else(|e| unreachable!("{e}"));
+        let (zk, masks_commitment, openings) = prove_zk(instance.clone());
         group.bench_function(format!("zk/verify/nv{num_vars}"), |b| {
             b.iter(|| {
-                verify_zk_product(
+                let mut transcript = Transcript::new(b"bench");
+                let mut masks = VerifierMasks::absorb(schedule.clone(), masks_commitment, &mut transcript);
+                let mut checks = DeferredChecks::new();
+                verify_zk_product_deferred(
                     &params,
                     &zk_shape,
                     num_vars,
                     commitment,
                     &zk,
-                    &mut Transcript::new(b"bench"),
+                    &mut masks,
+                    &mut transcript,
+                    &mut checks,
                 )
+                .and_then(|_| masks.verify_openings(&params, &openings, &mut transcript, &mut checks))
+                .and_then(|()| checks.finish(&transcript))
             })
         });
+        use ark_serialize::CanonicalSerialize;
+        println!(
+            "zk/product proof sizes (nv{num_vars}): plain {} B, zero-knowledge {} B (+ masks' commitment and argument {} B)",
+            plain.compressed_size(),
+            zk.compressed_size(),
+            masks_commitment.compressed_size() + openings.compressed_size()
+        );
     }
     group.finish();
 }

@@ -32,7 +32,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
+    verify_zk_product_deferred,
 };
 
 const STEP: &str = "softmax·V";
@@ -175,6 +176,11 @@ fn tables(
     Ok((q_m.to_vec(), q_i.to_vec(), mles))
 }
 
+/// The `(variables, degree)` of the step's zero-knowledge sum-check (for a proof's mask schedule).
+pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
+    (shape.head_vars() + shape.seq_vars(), 3)
+}
+
 /// `b` public, `Ã` and `Ṽ` hidden.
 fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
@@ -217,12 +223,14 @@ pub struct AttentionValuesWitnessClaims {
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
 /// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+#[allow(clippy::too_many_arguments)]
 pub fn prove_attention_values_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     attention: AttentionMatrix<'_>,
     values_hat: &[Fr],
     claim: &WitnessClaim,
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(AttentionValuesZkProof, AttentionValuesWitnessClaims), AttentionError> {
@@ -233,8 +241,8 @@ pub fn prove_attention_values_zk<R: RngCore + CryptoRng>(
         params,
         &zk_shape,
         &mut instance,
-        claim.claim.commitment,
-        &claim.opening,
+        (claim.claim.commitment, &claim.opening),
+        masks,
         transcript,
         rng,
     )
@@ -253,11 +261,13 @@ pub fn prove_attention_values_zk<R: RngCore + CryptoRng>(
 /// # Errors
 /// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the selector `b`).
 #[deny(clippy::indexing_slicing)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_attention_values_zk(
     params: &HyraxParams,
     shape: &AttentionShape,
     claim: &CommittedClaim,
     proof: &AttentionValuesZkProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<AttentionValuesCommittedClaims, AttentionError> {
@@ -270,6 +280,7 @@ pub fn verify_attention_values_zk(
         n,
         claim.commitment,
         &proof.product,
+        masks,
         transcript,
         checks,
     )

@@ -33,8 +33,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ValueOpening, ZkProductProof, ZkProductShape, prove_zk_product,
-    verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, ValueOpening, VerifierMasks, ZkProductProof, ZkProductShape,
+    prove_zk_product, verify_zk_product_deferred,
 };
 
 const STEP: &str = "masking";
@@ -263,6 +263,11 @@ pub fn prove_masking_dense(
     Ok((MaskingProof { sumcheck }, out))
 }
 
+/// The `(variables, degree)` of the step's zero-knowledge sum-check (for a proof's mask schedule).
+pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
+    (2 * shape.seq_vars() + shape.head_vars(), 3)
+}
+
 /// `eq` and `ẑ` public, `QK̂` hidden.
 fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
@@ -290,12 +295,14 @@ pub struct MaskingZkProof {
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
 /// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+#[allow(clippy::too_many_arguments)]
 pub fn prove_masking_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     mask: MaskKind,
     scores: Vec<Fr>,
     claim: &WitnessClaim,
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(MaskingZkProof, WitnessClaim), AttentionError> {
@@ -303,9 +310,16 @@ pub fn prove_masking_zk<R: RngCore + CryptoRng>(
     let zeroified = ValueOpening { value: claim.opening.value - offset, blinding: claim.opening.blinding };
     let commitment = G1Affine::from(claim.claim.commitment - params.value_generator * offset);
     let mut instance = MaskingInstance::new(shape, mask, scores, &claim.claim.point)?;
-    let (product, claims, openings) =
-        prove_zk_product(params, &zk_shape()?, &mut instance, commitment, &zeroified, transcript, rng)
-            .map_err(zk_error(STEP))?;
+    let (product, claims, openings) = prove_zk_product(
+        params,
+        &zk_shape()?,
+        &mut instance,
+        (commitment, &zeroified),
+        masks,
+        transcript,
+        rng,
+    )
+    .map_err(zk_error(STEP))?;
     let out = witness(&claims.values, &openings, 2, claims.point.clone(), STEP)?;
     Ok((MaskingZkProof { product }, out))
 }
@@ -316,12 +330,14 @@ pub fn prove_masking_zk<R: RngCore + CryptoRng>(
 /// # Errors
 /// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (`eq` or `ẑ`).
 #[deny(clippy::indexing_slicing)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_masking_zk(
     params: &HyraxParams,
     shape: &AttentionShape,
     mask: MaskKind,
     claim: &CommittedClaim,
     proof: &MaskingZkProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<CommittedClaim, AttentionError> {
@@ -333,6 +349,7 @@ pub fn verify_masking_zk(
         claim.point.len(),
         commitment,
         &proof.product,
+        masks,
         transcript,
         checks,
     )

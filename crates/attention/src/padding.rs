@@ -33,8 +33,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_batched_products,
-    verify_zk_batched_products_deferred,
+    BatchMember, DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape,
+    prove_zk_batched_products, verify_zk_batched_products_deferred,
 };
 
 const STEP: &str = "padding";
@@ -128,6 +128,11 @@ fn instances(
     Ok((instances, rows))
 }
 
+/// The `(variables, degree)` of the step's zero-knowledge (batched) sum-check.
+pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
+    (layout(shape).iter().map(|(vars, _, _)| *vars).max().unwrap_or(0), 2)
+}
+
 /// The folded input hidden, `P` public.
 fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
@@ -168,11 +173,13 @@ pub struct InputWitnessClaims {
 /// # Errors
 /// [`AttentionError::CheckFailed`] for claim points of the wrong length,
 /// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+#[allow(clippy::too_many_arguments)]
 pub fn prove_padding_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     inputs: [&[Fr]; 3],
     claims: [&WitnessClaim; 3],
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(PaddingZkProof, InputWitnessClaims), AttentionError> {
@@ -183,7 +190,7 @@ pub fn prove_padding_zk<R: RngCore + CryptoRng>(
     let sums: Vec<(G1Affine, zkmha_zk::ValueOpening)> =
         claims.iter().map(|c| (c.claim.commitment, c.opening)).collect();
     let (product, outs, openings) =
-        prove_zk_batched_products(params, members, &sums, transcript, rng).map_err(zk_error(STEP))?;
+        prove_zk_batched_products(params, members, &sums, masks, transcript, rng).map_err(zk_error(STEP))?;
     let mut claims_out = Vec::with_capacity(3);
     for ((out, opening), row) in outs.iter().zip(&openings).zip(&rows) {
         claims_out.push(witness(&out.values, opening, 0, [out.point.as_slice(), row].concat(), STEP)?);
@@ -203,11 +210,13 @@ pub fn prove_padding_zk<R: RngCore + CryptoRng>(
 /// # Errors
 /// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (a padding matrix).
 #[deny(clippy::indexing_slicing)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_padding_zk(
     params: &HyraxParams,
     shape: &AttentionShape,
     claims: [&CommittedClaim; 3],
     proof: &PaddingZkProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<InputCommittedClaims, AttentionError> {
@@ -220,6 +229,7 @@ pub fn verify_padding_zk(
         &members,
         &commitments,
         &proof.product,
+        masks,
         transcript,
         checks,
     )

@@ -28,7 +28,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
+    verify_zk_product_deferred,
 };
 
 const STEP: &str = "batched QKᵀ";
@@ -103,6 +104,11 @@ fn tables(
     Ok((u_i.to_vec(), u_j.to_vec(), mles))
 }
 
+/// The `(variables, degree)` of the step's zero-knowledge sum-check (for a proof's mask schedule).
+pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
+    (shape.head_vars() + shape.head_dim_vars(), 3)
+}
+
 /// `b` public, `Q̂` and `K̂` hidden.
 fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
@@ -139,12 +145,14 @@ pub struct QkWitnessClaims {
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
 /// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+#[allow(clippy::too_many_arguments)]
 pub fn prove_qk_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     queries_hat: &[Fr],
     keys_hat: &[Fr],
     claim: &WitnessClaim,
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(QkZkProof, QkWitnessClaims), AttentionError> {
@@ -155,8 +163,8 @@ pub fn prove_qk_zk<R: RngCore + CryptoRng>(
         params,
         &zk_shape,
         &mut instance,
-        claim.claim.commitment,
-        &claim.opening,
+        (claim.claim.commitment, &claim.opening),
+        masks,
         transcript,
         rng,
     )
@@ -175,11 +183,13 @@ pub fn prove_qk_zk<R: RngCore + CryptoRng>(
 /// # Errors
 /// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the selector `b`).
 #[deny(clippy::indexing_slicing)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_qk_zk(
     params: &HyraxParams,
     shape: &AttentionShape,
     claim: &CommittedClaim,
     proof: &QkZkProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<QkCommittedClaims, AttentionError> {
@@ -192,6 +202,7 @@ pub fn verify_qk_zk(
         n,
         claim.commitment,
         &proof.product,
+        masks,
         transcript,
         checks,
     )

@@ -31,7 +31,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
+    verify_zk_product_deferred,
 };
 
 const STEP: &str = "unpadding";
@@ -107,6 +108,11 @@ fn weight_value(shape: &AttentionShape, r_col: &[Fr], r_row: &[Fr], point: &[Fr]
         * head_padding(shape.heads, shape.value_head_dim, r_col, q_x)
 }
 
+/// The `(variables, degree)` of the step's zero-knowledge sum-check (for a proof's mask schedule).
+pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
+    (num_vars(shape), 2)
+}
+
 /// `Ô` hidden, `W` public.
 fn zk_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
@@ -126,11 +132,13 @@ pub struct UnpaddingZkProof {
 /// # Errors
 /// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
 /// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+#[allow(clippy::too_many_arguments)]
 pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     output_hat: &[Fr],
     claim: &WitnessClaim,
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(UnpaddingZkProof, WitnessClaim), AttentionError> {
@@ -141,8 +149,8 @@ pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
         params,
         &zk_shape,
         &mut instance,
-        claim.claim.commitment,
-        &claim.opening,
+        (claim.claim.commitment, &claim.opening),
+        masks,
         transcript,
         rng,
     )
@@ -157,11 +165,13 @@ pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
 /// # Errors
 /// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the weights `W`).
 #[deny(clippy::indexing_slicing)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_unpadding_zk(
     params: &HyraxParams,
     shape: &AttentionShape,
     claim: &CommittedClaim,
     proof: &UnpaddingZkProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<CommittedClaim, AttentionError> {
@@ -173,6 +183,7 @@ pub fn verify_unpadding_zk(
         num_vars(shape),
         claim.commitment,
         &proof.product,
+        masks,
         transcript,
         checks,
     )

@@ -41,9 +41,10 @@ use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::Fr;
 use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PolynomialTable, ZkCommittedOpeningProof,
+    ZkInnerProductProof,
 };
 use zkmha_transcript::Transcript;
-use zkmha_zk::{DeferredChecks, mask_commitment_vars};
+use zkmha_zk::{DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks};
 
 const STEP_OPENINGS: &str = "zero-knowledge openings";
 
@@ -62,17 +63,29 @@ pub struct ZkLayerProof {
     pub qk: QkZkProof,
     /// Padding of Q, K, V.
     pub padding: PaddingZkProof,
+    /// One hiding commitment to every sum-check's mask, made before the first sum-check.
+    pub masks: G1Affine,
+    /// The masks' values at their sum-checks' points, all in one inner-product argument.
+    pub mask_openings: ZkInnerProductProof,
     /// The inputs' openings against committed values: one for the three, or one each.
     pub openings: Vec<ZkCommittedOpeningProof>,
 }
 
-/// The Hyrax generators a zero-knowledge proof of `shape` needs: the inputs' and enough for
-/// the largest sum-check's mask (`1 + n·3` coefficients for the `ĥ·ŝ·ŝ`-variable masking
-/// sum-check).
+/// The `(variables, degree)` of every zero-knowledge sum-check of the layer, in proof order.
+pub fn mask_schedule(shape: &AttentionShape) -> MaskSchedule {
+    MaskSchedule(vec![
+        crate::unpadding::zk_sumcheck_shape(shape),
+        crate::attention_values::zk_sumcheck_shape(shape),
+        crate::masking::zk_sumcheck_shape(shape),
+        crate::qk::zk_sumcheck_shape(shape),
+        crate::padding::zk_sumcheck_shape(shape),
+    ])
+}
+
+/// The Hyrax generators a zero-knowledge proof of `shape` needs: the inputs' and one per
+/// coefficient of all the masks together.
 pub fn zk_hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
-    let largest_sumcheck =
-        2 * shape.seq_vars() + shape.head_vars() + shape.head_dim_vars().max(shape.value_head_dim_vars());
-    let masks = 2 * mask_commitment_vars(largest_sumcheck, 3);
+    let masks = 2 * mask_schedule(shape).generator_vars();
     HyraxParams::new(largest_committed_vars(shape, softmax).max(masks))
 }
 
@@ -198,25 +211,29 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
         CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
     statement.validate()?;
     let mut transcript = statement_transcript(&statement);
+    let (mut masks, masks_commitment) =
+        ProverMasks::commit(params, mask_schedule(shape), &mut transcript, rng).map_err(zk_error("masks"))?;
     let output = output_witness_claim(params, shape, &statement.output, &mut transcript)?;
 
-    let t = &mut transcript;
-    let (unpadding, output_hat) = prove_unpadding_zk(params, shape, &witness.output_hat, &output, t, rng)?;
+    let (t, m) = (&mut transcript, &mut masks);
+    let (unpadding, output_hat) = prove_unpadding_zk(params, shape, &witness.output_hat, &output, m, t, rng)?;
     let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
     let (attention_values, av) =
-        prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, t, rng)?;
+        prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, m, t, rng)?;
     let scores = std::mem::take(&mut witness.scores);
-    let (masking, scores_claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, t, rng)?;
+    let (masking, scores_claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, m, t, rng)?;
     let (qk, qk_claims) =
-        prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t, rng)?;
+        prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, m, t, rng)?;
     let (padding, input_claims) = prove_padding_zk(
         params,
         shape,
         [&witness.queries, &witness.keys, &witness.values],
         [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
+        m,
         t,
         rng,
     )?;
+    let mask_openings = masks.prove_openings(params, t, rng).map_err(zk_error("masks"))?;
 
     let c = &statement.commitments;
     let claims = [&input_claims.queries, &input_claims.keys, &input_claims.values];
@@ -249,6 +266,8 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
         masking,
         qk,
         padding,
+        masks: masks_commitment,
+        mask_openings,
         openings,
     };
     Ok((statement, proof))
@@ -273,22 +292,25 @@ pub fn verify_layer_zk(
     not_yet(statement.softmax)?;
     let shape = &statement.shape;
     let mut transcript = statement_transcript(statement);
+    let mut masks = VerifierMasks::absorb(mask_schedule(shape), proof.masks, &mut transcript);
     let output = output_claim(params, shape, &statement.output, &mut transcript)?;
 
     let mut checks = DeferredChecks::new();
-    let (t, k) = (&mut transcript, &mut checks);
-    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, t, k)?;
-    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, t, k)?;
-    let scores = verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, t, k)?;
-    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, t, k)?;
+    let (t, k, m) = (&mut transcript, &mut checks, &mut masks);
+    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k)?;
+    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k)?;
+    let scores = verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, m, t, k)?;
+    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k)?;
     let inputs = verify_padding_zk(
         params,
         shape,
         [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
         &proof.padding,
+        m,
         t,
         k,
     )?;
+    masks.verify_openings(params, &proof.mask_openings, t, k).map_err(zk_error("masks"))?;
 
     let c = &statement.commitments;
     let claims = [&inputs.queries, &inputs.keys, &inputs.values];

@@ -16,7 +16,7 @@ use zkmha_attention::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::HyraxParams;
-use zkmha_zk::DeferredChecks;
+use zkmha_zk::{DeferredChecks, VerifierMasks};
 
 fn inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -115,12 +115,11 @@ fn sent_values(proof: &ZkLayerProof) -> Vec<Fr> {
         out.extend(s.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()));
         out.push(s.masked_sum);
         out.push(s.masked_sum_proof.response);
-        out.extend(&s.mask_opening.response);
-        out.extend([s.mask_opening.blinding_response, s.mask_opening.value_blinding_response]);
         out.extend(&product.factors.public_values);
         out.extend(product.factors.product_proofs.iter().flat_map(|p| p.responses));
         out.push(product.factors.relation_proof.response);
     }
+    out.extend(proof.mask_openings.responses);
     for opening in &proof.openings {
         out.extend(&opening.response);
         out.extend([opening.blinding_response, opening.value_blinding_response]);
@@ -187,22 +186,23 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
     let shape = &statement.shape;
     let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
+    let mut m = VerifierMasks::absorb(zkmha_attention::zk_layer::mask_schedule(shape), proof.masks, &mut t);
     let output = zkmha_attention::zk_layer::output_claim(params, shape, &statement.output, &mut t).unwrap();
-    let mut k = DeferredChecks::new();
-    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, &mut t, &mut k).unwrap();
-    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, &mut t, &mut k)
-        .unwrap();
+    let (k, m, t) = (&mut DeferredChecks::new(), &mut m, &mut t);
+    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k).unwrap();
+    let av =
+        verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k).unwrap();
     let scores =
-        verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, &mut t, &mut k)
-            .unwrap();
-    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, &mut t, &mut k).unwrap();
+        verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, m, t, k).unwrap();
+    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k).unwrap();
     let inputs = verify_padding_zk(
         params,
         shape,
         [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
         &proof.padding,
-        &mut t,
-        &mut k,
+        m,
+        t,
+        k,
     )
     .unwrap();
     vec![
@@ -287,6 +287,20 @@ fn tampered_proofs_are_rejected_with_the_failing_step() {
             source: zkmha_zk::ZkError::CommittedOpening
         })
     );
+
+    let mut mask_openings = p.proof.clone();
+    mask_openings.mask_openings.responses[0] += Fr::one();
+    assert_eq!(
+        check(&mask_openings),
+        Err(AttentionError::ZeroKnowledge {
+            step: "the proof's group equations",
+            source: zkmha_zk::ZkError::MaskOpening(zkmha_pcs::PcsError::ZkCommitmentMismatch)
+        })
+    );
+
+    let mut masks = p.proof.clone();
+    masks.masks = p.params.value_generator;
+    assert!(check(&masks).is_err());
 
     let mut missing = p.proof.clone();
     missing.openings.clear();

@@ -5,15 +5,15 @@
 use ark_std::UniformRand;
 use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use zkmha_attention::qk::{QkZkProof, prove_qk_zk, verify_qk_zk};
-use zkmha_attention::unpadding::{UnpaddingZkProof, prove_unpadding_zk, verify_unpadding_zk};
+use zkmha_attention::qk::{self, QkZkProof, prove_qk_zk, verify_qk_zk};
+use zkmha_attention::unpadding::{self, UnpaddingZkProof, prove_unpadding_zk, verify_unpadding_zk};
 use zkmha_attention::zk_claims::{CommittedClaim, WitnessClaim};
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_transcript::Transcript;
-use zkmha_zk::{DeferredChecks, ValueOpening, ZkError};
+use zkmha_zk::{DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkError};
 
 const DOMAIN: &[u8] = b"zk-step-tests";
 
@@ -62,19 +62,52 @@ fn params() -> HyraxParams {
     HyraxParams::new(14)
 }
 
+/// A step's masks: their commitment and their openings' argument.
+type Masks = (G1Affine, ZkInnerProductProof);
+
+/// Proves one step between its mask's commitment and the masks' openings.
+fn prove_step<T>(
+    params: &HyraxParams,
+    entry: (usize, usize),
+    rng: &mut ChaCha20Rng,
+    step: impl FnOnce(&mut ProverMasks, &mut Transcript, &mut ChaCha20Rng) -> Result<T, AttentionError>,
+) -> (T, Masks) {
+    let mut transcript = Transcript::new(DOMAIN);
+    let (mut masks, commitment) =
+        ProverMasks::commit(params, MaskSchedule(vec![entry]), &mut transcript, rng).unwrap();
+    let out = step(&mut masks, &mut transcript, rng).unwrap();
+    let openings = masks.prove_openings(params, &mut transcript, rng).unwrap();
+    (out, (commitment, openings))
+}
+
+/// Verifies one step the same way: its equations and the masks' argument, checked at the end.
+fn verify_step<T>(
+    params: &HyraxParams,
+    entry: (usize, usize),
+    masks: &Masks,
+    name: &'static str,
+    step: impl FnOnce(&mut VerifierMasks, &mut Transcript, &mut DeferredChecks) -> Result<T, AttentionError>,
+) -> Result<T, AttentionError> {
+    let wrap = |source| AttentionError::ZeroKnowledge { step: name, source };
+    let mut transcript = Transcript::new(DOMAIN);
+    let mut verifier_masks = VerifierMasks::absorb(MaskSchedule(vec![entry]), masks.0, &mut transcript);
+    let mut checks = DeferredChecks::new();
+    let out = step(&mut verifier_masks, &mut transcript, &mut checks)?;
+    verifier_masks.verify_openings(params, &masks.1, &mut transcript, &mut checks).map_err(wrap)?;
+    checks.finish(&transcript).map_err(wrap)?;
+    Ok(out)
+}
+
 fn verify_unpadding(
     params: &HyraxParams,
     shape: &AttentionShape,
     claim: &CommittedClaim,
     proof: &UnpaddingZkProof,
+    masks: &Masks,
 ) -> Result<CommittedClaim, AttentionError> {
-    let mut transcript = Transcript::new(DOMAIN);
-    let mut checks = DeferredChecks::new();
-    let out = verify_unpadding_zk(params, shape, claim, proof, &mut transcript, &mut checks)?;
-    checks
-        .finish(&transcript)
-        .map_err(|source| AttentionError::ZeroKnowledge { step: "unpadding", source })?;
-    Ok(out)
+    verify_step(params, unpadding::zk_sumcheck_shape(shape), masks, "unpadding", |m, t, k| {
+        verify_unpadding_zk(params, shape, claim, proof, m, t, k)
+    })
 }
 
 fn verify_qk(
@@ -82,14 +115,36 @@ fn verify_qk(
     shape: &AttentionShape,
     claim: &CommittedClaim,
     proof: &QkZkProof,
+    masks: &Masks,
 ) -> Result<qk::QkCommittedClaims, AttentionError> {
-    let mut transcript = Transcript::new(DOMAIN);
-    let mut checks = DeferredChecks::new();
-    let out = verify_qk_zk(params, shape, claim, proof, &mut transcript, &mut checks)?;
-    checks
-        .finish(&transcript)
-        .map_err(|source| AttentionError::ZeroKnowledge { step: "batched QKᵀ", source })?;
-    Ok(out)
+    verify_step(params, qk::zk_sumcheck_shape(shape), masks, "batched QKᵀ", |m, t, k| {
+        verify_qk_zk(params, shape, claim, proof, m, t, k)
+    })
+}
+
+fn prove_qk(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    w: &AttentionWitness,
+    keys_hat: &[Fr],
+    claim: &WitnessClaim,
+    rng: &mut ChaCha20Rng,
+) -> ((QkZkProof, qk::QkWitnessClaims), Masks) {
+    prove_step(params, qk::zk_sumcheck_shape(shape), rng, |m, t, r| {
+        prove_qk_zk(params, shape, &w.queries_hat, keys_hat, claim, m, t, r)
+    })
+}
+
+fn prove_unpadding(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    w: &AttentionWitness,
+    claim: &WitnessClaim,
+    rng: &mut ChaCha20Rng,
+) -> ((UnpaddingZkProof, WitnessClaim), Masks) {
+    prove_step(params, unpadding::zk_sumcheck_shape(shape), rng, |m, t, r| {
+        prove_unpadding_zk(params, shape, &w.output_hat, claim, m, t, r)
+    })
 }
 
 #[test]
@@ -101,10 +156,8 @@ fn unpadding_in_zero_knowledge_round_trips_against_the_reference() {
             DenseMultilinearExtension::from_matrix(shape.seq_len, shape.value_model_width(), &w.output)
                 .unwrap();
         let claim = hidden_claim(&params, padded_output.evaluations(), &mut rng);
-        let (proof, out) =
-            prove_unpadding_zk(&params, shape, &w.output_hat, &claim, &mut Transcript::new(DOMAIN), &mut rng)
-                .unwrap();
-        let verified = verify_unpadding(&params, shape, &claim.claim, &proof).unwrap();
+        let ((proof, out), masks) = prove_unpadding(&params, shape, &w, &claim, &mut rng);
+        let verified = verify_unpadding(&params, shape, &claim.claim, &proof, &masks).unwrap();
         assert!(discharges(&params, &w.output_hat, &out, &verified), "{shape:?}");
     }
 }
@@ -115,17 +168,8 @@ fn qk_in_zero_knowledge_round_trips_against_the_reference() {
     for (n, shape) in shapes().iter().enumerate() {
         let (w, mut rng) = setup(shape, 30 + n as u64);
         let claim = hidden_claim(&params, &w.scores, &mut rng);
-        let (proof, out) = prove_qk_zk(
-            &params,
-            shape,
-            &w.queries_hat,
-            &w.keys_hat,
-            &claim,
-            &mut Transcript::new(DOMAIN),
-            &mut rng,
-        )
-        .unwrap();
-        let verified = verify_qk(&params, shape, &claim.claim, &proof).unwrap();
+        let ((proof, out), masks) = prove_qk(&params, shape, &w, &w.keys_hat, &claim, &mut rng);
+        let verified = verify_qk(&params, shape, &claim.claim, &proof, &masks).unwrap();
         assert!(discharges(&params, &w.queries_hat, &out.queries_hat, &verified.queries_hat), "{shape:?}");
         assert!(discharges(&params, &w.keys_hat, &out.keys_hat, &verified.keys_hat), "{shape:?}");
     }
@@ -140,22 +184,13 @@ fn no_witness_value_appears_in_a_zero_knowledge_step() {
     let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
     let (w, mut rng) = setup(&shape, 50);
     let claim = hidden_claim(&params, &w.scores, &mut rng);
-    let (proof, out) = prove_qk_zk(
-        &params,
-        &shape,
-        &w.queries_hat,
-        &w.keys_hat,
-        &claim,
-        &mut Transcript::new(DOMAIN),
-        &mut rng,
-    )
-    .unwrap();
+    let ((proof, out), masks) = prove_qk(&params, &shape, &w, &w.keys_hat, &claim, &mut rng);
     let secrets = [claim.value(), out.queries_hat.value(), out.keys_hat.value()];
     let p = &proof.product;
     let mut sent: Vec<Fr> = p.sumcheck.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
     sent.extend(&p.factors.public_values);
     sent.push(p.sumcheck.masked_sum);
-    sent.extend(&p.sumcheck.mask_opening.response);
+    sent.extend(masks.1.responses);
     sent.extend(p.factors.product_proofs.iter().flat_map(|q| q.responses));
     assert!(sent.iter().all(|v| !secrets.contains(v)));
 }
@@ -168,18 +203,9 @@ fn a_false_claim_is_rejected() {
     let mut claim = hidden_claim(&params, &w.scores, &mut rng);
     claim.opening.value += Fr::one();
     claim.claim.commitment = claim.opening.commit(&params).into();
-    let (proof, _) = prove_qk_zk(
-        &params,
-        &shape,
-        &w.queries_hat,
-        &w.keys_hat,
-        &claim,
-        &mut Transcript::new(DOMAIN),
-        &mut rng,
-    )
-    .unwrap();
+    let ((proof, _), masks) = prove_qk(&params, &shape, &w, &w.keys_hat, &claim, &mut rng);
     assert_eq!(
-        verify_qk(&params, &shape, &claim.claim, &proof),
+        verify_qk(&params, &shape, &claim.claim, &proof, &masks),
         Err(AttentionError::ZeroKnowledge { step: "batched QKᵀ", source: ZkError::OpeningMismatch })
     );
 }
@@ -192,10 +218,8 @@ fn another_heads_keys_are_rejected() {
     let claim = hidden_claim(&params, &w.scores, &mut rng);
     let mut wrong = w.keys_hat.clone();
     wrong[shape.padded_head_dim() * (shape.heads - 1)] += Fr::one();
-    let (proof, _) =
-        prove_qk_zk(&params, &shape, &w.queries_hat, &wrong, &claim, &mut Transcript::new(DOMAIN), &mut rng)
-            .unwrap();
-    assert!(verify_qk(&params, &shape, &claim.claim, &proof).is_err());
+    let ((proof, _), masks) = prove_qk(&params, &shape, &w, &wrong, &claim, &mut rng);
+    assert!(verify_qk(&params, &shape, &claim.claim, &proof, &masks).is_err());
 }
 
 #[test]
@@ -204,31 +228,20 @@ fn a_tampered_public_selector_is_a_named_check() {
     let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
     let (w, mut rng) = setup(&shape, 62);
     let claim = hidden_claim(&params, &w.scores, &mut rng);
-    let (mut proof, _) = prove_qk_zk(
-        &params,
-        &shape,
-        &w.queries_hat,
-        &w.keys_hat,
-        &claim,
-        &mut Transcript::new(DOMAIN),
-        &mut rng,
-    )
-    .unwrap();
+    let ((mut proof, _), masks) = prove_qk(&params, &shape, &w, &w.keys_hat, &claim, &mut rng);
     proof.product.factors.public_values[0] += Fr::one();
     assert_eq!(
-        verify_qk(&params, &shape, &claim.claim, &proof),
+        verify_qk(&params, &shape, &claim.claim, &proof, &masks),
         Err(AttentionError::CheckFailed { step: "batched QKᵀ" })
     );
     let (w, mut rng) = setup(&shape, 63);
     let padded =
         DenseMultilinearExtension::from_matrix(shape.seq_len, shape.value_model_width(), &w.output).unwrap();
     let claim = hidden_claim(&params, padded.evaluations(), &mut rng);
-    let (mut proof, _) =
-        prove_unpadding_zk(&params, &shape, &w.output_hat, &claim, &mut Transcript::new(DOMAIN), &mut rng)
-            .unwrap();
+    let ((mut proof, _), masks) = prove_unpadding(&params, &shape, &w, &claim, &mut rng);
     proof.product.factors.public_values[0] += Fr::one();
     assert_eq!(
-        verify_unpadding(&params, &shape, &claim.claim, &proof),
+        verify_unpadding(&params, &shape, &claim.claim, &proof, &masks),
         Err(AttentionError::CheckFailed { step: "unpadding" })
     );
 }
@@ -239,84 +252,49 @@ fn a_claim_on_another_point_is_rejected() {
     let shape = AttentionShape::new(16, 3, 3, 2).unwrap();
     let (w, mut rng) = setup(&shape, 64);
     let claim = hidden_claim(&params, &w.scores, &mut rng);
-    let (proof, _) = prove_qk_zk(
-        &params,
-        &shape,
-        &w.queries_hat,
-        &w.keys_hat,
-        &claim,
-        &mut Transcript::new(DOMAIN),
-        &mut rng,
-    )
-    .unwrap();
+    let ((proof, out), masks) = prove_qk(&params, &shape, &w, &w.keys_hat, &claim, &mut rng);
     // A claim moved along u_j (which only the claims out depend on) passes the step but hands
     // on a claim on K̂ at the moved point that its value does not satisfy: the discharge (the
     // final opening in a layer) rejects it, as in the plain protocol.
     let mut moved = claim.claim.clone();
     moved.point[0] += Fr::one();
-    let (_, out) = prove_qk_zk(
-        &params,
-        &shape,
-        &w.queries_hat,
-        &w.keys_hat,
-        &claim,
-        &mut Transcript::new(DOMAIN),
-        &mut rng,
-    )
-    .unwrap();
-    let verified = verify_qk(&params, &shape, &moved, &proof).unwrap();
+    let verified = verify_qk(&params, &shape, &moved, &proof, &masks).unwrap();
     assert!(!discharges(&params, &w.keys_hat, &out.keys_hat, &verified.keys_hat));
     // Moved along u_h, the selector check names the step.
     let mut head_moved = claim.claim.clone();
     *head_moved.point.last_mut().unwrap() += Fr::one();
     assert_eq!(
-        verify_qk(&params, &shape, &head_moved, &proof),
+        verify_qk(&params, &shape, &head_moved, &proof, &masks),
         Err(AttentionError::CheckFailed { step: "batched QKᵀ" })
     );
     let mut short = claim.claim;
     short.point.pop();
     assert_eq!(
-        verify_qk(&params, &shape, &short, &proof),
+        verify_qk(&params, &shape, &short, &proof, &masks),
         Err(AttentionError::CheckFailed { step: "batched QKᵀ" })
     );
-}
-
-fn finish<T>(
-    transcript: &Transcript,
-    checks: DeferredChecks,
-    step: &'static str,
-    out: T,
-) -> Result<T, AttentionError> {
-    checks.finish(transcript).map_err(|source| AttentionError::ZeroKnowledge { step, source })?;
-    Ok(out)
 }
 
 #[test]
 fn attention_values_in_zero_knowledge_round_trip_against_the_reference() {
     use zkmha_attention::attention_values::{
-        AttentionMatrix, prove_attention_values_zk, verify_attention_values_zk,
+        self, AttentionMatrix, prove_attention_values_zk, verify_attention_values_zk,
     };
     let params = params();
     for (n, shape) in shapes().iter().enumerate() {
         let (w, mut rng) = setup(shape, 70 + n as u64);
         let claim = hidden_claim(&params, &w.output_hat, &mut rng);
         let matrix = AttentionMatrix::Masked { scores: &w.scores, mask: MaskKind::Causal };
-        let (proof, out) = prove_attention_values_zk(
-            &params,
-            shape,
-            matrix,
-            &w.values_hat,
-            &claim,
-            &mut Transcript::new(DOMAIN),
-            &mut rng,
-        )
-        .unwrap();
-        let mut transcript = Transcript::new(DOMAIN);
-        let mut checks = DeferredChecks::new();
-        let verified =
-            verify_attention_values_zk(&params, shape, &claim.claim, &proof, &mut transcript, &mut checks)
-                .and_then(|v| finish(&transcript, checks, "softmax·V", v))
-                .unwrap();
+        let entry = attention_values::zk_sumcheck_shape(shape);
+        let ((proof, out), masks) = prove_step(&params, entry, &mut rng, |m, t, r| {
+            prove_attention_values_zk(&params, shape, matrix, &w.values_hat, &claim, m, t, r)
+        });
+        let verify = |proof: &attention_values::AttentionValuesZkProof| {
+            verify_step(&params, entry, &masks, "softmax·V", |m, t, k| {
+                verify_attention_values_zk(&params, shape, &claim.claim, proof, m, t, k)
+            })
+        };
+        let verified = verify(&proof).unwrap();
         assert!(discharges(&params, &w.values_hat, &out.values_hat, &verified.values_hat), "{shape:?}");
         // A = QK_M as a tensor: masked entries hold the mask value.
         let sp = shape.padded_seq_len();
@@ -342,18 +320,7 @@ fn attention_values_in_zero_knowledge_round_trip_against_the_reference() {
         // Tampered: a selector value.
         let mut bad = proof.clone();
         bad.product.factors.public_values[0] += Fr::one();
-        let mut checks = DeferredChecks::new();
-        assert_eq!(
-            verify_attention_values_zk(
-                &params,
-                shape,
-                &claim.claim,
-                &bad,
-                &mut Transcript::new(DOMAIN),
-                &mut checks
-            ),
-            Err(AttentionError::CheckFailed { step: "softmax·V" })
-        );
+        assert_eq!(verify(&bad), Err(AttentionError::CheckFailed { step: "softmax·V" }));
     }
 }
 
@@ -364,7 +331,7 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 
 #[test]
 fn masking_in_zero_knowledge_round_trips_against_the_reference() {
-    use zkmha_attention::masking::{prove_masking_zk, verify_masking_zk};
+    use zkmha_attention::masking::{self, prove_masking_zk, verify_masking_zk};
     let params = params();
     for (n, shape) in shapes().iter().enumerate() {
         for mask in [MaskKind::Causal, MaskKind::None] {
@@ -387,32 +354,21 @@ fn masking_in_zero_knowledge_round_trips_against_the_reference() {
                 })
                 .collect();
             let claim = hidden_claim(&params, &masked, &mut rng);
-            let (proof, out) = prove_masking_zk(
-                &params,
-                shape,
-                mask,
-                w.scores.clone(),
-                &claim,
-                &mut Transcript::new(DOMAIN),
-                &mut rng,
-            )
-            .unwrap();
-            let mut transcript = Transcript::new(DOMAIN);
-            let mut checks = DeferredChecks::new();
-            let verified =
-                verify_masking_zk(&params, shape, mask, &claim.claim, &proof, &mut transcript, &mut checks)
-                    .and_then(|v| finish(&transcript, checks, "masking", v))
-                    .unwrap();
+            let entry = masking::zk_sumcheck_shape(shape);
+            let ((proof, out), masks) = prove_step(&params, entry, &mut rng, |m, t, r| {
+                prove_masking_zk(&params, shape, mask, w.scores.clone(), &claim, m, t, r)
+            });
+            let verify = |kind: MaskKind| {
+                verify_step(&params, entry, &masks, "masking", |m, t, k| {
+                    verify_masking_zk(&params, shape, kind, &claim.claim, &proof, m, t, k)
+                })
+            };
+            let verified = verify(mask).unwrap();
             assert!(discharges(&params, &w.scores, &out, &verified), "{shape:?}");
             // The other mask kind's claim does not verify.
             let other = if mask == MaskKind::Causal { MaskKind::None } else { MaskKind::Causal };
-            let mut transcript = Transcript::new(DOMAIN);
-            let mut checks = DeferredChecks::new();
-            let result =
-                verify_masking_zk(&params, shape, other, &claim.claim, &proof, &mut transcript, &mut checks)
-                    .and_then(|v| finish(&transcript, checks, "masking", v));
             if shape.seq_len > 1 {
-                assert!(result.is_err(), "{shape:?}");
+                assert!(verify(other).is_err(), "{shape:?}");
             }
         }
     }
@@ -420,7 +376,7 @@ fn masking_in_zero_knowledge_round_trips_against_the_reference() {
 
 #[test]
 fn padding_in_zero_knowledge_round_trips_against_the_reference() {
-    use zkmha_attention::padding::{prove_padding_zk, verify_padding_zk};
+    use zkmha_attention::padding::{self, prove_padding_zk, verify_padding_zk};
     let params = params();
     for (n, shape) in shapes().iter().enumerate() {
         let (w, mut rng) = setup(shape, 110 + n as u64);
@@ -431,23 +387,20 @@ fn padding_in_zero_knowledge_round_trips_against_the_reference() {
         ];
         let inputs = [w.queries.as_slice(), w.keys.as_slice(), w.values.as_slice()];
         let refs = [&claims[0], &claims[1], &claims[2]];
-        let (proof, out) =
-            prove_padding_zk(&params, shape, inputs, refs, &mut Transcript::new(DOMAIN), &mut rng).unwrap();
-        let committed = [&claims[0].claim, &claims[1].claim, &claims[2].claim];
-        let mut transcript = Transcript::new(DOMAIN);
-        let mut checks = DeferredChecks::new();
-        let verified = verify_padding_zk(&params, shape, committed, &proof, &mut transcript, &mut checks)
-            .and_then(|v| finish(&transcript, checks, "padding", v))
-            .unwrap();
+        let entry = padding::zk_sumcheck_shape(shape);
+        let ((proof, out), masks) = prove_step(&params, entry, &mut rng, |m, t, r| {
+            prove_padding_zk(&params, shape, inputs, refs, m, t, r)
+        });
+        let verify = |committed: [&CommittedClaim; 3]| {
+            verify_step(&params, entry, &masks, "padding", |m, t, k| {
+                verify_padding_zk(&params, shape, committed, &proof, m, t, k)
+            })
+        };
+        let verified = verify([&claims[0].claim, &claims[1].claim, &claims[2].claim]).unwrap();
         assert!(discharges(&params, &w.queries, &out.queries, &verified.queries), "{shape:?}");
         assert!(discharges(&params, &w.keys, &out.keys, &verified.keys), "{shape:?}");
         assert!(discharges(&params, &w.values, &out.values, &verified.values), "{shape:?}");
         // Swapping the Q and K claims is caught.
-        let swapped = [&claims[1].claim, &claims[0].claim, &claims[2].claim];
-        let mut transcript = Transcript::new(DOMAIN);
-        let mut checks = DeferredChecks::new();
-        let result = verify_padding_zk(&params, shape, swapped, &proof, &mut transcript, &mut checks)
-            .and_then(|v| finish(&transcript, checks, "padding", v));
-        assert!(result.is_err(), "{shape:?}");
+        assert!(verify([&claims[1].claim, &claims[0].claim, &claims[2].claim]).is_err(), "{shape:?}");
     }
 }

@@ -29,11 +29,11 @@ pub use deferred::DeferredChecks;
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
 pub use product::{
     BatchMember, FactorValue, FactorValuesProof, ZkProductClaims, ZkProductProof, ZkProductShape,
-    prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred, verify_zk_product,
+    prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred,
     verify_zk_product_deferred,
 };
 pub use sumcheck::{
-    CommittedEvalClaim, ZkSumcheckProof, mask_commitment_vars, prove_zk_sumcheck, verify_zk_sumcheck,
+    CommittedEvalClaim, MaskSchedule, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
     verify_zk_sumcheck_deferred,
 };
 
@@ -59,20 +59,6 @@ pub enum ZkError {
     /// A committed table does not open to the committed value claimed for it.
     #[error("a committed table does not open to its claimed (committed) value")]
     CommittedOpening,
-    /// The mask's commitment does not have the shape the claim needs.
-    #[error(
-        "the mask commitment has {got} variables, a claim of {num_vars} variables and degree {degree} needs {expected}"
-    )]
-    MaskCommitmentShape {
-        /// Variables of the claim.
-        num_vars: usize,
-        /// Degree of the claim.
-        degree: usize,
-        /// Variables the mask's vector commitment must have.
-        expected: usize,
-        /// Variables it has.
-        got: usize,
-    },
 }
 
 /// A cryptographically secure generator for masks and blinding factors: ChaCha20 seeded with

@@ -21,7 +21,10 @@
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
 use crate::pedersen::{OpeningProof, ProductProof, ValueOpening};
-use crate::sumcheck::{CommittedEvalClaim, ZkSumcheckProof, prove_zk_sumcheck, verify_zk_sumcheck_deferred};
+use crate::sumcheck::{
+    CommittedEvalClaim, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
+    verify_zk_sumcheck_deferred,
+};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Field, Fr, One, Zero};
@@ -331,8 +334,8 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
     params: &HyraxParams,
     zk_shape: &ZkProductShape,
     instance: &mut I,
-    claim_commitment: G1Affine,
-    claim: &ValueOpening,
+    (claim_commitment, claim): (G1Affine, &ValueOpening),
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), ZkError> {
@@ -340,7 +343,7 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
         return Err(degree_error());
     }
     let (sumcheck, final_claim, final_opening) =
-        prove_zk_sumcheck(params, instance, claim_commitment, claim, transcript, rng)?;
+        prove_zk_sumcheck(params, instance, claim_commitment, claim, masks, transcript, rng)?;
     let members = [(zk_shape, Fr::one(), instance.final_evaluations())];
     let (factors, values, openings) =
         prove_factor_values(params, &members, final_claim.commitment, &final_opening, transcript, rng)?;
@@ -349,45 +352,23 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
     Ok((ZkProductProof { sumcheck, factors }, claims, openings.into_iter().next().unwrap_or_default()))
 }
 
-/// Verifies [`prove_zk_product`]'s proof for `num_vars` variables.
+/// Verifies [`prove_zk_product`]'s proof for `num_vars` variables, with its group equations
+/// left in `checks` and its mask's value in `masks`.
 ///
 /// # Errors
-/// As [`verify_zk_sumcheck`]; [`ZkError::Sumcheck`] for wrong numbers of values;
-/// [`ZkError::ProductMismatch`] or [`ZkError::OpeningMismatch`] when the committed values do
-/// not give the sum-check's final value. The caller must check the public values.
-pub fn verify_zk_product(
-    params: &HyraxParams,
-    zk_shape: &ZkProductShape,
-    num_vars: usize,
-    claim_commitment: G1Affine,
-    proof: &ZkProductProof,
-    transcript: &mut Transcript,
-) -> Result<ZkProductClaims, ZkError> {
-    let mut checks = DeferredChecks::new();
-    let claims = verify_zk_product_deferred(
-        params,
-        zk_shape,
-        num_vars,
-        claim_commitment,
-        proof,
-        transcript,
-        &mut checks,
-    )?;
-    checks.finish(transcript)?;
-    Ok(claims)
-}
-
-/// [`verify_zk_product`] with its group equations left in `checks`.
-///
-/// # Errors
-/// As [`verify_zk_product`], except the group equations' errors, which `checks` returns.
+/// As [`verify_zk_sumcheck_deferred`]; [`ZkError::Sumcheck`] for wrong numbers of values.
+/// The equations in `checks` fail ([`ZkError::ProductMismatch`], [`ZkError::OpeningMismatch`])
+/// when the committed values do not give the sum-check's final value. The caller must check
+/// the public values.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_zk_product_deferred(
     params: &HyraxParams,
     zk_shape: &ZkProductShape,
     num_vars: usize,
     claim_commitment: G1Affine,
     proof: &ZkProductProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<ZkProductClaims, ZkError> {
@@ -397,6 +378,7 @@ pub fn verify_zk_product_deferred(
         zk_shape.shape.degree(),
         claim_commitment,
         &proof.sumcheck,
+        masks,
         transcript,
         checks,
     )?;
@@ -454,6 +436,7 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)>,
     claims: &[(G1Affine, ValueOpening)],
+    masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkProductProof, Vec<ZkProductClaims>, Vec<Vec<Option<ValueOpening>>>), ZkError> {
@@ -487,7 +470,7 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
         let dyn_instances: Vec<&mut dyn SumcheckInstance> =
             instances.iter_mut().map(|i| &mut **i as &mut dyn SumcheckInstance).collect();
         let mut batch = Batch::new(dyn_instances, &sums, &coefficients)?;
-        prove_zk_sumcheck(params, &mut batch, combined_commitment, &combined_opening, transcript, rng)?
+        prove_zk_sumcheck(params, &mut batch, combined_commitment, &combined_opening, masks, transcript, rng)?
     };
     debug_assert_eq!(final_claim.point.len(), num_vars);
     let evaluated: Vec<(&ZkProductShape, Fr, Vec<Fr>)> = zk_shapes
@@ -521,6 +504,7 @@ pub fn verify_zk_batched_products_deferred(
     members: &[BatchMember<'_>],
     claim_commitments: &[G1Affine],
     proof: &ZkProductProof,
+    masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<Vec<ZkProductClaims>, ZkError> {
@@ -545,6 +529,7 @@ pub fn verify_zk_batched_products_deferred(
         degree,
         G1Affine::from(combined),
         &proof.sumcheck,
+        masks,
         transcript,
         checks,
     )?;

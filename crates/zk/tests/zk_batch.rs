@@ -7,12 +7,13 @@ use ark_std::rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, DeferredChecks, FactorValue, ValueOpening, ZkError, ZkProductClaims, ZkProductProof,
-    ZkProductShape, prove_zk_batched_products, verify_zk_batched_products_deferred,
+    BatchMember, DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
+    ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_batched_products,
+    verify_zk_batched_products_deferred,
 };
 
 const DOMAIN: &[u8] = b"zk-batch-test";
@@ -71,6 +72,14 @@ struct Proved {
     openings: Vec<Vec<Option<ValueOpening>>>,
     commitments: Vec<G1Affine>,
     transcript: Transcript,
+    masks: (G1Affine, ZkInnerProductProof),
+}
+
+/// One zero-knowledge sum-check for the whole batch: `(max n_i, max d_i)`.
+fn schedule(ms: &[Member]) -> MaskSchedule {
+    let n = ms.iter().map(|m| m.mles[0].num_vars()).max().unwrap_or(0);
+    let d = ms.iter().map(|m| m.shape.shape().degree()).max().unwrap_or(1);
+    MaskSchedule(vec![(n, d)])
 }
 
 fn prove(params: &HyraxParams, ms: &[Member], sums: &[Fr], seed: u64) -> Proved {
@@ -90,14 +99,18 @@ fn prove(params: &HyraxParams, ms: &[Member], sums: &[Fr], seed: u64) -> Proved 
         .map(|(m, i)| (&m.shape, i as &mut dyn FinalEvaluations))
         .collect();
     let mut transcript = Transcript::new(DOMAIN);
+    let (mut masks, masks_commitment) =
+        ProverMasks::commit(params, schedule(ms), &mut transcript, &mut rng).unwrap();
     let (proof, claims_out, openings) =
-        prove_zk_batched_products(params, members, &claims, &mut transcript, &mut rng).unwrap();
+        prove_zk_batched_products(params, members, &claims, &mut masks, &mut transcript, &mut rng).unwrap();
+    let masks_proof = masks.prove_openings(params, &mut transcript, &mut rng).unwrap();
     Proved {
         proof,
         claims: claims_out,
         openings,
         commitments: claims.iter().map(|(c, _)| *c).collect(),
         transcript,
+        masks: (masks_commitment, masks_proof),
     }
 }
 
@@ -106,18 +119,22 @@ fn verify(
     ms: &[Member],
     commitments: &[G1Affine],
     proof: &ZkProductProof,
+    (masks_commitment, masks_proof): &(G1Affine, ZkInnerProductProof),
 ) -> Result<(Vec<ZkProductClaims>, Transcript), ZkError> {
     let shapes: Vec<BatchMember> = ms.iter().map(|m| (&m.shape, m.mles[0].num_vars())).collect();
     let mut transcript = Transcript::new(DOMAIN);
+    let mut masks = VerifierMasks::absorb(schedule(ms), *masks_commitment, &mut transcript);
     let mut checks = DeferredChecks::new();
     let claims = verify_zk_batched_products_deferred(
         params,
         &shapes,
         commitments,
         proof,
+        &mut masks,
         &mut transcript,
         &mut checks,
     )?;
+    masks.verify_openings(params, masks_proof, &mut transcript, &mut checks)?;
     checks.finish(&transcript)?;
     Ok((claims, transcript))
 }
@@ -130,7 +147,7 @@ fn batches_of_different_sizes_round_trip_against_the_reference() {
         let chosen = &ms[..count];
         let sums: Vec<Fr> = chosen.iter().map(reference_sum).collect();
         let mut p = prove(&params, chosen, &sums, count as u64);
-        let (claims, mut transcript) = verify(&params, chosen, &p.commitments, &p.proof).unwrap();
+        let (claims, mut transcript) = verify(&params, chosen, &p.commitments, &p.proof, &p.masks).unwrap();
         assert_eq!(claims, p.claims);
         assert_eq!(p.transcript.challenge_field(b"next"), transcript.challenge_field(b"next"));
         for ((m, c), openings) in chosen.iter().zip(&claims).zip(&p.openings) {
@@ -157,7 +174,10 @@ fn one_false_member_sum_is_rejected() {
     let mut sums: Vec<Fr> = ms.iter().map(reference_sum).collect();
     sums[2] += Fr::one();
     let p = prove(&params, &ms, &sums, 9);
-    assert_eq!(verify(&params, &ms, &p.commitments, &p.proof).unwrap_err(), ZkError::OpeningMismatch);
+    assert_eq!(
+        verify(&params, &ms, &p.commitments, &p.proof, &p.masks).unwrap_err(),
+        ZkError::OpeningMismatch
+    );
 }
 
 #[test]
@@ -168,7 +188,7 @@ fn swapped_claims_are_rejected() {
     let p = prove(&params, &ms, &sums, 10);
     let mut swapped = p.commitments.clone();
     swapped.swap(1, 2);
-    assert!(verify(&params, &ms, &swapped, &p.proof).is_err());
+    assert!(verify(&params, &ms, &swapped, &p.proof, &p.masks).is_err());
 }
 
 #[test]
@@ -178,7 +198,7 @@ fn a_tampered_member_value_is_rejected() {
     let sums: Vec<Fr> = ms.iter().map(reference_sum).collect();
     let mut p = prove(&params, &ms, &sums, 11);
     p.proof.factors.public_values[1] += Fr::one();
-    assert!(verify(&params, &ms, &p.commitments, &p.proof).is_err());
+    assert!(verify(&params, &ms, &p.commitments, &p.proof, &p.masks).is_err());
 }
 
 #[test]
@@ -188,17 +208,17 @@ fn malformed_batches_get_typed_errors() {
     let sums: Vec<Fr> = ms.iter().map(reference_sum).collect();
     let p = prove(&params, &ms, &sums, 12);
     assert!(matches!(
-        verify(&params, &ms, &p.commitments[..3], &p.proof),
+        verify(&params, &ms, &p.commitments[..3], &p.proof, &p.masks),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
     assert!(matches!(
-        verify(&params, &[], &[], &p.proof),
+        verify(&params, &[], &[], &p.proof, &p.masks),
         Err(ZkError::Sumcheck(SumcheckError::InvalidClaim(_)))
     ));
     let mut fewer = p.proof.clone();
     fewer.factors.hidden_values.pop();
     assert!(matches!(
-        verify(&params, &ms, &p.commitments, &fewer),
+        verify(&params, &ms, &p.commitments, &fewer, &p.masks),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
 }

@@ -8,12 +8,12 @@ use ark_std::rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_sumcheck::{ProductSumcheck, ProductTerm, SumOfProducts, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    FactorValue, ValueOpening, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product,
-    verify_zk_product,
+    DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkError,
+    ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
 };
 
 const DOMAIN: &[u8] = b"zk-product-test";
@@ -58,34 +58,73 @@ struct Proved {
     claims: ZkProductClaims,
     openings: Vec<Option<ValueOpening>>,
     claim_commitment: G1Affine,
+    masks: (G1Affine, ZkInnerProductProof),
 }
 
-fn prove(params: &HyraxParams, c: &Case, sum: Fr, seed: u64) -> Proved {
+fn schedule(c: &Case) -> MaskSchedule {
+    MaskSchedule(vec![(c.mles[0].num_vars(), c.shape.degree())])
+}
+
+fn prove_with(params: &HyraxParams, c: &Case, sum: Fr, seed: u64, transcript: &mut Transcript) -> Proved {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let opening = ValueOpening::hide(sum, &mut rng);
     let claim_commitment = G1Affine::from(opening.commit(params));
+    let (mut masks, masks_commitment) =
+        ProverMasks::commit(params, schedule(c), transcript, &mut rng).unwrap();
     let mut instance = ProductSumcheck::new(c.shape.clone(), c.mles.clone()).unwrap();
     let (proof, claims, openings) = prove_zk_product(
         params,
         &c.zk_shape(),
         &mut instance,
-        claim_commitment,
-        &opening,
-        &mut Transcript::new(DOMAIN),
+        (claim_commitment, &opening),
+        &mut masks,
+        transcript,
         &mut rng,
     )
     .unwrap();
-    Proved { proof, claims, openings, claim_commitment }
+    let masks_proof = masks.prove_openings(params, transcript, &mut rng).unwrap();
+    Proved { proof, claims, openings, claim_commitment, masks: (masks_commitment, masks_proof) }
 }
 
+fn prove(params: &HyraxParams, c: &Case, sum: Fr, seed: u64) -> Proved {
+    prove_with(params, c, sum, seed, &mut Transcript::new(DOMAIN))
+}
+
+fn verify_with(
+    params: &HyraxParams,
+    c: &Case,
+    commitment: G1Affine,
+    proof: &ZkProductProof,
+    (masks_commitment, masks_proof): &(G1Affine, ZkInnerProductProof),
+    transcript: &mut Transcript,
+) -> Result<ZkProductClaims, ZkError> {
+    let n = c.mles[0].num_vars();
+    let mut masks = VerifierMasks::absorb(schedule(c), *masks_commitment, transcript);
+    let mut checks = DeferredChecks::new();
+    let claims = verify_zk_product_deferred(
+        params,
+        &c.zk_shape(),
+        n,
+        commitment,
+        proof,
+        &mut masks,
+        transcript,
+        &mut checks,
+    )?;
+    masks.verify_openings(params, masks_proof, transcript, &mut checks)?;
+    checks.finish(transcript)?;
+    Ok(claims)
+}
+
+/// Verifies `proof` with the masks of `p` (the proof under test may be a tampered copy).
 fn verify(
     params: &HyraxParams,
     c: &Case,
     commitment: G1Affine,
     proof: &ZkProductProof,
+    p: &Proved,
 ) -> Result<ZkProductClaims, ZkError> {
-    let n = c.mles[0].num_vars();
-    verify_zk_product(params, &c.zk_shape(), n, commitment, proof, &mut Transcript::new(DOMAIN))
+    verify_with(params, c, commitment, proof, &p.masks, &mut Transcript::new(DOMAIN))
 }
 
 fn cases() -> Vec<Case> {
@@ -105,7 +144,7 @@ fn round_trips_with_public_and_hidden_factors_against_the_reference() {
     let params = HyraxParams::new(10);
     for (index, c) in cases().iter().enumerate() {
         let p = prove(&params, c, reference_sum(c), 1);
-        let verified = verify(&params, c, p.claim_commitment, &p.proof).unwrap();
+        let verified = verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap();
         assert_eq!(verified, p.claims, "case {index}");
         for (k, (value, opening)) in verified.values.iter().zip(&p.openings).enumerate() {
             let truth = c.mles[k].evaluate(&verified.point).unwrap();
@@ -148,7 +187,7 @@ fn a_false_sum_is_rejected_by_the_relation() {
     let params = HyraxParams::new(10);
     let c = &cases()[2];
     let p = prove(&params, c, reference_sum(c) + Fr::one(), 3);
-    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof).unwrap_err(), ZkError::OpeningMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::OpeningMismatch);
 }
 
 #[test]
@@ -157,7 +196,7 @@ fn a_tampered_public_value_is_rejected() {
     let c = &cases()[2];
     let mut p = prove(&params, c, reference_sum(c), 4);
     p.proof.factors.public_values[0] += Fr::one();
-    assert!(verify(&params, c, p.claim_commitment, &p.proof).is_err());
+    assert!(verify(&params, c, p.claim_commitment, &p.proof, &p).is_err());
 }
 
 #[test]
@@ -168,7 +207,7 @@ fn a_hidden_value_swapped_for_another_commitment_is_rejected() {
     let mut rng = ChaCha20Rng::seed_from_u64(8);
     let other = p.openings[0].unwrap().value + Fr::one();
     p.proof.factors.hidden_values[0] = G1Affine::from(ValueOpening::hide(other, &mut rng).commit(&params));
-    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof).unwrap_err(), ZkError::ProductMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::ProductMismatch);
 }
 
 #[test]
@@ -178,17 +217,17 @@ fn tampered_products_and_relation_are_rejected() {
     let p = prove(&params, c, reference_sum(c), 6);
     let mut partial = p.proof.clone();
     partial.factors.partial_products[1] = params.value_generator;
-    assert_eq!(verify(&params, c, p.claim_commitment, &partial).unwrap_err(), ZkError::ProductMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &partial, &p).unwrap_err(), ZkError::ProductMismatch);
     let mut response = p.proof.clone();
     response.factors.product_proofs[0].responses[4] += Fr::one();
-    assert_eq!(verify(&params, c, p.claim_commitment, &response).unwrap_err(), ZkError::ProductMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &response, &p).unwrap_err(), ZkError::ProductMismatch);
     let mut relation = p.proof.clone();
     relation.factors.relation_proof.response += Fr::one();
-    assert_eq!(verify(&params, c, p.claim_commitment, &relation).unwrap_err(), ZkError::OpeningMismatch);
-    let mut missing = p.proof;
+    assert_eq!(verify(&params, c, p.claim_commitment, &relation, &p).unwrap_err(), ZkError::OpeningMismatch);
+    let mut missing = p.proof.clone();
     missing.factors.partial_products.pop();
     assert!(matches!(
-        verify(&params, c, p.claim_commitment, &missing),
+        verify(&params, c, p.claim_commitment, &missing, &p),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
 }
@@ -201,13 +240,13 @@ fn wrong_counts_of_values_are_typed_errors() {
     let mut extra = p.proof.clone();
     extra.factors.public_values.push(Fr::one());
     assert!(matches!(
-        verify(&params, c, p.claim_commitment, &extra),
+        verify(&params, c, p.claim_commitment, &extra, &p),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
     let mut fewer = p.proof.clone();
     fewer.factors.hidden_values.pop();
     assert!(matches!(
-        verify(&params, c, p.claim_commitment, &fewer),
+        verify(&params, c, p.claim_commitment, &fewer, &p),
         Err(ZkError::Sumcheck(SumcheckError::WrongLength { .. }))
     ));
     assert!(matches!(
@@ -221,24 +260,10 @@ fn prover_and_verifier_transcripts_end_in_the_same_state() {
     // What follows in a chain draws its challenges from the same transcript.
     let params = HyraxParams::new(10);
     for c in &cases() {
-        let mut rng = ChaCha20Rng::seed_from_u64(3);
-        let opening = ValueOpening::hide(reference_sum(c), &mut rng);
-        let commitment = G1Affine::from(opening.commit(&params));
-        let mut instance = ProductSumcheck::new(c.shape.clone(), c.mles.clone()).unwrap();
         let mut prover = Transcript::new(DOMAIN);
-        let (proof, _, _) = prove_zk_product(
-            &params,
-            &c.zk_shape(),
-            &mut instance,
-            commitment,
-            &opening,
-            &mut prover,
-            &mut rng,
-        )
-        .unwrap();
+        let p = prove_with(&params, c, reference_sum(c), 3, &mut prover);
         let mut verifier = Transcript::new(DOMAIN);
-        let n = c.mles[0].num_vars();
-        verify_zk_product(&params, &c.zk_shape(), n, commitment, &proof, &mut verifier).unwrap();
+        verify_with(&params, c, p.claim_commitment, &p.proof, &p.masks, &mut verifier).unwrap();
         assert_eq!(prover.challenge_field(b"next"), verifier.challenge_field(b"next"));
     }
 }
