@@ -5,12 +5,14 @@
 //! ```text
 //! statement: shape, mask kind, softmax mode (identity only, for now), hiding commitments to
 //!            Q, K, V, the output O (public)
-//! absorb the statement (domain "attention-layer-zk"); draw r;  y = Õ(r), public: C_y = y·U
+//! absorb the statement (domain "attention-layer-zk"); commit to all five sum-checks' masks
+//! (mask_schedule) in one hiding vector commitment; draw r;  y = Õ(r), public: C_y = y·U
 //!   unpadding_zk       C_y                → C_Ô
 //!   attention_values_zk C_Ô               → C_A, C_V̂          (A = QK_M: the identity slot)
 //!   masking_zk         C_A                → C_QK̂
 //!   qk_zk              C_QK̂              → C_Q̂, C_K̂
 //!   padding_zk         C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
+//!   masks              the five masks' values at their points: one inner-product argument
 //!   openings           Q, K, V against their hiding commitments, values committed
 //!                      (Hyrax::open_batch_committed; one batch when the points share their
 //!                      column part, else one each)

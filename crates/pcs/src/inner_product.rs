@@ -28,6 +28,7 @@ use ark_ff::Field;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
 use ark_std::rand::{CryptoRng, RngCore};
+use rayon::prelude::*;
 use zkmha_field::{Fr, One, Zero};
 use zkmha_transcript::Transcript;
 
@@ -108,7 +109,10 @@ impl ZkInnerProductProof {
         a.resize(padded, Fr::zero());
         let mut b: Vec<Fr> = public.to_vec();
         b.resize(padded, Fr::zero());
+        // The folded generators are kept as g with G = scale·g: folding g ← g_lo + e²·g_hi and
+        // scale ← scale·e⁻¹ costs one scalar multiplication per pair instead of two.
         let mut g: Vec<G1Projective> = bases.iter().map(|p| (*p).into()).collect();
+        let mut scale = Fr::one();
         let mut gamma = vector_blinding + x * value_blinding;
         let mut rounds = Vec::with_capacity(padded.trailing_zeros() as usize);
         while a.len() > 1 {
@@ -121,15 +125,19 @@ impl ZkInnerProductProof {
             let g_lo_affine = G1Projective::normalize_batch(g_lo);
             let cross_l: Fr = a_lo.iter().zip(b_hi).map(|(x, y)| *x * y).sum();
             let cross_r: Fr = a_hi.iter().zip(b_lo).map(|(x, y)| *x * y).sum();
-            let l = G1Projective::msm_unchecked(&g_hi_affine, a_lo) + u * cross_l + h * l_blind;
-            let r = G1Projective::msm_unchecked(&g_lo_affine, a_hi) + u * cross_r + h * r_blind;
+            let scaled_lo: Vec<Fr> = a_lo.iter().map(|v| *v * scale).collect();
+            let scaled_hi: Vec<Fr> = a_hi.iter().map(|v| *v * scale).collect();
+            let l = G1Projective::msm_unchecked(&g_hi_affine, &scaled_lo) + u * cross_l + h * l_blind;
+            let r = G1Projective::msm_unchecked(&g_lo_affine, &scaled_hi) + u * cross_r + h * r_blind;
             let (l, r) = (l.into_affine(), r.into_affine());
             absorb_points(transcript, LABEL_ROUND, &[l, r]);
             let (e, e_inv) = nonzero_challenge(transcript, LABEL_ROUND_CHALLENGE)?;
             let next_a: Vec<Fr> = a_lo.iter().zip(a_hi).map(|(lo, hi)| e * lo + e_inv * hi).collect();
             let next_b: Vec<Fr> = b_lo.iter().zip(b_hi).map(|(lo, hi)| e_inv * lo + e * hi).collect();
+            let e_squared = e.square();
             let next_g: Vec<G1Projective> =
-                g_lo.iter().zip(g_hi).map(|(lo, hi)| *lo * e_inv + *hi * e).collect();
+                g_lo.par_iter().zip(g_hi).map(|(lo, hi)| *lo + *hi * e_squared).collect();
+            scale *= e_inv;
             gamma += e.square() * l_blind + e_inv.square() * r_blind;
             rounds.push((l, r));
             (a, b, g) = (next_a, next_b, next_g);
@@ -137,7 +145,7 @@ impl ZkInnerProductProof {
         let (a, b, g) = (
             a.first().copied().unwrap_or_default(),
             b.first().copied().unwrap_or_default(),
-            g.first().copied().unwrap_or_default(),
+            g.first().copied().unwrap_or_default() * scale,
         );
         let base = g + u * b;
         let (d, s) = (Fr::rand(rng), Fr::rand(rng));
