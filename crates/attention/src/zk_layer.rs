@@ -208,6 +208,7 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
         return Err(AttentionError::CheckFailed { step: "input commitment" });
     }
     let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
+    params.prepare_pedersen_tables();
     let padded = padded_inputs(shape, inputs);
     let statement =
         CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };

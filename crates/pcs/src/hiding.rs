@@ -167,8 +167,7 @@ fn prove_dot_product_committed<R: RngCore + CryptoRng>(
         + params.blinding_generator * mask_blinding)
         .into_affine();
     let mask_value: Fr = mask.iter().zip(public).map(|(d, r)| *d * r).sum();
-    let mask_value_commitment =
-        (params.value_generator * mask_value + params.blinding_generator * mask_value_blinding).into_affine();
+    let mask_value_commitment = params.pedersen(mask_value, mask_value_blinding).into_affine();
     absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, mask_commitment);
     absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, mask_value_commitment);
     let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);

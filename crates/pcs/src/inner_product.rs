@@ -103,8 +103,6 @@ impl ZkInnerProductProof {
         }
         let (bases, padded) = generators(params, vector.len())?;
         let x = absorb_statement(transcript, vector_commitment, value_commitment, public);
-        let u = params.value_generator * x;
-        let h = params.blinding_generator;
         let mut a: Vec<Fr> = vector.to_vec();
         a.resize(padded, Fr::zero());
         let mut b: Vec<Fr> = public.to_vec();
@@ -127,8 +125,10 @@ impl ZkInnerProductProof {
             let cross_r: Fr = a_hi.iter().zip(b_lo).map(|(x, y)| *x * y).sum();
             let scaled_lo: Vec<Fr> = a_lo.iter().map(|v| *v * scale).collect();
             let scaled_hi: Vec<Fr> = a_hi.iter().map(|v| *v * scale).collect();
-            let l = G1Projective::msm_unchecked(&g_hi_affine, &scaled_lo) + u * cross_l + h * l_blind;
-            let r = G1Projective::msm_unchecked(&g_lo_affine, &scaled_hi) + u * cross_r + h * r_blind;
+            let l =
+                G1Projective::msm_unchecked(&g_hi_affine, &scaled_lo) + params.pedersen(x * cross_l, l_blind);
+            let r =
+                G1Projective::msm_unchecked(&g_lo_affine, &scaled_hi) + params.pedersen(x * cross_r, r_blind);
             let (l, r) = (l.into_affine(), r.into_affine());
             absorb_points(transcript, LABEL_ROUND, &[l, r]);
             let (e, e_inv) = nonzero_challenge(transcript, LABEL_ROUND_CHALLENGE)?;
@@ -147,9 +147,8 @@ impl ZkInnerProductProof {
             b.first().copied().unwrap_or_default(),
             g.first().copied().unwrap_or_default() * scale,
         );
-        let base = g + u * b;
         let (d, s) = (Fr::rand(rng), Fr::rand(rng));
-        let last_commitment = (base * d + h * s).into_affine();
+        let last_commitment = (g * d + params.pedersen(x * b * d, s)).into_affine();
         absorb_points(transcript, LABEL_LAST, &[last_commitment]);
         let c = transcript.challenge_field(LABEL_LAST_CHALLENGE);
         Ok(Self { rounds, last_commitment, responses: [d + c * a, s + c * gamma] })

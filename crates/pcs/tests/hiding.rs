@@ -428,3 +428,22 @@ fn tampered_committed_openings_are_rejected() {
     short.response.pop();
     assert!(matches!(verify_committed(&b, &commitments, &short), Err(PcsError::MalformedProof(_))));
 }
+
+#[test]
+fn fixed_base_tables_give_the_same_commitments() {
+    let params = HyraxParams::new(4);
+    let mut rng = ChaCha20Rng::seed_from_u64(77);
+    let mut scalars = vec![Fr::from(0u64), Fr::from(1u64), -Fr::from(1u64), Fr::from(15u64), Fr::from(16u64)];
+    scalars.extend((0..20).map(|_| Fr::rand(&mut rng)));
+    let plain: Vec<(G1Projective, G1Projective)> = scalars
+        .iter()
+        .zip(scalars.iter().rev())
+        .map(|(v, b)| (params.pedersen(*v, *b), params.blinding_times(*b)))
+        .collect();
+    params.prepare_pedersen_tables();
+    for ((v, b), (commitment, blinding)) in scalars.iter().zip(scalars.iter().rev()).zip(plain) {
+        assert_eq!(params.pedersen(*v, *b), commitment);
+        assert_eq!(params.pedersen(*v, *b), params.value_generator * v + params.blinding_generator * b);
+        assert_eq!(params.blinding_times(*b), blinding);
+    }
+}

@@ -56,7 +56,7 @@ impl ValueOpening {
 
     /// `C = v·U + β·H`.
     pub fn commit(&self, params: &HyraxParams) -> G1Projective {
-        params.value_generator * self.value + params.blinding_generator * self.blinding
+        params.pedersen(self.value, self.blinding)
     }
 
     /// The opening of `self + λ·other`'s commitment (`C + λ·C'`).
@@ -94,7 +94,7 @@ impl OpeningProof {
         absorb_points(transcript, LABEL_OPENING_STATEMENT, &[commitment]);
         transcript.append_field(LABEL_OPENING_VALUE, &opening.value);
         let nonce = Fr::rand(rng);
-        let first_message = G1Affine::from(params.blinding_generator * nonce);
+        let first_message = G1Affine::from(params.blinding_times(nonce));
         absorb_points(transcript, LABEL_OPENING_FIRST, &[first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
         Self { first_message, response: nonce + challenge * opening.blinding }
@@ -196,11 +196,10 @@ impl ProductProof {
         rng: &mut R,
     ) -> Self {
         let [x, y, z] = openings;
-        let (u, h) = (params.value_generator, params.blinding_generator);
         let b: [Fr; 5] = std::array::from_fn(|_| Fr::rand(rng));
-        let alpha = u * b[0] + h * b[1];
-        let beta = u * b[2] + h * b[3];
-        let delta = commitments[0] * b[2] + h * b[4];
+        let alpha = params.pedersen(b[0], b[1]);
+        let beta = params.pedersen(b[2], b[3]);
+        let delta = commitments[0] * b[2] + params.blinding_times(b[4]);
         let first_messages = [alpha.into(), beta.into(), delta.into()];
         absorb_points(transcript, LABEL_PRODUCT_STATEMENT, &commitments);
         absorb_points(transcript, LABEL_PRODUCT_FIRST, &first_messages);
