@@ -18,7 +18,9 @@
 use crate::common::{check_structured, split_point, sumcheck_error};
 use crate::structured::mask_value;
 use crate::witness::keeps;
-use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
+use crate::zk_claims::{
+    CommittedClaim, WitnessClaim, check_public, hidden, prove_dense_product, witness, zk_error,
+};
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
@@ -26,14 +28,12 @@ use rayon::prelude::*;
 use zkmha_field::{Fr, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::HyraxParams;
-use zkmha_sumcheck::ProductSumcheck;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
-    verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, verify_zk_product_deferred,
 };
 
 const STEP: &str = "softmax·V";
@@ -235,18 +235,8 @@ pub fn prove_attention_values_zk<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(AttentionValuesZkProof, AttentionValuesWitnessClaims), AttentionError> {
     let (q_m, q_i, mles) = tables(shape, attention, values_hat, &claim.claim.point)?;
-    let zk_shape = zk_shape()?;
-    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, claims, openings) = prove_zk_product(
-        params,
-        &zk_shape,
-        &mut instance,
-        (claim.claim.commitment, &claim.opening),
-        masks,
-        transcript,
-        rng,
-    )
-    .map_err(zk_error(STEP))?;
+    let (product, claims, openings) =
+        prove_dense_product(params, &zk_shape()?, mles, claim, masks, transcript, rng, STEP)?;
     let (a_point, v_point) = output_points(shape, &q_m, &q_i, &claims.point);
     let out = AttentionValuesWitnessClaims {
         attention: witness(&claims.values, &openings, 1, a_point, STEP)?,

@@ -15,21 +15,21 @@
 
 use crate::common::{check_structured, fold_rows, split_point, sumcheck_error};
 use crate::structured::head_selector;
-use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
+use crate::zk_claims::{
+    CommittedClaim, WitnessClaim, check_public, hidden, prove_dense_product, witness, zk_error,
+};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::Fr;
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_pcs::HyraxParams;
-use zkmha_sumcheck::ProductSumcheck;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
-    verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, verify_zk_product_deferred,
 };
 
 const STEP: &str = "batched QKᵀ";
@@ -157,18 +157,8 @@ pub fn prove_qk_zk<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(QkZkProof, QkWitnessClaims), AttentionError> {
     let (u_i, u_j, mles) = tables(shape, queries_hat, keys_hat, &claim.claim.point)?;
-    let zk_shape = zk_shape()?;
-    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, claims, openings) = prove_zk_product(
-        params,
-        &zk_shape,
-        &mut instance,
-        (claim.claim.commitment, &claim.opening),
-        masks,
-        transcript,
-        rng,
-    )
-    .map_err(zk_error(STEP))?;
+    let (product, claims, openings) =
+        prove_dense_product(params, &zk_shape()?, mles, claim, masks, transcript, rng, STEP)?;
     let w = &claims.point;
     let out = QkWitnessClaims {
         queries_hat: witness(&claims.values, &openings, 1, [w, u_i.as_slice()].concat(), STEP)?,

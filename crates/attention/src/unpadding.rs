@@ -18,21 +18,21 @@
 
 use crate::common::{check_structured, split_point, sumcheck_error};
 use crate::structured::{head_padding, prefix_eq_pair_sum};
-use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
+use crate::zk_claims::{
+    CommittedClaim, WitnessClaim, check_public, hidden, prove_dense_product, witness, zk_error,
+};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_pcs::HyraxParams;
-use zkmha_sumcheck::ProductSumcheck;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, prove_zk_product,
-    verify_zk_product_deferred,
+    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, verify_zk_product_deferred,
 };
 
 const STEP: &str = "unpadding";
@@ -143,18 +143,8 @@ pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(UnpaddingZkProof, WitnessClaim), AttentionError> {
     let mles = tables(shape, output_hat, &claim.claim.point)?;
-    let zk_shape = zk_shape()?;
-    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, claims, openings) = prove_zk_product(
-        params,
-        &zk_shape,
-        &mut instance,
-        (claim.claim.commitment, &claim.opening),
-        masks,
-        transcript,
-        rng,
-    )
-    .map_err(zk_error(STEP))?;
+    let (product, claims, openings) =
+        prove_dense_product(params, &zk_shape()?, mles, claim, masks, transcript, rng, STEP)?;
     let out = witness(&claims.values, &openings, 0, claims.point.clone(), STEP)?;
     Ok((UnpaddingZkProof { product }, out))
 }

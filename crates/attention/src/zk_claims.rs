@@ -11,9 +11,16 @@
 //! claims on its inputs; its structured factors are still checked in the clear by the verifier.
 
 use crate::AttentionError;
+use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::Fr;
+use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{G1Affine, HyraxParams};
-use zkmha_zk::{FactorValue, ValueOpening, ZkError};
+use zkmha_sumcheck::ProductSumcheck;
+use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    FactorValue, ProverMasks, ValueOpening, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape,
+    prove_zk_product,
+};
 
 /// A claim `f(point) = v` with `v` hidden in a Pedersen commitment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,4 +106,35 @@ pub(crate) fn witness(
         }
         _ => Err(AttentionError::CheckFailed { step }),
     }
+}
+
+/// A step's zero-knowledge sum of products over dense tables, from its committed claim: the
+/// proof, the factor values and the hidden factors' openings.
+///
+/// # Errors
+/// [`AttentionError::Sumcheck`] for tables that do not fit the shape,
+/// [`AttentionError::ZeroKnowledge`] from the proof.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn prove_dense_product<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    mles: Vec<DenseMultilinearExtension>,
+    claim: &WitnessClaim,
+    masks: &mut ProverMasks,
+    transcript: &mut Transcript,
+    rng: &mut R,
+    step: &'static str,
+) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), AttentionError> {
+    let mut instance = ProductSumcheck::new(zk_shape.shape().clone(), mles)
+        .map_err(|source| AttentionError::Sumcheck { step, source })?;
+    prove_zk_product(
+        params,
+        zk_shape,
+        &mut instance,
+        (claim.claim.commitment, &claim.opening),
+        masks,
+        transcript,
+        rng,
+    )
+    .map_err(zk_error(step))
 }

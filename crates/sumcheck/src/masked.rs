@@ -244,6 +244,18 @@ impl<I: SumcheckInstance + ?Sized> SumcheckInstance for MaskedInstance<'_, I> {
     }
 }
 
+/// A valid claim, and a mask of its variables and degree.
+fn check_mask(claim: &SumcheckClaim, mask: &MaskPolynomial) -> Result<(), SumcheckError> {
+    claim.validate()?;
+    if mask.num_vars != claim.num_vars || mask.degree != claim.degree {
+        return Err(SumcheckError::InvalidInstance(format!(
+            "mask of {} variables and degree {} for a claim of {} variables and degree {}",
+            mask.num_vars, mask.degree, claim.num_vars, claim.degree
+        )));
+    }
+    Ok(())
+}
+
 /// Proves `Σ_x g(x) = claimed_sum` with the round messages masked by `mask`.
 ///
 /// The caller must have absorbed a hiding commitment to `mask` into `transcript` before this
@@ -260,13 +272,7 @@ pub fn prove_masked<I: SumcheckInstance + ?Sized>(
     transcript: &mut Transcript,
 ) -> Result<(MaskedSumcheckProof, MaskedEvalClaim), SumcheckError> {
     let claim = SumcheckClaim::new(instance.num_vars(), instance.degree(), claimed_sum);
-    claim.validate()?;
-    if mask.num_vars != claim.num_vars || mask.degree != claim.degree {
-        return Err(SumcheckError::InvalidInstance(format!(
-            "mask of {} variables and degree {} for a claim of {} variables and degree {}",
-            mask.num_vars, mask.degree, claim.num_vars, claim.degree
-        )));
-    }
+    check_mask(&claim, mask)?;
     claim.append_to_transcript(transcript);
     let mask_sum = mask.sum();
     transcript.append_field(LABEL_MASK_SUM, &mask_sum);
@@ -289,13 +295,7 @@ pub fn prove_masked_rounds<I: SumcheckInstance + ?Sized>(
     transcript: &mut Transcript,
 ) -> Result<(SumcheckProof, MaskedEvalClaim), SumcheckError> {
     let claim = SumcheckClaim::new(instance.num_vars(), instance.degree(), claimed_sum);
-    claim.validate()?;
-    if mask.num_vars != claim.num_vars || mask.degree != claim.degree {
-        return Err(SumcheckError::InvalidInstance(format!(
-            "mask of {} variables and degree {} for a claim of {} variables and degree {}",
-            mask.num_vars, mask.degree, claim.num_vars, claim.degree
-        )));
-    }
+    check_mask(&claim, mask)?;
     let unbound_ones = (0..mask.num_vars).map(|i| mask.variable_part(i, Fr::one())).sum();
     let mut masked = MaskedInstance {
         inner: instance,
