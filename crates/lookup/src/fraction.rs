@@ -30,7 +30,10 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Field, Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table_sequential};
-use zkmha_sumcheck::{SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched, verify_batched};
+use zkmha_sumcheck::{
+    FinalEvaluations, ProductTerm, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof,
+    prove_batched, verify_batched,
+};
 use zkmha_transcript::Transcript;
 
 const LABEL_FIRST_LAYER: &[u8] = b"lookup/fraction/first-layer";
@@ -238,6 +241,35 @@ impl SumcheckInstance for LayerInstance {
         }
         self.len = half;
     }
+}
+
+/// `[eq(r, ρ), p0, p1, q0, q1]` (unit leaves: `[eq(r, ρ), q0, q1]`) once every variable is
+/// bound: `bound_eq` is then `eq(r, ρ)`. With [`layer_shape`] this is the layer's sum-check as
+/// a sum of products, the form the zero-knowledge sum-checks take (`eq` public, the halves
+/// hidden; `docs/ZERO_KNOWLEDGE.md`).
+impl FinalEvaluations for LayerInstance {
+    fn final_evaluations(&self) -> Vec<Fr> {
+        let mut values = vec![self.bound_eq];
+        values.extend(self.final_values());
+        values
+    }
+}
+
+/// The layer's polynomial as a sum of products over `[eq, p0, p1, q0, q1]`:
+/// `eq·p0·q1 + eq·p1·q0 + λ·eq·q0·q1`; for unit leaves over `[eq, q0, q1]`:
+/// `eq·q0 + eq·q1 + λ·eq·q0·q1`.
+///
+/// # Errors
+/// None in practice (the shape is well formed); [`LookupError::Sumcheck`] otherwise.
+pub fn layer_shape(unit: bool, lambda: Fr) -> Result<SumOfProducts, LookupError> {
+    let term = |coefficient: Fr, factors: &[usize]| ProductTerm { coefficient, factors: factors.to_vec() };
+    let one = Fr::one();
+    let shape = if unit {
+        SumOfProducts::new(3, vec![term(one, &[0, 1]), term(one, &[0, 2]), term(lambda, &[0, 1, 2])])
+    } else {
+        SumOfProducts::new(5, vec![term(one, &[0, 1, 4]), term(one, &[0, 2, 3]), term(lambda, &[0, 3, 4])])
+    };
+    Ok(shape?)
 }
 
 fn line(a: Fr, b: Fr, t: Fr) -> Fr {
@@ -845,6 +877,103 @@ mod kernel_tests {
                     at(&eq) * (at(&q0) + at(&q1) + lambda * at(&q0) * at(&q1))
                 };
                 assert_eq!(claim.value, expected, "general {general}, k {k}");
+                // The same value as a sum of products of the final evaluations, eq first.
+                let finals = instance.final_evaluations();
+                assert_eq!(finals[0], at(&eq));
+                assert_eq!(layer_shape(!general, lambda).unwrap().combine(&finals).unwrap(), claim.value);
+            }
+        }
+    }
+
+    /// A layer's sum-check through the zero-knowledge sum of products (the first step of
+    /// zero-knowledge lookups): `eq` public, the half-tables hidden, their committed values at
+    /// the point the half-tables' own evaluations.
+    #[test]
+    fn a_layer_runs_as_a_zero_knowledge_sum_of_products() {
+        use rand_chacha::ChaCha20Rng;
+        use zkmha_pcs::{G1Affine, HyraxParams};
+        use zkmha_zk::{
+            DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
+            ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+        };
+        let params = HyraxParams::new(10);
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        for general in [false, true] {
+            let k = 5;
+            let n = 1usize << k;
+            let mut r = || (0..n).map(|_| Fr::rand(&mut rng)).collect::<Vec<Fr>>();
+            let (q0, q1, p0, p1) = (r(), r(), r(), r());
+            let point: Vec<Fr> = (0..k).map(|_| Fr::rand(&mut rng)).collect();
+            let eq = eq_table_sequential(&point);
+            let lambda = Fr::from(11u64);
+            let total: Fr = (0..n)
+                .map(|x| {
+                    let g = if general {
+                        p0[x] * q1[x] + p1[x] * q0[x] + lambda * q0[x] * q1[x]
+                    } else {
+                        q0[x] + q1[x] + lambda * q0[x] * q1[x]
+                    };
+                    eq[x] * g
+                })
+                .sum();
+            let mut instance = LayerInstance {
+                lambda,
+                point: point.clone(),
+                bound_eq: Fr::one(),
+                numerators: general.then(|| [p0.clone(), p1.clone()].concat()),
+                denominators: [q0.clone(), q1.clone()].concat(),
+                offset: n,
+                len: n,
+                threshold: usize::MAX,
+            };
+            let shape = layer_shape(!general, lambda).unwrap();
+            let public: Vec<bool> = (0..shape.num_mles()).map(|i| i == 0).collect();
+            let zk_shape = ZkProductShape::new(shape, public).unwrap();
+            let opening = ValueOpening::hide(total, &mut rng);
+            let commitment = G1Affine::from(opening.commit(&params));
+            let schedule = MaskSchedule(vec![(k, 3)]);
+            let mut transcript = Transcript::new(b"zk-layer");
+            let (mut masks, masks_commitment) =
+                ProverMasks::commit(&params, schedule.clone(), &mut transcript, &mut rng).unwrap();
+            let (proof, claims, openings) = prove_zk_product(
+                &params,
+                &zk_shape,
+                &mut instance,
+                (commitment, &opening),
+                &mut masks,
+                &mut transcript,
+                &mut rng,
+            )
+            .unwrap();
+            let argument = masks.prove_openings(&params, &mut transcript, &mut rng).unwrap();
+
+            let mut transcript = Transcript::new(b"zk-layer");
+            let mut verifier_masks = VerifierMasks::absorb(schedule, masks_commitment, &mut transcript);
+            let mut checks = DeferredChecks::new();
+            let verified = verify_zk_product_deferred(
+                &params,
+                &zk_shape,
+                k,
+                commitment,
+                &proof,
+                &mut verifier_masks,
+                &mut transcript,
+                &mut checks,
+            )
+            .unwrap();
+            verifier_masks.verify_openings(&params, &argument, &mut transcript, &mut checks).unwrap();
+            checks.finish(&transcript).unwrap();
+            assert_eq!(verified, claims);
+            let at = |v: &[Fr]| {
+                zkmha_mle::DenseMultilinearExtension::new(k, v.to_vec())
+                    .unwrap()
+                    .evaluate(&claims.point)
+                    .unwrap()
+            };
+            assert_eq!(claims.values[0], FactorValue::Public(at(&eq)));
+            let halves: Vec<&Vec<Fr>> = if general { vec![&p0, &p1, &q0, &q1] } else { vec![&q0, &q1] };
+            for (opening, half) in openings.iter().skip(1).zip(halves) {
+                assert_eq!(opening.unwrap().value, at(half), "general {general}");
             }
         }
     }

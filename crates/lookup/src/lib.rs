@@ -19,8 +19,8 @@ mod table;
 
 pub use error::LookupError;
 pub use fraction::{
-    Fraction, FractionLayerProof, FractionLeaves, FractionSumProof, LeafClaim, prove_fraction_sum,
-    prove_fraction_sums, verify_fraction_sum, verify_fraction_sums,
+    Fraction, FractionLayerProof, FractionLeaves, FractionSumProof, LeafClaim, layer_shape,
+    prove_fraction_sum, prove_fraction_sums, verify_fraction_sum, verify_fraction_sums,
 };
 pub use logup::{
     ColumnEvaluator, Lookup, LookupClaims, LookupProof, LookupWitness, multiplicities, prove_lookup,
