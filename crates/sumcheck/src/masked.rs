@@ -357,4 +357,51 @@ mod tests {
             assert_eq!(mask.evaluate(&point).unwrap(), evaluate(&point));
         }
     }
+
+    /// The public-sum variant end to end against a plain reference, and each tampered part
+    /// caught by the caller's final check.
+    #[test]
+    fn masked_rounds_round_trip_and_reject_tampering() {
+        use crate::{ProductSumcheck, SumOfProducts};
+        use zkmha_mle::DenseMultilinearExtension;
+        let mut rng = ark_std::rand::rngs::StdRng::seed_from_u64(9);
+        for (n, k) in [(1, 1), (3, 2), (6, 3)] {
+            let mles: Vec<DenseMultilinearExtension> = (0..k)
+                .map(|_| {
+                    DenseMultilinearExtension::new(n, (0..1 << n).map(|_| Fr::rand(&mut rng)).collect())
+                        .unwrap()
+                })
+                .collect();
+            let sum: Fr =
+                (0..1usize << n).map(|x| mles.iter().map(|f| f.evaluations()[x]).product::<Fr>()).sum();
+            let value_at = |point: &[Fr]| mles.iter().map(|f| f.evaluate(point).unwrap()).product::<Fr>();
+            let mask = MaskPolynomial::random(n, k, &mut rng).unwrap();
+            let mut instance =
+                ProductSumcheck::new(SumOfProducts::product(k).unwrap(), mles.clone()).unwrap();
+            let (proof, prover_claim) =
+                prove_masked(&mut instance, sum, &mask, &mut Transcript::new(b"m")).unwrap();
+            let claim = SumcheckClaim::new(n, k, sum);
+            let check = |proof: &MaskedSumcheckProof| {
+                let verified = verify_masked(&claim, proof, &mut Transcript::new(b"m")).unwrap();
+                let unmasked = verified.unmask(mask.evaluate(&verified.point).unwrap());
+                (verified, unmasked.check(value_at(&unmasked.point)))
+            };
+            let (verified, result) = check(&proof);
+            assert_eq!(verified, prover_claim);
+            result.unwrap();
+            let mut sum_tampered = proof.clone();
+            sum_tampered.mask_sum += Fr::one();
+            assert_eq!(check(&sum_tampered).1, Err(SumcheckError::FinalEvaluationMismatch));
+            let mut round_tampered = proof.clone();
+            round_tampered.sumcheck.rounds[0].evaluations[0] += Fr::one();
+            assert_eq!(check(&round_tampered).1, Err(SumcheckError::FinalEvaluationMismatch));
+            // A mask of another shape is refused before anything is sent.
+            let other = MaskPolynomial::random(n + 1, k, &mut rng).unwrap();
+            let mut instance = ProductSumcheck::new(SumOfProducts::product(k).unwrap(), mles).unwrap();
+            assert!(matches!(
+                prove_masked(&mut instance, sum, &other, &mut Transcript::new(b"m")),
+                Err(SumcheckError::InvalidInstance(_))
+            ));
+        }
+    }
 }
