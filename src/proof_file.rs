@@ -18,8 +18,9 @@ use zkmha_attention::{
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
 /// The magic bytes of a zero-knowledge proof file.
 const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
-/// The zero-knowledge proof file's format version.
-const FILE_VERSION_ZK: u32 = 1;
+/// The zero-knowledge proof file's format version (2: one relations proof per sum-check
+/// instead of product proofs).
+const FILE_VERSION_ZK: u32 = 2;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).

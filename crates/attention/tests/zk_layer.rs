@@ -116,8 +116,8 @@ fn sent_values(proof: &ZkLayerProof) -> Vec<Fr> {
         out.push(s.masked_sum);
         out.push(s.masked_sum_proof.response);
         out.extend(&product.factors.public_values);
-        out.extend(product.factors.product_proofs.iter().flat_map(|p| p.responses));
-        out.push(product.factors.relation_proof.response);
+        out.extend(&product.factors.relations.factor_responses);
+        out.push(product.factors.relations.blinding_response);
     }
     out.extend(proof.mask_openings.responses);
     for opening in &proof.openings {

@@ -191,7 +191,8 @@ fn no_witness_value_appears_in_a_zero_knowledge_step() {
     sent.extend(&p.factors.public_values);
     sent.push(p.sumcheck.masked_sum);
     sent.extend(masks.1.responses);
-    sent.extend(p.factors.product_proofs.iter().flat_map(|q| q.responses));
+    sent.extend(&p.factors.relations.factor_responses);
+    sent.push(p.factors.relations.blinding_response);
     assert!(sent.iter().all(|v| !secrets.contains(v)));
 }
 
@@ -206,7 +207,7 @@ fn a_false_claim_is_rejected() {
     let ((proof, _), masks) = prove_qk(&params, &shape, &w, &w.keys_hat, &claim, &mut rng);
     assert_eq!(
         verify_qk(&params, &shape, &claim.claim, &proof, &masks),
-        Err(AttentionError::ZeroKnowledge { step: "batched QKᵀ", source: ZkError::OpeningMismatch })
+        Err(AttentionError::ZeroKnowledge { step: "batched QKᵀ", source: ZkError::RelationMismatch })
     );
 }
 

@@ -23,6 +23,7 @@
 pub mod deferred;
 pub mod pedersen;
 pub mod product;
+pub mod relation;
 pub mod sumcheck;
 
 pub use deferred::DeferredChecks;
@@ -32,6 +33,7 @@ pub use product::{
     prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred,
     verify_zk_product_deferred,
 };
+pub use relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
 pub use sumcheck::{
     CommittedEvalClaim, MaskSchedule, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
     verify_zk_sumcheck_deferred,
@@ -59,6 +61,12 @@ pub enum ZkError {
     /// A committed table does not open to the committed value claimed for it.
     #[error("a committed table does not open to its claimed (committed) value")]
     CommittedOpening,
+    /// Committed values do not satisfy the linear or quadratic relations claimed for them.
+    #[error("committed values do not satisfy the relations claimed for them")]
+    RelationMismatch,
+    /// A relation proof or statement of the wrong shape.
+    #[error("a malformed relation proof: {0}")]
+    MalformedRelation(&'static str),
 }
 
 /// A cryptographically secure generator for masks and blinding factors: ChaCha20 seeded with

@@ -5,10 +5,13 @@
 //!       itself: eq tables, selectors), C_S (commits to S = Σ_x g(x))
 //! P ↔ V zero-knowledge sum-check (crate::sumcheck) → point r, C_g (commits to g(r))
 //! P → V public factors' values f_k(r) in the clear; C_k = f_k(r)·U + β_k·H for the others
-//! P → V per term, a chain of product proofs over its hidden factors:
-//!       P_1 = C_{h_1}·C_{h_2}, P_2 = P_1·C_{h_3}, …           (m hidden factors: m − 1 proofs)
-//!       term_t = λ_t·P_last, λ_t = c_t·Π_{public k ∈ T_t} f_k(r)   (no hidden factor: λ_t·U)
-//! P → V proof that C_g − Σ_t term_t commits to 0                     (pedersen::OpeningProof)
+//!       λ_t = c_t·Π_{public k ∈ T_t} f_k(r); a term with hidden factors h_1 … h_m:
+//!       m = 0, 1   linear: λ_t·U or λ_t·C_{h_1} moves into the target
+//!       m = 2      the quadratic term x·(λ_t·C_y), x the one of h_1, h_2 that more terms share
+//!       m > 2      P → V commitments to the partial products P_1 = h_1·h_2, …, P_{m−2}, each a
+//!                  relation "C_{P_j} commits to P_{j−1}·h_{j+1}"; the term is P_{m−2}·(λ_t·C_{h_m})
+//! P ↔ V one relations proof (crate::relation): C_g − Σ linear terms commits to Σ quadratic
+//!       terms, and every partial product is its product
 //! out:  per factor, its public value or its commitment C_k at r — the caller must check the
 //!       public ones and carry the committed ones into the next sub-protocol
 //!
@@ -20,7 +23,8 @@
 
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
-use crate::pedersen::{OpeningProof, ProductProof, ValueOpening};
+use crate::pedersen::ValueOpening;
+use crate::relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
 use crate::sumcheck::{
     CommittedEvalClaim, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
     verify_zk_sumcheck_deferred,
@@ -53,12 +57,10 @@ pub struct FactorValuesProof {
     pub public_values: Vec<Fr>,
     /// `C_k` of the hidden factors, in factor order (members in order).
     pub hidden_values: Vec<G1Affine>,
-    /// The partial products of each term's hidden factors, then their proofs.
+    /// Commitments to the partial products of terms with more than two hidden factors.
     pub partial_products: Vec<G1Affine>,
-    /// One per partial product.
-    pub product_proofs: Vec<ProductProof>,
-    /// `C_g − Σ_t term_t` commits to 0.
-    pub relation_proof: OpeningProof,
+    /// That the hidden values give `C_g`, and the partial products their products.
+    pub relations: RelationsProof,
 }
 
 /// A factor's value at the final point: in the clear (public factors) or committed.
@@ -113,24 +115,135 @@ impl ZkProductShape {
     }
 }
 
-/// Walks the terms: `λ_t` and the hidden factors of each.
-fn terms<'a>(
-    shape: &'a SumOfProducts,
-    public: &'a [bool],
-    value_of: impl Fn(usize) -> Option<Fr> + 'a,
-) -> impl Iterator<Item = (Option<Fr>, Vec<usize>)> + 'a {
-    shape.terms().iter().map(move |term| {
-        let mut lambda = Some(term.coefficient);
-        let mut hidden = Vec::new();
-        for &k in &term.factors {
-            if public.get(k).copied().unwrap_or(false) {
-                lambda = lambda.and_then(|l| value_of(k).map(|v| l * v));
-            } else {
-                hidden.push(k);
+/// A term: `c_t`, its public factors, its hidden factors (global numbers) in the order they
+/// are multiplied.
+type PlannedTerm = (Fr, Vec<usize>, Vec<usize>);
+
+/// How the hidden factors of a batch enter the relations (the same walk for prover and
+/// verifier, from the shapes alone). Hidden factors are numbered across members in order.
+struct RelationPlan {
+    /// Per member, per term.
+    terms: Vec<Vec<PlannedTerm>>,
+    /// The relation proof's factors: hidden factors (global numbers) and partial products
+    /// (`Err(p)`: the `p`-th partial product), in order of first use.
+    factors: Vec<Result<usize, usize>>,
+}
+
+/// The plan: a term with one hidden factor or none is linear (it moves to the target); a
+/// term with two is one quadratic term, its relation factor the one of the two that more
+/// two-factor terms share (so `p0·q1 + p1·q0 + λ·q0·q1` needs two relation factors, not
+/// three); a term with `m > 2` chains `m − 2` committed partial products.
+fn relation_plan(members: &[&ZkProductShape]) -> RelationPlan {
+    let mut terms = Vec::with_capacity(members.len());
+    let mut factors: Vec<Result<usize, usize>> = Vec::new();
+    let mut offset = 0;
+    let mut partials = 0;
+    for zk_shape in members {
+        let public = zk_shape.public.as_slice();
+        let hidden_number = |k: usize| offset + public.iter().take(k).filter(|p| !**p).count();
+        let mut frequency = vec![0usize; public.len()];
+        for term in zk_shape.shape.terms() {
+            let hidden: Vec<usize> =
+                term.factors.iter().copied().filter(|k| !public.get(*k).copied().unwrap_or(true)).collect();
+            if hidden.len() == 2 {
+                for k in hidden {
+                    if let Some(f) = frequency.get_mut(k) {
+                        *f += 1;
+                    }
+                }
             }
         }
-        (lambda, hidden)
-    })
+        let mut member_terms = Vec::with_capacity(zk_shape.shape.terms().len());
+        for term in zk_shape.shape.terms() {
+            let (mut public_factors, mut hidden) = (Vec::new(), Vec::new());
+            for &k in &term.factors {
+                if public.get(k).copied().unwrap_or(true) {
+                    public_factors.push(k);
+                } else {
+                    hidden.push(k);
+                }
+            }
+            if let [a, b] = hidden.as_slice() {
+                let count = |k: &usize| frequency.get(*k).copied().unwrap_or(0);
+                if count(b) > count(a) {
+                    hidden.swap(0, 1);
+                }
+            }
+            if hidden.len() >= 2 {
+                let first = Ok(hidden_number(hidden.first().copied().unwrap_or(0)));
+                if !factors.contains(&first) {
+                    factors.push(first);
+                }
+                for _ in 2..hidden.len() {
+                    factors.push(Err(partials));
+                    partials += 1;
+                }
+            }
+            let hidden_numbers = hidden.iter().map(|&k| hidden_number(k)).collect();
+            member_terms.push((term.coefficient, public_factors, hidden_numbers));
+        }
+        offset += public.iter().filter(|p| !**p).count();
+        terms.push(member_terms);
+    }
+    RelationPlan { terms, factors }
+}
+
+/// The relations of a plan, built from values `V` (the prover's committed values, or the
+/// verifier's combinations) with `scale(v, λ)`, `add(a, λ, b)` and `unit` (the public 1).
+struct Built<V> {
+    factors: Vec<V>,
+    /// `(target, terms)` of each relation: the partial products' first, the final one last.
+    relations: Vec<(V, Vec<(usize, V)>)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_relations<V: Clone>(
+    plan: &RelationPlan,
+    scales: &[Fr],
+    public_values: &[Vec<Fr>],
+    hidden: &[V],
+    partials: &[V],
+    final_value: V,
+    unit: V,
+    scale: impl Fn(&V, Fr) -> V,
+    add: impl Fn(&V, Fr, &V) -> V,
+) -> Option<Built<V>> {
+    let factor_of = |f: &Result<usize, usize>| match f {
+        Ok(h) => hidden.get(*h).cloned(),
+        Err(p) => partials.get(*p).cloned(),
+    };
+    let factors = plan.factors.iter().map(factor_of).collect::<Option<Vec<V>>>()?;
+    let index_of = |f: Result<usize, usize>| plan.factors.iter().position(|g| *g == f);
+    let mut relations = Vec::new();
+    let mut target = final_value;
+    let mut final_terms = Vec::new();
+    let mut partial = 0;
+    for ((member_terms, scale_i), values) in plan.terms.iter().zip(scales).zip(public_values) {
+        for (coefficient, public_factors, hidden_numbers) in member_terms {
+            let mut lambda = *scale_i * coefficient;
+            for k in public_factors {
+                lambda *= values.get(*k).copied()?;
+            }
+            match hidden_numbers.as_slice() {
+                [] => target = add(&target, -lambda, &unit),
+                [h] => target = add(&target, -lambda, hidden.get(*h)?),
+                [first, rest @ ..] => {
+                    let (last, middle) = rest.split_last()?;
+                    let mut running = index_of(Ok(*first))?;
+                    for h in middle {
+                        let product = index_of(Err(partial))?;
+                        relations
+                            .push((partials.get(partial)?.clone(), vec![(running, hidden.get(*h)?.clone())]));
+                        partial += 1;
+                        running = product;
+                    }
+                    final_terms.push((running, scale(hidden.get(*last)?, lambda)));
+                }
+            }
+        }
+    }
+    relations.push((target, final_terms));
+    Some(Built { factors, relations })
 }
 
 fn absorb_values(transcript: &mut Transcript, public: &[Fr], hidden: &[G1Affine], partial: &[G1Affine]) {
@@ -140,6 +253,10 @@ fn absorb_values(transcript: &mut Transcript, public: &[Fr], hidden: &[G1Affine]
         let _ = point.serialize_compressed(&mut bytes);
     }
     transcript.append_bytes(LABEL_HIDDEN_VALUES, &bytes);
+}
+
+fn malformed(what: &'static str) -> ZkError {
+    ZkError::MalformedRelation(what)
 }
 
 /// The prover's side of the relation `C_g = Σ_i scale_i·g_i(point_i)` for members given by
@@ -155,11 +272,9 @@ fn prove_factor_values<R: RngCore + CryptoRng>(
 ) -> Result<(FactorValuesProof, Vec<Vec<FactorValue>>, Vec<Vec<Option<ValueOpening>>>), ZkError> {
     let (mut public_values, mut hidden_values) = (Vec::new(), Vec::new());
     let (mut all_values, mut all_openings) = (Vec::new(), Vec::new());
-    let mut partial = Vec::new();
-    let mut chains = Vec::new();
-    let mut sum = ValueOpening::public(Fr::zero());
-    for (zk_shape, scale, evaluations) in members {
-        let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
+    let mut hidden = Vec::new();
+    for (zk_shape, _, evaluations) in members {
+        let public = zk_shape.public.as_slice();
         if evaluations.len() != public.len() {
             return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
                 what: "factor values",
@@ -178,65 +293,62 @@ fn prove_factor_values<R: RngCore + CryptoRng>(
                 let opening = ValueOpening::hide(*value, rng);
                 let commitment = G1Affine::from(opening.commit(params));
                 hidden_values.push(commitment);
+                hidden.push(CommittedValue::new(commitment, opening));
                 values.push(FactorValue::Hidden(commitment));
                 openings.push(Some(opening));
             }
         }
-        // The partial products, term by term (prover's openings alongside).
-        for (lambda, hidden) in terms(shape, public, |k| evaluations.get(k).copied()) {
-            let lambda = *scale * lambda.unwrap_or_default();
-            let mut running: Option<(G1Affine, ValueOpening)> = None;
-            for k in hidden {
-                let (Some(Some(opening)), Some(FactorValue::Hidden(commitment))) =
-                    (openings.get(k), values.get(k).copied())
-                else {
-                    return Err(ZkError::Sumcheck(SumcheckError::InvalidInstance(
-                        "a hidden factor without its opening".into(),
-                    )));
-                };
-                running = Some(match running {
-                    None => (commitment, *opening),
-                    Some((left, left_opening)) => {
-                        let product = ValueOpening::hide(left_opening.value * opening.value, rng);
-                        let product_commitment = G1Affine::from(product.commit(params));
-                        partial.push(product_commitment);
-                        chains.push((
-                            [left, commitment, product_commitment],
-                            [left_opening, *opening, product],
-                        ));
-                        (product_commitment, product)
-                    }
-                });
-            }
-            let term = running.map_or(ValueOpening::public(lambda), |(_, o)| ValueOpening {
-                value: lambda * o.value,
-                blinding: lambda * o.blinding,
-            });
-            sum = sum.add_scaled(Fr::one(), &term);
-        }
         all_values.push(values);
         all_openings.push(openings);
     }
-    absorb_values(transcript, &public_values, &hidden_values, &partial);
-    let product_proofs = chains
-        .iter()
-        .map(|(statement, [a, b, c])| ProductProof::prove(params, *statement, [a, b, c], transcript, rng))
-        .collect();
-    let difference = final_opening.add_scaled(-Fr::one(), &sum);
-    let difference_commitment = G1Affine::from(final_commitment - sum.commit(params));
-    let relation_proof = OpeningProof::prove(params, difference_commitment, &difference, transcript, rng);
+    let shapes: Vec<&ZkProductShape> = members.iter().map(|(z, _, _)| *z).collect();
+    let plan = relation_plan(&shapes);
+    // The partial products' values, in chain order.
+    let mut partials = Vec::new();
+    let mut partial_commitments = Vec::new();
+    for member_terms in &plan.terms {
+        for (_, _, hidden_numbers) in member_terms {
+            let mut running = hidden_numbers.first().and_then(|h| hidden.get(*h)).map(|v| v.opening.value);
+            for h in hidden_numbers.iter().skip(1).take(hidden_numbers.len().saturating_sub(2)) {
+                let value =
+                    running.unwrap_or_default() * hidden.get(*h).map(|v| v.opening.value).unwrap_or_default();
+                let opening = ValueOpening::hide(value, rng);
+                let commitment = G1Affine::from(opening.commit(params));
+                partial_commitments.push(commitment);
+                partials.push(CommittedValue::new(commitment, opening));
+                running = Some(value);
+            }
+        }
+    }
+    absorb_values(transcript, &public_values, &hidden_values, &partial_commitments);
+    let scales: Vec<Fr> = members.iter().map(|(_, s, _)| *s).collect();
+    let evaluations: Vec<Vec<Fr>> = members.iter().map(|(_, _, e)| e.clone()).collect();
+    let built = build_relations(
+        &plan,
+        &scales,
+        &evaluations,
+        &hidden,
+        &partials,
+        CommittedValue::new(final_commitment, *final_opening),
+        CommittedValue::public(params, Fr::one()),
+        |v, l| v.scaled(l),
+        |a, l, b| a.add_scaled(l, b),
+    )
+    .ok_or(malformed("the factor values do not fit the shapes"))?;
+    let relations: Vec<ProverRelation> =
+        built.relations.into_iter().map(|(target, terms)| ProverRelation { target, terms }).collect();
+    let relations_proof = RelationsProof::prove(params, &built.factors, &relations, transcript, rng)?;
     let proof = FactorValuesProof {
         public_values,
         hidden_values,
-        partial_products: partial,
-        product_proofs,
-        relation_proof,
+        partial_products: partial_commitments,
+        relations: relations_proof,
     };
     Ok((proof, all_values, all_openings))
 }
 
 /// The verifier's side of [`prove_factor_values`]: the members' factor values, with the
-/// product and relation equations left in `checks`.
+/// relations' equation left in `checks`.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 fn verify_factor_values(
     params: &HyraxParams,
@@ -256,65 +368,53 @@ fn verify_factor_values(
     if proof.hidden_values.len() != hidden_count {
         return Err(wrong("hidden factor commitments", hidden_count, proof.hidden_values.len()));
     }
-    let expected_partials: usize = members
-        .iter()
-        .flat_map(|(z, _)| terms(&z.shape, &z.public, |_| Some(Fr::zero())))
-        .map(|(_, hidden)| hidden.len().saturating_sub(1))
-        .sum();
-    if proof.partial_products.len() != expected_partials || proof.product_proofs.len() != expected_partials {
+    let shapes: Vec<&ZkProductShape> = members.iter().map(|(z, _)| *z).collect();
+    let plan = relation_plan(&shapes);
+    let expected_partials = plan.factors.iter().filter(|f| f.is_err()).count();
+    if proof.partial_products.len() != expected_partials {
         return Err(wrong("partial products", expected_partials, proof.partial_products.len()));
     }
     absorb_values(transcript, &proof.public_values, &proof.hidden_values, &proof.partial_products);
     let (mut public_iter, mut hidden_iter) = (proof.public_values.iter(), proof.hidden_values.iter());
-    let mut partials = proof.partial_products.iter().zip(&proof.product_proofs);
-    let mut sum = G1Projective::zero();
     let mut all_values = Vec::with_capacity(members.len());
-    for (zk_shape, scale) in members {
-        let (shape, public) = (&zk_shape.shape, zk_shape.public.as_slice());
-        let mut values = Vec::with_capacity(public.len());
-        for is_public in public {
+    let mut public_values = Vec::with_capacity(members.len());
+    for (zk_shape, _) in members {
+        let mut values = Vec::with_capacity(zk_shape.public.len());
+        let mut publics = Vec::with_capacity(zk_shape.public.len());
+        for is_public in &zk_shape.public {
             let value = if *is_public {
                 public_iter.next().map(|v| FactorValue::Public(*v))
             } else {
                 hidden_iter.next().map(|c| FactorValue::Hidden(*c))
             };
-            values.push(value.ok_or(wrong("factor values", public.len(), 0))?);
-        }
-        let public_value = |k: usize| match values.get(k) {
-            Some(FactorValue::Public(v)) => Some(*v),
-            _ => None,
-        };
-        for (lambda, hidden) in terms(shape, public, public_value) {
-            let lambda = *scale * lambda.ok_or(wrong("public factor values", public_count, 0))?;
-            let mut running: Option<G1Affine> = None;
-            for k in hidden {
-                let Some(FactorValue::Hidden(commitment)) = values.get(k).copied() else {
-                    return Err(wrong("hidden factor commitments", hidden_count, 0));
-                };
-                running = Some(match running {
-                    None => commitment,
-                    Some(left) => {
-                        let (product, product_proof) =
-                            partials.next().ok_or(wrong("partial products", expected_partials, 0))?;
-                        product_proof.verify_deferred(
-                            params,
-                            [left, commitment, *product],
-                            transcript,
-                            checks,
-                        );
-                        *product
-                    }
-                });
-            }
-            sum += match running {
-                None => params.value_generator * lambda,
-                Some(c) => c * lambda,
-            };
+            let value = value.ok_or(wrong("factor values", zk_shape.public.len(), 0))?;
+            publics.push(match value {
+                FactorValue::Public(v) => v,
+                FactorValue::Hidden(_) => Fr::zero(),
+            });
+            values.push(value);
         }
         all_values.push(values);
+        public_values.push(publics);
     }
-    let difference = G1Affine::from(G1Projective::from(final_commitment) - sum);
-    proof.relation_proof.verify_deferred(params, difference, Fr::zero(), transcript, checks);
+    let hidden: Vec<Combination> = proof.hidden_values.iter().map(|c| Combination::point(*c)).collect();
+    let partials: Vec<Combination> = proof.partial_products.iter().map(|c| Combination::point(*c)).collect();
+    let scales: Vec<Fr> = members.iter().map(|(_, s)| *s).collect();
+    let built = build_relations(
+        &plan,
+        &scales,
+        &public_values,
+        &hidden,
+        &partials,
+        Combination::point(final_commitment),
+        Combination::point(params.value_generator),
+        |v, l| v.scaled(l),
+        |a, l, b| a.clone().add_scaled(l, b),
+    )
+    .ok_or(malformed("the factor values do not fit the shapes"))?;
+    let relations: Vec<QuadraticRelation> =
+        built.relations.into_iter().map(|(target, terms)| QuadraticRelation { target, terms }).collect();
+    proof.relations.verify_deferred(params, &built.factors, &relations, transcript, checks)?;
     Ok(all_values)
 }
 

@@ -176,7 +176,7 @@ fn one_false_member_sum_is_rejected() {
     let p = prove(&params, &ms, &sums, 9);
     assert_eq!(
         verify(&params, &ms, &p.commitments, &p.proof, &p.masks).unwrap_err(),
-        ZkError::OpeningMismatch
+        ZkError::RelationMismatch
     );
 }
 

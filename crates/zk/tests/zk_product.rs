@@ -173,8 +173,8 @@ fn hidden_factor_values_never_appear_in_the_proof() {
     let mut sent: Vec<Fr> =
         proof.sumcheck.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
     sent.extend(&proof.factors.public_values);
-    sent.extend(proof.factors.product_proofs.iter().flat_map(|q| q.responses));
-    sent.push(proof.factors.relation_proof.response);
+    sent.extend(&proof.factors.relations.factor_responses);
+    sent.push(proof.factors.relations.blinding_response);
     sent.push(proof.sumcheck.masked_sum);
     assert!(sent.iter().all(|v| !hidden.contains(v)));
     // The point's g(r) is hidden too.
@@ -187,7 +187,7 @@ fn a_false_sum_is_rejected_by_the_relation() {
     let params = HyraxParams::new(10);
     let c = &cases()[2];
     let p = prove(&params, c, reference_sum(c) + Fr::one(), 3);
-    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::OpeningMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::RelationMismatch);
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn a_hidden_value_swapped_for_another_commitment_is_rejected() {
     let mut rng = ChaCha20Rng::seed_from_u64(8);
     let other = p.openings[0].unwrap().value + Fr::one();
     p.proof.factors.hidden_values[0] = G1Affine::from(ValueOpening::hide(other, &mut rng).commit(&params));
-    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::ProductMismatch);
+    assert_eq!(verify(&params, c, p.claim_commitment, &p.proof, &p).unwrap_err(), ZkError::RelationMismatch);
 }
 
 #[test]
@@ -216,14 +216,14 @@ fn tampered_products_and_relation_are_rejected() {
     let c = &cases()[3];
     let p = prove(&params, c, reference_sum(c), 6);
     let mut partial = p.proof.clone();
-    partial.factors.partial_products[1] = params.value_generator;
-    assert_eq!(verify(&params, c, p.claim_commitment, &partial, &p).unwrap_err(), ZkError::ProductMismatch);
+    partial.factors.partial_products[0] = params.value_generator;
+    assert_eq!(verify(&params, c, p.claim_commitment, &partial, &p).unwrap_err(), ZkError::RelationMismatch);
     let mut response = p.proof.clone();
-    response.factors.product_proofs[0].responses[4] += Fr::one();
-    assert_eq!(verify(&params, c, p.claim_commitment, &response, &p).unwrap_err(), ZkError::ProductMismatch);
+    response.factors.relations.factor_responses[0] += Fr::one();
+    assert_eq!(verify(&params, c, p.claim_commitment, &response, &p).unwrap_err(), ZkError::RelationMismatch);
     let mut relation = p.proof.clone();
-    relation.factors.relation_proof.response += Fr::one();
-    assert_eq!(verify(&params, c, p.claim_commitment, &relation, &p).unwrap_err(), ZkError::OpeningMismatch);
+    relation.factors.relations.blinding_response += Fr::one();
+    assert_eq!(verify(&params, c, p.claim_commitment, &relation, &p).unwrap_err(), ZkError::RelationMismatch);
     let mut missing = p.proof.clone();
     missing.factors.partial_products.pop();
     assert!(matches!(
