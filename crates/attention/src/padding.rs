@@ -25,7 +25,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_pcs::HyraxParams;
 use zkmha_sumcheck::FinalEvaluations;
 use zkmha_sumcheck::{
     EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
@@ -33,8 +33,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape,
-    prove_zk_batched_products, verify_zk_batched_products_deferred,
+    BatchMember, Combination, CommittedValue, DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof,
+    ZkProductShape, prove_zk_batched_products, verify_zk_batched_products_deferred,
 };
 
 const STEP: &str = "padding";
@@ -187,8 +187,8 @@ pub fn prove_padding_zk<R: RngCore + CryptoRng>(
     let zk_shape = zk_shape()?;
     let members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)> =
         instances.iter_mut().map(|i| (&zk_shape, i as &mut dyn FinalEvaluations)).collect();
-    let sums: Vec<(G1Affine, zkmha_zk::ValueOpening)> =
-        claims.iter().map(|c| (c.claim.commitment, c.opening)).collect();
+    let sums: Vec<CommittedValue> =
+        claims.iter().map(|c| CommittedValue::new(c.claim.commitment, c.opening)).collect();
     let (product, outs, openings) =
         prove_zk_batched_products(params, members, &sums, masks, transcript, rng).map_err(zk_error(STEP))?;
     let mut claims_out = Vec::with_capacity(3);
@@ -223,7 +223,7 @@ pub fn verify_padding_zk(
     let layout = layout(shape);
     let zk_shape = zk_shape()?;
     let members: Vec<BatchMember<'_>> = layout.iter().map(|&(vars, _, _)| (&zk_shape, vars)).collect();
-    let commitments: Vec<G1Affine> = claims.iter().map(|c| c.commitment).collect();
+    let commitments: Vec<Combination> = claims.iter().map(|c| Combination::point(c.commitment)).collect();
     let outs = verify_zk_batched_products_deferred(
         params,
         &members,

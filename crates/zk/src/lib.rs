@@ -36,7 +36,7 @@ pub use product::{
 pub use relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
 pub use sumcheck::{
     CommittedEvalClaim, MaskSchedule, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
-    verify_zk_sumcheck_deferred,
+    prove_zk_sumcheck_committed, verify_zk_sumcheck_committed_deferred, verify_zk_sumcheck_deferred,
 };
 
 use rand::SeedableRng;

@@ -19,6 +19,7 @@
 
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
+use crate::relation::Combination;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
 use ark_std::rand::{CryptoRng, RngCore};
@@ -144,6 +145,43 @@ impl OpeningProof {
             vec![params.blinding_generator, self.first_message, commitment, params.value_generator],
             vec![self.response, -Fr::from(1u64), -challenge, challenge * value],
         )
+    }
+
+    /// [`Self::prove`] for a commitment given as a combination (never evaluated): the
+    /// transcript must already determine the combination, so only the value is absorbed.
+    pub fn prove_combination<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        opening: &ValueOpening,
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Self {
+        transcript.append_field(LABEL_OPENING_VALUE, &opening.value);
+        let nonce = Fr::rand(rng);
+        let first_message = G1Affine::from(params.blinding_times(nonce));
+        absorb_points(transcript, LABEL_OPENING_FIRST, &[first_message]);
+        let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
+        Self { first_message, response: nonce + challenge * opening.blinding }
+    }
+
+    /// [`Self::verify_deferred`] for a commitment given as a combination.
+    pub fn verify_combination_deferred(
+        &self,
+        params: &HyraxParams,
+        commitment: &Combination,
+        value: Fr,
+        transcript: &mut Transcript,
+        checks: &mut DeferredChecks,
+    ) {
+        transcript.append_field(LABEL_OPENING_VALUE, &value);
+        absorb_points(transcript, LABEL_OPENING_FIRST, &[self.first_message]);
+        let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
+        let mut bases = vec![params.blinding_generator, self.first_message, params.value_generator];
+        let mut scalars = vec![self.response, -Fr::from(1u64), challenge * value];
+        for (s, p) in &commitment.0 {
+            bases.push(*p);
+            scalars.push(-challenge * s);
+        }
+        checks.push(GroupEquation::new(bases, scalars), ZkError::OpeningMismatch);
     }
 
     /// The interactive check for a given challenge.

@@ -26,13 +26,13 @@ use crate::deferred::DeferredChecks;
 use crate::pedersen::ValueOpening;
 use crate::relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
 use crate::sumcheck::{
-    CommittedEvalClaim, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
-    verify_zk_sumcheck_deferred,
+    LABEL_STATEMENT, ProverMasks, VerifierMasks, ZkSumcheckProof, absorb_point, prove_zk_sumcheck_committed,
+    verify_zk_sumcheck_committed_deferred,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Field, Fr, One, Zero};
-use zkmha_pcs::{G1Affine, G1Projective, HyraxParams};
+use zkmha_pcs::{G1Affine, HyraxParams};
 use zkmha_sumcheck::{Batch, FinalEvaluations, SumOfProducts, SumcheckError, SumcheckInstance};
 use zkmha_transcript::Transcript;
 
@@ -265,8 +265,7 @@ fn malformed(what: &'static str) -> ZkError {
 fn prove_factor_values<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     members: &[(&ZkProductShape, Fr, Vec<Fr>)],
-    final_commitment: G1Affine,
-    final_opening: &ValueOpening,
+    final_value: CommittedValue,
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(FactorValuesProof, Vec<Vec<FactorValue>>, Vec<Vec<Option<ValueOpening>>>), ZkError> {
@@ -329,7 +328,7 @@ fn prove_factor_values<R: RngCore + CryptoRng>(
         &evaluations,
         &hidden,
         &partials,
-        CommittedValue::new(final_commitment, *final_opening),
+        final_value,
         CommittedValue::public(params, Fr::one()),
         |v, l| v.scaled(l),
         |a, l, b| a.add_scaled(l, b),
@@ -353,7 +352,7 @@ fn prove_factor_values<R: RngCore + CryptoRng>(
 fn verify_factor_values(
     params: &HyraxParams,
     members: &[(&ZkProductShape, Fr)],
-    final_commitment: G1Affine,
+    final_commitment: Combination,
     proof: &FactorValuesProof,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
@@ -406,7 +405,7 @@ fn verify_factor_values(
         &public_values,
         &hidden,
         &partials,
-        Combination::point(final_commitment),
+        final_commitment,
         Combination::point(params.value_generator),
         |v, l| v.scaled(l),
         |a, l, b| a.clone().add_scaled(l, b),
@@ -442,13 +441,13 @@ pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
     if instance.degree() != zk_shape.shape.degree() {
         return Err(degree_error());
     }
-    let (sumcheck, final_claim, final_opening) =
-        prove_zk_sumcheck(params, instance, claim_commitment, claim, masks, transcript, rng)?;
+    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
+    let claim = CommittedValue::new(claim_commitment, *claim);
+    let (sumcheck, point, final_value) =
+        prove_zk_sumcheck_committed(params, instance, &claim, masks, transcript, rng)?;
     let members = [(zk_shape, Fr::one(), instance.final_evaluations())];
-    let (factors, values, openings) =
-        prove_factor_values(params, &members, final_claim.commitment, &final_opening, transcript, rng)?;
-    let claims =
-        ZkProductClaims { point: final_claim.point, values: values.into_iter().next().unwrap_or_default() };
+    let (factors, values, openings) = prove_factor_values(params, &members, final_value, transcript, rng)?;
+    let claims = ZkProductClaims { point, values: values.into_iter().next().unwrap_or_default() };
     Ok((ZkProductProof { sumcheck, factors }, claims, openings.into_iter().next().unwrap_or_default()))
 }
 
@@ -472,11 +471,12 @@ pub fn verify_zk_product_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<ZkProductClaims, ZkError> {
-    let CommittedEvalClaim { point, commitment } = verify_zk_sumcheck_deferred(
+    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
+    let (point, commitment) = verify_zk_sumcheck_committed_deferred(
         params,
         num_vars,
         zk_shape.shape.degree(),
-        claim_commitment,
+        &Combination::point(claim_commitment),
         &proof.sumcheck,
         masks,
         transcript,
@@ -496,19 +496,12 @@ pub fn verify_zk_product_deferred(
 /// A member of a zero-knowledge batch: its shape and its number of variables.
 pub type BatchMember<'a> = (&'a ZkProductShape, usize);
 
-fn absorb_batch_statement(
-    transcript: &mut Transcript,
-    members: &[BatchMember<'_>],
-    claims: &[G1Affine],
-) -> Vec<Fr> {
-    let mut bytes = Vec::with_capacity(8 + 48 * members.len());
-    bytes.extend_from_slice(&(members.len() as u64).to_le_bytes());
-    for ((zk_shape, num_vars), claim) in members.iter().zip(claims) {
-        bytes.extend_from_slice(&(*num_vars as u64).to_le_bytes());
-        bytes.extend_from_slice(&(zk_shape.shape.degree() as u64).to_le_bytes());
-        let _ = claim.serialize_compressed(&mut bytes);
+fn absorb_batch_statement(transcript: &mut Transcript, members: &[BatchMember<'_>]) -> Vec<Fr> {
+    let mut shape = vec![members.len()];
+    for (zk_shape, num_vars) in members {
+        shape.extend([*num_vars, zk_shape.shape.degree()]);
     }
-    transcript.append_bytes(LABEL_BATCH_STATEMENT, &bytes);
+    transcript.append_shape(LABEL_BATCH_STATEMENT, &shape);
     transcript.challenge_fields(LABEL_BATCH_COEFFICIENTS, members.len())
 }
 
@@ -524,9 +517,10 @@ fn batch_weights(members: &[BatchMember<'_>], coefficients: &[Fr]) -> (usize, Ve
 }
 
 /// Proves several committed claims `Σ_x g_i(x) = S_i` (sums of products, any numbers of
-/// variables) with one zero-knowledge sum-check. Returns the proof, per member its factor
-/// claims (at the lowest `n_i` coordinates of the shared point) and its hidden factors'
-/// openings.
+/// variables) with one zero-knowledge sum-check. The claims are combinations of commitments
+/// the transcript already determines (they are not absorbed again). Returns the proof, per
+/// member its factor claims (at the lowest `n_i` coordinates of the shared point) and its
+/// hidden factors' openings.
 ///
 /// # Errors
 /// [`ZkError::Sumcheck`] for lists of different lengths, an empty batch or a degree that is
@@ -535,7 +529,7 @@ fn batch_weights(members: &[BatchMember<'_>], coefficients: &[Fr]) -> (usize, Ve
 pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)>,
-    claims: &[(G1Affine, ValueOpening)],
+    claims: &[CommittedValue],
     masks: &mut ProverMasks,
     transcript: &mut Transcript,
     rng: &mut R,
@@ -551,41 +545,38 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
         return Err(degree_error());
     }
     let shapes: Vec<BatchMember<'_>> = members.iter().map(|(z, i)| (*z, i.num_vars())).collect();
-    let commitments: Vec<G1Affine> = claims.iter().map(|(c, _)| *c).collect();
-    let coefficients = absorb_batch_statement(transcript, &shapes, &commitments);
+    let coefficients = absorb_batch_statement(transcript, &shapes);
     let (num_vars, weights) = batch_weights(&shapes, &coefficients);
-    let combined_opening = claims
+    let combined = claims
         .iter()
         .zip(&weights)
-        .fold(ValueOpening::public(Fr::zero()), |acc, ((_, o), w)| acc.add_scaled(*w, o));
-    let combined_commitment = G1Affine::from(combined_opening.commit(params));
-    let sums: Vec<Fr> = claims.iter().map(|(_, o)| o.value).collect();
+        .fold(CommittedValue::public(params, Fr::zero()), |acc, (claim, w)| acc.add_scaled(*w, claim));
+    let sums: Vec<Fr> = claims.iter().map(|c| c.opening.value).collect();
     let mut zk_shapes = Vec::with_capacity(members.len());
     let mut instances = Vec::with_capacity(members.len());
     for (zk_shape, instance) in members {
         zk_shapes.push(zk_shape);
         instances.push(instance);
     }
-    let (sumcheck, final_claim, final_opening) = {
+    let (sumcheck, point, final_value) = {
         let dyn_instances: Vec<&mut dyn SumcheckInstance> =
             instances.iter_mut().map(|i| &mut **i as &mut dyn SumcheckInstance).collect();
         let mut batch = Batch::new(dyn_instances, &sums, &coefficients)?;
-        prove_zk_sumcheck(params, &mut batch, combined_commitment, &combined_opening, masks, transcript, rng)?
+        prove_zk_sumcheck_committed(params, &mut batch, &combined, masks, transcript, rng)?
     };
-    debug_assert_eq!(final_claim.point.len(), num_vars);
+    debug_assert_eq!(point.len(), num_vars);
     let evaluated: Vec<(&ZkProductShape, Fr, Vec<Fr>)> = zk_shapes
         .iter()
         .zip(&coefficients)
         .zip(&instances)
         .map(|((z, a), i)| (*z, *a, i.final_evaluations()))
         .collect();
-    let (factors, values, openings) =
-        prove_factor_values(params, &evaluated, final_claim.commitment, &final_opening, transcript, rng)?;
+    let (factors, values, openings) = prove_factor_values(params, &evaluated, final_value, transcript, rng)?;
     let claims = shapes
         .iter()
         .zip(values)
         .map(|((_, n), values)| ZkProductClaims {
-            point: final_claim.point.get(..*n).unwrap_or_default().to_vec(),
+            point: point.get(..*n).unwrap_or_default().to_vec(),
             values,
         })
         .collect();
@@ -593,7 +584,8 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
 }
 
 /// Verifies [`prove_zk_batched_products`] for members of the given shapes and numbers of
-/// variables and the commitments to their sums, with the group equations left in `checks`.
+/// variables and the (combinations of) commitments to their sums, with the group equations
+/// left in `checks`.
 ///
 /// # Errors
 /// [`ZkError::Sumcheck`] for an empty batch or lists of different lengths, and as
@@ -602,32 +594,32 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
 pub fn verify_zk_batched_products_deferred(
     params: &HyraxParams,
     members: &[BatchMember<'_>],
-    claim_commitments: &[G1Affine],
+    claims: &[Combination],
     proof: &ZkProductProof,
     masks: &mut VerifierMasks,
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<Vec<ZkProductClaims>, ZkError> {
-    if members.len() != claim_commitments.len() {
+    if members.len() != claims.len() {
         return Err(ZkError::Sumcheck(SumcheckError::WrongLength {
             what: "batch claims",
             expected: members.len(),
-            got: claim_commitments.len(),
+            got: claims.len(),
         }));
     }
     if members.is_empty() {
         return Err(ZkError::Sumcheck(SumcheckError::InvalidClaim("a batch needs at least one claim")));
     }
-    let coefficients = absorb_batch_statement(transcript, members, claim_commitments);
+    let coefficients = absorb_batch_statement(transcript, members);
     let (num_vars, weights) = batch_weights(members, &coefficients);
     let degree = members.iter().map(|(z, _)| z.shape.degree()).max().unwrap_or(1);
     let combined =
-        claim_commitments.iter().zip(&weights).fold(G1Projective::zero(), |acc, (c, w)| acc + *c * w);
-    let CommittedEvalClaim { point, commitment } = verify_zk_sumcheck_deferred(
+        claims.iter().zip(&weights).fold(Combination::default(), |acc, (c, w)| acc.add_scaled(*w, c));
+    let (point, commitment) = verify_zk_sumcheck_committed_deferred(
         params,
         num_vars,
         degree,
-        G1Affine::from(combined),
+        &combined,
         &proof.sumcheck,
         masks,
         transcript,

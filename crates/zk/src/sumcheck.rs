@@ -27,6 +27,7 @@
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
 use crate::pedersen::{OpeningProof, ValueOpening};
+use crate::relation::{Combination, CommittedValue};
 use ark_ec::VariableBaseMSM;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
@@ -39,7 +40,7 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 
-/// Transcript label of the statement (variables, degree, claim commitment).
+/// Transcript label of the statement (variables, degree; a single-point claim's commitment).
 pub const LABEL_STATEMENT: &[u8] = b"zk/sumcheck/statement";
 /// Transcript label of the mask's sum commitment.
 pub const LABEL_MASK_COMMITMENT: &[u8] = b"zk/sumcheck/mask-commitment";
@@ -295,15 +296,13 @@ impl VerifierMasks {
     }
 }
 
-fn absorb_statement(transcript: &mut Transcript, num_vars: usize, degree: usize, claim: &G1Affine) {
-    let mut bytes = Vec::with_capacity(48);
-    bytes.extend_from_slice(&(num_vars as u64).to_le_bytes());
-    bytes.extend_from_slice(&(degree as u64).to_le_bytes());
-    let _ = claim.serialize_compressed(&mut bytes);
-    transcript.append_bytes(LABEL_STATEMENT, &bytes);
+/// The claim's commitment is not absorbed: it is made of points the proof already sent and
+/// scalars drawn from the transcript or public (the transcript determines it).
+fn absorb_statement(transcript: &mut Transcript, num_vars: usize, degree: usize) {
+    transcript.append_shape(LABEL_STATEMENT, &[num_vars, degree]);
 }
 
-fn absorb_point(transcript: &mut Transcript, label: &'static [u8], point: &G1Affine) {
+pub(crate) fn absorb_point(transcript: &mut Transcript, label: &'static [u8], point: &G1Affine) {
     let mut bytes = Vec::with_capacity(32);
     let _ = point.serialize_compressed(&mut bytes);
     transcript.append_bytes(label, &bytes);
@@ -324,29 +323,53 @@ pub fn prove_zk_sumcheck<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkSumcheckProof, CommittedEvalClaim, ValueOpening), ZkError> {
+    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
+    let claim = CommittedValue::new(claim_commitment, *claim);
+    let (proof, point, value) =
+        prove_zk_sumcheck_committed(params, instance, &claim, masks, transcript, rng)?;
+    let commitment = G1Affine::from(value.commitment.evaluate());
+    Ok((proof, CommittedEvalClaim { point, commitment }, value.opening))
+}
+
+/// [`prove_zk_sumcheck`] for a claim given as a combination of commitments (never evaluated:
+/// the transcript must already determine it). Returns the proof, the point and the committed
+/// `g(point)` (`C_g = c_n·U − ρ·C_v`, also a combination).
+///
+/// # Errors
+/// As [`prove_zk_sumcheck`].
+pub fn prove_zk_sumcheck_committed<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    instance: &mut I,
+    claim: &CommittedValue,
+    masks: &mut ProverMasks,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkSumcheckProof, Vec<Fr>, CommittedValue), ZkError> {
     let (num_vars, degree) = (instance.num_vars(), instance.degree());
-    absorb_statement(transcript, num_vars, degree, &claim_commitment);
+    absorb_statement(transcript, num_vars, degree);
     let mask = masks.take(num_vars, degree)?;
     let mask_sum = ValueOpening::hide(mask.sum(), rng);
     let mask_sum_commitment = G1Affine::from(mask_sum.commit(params));
     absorb_point(transcript, LABEL_MASK_COMMITMENT, &mask_sum_commitment);
     let weight = transcript.challenge_field(LABEL_MASK_WEIGHT);
 
-    let masked_opening = claim.add_scaled(weight, &mask_sum);
+    let masked_opening = claim.opening.add_scaled(weight, &mask_sum);
     transcript.append_field(LABEL_MASKED_SUM, &masked_opening.value);
-    let masked_commitment = G1Affine::from(claim_commitment + mask_sum_commitment * weight);
-    let masked_sum_proof = OpeningProof::prove(params, masked_commitment, &masked_opening, transcript, rng);
+    let masked_sum_proof = OpeningProof::prove_combination(params, &masked_opening, transcript, rng);
 
-    let (sumcheck, masked_claim) = prove_masked_rounds(instance, claim.value, &mask, weight, transcript)?;
+    let (sumcheck, masked_claim) =
+        prove_masked_rounds(instance, claim.opening.value, &mask, weight, transcript)?;
     let public = MaskPolynomial::evaluation_vector(num_vars, degree, &masked_claim.point)?;
     let mask_value = ValueOpening::hide(mask.evaluate(&masked_claim.point)?, rng);
     let mask_value_commitment = G1Affine::from(mask_value.commit(params));
     absorb_point(transcript, LABEL_MASK_VALUE, &mask_value_commitment);
     masks.used.push(UsedMask { commitment: mask_value_commitment, opening: mask_value, public });
-    let commitment = final_commitment(params, masked_claim.value, weight, mask_value_commitment);
-    let opening = ValueOpening {
-        value: masked_claim.value - weight * mask_value.value,
-        blinding: -(weight * mask_value.blinding),
+    let value = CommittedValue {
+        commitment: final_commitment(params, masked_claim.value, weight, mask_value_commitment),
+        opening: ValueOpening {
+            value: masked_claim.value - weight * mask_value.value,
+            blinding: -(weight * mask_value.blinding),
+        },
     };
     let proof = ZkSumcheckProof {
         mask_sum_commitment,
@@ -355,12 +378,12 @@ pub fn prove_zk_sumcheck<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
         sumcheck,
         mask_value_commitment,
     };
-    Ok((proof, CommittedEvalClaim { point: masked_claim.point, commitment }, opening))
+    Ok((proof, masked_claim.point, value))
 }
 
 /// `C_g = c_n·U − ρ·C_v`.
-fn final_commitment(params: &HyraxParams, value: Fr, weight: Fr, mask_value: G1Affine) -> G1Affine {
-    G1Affine::from(params.value_generator * value - G1Projective::from(mask_value) * weight)
+fn final_commitment(params: &HyraxParams, value: Fr, weight: Fr, mask_value: G1Affine) -> Combination {
+    Combination(vec![(value, params.value_generator), (-weight, mask_value)])
 }
 
 /// Verifies a zero-knowledge sum-check of `Σ_x g(x) = S` (`n` variables, degree `d`) for the
@@ -371,7 +394,6 @@ fn final_commitment(params: &HyraxParams, value: Fr, weight: Fr, mask_value: G1A
 /// [`ZkError::Sumcheck`] (an invalid claim, malformed rounds, a sum-check the schedule does not
 /// expect). A false claim or round makes the returned commitment differ from one to
 /// `g(point)` (the caller's relation check rejects it) or breaks an equation in `checks`.
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[allow(clippy::too_many_arguments)]
 pub fn verify_zk_sumcheck_deferred(
     params: &HyraxParams,
@@ -383,19 +405,44 @@ pub fn verify_zk_sumcheck_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<CommittedEvalClaim, ZkError> {
+    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
+    let claim = Combination::point(claim_commitment);
+    let (point, commitment) = verify_zk_sumcheck_committed_deferred(
+        params, num_vars, degree, &claim, proof, masks, transcript, checks,
+    )?;
+    Ok(CommittedEvalClaim { point, commitment: G1Affine::from(commitment.evaluate()) })
+}
+
+/// [`verify_zk_sumcheck_deferred`] for a claim given as a combination (never evaluated);
+/// returns the point and `C_g` as a combination.
+///
+/// # Errors
+/// As [`verify_zk_sumcheck_deferred`].
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+pub fn verify_zk_sumcheck_committed_deferred(
+    params: &HyraxParams,
+    num_vars: usize,
+    degree: usize,
+    claim: &Combination,
+    proof: &ZkSumcheckProof,
+    masks: &mut VerifierMasks,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<(Vec<Fr>, Combination), ZkError> {
     SumcheckClaim::new(num_vars, degree, Fr::from(0u64)).validate()?;
     masks.check_next(num_vars, degree)?;
-    absorb_statement(transcript, num_vars, degree, &claim_commitment);
+    absorb_statement(transcript, num_vars, degree);
     absorb_point(transcript, LABEL_MASK_COMMITMENT, &proof.mask_sum_commitment);
     let weight = transcript.challenge_field(LABEL_MASK_WEIGHT);
     transcript.append_field(LABEL_MASKED_SUM, &proof.masked_sum);
-    let masked_commitment = G1Affine::from(claim_commitment + proof.mask_sum_commitment * weight);
-    proof.masked_sum_proof.verify_deferred(params, masked_commitment, proof.masked_sum, transcript, checks);
+    let masked = claim.clone().add_scaled(weight, &Combination::point(proof.mask_sum_commitment));
+    proof.masked_sum_proof.verify_combination_deferred(params, &masked, proof.masked_sum, transcript, checks);
     let rounds =
         verify(&SumcheckClaim::new(num_vars, degree, proof.masked_sum), &proof.sumcheck, transcript)?;
     let public = MaskPolynomial::evaluation_vector(num_vars, degree, &rounds.point)?;
     absorb_point(transcript, LABEL_MASK_VALUE, &proof.mask_value_commitment);
     masks.used.push((proof.mask_value_commitment, public));
     let commitment = final_commitment(params, rounds.value, weight, proof.mask_value_commitment);
-    Ok(CommittedEvalClaim { point: rounds.point, commitment })
+    Ok((rounds.point, commitment))
 }

@@ -2,6 +2,7 @@
 //! round trips against a plain reference, transcript agreement, and tampering.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use ark_serialize::CanonicalSerialize;
 use ark_std::UniformRand;
 use ark_std::rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -11,10 +12,18 @@ use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
-    ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_batched_products,
-    verify_zk_batched_products_deferred,
+    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, MaskSchedule, ProverMasks,
+    ValueOpening, VerifierMasks, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape,
+    prove_zk_batched_products, verify_zk_batched_products_deferred,
 };
+
+fn absorb_claims(transcript: &mut Transcript, claims: &[G1Affine]) {
+    let mut bytes = Vec::new();
+    for c in claims {
+        c.serialize_compressed(&mut bytes).unwrap();
+    }
+    transcript.append_bytes(b"claims", &bytes);
+}
 
 const DOMAIN: &[u8] = b"zk-batch-test";
 
@@ -99,6 +108,9 @@ fn prove(params: &HyraxParams, ms: &[Member], sums: &[Fr], seed: u64) -> Proved 
         .map(|(m, i)| (&m.shape, i as &mut dyn FinalEvaluations))
         .collect();
     let mut transcript = Transcript::new(DOMAIN);
+    // The caller's transcript determines the claims (here: absorbs them).
+    absorb_claims(&mut transcript, &claims.iter().map(|(c, _)| *c).collect::<Vec<_>>());
+    let claims: Vec<CommittedValue> = claims.iter().map(|(c, o)| CommittedValue::new(*c, *o)).collect();
     let (mut masks, masks_commitment) =
         ProverMasks::commit(params, schedule(ms), &mut transcript, &mut rng).unwrap();
     let (proof, claims_out, openings) =
@@ -108,7 +120,7 @@ fn prove(params: &HyraxParams, ms: &[Member], sums: &[Fr], seed: u64) -> Proved 
         proof,
         claims: claims_out,
         openings,
-        commitments: claims.iter().map(|(c, _)| *c).collect(),
+        commitments: claims.iter().map(|c| G1Affine::from(c.commitment.evaluate())).collect(),
         transcript,
         masks: (masks_commitment, masks_proof),
     }
@@ -123,12 +135,14 @@ fn verify(
 ) -> Result<(Vec<ZkProductClaims>, Transcript), ZkError> {
     let shapes: Vec<BatchMember> = ms.iter().map(|m| (&m.shape, m.mles[0].num_vars())).collect();
     let mut transcript = Transcript::new(DOMAIN);
+    absorb_claims(&mut transcript, commitments);
+    let commitments: Vec<Combination> = commitments.iter().map(|c| Combination::point(*c)).collect();
     let mut masks = VerifierMasks::absorb(schedule(ms), *masks_commitment, &mut transcript);
     let mut checks = DeferredChecks::new();
     let claims = verify_zk_batched_products_deferred(
         params,
         &shapes,
-        commitments,
+        &commitments,
         proof,
         &mut masks,
         &mut transcript,
