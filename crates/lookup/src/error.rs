@@ -49,6 +49,9 @@ pub enum LookupError {
     /// An error of the underlying sum-check.
     #[error(transparent)]
     Sumcheck(#[from] zkmha_sumcheck::SumcheckError),
+    /// A zero-knowledge piece failed (a relation on committed values, a masked sum-check).
+    #[error(transparent)]
+    ZeroKnowledge(#[from] zkmha_zk::ZkError),
     /// An error of the MLE layer.
     #[error(transparent)]
     Mle(#[from] zkmha_mle::MleError),

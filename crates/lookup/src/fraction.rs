@@ -92,7 +92,7 @@ pub struct LeafClaim {
 /// of the variables already bound. The kernel sums `T(0)` and `T(∞)` only, with
 /// `eq(r_y, ·) = E_low ⊗ E_high` from two tables of `√` size rebuilt each round; `T(1)` comes
 /// from the previous claim. No `eq` table of the layer's size is built or bound.
-struct LayerInstance {
+pub(crate) struct LayerInstance {
     lambda: Fr,
     /// The claim point `r` (variable order); round `i` binds `r[len_vars − 1]`.
     point: Vec<Fr>,
@@ -390,6 +390,125 @@ fn build_layers(numerators: Option<Vec<Fr>>, denominators: Vec<Fr>) -> Vec<Layer
     layers
 }
 
+/// The prover's trees, layer by layer (the plain and the zero-knowledge proofs walk them
+/// alike): stored layers leaves first; indexed trees of depth ≥ 3 keep their leaves as
+/// indices and store neither the leaves nor the layer above them.
+pub(crate) struct TreeLayers {
+    /// Each tree's depth.
+    pub(crate) depths: Vec<usize>,
+    /// Whether each tree has unit numerators.
+    pub(crate) units: Vec<bool>,
+    indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>>,
+    layers: Vec<Vec<Layer>>,
+}
+
+impl TreeLayers {
+    /// Checks the trees and builds their stored layers.
+    pub(crate) fn new(trees: Vec<FractionLeaves>) -> Result<Self, LookupError> {
+        if trees.is_empty() {
+            return Err(LookupError::WrongLength { what: "fraction trees", expected: 1, got: 0 });
+        }
+        let mut depths = Vec::with_capacity(trees.len());
+        for tree in &trees {
+            let len = tree.len();
+            let n = len.trailing_zeros() as usize;
+            if len < 2 || !len.is_power_of_two() {
+                return Err(LookupError::WrongLength {
+                    what: "fraction leaves",
+                    expected: 1 << n.max(1),
+                    got: len,
+                });
+            }
+            match tree {
+                FractionLeaves::Dense { numerators: Some(p), denominators }
+                    if p.len() != denominators.len() =>
+                {
+                    return Err(LookupError::WrongLength {
+                        what: "numerators",
+                        expected: denominators.len(),
+                        got: p.len(),
+                    });
+                }
+                FractionLeaves::Indexed { dictionary, indices }
+                    if indices.par_iter().any(|&i| i as usize >= dictionary.len()) =>
+                {
+                    return Err(LookupError::MalformedProof("a leaf index outside its dictionary"));
+                }
+                _ => {}
+            }
+            depths.push(n);
+        }
+        let units: Vec<bool> = trees.iter().map(FractionLeaves::is_unit).collect();
+        // Stored layers (leaves first); indexed trees of depth ≥ 3 keep their leaves as indices
+        // and store neither the leaves nor the layer above them.
+        let mut indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>> = Vec::with_capacity(trees.len());
+        let mut layers: Vec<Vec<Layer>> = Vec::with_capacity(trees.len());
+        for (tree, &depth) in trees.into_iter().zip(&depths) {
+            match tree {
+                FractionLeaves::Indexed { dictionary, indices } if depth >= 3 => {
+                    let (p, q) = two_above_indexed_leaves(&dictionary, &indices);
+                    layers.push(build_layers(p, q));
+                    indexed.push(Some((dictionary, indices)));
+                }
+                FractionLeaves::Indexed { dictionary, indices } => {
+                    let (p, q) = indexed_leaves(&dictionary, &indices);
+                    layers.push(build_layers(p, q));
+                    indexed.push(None);
+                }
+                FractionLeaves::Dense { numerators, denominators } => {
+                    layers.push(build_layers(numerators, denominators));
+                    indexed.push(None);
+                }
+            }
+        }
+
+        Ok(Self { depths, units, indexed, layers })
+    }
+
+    /// Takes each tree's first layer `p_1(0), p_1(1), q_1(0), q_1(1)` (`p = 1` for unit leaves
+    /// of one variable).
+    pub(crate) fn first_layers(&mut self) -> Result<Vec<Vec<Fr>>, LookupError> {
+        let mut first_layers = Vec::with_capacity(self.layers.len());
+        for tree in &mut self.layers {
+            let (top_p, top_q) = tree.pop().ok_or(LookupError::MalformedProof("no layer"))?;
+            let top_p = top_p.unwrap_or_else(|| vec![Fr::one(); 2]);
+            first_layers.push(vec![top_p[0], top_p[1], top_q[0], top_q[1]]);
+        }
+        Ok(first_layers)
+    }
+
+    /// Tree `t`'s sum-check instance of depth `depth` (its layer `depth + 1`: stored, or
+    /// rebuilt from an indexed tree's leaves) at the claim point.
+    pub(crate) fn layer_instance(
+        &mut self,
+        t: usize,
+        depth: usize,
+        point: &[Fr],
+        lambda: Fr,
+    ) -> Result<LayerInstance, LookupError> {
+        let missing = LookupError::MalformedProof("missing layer");
+        let (p, q) = match (self.layers.get_mut(t).and_then(Vec::pop), self.indexed.get(t)) {
+            (Some(layer), _) => layer,
+            (None, Some(Some((dictionary, indices)))) if Some(&(depth + 1)) == self.depths.get(t) => {
+                indexed_leaves(dictionary, indices)
+            }
+            (None, Some(Some((dictionary, indices)))) => above_indexed_leaves(dictionary, indices),
+            _ => return Err(missing),
+        };
+        let half = q.len() / 2;
+        Ok(LayerInstance {
+            lambda,
+            point: point.to_vec(),
+            bound_eq: Fr::one(),
+            numerators: p,
+            denominators: q,
+            offset: half,
+            len: half,
+            threshold: PARALLEL_THRESHOLD,
+        })
+    }
+}
+
 /// Proves `Σ_x p(x)/q(x)` for leaves of `2^num_vars` entries (`num_vars ≥ 1`); `numerators`
 /// `None` means every numerator is 1. Returns the proof, the root and the leaf claim.
 ///
@@ -437,67 +556,9 @@ pub fn prove_fraction_sums(
     trees: Vec<FractionLeaves>,
     transcript: &mut Transcript,
 ) -> Result<(FractionSumProof, Vec<Fraction>, Vec<LeafClaim>), LookupError> {
-    if trees.is_empty() {
-        return Err(LookupError::WrongLength { what: "fraction trees", expected: 1, got: 0 });
-    }
-    let mut depths = Vec::with_capacity(trees.len());
-    for tree in &trees {
-        let len = tree.len();
-        let n = len.trailing_zeros() as usize;
-        if len < 2 || !len.is_power_of_two() {
-            return Err(LookupError::WrongLength {
-                what: "fraction leaves",
-                expected: 1 << n.max(1),
-                got: len,
-            });
-        }
-        match tree {
-            FractionLeaves::Dense { numerators: Some(p), denominators } if p.len() != denominators.len() => {
-                return Err(LookupError::WrongLength {
-                    what: "numerators",
-                    expected: denominators.len(),
-                    got: p.len(),
-                });
-            }
-            FractionLeaves::Indexed { dictionary, indices }
-                if indices.par_iter().any(|&i| i as usize >= dictionary.len()) =>
-            {
-                return Err(LookupError::MalformedProof("a leaf index outside its dictionary"));
-            }
-            _ => {}
-        }
-        depths.push(n);
-    }
-    let units: Vec<bool> = trees.iter().map(FractionLeaves::is_unit).collect();
-    // Stored layers (leaves first); indexed trees of depth ≥ 3 keep their leaves as indices
-    // and store neither the leaves nor the layer above them.
-    let mut indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>> = Vec::with_capacity(trees.len());
-    let mut layers: Vec<Vec<Layer>> = Vec::with_capacity(trees.len());
-    for (tree, &depth) in trees.into_iter().zip(&depths) {
-        match tree {
-            FractionLeaves::Indexed { dictionary, indices } if depth >= 3 => {
-                let (p, q) = two_above_indexed_leaves(&dictionary, &indices);
-                layers.push(build_layers(p, q));
-                indexed.push(Some((dictionary, indices)));
-            }
-            FractionLeaves::Indexed { dictionary, indices } => {
-                let (p, q) = indexed_leaves(&dictionary, &indices);
-                layers.push(build_layers(p, q));
-                indexed.push(None);
-            }
-            FractionLeaves::Dense { numerators, denominators } => {
-                layers.push(build_layers(numerators, denominators));
-                indexed.push(None);
-            }
-        }
-    }
-
-    let mut first_layers = Vec::with_capacity(layers.len());
-    for tree in &mut layers {
-        let (top_p, top_q) = tree.pop().ok_or(LookupError::MalformedProof("no layer"))?;
-        let top_p = top_p.unwrap_or_else(|| vec![Fr::one(); 2]);
-        first_layers.push(vec![top_p[0], top_p[1], top_q[0], top_q[1]]);
-    }
+    let mut trees = TreeLayers::new(trees)?;
+    let first_layers = trees.first_layers()?;
+    let (depths, units) = (trees.depths.clone(), trees.units.clone());
     for values in &first_layers {
         transcript.append_fields(LABEL_FIRST_LAYER, values);
     }
@@ -529,26 +590,7 @@ pub fn prove_fraction_sums(
         let mut instances = Vec::with_capacity(active.len());
         let mut sums = Vec::with_capacity(active.len());
         for &t in &active {
-            // Layer depth + 1: stored, or rebuilt from an indexed tree's leaves.
-            let (p, q) = match (layers[t].pop(), &indexed[t]) {
-                (Some(layer), _) => layer,
-                (None, Some((dictionary, indices))) if depth + 1 == depths[t] => {
-                    indexed_leaves(dictionary, indices)
-                }
-                (None, Some((dictionary, indices))) => above_indexed_leaves(dictionary, indices),
-                (None, None) => return Err(LookupError::MalformedProof("missing layer")),
-            };
-            let half = q.len() / 2;
-            instances.push(LayerInstance {
-                lambda,
-                point: point.clone(),
-                bound_eq: Fr::one(),
-                numerators: p,
-                denominators: q,
-                offset: half,
-                len: half,
-                threshold: PARALLEL_THRESHOLD,
-            });
+            instances.push(trees.layer_instance(t, depth, &point, lambda)?);
             sums.push(claims[t].0 + lambda * claims[t].1);
         }
         let dyn_instances: Vec<&mut dyn SumcheckInstance> =

@@ -16,6 +16,8 @@ mod error;
 pub mod fraction;
 mod logup;
 mod table;
+pub mod zk_fraction;
+pub mod zk_logup;
 
 pub use error::LookupError;
 pub use fraction::{
@@ -30,3 +32,7 @@ pub use table::{
     FunctionTable, LookupTable, MAX_TABLE_VARS, RangeTable, Segment, SegmentOutput, SegmentedTable,
     identity_column, zero_indicator,
 };
+pub use zk_fraction::{
+    ZkFractionSumProof, ZkFractionTree, prove_fraction_sums_zk, verify_fraction_sums_zk, zk_fraction_schedule,
+};
+pub use zk_logup::{ZkLookupClaims, ZkLookupProof, prove_lookups_zk, verify_lookups_zk, zk_lookup_schedule};

@@ -96,7 +96,10 @@ fn check_columns(table: &dyn LookupTable, columns: &[&[i64]]) -> Result<usize, L
 
 /// Absorbs every lookup's statement (table name and shape, witness size), then draws
 /// `(α, γ)` per lookup.
-fn absorb_statements(lookups: &[(&dyn LookupTable, usize)], transcript: &mut Transcript) -> Vec<(Fr, Fr)> {
+pub(crate) fn absorb_statements(
+    lookups: &[(&dyn LookupTable, usize)],
+    transcript: &mut Transcript,
+) -> Vec<(Fr, Fr)> {
     transcript.append_u64(LABEL_SHAPE, lookups.len() as u64);
     for (table, witness_vars) in lookups {
         transcript.append_bytes(LABEL_TABLE, table.name().as_bytes());
@@ -109,7 +112,7 @@ fn absorb_statements(lookups: &[(&dyn LookupTable, usize)], transcript: &mut Tra
 }
 
 /// `α − Σ_k γ^k·values[k]`.
-fn fold(alpha: Fr, gamma: Fr, values: &[Fr]) -> Fr {
+pub(crate) fn fold(alpha: Fr, gamma: Fr, values: &[Fr]) -> Fr {
     let mut power = Fr::from(1u64);
     let mut acc = alpha;
     for v in values {
@@ -194,6 +197,41 @@ pub fn prove_lookups(
     lookups: &[Lookup<'_>],
     transcript: &mut Transcript,
 ) -> Result<(LookupProof, Vec<LookupClaims>), LookupError> {
+    let challenges = start_lookups(lookups, transcript)?;
+    let trees = lookup_trees(lookups, &challenges)?;
+    let (fractions, _, leaves) = prove_fraction_sums(trees, transcript)?;
+    let mut witness_values = Vec::with_capacity(lookups.len());
+    let mut all_claims = Vec::with_capacity(lookups.len());
+    for (lookup, pair) in lookups.iter().zip(leaves.chunks(2)) {
+        let [witness_leaf, table_leaf] = pair else {
+            return Err(LookupError::MalformedProof("two trees per lookup"));
+        };
+        let witness_point = witness_leaf.point.get(..lookup.witness.num_vars).unwrap_or_default().to_vec();
+        let values = (lookup.witness.evaluate)(&witness_point)?;
+        if values.len() != lookup.table.num_columns() {
+            return Err(LookupError::WrongLength {
+                what: "witness values",
+                expected: lookup.table.num_columns(),
+                got: values.len(),
+            });
+        }
+        all_claims.push(LookupClaims {
+            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
+            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
+        });
+        witness_values.push(values);
+    }
+    for values in &witness_values {
+        transcript.append_fields(LABEL_WITNESS_VALUES, values);
+    }
+    Ok((LookupProof { fractions, witness_values }, all_claims))
+}
+
+/// Checks the multiplicities' sizes, absorbs the statements and draws `(α, γ)` per lookup.
+pub(crate) fn start_lookups(
+    lookups: &[Lookup<'_>],
+    transcript: &mut Transcript,
+) -> Result<Vec<(Fr, Fr)>, LookupError> {
     for lookup in lookups {
         if lookup.multiplicities.len() != 1usize << lookup.table.num_vars() {
             return Err(LookupError::WrongLength {
@@ -205,9 +243,20 @@ pub fn prove_lookups(
     }
     let statements: Vec<(&dyn LookupTable, usize)> =
         lookups.iter().map(|l| (l.table, l.witness.num_vars)).collect();
-    let challenges = absorb_statements(&statements, transcript);
+    Ok(absorb_statements(&statements, transcript))
+}
+
+/// The two fraction trees of each lookup (witness, then table): a witness row that is a table
+/// row has that row's denominator, so the witness leaves are indices into the table's
+/// denominators (4 bytes a leaf, no multiplication); any other row (only a cheating prover's)
+/// is folded and appended to the dictionary. A one-row witness is proved as two copies of its
+/// row.
+pub(crate) fn lookup_trees(
+    lookups: &[Lookup<'_>],
+    challenges: &[(Fr, Fr)],
+) -> Result<Vec<FractionLeaves>, LookupError> {
     let mut trees = Vec::with_capacity(2 * lookups.len());
-    for (lookup, &(alpha, gamma)) in lookups.iter().zip(&challenges) {
+    for (lookup, &(alpha, gamma)) in lookups.iter().zip(challenges) {
         let (table, witness) = (lookup.table, lookup.witness);
         let rows = 1usize << witness.num_vars;
         let columns = table.num_columns();
@@ -216,10 +265,6 @@ pub fn prove_lookups(
             .with_min_len(1024)
             .map(|y| fold(alpha, gamma, &table.row(y).into_iter().map(fr_from_i64).collect::<Vec<_>>()))
             .collect();
-        // A witness row that is a table row has that row's denominator: the witness leaves
-        // are indices into the table's denominators (4 bytes a leaf, no multiplication). Any
-        // other row (only a cheating prover's) is folded and appended to the dictionary.
-        // A one-row witness is proved as two copies of its row.
         let entries = rows.max(2);
         let tuple_of =
             |i: usize| -> Vec<i64> { (0..columns).map(|column| (witness.entry)(i % rows, column)).collect() };
@@ -250,32 +295,7 @@ pub fn prove_lookups(
         trees.push(FractionLeaves::Indexed { dictionary, indices });
         trees.push(FractionLeaves::Dense { numerators: Some(counts), denominators: table_denominators });
     }
-    let (fractions, _, leaves) = prove_fraction_sums(trees, transcript)?;
-    let mut witness_values = Vec::with_capacity(lookups.len());
-    let mut all_claims = Vec::with_capacity(lookups.len());
-    for (lookup, pair) in lookups.iter().zip(leaves.chunks(2)) {
-        let [witness_leaf, table_leaf] = pair else {
-            return Err(LookupError::MalformedProof("two trees per lookup"));
-        };
-        let witness_point = witness_leaf.point.get(..lookup.witness.num_vars).unwrap_or_default().to_vec();
-        let values = (lookup.witness.evaluate)(&witness_point)?;
-        if values.len() != lookup.table.num_columns() {
-            return Err(LookupError::WrongLength {
-                what: "witness values",
-                expected: lookup.table.num_columns(),
-                got: values.len(),
-            });
-        }
-        all_claims.push(LookupClaims {
-            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
-            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
-        });
-        witness_values.push(values);
-    }
-    for values in &witness_values {
-        transcript.append_fields(LABEL_WITNESS_VALUES, values);
-    }
-    Ok((LookupProof { fractions, witness_values }, all_claims))
+    Ok(trees)
 }
 
 /// Verifies a [`LookupProof`] for a witness of `2^witness_vars` rows.

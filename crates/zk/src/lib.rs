@@ -33,7 +33,9 @@ pub use product::{
     prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred,
     verify_zk_product_deferred,
 };
-pub use relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
+pub use relation::{
+    Combination, CommittedValue, LinearValue, ProverRelation, QuadraticRelation, RelationsProof,
+};
 pub use sumcheck::{
     CommittedEvalClaim, MaskSchedule, ProverMasks, VerifierMasks, ZkSumcheckProof, prove_zk_sumcheck,
     prove_zk_sumcheck_committed, verify_zk_sumcheck_committed_deferred, verify_zk_sumcheck_deferred,

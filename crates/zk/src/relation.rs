@@ -119,6 +119,45 @@ impl CommittedValue {
     }
 }
 
+/// Linear operations shared by the prover's [`CommittedValue`] and the verifier's
+/// [`Combination`], so that one walk of a protocol's linear steps serves both sides.
+pub trait LinearValue: Clone {
+    /// `λ·self`.
+    fn times(&self, lambda: Fr) -> Self;
+    /// `self + λ·other`.
+    fn plus_scaled(&self, lambda: Fr, other: &Self) -> Self;
+    /// The public constant `v` (`v·U`, blinding 0).
+    fn constant(params: &HyraxParams, value: Fr) -> Self;
+    /// `(1 − μ)·a + μ·b`: the line through `a` and `b` at `μ`.
+    fn line(a: &Self, b: &Self, mu: Fr) -> Self {
+        a.times(Fr::one() - mu).plus_scaled(mu, b)
+    }
+}
+
+impl LinearValue for Combination {
+    fn times(&self, lambda: Fr) -> Self {
+        self.scaled(lambda)
+    }
+    fn plus_scaled(&self, lambda: Fr, other: &Self) -> Self {
+        self.clone().add_scaled(lambda, other)
+    }
+    fn constant(params: &HyraxParams, value: Fr) -> Self {
+        Combination::scaled_point(value, params.value_generator)
+    }
+}
+
+impl LinearValue for CommittedValue {
+    fn times(&self, lambda: Fr) -> Self {
+        self.scaled(lambda)
+    }
+    fn plus_scaled(&self, lambda: Fr, other: &Self) -> Self {
+        self.add_scaled(lambda, other)
+    }
+    fn constant(params: &HyraxParams, value: Fr) -> Self {
+        CommittedValue::public(params, value)
+    }
+}
+
 /// A relation as the verifier states it: `target` commits to `Σ x_factor·y(Y)` over `terms`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QuadraticRelation {
