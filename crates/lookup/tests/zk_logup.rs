@@ -16,6 +16,9 @@ use zkmha_zk::{
 
 const DOMAIN: &[u8] = b"zk-logup-test";
 
+type Evaluator = Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>;
+type Entry = Box<dyn Fn(usize, usize) -> i64 + Sync>;
+
 fn random_column(n: usize, bits: usize, rng: &mut ChaCha20Rng) -> Vec<i64> {
     (0..1usize << n).map(|_| rng.gen_range(0..1i64 << bits)).collect()
 }
@@ -73,7 +76,7 @@ struct Proved {
 
 fn prove(params: &HyraxParams, cases: &[Case], seed: u64) -> Proved {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let evaluators: Vec<Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>> = cases
+    let evaluators: Vec<Evaluator> = cases
         .iter()
         .map(|c| {
             let columns = c.columns.clone();
@@ -85,15 +88,14 @@ fn prove(params: &HyraxParams, cases: &[Case], seed: u64) -> Proved {
                         DenseMultilinearExtension::from_i64(n, column).unwrap().evaluate(point).unwrap()
                     })
                     .collect())
-            }) as Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, LookupError>>
+            }) as Evaluator
         })
         .collect();
-    let entries: Vec<Box<dyn Fn(usize, usize) -> i64 + Sync>> = cases
+    let entries: Vec<Entry> = cases
         .iter()
         .map(|c| {
             let columns = c.columns.clone();
-            Box::new(move |row: usize, column: usize| columns[column][row])
-                as Box<dyn Fn(usize, usize) -> i64 + Sync>
+            Box::new(move |row: usize, column: usize| columns[column][row]) as Entry
         })
         .collect();
     let witnesses: Vec<LookupWitness> = cases
