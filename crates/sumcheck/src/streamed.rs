@@ -131,6 +131,15 @@ where
     }
 }
 
+impl<V> crate::FinalEvaluations for StreamedProductSumcheck<V>
+where
+    V: Fn(usize, &mut [Fr]) + Sync,
+{
+    fn final_evaluations(&self) -> Vec<Fr> {
+        StreamedProductSumcheck::final_evaluations(self)
+    }
+}
+
 impl<V> SumcheckInstance for StreamedProductSumcheck<V>
 where
     V: Fn(usize, &mut [Fr]) + Sync,

@@ -21,12 +21,17 @@
 )]
 
 pub mod deferred;
+pub mod multi_opening;
 pub mod pedersen;
 pub mod product;
 pub mod relation;
 pub mod sumcheck;
 
 pub use deferred::DeferredChecks;
+pub use multi_opening::{
+    ZkMultiOpeningProof, ZkOpeningClaim, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
+    zk_multi_opening_schedule,
+};
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
 pub use product::{
     BatchMember, FactorValue, FactorValuesProof, ZkProductClaims, ZkProductProof, ZkProductShape,
