@@ -141,9 +141,11 @@ fn group_member<V: LinearValue>(
     gammas: &[Fr],
     betas: &[Fr],
 ) -> Result<(ZkProductShape, V), ZkError> {
-    let terms = (0..group.len())
-        .map(|k| ProductTerm {
-            coefficient: gammas.get(group[k]).copied().unwrap_or_default(),
+    let terms = group
+        .iter()
+        .enumerate()
+        .map(|(k, f)| ProductTerm {
+            coefficient: gammas.get(*f).copied().unwrap_or_default(),
             factors: vec![0, k + 1],
         })
         .collect();
