@@ -121,7 +121,9 @@ fn verifier_claims(s: &Setup) -> Vec<ZkOpeningClaim<Combination>> {
         .collect()
 }
 
-const CASES: &[(&[usize], &[(usize, usize)])] = &[
+/// (polynomial sizes, claims as (polynomial, point index)).
+type Case = (&'static [usize], &'static [(usize, usize)]);
+const CASES: &[Case] = &[
     (&[4], &[(0, 0)]),
     (&[6, 6, 6], &[(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)]),
     (&[7, 5, 2], &[(0, 0), (1, 1), (2, 0), (2, 3), (0, 2)]),
