@@ -194,35 +194,43 @@ fn bench_layer(c: &mut Criterion) {
         keys: draw(shape.seq_len * shape.model_width()),
         values: draw(shape.seq_len * shape.value_model_width()),
     };
-    let (mask, softmax) = (MaskKind::Causal, SoftmaxMode::Identity);
-    let id = "seq128/heads8/dim64";
-    let plain_params = hyrax_params_for(&shape, softmax);
-    plain_params.prepare_small_table();
-    let zk_params = zk_hyrax_params_for(&shape, softmax);
-    zk_params.prepare_small_table();
-    let mut secure = ChaCha20Rng::seed_from_u64(9);
-    group.bench_function(format!("plain/prove/{id}"), |b| {
-        b.iter(|| prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs))
-    });
-    group.bench_function(format!("zk/prove/{id}"), |b| {
-        b.iter(|| prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure))
-    });
-    let (statement, proof, _) = prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs)
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    group.bench_function(format!("plain/verify/{id}"), |b| {
-        b.iter(|| verify_layer_committed(&plain_params, &statement, &proof))
-    });
-    let (zk_statement, zk_proof) = prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    group.bench_function(format!("zk/verify/{id}"), |b| {
-        b.iter(|| verify_layer_zk(&zk_params, &zk_statement, &zk_proof))
-    });
-    use ark_serialize::CanonicalSerialize;
-    println!(
-        "zk/layer proof sizes ({id}): plain {} B, zero-knowledge {} B",
-        proof.compressed_size(),
-        zk_proof.compressed_size()
+    let scale = 4.0 / (8.0 * 127.0 * 127.0 / 3.0);
+    let exponential = SoftmaxMode::Exponential(
+        zkmha_attention::fixed_point::SoftmaxParams::for_score_scale(scale, shape.padded_seq_len())
+            .unwrap_or_else(|e| unreachable!("{e}")),
     );
+    let mask = MaskKind::Causal;
+    for (mode, softmax) in [("linear", SoftmaxMode::Identity), ("softmax", exponential)] {
+        let id = format!("{mode}/seq128/heads8/dim64");
+        let plain_params = hyrax_params_for(&shape, softmax);
+        plain_params.prepare_small_table();
+        let zk_params = zk_hyrax_params_for(&shape, softmax).unwrap_or_else(|e| unreachable!("{e}"));
+        zk_params.prepare_small_table();
+        let mut secure = ChaCha20Rng::seed_from_u64(9);
+        group.bench_function(format!("plain/prove/{id}"), |b| {
+            b.iter(|| prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs))
+        });
+        group.bench_function(format!("zk/prove/{id}"), |b| {
+            b.iter(|| prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure))
+        });
+        let (statement, proof, _) = prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        group.bench_function(format!("plain/verify/{id}"), |b| {
+            b.iter(|| verify_layer_committed(&plain_params, &statement, &proof))
+        });
+        let (zk_statement, zk_proof) =
+            prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
+                .unwrap_or_else(|e| unreachable!("{e}"));
+        group.bench_function(format!("zk/verify/{id}"), |b| {
+            b.iter(|| verify_layer_zk(&zk_params, &zk_statement, &zk_proof))
+        });
+        use ark_serialize::CanonicalSerialize;
+        println!(
+            "zk/layer proof sizes ({id}): plain {} B, zero-knowledge {} B",
+            proof.compressed_size(),
+            zk_proof.compressed_size()
+        );
+    }
     group.finish();
 }
 

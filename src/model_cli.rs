@@ -489,7 +489,7 @@ pub fn prove(
 }
 
 /// Printed after every proof that is not zero-knowledge.
-pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (zkmha prove --zk --softmax linear proves a linear-attention layer in zero knowledge; docs/ZERO_KNOWLEDGE.md)";
+pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (zkmha prove --zk proves an attention layer in zero knowledge; docs/ZERO_KNOWLEDGE.md)";
 
 /// Runs `zkmha verify --vk`.
 ///

@@ -42,8 +42,9 @@ pub struct ProveArgs {
     /// Where to write the proof file.
     #[arg(long)]
     pub out: PathBuf,
-    /// A zero-knowledge proof: Q, K, V committed with blinding, every sum-check masked, every
-    /// claim committed (linear attention only for now: needs --softmax linear).
+    /// A zero-knowledge proof: Q, K, V (and the softmax's columns) committed with blinding,
+    /// every sum-check and lookup masked, every claim committed (attention layers; not model
+    /// layers yet).
     #[arg(long)]
     pub zk: bool,
 }
@@ -143,7 +144,7 @@ fn prove_zero_knowledge(
     inputs: &zkmha_attention::AttentionInputs,
     start: Instant,
 ) -> Result<()> {
-    let params = zk_hyrax_params_for(shape, softmax);
+    let params = zk_hyrax_params_for(shape, softmax)?;
     let mut rng = zkmha_zk::secure_rng().context("the operating system gave no randomness for the masks")?;
     let (statement, proof) = prove_layer_zk(&params, shape, args.layer.mask(), softmax, inputs, &mut rng)?;
     let elapsed = start.elapsed();
@@ -155,8 +156,9 @@ fn prove_zero_knowledge(
     proof.serialize_compressed(&mut bytes).context("could not encode the proof")?;
     std::fs::write(&args.out, &bytes).with_context(|| format!("could not write {}", args.out.display()))?;
     println!(
-        "proved in {:.1} ms (zero knowledge: Q, K, V committed with blinding, every sum-check masked, every claim committed; softmax not proven: linear attention)",
-        elapsed.as_secs_f64() * 1e3
+        "proved in {:.1} ms (zero knowledge: Q, K, V committed with blinding, every sum-check masked, every claim committed; {})",
+        elapsed.as_secs_f64() * 1e3,
+        softmax_words(softmax)
     );
     println!(
         "wrote {}: statement {} bytes (hiding commitments to Q, K, V and the output), proof {} bytes",
@@ -165,6 +167,15 @@ fn prove_zero_knowledge(
         bytes.len() - statement_bytes
     );
     Ok(())
+}
+
+/// What a zero-knowledge proof covers of the softmax.
+fn softmax_words(softmax: zkmha_attention::SoftmaxMode) -> &'static str {
+    if softmax.is_proven() {
+        "softmax proven in zero knowledge: its lookups and columns masked and committed"
+    } else {
+        "softmax not proven: linear attention"
+    }
 }
 
 /// Verifies a zero-knowledge proof file's contents (after the magic bytes).
@@ -185,14 +196,19 @@ fn verify_zero_knowledge(path: &std::path::Path, rest: &[u8]) -> Result<()> {
         bail!("{} is corrupt: {} unexpected bytes after the proof", path.display(), rest.len());
     }
     let start = Instant::now();
-    let params = zk_hyrax_params_for(&statement.shape, statement.softmax);
+    let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
     let setup = start.elapsed();
     let start = Instant::now();
     verify_layer_zk(&params, &statement, &proof).map_err(|e| anyhow::anyhow!("the proof is invalid: {e}"))?;
     let s = &statement.shape;
     println!(
-        "valid (zero-knowledge proof): attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} (softmax not proven: linear attention)",
-        s.seq_len, s.heads, s.head_dim, s.value_head_dim, statement.mask
+        "valid (zero-knowledge proof): attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} ({})",
+        s.seq_len,
+        s.heads,
+        s.head_dim,
+        s.value_head_dim,
+        statement.mask,
+        softmax_words(statement.softmax)
     );
     println!(
         "verified in {:.2} ms (+ {:.2} ms deriving the generators)",

@@ -25,6 +25,7 @@ pub mod quantization;
 pub mod rope;
 mod shape;
 pub mod softmax;
+pub mod softmax_zk;
 pub mod structured;
 pub mod unpadding;
 pub mod verifier_key;

@@ -263,7 +263,7 @@ pub fn softmax_tables(params: &SoftmaxParams) -> Result<SoftmaxTables, Attention
 }
 
 /// Variables of the `ĥ × ŝ × ŝ` tensors and of the per-row `ĥ × ŝ` ones.
-fn tensor_vars(shape: &AttentionShape) -> (usize, usize) {
+pub(crate) fn tensor_vars(shape: &AttentionShape) -> (usize, usize) {
     (2 * shape.seq_vars() + shape.head_vars(), shape.seq_vars() + shape.head_vars())
 }
 
@@ -289,11 +289,11 @@ pub struct SoftmaxProverData {
     /// wherever `lo = 0`, so on every masked entry), `ō = 1 − flag` instead of `flag` (almost
     /// always 0). The witness's own `lo, hi, e, flag` are moved here (left empty there): the
     /// prover reads them through [`IndexPermutation`], one copy in memory.
-    committed: [Vec<i64>; 4],
+    pub(crate) committed: [Vec<i64>; 4],
     /// `order[k]`: the tensor variable at committed position `k`.
-    order: Vec<usize>,
+    pub(crate) order: Vec<usize>,
     /// The same order as an index map.
-    permutation: IndexPermutation,
+    pub(crate) permutation: IndexPermutation,
 }
 
 impl SoftmaxProverData {
@@ -326,7 +326,7 @@ impl SoftmaxProverData {
 }
 
 /// The committed variable order of the `ĥ × ŝ × ŝ` columns.
-fn tensor_order(shape: &AttentionShape, params: &SoftmaxParams) -> Vec<usize> {
+pub(crate) fn tensor_order(shape: &AttentionShape, params: &SoftmaxParams) -> Vec<usize> {
     tensor_variable_order(shape, layout_column_vars(shape, SoftmaxMode::Exponential(*params)))
 }
 
@@ -487,13 +487,13 @@ fn remainder_value(params: &SoftmaxParams, [shift, score, lo, hi]: [Fr; 4]) -> F
         - (lo + Fr::from(1u64 << DIGIT_BITS) * hi) * two_k
 }
 
-fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, AttentionError> {
+pub(crate) fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, AttentionError> {
     Ok(DenseMultilinearExtension::from_i64(vars, values)?.evaluate(point)?)
 }
 
 /// Several integer columns' MLEs at one point, with `eq(point, ·) = E_low ⊗ E_high` from two
 /// tables of `√` size (no table of the columns' size) and delayed reduction in the inner sums.
-fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
+pub(crate) fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
     let (low_point, high_point) = point.split_at(point.len() / 2);
     let (low, high) = (eq_table(low_point), eq_table(high_point));
     let width = low.len();
@@ -522,13 +522,13 @@ fn evaluate_columns(point: &[Fr], columns: &[&[i64]]) -> Vec<Fr> {
 
 /// `Σ_{i < s, head < h} eq(r, (i, head))`: the MLE of the kept rows' indicator at a row point
 /// `[r_i ‖ r_h]`.
-fn kept_rows(shape: &AttentionShape, r_rows: &[Fr]) -> Fr {
+pub(crate) fn kept_rows(shape: &AttentionShape, r_rows: &[Fr]) -> Fr {
     let (r_i, r_h) = r_rows.split_at(shape.seq_vars().min(r_rows.len()));
     prefix_eq_sum(shape.seq_len, r_i) * prefix_eq_sum(shape.heads, r_h)
 }
 
 /// The per-row part `(t_i, t_h)` of a tensor point `[t_j ‖ t_i ‖ t_h]`.
-fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
+pub(crate) fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
     point.get(shape.seq_vars()..).unwrap_or_default().to_vec()
 }
 

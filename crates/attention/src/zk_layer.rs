@@ -1,27 +1,26 @@
-//! The zero-knowledge committed layer (linear attention): every claim of the chain is a
-//! commitment, every sum-check masked, the inputs committed with blinding and opened in zero
-//! knowledge (`docs/ZERO_KNOWLEDGE.md`).
+//! The zero-knowledge committed layer: every claim of the chain is a commitment, every
+//! sum-check masked, the inputs (and the softmax's columns) committed with blinding and opened
+//! in zero knowledge (`docs/ZERO_KNOWLEDGE.md`).
 //!
 //! ```text
-//! statement: shape, mask kind, softmax mode (identity only, for now), hiding commitments to
-//!            Q, K, V, the output O (public)
-//! absorb the statement (domain "attention-layer-zk"); commit to all five sum-checks' masks
-//! (mask_schedule) in one hiding vector commitment; draw r;  y = Õ(r), public: C_y = y·U
-//!   unpadding_zk       C_y                → C_Ô
-//!   attention_values_zk C_Ô               → C_A, C_V̂          (A = QK_M: the identity slot)
-//!   masking_zk         C_A                → C_QK̂
-//!   qk_zk              C_QK̂              → C_Q̂, C_K̂
-//!   padding_zk         C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
-//!   masks              the five masks' values at their points: one inner-product argument
-//!   openings           Q, K, V against their hiding commitments, values committed
-//!                      (Hyrax::open_batch_committed; one batch when the points share their
-//!                      column part, else one each)
+//! statement: shape, mask kind, softmax mode, hiding commitments to Q, K, V, the output O (public)
+//! absorb the statement (domain "attention-layer-zk"); proven softmax: commit to its eight
+//! columns with blinding and absorb them; commit to every sum-check's mask (mask_schedule) in
+//! one hiding vector commitment; draw r;  y = Õ(r), public: C_y = y·U
+//!   unpadding_zk        C_y                → C_Ô
+//!   attention_values_zk C_Ô               → C_A, C_V̂
+//!   linear attention:   masking_zk  C_A → C_QK̂        (A = QK_M)
+//!   proven softmax:     softmax_zk  C_A → C_QK̂ and committed claims on its columns
+//!   qk_zk               C_QK̂              → C_Q̂, C_K̂
+//!   padding_zk          C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
+//!   openings            linear: Q, K, V against their hiding commitments, values committed
+//!                       (one batch when the points share their column part, else one each);
+//!                       softmax: every committed polynomial's claims in one zero-knowledge
+//!                       multi-point opening (zkmha_zk::prove_multi_opening_zk)
+//!   masks               every mask's value at its point: one inner-product argument
 //! the verifier checks every structured factor in the clear and all group equations of the
 //! proof in one MSM at the end
 //! ```
-//!
-//! The proven softmax is not available in zero knowledge yet (its lookups' fraction trees need
-//! the same treatment); [`prove_layer_zk`] refuses it with [`AttentionError::NotYetZeroKnowledge`].
 
 use crate::attention_values::{
     AttentionMatrix, AttentionValuesZkProof, prove_attention_values_zk, verify_attention_values_zk,
@@ -32,6 +31,14 @@ use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_
 use crate::masking::{MaskingZkProof, prove_masking_zk, verify_masking_zk};
 use crate::padding::{PaddingZkProof, prove_padding_zk, verify_padding_zk};
 use crate::qk::{QkZkProof, prove_qk_zk, verify_qk_zk};
+use crate::softmax::{
+    ExponentialProverInput, SoftmaxCommitments, SoftmaxProverData, softmax_commitment_list,
+    softmax_multiplicities, softmax_opening_tables,
+};
+use crate::softmax_zk::{
+    ExponentialSoftmaxZkProof, commit_softmax_hiding, prove_softmax_zk, softmax_zk_schedule,
+    verify_softmax_zk,
+};
 use crate::unpadding::{UnpaddingZkProof, prove_unpadding_zk, verify_unpadding_zk};
 use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
 use crate::{
@@ -46,7 +53,11 @@ use zkmha_pcs::{
     ZkInnerProductProof,
 };
 use zkmha_transcript::Transcript;
-use zkmha_zk::{DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks};
+use zkmha_zk::{
+    Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks,
+    ZkMultiOpeningProof, ZkOpeningClaim, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
+    zk_multi_opening_schedule,
+};
 
 const STEP_OPENINGS: &str = "zero-knowledge openings";
 
@@ -59,8 +70,10 @@ pub struct ZkLayerProof {
     pub unpadding: UnpaddingZkProof,
     /// `softmax·V` (here `A = QK_M`).
     pub attention_values: AttentionValuesZkProof,
-    /// Masking.
-    pub masking: MaskingZkProof,
+    /// The proven softmax's commitments (made before the first challenge) and proof.
+    pub softmax: Option<(SoftmaxCommitments, ExponentialSoftmaxZkProof)>,
+    /// Masking (linear attention only).
+    pub masking: Option<MaskingZkProof>,
     /// Batched `QKᵀ`.
     pub qk: QkZkProof,
     /// Padding of Q, K, V.
@@ -69,35 +82,68 @@ pub struct ZkLayerProof {
     pub masks: G1Affine,
     /// The masks' values at their sum-checks' points, all in one inner-product argument.
     pub mask_openings: ZkInnerProductProof,
-    /// The inputs' openings against committed values: one for the three, or one each.
+    /// Linear attention: the inputs' openings against committed values (one for the three,
+    /// or one each).
     pub openings: Vec<ZkCommittedOpeningProof>,
+    /// Proven softmax: every committed polynomial's claims in one multi-point opening.
+    pub multi_opening: Option<ZkMultiOpeningProof>,
 }
 
 /// The `(variables, degree)` of every zero-knowledge sum-check of the layer, in proof order.
-pub fn mask_schedule(shape: &AttentionShape) -> MaskSchedule {
-    MaskSchedule(vec![
-        crate::unpadding::zk_sumcheck_shape(shape),
-        crate::attention_values::zk_sumcheck_shape(shape),
-        crate::masking::zk_sumcheck_shape(shape),
-        crate::qk::zk_sumcheck_shape(shape),
-        crate::padding::zk_sumcheck_shape(shape),
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for softmax parameters out of range.
+pub fn mask_schedule(shape: &AttentionShape, softmax: SoftmaxMode) -> Result<MaskSchedule, AttentionError> {
+    let mut schedule =
+        vec![crate::unpadding::zk_sumcheck_shape(shape), crate::attention_values::zk_sumcheck_shape(shape)];
+    match softmax {
+        SoftmaxMode::Identity => schedule.push(crate::masking::zk_sumcheck_shape(shape)),
+        SoftmaxMode::Exponential(params) => schedule.extend(softmax_zk_schedule(shape, &params)?),
+    }
+    schedule.push(crate::qk::zk_sumcheck_shape(shape));
+    schedule.push(crate::padding::zk_sumcheck_shape(shape));
+    if let SoftmaxMode::Exponential(params) = softmax {
+        schedule.push(zk_multi_opening_schedule(&opened_sizes(shape, &params)?));
+    }
+    Ok(MaskSchedule(schedule))
+}
+
+/// The sizes of the polynomials the proven softmax's layer opens: the eight softmax columns,
+/// then `Q`, `K`, `V`.
+fn opened_sizes(
+    shape: &AttentionShape,
+    params: &crate::fixed_point::SoftmaxParams,
+) -> Result<Vec<usize>, AttentionError> {
+    use zkmha_lookup::LookupTable;
+    let tables = crate::softmax::softmax_tables(params)?;
+    let (n, n_rows) = (2 * shape.seq_vars() + shape.head_vars(), shape.seq_vars() + shape.head_vars());
+    let s = shape.seq_vars();
+    Ok(vec![
+        n,
+        n,
+        n,
+        n,
+        n_rows,
+        tables.exponent.num_vars(),
+        tables.remainder.num_vars(),
+        tables.row_sum.num_vars(),
+        s + shape.model_vars(),
+        s + shape.model_vars(),
+        s + shape.value_model_vars(),
     ])
 }
 
-/// The Hyrax generators a zero-knowledge proof of `shape` needs: the inputs' and one per
-/// coefficient of all the masks together.
-pub fn zk_hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
-    let masks = 2 * mask_schedule(shape).generator_vars();
-    HyraxParams::new(largest_committed_vars(shape, softmax).max(masks))
-}
-
-fn not_yet(softmax: SoftmaxMode) -> Result<(), AttentionError> {
-    if softmax.is_proven() {
-        return Err(AttentionError::NotYetZeroKnowledge(
-            "zero knowledge is not available with the proven softmax yet: prove with --softmax linear, or without --zk",
-        ));
-    }
-    Ok(())
+/// The Hyrax generators a zero-knowledge proof of `shape` needs: the committed tables' and
+/// one per coefficient of all the masks together.
+///
+/// # Errors
+/// As [`mask_schedule`].
+pub fn zk_hyrax_params_for(
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+) -> Result<HyraxParams, AttentionError> {
+    let masks = 2 * mask_schedule(shape, softmax)?.generator_vars();
+    Ok(HyraxParams::new(largest_committed_vars(shape, softmax).max(masks)))
 }
 
 /// The transcript after the statement (the first step of proving and verifying).
@@ -180,7 +226,6 @@ pub fn prove_layer_zk<R: RngCore + CryptoRng>(
     inputs: &AttentionInputs,
     rng: &mut R,
 ) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
-    not_yet(softmax)?;
     let (commitments, blinds) = commit_inputs_hiding(params, shape, softmax, inputs, rng)?;
     prove_committed_layer_zk(params, shape, mask, softmax, inputs, commitments, &blinds, rng)
 }
@@ -202,7 +247,6 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
     blinds: &[HyraxBlinds],
     rng: &mut R,
 ) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
-    not_yet(softmax)?;
     inputs.validate(shape)?;
     if blinds.len() != 3 {
         return Err(AttentionError::CheckFailed { step: "input commitment" });
@@ -214,17 +258,46 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
         CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
     statement.validate()?;
     let mut transcript = statement_transcript(&statement);
+    // The proven softmax's columns are committed (with blinding) before the first challenge.
+    let mut softmax_data = match (softmax, witness.softmax.take()) {
+        (SoftmaxMode::Exponential(p), Some(softmax_witness)) => {
+            let multiplicities = softmax_multiplicities(&p, &softmax_witness)?;
+            let data = SoftmaxProverData::new(shape, softmax_witness, multiplicities, &p);
+            let (commitments, softmax_blinds) = commit_softmax_hiding(params, shape, &p, &data, rng)?;
+            commitments.append_to_transcript(&mut transcript);
+            Some((p, commitments, data, softmax_blinds))
+        }
+        (SoftmaxMode::Exponential(_), None) => {
+            return Err(AttentionError::CheckFailed { step: "softmax witness" });
+        }
+        (SoftmaxMode::Identity, _) => None,
+    };
     let (mut masks, masks_commitment) =
-        ProverMasks::commit(params, mask_schedule(shape), &mut transcript, rng).map_err(zk_error("masks"))?;
+        ProverMasks::commit(params, mask_schedule(shape, softmax)?, &mut transcript, rng)
+            .map_err(zk_error("masks"))?;
     let output = output_witness_claim(params, shape, &statement.output, &mut transcript)?;
 
     let (t, m) = (&mut transcript, &mut masks);
     let (unpadding, output_hat) = prove_unpadding_zk(params, shape, &witness.output_hat, &output, m, t, rng)?;
-    let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
+    let matrix = match &softmax_data {
+        Some((_, _, data, _)) => AttentionMatrix::Explicit(&data.witness.attention),
+        None => AttentionMatrix::Masked { scores: &witness.scores, mask },
+    };
     let (attention_values, av) =
         prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, m, t, rng)?;
     let scores = std::mem::take(&mut witness.scores);
-    let (masking, scores_claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, m, t, rng)?;
+    let (masking, softmax_proof, scores_claim, softmax_claims) = match &mut softmax_data {
+        Some((p, commitments, data, _)) => {
+            data.witness.attention = Vec::new();
+            let input = ExponentialProverInput { hyrax: params, commitments, data };
+            let out = prove_softmax_zk(shape, mask, p, &av.attention, &input, m, t, rng)?;
+            (None, Some(out.proof), out.scores, out.opening_claims)
+        }
+        None => {
+            let (masking, claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, m, t, rng)?;
+            (Some(masking), None, claim, Vec::new())
+        }
+    };
     let (qk, qk_claims) =
         prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, m, t, rng)?;
     let (padding, input_claims) = prove_padding_zk(
@@ -236,42 +309,78 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
         t,
         rng,
     )?;
-    let mask_openings = masks.prove_openings(params, t, rng).map_err(zk_error("masks"))?;
 
     let c = &statement.commitments;
     let claims = [&input_claims.queries, &input_claims.keys, &input_claims.values];
-    let items: Vec<_> = padded
-        .iter()
-        .zip([&c.queries, &c.keys, &c.values])
-        .zip(blinds)
-        .zip(claims)
-        .map(|((((num_vars, table), commitment), blind), claim)| {
-            (
-                PolynomialTable::Integers { num_vars: *num_vars, values: table },
-                commitment,
-                blind,
-                claim.claim.point.as_slice(),
-                (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
-            )
-        })
-        .collect();
-    let together =
-        one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
     let mut openings = Vec::with_capacity(3);
-    let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
-    for group in groups {
-        openings.push(Hyrax::open_batch_committed(params, group, t, rng)?);
+    let mut multi_opening = None;
+    match &softmax_data {
+        Some((p, commitments, data, softmax_blinds)) => {
+            let mut polynomials: Vec<(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds)> =
+                softmax_opening_tables(shape, p, commitments, data)?
+                    .into_iter()
+                    .zip(softmax_blinds)
+                    .map(|((table, commitment), blind)| (table, commitment, blind))
+                    .collect();
+            for (((num_vars, table), commitment), blind) in
+                padded.iter().zip([&c.queries, &c.keys, &c.values]).zip(blinds)
+            {
+                polynomials.push((
+                    PolynomialTable::Integers { num_vars: *num_vars, values: table },
+                    commitment,
+                    blind,
+                ));
+            }
+            let mut all_claims = softmax_claims;
+            for (k, claim) in claims.iter().enumerate() {
+                all_claims.push(ZkOpeningClaim {
+                    polynomial: 8 + k,
+                    point: claim.claim.point.clone(),
+                    value: CommittedValue::new(claim.claim.commitment, claim.opening),
+                });
+            }
+            multi_opening = Some(
+                prove_multi_opening_zk(params, &polynomials, &all_claims, m, t, rng)
+                    .map_err(zk_error(STEP_OPENINGS))?,
+            );
+        }
+        None => {
+            let items: Vec<_> = padded
+                .iter()
+                .zip([&c.queries, &c.keys, &c.values])
+                .zip(blinds)
+                .zip(claims)
+                .map(|((((num_vars, table), commitment), blind), claim)| {
+                    (
+                        PolynomialTable::Integers { num_vars: *num_vars, values: table },
+                        commitment,
+                        blind,
+                        claim.claim.point.as_slice(),
+                        (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
+                    )
+                })
+                .collect();
+            let together =
+                one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
+            let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
+            for group in groups {
+                openings.push(Hyrax::open_batch_committed(params, group, t, rng)?);
+            }
+        }
     }
+    let mask_openings = masks.prove_openings(params, t, rng).map_err(zk_error("masks"))?;
     let proof = ZkLayerProof {
         version: crate::PROOF_FORMAT_VERSION,
         unpadding,
         attention_values,
+        softmax: softmax_data.map(|(_, commitments, _, _)| commitments).zip(softmax_proof),
         masking,
         qk,
         padding,
         masks: masks_commitment,
         mask_openings,
         openings,
+        multi_opening,
     };
     Ok((statement, proof))
 }
@@ -292,17 +401,35 @@ pub fn verify_layer_zk(
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
     statement.validate()?;
-    not_yet(statement.softmax)?;
     let shape = &statement.shape;
     let mut transcript = statement_transcript(statement);
-    let mut masks = VerifierMasks::absorb(mask_schedule(shape), proof.masks, &mut transcript);
+    let softmax = match (statement.softmax, &proof.softmax, &proof.masking) {
+        (SoftmaxMode::Exponential(p), Some((commitments, slot)), None) => {
+            commitments.append_to_transcript(&mut transcript);
+            Some((p, commitments, slot))
+        }
+        (SoftmaxMode::Identity, None, Some(_)) => None,
+        _ => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
+    };
+    let mut masks =
+        VerifierMasks::absorb(mask_schedule(shape, statement.softmax)?, proof.masks, &mut transcript);
     let output = output_claim(params, shape, &statement.output, &mut transcript)?;
 
     let mut checks = DeferredChecks::new();
     let (t, k, m) = (&mut transcript, &mut checks, &mut masks);
     let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k)?;
     let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k)?;
-    let scores = verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, m, t, k)?;
+    let (scores, softmax_claims) = match (&softmax, &proof.masking) {
+        (Some((p, commitments, slot)), _) => {
+            let (scores, claims) =
+                verify_softmax_zk(params, shape, statement.mask, p, &av.attention, slot, m, t, k)?;
+            (scores, Some((commitments, claims)))
+        }
+        (None, Some(masking)) => {
+            (verify_masking_zk(params, shape, statement.mask, &av.attention, masking, m, t, k)?, None)
+        }
+        (None, None) => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
+    };
     let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k)?;
     let inputs = verify_padding_zk(
         params,
@@ -313,26 +440,48 @@ pub fn verify_layer_zk(
         t,
         k,
     )?;
-    masks.verify_openings(params, &proof.mask_openings, t, k).map_err(zk_error("masks"))?;
 
     let c = &statement.commitments;
     let claims = [&inputs.queries, &inputs.keys, &inputs.values];
-    let items: Vec<(&HyraxCommitment, &[Fr], G1Affine)> = [&c.queries, &c.keys, &c.values]
-        .into_iter()
-        .zip(claims)
-        .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.commitment))
-        .collect();
-    let together = one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
-    let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
-    if groups.len() != proof.openings.len() {
-        return Err(AttentionError::CheckFailed { step: STEP_OPENINGS });
-    }
-    for (group, opening) in groups.into_iter().zip(&proof.openings) {
-        let equations = Hyrax::batch_committed_equations(params, group, opening, t)
-            .map_err(|_| AttentionError::CheckFailed { step: STEP_OPENINGS })?;
-        for equation in equations {
-            k.push(equation, zkmha_zk::ZkError::CommittedOpening);
+    match (softmax_claims, &proof.multi_opening) {
+        (Some((commitments, mut all_claims)), Some(multi_opening)) => {
+            if !proof.openings.is_empty() {
+                return Err(AttentionError::CheckFailed { step: STEP_OPENINGS });
+            }
+            let mut polynomials = softmax_commitment_list(commitments);
+            polynomials.extend([&c.queries, &c.keys, &c.values]);
+            for (index, claim) in claims.iter().enumerate() {
+                all_claims.push(ZkOpeningClaim {
+                    polynomial: 8 + index,
+                    point: claim.point.clone(),
+                    value: Combination::point(claim.commitment),
+                });
+            }
+            verify_multi_opening_zk_deferred(params, &polynomials, &all_claims, multi_opening, m, t, k)
+                .map_err(zk_error(STEP_OPENINGS))?;
         }
+        (None, None) => {
+            let items: Vec<(&HyraxCommitment, &[Fr], G1Affine)> = [&c.queries, &c.keys, &c.values]
+                .into_iter()
+                .zip(claims)
+                .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.commitment))
+                .collect();
+            let together =
+                one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
+            let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
+            if groups.len() != proof.openings.len() {
+                return Err(AttentionError::CheckFailed { step: STEP_OPENINGS });
+            }
+            for (group, opening) in groups.into_iter().zip(&proof.openings) {
+                let equations = Hyrax::batch_committed_equations(params, group, opening, t)
+                    .map_err(|_| AttentionError::CheckFailed { step: STEP_OPENINGS })?;
+                for equation in equations {
+                    k.push(equation, zkmha_zk::ZkError::CommittedOpening);
+                }
+            }
+        }
+        _ => return Err(AttentionError::CheckFailed { step: STEP_OPENINGS }),
     }
+    masks.verify_openings(params, &proof.mask_openings, t, k).map_err(zk_error("masks"))?;
     checks.finish(&transcript).map_err(zk_error("the proof's group equations"))
 }

@@ -1,6 +1,6 @@
-//! The zero-knowledge committed layer (linear attention): round trips on many shapes, two
-//! proofs of one statement that differ, no witness value in the proof, tampering, and the
-//! proven softmax refused until it is covered.
+//! The zero-knowledge committed layer, linear attention and the proven softmax: round trips
+//! on many shapes, two proofs of one statement that differ, no witness value in the proof, and
+//! tampering.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -35,11 +35,21 @@ struct Proved {
 }
 
 fn prove(shape: &AttentionShape, mask: MaskKind, seed: u64) -> Proved {
-    let params = zk_hyrax_params_for(shape, SoftmaxMode::Identity);
+    prove_with(shape, mask, SoftmaxMode::Identity, seed)
+}
+
+fn prove_with(shape: &AttentionShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Proved {
+    let params = zk_hyrax_params_for(shape, softmax).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 1000);
     let (statement, proof) =
-        prove_layer_zk(&params, shape, mask, SoftmaxMode::Identity, &inputs(shape, seed), &mut rng).unwrap();
+        prove_layer_zk(&params, shape, mask, softmax, &inputs(shape, seed), &mut rng).unwrap();
     Proved { params, statement, proof }
+}
+
+/// The proven softmax for inputs in [−127, 127] (the score scale of the default layer).
+fn softmax_for(shape: &AttentionShape) -> SoftmaxMode {
+    let scale = 4.0 / (shape.head_dim as f64 * 127.0 * 127.0 / 3.0);
+    SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(scale, shape.padded_seq_len()).unwrap())
 }
 
 #[test]
@@ -65,7 +75,7 @@ fn zero_knowledge_layers_round_trip_on_many_shapes() {
 #[test]
 fn two_proofs_of_the_same_statement_differ() {
     let shape = AttentionShape::new(16, 4, 8, 8).unwrap();
-    let params = zk_hyrax_params_for(&shape, SoftmaxMode::Identity);
+    let params = zk_hyrax_params_for(&shape, SoftmaxMode::Identity).unwrap();
     let x = inputs(&shape, 5);
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let (commitments, blinds) =
@@ -107,7 +117,7 @@ fn sent_values(proof: &ZkLayerProof) -> Vec<Fr> {
     for product in [
         &proof.unpadding.product,
         &proof.attention_values.product,
-        &proof.masking.product,
+        &proof.masking.as_ref().unwrap().product,
         &proof.qk.product,
         &proof.padding.product,
     ] {
@@ -186,14 +196,24 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
     let shape = &statement.shape;
     let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
-    let mut m = VerifierMasks::absorb(zkmha_attention::zk_layer::mask_schedule(shape), proof.masks, &mut t);
+    let schedule = zkmha_attention::zk_layer::mask_schedule(shape, statement.softmax).unwrap();
+    let mut m = VerifierMasks::absorb(schedule, proof.masks, &mut t);
     let output = zkmha_attention::zk_layer::output_claim(params, shape, &statement.output, &mut t).unwrap();
     let (k, m, t) = (&mut DeferredChecks::new(), &mut m, &mut t);
     let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k).unwrap();
     let av =
         verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k).unwrap();
-    let scores =
-        verify_masking_zk(params, shape, statement.mask, &av.attention, &proof.masking, m, t, k).unwrap();
+    let scores = verify_masking_zk(
+        params,
+        shape,
+        statement.mask,
+        &av.attention,
+        proof.masking.as_ref().unwrap(),
+        m,
+        t,
+        k,
+    )
+    .unwrap();
     let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k).unwrap();
     let inputs = verify_padding_zk(
         params,
@@ -218,20 +238,80 @@ fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerP
     ]
 }
 
+fn slot(proof: &mut ZkLayerProof) -> &mut zkmha_attention::softmax_zk::ExponentialSoftmaxZkProof {
+    &mut proof.softmax.as_mut().unwrap().1
+}
+
 #[test]
-fn the_proven_softmax_is_refused_until_it_is_covered() {
-    let shape = AttentionShape::new(8, 2, 4, 4).unwrap();
-    let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(0.05, 4).unwrap());
-    let params = zk_hyrax_params_for(&shape, softmax);
-    let result = prove_layer_zk(
-        &params,
-        &shape,
-        MaskKind::Causal,
-        softmax,
-        &inputs(&shape, 1),
-        &mut ChaCha20Rng::seed_from_u64(1),
+fn proven_softmax_layers_round_trip_in_zero_knowledge() {
+    for (n, (s, h, m, mv)) in
+        [(8, 2, 4, 4), (7, 3, 3, 2), (16, 4, 8, 8), (5, 1, 2, 3)].into_iter().enumerate()
+    {
+        let shape = AttentionShape::new(s, h, m, mv).unwrap();
+        let softmax = softmax_for(&shape);
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let p = prove_with(&shape, mask, softmax, 40 + n as u64);
+            verify_layer_zk(&p.params, &p.statement, &p.proof)
+                .unwrap_or_else(|e| panic!("{shape:?} {mask:?}: {e}"));
+            // The output is the plain forward pass's (the fixed-point softmax).
+            let plain =
+                compute_witness_for_mode(&shape, mask, softmax, &inputs(&shape, 40 + n as u64)).unwrap();
+            assert_eq!(p.statement.output, plain.output);
+            assert!(p.proof.masking.is_none() && p.proof.softmax.is_some() && p.proof.openings.is_empty());
+            let mut bytes = Vec::new();
+            p.proof.serialize_compressed(&mut bytes).unwrap();
+            assert_eq!(ZkLayerProof::deserialize_compressed(&bytes[..]).unwrap(), p.proof);
+        }
+    }
+}
+
+#[test]
+fn two_softmax_proofs_differ_and_tampering_is_rejected() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let softmax = softmax_for(&shape);
+    let p = prove_with(&shape, MaskKind::Causal, softmax, 50);
+    let q = prove_with(&shape, MaskKind::Causal, softmax, 50 + 1);
+    assert_ne!(p.proof.softmax, q.proof.softmax);
+    let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
+    check(&p.proof).unwrap();
+
+    let mut bad = p.proof.clone();
+    slot(&mut bad).lookups.fractions.layers[1].sumcheck.sumcheck.rounds[0].evaluations[1] += Fr::one();
+    assert!(check(&bad).is_err());
+    let mut bad = p.proof.clone();
+    slot(&mut bad).lookup_values[2] = p.params.value_generator;
+    assert!(check(&bad).is_err());
+    let mut bad = p.proof.clone();
+    slot(&mut bad).final_values[3] = p.params.value_generator;
+    assert!(check(&bad).is_err());
+    let mut bad = p.proof.clone();
+    slot(&mut bad).relations.blinding_response += Fr::one();
+    assert!(check(&bad).is_err());
+    let mut bad = p.proof.clone();
+    slot(&mut bad).sumcheck.factors.public_values[1] += Fr::one();
+    assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "softmax sum-check public factors" }));
+    // The softmax's commitments swapped (lo for hi).
+    let mut bad = p.proof.clone();
+    let commitments = &mut bad.softmax.as_mut().unwrap().0;
+    std::mem::swap(&mut commitments.low, &mut commitments.high);
+    assert!(check(&bad).is_err());
+    let mut bad = p.proof.clone();
+    bad.multi_opening.as_mut().unwrap().openings[0].response[0] += Fr::one();
+    assert_eq!(
+        check(&bad),
+        Err(AttentionError::ZeroKnowledge {
+            step: "the proof's group equations",
+            source: zkmha_zk::ZkError::CommittedOpening
+        })
     );
-    assert!(matches!(result, Err(AttentionError::NotYetZeroKnowledge(_))));
+    // A proof of the other mode.
+    let mut bad = p.proof.clone();
+    bad.softmax = None;
+    assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }));
+    let linear = prove(&shape, MaskKind::Causal, 52);
+    let mut statement = linear.statement.clone();
+    statement.softmax = softmax;
+    assert!(verify_layer_zk(&p.params, &statement, &linear.proof).is_err());
 }
 
 #[test]
