@@ -206,13 +206,18 @@ fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
     let dir = std::env::temp_dir().join(format!("zkmha-prove-zk-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
     let path = |name: &str| dir.join(name).to_string_lossy().to_string();
-    let shape = ["--seq", "9", "--heads", "3", "--head-dim", "4", "--softmax", "linear"];
+    // The default layer (proven softmax) twice, then linear attention.
+    let shape = ["--seq", "9", "--heads", "3", "--head-dim", "4"];
     let mut files = Vec::new();
-    for name in ["a.proof", "b.proof"] {
+    for (name, extra) in
+        [("a.proof", &[][..]), ("b.proof", &[][..]), ("linear.proof", &["--softmax", "linear"][..])]
+    {
         let file = path(name);
-        let out = zkmha(&[&["prove", "--zk", "--out", &file][..], &shape[..]].concat());
+        let out = zkmha(&[&["prove", "--zk", "--out", &file][..], &shape[..], extra].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("zero knowledge"));
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(stdout.contains("zero knowledge"), "{stdout}");
+        assert_eq!(stdout.contains("softmax proven in zero knowledge"), extra.is_empty(), "{stdout}");
         let out = zkmha(&["verify", "--proof", &file]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stdout).starts_with("valid (zero-knowledge proof)"));
@@ -250,23 +255,8 @@ fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
 #[test]
 fn prove_zk_says_what_it_does_not_cover_yet() {
     let file = std::env::temp_dir().join(format!("zkmha-zk-refused-{}", std::process::id()));
-    let out = zkmha(&[
-        "prove",
-        "--zk",
-        "--seq",
-        "4",
-        "--heads",
-        "2",
-        "--head-dim",
-        "4",
-        "--out",
-        &file.to_string_lossy(),
-    ]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not available with the proven softmax yet"), "{stderr}");
-    assert!(!file.exists());
     let out = zkmha(&["prove", "--zk", "--model", "missing.safetensors", "--out", &file.to_string_lossy()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not available for model layers yet"));
+    assert!(!file.exists());
 }
