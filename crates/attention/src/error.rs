@@ -46,9 +46,6 @@ pub enum AttentionError {
     /// A commitment or opening failed.
     #[error("commitment: {0}")]
     Commitment(#[from] zkmha_pcs::PcsError),
-    /// A mode the zero-knowledge prover does not cover yet.
-    #[error("{0}")]
-    NotYetZeroKnowledge(&'static str),
     /// A proof of another format version.
     #[error("unsupported proof format version {0}")]
     UnsupportedVersion(u32),

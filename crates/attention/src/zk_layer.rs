@@ -212,12 +212,12 @@ pub fn commit_inputs_hiding<R: RngCore + CryptoRng>(
     Ok((InputCommitments { queries, keys, values }, blinds))
 }
 
-/// Commits to `Q`, `K`, `V` with blinding, runs the forward pass (linear attention) and proves
-/// it in zero knowledge; the statement holds the hiding commitments and the output.
+/// Commits to `Q`, `K`, `V` with blinding, runs the forward pass (linear attention or the
+/// fixed-point softmax) and proves it in zero knowledge; the statement holds the hiding
+/// commitments and the output.
 ///
 /// # Errors
-/// [`AttentionError::NotYetZeroKnowledge`] for the proven softmax; otherwise as
-/// [`crate::prove_layer_committed`].
+/// As [`crate::prove_layer_committed`], and [`AttentionError::ZeroKnowledge`].
 pub fn prove_layer_zk<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
@@ -388,8 +388,8 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
 /// Verifies a zero-knowledge layer proof using only the statement and the generators.
 ///
 /// # Errors
-/// Statement errors, [`AttentionError::NotYetZeroKnowledge`] for a statement with the proven
-/// softmax, the first failing step ([`AttentionError::ZeroKnowledge`],
+/// Statement errors, a proof of the other softmax mode ([`AttentionError::CheckFailed`]), the
+/// first failing step ([`AttentionError::ZeroKnowledge`],
 /// [`AttentionError::CheckFailed`]), or the failing group equation at the end.
 #[deny(clippy::indexing_slicing)]
 pub fn verify_layer_zk(
