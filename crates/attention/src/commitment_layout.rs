@@ -40,6 +40,18 @@ pub fn layout_column_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize
     split_vars(largest_committed_vars(shape, softmax)).1
 }
 
+/// The zero-knowledge layer's column variables: the plain layout's, two more for the proven
+/// softmax (at most `n_max`). Hiding commitments blind every row (none is the identity), so
+/// their size is the number of rows; the zero-knowledge openings are logarithmic in the row
+/// width (`zkmha_pcs::Hyrax::open_batch_committed_log`), so wider rows shrink the proof.
+pub fn zk_layout_column_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize {
+    let plain = layout_column_vars(shape, softmax);
+    match softmax {
+        SoftmaxMode::Identity => plain,
+        SoftmaxMode::Exponential(_) => (plain + 2).min(largest_committed_vars(shape, softmax)),
+    }
+}
+
 /// Column variables of a committed table of `num_vars` variables under the layer's layout.
 pub fn table_column_vars(num_vars: usize, layout: usize) -> usize {
     num_vars.min(layout)

@@ -130,22 +130,27 @@ impl CommittedStatement {
     }
 
     pub(crate) fn validate(&self) -> Result<(), AttentionError> {
+        self.validate_layout(layout_column_vars(&self.shape, self.softmax))
+    }
+
+    /// [`Self::validate`] for the commitments' layout `layout` (the zero-knowledge layer's).
+    pub(crate) fn validate_layout(&self, layout: usize) -> Result<(), AttentionError> {
         let shape = &self.shape;
         shape.validate()?;
         check_output_len(shape, &self.output)?;
-        self.commitments.validate(shape, self.softmax)
+        self.commitments.validate_layout(shape, layout)
     }
 }
 
 impl InputCommitments {
     /// Checks each commitment's size and layout against the shape.
-    pub(crate) fn validate(
-        &self,
-        shape: &AttentionShape,
-        softmax: SoftmaxMode,
-    ) -> Result<(), AttentionError> {
+    pub(crate) fn validate(&self, shape: &AttentionShape, softmax: SoftmaxMode) -> Result<(), AttentionError> {
+        self.validate_layout(shape, layout_column_vars(shape, softmax))
+    }
+
+    /// [`Self::validate`] for the layout `layout`.
+    pub(crate) fn validate_layout(&self, shape: &AttentionShape, layout: usize) -> Result<(), AttentionError> {
         let c = self;
-        let layout = layout_column_vars(shape, softmax);
         for (commitment, vars) in [
             (&c.queries, shape.seq_vars() + shape.model_vars()),
             (&c.keys, shape.seq_vars() + shape.model_vars()),

@@ -448,8 +448,17 @@ impl SoftmaxCommitments {
         params: &SoftmaxParams,
         tables: &SoftmaxTables,
     ) -> Result<(), AttentionError> {
+        self.validate_layout(shape, tables, layout_column_vars(shape, SoftmaxMode::Exponential(*params)))
+    }
+
+    /// [`Self::validate`] for the layout `layout` (the zero-knowledge layer's).
+    pub(crate) fn validate_layout(
+        &self,
+        shape: &AttentionShape,
+        tables: &SoftmaxTables,
+        layout: usize,
+    ) -> Result<(), AttentionError> {
         let (n, n_rows) = tensor_vars(shape);
-        let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
         let sizes = [
             (&self.low, n),
             (&self.high, n),

@@ -24,7 +24,7 @@
 //! All the slot's relations are linear (the products sit inside the sum-checks' own relation
 //! proofs) and go into one relations proof at the end of the slot.
 
-use crate::commitment_layout::{layout_column_vars, permute_point, table_column_vars};
+use crate::commitment_layout::{permute_point, table_column_vars, zk_layout_column_vars};
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams};
 use crate::softmax::{
     ExponentialProverInput, SoftmaxCommitments, SoftmaxMode, SoftmaxProverData, evaluate_columns,
@@ -109,7 +109,7 @@ pub fn commit_softmax_hiding<R: RngCore + CryptoRng>(
 ) -> Result<(SoftmaxCommitments, Vec<HyraxBlinds>), AttentionError> {
     let (n, n_rows) = tensor_vars(shape);
     let tables = softmax_tables(params)?;
-    let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
+    let layout = zk_layout_column_vars(shape, SoftmaxMode::Exponential(*params));
     let (w, m) = (&data.witness, &data.multiplicities);
     let [lo, hi, e_bar, o_bar] = &data.committed;
     let columns: [(usize, &[i64]); 8] = [

@@ -25,7 +25,7 @@
 use crate::attention_values::{
     AttentionMatrix, AttentionValuesZkProof, prove_attention_values_zk, verify_attention_values_zk,
 };
-use crate::commitment_layout::{largest_committed_vars, layout_column_vars, table_column_vars};
+use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_layout_column_vars};
 use crate::committed::padded_inputs;
 use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_table};
 use crate::masking::{MaskingZkProof, prove_masking_zk, verify_masking_zk};
@@ -143,7 +143,8 @@ pub fn zk_hyrax_params_for(
     softmax: SoftmaxMode,
 ) -> Result<HyraxParams, AttentionError> {
     let masks = 2 * mask_schedule(shape, softmax)?.generator_vars();
-    Ok(HyraxParams::new(largest_committed_vars(shape, softmax).max(masks)))
+    let columns = 2 * zk_layout_column_vars(shape, softmax);
+    Ok(HyraxParams::new(largest_committed_vars(shape, softmax).max(masks).max(columns)))
 }
 
 /// The transcript after the statement (the first step of proving and verifying).
@@ -198,7 +199,7 @@ pub fn commit_inputs_hiding<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(InputCommitments, Vec<HyraxBlinds>), AttentionError> {
     inputs.validate(shape)?;
-    let layout = layout_column_vars(shape, softmax);
+    let layout = zk_layout_column_vars(shape, softmax);
     let mut commitments = Vec::with_capacity(3);
     let mut blinds = Vec::with_capacity(3);
     for (num_vars, table) in &padded_inputs(shape, inputs) {
@@ -256,7 +257,7 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
     let padded = padded_inputs(shape, inputs);
     let statement =
         CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
-    statement.validate()?;
+    statement.validate_layout(zk_layout_column_vars(&statement.shape, statement.softmax))?;
     let mut transcript = statement_transcript(&statement);
     // The proven softmax's columns are committed (with blinding) before the first challenge.
     let mut softmax_data = match (softmax, witness.softmax.take()) {
@@ -400,11 +401,13 @@ pub fn verify_layer_zk(
     if proof.version != crate::PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
-    statement.validate()?;
+    statement.validate_layout(zk_layout_column_vars(&statement.shape, statement.softmax))?;
     let shape = &statement.shape;
     let mut transcript = statement_transcript(statement);
     let softmax = match (statement.softmax, &proof.softmax, &proof.masking) {
         (SoftmaxMode::Exponential(p), Some((commitments, slot)), None) => {
+            let layout = zk_layout_column_vars(shape, statement.softmax);
+            commitments.validate_layout(shape, &crate::softmax::softmax_tables(&p)?, layout)?;
             commitments.append_to_transcript(&mut transcript);
             Some((p, commitments, slot))
         }

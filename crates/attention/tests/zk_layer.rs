@@ -296,7 +296,7 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     std::mem::swap(&mut commitments.low, &mut commitments.high);
     assert!(check(&bad).is_err());
     let mut bad = p.proof.clone();
-    bad.multi_opening.as_mut().unwrap().openings[0].response[0] += Fr::one();
+    bad.multi_opening.as_mut().unwrap().openings[0].responses[0] += Fr::one();
     assert_eq!(
         check(&bad),
         Err(AttentionError::ZeroKnowledge {

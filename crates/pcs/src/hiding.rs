@@ -23,6 +23,7 @@
 //! The proof is one group element and `2^c + 3` field elements: one more point and three more
 //! field elements than the plain opening's combined row `w`, which this one never reveals.
 
+use crate::ZkInnerProductProof;
 use crate::hyrax::{GroupEquation, absorb, batch_layout, combined_commitment_terms, combined_row_and_value};
 use crate::{G1Affine, G1Projective, Hyrax, HyraxCommitment, HyraxParams, PcsError, PolynomialTable};
 use ark_ec::scalar_mul::ScalarMul;
@@ -730,6 +731,103 @@ impl Hyrax {
             proof,
             challenge,
         ))
+    }
+
+    /// [`Self::open_batch_committed`] with a proof of logarithmic size: the combined row's
+    /// inner product with the column point's eq vector is proved by a
+    /// [`ZkInnerProductProof`] against the combined row's commitment (`2·log₂(columns) + 1`
+    /// points and 2 field elements instead of one field element per column), so a layout of
+    /// few, wide rows costs little in the proof.
+    ///
+    /// # Errors
+    /// As [`Self::open_batch_committed`].
+    #[allow(clippy::type_complexity)]
+    pub fn open_batch_committed_log<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        items: &[(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds, &[Fr], (G1Affine, Fr, Fr))],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<ZkInnerProductProof, PcsError> {
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, _, p, _)| (*c, *p)).collect();
+        let (column_point, scales) = batch_layout(&layout)?;
+        let generators = Self::bases(params, column_point.len(), column_point.len())?;
+        let mut rows = Vec::with_capacity(items.len());
+        for (f, commitment, blinds, point, (value_commitment, value, _)) in items {
+            if blinds.rows.len() != commitment.rows.len() {
+                return Err(PcsError::MalformedProof("one blinding factor per committed row"));
+            }
+            let (row, actual) = combined_row_and_value(*f, point, commitment.column_vars()?)?;
+            if actual != *value {
+                return Err(PcsError::MalformedProof(
+                    "a committed value is not the table's value at the point",
+                ));
+            }
+            absorb(transcript, commitment, point, &Fr::zero());
+            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
+            rows.push(row);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
+        let mut combined_row = vec![Fr::zero(); generators.len()];
+        let (mut blinding, mut value_blinding) = (Fr::zero(), Fr::zero());
+        for (((row, c), (_, commitment, blinds, point, (_, _, beta))), s) in
+            rows.iter().zip(&coefficients).zip(items).zip(&scales)
+        {
+            combined_row.par_iter_mut().zip(row.par_iter()).for_each(|(w, x)| *w += *c * x);
+            let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
+            blinding += *c * blinds.rows.iter().zip(eq_table(row_point)).map(|(b, l)| *b * l).sum::<Fr>();
+            value_blinding += *c * s * beta;
+        }
+        let public = eq_table(column_point);
+        let vector_commitment = (G1Projective::msm(generators, &combined_row)
+            .map_err(|_| PcsError::MalformedProof("msm sizes"))?
+            + params.blinding_times(blinding))
+        .into_affine();
+        let value: Fr = combined_row.iter().zip(&public).map(|(a, b)| *a * b).sum();
+        let value_commitment = params.pedersen(value, value_blinding).into_affine();
+        ZkInnerProductProof::prove(
+            params,
+            (vector_commitment, &combined_row, blinding),
+            (value_commitment, value_blinding),
+            &public,
+            transcript,
+            rng,
+        )
+    }
+
+    /// The group equation of [`Self::open_batch_committed_log`]'s proof, for the caller's
+    /// deferred check (`items`: commitment, point, value commitment).
+    ///
+    /// # Errors
+    /// [`PcsError::WrongPointLength`] or [`PcsError::MalformedProof`] for malformed batches or
+    /// proofs.
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn batch_committed_log_equation(
+        params: &HyraxParams,
+        items: &[(&HyraxCommitment, &[Fr], G1Affine)],
+        proof: &ZkInnerProductProof,
+        transcript: &mut Transcript,
+    ) -> Result<GroupEquation, PcsError> {
+        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
+        let (column_point, scales) = batch_layout(&layout)?;
+        for (commitment, point, value_commitment) in items {
+            Self::check_size(params, commitment.num_vars)?;
+            absorb(transcript, commitment, point, &Fr::zero());
+            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
+        let combined_value: G1Projective =
+            items.iter().zip(&coefficients).zip(&scales).map(|(((_, _, c), r), s)| *c * (*r * s)).sum();
+        let (bases, scalars) = combined_commitment_terms(&layout, &coefficients)?;
+        let vector_commitment = G1Projective::msm(&bases, &scalars)
+            .map_err(|_| PcsError::MalformedProof("msm sizes"))?
+            .into_affine();
+        proof.equation(
+            params,
+            vector_commitment,
+            combined_value.into_affine(),
+            &eq_table(&column_point),
+            transcript,
+        )
     }
 
     /// Opens several hidden polynomials at points sharing their column part (as

@@ -10,7 +10,8 @@
 //!          one zero-knowledge batched sum of products (E_G public, each f hidden) → r,
 //!          C(f(r_G)) per polynomial (r_G = r[..n_G]); V checks E_G(r_G)
 //! open     the polynomials against their hiding commitments at r_G, values committed
-//!          (zkmha_pcs::Hyrax::open_batch_committed): one batch when the layouts allow, else one each
+//!          (zkmha_pcs::Hyrax::open_batch_committed_log, logarithmic size): one batch when the
+//!          layouts allow, else one each
 //! ```
 //!
 //! Every term of the reduction has one hidden factor, so its final relation is linear (no
@@ -31,7 +32,7 @@ use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PcsError, PolynomialTable,
-    ZkCommittedOpeningProof,
+    ZkInnerProductProof,
 };
 use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -56,8 +57,9 @@ pub struct ZkOpeningClaim<V> {
 pub struct ZkMultiOpeningProof {
     /// The reducing zero-knowledge sum-check.
     pub reduction: ZkProductProof,
-    /// The openings against committed values: one for all, or one per polynomial.
-    pub openings: Vec<ZkCommittedOpeningProof>,
+    /// The openings against committed values (logarithmic-size inner-product arguments): one
+    /// for all, or one per polynomial.
+    pub openings: Vec<ZkInnerProductProof>,
 }
 
 /// The mask shape of the reduction for polynomials of these sizes.
@@ -235,7 +237,7 @@ pub fn prove_multi_opening_zk<R: RngCore + CryptoRng>(
         if Hyrax::can_batch(&layout) { vec![&items[..]] } else { items.chunks(1).collect() };
     let mut proofs = Vec::with_capacity(chunks.len());
     for chunk in chunks {
-        proofs.push(Hyrax::open_batch_committed(params, chunk, transcript, rng)?);
+        proofs.push(Hyrax::open_batch_committed_log(params, chunk, transcript, rng)?);
     }
     Ok(ZkMultiOpeningProof { reduction, openings: proofs })
 }
@@ -315,9 +317,8 @@ pub fn verify_multi_opening_zk_deferred(
         return Err(malformed("one opening per batch"));
     }
     for (chunk, opening) in chunks.into_iter().zip(&proof.openings) {
-        for equation in Hyrax::batch_committed_equations(params, chunk, opening, transcript)? {
-            checks.push(equation, ZkError::CommittedOpening);
-        }
+        let equation = Hyrax::batch_committed_log_equation(params, chunk, opening, transcript)?;
+        checks.push(equation, ZkError::CommittedOpening);
     }
     Ok(())
 }

@@ -156,7 +156,7 @@ fn a_swapped_claim_commitment_or_opening_is_rejected() {
     swapped[1].value = swapped[2].value.clone();
     assert!(verify(&s, &swapped, &proved).is_err());
     let mut bad = proved.clone();
-    bad.0.openings[0].blinding_response += Fr::one();
+    bad.0.openings[0].responses[0] += Fr::one();
     assert_eq!(verify(&s, &verifier_claims(&s), &bad), Err(ZkError::CommittedOpening));
     let mut bad = proved.clone();
     bad.0.openings.push(bad.0.openings[0].clone());
