@@ -144,12 +144,20 @@ impl CommittedStatement {
 
 impl InputCommitments {
     /// Checks each commitment's size and layout against the shape.
-    pub(crate) fn validate(&self, shape: &AttentionShape, softmax: SoftmaxMode) -> Result<(), AttentionError> {
+    pub(crate) fn validate(
+        &self,
+        shape: &AttentionShape,
+        softmax: SoftmaxMode,
+    ) -> Result<(), AttentionError> {
         self.validate_layout(shape, layout_column_vars(shape, softmax))
     }
 
     /// [`Self::validate`] for the layout `layout`.
-    pub(crate) fn validate_layout(&self, shape: &AttentionShape, layout: usize) -> Result<(), AttentionError> {
+    pub(crate) fn validate_layout(
+        &self,
+        shape: &AttentionShape,
+        layout: usize,
+    ) -> Result<(), AttentionError> {
         let c = self;
         for (commitment, vars) in [
             (&c.queries, shape.seq_vars() + shape.model_vars()),

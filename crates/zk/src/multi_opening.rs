@@ -34,7 +34,7 @@ use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PcsError, PolynomialTable,
     ZkInnerProductProof,
 };
-use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts};
+use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts, SumcheckInstance};
 use zkmha_transcript::Transcript;
 
 const LABEL_POLYNOMIALS: &[u8] = b"zk/multi/polynomials";
@@ -166,6 +166,42 @@ fn group_member<V: LinearValue>(
     Ok((ZkProductShape::new(shape, public)?, sum))
 }
 
+/// A group's reduction instance: the sum-check of `E·Σ_f γ_f·f` runs on one combined table
+/// (as the plain multi-opening), and each `f(r)` is evaluated once at the end, so the rounds
+/// cost the same as one product of two tables whatever the group's size.
+struct GroupReduction<'a> {
+    inner: ProductSumcheck,
+    tables: Vec<PolynomialTable<'a>>,
+    /// The challenges so far (round `i` binds the highest unbound variable).
+    challenges: Vec<Fr>,
+}
+
+impl SumcheckInstance for GroupReduction<'_> {
+    fn num_vars(&self) -> usize {
+        self.inner.num_vars()
+    }
+    fn degree(&self) -> usize {
+        self.inner.degree()
+    }
+    fn round_evaluations(&mut self, previous_claim: Fr, evaluations: &mut [Fr]) {
+        self.inner.round_evaluations(previous_claim, evaluations);
+    }
+    fn bind_in_place(&mut self, challenge: Fr) {
+        self.challenges.push(challenge);
+        self.inner.bind_in_place(challenge);
+    }
+}
+
+impl FinalEvaluations for GroupReduction<'_> {
+    fn final_evaluations(&self) -> Vec<Fr> {
+        let inner = self.inner.final_evaluations();
+        let point: Vec<Fr> = self.challenges.iter().rev().copied().collect();
+        let mut values = vec![inner.first().copied().unwrap_or_default()];
+        values.extend(self.tables.iter().map(|t| t.evaluate(&point).unwrap_or_default()));
+        values
+    }
+}
+
 /// Proves the claims on the polynomials (each with its hiding commitment and blinds).
 ///
 /// # Errors
@@ -198,14 +234,19 @@ pub fn prove_multi_opening_zk<R: RngCore + CryptoRng>(
             }
         }
         let mle = |values| DenseMultilinearExtension::new(vars, values).map_err(|_| malformed("table size"));
-        let mut mles = vec![mle(eq)?];
+        let mut combined = vec![Fr::zero(); 1usize << vars];
+        let mut tables = Vec::with_capacity(group.len());
         for &f in group {
             let (table, _, _) = polynomials.get(f).ok_or(malformed("polynomial index"))?;
-            let mut values = vec![Fr::zero(); 1usize << vars];
-            table.add_scaled_into(&mut values, Fr::from(1u64));
-            mles.push(mle(values)?);
+            table.add_scaled_into(&mut combined, gammas.get(f).copied().unwrap_or_default());
+            tables.push(*table);
         }
-        instances.push(ProductSumcheck::new(shape.shape().clone(), mles)?);
+        let product = SumOfProducts::product(2)?;
+        instances.push(GroupReduction {
+            inner: ProductSumcheck::new(product, vec![mle(eq)?, mle(combined)?])?,
+            tables,
+            challenges: Vec::new(),
+        });
         shapes.push(shape);
         sums.push(sum);
     }
