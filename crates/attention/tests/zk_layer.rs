@@ -396,3 +396,74 @@ fn tampered_proofs_are_rejected_with_the_failing_step() {
         assert!(ZkLayerProof::deserialize_compressed(&bytes[..cut]).is_err());
     }
 }
+
+/// The integer column's MLE at a point.
+fn small_mle_at(values: &[i64], point: &[Fr]) -> Fr {
+    let table: Vec<Fr> = values.iter().map(|v| zkmha_field::fr_from_i64(*v)).collect();
+    mle(&table).evaluate(point).unwrap()
+}
+
+#[test]
+fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
+    // Replay the verifier to the softmax's point t*, rebuild what the plain slot sends there
+    // (ē, ō, ẑ, QK̂, lo, hi: its final values) from the witness, and look for their bytes
+    // anywhere in the serialized proof.
+    // Two heads (a power of two): the witness columns cover the whole tensor.
+    let shape = AttentionShape::new(7, 2, 3, 2).unwrap();
+    let (mask, softmax) = (MaskKind::Causal, softmax_for(&shape));
+    let SoftmaxMode::Exponential(params) = softmax else { unreachable!() };
+    let p = prove_with(&shape, mask, softmax, 60);
+    let w = compute_witness_for_mode(&shape, mask, softmax, &inputs(&shape, 60)).unwrap();
+    let s = w.softmax.as_ref().unwrap();
+    let statement = &p.statement;
+    let pp = &p.params;
+    let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
+    let (commitments, slot) = p.proof.softmax.as_ref().unwrap();
+    commitments.append_to_transcript(&mut t);
+    let schedule = zkmha_attention::zk_layer::mask_schedule(&shape, softmax).unwrap();
+    let mut m = VerifierMasks::absorb(schedule, p.proof.masks, &mut t);
+    let output = zkmha_attention::zk_layer::output_claim(pp, &shape, &statement.output, &mut t).unwrap();
+    let (k, m, t) = (&mut DeferredChecks::new(), &mut m, &mut t);
+    let output_hat = verify_unpadding_zk(pp, &shape, &output, &p.proof.unpadding, m, t, k).unwrap();
+    let av = verify_attention_values_zk(pp, &shape, &output_hat, &p.proof.attention_values, m, t, k).unwrap();
+    let (scores, _) = zkmha_attention::softmax_zk::verify_softmax_zk(
+        pp,
+        &shape,
+        mask,
+        &params,
+        &av.attention,
+        slot,
+        m,
+        t,
+        k,
+    )
+    .unwrap();
+    let t_star = &scores.point;
+    assert_eq!(s.low.len(), 1 << t_star.len());
+    let rows = &t_star[shape.seq_vars()..];
+    let one = params.one();
+    let complement: Vec<i64> = s.exponential.iter().map(|e| one - e).collect();
+    let overflow: Vec<i64> = s.flag.iter().map(|f| 1 - f).collect();
+    let secrets = [
+        small_mle_at(&complement, t_star),
+        small_mle_at(&overflow, t_star),
+        small_mle_at(&s.shift, rows),
+        small_mle_at(&s.scores, t_star),
+        small_mle_at(&s.low, t_star),
+        small_mle_at(&s.high, t_star),
+    ];
+    let mut bytes = Vec::new();
+    p.proof.serialize_compressed(&mut bytes).unwrap();
+    // The search finds what is there (a public factor value of the slot's sum-check).
+    let mut present = Vec::new();
+    slot.sumcheck.factors.public_values[0].serialize_compressed(&mut present).unwrap();
+    assert!(bytes.windows(present.len()).any(|window| window == present));
+    for (index, secret) in secrets.iter().enumerate() {
+        let mut needle = Vec::new();
+        secret.serialize_compressed(&mut needle).unwrap();
+        assert!(
+            !bytes.windows(needle.len()).any(|window| window == needle),
+            "final value {index} is in the proof"
+        );
+    }
+}

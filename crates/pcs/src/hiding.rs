@@ -825,7 +825,7 @@ impl Hyrax {
             params,
             vector_commitment,
             combined_value.into_affine(),
-            &eq_table(&column_point),
+            &eq_table(column_point),
             transcript,
         )
     }
