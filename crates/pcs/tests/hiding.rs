@@ -429,6 +429,59 @@ fn tampered_committed_openings_are_rejected() {
     assert!(matches!(verify_committed(&b, &commitments, &short), Err(PcsError::MalformedProof(_))));
 }
 
+fn open_committed_log(b: &Batch, values: &[(G1Affine, Fr, Fr)]) -> Result<ZkInnerProductProof, PcsError> {
+    let items: Vec<_> = b
+        .tables
+        .iter()
+        .zip(&b.commitments)
+        .zip(&b.blinds)
+        .zip(&b.points)
+        .zip(values)
+        .map(|((((t, c), bl), p), v)| {
+            (PolynomialTable::Integers { num_vars: t.0, values: &t.1 }, c, bl, p.as_slice(), *v)
+        })
+        .collect();
+    Hyrax::open_batch_committed_log(
+        &b.params,
+        &items,
+        &mut Transcript::new(DOMAIN),
+        &mut ChaCha20Rng::seed_from_u64(6),
+    )
+}
+
+fn verify_committed_log(b: &Batch, values: &[G1Affine], proof: &ZkInnerProductProof) -> Result<(), PcsError> {
+    let items: Vec<_> =
+        b.commitments.iter().zip(&b.points).zip(values).map(|((c, p), v)| (c, p.as_slice(), *v)).collect();
+    Hyrax::batch_committed_log_equation(&b.params, &items, proof, &mut Transcript::new(DOMAIN))?
+        .holds()
+        .map_err(|_| PcsError::ZkCommitmentMismatch)
+}
+
+#[test]
+fn logarithmic_committed_openings_round_trip_and_reject_other_values_and_tampering() {
+    for (sizes, columns) in [(vec![6], 3), (vec![7, 7, 5], 3), (vec![8, 3], 4), (vec![9, 9], 5)] {
+        let b = batch(&sizes, columns, 50);
+        let values = value_commitments(&b, 7);
+        let proof = open_committed_log(&b, &values).unwrap();
+        assert_eq!(proof.rounds.len(), columns);
+        let commitments: Vec<G1Affine> = values.iter().map(|v| v.0).collect();
+        verify_committed_log(&b, &commitments, &proof).unwrap();
+        let mut other = commitments.clone();
+        other[0] = (G1Projective::from(other[0]) + b.params.value_generator).into();
+        assert_eq!(verify_committed_log(&b, &other, &proof), Err(PcsError::ZkCommitmentMismatch));
+        let mut tampered = proof.clone();
+        tampered.responses[1] += Fr::from(1u64);
+        assert_eq!(verify_committed_log(&b, &commitments, &tampered), Err(PcsError::ZkCommitmentMismatch));
+        let mut short = proof;
+        short.rounds.pop();
+        assert!(matches!(verify_committed_log(&b, &commitments, &short), Err(PcsError::MalformedProof(_))));
+    }
+    let b = batch(&[6, 6], 3, 51);
+    let mut values = value_commitments(&b, 8);
+    values[1].1 += Fr::from(1u64);
+    assert!(matches!(open_committed_log(&b, &values), Err(PcsError::MalformedProof(_))));
+}
+
 #[test]
 fn fixed_base_tables_give_the_same_commitments() {
     let params = HyraxParams::new(4);
