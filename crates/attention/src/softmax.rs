@@ -549,6 +549,149 @@ fn single_value(claims: &LookupClaims) -> Result<&EvalClaim, AttentionError> {
     }
 }
 
+/// A lookup witness's column evaluator, owned.
+type BoxedEvaluator<'a> = Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, zkmha_lookup::LookupError> + 'a>;
+/// A lookup witness's entry function, owned.
+type BoxedEntry<'a> = Box<dyn Fn(usize, usize) -> i64 + Sync + 'a>;
+
+/// The slot's three lookup witnesses over the committed data (shared by the plain and the
+/// zero-knowledge slot): the exponent lookup over the blocks `(lo, ē)`, `(hi, ō)` of the
+/// committed columns (in their committed order: a lookup does not depend on the order of its
+/// rows), never materialized — the merged columns' values at the leaf point come from the
+/// blocks' values, kept for the caller; the remainders `ρ` (0 on masked entries, so the column
+/// is `z·D`) and the row excesses `u`.
+pub(crate) struct SlotLookups<'a> {
+    num_vars: (usize, usize),
+    exponent_entry: BoxedEntry<'a>,
+    exponent_evaluate: BoxedEvaluator<'a>,
+    remainder_entry: BoxedEntry<'a>,
+    remainder_evaluate: BoxedEvaluator<'a>,
+    row_sum_entry: BoxedEntry<'a>,
+    row_sum_evaluate: BoxedEvaluator<'a>,
+    blocks: std::rc::Rc<std::cell::OnceCell<Vec<Fr>>>,
+}
+
+impl<'a> SlotLookups<'a> {
+    pub(crate) fn new(shape: &AttentionShape, data: &'a SoftmaxProverData) -> Self {
+        let (n, n_rows) = tensor_vars(shape);
+        let block_size = 1usize << n;
+        let [c_lo, c_hi, c_e_bar, c_o_bar] = &data.committed;
+        let w = &data.witness;
+        let blocks = std::rc::Rc::new(std::cell::OnceCell::new());
+        let kept = blocks.clone();
+        Self {
+            num_vars: (n, n_rows),
+            exponent_entry: Box::new(move |row: usize, column: usize| -> i64 {
+                let (block, t) = (row >> n, row & (block_size - 1));
+                match (column, block) {
+                    (0, _) => block as i64,
+                    (1, 0) => c_lo[t],
+                    (1, _) => c_hi[t],
+                    (_, 0) => c_e_bar[t],
+                    _ => c_o_bar[t],
+                }
+            }),
+            exponent_evaluate: Box::new(move |point: &[Fr]| {
+                let (r, tag_point) = point.split_at(n.min(point.len()));
+                let values = evaluate_columns(r, &[c_lo, c_hi, c_e_bar, c_o_bar]);
+                let four = <[Fr; 4]>::try_from(values.clone())
+                    .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
+                let _ = kept.set(values);
+                Ok(merged_columns(tag_point, four).to_vec())
+            }),
+            remainder_entry: Box::new(move |row: usize, _: usize| w.remainder[row]),
+            remainder_evaluate: Box::new(move |point: &[Fr]| Ok(evaluate_columns(point, &[&w.remainder]))),
+            row_sum_entry: Box::new(move |row: usize, _: usize| w.row_excess[row]),
+            row_sum_evaluate: Box::new(move |point: &[Fr]| Ok(evaluate_columns(point, &[&w.row_excess]))),
+            blocks,
+        }
+    }
+
+    /// The exponent, remainder and row-sum witnesses.
+    pub(crate) fn witnesses(&self) -> [LookupWitness<'_>; 3] {
+        let (n, n_rows) = self.num_vars;
+        [
+            LookupWitness {
+                num_vars: n + 1,
+                entry: &*self.exponent_entry,
+                evaluate: &*self.exponent_evaluate,
+            },
+            LookupWitness { num_vars: n, entry: &*self.remainder_entry, evaluate: &*self.remainder_evaluate },
+            LookupWitness {
+                num_vars: n_rows,
+                entry: &*self.row_sum_entry,
+                evaluate: &*self.row_sum_evaluate,
+            },
+        ]
+    }
+
+    /// `lo, hi, ē, ō` at the exponent lookup's point `r`, once the lookup has evaluated them.
+    pub(crate) fn block_values(&self) -> Option<Vec<Fr>> {
+        self.blocks.get().cloned()
+    }
+}
+
+/// The slot's batched sum-check instances (shared by the plain and the zero-knowledge slot):
+/// I1 `(β_a·eq(p, t) + β_b·eq(r_u, (t_i, t_h)))·z·e·flag` and I2 `eq(r_ρ, t)·z·D`, never
+/// materialized at full size (`StreamedProductSumcheck`): eq from two √-size tables, z from
+/// the mask, the rest from the integer witness. `points`: `p`, `r_ρ`, `r_u`.
+#[allow(clippy::type_complexity)]
+pub(crate) fn slot_instances<'a>(
+    shape: &'a AttentionShape,
+    mask: MaskKind,
+    params: &SoftmaxParams,
+    data: &'a SoftmaxProverData,
+    [point, rho_point, r_rows]: [&[Fr]; 3],
+    (beta_a, beta_b): (Fr, Fr),
+) -> Result<
+    (
+        StreamedProductSumcheck<impl Fn(usize, &mut [Fr]) + Sync + 'a>,
+        StreamedProductSumcheck<impl Fn(usize, &mut [Fr]) + Sync + 'a>,
+    ),
+    AttentionError,
+> {
+    let n = tensor_vars(shape).0;
+    let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
+    let split_eq = |point: &[Fr], scale: Fr| -> (Vec<Fr>, Vec<Fr>, usize) {
+        let low_vars = point.len() / 2;
+        let (low, high) = point.split_at(low_vars);
+        (eq_table(low).into_iter().map(|v| v * scale).collect(), eq_table(high), low_vars)
+    };
+    let (p_low, p_high, p_vars) = split_eq(point, beta_a);
+    let (rho_low, rho_high, rho_vars) = split_eq(rho_point, Fr::one());
+    let eq_rows: Vec<Fr> = eq_table(r_rows).into_iter().map(|v| v * beta_b).collect();
+    let heads = shape.heads;
+    let kept = move |t: usize| t / (sp * sp) < heads && keeps(mask, s, (t / sp) % sp, t % sp);
+    let indicator = |b: bool| if b { Fr::one() } else { Fr::zero() };
+    let (two_k, half) = (1i128 << params.shift, 1i128 << (params.shift - 1));
+    let multiplier = i128::from(params.multiplier);
+    let (one, digit) = (params.one(), 1i128 << DIGIT_BITS);
+    let permutation = &data.permutation;
+    let [c_lo, c_hi, c_e_bar, c_o_bar] = &data.committed;
+    let w = &data.witness;
+    let (p_mask, rho_mask) = ((1usize << p_vars) - 1, (1usize << rho_vars) - 1);
+    let probabilities = StreamedProductSumcheck::new(n, 4, move |t: usize, out: &mut [Fr]| {
+        let c = permutation.committed_index(t);
+        out[0] = p_low[t & p_mask] * p_high[t >> p_vars] + eq_rows[t / sp];
+        out[1] = indicator(kept(t));
+        out[2] = fr_from_i64(one - c_e_bar[c]);
+        out[3] = fr_from_i64(1 - c_o_bar[c]);
+    })
+    .map_err(sumcheck_error(STEP))?;
+    let exponents = StreamedProductSumcheck::new(n, 3, move |t: usize, out: &mut [Fr]| {
+        let c = permutation.committed_index(t);
+        out[0] = rho_low[t & rho_mask] * rho_high[t >> rho_vars];
+        out[1] = indicator(kept(t));
+        out[2] = fr_from_i128(
+            i128::from(w.shift[t / sp]) * two_k + half
+                - i128::from(w.scores[t]) * multiplier
+                - (i128::from(c_lo[c]) + digit * i128::from(c_hi[c])) * two_k,
+        );
+    })
+    .map_err(sumcheck_error(STEP))?;
+    Ok((probabilities, exponents))
+}
+
 /// Everything the exponential prover reads.
 pub struct ExponentialProverInput<'a> {
     /// The Hyrax generators.
@@ -608,45 +751,13 @@ fn prove_exponential(
     let mut timings = SoftmaxStageTimings::default();
     let clock = std::time::Instant::now();
     let (n, n_rows) = tensor_vars(shape);
-    let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
     let w = &input.data.witness;
     let m = &input.data.multiplicities;
     let tables = softmax_tables(params)?;
 
-    // The exponent lookup over the blocks (lo, ē), (hi, ō) of the committed columns (in their
-    // committed order: a lookup does not depend on the order of its rows), never
-    // materialized; the merged columns' values at the leaf point come from the blocks' values.
-    let block_size = 1usize << n;
     let [c_lo, c_hi, c_e_bar, c_o_bar] = &input.data.committed;
-    let entry = |row: usize, column: usize| -> i64 {
-        let (block, t) = (row >> n, row & (block_size - 1));
-        match (column, block) {
-            (0, _) => block as i64,
-            (1, 0) => c_lo[t],
-            (1, _) => c_hi[t],
-            (_, 0) => c_e_bar[t],
-            _ => c_o_bar[t],
-        }
-    };
-    let block_values = std::cell::OnceCell::new();
-    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        let (r, tag_point) = point.split_at(n.min(point.len()));
-        let values = evaluate_columns(r, &[c_lo, c_hi, c_e_bar, c_o_bar]);
-        let four = <[Fr; 4]>::try_from(values.clone())
-            .map_err(|_| zkmha_lookup::LookupError::MalformedProof("block values"))?;
-        let _ = block_values.set(values);
-        Ok(merged_columns(tag_point, four).to_vec())
-    };
-    let witness = LookupWitness { num_vars: n + 1, entry: &entry, evaluate: &evaluate };
-    // ρ is 0 on masked entries (fixed_point::row_witness), so the column is z·D.
-    let remainder_entry = |row: usize, _: usize| w.remainder[row];
-    let remainder_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.remainder]));
-    let remainder_witness =
-        LookupWitness { num_vars: n, entry: &remainder_entry, evaluate: &remainder_evaluate };
-    let row_sum_entry = |row: usize, _: usize| w.row_excess[row];
-    let row_sum_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.row_excess]));
-    let row_sum_witness =
-        LookupWitness { num_vars: n_rows, entry: &row_sum_entry, evaluate: &row_sum_evaluate };
+    let slot_lookups = SlotLookups::new(shape, input.data);
+    let [witness, remainder_witness, row_sum_witness] = slot_lookups.witnesses();
     let (lookups, claims) = prove_lookups(
         &[
             Lookup { table: &tables.exponent, witness: &witness, multiplicities: &m.exponent },
@@ -659,7 +770,7 @@ fn prove_exponential(
         <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
     let (r, _) = big_point.split_at(n.min(big_point.len()));
-    let lookup_values = block_values.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let lookup_values = slot_lookups.block_values().ok_or(AttentionError::CheckFailed { step: STEP })?;
     transcript.append_fields(LABEL_LOOKUP_VALUES, &lookup_values);
     let remainder_claim = single_value(&remainder_claims)?;
     let row_sum_claim = single_value(&row_sum_claims)?;
@@ -673,44 +784,18 @@ fn prove_exponential(
     // √-size tables, z from the mask, the rest from the integer witness.
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
     let (beta_a, beta_b) = (betas[0], betas[1]);
-    let split_eq = |point: &[Fr], scale: Fr| -> (Vec<Fr>, Vec<Fr>, usize) {
-        let low_vars = point.len() / 2;
-        let low: Vec<Fr> = eq_table(&point[..low_vars]).into_iter().map(|v| v * scale).collect();
-        (low, eq_table(&point[low_vars..]), low_vars)
-    };
-    let (p_low, p_high, p_vars) = split_eq(&claim.point, beta_a);
-    let (rho_low, rho_high, rho_vars) = split_eq(&remainder_claim.point, Fr::one());
-    let eq_rows: Vec<Fr> = eq_table(r_rows).into_iter().map(|v| v * beta_b).collect();
-    let kept = |t: usize| t / (sp * sp) < shape.heads && keeps(mask, s, (t / sp) % sp, t % sp);
-    let indicator = |b: bool| if b { Fr::one() } else { Fr::zero() };
-    let (two_k, half) = (1i128 << params.shift, 1i128 << (params.shift - 1));
-    let multiplier = i128::from(params.multiplier);
-    let (one, digit) = (params.one(), 1i128 << DIGIT_BITS);
-    let permutation = &input.data.permutation;
     let claim_one = beta_a * claim.value
         + beta_b
             * (row_sum_claim.value
                 + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
-    let (p_mask, rho_mask) = ((1usize << p_vars) - 1, (1usize << rho_vars) - 1);
-    let mut probabilities = StreamedProductSumcheck::new(n, 4, |t: usize, out: &mut [Fr]| {
-        let c = permutation.committed_index(t);
-        out[0] = p_low[t & p_mask] * p_high[t >> p_vars] + eq_rows[t / sp];
-        out[1] = indicator(kept(t));
-        out[2] = fr_from_i64(one - c_e_bar[c]);
-        out[3] = fr_from_i64(1 - c_o_bar[c]);
-    })
-    .map_err(sumcheck_error(STEP))?;
-    let mut exponents = StreamedProductSumcheck::new(n, 3, |t: usize, out: &mut [Fr]| {
-        let c = permutation.committed_index(t);
-        out[0] = rho_low[t & rho_mask] * rho_high[t >> rho_vars];
-        out[1] = indicator(kept(t));
-        out[2] = fr_from_i128(
-            i128::from(w.shift[t / sp]) * two_k + half
-                - i128::from(w.scores[t]) * multiplier
-                - (i128::from(c_lo[c]) + digit * i128::from(c_hi[c])) * two_k,
-        );
-    })
-    .map_err(sumcheck_error(STEP))?;
+    let (mut probabilities, mut exponents) = slot_instances(
+        shape,
+        mask,
+        params,
+        input.data,
+        [&claim.point, &remainder_claim.point, r_rows],
+        (beta_a, beta_b),
+    )?;
     let instances: Vec<&mut dyn SumcheckInstance> = vec![&mut probabilities, &mut exponents];
     let (sumcheck, reduced) = prove_batched(instances, &[claim_one, remainder_claim.value], transcript)
         .map_err(sumcheck_error(STEP))?;

@@ -27,23 +27,23 @@
 use crate::commitment_layout::{permute_point, table_column_vars, zk_layout_column_vars};
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams};
 use crate::softmax::{
-    ExponentialProverInput, SoftmaxCommitments, SoftmaxMode, SoftmaxProverData, evaluate_columns,
-    evaluate_small, kept_rows, row_part, softmax_tables, tensor_order, tensor_vars,
+    ExponentialProverInput, SlotLookups, SoftmaxCommitments, SoftmaxMode, SoftmaxProverData,
+    evaluate_columns, evaluate_small, kept_rows, row_part, slot_instances, softmax_tables, tensor_order,
+    tensor_vars,
 };
 use crate::structured::{prefix_eq_sum, zeroifier};
-use crate::witness::keeps;
 use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
-use zkmha_field::{Fr, One, Zero, fr_from_i64, fr_from_i128};
+use zkmha_field::{Fr, One, Zero};
 use zkmha_lookup::{
-    Lookup, LookupTable, LookupWitness, ZkLookupClaims, ZkLookupProof, identity_column, prove_lookups_zk,
-    verify_lookups_zk, zk_lookup_schedule,
+    Lookup, LookupTable, ZkLookupClaims, ZkLookupProof, identity_column, prove_lookups_zk, verify_lookups_zk,
+    zk_lookup_schedule,
 };
 use zkmha_mle::{eq_evaluation, eq_table};
 use zkmha_pcs::{G1Affine, Hyrax, HyraxBlinds, HyraxParams};
-use zkmha_sumcheck::{FinalEvaluations, StreamedProductSumcheck, SumOfProducts};
+use zkmha_sumcheck::{FinalEvaluations, SumOfProducts};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
     BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, ProverMasks,
@@ -270,47 +270,14 @@ pub fn prove_softmax_zk<R: RngCore + CryptoRng>(
     params.validate()?;
     let hyrax = input.hyrax;
     let (n, n_rows) = tensor_vars(shape);
-    let (sp, s) = (shape.padded_seq_len(), shape.seq_len);
     let w = &input.data.witness;
     let m = &input.data.multiplicities;
     let tables = softmax_tables(params)?;
 
     // The lookups, as in the plain slot (blocks of the committed columns, never materialized).
-    let block_size = 1usize << n;
     let [c_lo, c_hi, c_e_bar, c_o_bar] = &input.data.committed;
-    let entry = |row: usize, column: usize| -> i64 {
-        let (block, t) = (row >> n, row & (block_size - 1));
-        match (column, block) {
-            (0, _) => block as i64,
-            (1, 0) => c_lo[t],
-            (1, _) => c_hi[t],
-            (_, 0) => c_e_bar[t],
-            _ => c_o_bar[t],
-        }
-    };
-    let block_values = std::cell::OnceCell::new();
-    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        let (r, tag_point) = point.split_at(n.min(point.len()));
-        let values = evaluate_columns(r, &[c_lo, c_hi, c_e_bar, c_o_bar]);
-        let _ = block_values.set(values.clone());
-        let w = eq_table(tag_point);
-        let weight = |k: usize| w.get(k).copied().unwrap_or_else(Fr::zero);
-        let at = |k: usize| values.get(k).copied().unwrap_or_else(Fr::zero);
-        Ok(vec![
-            identity_column(tag_point),
-            weight(0) * at(0) + weight(1) * at(1),
-            weight(0) * at(2) + weight(1) * at(3),
-        ])
-    };
-    let witness = LookupWitness { num_vars: n + 1, entry: &entry, evaluate: &evaluate };
-    let remainder_entry = |row: usize, _: usize| w.remainder[row];
-    let remainder_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.remainder]));
-    let remainder_witness =
-        LookupWitness { num_vars: n, entry: &remainder_entry, evaluate: &remainder_evaluate };
-    let row_sum_entry = |row: usize, _: usize| w.row_excess[row];
-    let row_sum_evaluate = |point: &[Fr]| Ok(evaluate_columns(point, &[&w.row_excess]));
-    let row_sum_witness =
-        LookupWitness { num_vars: n_rows, entry: &row_sum_entry, evaluate: &row_sum_evaluate };
+    let slot_lookups = SlotLookups::new(shape, input.data);
+    let [witness, remainder_witness, row_sum_witness] = slot_lookups.witnesses();
     let (lookups, claims) = prove_lookups_zk(
         hyrax,
         &[
@@ -325,7 +292,7 @@ pub fn prove_softmax_zk<R: RngCore + CryptoRng>(
     let [exponent, remainder, row_sum] = <[ZkLookupClaims<CommittedValue>; 3]>::try_from(claims)
         .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let (r, tag_point) = exponent.witness_point.split_at(n.min(exponent.witness_point.len()));
-    let blocks = block_values.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let blocks = slot_lookups.block_values().ok_or(AttentionError::CheckFailed { step: STEP })?;
     let hide = |value: Fr, rng: &mut R| {
         let opening = ValueOpening::hide(value, rng);
         CommittedValue::new(G1Affine::from(opening.commit(hyrax)), opening)
@@ -348,41 +315,14 @@ pub fn prove_softmax_zk<R: RngCore + CryptoRng>(
     let claim_one = claim_a
         .times(beta_a)
         .plus_scaled(beta_b, &row_sum_claim.plus_scaled(constant, &CommittedValue::public(hyrax, Fr::one())));
-    let split_eq = |point: &[Fr], scale: Fr| -> (Vec<Fr>, Vec<Fr>, usize) {
-        let low_vars = point.len() / 2;
-        let low: Vec<Fr> = eq_table(&point[..low_vars]).into_iter().map(|v| v * scale).collect();
-        (low, eq_table(&point[low_vars..]), low_vars)
-    };
-    let (p_low, p_high, p_vars) = split_eq(&claim.claim.point, beta_a);
-    let (rho_low, rho_high, rho_vars) = split_eq(&remainder.witness_point, Fr::one());
-    let eq_rows: Vec<Fr> = eq_table(r_rows).into_iter().map(|v| v * beta_b).collect();
-    let kept = |t: usize| t / (sp * sp) < shape.heads && keeps(mask, s, (t / sp) % sp, t % sp);
-    let indicator = |b: bool| if b { Fr::one() } else { Fr::zero() };
-    let (two_k, half) = (1i128 << params.shift, 1i128 << (params.shift - 1));
-    let multiplier = i128::from(params.multiplier);
-    let (one, digit) = (params.one(), 1i128 << DIGIT_BITS);
-    let permutation = &input.data.permutation;
-    let (p_mask, rho_mask) = ((1usize << p_vars) - 1, (1usize << rho_vars) - 1);
-    let sumcheck_error = |source| AttentionError::Sumcheck { step: STEP, source };
-    let mut probabilities = StreamedProductSumcheck::new(n, 4, |t: usize, out: &mut [Fr]| {
-        let c = permutation.committed_index(t);
-        out[0] = p_low[t & p_mask] * p_high[t >> p_vars] + eq_rows[t / sp];
-        out[1] = indicator(kept(t));
-        out[2] = fr_from_i64(one - c_e_bar[c]);
-        out[3] = fr_from_i64(1 - c_o_bar[c]);
-    })
-    .map_err(sumcheck_error)?;
-    let mut exponents = StreamedProductSumcheck::new(n, 3, |t: usize, out: &mut [Fr]| {
-        let c = permutation.committed_index(t);
-        out[0] = rho_low[t & rho_mask] * rho_high[t >> rho_vars];
-        out[1] = indicator(kept(t));
-        out[2] = fr_from_i128(
-            i128::from(w.shift[t / sp]) * two_k + half
-                - i128::from(w.scores[t]) * multiplier
-                - (i128::from(c_lo[c]) + digit * i128::from(c_hi[c])) * two_k,
-        );
-    })
-    .map_err(sumcheck_error)?;
+    let (mut probabilities, mut exponents) = slot_instances(
+        shape,
+        mask,
+        params,
+        input.data,
+        [&claim.claim.point, &remainder.witness_point, r_rows],
+        (beta_a, beta_b),
+    )?;
     let [shape_one, shape_two] = shapes()?;
     let members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)> =
         vec![(&shape_one, &mut probabilities), (&shape_two, &mut exponents)];

@@ -632,22 +632,15 @@ impl Hyrax {
         absorb(transcript, commitment, &[], value);
     }
 
-    /// Opens several hidden polynomials at points sharing their column part (as
-    /// [`Hyrax::open_batch_tables`]) against values that stay committed: each item carries the
-    /// Pedersen commitment `C_{v_t} = v_t·U + β_t·H` to its value and the prover's `(v_t, β_t)`
-    /// (the values come from earlier steps of a proof, already committed). Nothing about the
-    /// tables or the values is revealed.
-    ///
-    /// # Errors
-    /// As [`Self::open_batch_zk`], and [`PcsError::MalformedProof`] when a claimed value is not
-    /// the table's (the prover's own check: such a proof could not verify).
+    /// The prover's side shared by the openings against committed values: checks each item,
+    /// absorbs the batch, draws its coefficients and combines the rows. Returns the generators,
+    /// the column point, the combined row, its blinding and the combined value's blinding.
     #[allow(clippy::type_complexity)]
-    pub fn open_batch_committed<R: RngCore + CryptoRng>(
-        params: &HyraxParams,
+    fn combine_committed_batch<'p>(
+        params: &'p HyraxParams,
         items: &[(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds, &[Fr], (G1Affine, Fr, Fr))],
         transcript: &mut Transcript,
-        rng: &mut R,
-    ) -> Result<ZkCommittedOpeningProof, PcsError> {
+    ) -> Result<(&'p [G1Affine], Vec<Fr>, Vec<Fr>, Fr, Fr), PcsError> {
         let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, _, p, _)| (*c, *p)).collect();
         let (column_point, scales) = batch_layout(&layout)?;
         let generators = Self::bases(params, column_point.len(), column_point.len())?;
@@ -677,11 +670,32 @@ impl Hyrax {
             blinding += *c * blinds.rows.iter().zip(eq_table(row_point)).map(|(b, l)| *b * l).sum::<Fr>();
             value_blinding += *c * s * beta;
         }
+        Ok((generators, column_point.to_vec(), combined_row, blinding, value_blinding))
+    }
+
+    /// Opens several hidden polynomials at points sharing their column part (as
+    /// [`Hyrax::open_batch_tables`]) against values that stay committed: each item carries the
+    /// Pedersen commitment `C_{v_t} = v_t·U + β_t·H` to its value and the prover's `(v_t, β_t)`
+    /// (the values come from earlier steps of a proof, already committed). Nothing about the
+    /// tables or the values is revealed.
+    ///
+    /// # Errors
+    /// As [`Self::open_batch_zk`], and [`PcsError::MalformedProof`] when a claimed value is not
+    /// the table's (the prover's own check: such a proof could not verify).
+    #[allow(clippy::type_complexity)]
+    pub fn open_batch_committed<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        items: &[(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds, &[Fr], (G1Affine, Fr, Fr))],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<ZkCommittedOpeningProof, PcsError> {
+        let (generators, column_point, combined_row, blinding, value_blinding) =
+            Self::combine_committed_batch(params, items, transcript)?;
         Ok(prove_dot_product_committed(
             params,
             generators,
             (&combined_row, blinding),
-            &eq_table(column_point),
+            &eq_table(&column_point),
             value_blinding,
             transcript,
             rng,
@@ -748,36 +762,9 @@ impl Hyrax {
         transcript: &mut Transcript,
         rng: &mut R,
     ) -> Result<ZkInnerProductProof, PcsError> {
-        let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, _, p, _)| (*c, *p)).collect();
-        let (column_point, scales) = batch_layout(&layout)?;
-        let generators = Self::bases(params, column_point.len(), column_point.len())?;
-        let mut rows = Vec::with_capacity(items.len());
-        for (f, commitment, blinds, point, (value_commitment, value, _)) in items {
-            if blinds.rows.len() != commitment.rows.len() {
-                return Err(PcsError::MalformedProof("one blinding factor per committed row"));
-            }
-            let (row, actual) = combined_row_and_value(*f, point, commitment.column_vars()?)?;
-            if actual != *value {
-                return Err(PcsError::MalformedProof(
-                    "a committed value is not the table's value at the point",
-                ));
-            }
-            absorb(transcript, commitment, point, &Fr::zero());
-            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
-            rows.push(row);
-        }
-        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
-        let mut combined_row = vec![Fr::zero(); generators.len()];
-        let (mut blinding, mut value_blinding) = (Fr::zero(), Fr::zero());
-        for (((row, c), (_, commitment, blinds, point, (_, _, beta))), s) in
-            rows.iter().zip(&coefficients).zip(items).zip(&scales)
-        {
-            combined_row.par_iter_mut().zip(row.par_iter()).for_each(|(w, x)| *w += *c * x);
-            let row_point = point.get(commitment.column_vars()?..).unwrap_or_default();
-            blinding += *c * blinds.rows.iter().zip(eq_table(row_point)).map(|(b, l)| *b * l).sum::<Fr>();
-            value_blinding += *c * s * beta;
-        }
-        let public = eq_table(column_point);
+        let (generators, column_point, combined_row, blinding, value_blinding) =
+            Self::combine_committed_batch(params, items, transcript)?;
+        let public = eq_table(&column_point);
         let vector_commitment = (G1Projective::msm(generators, &combined_row)
             .map_err(|_| PcsError::MalformedProof("msm sizes"))?
             + params.blinding_times(blinding))
