@@ -28,7 +28,8 @@ use crate::relation::{Combination, CommittedValue, LinearValue};
 use crate::sumcheck::{ProverMasks, VerifierMasks};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
-use zkmha_field::{Fr, Zero};
+use rayon::prelude::*;
+use zkmha_field::{Fr, UnreducedSum, Zero, fr_from_i64};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PcsError, PolynomialTable,
@@ -197,7 +198,28 @@ impl FinalEvaluations for GroupReduction<'_> {
         let inner = self.inner.final_evaluations();
         let point: Vec<Fr> = self.challenges.iter().rev().copied().collect();
         let mut values = vec![inner.first().copied().unwrap_or_default()];
-        values.extend(self.tables.iter().map(|t| t.evaluate(&point).unwrap_or_default()));
+        // One eq table for the group (its polynomials share the point), integer tables read
+        // directly with delayed reduction.
+        let eq = eq_table(&point);
+        values.extend(self.tables.iter().map(|table| {
+            match table {
+                PolynomialTable::Integers { values, .. } => eq
+                    .par_chunks(4096)
+                    .zip(values.par_chunks(4096))
+                    .map(|(weights, entries)| {
+                        let mut acc = UnreducedSum::new();
+                        for (w, v) in weights.iter().zip(entries) {
+                            if *v != 0 {
+                                acc.add_product(w, &fr_from_i64(*v));
+                            }
+                        }
+                        acc
+                    })
+                    .reduce(UnreducedSum::new, UnreducedSum::merge)
+                    .finish(),
+                other => other.evaluate(&point).unwrap_or_default(),
+            }
+        }));
         values
     }
 }
