@@ -45,8 +45,8 @@ pub fn layout_column_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize
 /// their size is the number of rows; the zero-knowledge openings are logarithmic in the row
 /// width (`zkmha_pcs::Hyrax::open_batch_committed_log`), so wider rows shrink the proof, but
 /// the inner-product argument's prover folds one generator per column. Measured on the default
-/// layer (docs/BENCHMARKS.md): one more variable gives +20.7 % proof and 1.47× prover time,
-/// two more +4.3 % and 1.50×.
+/// layer (docs/BENCHMARKS.md, before the opening shared its eq tables): one more variable
+/// gave +20.7 % proof and 1.47× prover time, two more +4.3 % and 1.50×.
 pub fn zk_layout_column_vars(shape: &AttentionShape, softmax: SoftmaxMode) -> usize {
     let plain = layout_column_vars(shape, softmax);
     match softmax {
