@@ -126,8 +126,16 @@ fn opening_groups(commitments: &[&HyraxCommitment]) -> Result<Vec<Vec<usize>>, P
 /// The polynomials grouped by their claims: same number of variables and the same claim
 /// points in the same order. Each group is one sum-check instance `E·Σ_f γ_f·f`.
 fn groups_by_points(num_vars: &[usize], claims: &[OpeningClaim]) -> Vec<Vec<usize>> {
+    let claims: Vec<(usize, &[Fr])> = claims.iter().map(|c| (c.polynomial, c.point.as_slice())).collect();
+    group_by_claim_points(num_vars, &claims)
+}
+
+/// Polynomials (given by their numbers of variables) grouped by their claims `(polynomial,
+/// point)`: same number of variables and the same claim points in the same order — the groups
+/// of a multi-point opening's reduction (also used by the zero-knowledge one).
+pub fn group_by_claim_points(num_vars: &[usize], claims: &[(usize, &[Fr])]) -> Vec<Vec<usize>> {
     let points_of = |f: usize| -> Vec<&[Fr]> {
-        claims.iter().filter(|c| c.polynomial == f).map(|c| c.point.as_slice()).collect()
+        claims.iter().filter(|(p, _)| *p == f).map(|(_, point)| *point).collect()
     };
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for f in 0..num_vars.len() {

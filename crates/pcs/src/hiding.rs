@@ -632,6 +632,25 @@ impl Hyrax {
         absorb(transcript, commitment, &[], value);
     }
 
+    /// The verifier's side shared by the openings against committed values: absorbs the batch,
+    /// draws its coefficients and returns them with `C_v = Σ_t ρ_t·s_t·C_{v_t}`.
+    fn absorb_committed_batch(
+        params: &HyraxParams,
+        items: &[(&HyraxCommitment, &[Fr], G1Affine)],
+        scales: &[Fr],
+        transcript: &mut Transcript,
+    ) -> Result<(Vec<Fr>, G1Projective), PcsError> {
+        for (commitment, point, value_commitment) in items {
+            Self::check_size(params, commitment.num_vars)?;
+            absorb(transcript, commitment, point, &Fr::zero());
+            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
+        }
+        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
+        let combined_value =
+            items.iter().zip(&coefficients).zip(scales).map(|(((_, _, c), r), s)| *c * (*r * s)).sum();
+        Ok((coefficients, combined_value))
+    }
+
     /// The prover's side shared by the openings against committed values: checks each item,
     /// absorbs the batch, draws its coefficients and combines the rows. Returns the generators,
     /// the column point, the combined row, its blinding and the combined value's blinding.
@@ -723,15 +742,8 @@ impl Hyrax {
                 "the zero-knowledge opening's response has the wrong length",
             ));
         }
-        for (commitment, point, value_commitment) in items {
-            Self::check_size(params, commitment.num_vars)?;
-            absorb(transcript, commitment, point, &Fr::zero());
-            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
-        }
-        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
-        // C_v = Σ_t ρ_t·s_t·C_{v_t}, folded into the value equation's terms.
-        let combined_value: G1Projective =
-            items.iter().zip(&coefficients).zip(&scales).map(|(((_, _, c), r), s)| *c * (*r * s)).sum();
+        let (coefficients, combined_value) =
+            Self::absorb_committed_batch(params, items, &scales, transcript)?;
         let combined = combined_commitment_terms(&layout, &coefficients)?;
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
@@ -796,14 +808,8 @@ impl Hyrax {
     ) -> Result<GroupEquation, PcsError> {
         let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
         let (column_point, scales) = batch_layout(&layout)?;
-        for (commitment, point, value_commitment) in items {
-            Self::check_size(params, commitment.num_vars)?;
-            absorb(transcript, commitment, point, &Fr::zero());
-            absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, *value_commitment);
-        }
-        let coefficients = transcript.challenge_fields(LABEL_ZK_BATCH, items.len());
-        let combined_value: G1Projective =
-            items.iter().zip(&coefficients).zip(&scales).map(|(((_, _, c), r), s)| *c * (*r * s)).sum();
+        let (coefficients, combined_value) =
+            Self::absorb_committed_batch(params, items, &scales, transcript)?;
         let (bases, scalars) = combined_commitment_terms(&layout, &coefficients)?;
         let vector_commitment = G1Projective::msm(&bases, &scalars)
             .map_err(|_| PcsError::MalformedProof("msm sizes"))?

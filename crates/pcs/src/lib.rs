@@ -32,7 +32,7 @@ mod inner_product;
 mod scheme;
 mod srs;
 
-pub use batch::{MultiOpeningProof, OpeningClaim};
+pub use batch::{MultiOpeningProof, OpeningClaim, group_by_claim_points};
 pub use error::PcsError;
 pub use hiding::{HyraxBlinds, ZkCommittedOpeningProof, ZkOpeningProof};
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};

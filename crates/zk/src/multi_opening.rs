@@ -33,7 +33,7 @@ use zkmha_field::{Fr, UnreducedSum, Zero, fr_from_i64};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, PcsError, PolynomialTable,
-    ZkInnerProductProof,
+    ZkInnerProductProof, group_by_claim_points,
 };
 use zkmha_sumcheck::{FinalEvaluations, ProductSumcheck, ProductTerm, SumOfProducts, SumcheckInstance};
 use zkmha_transcript::Transcript;
@@ -105,22 +105,8 @@ fn absorb_statement<V>(
 
 /// Polynomials with the same number of variables and the same claim points, in order.
 fn groups<V>(num_vars: &[usize], claims: &[ZkOpeningClaim<V>]) -> Vec<Vec<usize>> {
-    let points_of = |f: usize| -> Vec<&[Fr]> {
-        claims.iter().filter(|c| c.polynomial == f).map(|c| c.point.as_slice()).collect()
-    };
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for f in 0..num_vars.len() {
-        let joins = groups.iter_mut().find(|g| {
-            g.first().is_some_and(|&first| {
-                num_vars.get(first) == num_vars.get(f) && points_of(first) == points_of(f)
-            })
-        });
-        match joins {
-            Some(group) => group.push(f),
-            None => groups.push(vec![f]),
-        }
-    }
-    groups
+    let claims: Vec<(usize, &[Fr])> = claims.iter().map(|c| (c.polynomial, c.point.as_slice())).collect();
+    group_by_claim_points(num_vars, &claims)
 }
 
 fn draw_weights<V>(
