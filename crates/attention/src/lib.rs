@@ -49,8 +49,8 @@ pub use witness::{
     AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,
 };
 pub use zk_layer::{
-    ZkLayerProof, commit_inputs_hiding, prove_committed_layer_zk, prove_layer_zk, verify_layer_zk,
-    zk_hyrax_params_for,
+    ZkLayerProof, commit_inputs_hiding, layer_zk_batching_weights, prove_committed_layer_zk, prove_layer_zk,
+    verify_layer_zk, zk_hyrax_params_for,
 };
 
 /// Which scores a query may attend to.

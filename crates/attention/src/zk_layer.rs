@@ -398,6 +398,33 @@ pub fn verify_layer_zk(
     statement: &CommittedStatement,
     proof: &ZkLayerProof,
 ) -> Result<(), AttentionError> {
+    let (checks, transcript) = collect_layer_zk(params, statement, proof)?;
+    checks.finish(&transcript).map_err(zk_error("the proof's group equations"))
+}
+
+/// The batching weights with which [`verify_layer_zk`] combines the proof's deferred group
+/// equations: drawn after the whole proof, its final responses included, is absorbed, so any
+/// change to a prover message changes them (what the soundness tests check byte by byte).
+///
+/// # Errors
+/// As [`verify_layer_zk`], for every check made before the group equations.
+pub fn layer_zk_batching_weights(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<Vec<Fr>, AttentionError> {
+    let (checks, transcript) = collect_layer_zk(params, statement, proof)?;
+    Ok(checks.weights(&transcript))
+}
+
+/// Everything [`verify_layer_zk`] checks but the final group equations, which are returned
+/// with the transcript their weights are drawn from.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+fn collect_layer_zk(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<(DeferredChecks, Transcript), AttentionError> {
     if proof.version != crate::PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
@@ -486,5 +513,253 @@ pub fn verify_layer_zk(
         _ => return Err(AttentionError::CheckFailed { step: STEP_OPENINGS }),
     }
     masks.verify_openings(params, &proof.mask_openings, t, k).map_err(zk_error("masks"))?;
-    checks.finish(&transcript).map_err(zk_error("the proof's group equations"))
+    Ok((checks, transcript))
+}
+
+/// Malicious-prover regression (the audit's zero-knowledge forgery, shared/audit/
+/// audit_zk_forgery.rs): the honest prover on the true inputs with a false output `O'[0] =
+/// O[0] + 1000` in the statement, the output claim's opening left at the true value (so the
+/// first masked-sum opening equation is off by `c·(y − y')·U`), then the last responses moved —
+/// the masks' inner-product `z₁` and the input opening's `z` — so that the error cancels in the
+/// weighted sum of the deferred equations *for weights drawn before those responses*. Before
+/// the fix the verifier drew exactly those weights and accepted (`forged_linear_default.zkp`);
+/// now the responses are absorbed and the weights also cover every equation, so the forgery
+/// is rejected.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod forgery_regression {
+    use super::*;
+    use crate::unpadding::prove_unpadding_zk;
+    use ark_std::rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+    use zkmha_field::Field;
+    use zkmha_mle::eq_table;
+    use zkmha_pcs::GroupEquation;
+
+    fn inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+        AttentionInputs {
+            queries: draw(shape.seq_len * shape.model_width()),
+            keys: draw(shape.seq_len * shape.model_width()),
+            values: draw(shape.seq_len * shape.value_model_width()),
+        }
+    }
+
+    /// The honest linear-attention prover with one dishonest step (the output claim's opening).
+    fn prove_false_output(
+        params: &HyraxParams,
+        shape: &AttentionShape,
+        mask: MaskKind,
+        inputs: &AttentionInputs,
+        fake_output: Vec<Fr>,
+        rng: &mut ChaCha20Rng,
+    ) -> (CommittedStatement, ZkLayerProof) {
+        let softmax = SoftmaxMode::Identity;
+        let (commitments, blinds) = commit_inputs_hiding(params, shape, softmax, inputs, rng).unwrap();
+        let witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params)).unwrap();
+        params.prepare_pedersen_tables();
+        let padded = padded_inputs(shape, inputs);
+        let statement = CommittedStatement { shape: *shape, mask, softmax, commitments, output: fake_output };
+        let mut transcript = statement_transcript(&statement);
+        let (mut masks, masks_commitment) =
+            ProverMasks::commit(params, mask_schedule(shape, softmax).unwrap(), &mut transcript, rng)
+                .unwrap();
+        let fake = output_witness_claim(params, shape, &statement.output, &mut transcript).unwrap();
+        let true_value = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)
+            .unwrap()
+            .evaluate(&fake.claim.point)
+            .unwrap();
+        let output = WitnessClaim {
+            claim: fake.claim.clone(),
+            opening: zkmha_zk::ValueOpening { value: true_value, blinding: Fr::from(0u64) },
+        };
+        let (t, m) = (&mut transcript, &mut masks);
+        let (unpadding, output_hat) =
+            prove_unpadding_zk(params, shape, &witness.output_hat, &output, m, t, rng).unwrap();
+        let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
+        let (attention_values, av) =
+            prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, m, t, rng)
+                .unwrap();
+        let (masking, scores_claim) =
+            prove_masking_zk(params, shape, mask, witness.scores.clone(), &av.attention, m, t, rng).unwrap();
+        let (qk, qk_claims) =
+            prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, m, t, rng)
+                .unwrap();
+        let (padding, input_claims) = prove_padding_zk(
+            params,
+            shape,
+            [&witness.queries, &witness.keys, &witness.values],
+            [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
+            m,
+            t,
+            rng,
+        )
+        .unwrap();
+        let c = &statement.commitments;
+        let claims = [&input_claims.queries, &input_claims.keys, &input_claims.values];
+        let items: Vec<_> = padded
+            .iter()
+            .zip([&c.queries, &c.keys, &c.values])
+            .zip(&blinds)
+            .zip(claims)
+            .map(|((((num_vars, table), commitment), blind), claim)| {
+                (
+                    PolynomialTable::Integers { num_vars: *num_vars, values: table },
+                    commitment,
+                    blind,
+                    claim.claim.point.as_slice(),
+                    (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
+                )
+            })
+            .collect();
+        let together =
+            one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
+        let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
+        let mut openings = Vec::new();
+        for group in groups {
+            openings.push(Hyrax::open_batch_committed(params, group, t, rng).unwrap());
+        }
+        let mask_openings = masks.prove_openings(params, t, rng).unwrap();
+        let proof = ZkLayerProof {
+            version: crate::PROOF_FORMAT_VERSION,
+            unpadding,
+            attention_values,
+            softmax: None,
+            masking: Some(masking),
+            qk,
+            padding,
+            masks: masks_commitment,
+            mask_openings,
+            openings,
+            multi_opening: None,
+        };
+        (statement, proof)
+    }
+
+    /// The deferred equations, the weights the *old* verifier drew (from the transcript
+    /// alone), the output point and the opening groups' public vectors.
+    fn attacker_view(
+        params: &HyraxParams,
+        statement: &CommittedStatement,
+        proof: &ZkLayerProof,
+    ) -> (Vec<GroupEquation>, Vec<Fr>, Vec<Fr>) {
+        let (checks, transcript) = collect_layer_zk(params, statement, proof).unwrap();
+        let equations = checks.equations().to_vec();
+        let weights = transcript.clone().challenge_fields(b"zk/deferred/weights", equations.len());
+        let mut t = statement_transcript(statement);
+        VerifierMasks::absorb(
+            mask_schedule(&statement.shape, statement.softmax).unwrap(),
+            proof.masks,
+            &mut t,
+        );
+        let output_point = output_claim(params, &statement.shape, &statement.output, &mut t).unwrap().point;
+        (equations, weights, output_point)
+    }
+
+    #[test]
+    fn the_audit_zero_knowledge_forgery_is_rejected() {
+        let shape = AttentionShape::new(128, 8, 64, 64).unwrap();
+        let mask = MaskKind::Causal;
+        let params = zk_hyrax_params_for(&shape, SoftmaxMode::Identity).unwrap();
+        let x = inputs(&shape, 7);
+        let true_output = crate::compute_witness(&shape, mask, &x).unwrap().output;
+        let mut fake_output = true_output.clone();
+        fake_output[0] += Fr::from(1000u64);
+        let mut rng = ChaCha20Rng::seed_from_u64(99);
+        let (statement, mut proof) =
+            prove_false_output(&params, &shape, mask, &x, fake_output.clone(), &mut rng);
+        assert!(verify_layer_zk(&params, &statement, &proof).is_err());
+
+        let (eqs, w, output_point) = attacker_view(&params, &statement, &proof);
+        let n = eqs.len();
+        let c0 = -eqs[0].scalars[3];
+        let y = matrix_mle(shape.seq_len, shape.value_model_width(), &true_output)
+            .unwrap()
+            .evaluate(&output_point)
+            .unwrap();
+        let y_fake = matrix_mle(shape.seq_len, shape.value_model_width(), &fake_output)
+            .unwrap()
+            .evaluate(&output_point)
+            .unwrap();
+        let tau = w[0] * c0 * (y - y_fake);
+        let u = params.value_generator;
+        let m = proof.openings.len();
+        assert_eq!(m, 1, "this shape opens Q, K, V in one batch");
+        let ipa = &eqs[n - 1];
+        let z1 = proof.mask_openings.responses[0];
+        let mask_len = ipa.bases.iter().take_while(|b| **b != u).count();
+        let columns = proof.openings[0].response.len();
+        assert!(mask_len <= columns, "the audit's strategy A applies at this shape");
+        let s: Vec<Fr> = (0..mask_len).map(|i| ipa.scalars[i] * z1.inverse().unwrap()).collect();
+        let bx = ipa.scalars[mask_len] * z1.inverse().unwrap();
+        let (row, val) = (n - 1 - 2 * m, n - 2 * m);
+        let (l_ipa, l_row, l_val) = (w[n - 1], w[row], w[val]);
+        // The opening's public vector R = eq(column point of the widest member, ·).
+        let publics = opening_public(&params, &statement, &proof);
+        let r = &publics[0];
+        let sr: Fr = s.iter().zip(r).map(|(a, b)| *a * b).sum();
+        let kappa = l_ipa * (bx - l_val * l_row.inverse().unwrap() * sr);
+        let delta1 = -tau * kappa.inverse().unwrap();
+        proof.mask_openings.responses[0] += delta1;
+        for j in 0..mask_len {
+            proof.openings[0].response[j] -= l_ipa * l_row.inverse().unwrap() * delta1 * s[j];
+        }
+        // Before the fix, moving the last responses left the transcript — hence the weights —
+        // unchanged and the forged equations passed with them. Now the responses are absorbed:
+        // the weights the attacker solved against are not the verifier's …
+        let (_, weights_after, _) = attacker_view(&params, &statement, &proof);
+        assert_ne!(weights_after, w, "the last responses are absorbed before the weights are drawn");
+        // … and the forgery is rejected.
+        assert!(matches!(
+            verify_layer_zk(&params, &statement, &proof),
+            Err(AttentionError::ZeroKnowledge { .. })
+        ));
+    }
+
+    /// Per opening group, `eq(column point, ·)` (the widest member's column part).
+    fn opening_public(
+        params: &HyraxParams,
+        statement: &CommittedStatement,
+        proof: &ZkLayerProof,
+    ) -> Vec<Vec<Fr>> {
+        let shape = &statement.shape;
+        let mut transcript = statement_transcript(statement);
+        let mut masks = VerifierMasks::absorb(
+            mask_schedule(shape, statement.softmax).unwrap(),
+            proof.masks,
+            &mut transcript,
+        );
+        let output = output_claim(params, shape, &statement.output, &mut transcript).unwrap();
+        let mut checks = DeferredChecks::new();
+        let (t, k, m) = (&mut transcript, &mut checks, &mut masks);
+        let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k).unwrap();
+        let av =
+            verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k).unwrap();
+        let masking = proof.masking.as_ref().unwrap();
+        let scores =
+            verify_masking_zk(params, shape, statement.mask, &av.attention, masking, m, t, k).unwrap();
+        let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k).unwrap();
+        let inputs = verify_padding_zk(
+            params,
+            shape,
+            [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
+            &proof.padding,
+            m,
+            t,
+            k,
+        )
+        .unwrap();
+        let c = &statement.commitments;
+        let mut widest: Option<(usize, Vec<Fr>)> = None;
+        for (commitment, claim) in
+            [&c.queries, &c.keys, &c.values].into_iter().zip([&inputs.queries, &inputs.keys, &inputs.values])
+        {
+            let cv = commitment.column_vars().unwrap();
+            if widest.as_ref().is_none_or(|(w, _)| cv > *w) {
+                widest = Some((cv, claim.point[..cv].to_vec()));
+            }
+        }
+        vec![eq_table(&widest.unwrap().1)]
+    }
 }

@@ -467,3 +467,46 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
         );
     }
 }
+
+/// "Absorb before you draw", checked on the bytes: any change to any byte of a
+/// zero-knowledge proof either makes it unparsable, fails a check made before the group
+/// equations, or changes the weights that combine the group equations — so no prover message,
+/// final responses included, can be chosen after those weights are known.
+#[test]
+fn any_changed_proof_byte_fails_to_parse_or_changes_the_batching_weights() {
+    let shape = AttentionShape::new(5, 2, 2, 2).unwrap();
+    for softmax in [SoftmaxMode::Identity, softmax_for(&shape)] {
+        let p = prove_with(&shape, MaskKind::Causal, softmax, 3);
+        let weights = layer_zk_batching_weights(&p.params, &p.statement, &p.proof).unwrap();
+        let mut bytes = Vec::new();
+        p.proof.serialize_compressed(&mut bytes).unwrap();
+        let (mut parsed, mut rejected, mut changed) = (0, 0, 0);
+        // Every byte of the tail (the openings and the masks' inner-product argument, which end
+        // with the final responses), every 41st elsewhere (a time budget on 2 cores).
+        let tail = bytes.len().saturating_sub(768);
+        for index in (0..bytes.len()).filter(|i| *i >= tail || i % 41 == 0) {
+            let mut mutated = bytes.clone();
+            mutated[index] ^= 1 << (index % 8);
+            let Ok(proof) = ZkLayerProof::deserialize_compressed(&mutated[..]) else { continue };
+            parsed += 1;
+            match layer_zk_batching_weights(&p.params, &p.statement, &proof) {
+                Err(_) => rejected += 1,
+                Ok(w) => {
+                    assert_ne!(
+                        w,
+                        weights,
+                        "{softmax:?}: byte {index} of {} leaves the weights unchanged",
+                        bytes.len()
+                    );
+                    changed += 1;
+                }
+            }
+        }
+        // Most changes break a field check before the group equations; the others must reach
+        // them with other weights.
+        assert!(
+            changed > 0,
+            "{softmax:?}: {parsed} parsed, {rejected} rejected early, none reached the weights"
+        );
+    }
+}

@@ -316,9 +316,8 @@ impl Hyrax {
             }
             checks.push(Self::batch_check(params, &items, opening, transcript)?);
         }
-        // The openings' group equations in one MSM, weighted by challenges from a copy of the
-        // transcript (the protocol's own transcript goes on exactly as the prover's does).
-        let weights = transcript.clone().challenge_fields(LABEL_MSM_WEIGHTS, checks.len());
-        GroupEquation::all_hold(&checks, &weights)
+        // The openings' group equations in one MSM, weighted by challenges drawn after every
+        // equation is absorbed (from a copy: the transcript goes on exactly as the prover's).
+        GroupEquation::all_hold_for_transcript(transcript, LABEL_MSM_WEIGHTS, &checks)
     }
 }

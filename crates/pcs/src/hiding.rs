@@ -112,6 +112,25 @@ fn committed_equations(
     [rows, value]
 }
 
+const LABEL_ZK_RESPONSES: &[u8] = b"pcs/hyrax-zk/responses";
+
+impl ZkOpeningProof {
+    /// Absorbs the final responses `z`, `z_β` (after the challenge, before anything else).
+    fn absorb_responses(&self, transcript: &mut Transcript) {
+        transcript.append_fields(LABEL_ZK_RESPONSES, &self.response);
+        transcript.append_field(LABEL_ZK_RESPONSES, &self.blinding_response);
+    }
+}
+
+impl ZkCommittedOpeningProof {
+    /// Absorbs the final responses `z`, `z_β`, `z_δ` (after the challenge, before anything
+    /// else).
+    fn absorb_responses(&self, transcript: &mut Transcript) {
+        transcript.append_fields(LABEL_ZK_RESPONSES, &self.response);
+        transcript.append_fields(LABEL_ZK_RESPONSES, &[self.blinding_response, self.value_blinding_response]);
+    }
+}
+
 impl ZkCommittedOpeningProof {
     /// The honest-verifier simulator of [`Hyrax::prove_inner_product_committed`]: an
     /// accepting answer for any vector commitment, value commitment and challenge, made without
@@ -173,13 +192,15 @@ fn prove_dot_product_committed<R: RngCore + CryptoRng>(
     absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, mask_value_commitment);
     let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
     let response = row.iter().zip(&mask).map(|(w, d)| challenge * w + d).collect();
-    ZkCommittedOpeningProof {
+    let proof = ZkCommittedOpeningProof {
         mask_commitment,
         mask_value_commitment,
         response,
         blinding_response: challenge * blinding + mask_blinding,
         value_blinding_response: challenge * value_blinding + mask_value_blinding,
-    }
+    };
+    proof.absorb_responses(transcript);
+    proof
 }
 
 /// Adds `b_i·H` to each row (fixed-base batch multiplication: one table for all rows).
@@ -216,12 +237,14 @@ fn prove_dot_product<R: RngCore + CryptoRng>(
     absorb_mask(transcript, &mask_commitment, &mask_value);
     let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
     let response = row.iter().zip(&mask).map(|(w, d)| challenge * w + d).collect();
-    ZkOpeningProof {
+    let proof = ZkOpeningProof {
         mask_commitment,
         mask_value,
         response,
         blinding_response: challenge * blinding + mask_blinding,
-    }
+    };
+    proof.absorb_responses(transcript);
+    proof
 }
 
 const LABEL_ZK_COMMITTED_VECTOR: &[u8] = b"pcs/hyrax-zk/committed-vector";
@@ -261,6 +284,7 @@ fn check_dot_product(
 ) -> Result<GroupEquation, PcsError> {
     absorb_mask(transcript, &proof.mask_commitment, &proof.mask_value);
     let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+    proof.absorb_responses(transcript);
     dot_product_equations(generators, blinding_generator, combined, public, value, proof, challenge)
 }
 
@@ -527,10 +551,9 @@ impl Hyrax {
             proof,
             transcript,
         )?;
-        // From a copy: the weight only combines the verifier's two checks, the prover never
-        // sees it, and the transcript goes on exactly as the prover's.
-        let weight = transcript.clone().challenge_field(LABEL_ZK_EQUATION_WEIGHT);
-        GroupEquation::all_hold(&equations, &[Fr::from(1u64), weight])
+        // Weights drawn after both equations (every response) are absorbed, from a copy: the
+        // transcript goes on exactly as the prover's.
+        GroupEquation::all_hold_for_transcript(transcript, LABEL_ZK_EQUATION_WEIGHT, &equations)
             .map_err(|_| PcsError::ZkCommitmentMismatch)
     }
 
@@ -561,6 +584,7 @@ impl Hyrax {
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
         let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+        proof.absorb_responses(transcript);
         Ok(committed_equations(
             params,
             generators,
@@ -748,6 +772,7 @@ impl Hyrax {
         absorb_point(transcript, LABEL_ZK_MASK_COMMITMENT, proof.mask_commitment);
         absorb_point(transcript, LABEL_ZK_VALUE_COMMITMENT, proof.mask_value_commitment);
         let challenge = transcript.challenge_field(LABEL_ZK_CHALLENGE);
+        proof.absorb_responses(transcript);
         Ok(committed_equations(
             params,
             generators,

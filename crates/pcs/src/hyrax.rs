@@ -27,6 +27,7 @@ use zkmha_transcript::Transcript;
 const LABEL_COMMITMENT: &[u8] = b"pcs/hyrax/commitment";
 const LABEL_POINT: &[u8] = b"pcs/hyrax/point";
 const LABEL_VALUE: &[u8] = b"pcs/hyrax/value";
+const LABEL_EQUATIONS: &[u8] = b"pcs/group-equations";
 const GENERATOR_DOMAIN: &[u8] = b"zkmha hyrax generators v1";
 /// The hash index of `H` (the `G_j` use `0..2^c`).
 const BLINDING_GENERATOR_INDEX: u64 = u64::MAX;
@@ -682,6 +683,7 @@ impl Hyrax {
 }
 
 const LABEL_BATCH: &[u8] = b"pcs/hyrax/batch-coefficients";
+const LABEL_COMBINED_ROW: &[u8] = b"pcs/hyrax/combined-row";
 
 /// The shared column point of a batch and each member's scale: the batch's combined row has
 /// the widest member's `2^c` columns and its column point is that member's `point[..c]`.
@@ -763,6 +765,8 @@ impl Hyrax {
         for (row, c) in rows.iter().zip(&coefficients) {
             combined_row.par_iter_mut().zip(row.par_iter()).for_each(|(w, x)| *w += *c * x);
         }
+        // The proof's only message: absorbed before any later challenge or batching weight.
+        transcript.append_fields(LABEL_COMBINED_ROW, &combined_row);
         Ok((HyraxProof { combined_row }, values))
     }
 
@@ -805,6 +809,7 @@ impl Hyrax {
         if proof.combined_row.len() != 1usize << columns {
             return Err(PcsError::MalformedProof("combined row has the wrong length"));
         }
+        transcript.append_fields(LABEL_COMBINED_ROW, &proof.combined_row);
         let right = eq_table(column_point);
         let inner: Fr = proof.combined_row.iter().zip(&right).map(|(w, r)| *w * r).sum();
         let expected_value: Fr =
@@ -865,8 +870,43 @@ impl GroupEquation {
         Self::all_hold(std::slice::from_ref(self), &[Fr::from(1u64)])
     }
 
+    /// One weight per equation, drawn from a copy of `transcript` after absorbing every
+    /// equation (its bases and scalars), so that the weights depend on every prover message
+    /// the equations contain — final Σ-protocol and inner-product responses included — even
+    /// where a protocol forgot to absorb one. `transcript` itself is not advanced.
+    pub fn combination_weights(
+        transcript: &Transcript,
+        label: &'static [u8],
+        equations: &[GroupEquation],
+    ) -> Vec<Fr> {
+        let mut copy = transcript.clone();
+        copy.append_u64(LABEL_EQUATIONS, equations.len() as u64);
+        for equation in equations {
+            copy.append_serialized(LABEL_EQUATIONS, &equation.bases);
+            copy.append_fields(LABEL_EQUATIONS, &equation.scalars);
+        }
+        copy.challenge_fields(label, equations.len())
+    }
+
+    /// Checks every equation at once, weighted by [`Self::combination_weights`]: a false
+    /// equation passes with probability at most 1/|F| (the weights are drawn after every
+    /// equation is fixed).
+    ///
+    /// # Errors
+    /// As [`Self::all_hold`].
+    pub fn all_hold_for_transcript(
+        transcript: &Transcript,
+        label: &'static [u8],
+        equations: &[GroupEquation],
+    ) -> Result<(), PcsError> {
+        let weights = Self::combination_weights(transcript, label, equations);
+        Self::all_hold(equations, &weights)
+    }
+
     /// Checks `Σ_g ρ_g·(equation g)` with one MSM. With the `ρ_g` drawn after every equation
-    /// is fixed, a false equation passes with probability at most 1/|F|.
+    /// is fixed (as [`Self::combination_weights`] does), a false equation passes with
+    /// probability at most 1/|F|; weights a prover can learn before it fixes an equation's
+    /// last message let it cancel one false equation with another.
     ///
     /// # Errors
     /// As [`Self::holds`], and [`PcsError::MalformedProof`] unless there is one weight per

@@ -38,6 +38,7 @@ const LABEL_ROUND: &[u8] = b"pcs/ipa/round";
 const LABEL_ROUND_CHALLENGE: &[u8] = b"pcs/ipa/round-challenge";
 const LABEL_LAST: &[u8] = b"pcs/ipa/last";
 const LABEL_LAST_CHALLENGE: &[u8] = b"pcs/ipa/last-challenge";
+const LABEL_RESPONSES: &[u8] = b"pcs/ipa/responses";
 
 /// A logarithmic-size zero-knowledge inner-product proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -151,7 +152,9 @@ impl ZkInnerProductProof {
         let last_commitment = (g * d + params.pedersen(x * b * d, s)).into_affine();
         absorb_points(transcript, LABEL_LAST, &[last_commitment]);
         let c = transcript.challenge_field(LABEL_LAST_CHALLENGE);
-        Ok(Self { rounds, last_commitment, responses: [d + c * a, s + c * gamma] })
+        let responses = [d + c * a, s + c * gamma];
+        transcript.append_fields(LABEL_RESPONSES, &responses);
+        Ok(Self { rounds, last_commitment, responses })
     }
 
     /// The verifier's group equation for `C_a`, `C_v` and the public vector `b` (checked by the
@@ -182,6 +185,7 @@ impl ZkInnerProductProof {
         }
         absorb_points(transcript, LABEL_LAST, &[self.last_commitment]);
         let c = transcript.challenge_field(LABEL_LAST_CHALLENGE);
+        transcript.append_fields(LABEL_RESPONSES, &self.responses);
         // s_i = Π_j (e_j if round j's bit of i is 1, else e_j⁻¹); round 1 splits on the top bit.
         let mut s = vec![Fr::one(); padded];
         for (j, (e, e_inv)) in challenges.iter().enumerate() {

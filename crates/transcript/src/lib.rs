@@ -68,6 +68,18 @@ impl Transcript {
         self.inner.append_message(label, &bytes);
     }
 
+    /// Absorbs a list of arkworks values (group elements, commitments) in their compressed
+    /// canonical encoding, count first.
+    pub fn append_serialized<T: CanonicalSerialize>(&mut self, label: &'static [u8], values: &[T]) {
+        self.inner.append_u64(label, values.len() as u64);
+        let mut bytes = Vec::with_capacity(values.first().map_or(0, |v| v.compressed_size()) * values.len());
+        for value in values {
+            // Serializing into a Vec cannot fail.
+            let _ = value.serialize_compressed(&mut bytes);
+        }
+        self.inner.append_message(label, &bytes);
+    }
+
     /// Absorbs a shape (rank, then each axis).
     pub fn append_shape(&mut self, label: &'static [u8], shape: &[usize]) {
         let mut bytes = Vec::with_capacity(8 * (shape.len() + 1));

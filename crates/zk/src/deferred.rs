@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! each Σ-protocol or opening leaves equations  E_g: Σ_k s_{g,k}·B_{g,k} = 0
-//! at the end:  w_g ← a copy of the transcript (after the whole proof is absorbed)
+//! at the end:  w_g ← a copy of the transcript after the whole proof and every equation
+//!              (bases and scalars: the final responses) are absorbed
 //!              check Σ_g w_g·E_g = 0 with one multi-scalar multiplication
 //! ```
 //!
@@ -12,7 +13,6 @@
 //! fails, each equation is checked alone to name the first false one.
 
 use crate::ZkError;
-use zkmha_field::Fr;
 use zkmha_pcs::GroupEquation;
 use zkmha_transcript::Transcript;
 
@@ -47,6 +47,17 @@ impl DeferredChecks {
         self.equations.is_empty()
     }
 
+    /// The equations collected so far.
+    pub fn equations(&self) -> &[GroupEquation] {
+        &self.equations
+    }
+
+    /// The batching weights [`Self::finish`] draws for these equations from `transcript`
+    /// (for tests and audits: they must change with every prover message).
+    pub fn weights(&self, transcript: &Transcript) -> Vec<zkmha_field::Fr> {
+        GroupEquation::combination_weights(transcript, LABEL_WEIGHTS, &self.equations)
+    }
+
     /// Checks every equation, weighted by challenges drawn from a copy of `transcript` (which
     /// must have absorbed everything the equations depend on); `transcript` itself is not
     /// advanced.
@@ -57,7 +68,10 @@ impl DeferredChecks {
         if self.equations.is_empty() {
             return Ok(());
         }
-        let weights: Vec<Fr> = transcript.clone().challenge_fields(LABEL_WEIGHTS, self.equations.len());
+        // The weights are drawn after every equation — so every response in it — is absorbed:
+        // a prover that learned them before fixing a message could cancel one false equation
+        // with another.
+        let weights = self.weights(transcript);
         if GroupEquation::all_hold(&self.equations, &weights).is_ok() {
             return Ok(());
         }
@@ -76,6 +90,7 @@ impl DeferredChecks {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use zkmha_field::Fr;
     use zkmha_pcs::{HyraxParams, PcsError};
 
     /// `a·G − a·G = 0` (true) or `a·G − (a+1)·G = 0` (false).

@@ -31,9 +31,11 @@ const LABEL_OPENING_STATEMENT: &[u8] = b"zk/opening/statement";
 const LABEL_OPENING_VALUE: &[u8] = b"zk/opening/value";
 const LABEL_OPENING_FIRST: &[u8] = b"zk/opening/first-message";
 const LABEL_OPENING_CHALLENGE: &[u8] = b"zk/opening/challenge";
+const LABEL_OPENING_RESPONSE: &[u8] = b"zk/opening/response";
 const LABEL_PRODUCT_STATEMENT: &[u8] = b"zk/product/statement";
 const LABEL_PRODUCT_FIRST: &[u8] = b"zk/product/first-message";
 const LABEL_PRODUCT_CHALLENGE: &[u8] = b"zk/product/challenge";
+const LABEL_PRODUCT_RESPONSES: &[u8] = b"zk/product/responses";
 
 /// What the prover knows about a committed value: `C = value·U + blinding·H`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +100,9 @@ impl OpeningProof {
         let first_message = G1Affine::from(params.blinding_times(nonce));
         absorb_points(transcript, LABEL_OPENING_FIRST, &[first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
-        Self { first_message, response: nonce + challenge * opening.blinding }
+        let response = nonce + challenge * opening.blinding;
+        transcript.append_field(LABEL_OPENING_RESPONSE, &response);
+        Self { first_message, response }
     }
 
     /// Checks that `commitment` commits to `value`.
@@ -130,6 +134,7 @@ impl OpeningProof {
         transcript.append_field(LABEL_OPENING_VALUE, &value);
         absorb_points(transcript, LABEL_OPENING_FIRST, &[self.first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
+        transcript.append_field(LABEL_OPENING_RESPONSE, &self.response);
         checks.push(self.equation(params, commitment, value, challenge), ZkError::OpeningMismatch);
     }
 
@@ -160,7 +165,9 @@ impl OpeningProof {
         let first_message = G1Affine::from(params.blinding_times(nonce));
         absorb_points(transcript, LABEL_OPENING_FIRST, &[first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
-        Self { first_message, response: nonce + challenge * opening.blinding }
+        let response = nonce + challenge * opening.blinding;
+        transcript.append_field(LABEL_OPENING_RESPONSE, &response);
+        Self { first_message, response }
     }
 
     /// [`Self::verify_deferred`] for a commitment given as a combination.
@@ -175,6 +182,7 @@ impl OpeningProof {
         transcript.append_field(LABEL_OPENING_VALUE, &value);
         absorb_points(transcript, LABEL_OPENING_FIRST, &[self.first_message]);
         let challenge = transcript.challenge_field(LABEL_OPENING_CHALLENGE);
+        transcript.append_field(LABEL_OPENING_RESPONSE, &self.response);
         let mut bases = vec![params.blinding_generator, self.first_message, params.value_generator];
         let mut scalars = vec![self.response, -Fr::from(1u64), challenge * value];
         for (s, p) in &commitment.0 {
@@ -249,6 +257,7 @@ impl ProductProof {
             b[3] + c * y.blinding,
             b[4] + c * (z.blinding - x.blinding * y.value),
         ];
+        transcript.append_fields(LABEL_PRODUCT_RESPONSES, &responses);
         Self { first_messages, responses }
     }
 
@@ -278,6 +287,7 @@ impl ProductProof {
         absorb_points(transcript, LABEL_PRODUCT_STATEMENT, &commitments);
         absorb_points(transcript, LABEL_PRODUCT_FIRST, &self.first_messages);
         let c = transcript.challenge_field(LABEL_PRODUCT_CHALLENGE);
+        transcript.append_fields(LABEL_PRODUCT_RESPONSES, &self.responses);
         for equation in self.equations(params, commitments, c) {
             checks.push(equation, ZkError::ProductMismatch);
         }

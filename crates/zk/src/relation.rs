@@ -45,6 +45,7 @@ const LABEL_FIRST: &[u8] = b"zk/relations/first-messages";
 const LABEL_CHALLENGE: &[u8] = b"zk/relations/challenge";
 const LABEL_RESPONSES: &[u8] = b"zk/relations/responses";
 const LABEL_WEIGHTS: &[u8] = b"zk/relations/weights";
+const LABEL_BLINDING_RESPONSE: &[u8] = b"zk/relations/blinding-response";
 
 /// A combination `Σ_l s_l·P_l` of points, kept unevaluated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -265,6 +266,7 @@ impl RelationsProof {
             }
             blinding_response += *weight * (*b + c * remainder);
         }
+        transcript.append_field(LABEL_BLINDING_RESPONSE, &blinding_response);
         Ok(Self { factor_messages, relation_messages, factor_responses, blinding_response })
     }
 
@@ -327,6 +329,7 @@ impl RelationsProof {
         let c = transcript.challenge_field(LABEL_CHALLENGE);
         transcript.append_fields(LABEL_RESPONSES, &self.factor_responses);
         let weights = transcript.challenge_fields(LABEL_WEIGHTS, factors.len() + relations.len());
+        transcript.append_field(LABEL_BLINDING_RESPONSE, &self.blinding_response);
         Ok(self.equation(params, factors, relations, c, &weights))
     }
 
