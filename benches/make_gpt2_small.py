@@ -37,6 +37,6 @@ text += b" " * ((8 - len(text) % 8) % 8)
 with open(os.path.join(out, "model.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 with open(os.path.join(out, "config.json"), "w") as f:
-    f.write('{"n_head": 12, "layer_norm_epsilon": 1e-5}')
+    f.write('{"model_type": "gpt2", "n_head": 12, "layer_norm_epsilon": 1e-5, "n_positions": 1024}')
 with open(os.path.join(out, "tokens.txt"), "w") as f:
     print(",".join(str(i) for i in rng.integers(0, vocab, 512)), file=f)

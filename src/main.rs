@@ -79,6 +79,9 @@ fn main() {
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");
-        std::process::exit(1);
+        // A model the proof does not cover is refused with its own status.
+        let status =
+            if model_cli::is_unsupported_model(&error) { model_cli::EXIT_UNSUPPORTED_MODEL } else { 1 };
+        std::process::exit(status);
     }
 }

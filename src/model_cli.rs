@@ -20,6 +20,8 @@ use zkmha_attention::model_quantization::{ModelQuantization, model_accuracy, ref
 use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
 use zkmha_attention::{AttentionShape, MaskKind, Residual};
+use zkmha_model::ModelError;
+use zkmha_model::architecture::MetadataSource;
 use zkmha_model::families::Family;
 use zkmha_model::model_file::{ModelFile, calibration_ids};
 
@@ -57,11 +59,21 @@ fn heads_text(heads: usize, key_value_heads: usize, head_dim: usize) -> String {
     }
 }
 
-fn family_name(family: Family) -> &'static str {
-    match family {
-        Family::Bert => "bert",
-        Family::Gpt2 => "gpt2",
-        Family::Llama => "llama",
+/// The exit status of a model the proof does not cover (an architecture, a bias, a norm, a
+/// window, a scaling): distinct from other errors (1).
+pub const EXIT_UNSUPPORTED_MODEL: i32 = 3;
+
+/// Whether `error` is a refusal of a model the proof does not cover.
+pub fn is_unsupported_model(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| matches!(e.downcast_ref::<ModelError>(), Some(ModelError::Unsupported(_))))
+}
+
+/// Where the architecture was read from, in words.
+fn architecture_source(file: &ModelFile) -> &'static str {
+    match file.architecture_source {
+        Some(MetadataSource::ConfigJson) => "config.json",
+        Some(MetadataSource::Gguf) => "GGUF metadata",
+        None => "tensor names",
     }
 }
 
@@ -75,7 +87,9 @@ pub struct ModelArgs {
     /// The layer.
     #[arg(long, default_value_t = 0)]
     pub layer: usize,
-    /// The model family (bert, gpt2, llama); detected from the tensor names by default.
+    /// The model family (bert, gpt2, llama), for files without metadata (no config.json
+    /// model_type, no GGUF general.architecture); detected from the tensor names by default.
+    /// It cannot override what the metadata says.
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
 }
@@ -244,7 +258,7 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
             "{} layer {} ({})",
             file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
             args.layer,
-            family_name(file.family)
+            file.architecture_name()
         ),
         model_width: d,
         heads: file.heads,
@@ -257,6 +271,20 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
         quantization,
         commitment,
     })
+}
+
+/// The projections with a non-zero bias (`Q`, `K`, `V`, `O`).
+fn bias_names(float: &zkmha_attention::model_quantization::FloatModelWeights) -> Vec<&'static str> {
+    [
+        ("Q", &float.queries_bias),
+        ("K", &float.keys_bias),
+        ("V", &float.values_bias),
+        ("O", &float.output_bias),
+    ]
+    .into_iter()
+    .filter(|(_, b)| b.iter().any(|&x| x != 0.0))
+    .map(|(name, _)| name)
+    .collect()
 }
 
 /// Runs `zkmha commit-model`.
@@ -277,6 +305,9 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
                 "verifier_key": args.out.display().to_string(),
                 "bytes": bytes.len(),
                 "model": key.description,
+                "architecture": loaded.file.architecture_name(),
+                "architecture_source": architecture_source(&loaded.file),
+                "biases": bias_names(&loaded.float),
                 "commitment": fingerprint(&key),
                 "model_width": key.model_width,
                 "heads": key.heads,
@@ -291,12 +322,27 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "committed to {}: d_model = {}, {}, mask {}{}",
+        "committed to {}: d_model = {}, {}, mask {}{}{}",
         key.description,
         key.model_width,
         heads_text(key.heads, key.key_value_heads, key.head_dim),
         key.mask,
-        key.rotary.map(|r| format!(", rotary embeddings (base {})", r.base)).unwrap_or_default()
+        key.rotary.map(|r| format!(", rotary embeddings (base {})", r.base)).unwrap_or_default(),
+        match bias_names(&loaded.float).as_slice() {
+            [] => ", no biases".to_string(),
+            names => format!(", biases on {}", names.join(", ")),
+        }
+    );
+    println!(
+        "architecture {} (from the {}{})",
+        loaded.file.architecture_name(),
+        architecture_source(&loaded.file),
+        if loaded.file.architecture.is_none() {
+            ": no config.json model_type or GGUF general.architecture, so features the names do not \
+             show (norm weight offsets, embedding scales) cannot be checked"
+        } else {
+            ""
+        }
     );
     println!(
         "fixed point: X at 2^-{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample)",

@@ -37,7 +37,12 @@ fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) 
     .into_iter()
     .filter(|(name, _)| Some(name.as_str()) != drop)
     .collect();
-    write_safetensors(dir, seed, &specs, heads.map(|h| format!("{{\"num_attention_heads\": {h}}}")))
+    write_safetensors(
+        dir,
+        seed,
+        &specs,
+        heads.map(|h| format!("{{\"model_type\": \"bert\", \"num_attention_heads\": {h}}}")),
+    )
 }
 
 /// A GPT-2-style model (two layers, fused Q|K|V in Conv1D layout) with random weights.
@@ -55,22 +60,55 @@ fn write_gpt2(dir: &Path, seed: u32) -> PathBuf {
             (format!("{h}attn.c_proj.bias"), vec![D]),
         ]);
     }
-    write_safetensors(dir, seed, &specs, Some("{\"n_head\": 4, \"layer_norm_epsilon\": 1e-5}".into()))
+    write_safetensors(
+        dir,
+        seed,
+        &specs,
+        Some("{\"model_type\": \"gpt2\", \"n_head\": 4, \"layer_norm_epsilon\": 1e-5}".into()),
+    )
 }
 
 /// A Llama-style model in Hugging Face's layout (rotary halves; 4 query heads of 4 sharing 2
 /// key/value heads, no biases, RMSNorm).
 fn write_llama(dir: &Path, seed: u32) -> PathBuf {
+    let config = "{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"rms_norm_eps\": 1e-5, \"rope_theta\": 10000.0}";
+    write_safetensors(dir, seed, &llama_specs(&[]), Some(config.into()))
+}
+
+/// Layer 0 of a Llama-style model (Hugging Face names) and `extra` tensors of its layer
+/// (`"self_attn.q_proj.bias"`, …; `K` stands for the key/value width).
+fn llama_specs(extra: &[&str]) -> Vec<(String, Vec<usize>)> {
     let l = "model.layers.0.";
-    let specs: Vec<(String, Vec<usize>)> = vec![
+    let mut specs: Vec<(String, Vec<usize>)> = vec![
         ("model.embed_tokens.weight".to_string(), vec![VOCAB, D]),
         (format!("{l}input_layernorm.weight"), vec![D]),
         (format!("{l}self_attn.q_proj.weight"), vec![D, D]),
         (format!("{l}self_attn.k_proj.weight"), vec![D / 2, D]),
         (format!("{l}self_attn.v_proj.weight"), vec![D / 2, D]),
         (format!("{l}self_attn.o_proj.weight"), vec![D, D]),
+        (format!("{l}post_attention_layernorm.weight"), vec![D]),
     ];
-    let config = "{\"num_attention_heads\": 4, \"rms_norm_eps\": 1e-5, \"rope_theta\": 10000.0}";
+    for name in extra {
+        let width = if name.contains("k_proj") || name.contains("v_proj") || name.contains("k_norm") {
+            D / 2
+        } else if name.contains("q_norm") {
+            4
+        } else {
+            D
+        };
+        specs.push((format!("{l}{name}"), vec![width]));
+    }
+    specs
+}
+
+/// A Qwen2 checkpoint: a Llama block with Q, K, V biases (sizable, seeded), its config.json
+/// as Qwen2's (sliding window configured but off).
+fn write_qwen2(dir: &Path, seed: u32) -> PathBuf {
+    let specs = llama_specs(&["self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"]);
+    let config = "{\"architectures\": [\"Qwen2ForCausalLM\"], \"model_type\": \"qwen2\", \"hidden_size\": 16, \
+        \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, \
+        \"rope_scaling\": null, \"use_sliding_window\": false, \"sliding_window\": 32768, \"max_window_layers\": 21, \
+        \"max_position_embeddings\": 32768, \"tie_word_embeddings\": true, \"hidden_act\": \"silu\"}";
     write_safetensors(dir, seed, &specs, Some(config.into()))
 }
 
@@ -99,7 +137,14 @@ fn write_safetensors(
                     let gain = name.ends_with("LayerNorm.weight")
                         || name.ends_with("ln_1.weight")
                         || name.ends_with("input_layernorm.weight");
-                    let v = if gain { 1.0 + next() } else { next() };
+                    // Projection biases as large as Qwen2's matter: three times the weights'.
+                    let v = if gain {
+                        1.0 + next()
+                    } else if name.ends_with("_proj.bias") {
+                        3.0 * next()
+                    } else {
+                        next()
+                    };
                     v.to_le_bytes()
                 })
                 .collect()
@@ -149,6 +194,16 @@ fn scratch(name: &str) -> PathBuf {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// Runs and expects a model refused as not covered by the proof: exit status 3, one sentence
+/// containing `needle`.
+fn refused_with(cmd: &mut Command, needle: &str) {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
 
 /// Runs and expects failure with one sentence containing `needle` and no panic.
@@ -259,8 +314,8 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
         zkmha().args(["commit-model", "--model", s(&missing), "--out", s(&vk.with_extension("x"))]),
         "encoder.layer.0.attention.self.key.weight; close matches",
     );
-    // Heads that do not divide the width.
-    fails_with(
+    // Heads that contradict config.json; heads that do not divide the width (no config.json).
+    refused_with(
         zkmha().args([
             "commit-model",
             "--model",
@@ -270,10 +325,22 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
             "--out",
             s(&vk.with_extension("x")),
         ]),
+        "the model's metadata says 4 attention heads, which contradicts --heads 5",
+    );
+    let bare = write_model(&dir.join("bare"), 3, None, None);
+    fails_with(
+        zkmha().args([
+            "commit-model",
+            "--model",
+            s(&bare),
+            "--heads",
+            "5",
+            "--out",
+            s(&vk.with_extension("x")),
+        ]),
         "5 heads do not divide the model width 16",
     );
     // No head count anywhere.
-    let bare = write_model(&dir.join("bare"), 3, None, None);
     fails_with(zkmha().args(["commit-model", "--model", s(&bare), "--out", s(&out)]), "pass --heads");
     // A missing model file, a corrupt one.
     fails_with(
@@ -528,5 +595,224 @@ fn smollm2_gguf_layer_zero_with_grouped_queries_and_rotary_embeddings() {
     let vk1 = dir.join("smol1.vk");
     zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
     fails_with(zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk1)]), "another model commitment");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A safetensors file's F32 tensors by name, as f64.
+fn read_tensors(path: &Path) -> std::collections::HashMap<String, (Vec<usize>, Vec<f64>)> {
+    let bytes = std::fs::read(path).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    file.tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let data = view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                .collect();
+            (name, (view.shape().to_vec(), data))
+        })
+        .collect()
+}
+
+/// A float64 `.npy` file's values (version 1 or 2 header).
+fn read_npy(path: &Path) -> Vec<f64> {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(bytes.starts_with(b"\x93NUMPY"));
+    let start = if bytes[6] == 1 {
+        10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
+    } else {
+        12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
+    };
+    bytes[start..].chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+/// Qwen2's layer 0 in float64, written out from Hugging Face's definition (independently of
+/// the crates): `H = E[ids]`, `X = RMSNorm(H)·g`, `q = X·W_qᵀ + b_q` (k, v likewise, 2 shared
+/// key/value heads), rotary embeddings pairing `t` with `t + m/2`, causal softmax attention
+/// scaled by `1/√m`, `Y = O·W_oᵀ`; returns `(H, Y)`. `biases: false` leaves the biases out.
+fn qwen2_reference(path: &Path, ids: &[usize], biases: bool) -> (Vec<f64>, Vec<f64>) {
+    let t = read_tensors(path);
+    let get = |name: &str| &t[&format!("model.layers.0.{name}")].1;
+    let (s, d, heads, kv, m, base, eps) = (ids.len(), D, 4, 2, 4, 1_000_000f64, 1e-6);
+    let embed = &t["model.embed_tokens.weight"].1;
+    let h: Vec<f64> = ids.iter().flat_map(|&id| embed[id * d..(id + 1) * d].to_vec()).collect();
+    let gain = get("input_layernorm.weight");
+    let x: Vec<f64> = h
+        .chunks(d)
+        .flat_map(|row| {
+            let rms = (row.iter().map(|v| v * v).sum::<f64>() / d as f64 + eps).sqrt();
+            row.iter().zip(gain).map(move |(v, g)| v / rms * g).collect::<Vec<_>>()
+        })
+        .collect();
+    let linear = |w: &str, b: Option<&str>, outputs: usize| -> Vec<f64> {
+        let (w, zero) = (get(w), vec![0.0; outputs]);
+        let b = match b {
+            Some(b) if biases => get(b),
+            _ => &zero,
+        };
+        let mut out = vec![0.0; s * outputs];
+        for i in 0..s {
+            for o in 0..outputs {
+                out[i * outputs + o] = b[o] + (0..d).map(|c| x[i * d + c] * w[o * d + c]).sum::<f64>();
+            }
+        }
+        out
+    };
+    let rotate = |v: &mut Vec<f64>, width: usize| {
+        for i in 0..s {
+            for head in 0..width / m {
+                let at = i * width + head * m;
+                for p in 0..m / 2 {
+                    let angle = i as f64 * base.powf(-2.0 * p as f64 / m as f64);
+                    let (a, b) = (v[at + p], v[at + p + m / 2]);
+                    v[at + p] = a * angle.cos() - b * angle.sin();
+                    v[at + p + m / 2] = b * angle.cos() + a * angle.sin();
+                }
+            }
+        }
+    };
+    let mut q = linear("self_attn.q_proj.weight", Some("self_attn.q_proj.bias"), heads * m);
+    let mut k = linear("self_attn.k_proj.weight", Some("self_attn.k_proj.bias"), kv * m);
+    let v = linear("self_attn.v_proj.weight", Some("self_attn.v_proj.bias"), kv * m);
+    rotate(&mut q, heads * m);
+    rotate(&mut k, kv * m);
+    let mut o = vec![0.0; s * heads * m];
+    for head in 0..heads {
+        let group = head / (heads / kv);
+        for i in 0..s {
+            let scores: Vec<f64> = (0..=i)
+                .map(|j| {
+                    (0..m)
+                        .map(|c| q[i * heads * m + head * m + c] * k[j * kv * m + group * m + c])
+                        .sum::<f64>()
+                        / (m as f64).sqrt()
+                })
+                .collect();
+            let top = scores.iter().copied().fold(f64::MIN, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|x| (x - top).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            for c in 0..m {
+                o[i * heads * m + head * m + c] =
+                    (0..=i).map(|j| weights[j] / total * v[j * kv * m + group * m + c]).sum::<f64>();
+            }
+        }
+    }
+    let w_o = get("self_attn.o_proj.weight");
+    let y = (0..s)
+        .flat_map(|i| {
+            let o = &o;
+            (0..d).map(move |r| {
+                (0..heads * m).map(|c| o[i * heads * m + c] * w_o[r * heads * m + c]).sum::<f64>()
+            })
+        })
+        .collect();
+    (h, y)
+}
+
+fn relative_l2(ours: &[f64], reference: &[f64]) -> f64 {
+    let diff: f64 = ours.iter().zip(reference).map(|(a, b)| (a - b) * (a - b)).sum();
+    let norm: f64 = reference.iter().map(|b| b * b).sum();
+    (diff / norm).sqrt()
+}
+
+/// A Qwen2 checkpoint (config.json model_type qwen2, Q, K, V biases): committed, proven and
+/// verified with its biases; the proven output matches a float64 Qwen2 written out here with
+/// the biases (the reported error is that one) and is far from the same model without them.
+#[test]
+fn qwen2_checkpoint_is_proven_with_its_biases() {
+    let dir = scratch("qwen2");
+    let model = write_qwen2(&dir.join("m"), 7);
+    let (vk, proof, z) = (dir.join("q.vk"), dir.join("q.proof"), dir.join("z.npy"));
+    let out = zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk)]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("biases on Q, K, V"), "{stdout}");
+    assert!(stdout.contains("architecture qwen2 (from the config.json)"), "{stdout}");
+    let ids = [3usize, 1, 4, 1, 5, 9, 2, 6];
+    let tokens = ids.map(|i| i.to_string()).join(",");
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", &tokens, "--out", s(&proof)])
+        .args(["--output", s(&z), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    let proven = read_npy(&z);
+    let (h, y) = qwen2_reference(&model, &ids, true);
+    let (_, y_without) = qwen2_reference(&model, &ids, false);
+    let y_proven: Vec<f64> = proven.iter().zip(&h).map(|(z, h)| z - h).collect();
+    let error = relative_l2(&y_proven, &y);
+    let reported = report["attention_relative_l2_error"].as_f64().unwrap();
+    assert!(error < 0.01, "proven Y vs float64 Qwen2: {error}");
+    assert!((reported - error).abs() < 1e-6, "reported {reported}, ours {error}: not the same reference");
+    let without = relative_l2(&y_proven, &y_without);
+    eprintln!("Qwen2 Y: {error:.5} from float64 with biases (reported {reported:.5}), {without:.3} without");
+    assert!(without > 0.2, "the biases barely matter here ({without}): the test would not tell");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each refusal through the command line: one sentence and exit status 3.
+#[test]
+fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
+    let dir = scratch("refusals");
+    let out = dir.join("x.vk");
+    let commit = |model: &Path| {
+        let mut cmd = zkmha();
+        cmd.args(["commit-model", "--model", s(model), "--out", s(&out)]);
+        cmd
+    };
+    let llama_config = |extra: &str| {
+        format!("{{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"rope_theta\": 10000.0{extra}}}")
+    };
+    // Gemma 3 (Hugging Face layout, QK-norm tensors), named by its config.json.
+    let gemma = llama_specs(&[
+        "self_attn.q_norm.weight",
+        "self_attn.k_norm.weight",
+        "pre_feedforward_layernorm.weight",
+        "post_feedforward_layernorm.weight",
+    ]);
+    let gemma_config =
+        "{\"model_type\": \"gemma3_text\", \"num_attention_heads\": 4, \"query_pre_attn_scalar\": 4}";
+    let model = write_safetensors(&dir.join("gemma3"), 1, &gemma, Some(gemma_config.into()));
+    refused_with(
+        &mut commit(&model),
+        "gemma3_text is not supported: its QK-norm, post-attention norm, (1 + w) norm weights",
+    );
+    // The same tensors without metadata: the QK-norm refuses them.
+    let model = write_safetensors(&dir.join("gemma3-bare"), 1, &gemma, None);
+    refused_with(
+        commit(&model).args(["--heads", "4"]),
+        "model.layers.0.self_attn.k_norm.weight is a QK-norm",
+    );
+    // An O bias on Llama.
+    let model = write_safetensors(
+        &dir.join("o-bias"),
+        1,
+        &llama_specs(&["self_attn.o_proj.bias"]),
+        Some(llama_config("")),
+    );
+    refused_with(&mut commit(&model), "model.layers.0.self_attn.o_proj.bias is a bias llama does not use");
+    // Rotary scaling, a sliding window in effect.
+    let model = write_safetensors(
+        &dir.join("rope"),
+        1,
+        &llama_specs(&[]),
+        Some(llama_config(", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}")),
+    );
+    refused_with(&mut commit(&model), "rotary scaling llama3 (rope_scaling in config.json) is not covered");
+    let mistral = "{\"model_type\": \"mistral\", \"num_attention_heads\": 4, \"sliding_window\": 4096, \
+        \"max_position_embeddings\": 32768}";
+    let model = write_safetensors(&dir.join("window"), 1, &llama_specs(&[]), Some(mistral.into()));
+    refused_with(&mut commit(&model), "layer 0 attends through a sliding window of 4096 tokens");
+    // prove --model refuses the same way.
+    refused_with(
+        zkmha().args(["prove", "--model", s(&model), "--tokens", "1,2", "--out", s(&dir.join("p"))]),
+        "sliding window",
+    );
+    // --family cannot override the metadata.
+    let model = write_llama(&dir.join("llama"), 1);
+    refused_with(commit(&model).args(["--family", "gpt2"]), "contradicts --family gpt2");
     let _ = std::fs::remove_dir_all(&dir);
 }

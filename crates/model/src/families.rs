@@ -1,22 +1,29 @@
-//! One layer's attention weights from a safetensors file of one of three model families, by
-//! their usual Hugging Face tensor names.
+//! One layer's attention weights from a safetensors or GGUF file of one of three model
+//! families, by their usual Hugging Face tensor names, after [`crate::architecture`] has
+//! checked that the file computes what the proof covers.
 //!
 //! ```text
 //! family  tensors of layer N (any prefix, e.g. "bert." or "transformer.")      stored as
 //! BERT    encoder.layer.N.attention.self.{query,key,value}.{weight,bias}        [out, in]
 //!         encoder.layer.N.attention.output.dense.{weight,bias}
 //! GPT-2   h.N.attn.c_attn.{weight,bias} (Q | K | V fused), h.N.attn.c_proj.*     [in, out] (Conv1D)
-//! Llama   model.layers.N.self_attn.{q,k,v,o}_proj.weight, no biases;            [out, in]
-//!         k_proj and v_proj may have fewer rows than q_proj: grouped-query attention
+//! Llama   model.layers.N.self_attn.{q,k,v,o}_proj.weight, biases by the         [out, in]
+//!         architecture (qwen2: q, k, v; llama with attention_bias: all four; GGUF llama: those
+//!         present; no metadata: q, k, v where present); k_proj and v_proj may have fewer rows
+//!         than q_proj: grouped-query attention
 //! out     every weight as [in, out] row-major (Y = X·W), absent biases as zeros
 //! ```
 //!
 //! F32, F16 and BF16 tensors are read exactly into f64 (`half` converts the 16-bit formats).
 //! GGUF files ([`crate::gguf`]) are read through the same names: `blk.N.attn_q.weight` is
-//! Llama's `layers.N.self_attn.q_proj.weight`, `blk.N.attn_qkv.weight` GPT-2's
-//! `h.N.attn.c_attn.weight` (transposed back to Conv1D's `[in, out]`), `token_embd.weight`
-//! the token embeddings, `blk.N.attn_norm.*` the norm before attention.
+//! Llama's `layers.N.self_attn.q_proj.weight` (and BERT's `…attention.self.query.weight`),
+//! `blk.N.attn_qkv.weight` GPT-2's `h.N.attn.c_attn.weight` (transposed back to Conv1D's
+//! `[in, out]`), `token_embd.weight` the token embeddings, `blk.N.attn_norm.*` the norm before
+//! attention. Hugging Face checkpoints and GGUF qwen2 pair rotary dimension `t` with `t + m/2`;
+//! GGUF llama files come permuted to adjacent pairs, which the proof rotates: the others' Q and
+//! K columns (weights and biases) are reordered alike.
 
+use crate::architecture::{self, ArchitectureMetadata, BiasRule, Unsupported};
 use crate::gguf::{self, TensorType};
 use crate::{ModelError, Tensor};
 use safetensors::{Dtype, SafeTensors};
@@ -32,8 +39,20 @@ pub enum Family {
     Bert,
     /// GPT-2-style decoders (fused Q|K|V weights in Conv1D layout, biases).
     Gpt2,
-    /// Llama-style decoders (no biases, grouped-query attention, rotary embeddings).
+    /// Llama-style decoders (grouped-query attention, rotary embeddings; biases as the
+    /// architecture says: none for llama and mistral, Q, K, V for qwen2).
     Llama,
+}
+
+impl Family {
+    /// The family's name on the command line (`bert`, `gpt2`, `llama`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Bert => "bert",
+            Family::Gpt2 => "gpt2",
+            Family::Llama => "llama",
+        }
+    }
 }
 
 impl Entry {
@@ -117,6 +136,8 @@ struct Entry {
     range: Range<usize>,
     /// GGUF stores GPT-2's Conv1D weights as `[out, in]`: transposed back to `[in, out]`.
     transpose: bool,
+    /// Its name in the file (a GGUF name, before mapping).
+    original: String,
     decoded: OnceLock<Tensor>,
 }
 
@@ -130,11 +151,14 @@ pub struct TensorFile {
 }
 
 /// What a model file's metadata says (GGUF: `general.architecture` and
-/// `<arch>.attention.*`, `<arch>.rope.*`); all `None` for safetensors.
+/// `<arch>.attention.*`, `<arch>.rope.*`; safetensors: the `config.json` beside it, merged by
+/// [`crate::model_file::ModelFile::open`]); empty for a bare safetensors file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FileMetadata {
-    /// The family.
+    /// The family of the metadata's architecture, when it is a supported one.
     pub family: Option<Family>,
+    /// The architecture and the fields that change the attention block.
+    pub architecture: ArchitectureMetadata,
     /// Query heads.
     pub heads: Option<usize>,
     /// Key/value heads.
@@ -169,6 +193,11 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
             (Some(Family::Llama), "token_embd.weight") => "embed_tokens.weight",
             (Some(Family::Gpt2), "token_embd.weight") => "wte.weight",
             (Some(Family::Gpt2), "position_embd.weight") => "wpe.weight",
+            (Some(Family::Bert), "token_embd.weight") => "embeddings.word_embeddings.weight",
+            (Some(Family::Bert), "position_embd.weight") => "embeddings.position_embeddings.weight",
+            (Some(Family::Bert), "token_types.weight") => "embeddings.token_type_embeddings.weight",
+            (Some(Family::Bert), "token_embd_norm.weight") => "embeddings.LayerNorm.weight",
+            (Some(Family::Bert), "token_embd_norm.bias") => "embeddings.LayerNorm.bias",
             _ => name,
         };
         return (mapped.to_string(), false);
@@ -176,11 +205,27 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
     let Some((layer, part)) = rest.split_once('.') else {
         return (name.to_string(), false);
     };
+    let llama = |projection: &str, kind: &str| format!("layers.{layer}.self_attn.{projection}_proj.{kind}");
+    let bert = |part: &str| format!("encoder.layer.{layer}.attention.{part}");
     let mapped = match (family, part) {
-        (Some(Family::Llama), "attn_q.weight") => format!("layers.{layer}.self_attn.q_proj.weight"),
-        (Some(Family::Llama), "attn_k.weight") => format!("layers.{layer}.self_attn.k_proj.weight"),
-        (Some(Family::Llama), "attn_v.weight") => format!("layers.{layer}.self_attn.v_proj.weight"),
-        (Some(Family::Llama), "attn_output.weight") => format!("layers.{layer}.self_attn.o_proj.weight"),
+        (Some(Family::Llama), "attn_q.weight") => llama("q", "weight"),
+        (Some(Family::Llama), "attn_k.weight") => llama("k", "weight"),
+        (Some(Family::Llama), "attn_v.weight") => llama("v", "weight"),
+        (Some(Family::Llama), "attn_output.weight") => llama("o", "weight"),
+        (Some(Family::Llama), "attn_q.bias") => llama("q", "bias"),
+        (Some(Family::Llama), "attn_k.bias") => llama("k", "bias"),
+        (Some(Family::Llama), "attn_v.bias") => llama("v", "bias"),
+        (Some(Family::Llama), "attn_output.bias") => llama("o", "bias"),
+        (Some(Family::Bert), "attn_q.weight") => bert("self.query.weight"),
+        (Some(Family::Bert), "attn_q.bias") => bert("self.query.bias"),
+        (Some(Family::Bert), "attn_k.weight") => bert("self.key.weight"),
+        (Some(Family::Bert), "attn_k.bias") => bert("self.key.bias"),
+        (Some(Family::Bert), "attn_v.weight") => bert("self.value.weight"),
+        (Some(Family::Bert), "attn_v.bias") => bert("self.value.bias"),
+        (Some(Family::Bert), "attn_output.weight") => bert("output.dense.weight"),
+        (Some(Family::Bert), "attn_output.bias") => bert("output.dense.bias"),
+        (Some(Family::Bert), "attn_output_norm.weight") => bert("output.LayerNorm.weight"),
+        (Some(Family::Bert), "attn_output_norm.bias") => bert("output.LayerNorm.bias"),
         (Some(Family::Llama), "attn_norm.weight") => format!("layers.{layer}.input_layernorm.weight"),
         (Some(Family::Gpt2), "attn_qkv.weight") => return (format!("h.{layer}.attn.c_attn.weight"), true),
         (Some(Family::Gpt2), "attn_qkv.bias") => format!("h.{layer}.attn.c_attn.bias"),
@@ -221,6 +266,7 @@ impl TensorFile {
                     encoding: Encoding::Safetensors(info.dtype),
                     range: data_start + start..data_start + end,
                     transpose: false,
+                    original: name.clone(),
                     decoded: OnceLock::new(),
                 };
                 (name, entry)
@@ -233,22 +279,24 @@ impl TensorFile {
         let file = gguf::parse(&bytes)
             .map_err(|message| ModelError::CorruptGguf { path: path.to_path_buf(), message })?;
         let architecture = file.metadata.get("general.architecture").and_then(|v| v.as_text()).unwrap_or("");
-        let family = match architecture {
-            "llama" => Some(Family::Llama),
-            "gpt2" => Some(Family::Gpt2),
-            "bert" => Some(Family::Bert),
-            _ => None,
-        };
+        let family = architecture::family_of_architecture(architecture).ok();
         let key = |suffix: &str| file.metadata.get(&format!("{architecture}.{suffix}"));
         let metadata = FileMetadata {
             family,
+            architecture: if architecture.is_empty() {
+                ArchitectureMetadata::default()
+            } else {
+                architecture::from_gguf(architecture, &file.metadata)
+            },
             heads: key("attention.head_count").and_then(|v| v.as_usize()),
             key_value_heads: key("attention.head_count_kv").and_then(|v| v.as_usize()),
             norm_epsilon: key("attention.layer_norm_rms_epsilon")
                 .or_else(|| key("attention.layer_norm_epsilon"))
                 .and_then(|v| v.as_f64()),
             rope_base: key("rope.freq_base").and_then(|v| v.as_f64()),
-            interleaved_rotary_pairs: true,
+            // llama.cpp's converter permutes llama's Q and K rows to adjacent pairs; qwen2
+            // (rotated "NeoX" style) keeps Hugging Face's halves.
+            interleaved_rotary_pairs: architecture != "qwen2",
         };
         let tensors = file
             .tensors
@@ -264,6 +312,7 @@ impl TensorFile {
                     encoding: Encoding::Gguf(t.kind),
                     range: t.range,
                     transpose,
+                    original: t.name,
                     decoded: OnceLock::new(),
                 };
                 (name, entry)
@@ -340,9 +389,24 @@ impl TensorFile {
         if close.is_empty() { String::new() } else { format!("; close matches: {}", close.join(", ")) }
     }
 
+    /// How many tensors `name` matches (exactly, or as the suffix `.name`).
+    fn matches(&self, name: &str) -> usize {
+        if self.tensors.contains_key(name) {
+            return 1;
+        }
+        let suffix = format!(".{name}");
+        self.tensors.keys().filter(|n| n.ends_with(&suffix)).count()
+    }
+
     /// The names of every float tensor.
     pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
         self.tensors.keys().map(String::as_str)
+    }
+
+    /// Every float tensor's name and its name in the file (they differ for GGUF files, whose
+    /// names are read as Hugging Face's).
+    pub fn names_in_file(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
+        self.tensors.iter().map(|(name, entry)| (name.as_str(), entry.original.as_str()))
     }
 
     fn matrix(&self, name: &str) -> Result<(usize, usize, &[f64]), ModelError> {
@@ -408,20 +472,26 @@ fn shape_error(name: &str, got: Vec<usize>, expected: Vec<usize>) -> ModelError 
     ModelError::WrongTensor { name: name.into(), got, expected, dtype: "F32".into() }
 }
 
-/// Layer `layer`'s attention weights, read as `family` (detected from the tensor names when
-/// `None`), with `heads` query heads.
+/// Layer `layer`'s attention weights, read as the family the file's metadata names (refusing
+/// an unsupported architecture, and a `family` that contradicts it), else as `family`, else
+/// as the tensor names say; with `heads` query heads. Before reading, the metadata's refusals
+/// and the layer's tensors are checked ([`architecture::check_layer_tensors`]); after, the
+/// metadata's widths against the weights, partial rotary embeddings, the score scale and
+/// sliding windows.
 ///
 /// # Errors
-/// [`ModelError::Input`] when the family cannot be detected or `heads` does not divide the
-/// width; [`ModelError::MissingTensor`] (with close matches) or [`ModelError::WrongTensor`]
-/// for the layer's tensors.
+/// [`ModelError::Unsupported`] for what the proof does not cover; [`ModelError::Input`] when
+/// the family cannot be told or `heads` does not divide the width;
+/// [`ModelError::MissingTensor`] (with close matches) or [`ModelError::WrongTensor`] for the
+/// layer's tensors.
 pub fn attention_weights(
     file: &TensorFile,
     layer: usize,
     heads: usize,
     family: Option<Family>,
 ) -> Result<AttentionWeights, ModelError> {
-    let family = match family.or_else(|| Family::detect(file.names())) {
+    let meta = &file.metadata.architecture;
+    let family = match architecture::resolve_family(meta, file.names(), family)? {
         Some(f) => f,
         None => {
             return Err(ModelError::Input(
@@ -429,6 +499,84 @@ pub fn attention_weights(
             ));
         }
     };
+    meta.check()?;
+    let rule = meta.bias_rule();
+    let architecture_name = match &meta.architecture {
+        Some(name) => name.clone(),
+        None => format!("the {} family (read from its tensor names)", family.name()),
+    };
+    architecture::check_layer_tensors(file.names_in_file(), family, layer, rule, &architecture_name)?;
+    let weights = read_weights(file, layer, heads, family, rule)?;
+    check_against_metadata(file, &weights, layer)?;
+    Ok(weights)
+}
+
+/// The metadata's widths against the weights, and the refusals that need the head width.
+fn check_against_metadata(file: &TensorFile, w: &AttentionWeights, layer: usize) -> Result<(), ModelError> {
+    let meta = &file.metadata.architecture;
+    let mismatch = |field: &str, metadata: usize, weights: usize| {
+        Err(ModelError::Unsupported(Unsupported::MetadataMismatch { field: field.into(), metadata, weights }))
+    };
+    if let Some(d) = meta.hidden_size.filter(|&d| d != w.model_width) {
+        return mismatch("hidden_size", d, w.model_width);
+    }
+    if let Some(v) = meta.value_head_dim.filter(|&v| v != meta.head_dim.unwrap_or(w.head_dim)) {
+        return Err(Unsupported::ValueHeadWidth { key: meta.head_dim.unwrap_or(w.head_dim), value: v }.into());
+    }
+    if let Some(m) = meta.head_dim.filter(|&m| m != w.head_dim) {
+        return mismatch("head_dim", m, w.head_dim);
+    }
+    if let Some(kv) = file.metadata.key_value_heads.filter(|&kv| kv != w.key_value_heads) {
+        return mismatch("num_key_value_heads", kv, w.key_value_heads);
+    }
+    if w.family == Family::Llama
+        && let Some(r) = meta.rotary_dims.filter(|&r| r != w.head_dim)
+    {
+        return Err(Unsupported::PartialRotary {
+            what: format!("rope.dimension_count = {r} of head_dim {}", w.head_dim),
+        }
+        .into());
+    }
+    if let Some(scalar) = meta.query_pre_attn_scalar.filter(|&s| s != w.head_dim as f64) {
+        return Err(Unsupported::ScoreScaling {
+            field: "query_pre_attn_scalar".into(),
+            value: scalar.to_string(),
+        }
+        .into());
+    }
+    if let Some(window) = meta.window_for(layer) {
+        return Err(
+            Unsupported::SlidingWindow { layer, window: window.size, kind: window.kind.into() }.into()
+        );
+    }
+    // Old Llama checkpoints store the rotary frequencies: they must be base^(−2t/m).
+    let inv_freq = format!("layers.{layer}.self_attn.rotary_emb.inv_freq");
+    if w.family == Family::Llama && file.matches(&inv_freq) > 0 {
+        let stored = file.get(&inv_freq)?;
+        let base = file.metadata.rope_base.unwrap_or(10_000.0);
+        let m = w.head_dim as f64;
+        let standard = stored.data.len() == w.head_dim / 2
+            && stored.data.iter().enumerate().all(|(t, &f)| {
+                let expected = base.powf(-2.0 * t as f64 / m);
+                (f - expected).abs() <= 1e-2 * expected
+            });
+        if !standard {
+            return Err(Unsupported::RopeScaling {
+                kind: format!("{inv_freq} (frequencies other than base^(−2t/m) with base {base})"),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn read_weights(
+    file: &TensorFile,
+    layer: usize,
+    heads: usize,
+    family: Family,
+    rule: BiasRule,
+) -> Result<AttentionWeights, ModelError> {
     let divides = |width: usize| -> Result<usize, ModelError> {
         if heads == 0 || width == 0 || !width.is_multiple_of(heads) {
             return Err(ModelError::Input(format!("{heads} heads do not divide the model width {width}")));
@@ -515,13 +663,23 @@ pub fn attention_weights(
             }
             // The proven rotation pairs columns (2t, 2t+1) of each head; Hugging Face
             // checkpoints pair t with t + m/2: reorder their output columns (Q·Kᵀ is unchanged
-            // when Q and K are reordered alike).
+            // when Q and K are reordered alike), biases included.
             let interleave = |w: Vec<f64>, columns: usize| {
                 if file.metadata.interleaved_rotary_pairs {
                     w
                 } else {
                     interleave_rotary_pairs(&w, columns, head_dim)
                 }
+            };
+            let bias = |projection: &str, len: usize| -> Result<Vec<f64>, ModelError> {
+                let name = format!("layers.{layer}.self_attn.{projection}_proj.bias");
+                let required = match rule {
+                    BiasRule::None => return Ok(vec![0.0; len]),
+                    BiasRule::All => true,
+                    BiasRule::QueryKeyValue => projection != "o",
+                    BiasRule::Present | BiasRule::PresentQueryKeyValue => false,
+                };
+                if required || file.matches(&name) > 0 { file.vector(&name, len) } else { Ok(vec![0.0; len]) }
             };
             Ok(AttentionWeights {
                 family,
@@ -533,10 +691,10 @@ pub fn attention_weights(
                 keys: interleave(transpose(k_rows, d, w_k), k_rows),
                 values: transpose(v_rows, d, w_v),
                 output: transpose(d, q_rows, w_o),
-                queries_bias: vec![0.0; q_rows],
-                keys_bias: vec![0.0; k_rows],
-                values_bias: vec![0.0; v_rows],
-                output_bias: vec![0.0; d],
+                queries_bias: interleave(bias("q", q_rows)?, q_rows),
+                keys_bias: interleave(bias("k", k_rows)?, k_rows),
+                values_bias: bias("v", v_rows)?,
+                output_bias: bias("o", d)?,
             })
         }
     }

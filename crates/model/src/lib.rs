@@ -1,5 +1,13 @@
-//! Model files: safetensors weights and a WordPiece vocabulary, and the float layers that
-//! produce an attention layer's inputs (embeddings, layer norm, the Q/K/V projections).
+//! Model files: safetensors and GGUF weights and a WordPiece vocabulary, the architecture
+//! read from the model's own metadata, and the float layers that produce an attention layer's
+//! inputs (embeddings, layer norm, the Q/K/V projections).
+//!
+//! Supported: BERT (`bert`), GPT-2 (`gpt2`) and the Llama family (`llama`, `mistral` without
+//! a sliding window in effect, `qwen2` with its Q, K, V biases). Everything else the proof does
+//! not cover is refused by name, in one sentence ([`architecture::Unsupported`], the table in
+//! [`architecture`]): other architectures (Gemma, Qwen3, Phi-3, …), biases the architecture
+//! does not use, QK-norms, post-attention norms, sliding windows, rotary scaling, partial
+//! rotary embeddings, score scalings and softcapping, relative positions.
 //!
 //! ```text
 //! BERT layer 0 (all-MiniLM-L6-v2: d = 384, 12 heads of 32):
@@ -10,6 +18,7 @@
 //! The projections are computed in float64 here (they become proven in the projections
 //! issue); the attention on `Q, K, V` is what `zkmha-attention` proves.
 
+pub mod architecture;
 pub mod families;
 pub mod gguf;
 pub mod model_file;
@@ -68,6 +77,10 @@ pub enum ModelError {
     /// The model was not found.
     #[error("{0}")]
     NotFound(String),
+    /// A feature of the model the proof does not cover (or metadata that contradicts the
+    /// weights): refused rather than proven as something else.
+    #[error(transparent)]
+    Unsupported(#[from] architecture::Unsupported),
 }
 
 /// A float32 tensor read into float64.
@@ -123,10 +136,13 @@ fn read(path: &Path) -> Result<Vec<u8>, ModelError> {
 }
 
 impl BertModel {
-    /// Loads `model.safetensors` and `vocab.txt` from `dir` (float32 tensors).
+    /// Loads `model.safetensors` and `vocab.txt` from `dir` (float32 tensors), checking the
+    /// `config.json` beside them when there is one (a BERT model, nothing the proof does not
+    /// cover in layer 0).
     ///
     /// # Errors
-    /// [`ModelError::Io`], [`ModelError::Corrupt`], or a missing or malformed tensor.
+    /// [`ModelError::Io`], [`ModelError::Corrupt`], [`ModelError::Unsupported`], or a missing
+    /// or malformed tensor.
     pub fn load(dir: &Path, heads: usize) -> Result<Self, ModelError> {
         let weights_path = dir.join("model.safetensors");
         let bytes = read(&weights_path)?;
@@ -143,6 +159,29 @@ impl BertModel {
                 .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
                 .collect();
             tensors.insert(name.to_string(), Tensor { shape: view.shape().to_vec(), data });
+        }
+        // The architecture from config.json, when there is one: BERT, nothing it does not cover.
+        let config_path = dir.join("config.json");
+        if config_path.is_file() {
+            let text = String::from_utf8_lossy(&read(&config_path)?).into_owned();
+            let json: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| ModelError::Corrupt { path: config_path.clone(), message: e.to_string() })?;
+            let meta = architecture::from_config(&json)?;
+            if let Some(name) = meta.architecture.as_deref().filter(|name| *name != "bert") {
+                return Err(architecture::Unsupported::ConflictingArchitecture {
+                    declared: name.to_string(),
+                    other: "the BERT model this reader loads".into(),
+                }
+                .into());
+            }
+            meta.check()?;
+            architecture::check_layer_tensors(
+                tensors.keys().map(|name| (name.as_str(), name.as_str())),
+                families::Family::Bert,
+                0,
+                meta.bias_rule(),
+                "bert",
+            )?;
         }
         let vocab_path = dir.join("vocab.txt");
         let vocab = String::from_utf8_lossy(&read(&vocab_path)?).into_owned();

@@ -1,6 +1,7 @@
-//! A model file opened for one attention layer: its family, head counts and norm constants
-//! (from the file's metadata, a `config.json` beside it, or flags), its weights, and the
-//! layer input `X` computed from token ids.
+//! A model file opened for one attention layer: its architecture, head counts and norm
+//! constants (from the file's metadata — GGUF, or a `config.json` beside a safetensors file —
+//! else flags and the tensor names), its weights, and the layer input `X` computed from token
+//! ids. What the proof does not cover is refused ([`crate::architecture`]).
 //!
 //! ```text
 //! BERT    X = H = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])  (layer 0); Z = X + Y
@@ -12,6 +13,7 @@
 //! (`--input`), and the layer's own norm gives `X`.
 
 use crate::ModelError;
+use crate::architecture::{self, MetadataSource, Unsupported};
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
 use std::path::{Path, PathBuf};
 use zkmha_attention::Residual;
@@ -23,6 +25,10 @@ pub struct ModelFile {
     pub path: PathBuf,
     /// Its family.
     pub family: Family,
+    /// The architecture its metadata names (`qwen2`, `llama`, …), if any.
+    pub architecture: Option<String>,
+    /// Where the architecture was read from (`None`: the tensor names or `--family`).
+    pub architecture_source: Option<MetadataSource>,
     /// Query heads.
     pub heads: usize,
     /// The layer norm's (or RMS norm's) ε.
@@ -33,63 +39,100 @@ pub struct ModelFile {
     tensors: TensorFile,
 }
 
-/// What a `config.json` beside a safetensors file says.
-#[derive(Default)]
-struct Config {
-    heads: Option<usize>,
-    epsilon: Option<f64>,
-    rope_base: Option<f64>,
-}
-
-fn read_config(path: &Path) -> Result<Config, ModelError> {
+/// The `config.json` beside `path`, if there is one.
+fn read_config(path: &Path) -> Result<Option<serde_json::Value>, ModelError> {
     let Some(file) = path.parent().map(|dir| dir.join("config.json")).filter(|f| f.is_file()) else {
-        return Ok(Config::default());
+        return Ok(None);
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|e| ModelError::Io { path: file.clone(), message: e.to_string() })?;
-    let json: serde_json::Value = serde_json::from_str(&text)
+    let json = serde_json::from_str(&text)
         .map_err(|e| ModelError::Corrupt { path: file.clone(), message: e.to_string() })?;
+    Ok(Some(json))
+}
+
+/// Merges a `config.json` into a safetensors file's (empty) metadata.
+fn merge_config(tensors: &mut TensorFile, json: &serde_json::Value) -> Result<(), ModelError> {
     let number = |keys: &[&str]| keys.iter().find_map(|k| json.get(*k));
-    Ok(Config {
-        heads: number(&["num_attention_heads", "n_head"]).and_then(|v| v.as_u64()).map(|v| v as usize),
-        epsilon: number(&["layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps"]).and_then(|v| v.as_f64()),
-        rope_base: number(&["rope_theta"]).and_then(|v| v.as_f64()),
-    })
+    let count = |keys: &[&str]| number(keys).and_then(serde_json::Value::as_u64).map(|v| v as usize);
+    let architecture = architecture::from_config(json)?;
+    let meta = &mut tensors.metadata;
+    meta.family =
+        architecture.architecture.as_deref().and_then(|a| architecture::family_of_architecture(a).ok());
+    meta.heads = count(&["num_attention_heads", "n_head"]);
+    meta.key_value_heads = count(&["num_key_value_heads"]);
+    meta.norm_epsilon =
+        number(&["layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps"]).and_then(serde_json::Value::as_f64);
+    meta.rope_base = number(&["rope_theta"])
+        .or_else(|| json.get("rope_parameters").and_then(|p| p.get("rope_theta")))
+        .and_then(serde_json::Value::as_f64);
+    meta.architecture = architecture;
+    Ok(())
 }
 
 impl ModelFile {
-    /// Opens a safetensors or GGUF file. The family comes from `family`, the file's metadata
-    /// (GGUF) or the tensor names; the head count from `heads`, the metadata or a
-    /// `config.json` beside the file.
+    /// Opens a safetensors or GGUF file. The architecture comes from the file's metadata
+    /// (GGUF) or the `config.json` beside it (safetensors); `family` only where they name
+    /// none (else it must agree), then the tensor names. The head count comes from `heads`
+    /// (which must agree with the metadata) or the metadata.
     ///
     /// # Errors
-    /// [`ModelError::Io`] / [`ModelError::Corrupt`] for unreadable files, [`ModelError::Input`]
-    /// when the family or the head count cannot be told.
+    /// [`ModelError::Io`] / [`ModelError::Corrupt`] for unreadable files,
+    /// [`ModelError::Unsupported`] for an architecture the proof does not cover or metadata
+    /// that contradicts `family` or `heads`, [`ModelError::Input`] when the family or the head
+    /// count cannot be told.
     pub fn open(path: &Path, family: Option<Family>, heads: Option<usize>) -> Result<Self, ModelError> {
-        let tensors = TensorFile::read(path)?;
-        let config = read_config(path)?;
+        let mut tensors = TensorFile::read(path)?;
+        if tensors.metadata.architecture.source != Some(MetadataSource::Gguf)
+            && let Some(json) = read_config(path)?
+        {
+            merge_config(&mut tensors, &json)?;
+        }
         let meta = tensors.metadata.clone();
-        let family = match family.or(meta.family).or_else(|| Family::detect(tensors.names())) {
+        let family = match architecture::resolve_family(&meta.architecture, tensors.names(), family)? {
             Some(f) => f,
             None => {
                 return Err(ModelError::Input(format!(
-                    "cannot tell the model family of {} from its tensor names; pass --family bert, gpt2 or llama",
+                    "cannot tell the model family of {} from its metadata or tensor names; pass --family bert, gpt2 or llama",
                     path.display()
                 )));
             }
         };
-        let heads = heads.or(meta.heads).or(config.heads).ok_or_else(|| {
+        if let (Some(flag), Some(declared)) = (heads, meta.heads)
+            && flag != declared
+        {
+            return Err(Unsupported::ConflictingArchitecture {
+                declared: format!("{declared} attention heads"),
+                other: format!("--heads {flag}"),
+            }
+            .into());
+        }
+        let heads = heads.or(meta.heads).ok_or_else(|| {
             ModelError::Input(format!(
                 "{} does not say how many attention heads the model has (no config.json beside it); pass --heads",
                 path.display()
             ))
         })?;
-        let norm_epsilon = meta.norm_epsilon.or(config.epsilon).unwrap_or(match family {
+        let norm_epsilon = meta.norm_epsilon.unwrap_or(match family {
             Family::Bert => 1e-12,
             Family::Gpt2 | Family::Llama => 1e-5,
         });
-        let rope_base = meta.rope_base.or(config.rope_base).unwrap_or(10_000.0);
-        Ok(Self { path: path.to_path_buf(), family, heads, norm_epsilon, rope_base, tensors })
+        let rope_base = meta.rope_base.unwrap_or(10_000.0);
+        Ok(Self {
+            path: path.to_path_buf(),
+            family,
+            architecture: meta.architecture.architecture.clone(),
+            architecture_source: meta.architecture.source,
+            heads,
+            norm_epsilon,
+            rope_base,
+            tensors,
+        })
+    }
+
+    /// The architecture's name (`qwen2`), or the family's without metadata (`llama`).
+    pub fn architecture_name(&self) -> &str {
+        self.architecture.as_deref().unwrap_or(self.family.name())
     }
 
     /// Layer `layer`'s attention weights.

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 use zkmha_model::ModelError;
-use zkmha_model::families::{Family, TensorFile};
+use zkmha_model::architecture::Unsupported;
+use zkmha_model::families::{Family, TensorFile, interleave_rotary_pairs};
 use zkmha_model::gguf::{TensorType, parse};
 use zkmha_model::model_file::ModelFile;
 
@@ -17,6 +18,7 @@ struct Raw {
     bytes: Vec<u8>,
 }
 
+#[derive(Clone)]
 enum Meta {
     U32(u32),
     F32(f32),
@@ -457,4 +459,234 @@ fn smollm2_reads_with_values_pinned_against_gguf_py() {
         let ours: f64 = t.data.iter().sum();
         assert!((ours - sum).abs() < 1e-9 * sum.abs().max(1.0), "{name}: {ours} vs {sum}");
     }
+}
+
+/// A small F32 file of architecture `arch` (Llama layout: d 32, 4 heads of 8, 2 key/value
+/// heads) with `extra` metadata and tensors; returns the path and each tensor's values.
+fn small_gguf(
+    name: &str,
+    arch: &'static str,
+    extra_meta: Vec<(String, Meta)>,
+    extra_tensors: &[(&str, Vec<usize>)],
+) -> (PathBuf, Vec<(String, Vec<f64>)>) {
+    let (d, kv) = (32, 16);
+    let mut draw = Draw(31);
+    let mut tensors = Vec::new();
+    let mut values = Vec::new();
+    let base: Vec<(&str, Vec<usize>)> = vec![
+        ("token_embd.weight", vec![d, 10]),
+        ("blk.0.attn_norm.weight", vec![d]),
+        ("blk.0.attn_q.weight", vec![d, d]),
+        ("blk.0.attn_k.weight", vec![d, kv]),
+        ("blk.0.attn_v.weight", vec![d, kv]),
+        ("blk.0.attn_output.weight", vec![d, d]),
+        ("blk.0.ffn_norm.weight", vec![d]),
+    ];
+    for (name, dims) in base.iter().chain(extra_tensors) {
+        let (code, bytes, v) = encode(TensorType::F32, dims.iter().product(), &mut draw);
+        tensors.push(Raw {
+            name: name.to_string(),
+            dims: dims.iter().map(|&n| n as u64).collect(),
+            code,
+            bytes,
+        });
+        values.push((name.to_string(), v));
+    }
+    let key = |k: &str| format!("{arch}.{k}");
+    let mut metadata: Vec<(String, Meta)> = vec![
+        ("general.architecture".into(), Meta::Text(arch)),
+        (key("attention.head_count"), Meta::U32(4)),
+        (key("attention.head_count_kv"), Meta::U32(2)),
+        (key("attention.layer_norm_rms_epsilon"), Meta::F32(1e-6)),
+        (key("rope.freq_base"), Meta::F32(10000.0)),
+        (key("context_length"), Meta::U32(8192)),
+    ];
+    metadata.extend(extra_meta);
+    let metadata: Vec<(&str, Meta)> = metadata.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    (temp(name, &gguf_bytes(&metadata, &tensors)), values)
+}
+
+/// The refusal of reading layer 0 of a GGUF file.
+fn gguf_refusal(path: &std::path::Path) -> Unsupported {
+    match ModelFile::open(path, None, None).and_then(|f| f.attention_weights(0)) {
+        Err(ModelError::Unsupported(refusal)) => refusal,
+        Err(other) => panic!("expected a refusal, got {other}"),
+        Ok(_) => panic!("expected a refusal, the weights were read"),
+    }
+}
+
+#[test]
+fn a_qk_norm_tensor_in_a_gguf_file_is_refused() {
+    let extra = [("blk.0.attn_q_norm.weight", vec![8]), ("blk.0.attn_k_norm.weight", vec![8])];
+    let (path, _) = small_gguf("qk-norm.gguf", "llama", vec![], &extra);
+    assert_eq!(gguf_refusal(&path), Unsupported::QkNorm { what: "blk.0.attn_k_norm.weight".into() });
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_post_attention_norm_in_a_gguf_file_is_refused() {
+    let (path, _) =
+        small_gguf("post-norm.gguf", "llama", vec![], &[("blk.0.post_attention_norm.weight", vec![32])]);
+    assert_eq!(
+        gguf_refusal(&path),
+        Unsupported::PostAttentionNorm { tensor: "blk.0.post_attention_norm.weight".into() }
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn an_unsupported_gguf_architecture_is_refused() {
+    let (path, _) = small_gguf("gemma3.gguf", "gemma3", vec![], &[]);
+    let refused = match ModelFile::open(&path, None, None) {
+        Err(ModelError::Unsupported(refused)) => refused,
+        other => panic!("{:?}", other.map(|f| f.family)),
+    };
+    assert!(matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma3"), "{refused}");
+    assert!(refused.to_string().starts_with("gemma3 is not supported: its QK-norm"), "{refused}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn gguf_rope_scaling_partial_rotary_windows_and_value_widths_are_refused() {
+    /// Metadata and tensors added to a plain llama file, and the refusal.
+    type Case = (Vec<(String, Meta)>, Vec<(&'static str, Vec<usize>)>, Unsupported);
+    let cases: Vec<Case> = vec![
+        (
+            vec![
+                ("llama.rope.scaling.type".into(), Meta::Text("linear")),
+                ("llama.rope.scaling.factor".into(), Meta::F32(4.0)),
+            ],
+            vec![],
+            Unsupported::RopeScaling { kind: "linear (llama.rope.scaling.type)".into() },
+        ),
+        (
+            vec![("llama.rope.scaling.factor".into(), Meta::F32(4.0))],
+            vec![],
+            Unsupported::RopeScaling { kind: "llama.rope.scaling.factor = 4".into() },
+        ),
+        // Llama 3.1's per-frequency factors come as a tensor, with no scaling key.
+        (
+            vec![],
+            vec![("rope_freqs.weight", vec![4])],
+            Unsupported::RopeScaling { kind: "per-frequency factors (rope_freqs.weight)".into() },
+        ),
+        (
+            vec![("llama.attention.sliding_window".into(), Meta::U32(4096))],
+            vec![],
+            Unsupported::SlidingWindow { layer: 0, window: 4096, kind: "sliding".into() },
+        ),
+        (
+            vec![("llama.rope.dimension_count".into(), Meta::U32(4))],
+            vec![],
+            Unsupported::PartialRotary { what: "rope.dimension_count = 4 of head_dim 8".into() },
+        ),
+        (
+            vec![
+                ("llama.attention.key_length".into(), Meta::U32(8)),
+                ("llama.attention.value_length".into(), Meta::U32(16)),
+            ],
+            vec![],
+            Unsupported::ValueHeadWidth { key: 8, value: 16 },
+        ),
+        (
+            vec![("llama.attn_logit_softcapping".into(), Meta::F32(50.0))],
+            vec![],
+            Unsupported::ScoreScaling { field: "llama.attn_logit_softcapping".into(), value: "50".into() },
+        ),
+    ];
+    for (k, (meta, tensors, expected)) in cases.into_iter().enumerate() {
+        let (path, _) = small_gguf(&format!("refused-{k}.gguf"), "llama", meta, &tensors);
+        assert_eq!(gguf_refusal(&path), expected, "case {k}");
+        let _ = std::fs::remove_file(&path);
+    }
+    // What is harmless: no scaling ("none", factor 1), a full-width rotation, a window as long
+    // as the context.
+    let harmless = vec![
+        ("llama.rope.scaling.type".into(), Meta::Text("none")),
+        ("llama.rope.scaling.factor".into(), Meta::F32(1.0)),
+        ("llama.rope.dimension_count".into(), Meta::U32(8)),
+        ("llama.attention.sliding_window".into(), Meta::U32(8192)),
+        ("llama.attention.key_length".into(), Meta::U32(8)),
+        ("llama.attention.value_length".into(), Meta::U32(8)),
+    ];
+    let (path, _) = small_gguf("harmless.gguf", "llama", harmless, &[]);
+    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    let _ = std::fs::remove_file(&path);
+}
+
+/// GGUF qwen2 keeps Hugging Face's rotary halves (llama.cpp rotates it "NeoX" style) and has
+/// Q, K, V biases: loaded, and reordered with their weights; an O bias is refused. A GGUF
+/// llama file's biases are those present (llama.cpp adds each one), already permuted.
+#[test]
+fn gguf_biases_are_loaded_as_llama_cpp_applies_them() {
+    let biases =
+        [("blk.0.attn_q.bias", vec![32]), ("blk.0.attn_k.bias", vec![16]), ("blk.0.attn_v.bias", vec![16])];
+    let (path, values) = small_gguf("qwen2.gguf", "qwen2", vec![], &biases);
+    let stored = |name: &str| values.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!((file.family, file.architecture.as_deref()), (Family::Llama, Some("qwen2")));
+    let w = file.attention_weights(0).unwrap();
+    assert_eq!(w.queries_bias, interleave_rotary_pairs(&stored("blk.0.attn_q.bias"), 32, 8));
+    assert_eq!(w.keys_bias, interleave_rotary_pairs(&stored("blk.0.attn_k.bias"), 16, 8));
+    assert_eq!(w.values_bias, stored("blk.0.attn_v.bias"));
+    // The weights' columns are reordered alike: W_q[i][·] in [in, out] order, then pairs.
+    let q = transpose(32, 32, &stored("blk.0.attn_q.weight"));
+    assert_eq!(w.queries, interleave_rotary_pairs(&q, 32, 8));
+    let _ = std::fs::remove_file(&path);
+    let with_o = [biases.to_vec(), vec![("blk.0.attn_output.bias", vec![32])]].concat();
+    let (path, _) = small_gguf("qwen2-o.gguf", "qwen2", vec![], &with_o);
+    assert_eq!(
+        gguf_refusal(&path),
+        Unsupported::UnexpectedBias { tensor: "blk.0.attn_output.bias".into(), architecture: "qwen2".into() }
+    );
+    let _ = std::fs::remove_file(&path);
+    let (path, values) = small_gguf("llama-bias.gguf", "llama", vec![], &with_o);
+    let stored = |name: &str| values.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let w = ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    assert_eq!(w.queries_bias, stored("blk.0.attn_q.bias"));
+    assert_eq!(w.output_bias, stored("blk.0.attn_output.bias"));
+    let _ = std::fs::remove_file(&path);
+}
+
+/// llama.cpp's BERT names read as Hugging Face's (`blk.N.attn_q.weight` is
+/// `encoder.layer.N.attention.self.query.weight`, `attn_output_norm` the layer norm after the
+/// block), stored `[out, in]` like PyTorch's.
+#[test]
+fn a_bert_gguf_file_reads_by_its_llama_cpp_names() {
+    let (d, vocab) = (32, 8);
+    let mut draw = Draw(11);
+    let mut tensors = Vec::new();
+    let mut values = Vec::new();
+    let mut specs: Vec<(String, Vec<usize>)> = vec![
+        ("token_embd.weight".into(), vec![d, vocab]),
+        ("position_embd.weight".into(), vec![d, 16]),
+        ("token_types.weight".into(), vec![d, 2]),
+        ("token_embd_norm.weight".into(), vec![d]),
+        ("token_embd_norm.bias".into(), vec![d]),
+    ];
+    for part in ["attn_q", "attn_k", "attn_v", "attn_output"] {
+        specs.push((format!("blk.0.{part}.weight"), vec![d, d]));
+        specs.push((format!("blk.0.{part}.bias"), vec![d]));
+    }
+    specs.push(("blk.0.attn_output_norm.weight".into(), vec![d]));
+    specs.push(("blk.0.attn_output_norm.bias".into(), vec![d]));
+    for (name, dims) in &specs {
+        let (code, bytes, v) = encode(TensorType::F32, dims.iter().product(), &mut draw);
+        tensors.push(Raw { name: name.clone(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes });
+        values.push(v);
+    }
+    let metadata = [
+        ("general.architecture", Meta::Text("bert")),
+        ("bert.attention.head_count", Meta::U32(4)),
+        ("bert.attention.layer_norm_epsilon", Meta::F32(1e-12)),
+    ];
+    let path = temp("bert.gguf", &gguf_bytes(&metadata, &tensors));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!((file.family, file.heads), (Family::Bert, 4));
+    let w = file.attention_weights(0).unwrap();
+    assert_eq!(w.queries, transpose(d, d, &values[5]));
+    assert_eq!(w.keys_bias, values[8]);
+    assert_eq!(w.output, transpose(d, d, &values[11]));
+    assert_eq!(file.layer_input(&[1, 2, 3]).unwrap().input.len(), 3 * d);
+    let _ = std::fs::remove_file(&path);
 }

@@ -42,6 +42,28 @@ pub enum PcsError {
     /// The final pairing equation does not hold.
     #[error("the opening's pairing check failed")]
     PairingCheckFailed,
+    /// A reference string too short to verify anything.
+    #[error("the reference string has {g1} G1 and {g2} G2 powers; at least 3 and 4 are needed")]
+    SrsTooShort {
+        /// G1 powers in the string.
+        g1: usize,
+        /// G2 powers in the string.
+        g2: usize,
+    },
+    /// A point of the reference string is the identity: a degenerate string under which any
+    /// opening verifies.
+    #[error(
+        "power {index} of the reference string's G{group} points is the identity: the string is degenerate"
+    )]
+    SrsIdentityPoint {
+        /// 1 or 2.
+        group: u8,
+        /// Index of the first identity point.
+        index: usize,
+    },
+    /// The reference string's secret is 1 or −1, whose powers everyone knows.
+    #[error("the reference string's secret is 1 or -1 ([τ]₁ = ±[1]₁): everyone knows it")]
+    SrsKnownSecret,
     /// The reference string is inconsistent (not powers of one secret).
     #[error("the reference string is not a sequence of powers of one secret")]
     InconsistentSrs,

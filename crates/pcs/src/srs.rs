@@ -82,28 +82,70 @@ impl StructuredReferenceString {
         }
     }
 
-    /// Checks with pairings that the string is made of powers of one secret, on `samples`
-    /// consecutive pairs spread over the G1 powers (all of G2).
+    /// Checks that the string is made of powers of one secret, every point of it, with a
+    /// randomized check whose weights come from the operating system's generator (so the
+    /// author of the string cannot choose them). See
+    /// [`Self::check_consistency_with_rng`].
     ///
     /// # Errors
+    /// As [`Self::check_consistency_with_rng`].
+    pub fn check_consistency(&self) -> Result<(), PcsError> {
+        self.check_consistency_with_rng(&mut rand::thread_rng())
+    }
+
+    /// Checks that the string is made of powers of one secret, with weights drawn from `rng`:
+    ///
+    /// 1. at least 3 G1 and 4 G2 powers ([`PcsError::SrsTooShort`]);
+    /// 2. no point is the identity ([`PcsError::SrsIdentityPoint`]): an all-identity string
+    ///    satisfies every pairing equation and makes any opening verify;
+    /// 3. the secret is not 1 or −1, whose powers everyone knows
+    ///    ([`PcsError::SrsKnownSecret`]; 0 is caught by 2);
+    /// 4. with τ defined by `[τ]₂ = τ·[1]₂`, `P_{i+1} = τ·P_i` for **every** consecutive pair
+    ///    of G1 powers: two independent random combinations with 64-bit weights `r_i`,
+    ///    `e(Σ r_i·P_{i+1}, [1]₂) = e(Σ r_i·P_i, [τ]₂)` (two multi-scalar multiplications and
+    ///    one two-pairing product each), so a string with any wrong point passes with
+    ///    probability at most 2^-128;
+    /// 5. the G2 powers likewise: `e([1]₁, Σ s_j·Q_{j+1}) = e([τ]₁, Σ s_j·Q_j)`
+    ///    ([`PcsError::InconsistentSrs`] for 4 and 5).
+    ///
+    /// Curve and subgroup membership are checked when a file is decoded
+    /// ([`Self::read_from_file`]).
+    ///
+    /// # Errors
+    /// [`PcsError::SrsTooShort`], [`PcsError::SrsIdentityPoint`], [`PcsError::SrsKnownSecret`],
     /// [`PcsError::InconsistentSrs`].
-    pub fn check_consistency(&self, samples: usize) -> Result<(), PcsError> {
-        let (Some(h), Some(h_tau)) = (self.powers_g2.first(), self.powers_g2.get(1)) else {
-            return Err(PcsError::InconsistentSrs);
+    pub fn check_consistency_with_rng<R: rand::RngCore + ?Sized>(&self, rng: &mut R) -> Result<(), PcsError> {
+        use ark_ec::{AffineRepr, VariableBaseMSM};
+        let (g1, g2) = (&self.powers_g1, &self.powers_g2);
+        let (Some(&g), Some(&g_tau), Some(_), Some(&h), Some(&h_tau), Some(_)) =
+            (g1.first(), g1.get(1), g1.get(2), g2.first(), g2.get(1), g2.get(3))
+        else {
+            return Err(PcsError::SrsTooShort { g1: g1.len(), g2: g2.len() });
         };
-        let g = self.powers_g1.first().ok_or(PcsError::InconsistentSrs)?;
-        // [τ^{i+1}]₂ against [τ^i]₂ using [τ]₁
-        let g_tau = self.powers_g1.get(1).ok_or(PcsError::InconsistentSrs)?;
-        for pair in self.powers_g2.windows(2) {
-            if Bn254::pairing(g, pair[1]) != Bn254::pairing(g_tau, pair[0]) {
+        if let Some(index) = g1.iter().position(|p| p.is_zero()) {
+            return Err(PcsError::SrsIdentityPoint { group: 1, index });
+        }
+        if let Some(index) = g2.iter().position(|p| p.is_zero()) {
+            return Err(PcsError::SrsIdentityPoint { group: 2, index });
+        }
+        if g_tau == g || g_tau == -g {
+            return Err(PcsError::SrsKnownSecret);
+        }
+        let pairs = g1.len() - 1;
+        for _ in 0..2 {
+            let weights: Vec<u64> = (0..pairs).map(|_| rng.next_u64()).collect();
+            let lower = G1Projective::msm_u64(&g1[..pairs], &weights);
+            let upper = G1Projective::msm_u64(&g1[1..], &weights);
+            if !pairing_product_is_one(upper, h.into(), -lower, h_tau.into()) {
                 return Err(PcsError::InconsistentSrs);
             }
         }
-        let last = self.powers_g1.len().saturating_sub(1);
-        let step = (last / samples.max(1)).max(1);
-        for i in (0..last).step_by(step) {
-            let (Some(a), Some(b)) = (self.powers_g1.get(i), self.powers_g1.get(i + 1)) else { break };
-            if Bn254::pairing(b, h) != Bn254::pairing(a, h_tau) {
+        let pairs = g2.len() - 1;
+        for _ in 0..2 {
+            let weights: Vec<u64> = (0..pairs).map(|_| rng.next_u64()).collect();
+            let lower = G2Projective::msm_u64(&g2[..pairs], &weights);
+            let upper = G2Projective::msm_u64(&g2[1..], &weights);
+            if !pairing_product_is_one(g.into(), upper, -G1Projective::from(g_tau), lower) {
                 return Err(PcsError::InconsistentSrs);
             }
         }
@@ -122,17 +164,65 @@ impl StructuredReferenceString {
     }
 
     /// Reads a string written by [`Self::write_to_file`] (or converted from a public
-    /// ceremony), validating every point, then spot-checks its consistency.
+    /// ceremony), validating every point (on the curve, in the prime-order subgroup), then
+    /// checks its structure with [`Self::check_consistency`].
     ///
     /// # Errors
-    /// [`PcsError::Io`], [`PcsError::Serialization`], [`PcsError::InconsistentSrs`].
+    /// [`PcsError::Io`], [`PcsError::Serialization`], and the errors of
+    /// [`Self::check_consistency_with_rng`].
     pub fn read_from_file(path: &std::path::Path) -> Result<Self, PcsError> {
-        let file = std::fs::File::open(path).map_err(|e| PcsError::Io(format!("{}: {e}", path.display())))?;
-        let srs = Self::deserialize_compressed(std::io::BufReader::new(file))
+        let bytes = std::fs::read(path).map_err(|e| PcsError::Io(format!("{}: {e}", path.display())))?;
+        let srs = Self::decode_compressed(&bytes)
             .map_err(|e| PcsError::Serialization(format!("{}: {e}", path.display())))?;
-        srs.check_consistency(16)?;
+        srs.check_consistency()?;
         Ok(srs)
     }
+
+    /// Decodes [`Self::write_to_file`]'s bytes (each vector: its length as a little-endian
+    /// `u64`, then its compressed points), decompressing and validating the points in parallel
+    /// (decompression dominates loading), refusing a declared length longer than the bytes and
+    /// trailing bytes.
+    fn decode_compressed(bytes: &[u8]) -> Result<Self, String> {
+        use ark_ec::AffineRepr;
+        use rayon::prelude::*;
+        fn points<P: CanonicalDeserialize + Send>(
+            bytes: &mut &[u8],
+            size: usize,
+            name: &str,
+        ) -> Result<Vec<P>, String> {
+            let (len, rest) =
+                bytes.split_first_chunk::<8>().ok_or(format!("the {name} length is cut off"))?;
+            let len = u64::from_le_bytes(*len);
+            let total = usize::try_from(len)
+                .ok()
+                .and_then(|l| l.checked_mul(size))
+                .filter(|&total| total <= rest.len())
+                .ok_or(format!("{len} {name} points declared, fewer present"))?;
+            let (body, rest) = rest.split_at(total);
+            let decoded = body
+                .par_chunks_exact(size)
+                .enumerate()
+                .map(|(i, c)| P::deserialize_compressed(c).map_err(|e| format!("{name} point {i}: {e}")))
+                .collect::<Result<Vec<P>, String>>()?;
+            *bytes = rest;
+            Ok(decoded)
+        }
+        let mut rest = bytes;
+        let powers_g1 = points::<G1Affine>(&mut rest, G1Affine::generator().compressed_size(), "G1")?;
+        let powers_g2 = points::<G2Affine>(&mut rest, G2Affine::generator().compressed_size(), "G2")?;
+        if !rest.is_empty() {
+            return Err(format!("{} bytes after the reference string", rest.len()));
+        }
+        Ok(Self { powers_g1, powers_g2 })
+    }
+}
+
+/// `e(a, b)·e(c, d) = 1`, with one final exponentiation.
+fn pairing_product_is_one(a: G1Projective, b: G2Projective, c: G1Projective, d: G2Projective) -> bool {
+    use ark_ec::pairing::PairingOutput;
+    let [a, c] = [a, c].map(G1Affine::from);
+    let [b, d] = [b, d].map(G2Affine::from);
+    Bn254::multi_pairing([a, c], [b, d]) == PairingOutput::default()
 }
 
 /// `Σ_i scalars[i]·bases[i]`.

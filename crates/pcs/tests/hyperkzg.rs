@@ -180,7 +180,7 @@ fn srs_round_trips_through_a_file_and_is_checked() {
     let _ = std::fs::remove_file(&path);
     let mut broken = s.srs.clone();
     broken.powers_g1[3] = broken.powers_g1[2];
-    assert_eq!(broken.check_consistency(64), Err(PcsError::InconsistentSrs));
+    assert_eq!(broken.check_consistency(), Err(PcsError::InconsistentSrs));
     assert!(matches!(s.srs.prover_key(10), Err(PcsError::SrsTooSmall { needed: 10, .. })));
     assert!(StructuredReferenceString::read_from_file(std::path::Path::new("/nonexistent/srs")).is_err());
 }

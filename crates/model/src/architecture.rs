@@ -1,0 +1,697 @@
+//! What a model computes, read from its own metadata, and the refusal of everything the proof
+//! does not cover: "prove what the model computes", never a look-alike.
+//!
+//! ```text
+//! metadata   config.json beside a safetensors file (model_type, architectures, and the fields
+//!            that change the attention block), or the GGUF metadata (general.architecture,
+//!            <arch>.attention.*, <arch>.rope.*); the tensor names only when there is neither
+//!            (then a note says so), and --family only where the metadata is silent
+//!
+//! supported  bert                 BERT: biases on Q, K, V, O; absolute positions; no mask
+//!            gpt2                 GPT-2: fused Q|K|V (Conv1D), biases; causal
+//!            llama, mistral       Llama family: RMSNorm before the block, grouped-query heads,
+//!                                 rotary embeddings (unscaled, every pair of each head); biases
+//!                                 only where the metadata says so (config attention_bias: all
+//!                                 four; GGUF llama: those present, as llama.cpp applies them)
+//!            qwen2                a Llama block with biases on Q, K, V (loaded and proven)
+//!
+//! refused    (each a distinct [`Unsupported`] variant, one sentence naming the feature)
+//!            another model_type / architecture (gemma*, qwen3, phi3, olmo2, roberta, …)
+//!            metadata that names two architectures, or contradicts --family
+//!            a bias tensor the architecture does not use (o_proj bias on qwen2 or mistral, …)
+//!            a QK-norm (q_norm/k_norm, attn_q_norm/attn_k_norm, q_layernorm, …, qk_norm flags)
+//!            a norm on the attention's output before the residual (post_attention_norm,
+//!            attn_post_norm, Gemma-style post_attention_layernorm with pre_feedforward_layernorm)
+//!            a sliding (or chunked) window in effect for the proven layer
+//!            rotary scaling (rope_scaling / rope_parameters other than default,
+//!            <arch>.rope.scaling.*, rope_freqs.weight, a non-standard rotary_emb.inv_freq)
+//!            partial rotary embeddings (partial_rotary_factor < 1, rope.dimension_count < m)
+//!            a score scaling other than 1/√m or a softcapping (query_pre_attn_scalar ≠ m,
+//!            attn_logit_softcapping, attention_multiplier, <arch>.attention.scale,
+//!            GPT-2 scale_attn_weights = false or scale_attn_by_inverse_layer_idx)
+//!            BERT position_embedding_type other than absolute
+//!            value heads of another width than key heads
+//!            any other tensor of the attention block the proof does not read
+//!
+//! harmless   tie_word_embeddings, hidden_act, mlp_bias, attention_dropout, pretraining_tp,
+//!            final_logit_softcapping (after the last layer, not in the block), a sliding
+//!            window at least as long as the context, use_sliding_window = false
+//! ```
+//!
+//! Metadata that contradicts the weights (hidden size, head width, key/value heads) is an
+//! error too ([`Unsupported::MetadataMismatch`]).
+
+use crate::families::Family;
+use crate::gguf::MetadataValue;
+use std::collections::HashMap;
+
+/// A feature of a model that the proof does not cover, or metadata that contradicts itself
+/// or the weights: the model is refused rather than proven as something else.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unsupported {
+    /// An architecture outside BERT, GPT-2 and the Llama family (llama, mistral, qwen2).
+    #[error("{name} is not supported: {reason}")]
+    Architecture {
+        /// The `model_type`, architecture class or `general.architecture`.
+        name: String,
+        /// What it computes that the proof does not.
+        reason: String,
+    },
+    /// Two statements of the architecture that disagree.
+    #[error("the model's metadata says {declared}, which contradicts {other}")]
+    ConflictingArchitecture {
+        /// What the metadata says.
+        declared: String,
+        /// The other statement (the `architectures` list, or `--family`).
+        other: String,
+    },
+    /// A bias tensor the architecture does not use.
+    #[error(
+        "{tensor} is a bias {architecture} does not use: the file does not match its architecture, \
+         so it is refused rather than proven with or without that bias"
+    )]
+    UnexpectedBias {
+        /// The tensor.
+        tensor: String,
+        /// The architecture (or family, without metadata).
+        architecture: String,
+    },
+    /// A norm on the queries and keys.
+    #[error("{what} is a QK-norm (a norm on the queries and keys), which the proof does not cover")]
+    QkNorm {
+        /// The tensor or metadata field.
+        what: String,
+    },
+    /// A norm on the attention's output before the residual.
+    #[error(
+        "{tensor} is a norm on the attention's output before the residual (post-attention norm), \
+         which the proof does not cover"
+    )]
+    PostAttentionNorm {
+        /// The tensor.
+        tensor: String,
+    },
+    /// A sliding (or chunked) attention window in effect for the proven layer.
+    #[error(
+        "layer {layer} attends through a {kind} window of {window} tokens, which the proof does not \
+         cover (it proves full attention)"
+    )]
+    SlidingWindow {
+        /// The layer.
+        layer: usize,
+        /// The window in tokens.
+        window: usize,
+        /// "sliding" or "chunked".
+        kind: String,
+    },
+    /// Scaled rotary embeddings.
+    #[error(
+        "rotary scaling {kind} is not covered: the proof rotates pair t by position·base^(−2t/m), unscaled"
+    )]
+    RopeScaling {
+        /// The scaling (type and where it was found).
+        kind: String,
+    },
+    /// Rotary embeddings on part of each head.
+    #[error("partial rotary embeddings ({what}) are not covered: the proof rotates every pair of each head")]
+    PartialRotary {
+        /// The field and value.
+        what: String,
+    },
+    /// Attention scores scaled otherwise than by `1/√m`, or soft-capped.
+    #[error("{field} = {value} changes the attention scores, which the proof scales by 1/√head_dim only")]
+    ScoreScaling {
+        /// The metadata field.
+        field: String,
+        /// Its value.
+        value: String,
+    },
+    /// BERT with relative position embeddings in the attention.
+    #[error(
+        "position_embedding_type {kind} adds relative positions to the attention scores, which the \
+         proof does not cover"
+    )]
+    PositionEmbedding {
+        /// The type.
+        kind: String,
+    },
+    /// Heads whose values are not as wide as their keys.
+    #[error("heads with keys of {key} and values of {value} dimensions are not supported")]
+    ValueHeadWidth {
+        /// Key (and query) head width.
+        key: usize,
+        /// Value head width.
+        value: usize,
+    },
+    /// Metadata that contradicts the weights.
+    #[error("the metadata says {field} = {metadata}, the weights give {weights}")]
+    MetadataMismatch {
+        /// The field.
+        field: String,
+        /// What the metadata says.
+        metadata: usize,
+        /// What the tensors give.
+        weights: usize,
+    },
+    /// Any other tensor of the attention block.
+    #[error("{tensor} is part of the attention block but not of the proven computation")]
+    UncoveredTensor {
+        /// The tensor.
+        tensor: String,
+    },
+}
+
+/// Where the architecture was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetadataSource {
+    /// `config.json` beside a safetensors file.
+    ConfigJson,
+    /// The GGUF file's own metadata.
+    Gguf,
+}
+
+/// Which layers a window applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WindowLayers {
+    /// Every layer.
+    All,
+    /// Layers from this index on (Qwen2's `max_window_layers`).
+    From(usize),
+    /// Layer `i` when entry `i` is true (`layer_types`).
+    Listed(Vec<bool>),
+}
+
+/// An attention window of the metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Tokens.
+    pub size: usize,
+    /// The layers it applies to.
+    pub layers: WindowLayers,
+    /// "sliding" or "chunked".
+    pub kind: &'static str,
+}
+
+/// Which Q, K, V, O biases a Llama-family layer has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BiasRule {
+    /// None (llama without `attention_bias`, mistral): a bias tensor is refused.
+    None,
+    /// Q, K and V, required; an O bias is refused (qwen2).
+    QueryKeyValue,
+    /// All four, required (llama with `attention_bias`).
+    All,
+    /// Those present, any of the four (GGUF llama: llama.cpp adds each one present).
+    Present,
+    /// Q, K, V where present, an O bias refused (no metadata: tensor names only).
+    PresentQueryKeyValue,
+}
+
+/// The supported architectures and their families.
+fn family_of(architecture: &str) -> Option<Family> {
+    match architecture {
+        "bert" => Some(Family::Bert),
+        "gpt2" => Some(Family::Gpt2),
+        "llama" | "mistral" | "qwen2" => Some(Family::Llama),
+        _ => None,
+    }
+}
+
+/// Why an architecture is refused (one clause).
+fn refusal_reason(architecture: &str) -> String {
+    let known = match architecture {
+        "gemma" => "its (1 + w) norm weights and √d_model embedding scale are not proven",
+        "gemma2" => {
+            "its post-attention norm, attention logit softcapping, sliding windows, (1 + w) norm \
+             weights and embedding scale are not proven"
+        }
+        "gemma3" | "gemma3_text" => {
+            "its QK-norm, post-attention norm, (1 + w) norm weights, embedding scale and sliding \
+             windows are not proven"
+        }
+        "qwen3" | "qwen3_moe" => "its QK-norm is not proven",
+        "olmo2" => "its QK-norm and post-attention norm are not proven",
+        "phi3" => "its fused qkv_proj and its long-context rotary scaling are not read",
+        "phi" | "gpt_neox" | "gptj" | "stablelm" | "persimmon" => {
+            "its partial rotary embeddings (and QK-norm where present) are not proven"
+        }
+        "roberta" | "xlm-roberta" | "camembert" => {
+            "its position ids start after the padding index, which the BERT embedding here does not compute"
+        }
+        "smollm3" => "its layers without rotary embeddings (NoPE) are not proven",
+        "llama4" => "its chunked attention, QK-norm and layers without rotary embeddings are not proven",
+        "bloom" | "mpt" | "falcon" => "its ALiBi or parallel attention block is not proven",
+        "mixtral" | "qwen2_moe" => {
+            "it is not one of the supported model types (the attention may match, but it is not checked)"
+        }
+        _ => "",
+    };
+    if known.is_empty() {
+        "the proof covers BERT (bert), GPT-2 (gpt2) and the Llama family (llama, mistral, qwen2) only".into()
+    } else {
+        known.into()
+    }
+}
+
+/// The family of a supported architecture.
+///
+/// # Errors
+/// [`Unsupported::Architecture`] for any other.
+pub fn family_of_architecture(architecture: &str) -> Result<Family, Unsupported> {
+    family_of(architecture).ok_or_else(|| Unsupported::Architecture {
+        name: architecture.to_string(),
+        reason: refusal_reason(architecture),
+    })
+}
+
+/// The model type a Hugging Face class name stands for (`Qwen2ForCausalLM` → `qwen2`),
+/// lower-cased; the class name itself when it is none of the supported ones.
+fn class_architecture(class: &str) -> String {
+    let end = ["For", "LMHead", "DoubleHeads", "Model"]
+        .iter()
+        .filter_map(|suffix| class.find(suffix))
+        .min()
+        .unwrap_or(class.len());
+    let base = class[..end].to_lowercase();
+    if family_of(&base).is_some() { base } else { class.to_string() }
+}
+
+/// What the model's metadata says, beyond the family.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArchitectureMetadata {
+    /// The architecture's name (`model_type` or `general.architecture`), when stated.
+    pub architecture: Option<String>,
+    /// Where it came from (`None`: no metadata).
+    pub source: Option<MetadataSource>,
+    /// Refusals found while reading (rotary scaling, softcapping, …), reported when the
+    /// weights are read.
+    pub refusals: Vec<Unsupported>,
+    /// `attention_bias` / `qkv_bias` (config.json).
+    pub attention_bias: Option<bool>,
+    /// `hidden_size` / `n_embd` / `<arch>.embedding_length`.
+    pub hidden_size: Option<usize>,
+    /// `head_dim` / `<arch>.attention.key_length`.
+    pub head_dim: Option<usize>,
+    /// `<arch>.attention.value_length`.
+    pub value_head_dim: Option<usize>,
+    /// Dimensions rotated per head (`<arch>.rope.dimension_count`).
+    pub rotary_dims: Option<usize>,
+    /// `query_pre_attn_scalar`.
+    pub query_pre_attn_scalar: Option<f64>,
+    /// A window, if one is configured.
+    pub window: Option<Window>,
+    /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
+    pub context_length: Option<usize>,
+}
+
+impl ArchitectureMetadata {
+    /// The Q, K, V, O bias rule of a Llama-family layer.
+    pub fn bias_rule(&self) -> BiasRule {
+        match (self.source, self.architecture.as_deref()) {
+            (_, Some("qwen2")) => BiasRule::QueryKeyValue,
+            (Some(MetadataSource::Gguf), _) => BiasRule::Present,
+            (Some(MetadataSource::ConfigJson), Some("llama")) if self.attention_bias == Some(true) => {
+                BiasRule::All
+            }
+            (Some(MetadataSource::ConfigJson), Some(_)) => BiasRule::None,
+            // A config.json without model_type: its attention_bias flag, else the names.
+            (_, _) => match self.attention_bias {
+                Some(true) => BiasRule::All,
+                Some(false) => BiasRule::None,
+                None => BiasRule::PresentQueryKeyValue,
+            },
+        }
+    }
+
+    /// The first refusal found while reading the metadata.
+    ///
+    /// # Errors
+    /// That refusal.
+    pub fn check(&self) -> Result<(), Unsupported> {
+        match self.refusals.first() {
+            Some(refusal) => Err(refusal.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a window is in effect for `layer` (shorter than the context).
+    pub fn window_for(&self, layer: usize) -> Option<&Window> {
+        let window = self.window.as_ref()?;
+        if self.context_length.is_some_and(|context| window.size >= context) {
+            return None;
+        }
+        let applies = match &window.layers {
+            WindowLayers::All => true,
+            WindowLayers::From(first) => layer >= *first,
+            WindowLayers::Listed(layers) => layers.get(layer).copied().unwrap_or(false),
+        };
+        applies.then_some(window)
+    }
+}
+
+fn text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn number(json: &serde_json::Value, keys: &[&str]) -> Option<f64> {
+    keys.iter().find_map(|k| json.get(*k).and_then(serde_json::Value::as_f64))
+}
+
+fn count(json: &serde_json::Value, keys: &[&str]) -> Option<usize> {
+    keys.iter().find_map(|k| json.get(*k).and_then(serde_json::Value::as_u64)).map(|v| v as usize)
+}
+
+/// A rotary scaling object (`rope_scaling`, `rope_parameters`): `None` when absent, null or
+/// of type "default".
+fn rope_scaling(value: Option<&serde_json::Value>, field: &str) -> Option<Unsupported> {
+    let value = value.filter(|v| !v.is_null())?;
+    let kind = value.get("rope_type").or_else(|| value.get("type")).map(text);
+    match kind.as_deref() {
+        Some("default") => None,
+        Some(kind) => Some(Unsupported::RopeScaling { kind: format!("{kind} ({field} in config.json)") }),
+        None => Some(Unsupported::RopeScaling { kind: format!("{} ({field} in config.json)", text(value)) }),
+    }
+}
+
+/// Reads a `config.json`: the architecture and every field that changes the attention block.
+///
+/// # Errors
+/// [`Unsupported::Architecture`] for an unsupported `model_type` (or architecture class), and
+/// [`Unsupported::ConflictingArchitecture`] when the two disagree. The other refusals are
+/// collected in [`ArchitectureMetadata::refusals`].
+pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Unsupported> {
+    let model_type = json.get("model_type").and_then(serde_json::Value::as_str).map(str::to_string);
+    let classes: Vec<String> = json
+        .get("architectures")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(|c| c.as_str().map(class_architecture)).collect())
+        .unwrap_or_default();
+    let architecture = match (model_type, classes.first()) {
+        (Some(model_type), _) => {
+            family_of_architecture(&model_type)?;
+            if let Some(other) = classes.iter().find(|c| **c != model_type) {
+                return Err(Unsupported::ConflictingArchitecture {
+                    declared: format!("model_type {model_type}"),
+                    other: format!("architectures {other}"),
+                });
+            }
+            Some(model_type)
+        }
+        (None, Some(class)) => {
+            family_of_architecture(class)?;
+            Some(class.clone())
+        }
+        (None, None) => None,
+    };
+    let mut refusals = Vec::new();
+    let mut refuse = |r: Unsupported| refusals.push(r);
+    if let Some(r) = rope_scaling(json.get("rope_scaling"), "rope_scaling") {
+        refuse(r);
+    }
+    if let Some(r) = rope_scaling(json.get("rope_parameters"), "rope_parameters") {
+        refuse(r);
+    }
+    let partial = number(json, &["partial_rotary_factor"])
+        .or_else(|| json.get("rope_parameters").and_then(|p| number(p, &["partial_rotary_factor"])));
+    if let Some(factor) = partial.filter(|f| *f != 1.0) {
+        refuse(Unsupported::PartialRotary { what: format!("partial_rotary_factor = {factor}") });
+    }
+    for field in ["rotary_dim", "rotary_pct"] {
+        if let Some(value) = json.get(field).filter(|v| !v.is_null()) {
+            refuse(Unsupported::PartialRotary { what: format!("{field} = {}", text(value)) });
+        }
+    }
+    for field in ["attn_logit_softcapping", "attention_multiplier", "attention_scale"] {
+        if let Some(value) = json.get(field).filter(|v| !v.is_null()) {
+            refuse(Unsupported::ScoreScaling { field: field.into(), value: text(value) });
+        }
+    }
+    if json.get("scale_attn_weights").and_then(serde_json::Value::as_bool) == Some(false) {
+        refuse(Unsupported::ScoreScaling { field: "scale_attn_weights".into(), value: "false".into() });
+    }
+    if json.get("scale_attn_by_inverse_layer_idx").and_then(serde_json::Value::as_bool) == Some(true) {
+        refuse(Unsupported::ScoreScaling {
+            field: "scale_attn_by_inverse_layer_idx".into(),
+            value: "true".into(),
+        });
+    }
+    for field in ["qk_norm", "use_qk_norm", "qk_layernorm"] {
+        if json.get(field).and_then(serde_json::Value::as_bool) == Some(true) {
+            refuse(Unsupported::QkNorm { what: format!("config.json {field} = true") });
+        }
+    }
+    if let Some(kind) = json.get("position_embedding_type").and_then(serde_json::Value::as_str)
+        && kind != "absolute"
+    {
+        refuse(Unsupported::PositionEmbedding { kind: kind.into() });
+    }
+    let context_length = count(json, &["max_position_embeddings", "n_positions", "n_ctx"]);
+    let window_size = count(json, &["sliding_window"]).filter(|&w| w > 0);
+    let use_window = json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(true);
+    let layer_types: Option<Vec<String>> = json
+        .get("layer_types")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect());
+    let chunk = count(json, &["attention_chunk_size"]).filter(|&c| c > 0);
+    let window = match (window_size, chunk, layer_types) {
+        (Some(size), _, Some(types)) if use_window => Some(Window {
+            size,
+            layers: WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect()),
+            kind: "sliding",
+        }),
+        (Some(size), _, None) if use_window => Some(Window {
+            size,
+            layers: match count(json, &["max_window_layers"]) {
+                Some(first) if json.get("use_sliding_window").is_some() => WindowLayers::From(first),
+                _ => WindowLayers::All,
+            },
+            kind: "sliding",
+        }),
+        (None, Some(size), types) => Some(Window {
+            size,
+            layers: match types {
+                Some(types) => WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect()),
+                None => WindowLayers::All,
+            },
+            kind: "chunked",
+        }),
+        _ => None,
+    };
+    Ok(ArchitectureMetadata {
+        architecture,
+        source: Some(MetadataSource::ConfigJson),
+        refusals,
+        attention_bias: ["attention_bias", "qkv_bias"]
+            .iter()
+            .find_map(|k| json.get(*k).and_then(serde_json::Value::as_bool)),
+        hidden_size: count(json, &["hidden_size", "n_embd", "d_model"]),
+        head_dim: count(json, &["head_dim"]),
+        value_head_dim: None,
+        rotary_dims: None,
+        query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]),
+        window,
+        context_length,
+    })
+}
+
+/// Reads a GGUF file's metadata for `architecture` (`general.architecture`): the keys that
+/// change the attention block. Unsupported architectures are not refused here (a GGUF file
+/// may hold only tensors); [`family_of_architecture`] refuses them when weights are read.
+pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) -> ArchitectureMetadata {
+    let key = |suffix: &str| metadata.get(&format!("{architecture}.{suffix}"));
+    let size = |suffix: &str| key(suffix).and_then(MetadataValue::as_usize);
+    let mut refusals = Vec::new();
+    if let Some(kind) = key("rope.scaling.type").and_then(MetadataValue::as_text)
+        && kind != "none"
+    {
+        refusals
+            .push(Unsupported::RopeScaling { kind: format!("{kind} ({architecture}.rope.scaling.type)") });
+    }
+    for field in ["rope.scaling.factor", "rope.scale_linear", "rope.scaling.attn_factor"] {
+        if let Some(factor) = key(field).and_then(MetadataValue::as_f64).filter(|f| *f != 0.0 && *f != 1.0) {
+            refusals.push(Unsupported::RopeScaling { kind: format!("{architecture}.{field} = {factor}") });
+        }
+    }
+    for field in ["attn_logit_softcapping", "attention.scale"] {
+        if let Some(value) = key(field).and_then(MetadataValue::as_f64).filter(|v| *v != 0.0) {
+            refusals.push(Unsupported::ScoreScaling {
+                field: format!("{architecture}.{field}"),
+                value: value.to_string(),
+            });
+        }
+    }
+    let window = size("attention.sliding_window").filter(|&w| w > 0).map(|size| Window {
+        size,
+        layers: WindowLayers::All,
+        kind: "sliding",
+    });
+    ArchitectureMetadata {
+        architecture: Some(architecture.to_string()),
+        source: Some(MetadataSource::Gguf),
+        refusals,
+        attention_bias: None,
+        hidden_size: size("embedding_length"),
+        head_dim: size("attention.key_length"),
+        value_head_dim: size("attention.value_length"),
+        rotary_dims: size("rope.dimension_count"),
+        query_pre_attn_scalar: None,
+        window,
+        context_length: size("context_length"),
+    }
+}
+
+/// The family to read a file as: the metadata's architecture (refusing unsupported ones and a
+/// contradicting `requested` family), else `requested`, else the tensor names.
+///
+/// # Errors
+/// [`Unsupported::Architecture`], [`Unsupported::ConflictingArchitecture`]; `Ok(None)` when
+/// nothing tells the family.
+pub fn resolve_family<'a>(
+    metadata: &ArchitectureMetadata,
+    names: impl IntoIterator<Item = &'a str> + Clone,
+    requested: Option<Family>,
+) -> Result<Option<Family>, Unsupported> {
+    match metadata.architecture.as_deref() {
+        Some(architecture) => {
+            let family = family_of_architecture(architecture)?;
+            match requested {
+                Some(r) if r != family => Err(Unsupported::ConflictingArchitecture {
+                    declared: format!("{architecture} ({} family)", family.name()),
+                    other: format!("--family {}", r.name()),
+                }),
+                _ => Ok(Some(family)),
+            }
+        }
+        None => Ok(requested.or_else(|| Family::detect(names))),
+    }
+}
+
+/// The part of `name` after layer `layer`'s prefix (`layers.N.`, `layer.N.`, `h.N.`,
+/// `blk.N.`), if it is one of the layer's tensors.
+fn layer_part(name: &str, layer: usize) -> Option<&str> {
+    for container in ["layers", "layer", "h", "blk"] {
+        let prefix = format!("{container}.{layer}.");
+        if let Some(rest) = name.strip_prefix(&prefix) {
+            return Some(rest);
+        }
+        if let Some(at) = name.find(&format!(".{prefix}")) {
+            return Some(&name[at + 1 + prefix.len()..]);
+        }
+    }
+    None
+}
+
+/// Whether a tensor part is a QK-norm.
+fn is_qk_norm(part: &str) -> bool {
+    [
+        "q_norm",
+        "k_norm",
+        "q_layernorm",
+        "k_layernorm",
+        "query_layernorm",
+        "key_layernorm",
+        "query_norm",
+        "key_norm",
+    ]
+    .iter()
+    .any(|n| part.contains(n))
+}
+
+/// The layer's tensors checked against what the family's proven block reads: QK-norms,
+/// post-attention norms, biases (by `rule` for the Llama family) and any other attention
+/// tensor are refused; also a global `rope_freqs` table. `names` pairs each tensor's name as
+/// read (GGUF names mapped to Hugging Face's) with its name in the file, which refusals quote.
+///
+/// # Errors
+/// The first refusal, by tensor name.
+pub fn check_layer_tensors<'a>(
+    names: impl IntoIterator<Item = (&'a str, &'a str)>,
+    family: Family,
+    layer: usize,
+    rule: BiasRule,
+    architecture: &str,
+) -> Result<(), Unsupported> {
+    let names: Vec<(&str, &str)> = names.into_iter().collect();
+    // (name in the file, the part after the layer's prefix in the name as read)
+    let mut parts: Vec<(&str, &str)> =
+        names.iter().filter_map(|(read, file)| layer_part(read, layer).map(|p| (*file, p))).collect();
+    parts.sort_unstable();
+    if let Some((_, name)) =
+        names.iter().find(|(n, _)| *n == "rope_freqs.weight" || n.ends_with(".rope_freqs.weight"))
+    {
+        return Err(Unsupported::RopeScaling { kind: format!("per-frequency factors ({name})") });
+    }
+    if let Some((name, _)) = parts.iter().find(|(_, p)| is_qk_norm(p)) {
+        return Err(Unsupported::QkNorm { what: (*name).to_string() });
+    }
+    let has = |part: &str| parts.iter().any(|(_, p)| *p == part);
+    let gemma_style = has("pre_feedforward_layernorm.weight") || !has("input_layernorm.weight");
+    for (name, part) in &parts {
+        let post_norm = part.contains("post_attention_norm")
+            || part.contains("attn_post_norm")
+            || part.contains("post_attn_norm")
+            || (family != Family::Bert && part.contains("attn_output_norm"))
+            || (family == Family::Llama && part.starts_with("post_attention_layernorm") && gemma_style);
+        if post_norm {
+            return Err(Unsupported::PostAttentionNorm { tensor: (*name).to_string() });
+        }
+    }
+    let expected: &[&str] = match family {
+        Family::Bert => &[
+            "attention.self.query.weight",
+            "attention.self.query.bias",
+            "attention.self.key.weight",
+            "attention.self.key.bias",
+            "attention.self.value.weight",
+            "attention.self.value.bias",
+            "attention.output.dense.weight",
+            "attention.output.dense.bias",
+            "attention.output.LayerNorm.weight",
+            "attention.output.LayerNorm.bias",
+        ],
+        Family::Gpt2 => &[
+            "attn.c_attn.weight",
+            "attn.c_attn.bias",
+            "attn.c_proj.weight",
+            "attn.c_proj.bias",
+            // The causal mask's buffers in older checkpoints.
+            "attn.bias",
+            "attn.masked_bias",
+        ],
+        Family::Llama => &[
+            "self_attn.q_proj.weight",
+            "self_attn.k_proj.weight",
+            "self_attn.v_proj.weight",
+            "self_attn.o_proj.weight",
+            "self_attn.rotary_emb.inv_freq",
+            "post_attention_layernorm.weight",
+        ],
+    };
+    for (name, part) in &parts {
+        if family == Family::Llama
+            && let Some(projection) =
+                part.strip_prefix("self_attn.").and_then(|p| p.strip_suffix("_proj.bias"))
+        {
+            let allowed = match rule {
+                BiasRule::None => false,
+                BiasRule::All | BiasRule::Present => true,
+                BiasRule::QueryKeyValue | BiasRule::PresentQueryKeyValue => projection != "o",
+            };
+            if !allowed {
+                return Err(Unsupported::UnexpectedBias {
+                    tensor: (*name).to_string(),
+                    architecture: architecture.to_string(),
+                });
+            }
+            continue;
+        }
+        let attention = part.contains("attn") || part.contains("attention");
+        if attention && !expected.contains(part) {
+            return Err(Unsupported::UncoveredTensor { tensor: (*name).to_string() });
+        }
+    }
+    Ok(())
+}

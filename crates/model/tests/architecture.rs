@@ -1,0 +1,581 @@
+//! The architecture comes from the model's own metadata (config.json beside a safetensors
+//! file), and everything the proof does not cover is refused by name: one test per refusal,
+//! each checking the specific error, on small files written here. The GGUF twins are in
+//! `gguf.rs` (which has the GGUF writer).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use safetensors::tensor::{Dtype, TensorView, serialize};
+use std::path::{Path, PathBuf};
+use zkmha_model::ModelError;
+use zkmha_model::architecture::Unsupported;
+use zkmha_model::families::{Family, interleave_rotary_pairs};
+use zkmha_model::model_file::ModelFile;
+
+/// d_model 8, 4 query heads of 2 sharing 2 key/value heads.
+const D: usize = 8;
+const KV: usize = 4;
+
+/// The value at flat index `k` of a tensor whose values start at `base`.
+fn value(base: f32, k: usize) -> f32 {
+    base + k as f32 / 1000.0
+}
+
+/// Writes `model.safetensors` (F32, `value(base, k)`) and, when given, `config.json` into a
+/// fresh directory.
+fn write(dir_name: &str, tensors: &[(String, Vec<usize>)], config: Option<&str>) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zkmha-architecture-{}-{dir_name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let buffers: Vec<Vec<u8>> = tensors
+        .iter()
+        .enumerate()
+        .map(|(t, (_, shape))| {
+            let n: usize = shape.iter().product();
+            (0..n).flat_map(|k| value(t as f32, k).to_le_bytes()).collect()
+        })
+        .collect();
+    let views: Vec<(String, TensorView)> = tensors
+        .iter()
+        .zip(&buffers)
+        .map(|((name, shape), b)| (name.clone(), TensorView::new(Dtype::F32, shape.clone(), b).unwrap()))
+        .collect();
+    let path = dir.join("model.safetensors");
+    std::fs::write(&path, serialize(views, None).unwrap()).unwrap();
+    if let Some(config) = config {
+        std::fs::write(dir.join("config.json"), config).unwrap();
+    }
+    path
+}
+
+fn cleanup(path: &Path) {
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// One Llama-style layer (Hugging Face names) plus `extra` tensors of layer 0's attention.
+fn llama_tensors(layers: usize, extra: &[(&str, Vec<usize>)]) -> Vec<(String, Vec<usize>)> {
+    let mut tensors = vec![("model.embed_tokens.weight".to_string(), vec![10, D])];
+    for layer in 0..layers {
+        let l = format!("model.layers.{layer}.");
+        tensors.extend([
+            (format!("{l}input_layernorm.weight"), vec![D]),
+            (format!("{l}self_attn.q_proj.weight"), vec![D, D]),
+            (format!("{l}self_attn.k_proj.weight"), vec![KV, D]),
+            (format!("{l}self_attn.v_proj.weight"), vec![KV, D]),
+            (format!("{l}self_attn.o_proj.weight"), vec![D, D]),
+            (format!("{l}post_attention_layernorm.weight"), vec![D]),
+            (format!("{l}mlp.gate_proj.weight"), vec![16, D]),
+        ]);
+    }
+    tensors.extend(extra.iter().map(|(name, shape)| (format!("model.layers.0.{name}"), shape.clone())));
+    tensors
+}
+
+fn config(model_type: &str, extra: &str) -> String {
+    format!(
+        "{{\"model_type\": \"{model_type}\", \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \
+         \"hidden_size\": {D}, \"rms_norm_eps\": 1e-6, \"rope_theta\": 10000.0, \
+         \"max_position_embeddings\": 32768{extra}}}"
+    )
+}
+
+/// The refusal of opening `path` and reading layer `layer`'s weights.
+fn refusal(path: &Path, layer: usize) -> Unsupported {
+    match ModelFile::open(path, None, None).and_then(|f| f.attention_weights(layer)) {
+        Err(ModelError::Unsupported(refusal)) => refusal,
+        Err(other) => panic!("expected a refusal, got {other}"),
+        Ok(_) => panic!("expected a refusal, the weights were read"),
+    }
+}
+
+fn gemma3_tensors() -> Vec<(String, Vec<usize>)> {
+    llama_tensors(
+        1,
+        &[
+            ("self_attn.q_norm.weight", vec![2]),
+            ("self_attn.k_norm.weight", vec![2]),
+            ("pre_feedforward_layernorm.weight", vec![D]),
+            ("post_feedforward_layernorm.weight", vec![D]),
+        ],
+    )
+}
+
+/// The audit's case: a Gemma 3 checkpoint in Hugging Face layout used to be read as a plain
+/// Llama block. Its config.json names it: refused by name.
+#[test]
+fn a_gemma3_checkpoint_is_refused_by_its_model_type() {
+    let path =
+        write("gemma3", &gemma3_tensors(), Some(&config("gemma3_text", ", \"query_pre_attn_scalar\": 2")));
+    let refused = match ModelFile::open(&path, None, None) {
+        Err(ModelError::Unsupported(refused)) => refused,
+        other => panic!("{:?}", other.map(|f| f.family)),
+    };
+    assert!(
+        matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma3_text"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.to_string(),
+        "gemma3_text is not supported: its QK-norm, post-attention norm, (1 + w) norm weights, embedding \
+         scale and sliding windows are not proven"
+    );
+    // An architectures list alone names it too.
+    std::fs::write(path.with_file_name("config.json"), "{\"architectures\": [\"Gemma3ForCausalLM\"]}")
+        .unwrap();
+    assert!(matches!(
+        ModelFile::open(&path, None, None),
+        Err(ModelError::Unsupported(Unsupported::Architecture { name, .. })) if name == "Gemma3ForCausalLM"
+    ));
+    // --family llama cannot override the metadata either.
+    std::fs::write(path.with_file_name("config.json"), config("qwen3", "")).unwrap();
+    assert!(matches!(
+        ModelFile::open(&path, Some(Family::Llama), None),
+        Err(ModelError::Unsupported(Unsupported::Architecture { name, .. })) if name == "qwen3"
+    ));
+    cleanup(&path);
+}
+
+/// Without any metadata, the same checkpoint is read by its tensor names, and its QK-norm
+/// tensors refuse it.
+#[test]
+fn a_qk_norm_tensor_is_refused_without_metadata() {
+    let path = write("gemma3-bare", &gemma3_tensors(), None);
+    let file = ModelFile::open(&path, None, Some(4)).unwrap();
+    assert_eq!((file.family, file.architecture.as_deref()), (Family::Llama, None));
+    assert_eq!(
+        refusal_of(&file, 0),
+        Unsupported::QkNorm { what: "model.layers.0.self_attn.k_norm.weight".into() }
+    );
+    assert_eq!(
+        refusal_of(&file, 0).to_string(),
+        "model.layers.0.self_attn.k_norm.weight is a QK-norm (a norm on the queries and keys), which the \
+         proof does not cover"
+    );
+    cleanup(&path);
+    // A config.json flag saying so, on a model_type-less config.
+    let path =
+        write("qk-flag", &llama_tensors(1, &[]), Some("{\"num_attention_heads\": 4, \"qk_norm\": true}"));
+    assert_eq!(refusal(&path, 0), Unsupported::QkNorm { what: "config.json qk_norm = true".into() });
+    cleanup(&path);
+}
+
+fn refusal_of(file: &ModelFile, layer: usize) -> Unsupported {
+    match file.attention_weights(layer) {
+        Err(ModelError::Unsupported(refusal)) => refusal,
+        other => panic!("{:?}", other.map(|w| w.family)),
+    }
+}
+
+/// Gemma 2's layout: no QK-norm, but a norm on the attention's output (its
+/// post_attention_layernorm, with pre_feedforward_layernorm before the MLP).
+#[test]
+fn a_post_attention_norm_is_refused() {
+    let path =
+        write("gemma2-bare", &llama_tensors(1, &[("pre_feedforward_layernorm.weight", vec![D])]), None);
+    assert_eq!(
+        refusal_of(&ModelFile::open(&path, None, Some(4)).unwrap(), 0),
+        Unsupported::PostAttentionNorm { tensor: "model.layers.0.post_attention_layernorm.weight".into() }
+    );
+    cleanup(&path);
+    let path = write(
+        "post-norm",
+        &llama_tensors(1, &[("post_attention_norm.weight", vec![D])]),
+        Some(&config("llama", "")),
+    );
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::PostAttentionNorm { tensor: "model.layers.0.post_attention_norm.weight".into() }
+    );
+    cleanup(&path);
+}
+
+#[test]
+fn a_bias_the_architecture_does_not_use_is_refused() {
+    // Llama without attention_bias: a Q bias would be ignored by the model.
+    let q_bias = [("self_attn.q_proj.bias", vec![D])];
+    let path = write("llama-q-bias", &llama_tensors(1, &q_bias), Some(&config("llama", "")));
+    let refused = refusal(&path, 0);
+    assert_eq!(
+        refused,
+        Unsupported::UnexpectedBias {
+            tensor: "model.layers.0.self_attn.q_proj.bias".into(),
+            architecture: "llama".into()
+        }
+    );
+    assert!(
+        refused.to_string().starts_with("model.layers.0.self_attn.q_proj.bias is a bias llama does not use")
+    );
+    cleanup(&path);
+    // Qwen2 has Q, K, V biases, never an O bias.
+    let biases = [
+        ("self_attn.q_proj.bias", vec![D]),
+        ("self_attn.k_proj.bias", vec![KV]),
+        ("self_attn.v_proj.bias", vec![KV]),
+        ("self_attn.o_proj.bias", vec![D]),
+    ];
+    let path = write("qwen2-o-bias", &llama_tensors(1, &biases), Some(&config("qwen2", "")));
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::UnexpectedBias {
+            tensor: "model.layers.0.self_attn.o_proj.bias".into(),
+            architecture: "qwen2".into()
+        }
+    );
+    cleanup(&path);
+    // Mistral: none at all.
+    let path = write(
+        "mistral-v-bias",
+        &llama_tensors(1, &[("self_attn.v_proj.bias", vec![KV])]),
+        Some(&config("mistral", "")),
+    );
+    assert!(
+        matches!(refusal(&path, 0), Unsupported::UnexpectedBias { architecture, .. } if architecture == "mistral")
+    );
+    cleanup(&path);
+    // No metadata: Q, K, V biases are read (as Qwen2's), an O bias is refused.
+    let path = write("bare-o-bias", &llama_tensors(1, &[("self_attn.o_proj.bias", vec![D])]), None);
+    assert!(matches!(
+        refusal_of(&ModelFile::open(&path, None, Some(4)).unwrap(), 0),
+        Unsupported::UnexpectedBias { tensor, .. } if tensor == "model.layers.0.self_attn.o_proj.bias"
+    ));
+    cleanup(&path);
+}
+
+/// Qwen2: a Llama block with Q, K, V biases, loaded exactly (Q and K reordered to adjacent
+/// rotary pairs like their weights), never set to zero.
+#[test]
+fn qwen2_biases_are_loaded() {
+    let biases = [
+        ("self_attn.q_proj.bias", vec![D]),
+        ("self_attn.k_proj.bias", vec![KV]),
+        ("self_attn.v_proj.bias", vec![KV]),
+    ];
+    let tensors = llama_tensors(1, &biases);
+    let stored = |name: &str| -> Vec<f64> {
+        let t = tensors.iter().position(|(n, _)| n == name).unwrap();
+        (0..tensors[t].1.iter().product()).map(|k| f64::from(value(t as f32, k))).collect()
+    };
+    let path = write(
+        "qwen2",
+        &tensors,
+        Some(&config("qwen2", ", \"use_sliding_window\": false, \"sliding_window\": 4096")),
+    );
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!((file.family, file.architecture.as_deref()), (Family::Llama, Some("qwen2")));
+    let w = file.attention_weights(0).unwrap();
+    let q = stored("model.layers.0.self_attn.q_proj.bias");
+    let k = stored("model.layers.0.self_attn.k_proj.bias");
+    assert!(q.iter().all(|&b| b != 0.0));
+    assert_eq!(w.queries_bias, interleave_rotary_pairs(&q, D, 2));
+    assert_eq!(w.keys_bias, interleave_rotary_pairs(&k, KV, 2));
+    assert_eq!(w.values_bias, stored("model.layers.0.self_attn.v_proj.bias"));
+    assert!(w.output_bias.iter().all(|&b| b == 0.0));
+    cleanup(&path);
+    // A Qwen2 file without its K bias is incomplete, not a zero bias.
+    let path = write(
+        "qwen2-no-k",
+        &llama_tensors(1, &[biases[0].clone(), biases[2].clone()]),
+        Some(&config("qwen2", "")),
+    );
+    match ModelFile::open(&path, None, None).unwrap().attention_weights(0) {
+        Err(ModelError::MissingTensor(name)) => {
+            assert!(name.starts_with("layers.0.self_attn.k_proj.bias"), "{name}")
+        }
+        other => panic!("{:?}", other.map(|w| w.family)),
+    }
+    cleanup(&path);
+    // Llama with attention_bias: all four biases, required and loaded.
+    let all = [biases[0].clone(), biases[1].clone(), biases[2].clone(), ("self_attn.o_proj.bias", vec![D])];
+    let path =
+        write("llama-bias", &llama_tensors(1, &all), Some(&config("llama", ", \"attention_bias\": true")));
+    let w = ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    assert!(w.output_bias.iter().chain(&w.values_bias).all(|&b| b != 0.0));
+    cleanup(&path);
+    // Without metadata, Q, K, V biases present are read too.
+    let path = write("bare-qkv", &llama_tensors(1, &biases), None);
+    let w = ModelFile::open(&path, None, Some(4)).unwrap().attention_weights(0).unwrap();
+    assert_eq!(w.values_bias, stored("model.layers.0.self_attn.v_proj.bias"));
+    cleanup(&path);
+}
+
+#[test]
+fn rope_scaling_is_refused() {
+    let tensors = llama_tensors(1, &[]);
+    for (scaling, kind) in [
+        (
+            "{\"rope_type\": \"llama3\", \"factor\": 8.0, \"original_max_position_embeddings\": 8192}",
+            "llama3 (rope_scaling in config.json)",
+        ),
+        ("{\"type\": \"linear\", \"factor\": 2.0}", "linear (rope_scaling in config.json)"),
+    ] {
+        let path = write("rope", &tensors, Some(&config("llama", &format!(", \"rope_scaling\": {scaling}"))));
+        let refused = refusal(&path, 0);
+        assert_eq!(refused, Unsupported::RopeScaling { kind: kind.into() });
+        assert!(refused.to_string().starts_with(&format!("rotary scaling {kind} is not covered")));
+        cleanup(&path);
+    }
+    // The newer rope_parameters field, likewise.
+    let path = write(
+        "rope-params",
+        &tensors,
+        Some(&config("llama", ", \"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4.0}")),
+    );
+    assert!(matches!(refusal(&path, 0), Unsupported::RopeScaling { kind } if kind.starts_with("yarn")));
+    cleanup(&path);
+    // Null and "default" are plain rotary embeddings.
+    for scaling in ["null", "{\"rope_type\": \"default\"}"] {
+        let path = write(
+            "rope-default",
+            &tensors,
+            Some(&config("llama", &format!(", \"rope_scaling\": {scaling}"))),
+        );
+        ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+        cleanup(&path);
+    }
+    // Stored rotary frequencies must be the standard ones.
+    // (Heads of 2: one frequency, base^0 = 1.)
+    for (frequencies, accepted) in [(vec![1.0f32], true), (vec![0.125], false)] {
+        let mut with = tensors.clone();
+        with.push(("model.layers.0.self_attn.rotary_emb.inv_freq".into(), vec![1]));
+        let path = write("inv-freq", &with, Some(&config("llama", "")));
+        // Overwrite the tensor's values with the frequencies.
+        let bytes = std::fs::read(&path).unwrap();
+        let (header, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+        let info = meta.info("model.layers.0.self_attn.rotary_emb.inv_freq").unwrap();
+        let mut bytes = bytes.clone();
+        for (i, f) in frequencies.iter().enumerate() {
+            let at = header + 8 + info.data_offsets.0 + 4 * i;
+            bytes[at..at + 4].copy_from_slice(&f.to_le_bytes());
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let read = ModelFile::open(&path, None, None).unwrap().attention_weights(0);
+        assert_eq!(read.is_ok(), accepted, "{:?}", read.err());
+        if !accepted {
+            assert!(matches!(read, Err(ModelError::Unsupported(Unsupported::RopeScaling { .. }))));
+        }
+        cleanup(&path);
+    }
+}
+
+#[test]
+fn partial_rotary_embeddings_are_refused() {
+    let path =
+        write("partial", &llama_tensors(1, &[]), Some(&config("llama", ", \"partial_rotary_factor\": 0.5")));
+    assert_eq!(refusal(&path, 0), Unsupported::PartialRotary { what: "partial_rotary_factor = 0.5".into() });
+    cleanup(&path);
+}
+
+#[test]
+fn sliding_windows_in_effect_are_refused() {
+    let tensors = llama_tensors(2, &[]);
+    // Mistral 7B v0.1: a 4096-token window on every layer, in a 32768-token context.
+    let path = write("mistral-window", &tensors, Some(&config("mistral", ", \"sliding_window\": 4096")));
+    let refused = refusal(&path, 0);
+    assert_eq!(refused, Unsupported::SlidingWindow { layer: 0, window: 4096, kind: "sliding".into() });
+    assert_eq!(
+        refused.to_string(),
+        "layer 0 attends through a sliding window of 4096 tokens, which the proof does not cover (it proves \
+         full attention)"
+    );
+    cleanup(&path);
+    // No window, or one as long as the context: full attention.
+    for extra in [", \"sliding_window\": null", ", \"sliding_window\": 32768"] {
+        let path = write("mistral-full", &tensors, Some(&config("mistral", extra)));
+        ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
+        cleanup(&path);
+    }
+    // Qwen2: off unless use_sliding_window; then from max_window_layers on.
+    let biases: Vec<(String, Vec<usize>)> = (0..2)
+        .flat_map(|l| {
+            [("q", D), ("k", KV), ("v", KV)]
+                .map(|(p, n)| (format!("model.layers.{l}.self_attn.{p}_proj.bias"), vec![n]))
+        })
+        .collect();
+    let qwen2 = [tensors.clone(), biases].concat();
+    let off = ", \"use_sliding_window\": false, \"sliding_window\": 4096, \"max_window_layers\": 1";
+    let path = write("qwen2-off", &qwen2, Some(&config("qwen2", off)));
+    ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
+    cleanup(&path);
+    let on = ", \"use_sliding_window\": true, \"sliding_window\": 4096, \"max_window_layers\": 1";
+    let path = write("qwen2-on", &qwen2, Some(&config("qwen2", on)));
+    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    assert_eq!(
+        refusal(&path, 1),
+        Unsupported::SlidingWindow { layer: 1, window: 4096, kind: "sliding".into() }
+    );
+    cleanup(&path);
+    // layer_types names each layer's kind.
+    let types = ", \"sliding_window\": 512, \"layer_types\": [\"sliding_attention\", \"full_attention\"]";
+    let path = write("layer-types", &tensors, Some(&config("llama", types)));
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::SlidingWindow { layer: 0, window: 512, kind: "sliding".into() }
+    );
+    ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
+    cleanup(&path);
+}
+
+#[test]
+fn score_scalings_and_softcapping_are_refused() {
+    let tensors = llama_tensors(1, &[]);
+    for (extra, field, value) in [
+        (", \"attn_logit_softcapping\": 50.0", "attn_logit_softcapping", "50.0"),
+        (", \"query_pre_attn_scalar\": 256", "query_pre_attn_scalar", "256"),
+    ] {
+        let path = write("scaling", &tensors, Some(&config("llama", extra)));
+        let refused = refusal(&path, 0);
+        assert_eq!(refused, Unsupported::ScoreScaling { field: field.into(), value: value.into() });
+        assert!(
+            refused
+                .to_string()
+                .ends_with("changes the attention scores, which the proof scales by 1/√head_dim only")
+        );
+        cleanup(&path);
+    }
+    // query_pre_attn_scalar equal to the head width is the usual scale; final_logit_softcapping
+    // is after the last layer.
+    let harmless =
+        ", \"query_pre_attn_scalar\": 2, \"final_logit_softcapping\": 30.0, \"tie_word_embeddings\": true";
+    let path = write("harmless", &tensors, Some(&config("llama", harmless)));
+    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    cleanup(&path);
+    // GPT-2 without the 1/√m scale.
+    let gpt2 = vec![
+        ("wte.weight".to_string(), vec![10, D]),
+        ("h.0.attn.c_attn.weight".to_string(), vec![D, 3 * D]),
+        ("h.0.attn.c_attn.bias".to_string(), vec![3 * D]),
+        ("h.0.attn.c_proj.weight".to_string(), vec![D, D]),
+        ("h.0.attn.c_proj.bias".to_string(), vec![D]),
+    ];
+    let path = write(
+        "gpt2-unscaled",
+        &gpt2,
+        Some("{\"model_type\": \"gpt2\", \"n_head\": 4, \"scale_attn_weights\": false}"),
+    );
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::ScoreScaling { field: "scale_attn_weights".into(), value: "false".into() }
+    );
+    std::fs::write(path.with_file_name("config.json"), "{\"model_type\": \"gpt2\", \"n_head\": 4}").unwrap();
+    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    cleanup(&path);
+}
+
+fn bert_tensors(extra: &[(&str, Vec<usize>)]) -> Vec<(String, Vec<usize>)> {
+    let l = "encoder.layer.0.attention.";
+    let mut tensors: Vec<(String, Vec<usize>)> =
+        vec![("embeddings.word_embeddings.weight".into(), vec![10, D])];
+    for part in ["self.query", "self.key", "self.value", "output.dense"] {
+        tensors.push((format!("{l}{part}.weight"), vec![D, D]));
+        tensors.push((format!("{l}{part}.bias"), vec![D]));
+    }
+    tensors.extend(extra.iter().map(|(n, s)| (format!("{l}{n}"), s.clone())));
+    tensors
+}
+
+#[test]
+fn bert_relative_positions_and_unread_attention_tensors_are_refused() {
+    let bert = "{\"model_type\": \"bert\", \"num_attention_heads\": 4, \"position_embedding_type\": \"relative_key\"}";
+    let path =
+        write("bert-relative", &bert_tensors(&[("self.distance_embedding.weight", vec![7, 2])]), Some(bert));
+    assert_eq!(refusal(&path, 0), Unsupported::PositionEmbedding { kind: "relative_key".into() });
+    // Without the flag, the tensor itself is still not read by the proof.
+    std::fs::write(
+        path.with_file_name("config.json"),
+        "{\"model_type\": \"bert\", \"num_attention_heads\": 4}",
+    )
+    .unwrap();
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::UncoveredTensor {
+            tensor: "encoder.layer.0.attention.self.distance_embedding.weight".into()
+        }
+    );
+    cleanup(&path);
+    // RoBERTa computes the same block but numbers positions from the padding index.
+    let path = write(
+        "roberta",
+        &bert_tensors(&[]),
+        Some("{\"model_type\": \"roberta\", \"num_attention_heads\": 4}"),
+    );
+    assert!(matches!(
+        ModelFile::open(&path, None, None),
+        Err(ModelError::Unsupported(Unsupported::Architecture { name, .. })) if name == "roberta"
+    ));
+    cleanup(&path);
+}
+
+#[test]
+fn metadata_that_contradicts_the_weights_or_the_flags_is_refused() {
+    let tensors = llama_tensors(1, &[]);
+    let path = write("head-dim", &tensors, Some(&config("llama", ", \"head_dim\": 4")));
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::MetadataMismatch { field: "head_dim".into(), metadata: 4, weights: 2 }
+    );
+    // head_dim equal to the weights' (here d_model / heads) is fine.
+    std::fs::write(path.with_file_name("config.json"), config("llama", ", \"head_dim\": 2")).unwrap();
+    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    // --heads and --family against the metadata.
+    assert_eq!(
+        ModelFile::open(&path, None, Some(2)).err().map(|e| e.to_string()),
+        Some("the model's metadata says 4 attention heads, which contradicts --heads 2".into())
+    );
+    assert!(matches!(
+        ModelFile::open(&path, Some(Family::Bert), None),
+        Err(ModelError::Unsupported(Unsupported::ConflictingArchitecture { .. }))
+    ));
+    // model_type against the architectures list.
+    let conflicting = "{\"model_type\": \"llama\", \"architectures\": [\"MistralForCausalLM\"], \"num_attention_heads\": 4}";
+    std::fs::write(path.with_file_name("config.json"), conflicting).unwrap();
+    assert_eq!(
+        ModelFile::open(&path, None, None).err().map(|e| e.to_string()),
+        Some("the model's metadata says model_type llama, which contradicts architectures mistral".into())
+    );
+    // Key/value heads.
+    std::fs::write(
+        path.with_file_name("config.json"),
+        config("llama", "").replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 4"),
+    )
+    .unwrap();
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::MetadataMismatch { field: "num_key_value_heads".into(), metadata: 4, weights: 2 }
+    );
+    cleanup(&path);
+}
+
+/// The supported architectures' names, and the classes of `architectures`, read as their
+/// family; a Llama-family layer with a head width other than d_model / heads reads too (the
+/// proof takes h·m ≠ d_model).
+#[test]
+fn supported_architectures_are_read_from_their_metadata() {
+    for (model_type, classes) in
+        [("llama", "LlamaForCausalLM"), ("mistral", "MistralForCausalLM"), ("qwen2", "Qwen2ForCausalLM")]
+    {
+        let biases: Vec<(&str, Vec<usize>)> = if model_type == "qwen2" {
+            vec![
+                ("self_attn.q_proj.bias", vec![D]),
+                ("self_attn.k_proj.bias", vec![KV]),
+                ("self_attn.v_proj.bias", vec![KV]),
+            ]
+        } else {
+            vec![]
+        };
+        let extra = format!(", \"architectures\": [\"{classes}\"]");
+        let path = write(model_type, &llama_tensors(1, &biases), Some(&config(model_type, &extra)));
+        let file = ModelFile::open(&path, None, None).unwrap();
+        assert_eq!((file.family, file.architecture_name()), (Family::Llama, model_type));
+        file.attention_weights(0).unwrap();
+        cleanup(&path);
+    }
+    // 4 heads of 4 on d_model 8 (q_proj has 16 rows).
+    let mut wide = llama_tensors(1, &[]);
+    wide[2].1 = vec![16, D];
+    wide[3].1 = vec![8, D];
+    wide[4].1 = vec![8, D];
+    wide[5].1 = vec![D, 16];
+    let path = write("wide", &wide, Some(&config("llama", ", \"head_dim\": 4")));
+    let w = ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    assert_eq!((w.model_width, w.head_dim, w.key_value_heads), (D, 4, 2));
+    cleanup(&path);
+}
