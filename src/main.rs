@@ -3,6 +3,10 @@
 //! `zkmha` (no arguments) proves and verifies a default attention layer ("Attention Is All
 //! You Need": d_model 512, 8 heads of width 64, 128 tokens, causal) and prints per-stage
 //! timings; `zkmha sumcheck` runs the sum-check engine alone.
+//!
+//! Exit codes ([`verdict`]): 0 success (`verify`: valid), 1 `verify`: the proof is invalid,
+//! 2 bad input (unreadable, corrupt or over-the-limits files, bad options) or another failure,
+//! 3 `verify`: the proof's softmax is refused (name it with `--softmax-params`).
 
 mod accuracy;
 mod allocator;
@@ -12,6 +16,8 @@ mod demo;
 mod layer;
 mod model_cli;
 mod proof_file;
+mod report;
+mod verdict;
 
 use clap::{Parser, Subcommand};
 
@@ -79,9 +85,6 @@ fn main() {
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");
-        // A model the proof does not cover is refused with its own status.
-        let status =
-            if model_cli::is_unsupported_model(&error) { model_cli::EXIT_UNSUPPORTED_MODEL } else { 1 };
-        std::process::exit(status);
+        std::process::exit(verdict::exit_code(&error));
     }
 }

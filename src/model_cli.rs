@@ -6,6 +6,9 @@
 //! commitment); `ZKMHA-MODEL\0` + `ModelStatement` + `ModelLayerProof` (a model-layer proof).
 
 use crate::layer::parse_mask;
+use crate::proof_file::MAX_DECODED_ROWS;
+use crate::report::{self, Accepted, Kind, ModelPart, SoftmaxSource, SoftmaxSpec, sanitize};
+use crate::verdict::Verdict;
 use anyhow::{Context, Result, anyhow, bail};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,8 +64,6 @@ fn heads_text(heads: usize, key_value_heads: usize, head_dim: usize) -> String {
 
 /// The exit status of a model the proof does not cover (an architecture, a bias, a norm, a
 /// window, a scaling): distinct from other errors (1).
-pub const EXIT_UNSUPPORTED_MODEL: i32 = 3;
-
 /// Whether `error` is a refusal of a model the proof does not cover.
 pub fn is_unsupported_model(error: &anyhow::Error) -> bool {
     error.chain().any(|e| matches!(e.downcast_ref::<ModelError>(), Some(ModelError::Unsupported(_))))
@@ -174,12 +175,30 @@ fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &str) -> Res
             path.display()
         );
     }
-    let value = T::deserialize_compressed(&mut rest)
-        .map_err(|e| anyhow!("{} is corrupt: the {what} does not decode ({e})", path.display()))?;
+    let value = zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || {
+        crate::proof_file::decode_part::<T>(&mut rest, path, what)
+    })?;
     if !rest.is_empty() {
         bail!("{} is corrupt: {} unexpected bytes after the {what}", path.display(), rest.len());
     }
     Ok(value)
+}
+
+/// Reads a verifier key and checks its shapes against the stated limits.
+fn read_key(path: &Path) -> Result<ModelVerifierKey> {
+    let key = decode::<ModelVerifierKey>(path, KEY_MAGIC, "verifier key")?;
+    key.shape(1).map_err(|e| anyhow!("{} is not a usable verifier key: {e}", path.display()))?;
+    Ok(key)
+}
+
+/// Reads a model-layer proof and checks its statement (the shapes against the stated
+/// limits, the output's length, every commitment's size).
+fn read_proof(path: &Path) -> Result<(ModelStatement, ModelLayerProof)> {
+    let (statement, proof) = decode::<(ModelStatement, ModelLayerProof)>(path, PROOF_MAGIC, "proof")?;
+    statement
+        .validate()
+        .map_err(|e| anyhow!("{} holds a statement this verifier does not accept: {e}", path.display()))?;
+    Ok((statement, proof))
 }
 
 /// Whether `path` starts with the model-proof magic bytes.
@@ -191,10 +210,7 @@ pub fn is_model_proof(path: &Path) -> bool {
 
 /// A short fingerprint of the model commitment (to publish alongside the model).
 fn fingerprint(key: &ModelVerifierKey) -> String {
-    let mut bytes = Vec::new();
-    // Serializing into a Vec cannot fail.
-    let _ = key.commitment.serialize_compressed(&mut bytes);
-    blake3::hash(&bytes).to_hex()[..32].to_string()
+    report::fingerprint(&key.commitment)
 }
 
 struct Loaded {
@@ -304,7 +320,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
             json!({
                 "verifier_key": args.out.display().to_string(),
                 "bytes": bytes.len(),
-                "model": key.description,
+                "model": sanitize(&key.description),
                 "architecture": loaded.file.architecture_name(),
                 "architecture_source": architecture_source(&loaded.file),
                 "biases": bias_names(&loaded.float),
@@ -323,7 +339,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
     }
     println!(
         "committed to {}: d_model = {}, {}, mask {}{}{}",
-        key.description,
+        sanitize(&key.description),
         key.model_width,
         heads_text(key.heads, key.key_value_heads, key.head_dim),
         key.mask,
@@ -422,7 +438,7 @@ pub fn prove(
     let start = Instant::now();
     let loaded = load(model, heads, mask, quiet)?;
     let key = match &args.vk {
-        Some(path) => decode::<ModelVerifierKey>(path, KEY_MAGIC, "verifier key")?,
+        Some(path) => read_key(path)?,
         None => make_key(&loaded, model, quiet)?,
     };
     if let Some(m) = mask
@@ -491,7 +507,7 @@ pub fn prove(
             json!({
                 "proof": out.display().to_string(),
                 "proof_bytes": bytes.len(),
-                "model": key.description,
+                "model": sanitize(&key.description),
                 "tokens": s,
                 "prove_ms": ms(prove_time),
                 "total_ms": ms(start.elapsed()),
@@ -505,7 +521,7 @@ pub fn prove(
     }
     println!(
         "proved {} on {s} tokens in {:.1} s (Q, K, V and output projections{}{}, attention with the softmax proven, residual)",
-        key.description,
+        sanitize(&key.description),
         prove_time.as_secs_f64(),
         if key.key_value_heads != key.heads { ", shared key/value heads" } else { "" },
         if key.rotary.is_some() { ", rotary embeddings" } else { "" }
@@ -537,33 +553,60 @@ pub fn prove(
 /// Printed after every proof that is not zero-knowledge.
 pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (zkmha prove --zk proves an attention layer in zero knowledge; docs/ZERO_KNOWLEDGE.md)";
 
-/// Runs `zkmha verify --vk`.
+/// Runs `zkmha verify --vk`: checks the proof's softmax against the key's (or the one
+/// named), verifies, and prints what it accepted.
 ///
 /// # Errors
-/// Missing or corrupt files, or an invalid proof (one sentence each).
-pub fn verify(proof_path: &Path, key_path: &Path, json_output: bool) -> Result<()> {
-    let key = decode::<ModelVerifierKey>(key_path, KEY_MAGIC, "verifier key")?;
-    let (statement, proof) = decode::<(ModelStatement, ModelLayerProof)>(proof_path, PROOF_MAGIC, "proof")?;
+/// Missing, corrupt or over-the-limits files, a refused softmax ([`Verdict::Refused`]), or an
+/// invalid proof ([`Verdict::Invalid`]); one sentence each.
+pub fn verify(
+    proof_path: &Path,
+    key_path: &Path,
+    named: Option<&SoftmaxSpec>,
+    json_output: bool,
+) -> Result<()> {
+    let key = read_key(key_path)?;
+    let (statement, proof) = read_proof(proof_path)?;
+    // The key fixes the softmax (a proof with another one is invalid: `check_statement`); a
+    // softmax named on the command line must be the proof's as well.
+    let source = match named {
+        Some(_) => report::accept_softmax(statement.softmax, statement.softmax, SoftmaxSource::Named, named)?,
+        None => SoftmaxSource::VerifierKey,
+    };
     let start = Instant::now();
     let result = verify_with_key(&key, &statement, &proof);
     let elapsed = start.elapsed();
     if let Err(e) = result {
-        bail!("invalid: {e}");
+        return Err(Verdict::Invalid(format!("invalid: {e}")).into());
     }
-    let s = statement.shape.attention.seq_len;
-    if json_output {
-        println!(
-            "{}",
-            json!({"valid": true, "model": key.description, "tokens": s, "model_width": key.model_width, "verify_ms": ms(elapsed)})
-        );
-    } else {
-        println!(
-            "valid: {} on {s} tokens (output {s} × {}), verified in {:.1} ms",
-            key.description,
-            key.model_width,
-            ms(elapsed)
-        );
+    let a = &statement.shape.attention;
+    let mut commitments = vec![("X", report::fingerprint(&statement.input))];
+    if let Some(hidden) = &statement.residual {
+        commitments.push(("H", report::fingerprint(hidden)));
     }
+    let shape = &statement.shape;
+    let accepted = Accepted {
+        kind: Kind::ModelLayer,
+        shape: *a,
+        model: Some(ModelPart {
+            description: key.description.clone(),
+            commitment: report::fingerprint(&statement.model),
+            model_width: shape.model_width,
+            key_value_heads: shape.key_value_heads,
+            shifts: shape.shifts,
+            residual: residual_name(shape.residual),
+            rotary: shape.rotary.map(|r| (r.base, r.fraction_bits)),
+        }),
+        mask: statement.mask,
+        softmax: statement.softmax,
+        softmax_source: source,
+        commitments,
+        output: ("Z", a.seq_len, shape.model_width, report::fingerprint(&statement.output)),
+        // The generators are derived inside the key's verification.
+        verify_ms: ms(elapsed),
+        setup_ms: None,
+    };
+    accepted.print(json_output);
     Ok(())
 }
 
@@ -587,8 +630,7 @@ fn size<T: CanonicalSerialize>(value: &T) -> usize {
 /// A missing, foreign or corrupt file.
 pub fn inspect(args: &InspectArgs) -> Result<()> {
     if is_model_proof(&args.file) {
-        let (statement, proof) =
-            decode::<(ModelStatement, ModelLayerProof)>(&args.file, PROOF_MAGIC, "proof")?;
+        let (statement, proof) = read_proof(&args.file)?;
         let a = &statement.shape.attention;
         let parts = [
             ("commitments to Q, K, V", size(&proof.intermediates)),
@@ -635,13 +677,13 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let key = decode::<ModelVerifierKey>(&args.file, KEY_MAGIC, "verifier key")
-        .map_err(|e| anyhow!("{e} (inspect reads model proofs and verifier keys)"))?;
+    let key =
+        read_key(&args.file).map_err(|e| anyhow!("{e} (inspect reads model proofs and verifier keys)"))?;
     let q = &key.quantization;
     if args.json {
         println!(
             "{}",
-            json!({"kind": "verifier key", "model": key.description, "commitment": fingerprint(&key), "model_width": key.model_width,
+            json!({"kind": "verifier key", "model": sanitize(&key.description), "description_authenticated": false, "commitment": fingerprint(&key), "model_width": key.model_width,
                    "heads": key.heads, "key_value_heads": key.key_value_heads, "head_dim": key.head_dim,
                    "mask": key.mask.to_string(), "residual": residual_name(key.residual),
                    "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": size(&key)})
@@ -649,8 +691,8 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "verifier key: {} (d_model = {}, {}, mask {}, residual on {}{})",
-        key.description,
+        "verifier key: \"{}\" (its description: unauthenticated) (d_model = {}, {}, mask {}, residual on {}{})",
+        sanitize(&key.description),
         key.model_width,
         heads_text(key.heads, key.key_value_heads, key.head_dim),
         key.mask,

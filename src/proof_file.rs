@@ -3,16 +3,28 @@
 //! File layout: the magic bytes `ZKMHA\0` (`ZKMHAZ` for a zero-knowledge proof), a
 //! little-endian u32 file-format version, then the statement and the proof in arkworks'
 //! compressed encoding.
+//!
+//! Reading a file ([`read_layer_file`]): the statement is decoded first and checked
+//! (`CommittedStatement::validate`: the shape against the stated limits of
+//! `zkmha_attention`'s shape module, the output's length, every commitment's size) before
+//! the proof is decoded or any generator derived; arkworks' decoder grows a vector as its
+//! items arrive (no allocation from a length prefix), commitments are capped per commitment
+//! and per file ([`MAX_DECODED_ROWS`]), so a file decodes to at most a small multiple of its
+//! length. `verify` then checks the softmax ([`crate::report`]), derives the generators and
+//! verifies, and prints what it accepted.
 
 use crate::layer::{ShapeArgs, random_inputs};
+use crate::layer::{SoftmaxChoice, softmax_mode};
 use crate::model_cli::{self, ModelArgs, ModelInputArgs};
-use anyhow::{Context, Result, bail};
+use crate::report::{self, Accepted, Kind, SoftmaxSource, SoftmaxSpec};
+use crate::verdict::Verdict;
+use anyhow::{Context, Result, anyhow, bail};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkmha_attention::{
-    CommittedLayerProof, CommittedStatement, ZkLayerProof, hyrax_params_for, prove_layer_committed,
-    prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+    AttentionShape, CommittedLayerProof, CommittedStatement, SoftmaxMode, ZkLayerProof, hyrax_params_for,
+    prove_layer_committed, prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
 };
 
 const MAGIC: &[u8; 6] = b"ZKMHA\0";
@@ -58,9 +70,15 @@ pub struct VerifyArgs {
     /// The verifier key of a model-layer proof (from `zkmha commit-model`).
     #[arg(long)]
     pub vk: Option<PathBuf>,
-    /// Print one JSON object (model-layer proofs).
+    /// Print what was accepted as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Accept this softmax instead of the default for the proof's shape (for a model layer:
+    /// the verifier key's): `linear`, or
+    /// `multiplier=M,shift=K,exponent_bits=G,output_bits=F,tolerance_bits=T` as verify prints
+    /// it. A proof with another softmax is refused (exit code 3).
+    #[arg(long, value_parser = report::parse_softmax_spec)]
+    pub softmax_params: Option<SoftmaxSpec>,
 }
 
 /// Proves a committed layer and writes the file.
@@ -178,108 +196,151 @@ fn softmax_words(softmax: zkmha_attention::SoftmaxMode) -> &'static str {
     }
 }
 
-/// Verifies a zero-knowledge proof file's contents (after the magic bytes).
-fn verify_zero_knowledge(path: &std::path::Path, rest: &[u8]) -> Result<()> {
-    let (version, mut rest) = rest.split_at(4.min(rest.len()));
-    let version = u32::from_le_bytes(version.try_into().unwrap_or([0; 4]));
-    if version != FILE_VERSION_ZK {
-        bail!(
-            "{} has zero-knowledge file format version {version}; this zkmha reads version {FILE_VERSION_ZK}",
-            path.display()
-        );
-    }
-    let statement = CommittedStatement::deserialize_compressed(&mut rest)
-        .map_err(|e| anyhow::anyhow!("{} is corrupt: the statement does not decode ({e})", path.display()))?;
-    let proof = ZkLayerProof::deserialize_compressed(&mut rest)
-        .map_err(|e| anyhow::anyhow!("{} is corrupt: the proof does not decode ({e})", path.display()))?;
-    if !rest.is_empty() {
-        bail!("{} is corrupt: {} unexpected bytes after the proof", path.display(), rest.len());
-    }
-    let start = Instant::now();
-    let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
-    let setup = start.elapsed();
-    let start = Instant::now();
-    verify_layer_zk(&params, &statement, &proof).map_err(|e| anyhow::anyhow!("the proof is invalid: {e}"))?;
-    let s = &statement.shape;
-    println!(
-        "valid (zero-knowledge proof): attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} ({})",
-        s.seq_len,
-        s.heads,
-        s.head_dim,
-        s.value_head_dim,
-        statement.mask,
-        softmax_words(statement.softmax)
-    );
-    println!(
-        "verified in {:.2} ms (+ {:.2} ms deriving the generators)",
-        start.elapsed().as_secs_f64() * 1e3,
-        setup.as_secs_f64() * 1e3
-    );
-    Ok(())
+/// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
+/// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without
+/// a total a file of sparse commitments would decode to ~600 times its length. A valid proof
+/// of the largest shape within the stated limits (`zkmha_attention::MAX_TENSOR_VARS`) has
+/// fewer than 2^19.
+pub const MAX_DECODED_ROWS: u64 = 1 << 20;
+
+/// Decodes one `T` from `rest` (advancing it); a decoding failure is "corrupt".
+pub fn decode_part<T: CanonicalDeserialize>(rest: &mut &[u8], path: &Path, what: &str) -> Result<T> {
+    T::deserialize_compressed(rest)
+        .map_err(|e| anyhow!("{} is corrupt: the {what} does not decode ({e})", path.display()))
 }
 
-/// Reads a proof file and verifies it without the inputs.
+/// A decoded attention-layer proof file.
+enum LayerFile {
+    /// `zkmha prove --out`.
+    Plain(CommittedStatement, Box<CommittedLayerProof>),
+    /// `zkmha prove --zk --out`.
+    ZeroKnowledge(CommittedStatement, Box<ZkLayerProof>),
+}
+
+/// Reads an attention-layer proof file: the statement is decoded and checked against the
+/// stated limits and its own sizes before the proof is decoded; decoding allocates at most
+/// the file's length times a small factor and [`MAX_DECODED_ROWS`] commitment rows.
+fn read_layer_file(path: &Path) -> Result<LayerFile> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let (zero_knowledge, rest) = if let Some(rest) = bytes.strip_prefix(MAGIC_ZK) {
+        (true, rest)
+    } else if let Some(rest) = bytes.strip_prefix(MAGIC) {
+        (false, rest)
+    } else {
+        bail!("{} is not a zkmha proof file", path.display());
+    };
+    let (version, mut rest) = rest.split_at(4.min(rest.len()));
+    let version = u32::from_le_bytes(version.try_into().unwrap_or([0; 4]));
+    let (expected, words) = if zero_knowledge {
+        (FILE_VERSION_ZK, "zero-knowledge file format")
+    } else {
+        (FILE_VERSION, "file format")
+    };
+    if version != expected {
+        bail!("{} has {words} version {version}; this zkmha reads version {expected}", path.display());
+    }
+    zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || {
+        let statement: CommittedStatement = decode_part(&mut rest, path, "statement")?;
+        let checked = if zero_knowledge { statement.validate_zk() } else { statement.validate() };
+        checked.map_err(|e| {
+            anyhow!("{} holds a statement this verifier does not accept: {e}", path.display())
+        })?;
+        let file = if zero_knowledge {
+            LayerFile::ZeroKnowledge(statement, Box::new(decode_part(&mut rest, path, "proof")?))
+        } else {
+            LayerFile::Plain(statement, Box::new(decode_part(&mut rest, path, "proof")?))
+        };
+        if !rest.is_empty() {
+            bail!("{} is corrupt: {} unexpected bytes after the proof", path.display(), rest.len());
+        }
+        Ok(file)
+    })
+}
+
+/// The statement's commitments and output, as verify shows them.
+fn attention_report(
+    kind: Kind,
+    statement: &CommittedStatement,
+    softmax_source: SoftmaxSource,
+    verify_ms: f64,
+    setup_ms: f64,
+) -> Accepted {
+    let c = &statement.commitments;
+    let s = &statement.shape;
+    Accepted {
+        kind,
+        shape: *s,
+        model: None,
+        mask: statement.mask,
+        softmax: statement.softmax,
+        softmax_source,
+        commitments: vec![
+            ("Q", report::fingerprint(&c.queries)),
+            ("K", report::fingerprint(&c.keys)),
+            ("V", report::fingerprint(&c.values)),
+        ],
+        output: ("O", s.seq_len, s.value_model_width(), report::fingerprint(&statement.output)),
+        verify_ms,
+        setup_ms: Some(setup_ms),
+    }
+}
+
+/// The softmax the CLI's prover chooses for `shape` (`zkmha prove` without --softmax or
+/// --score-scale).
+fn default_softmax(shape: &AttentionShape) -> Result<SoftmaxMode> {
+    softmax_mode(shape, SoftmaxChoice::Exponential, None)
+}
+
+/// Reads a proof file and verifies it without the inputs; prints what it accepted.
 ///
 /// # Errors
-/// A missing, foreign or corrupt file, or a proof that does not verify (one sentence each).
+/// A missing, foreign, corrupt or over-the-limits file (exit code 2), a softmax that is not
+/// the expected one ([`Verdict::Refused`], exit code 3), a proof that does not verify
+/// ([`Verdict::Invalid`], exit code 1); one sentence each.
 pub fn verify(args: &VerifyArgs) -> Result<()> {
+    let named = args.softmax_params.as_ref();
     match (&args.vk, model_cli::is_model_proof(&args.proof)) {
-        (Some(vk), true) => return model_cli::verify(&args.proof, vk, args.json),
+        (Some(vk), true) => return model_cli::verify(&args.proof, vk, named, args.json),
         (None, true) => {
             bail!("{} is a model-layer proof: pass the model's verifier key with --vk", args.proof.display())
         }
         (Some(_), false) => bail!("{} is not a model-layer proof: it needs no --vk", args.proof.display()),
         (None, false) => {}
     }
-    let bytes =
-        std::fs::read(&args.proof).with_context(|| format!("could not read {}", args.proof.display()))?;
-    if let Some(rest) = bytes.strip_prefix(MAGIC_ZK) {
-        return verify_zero_knowledge(&args.proof, rest);
-    }
-    let Some(rest) = bytes.strip_prefix(MAGIC) else {
-        bail!("{} is not a zkmha proof file", args.proof.display());
-    };
-    let (version, mut rest) = rest.split_at(4.min(rest.len()));
-    let version = u32::from_le_bytes(version.try_into().unwrap_or([0; 4]));
-    if version != FILE_VERSION {
-        bail!(
-            "{} has file format version {version}; this zkmha reads version {FILE_VERSION}",
-            args.proof.display()
-        );
-    }
-    let statement = CommittedStatement::deserialize_compressed(&mut rest).map_err(|e| {
-        anyhow::anyhow!("{} is corrupt: the statement does not decode ({e})", args.proof.display())
-    })?;
-    let proof = CommittedLayerProof::deserialize_compressed(&mut rest).map_err(|e| {
-        anyhow::anyhow!("{} is corrupt: the proof does not decode ({e})", args.proof.display())
-    })?;
-    if !rest.is_empty() {
-        bail!("{} is corrupt: {} unexpected bytes after the proof", args.proof.display(), rest.len());
-    }
-    let start = Instant::now();
-    let params = hyrax_params_for(&statement.shape, statement.softmax);
-    let setup = start.elapsed();
-    let timings = verify_layer_committed(&params, &statement, &proof)
-        .map_err(|e| anyhow::anyhow!("the proof is invalid: {e}"))?;
-    let s = &statement.shape;
-    println!(
-        "valid: attention layer s = {}, h = {}, m = {}, m_v = {}, mask = {} ({})",
-        s.seq_len,
-        s.heads,
-        s.head_dim,
-        s.value_head_dim,
-        statement.mask,
-        if statement.softmax.is_proven() {
-            "softmax proven in fixed point"
-        } else {
-            "softmax not proven: linear attention"
+    let file = read_layer_file(&args.proof)?;
+    let (LayerFile::Plain(statement, _) | LayerFile::ZeroKnowledge(statement, _)) = &file;
+    let source = report::accept_softmax(
+        statement.softmax,
+        default_softmax(&statement.shape)?,
+        SoftmaxSource::Default,
+        named,
+    )?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let report = match &file {
+        LayerFile::Plain(statement, proof) => {
+            let start = Instant::now();
+            let params = hyrax_params_for(&statement.shape, statement.softmax);
+            let setup = start.elapsed();
+            let timings = verify_layer_committed(&params, statement, proof)
+                .map_err(|e| Verdict::Invalid(format!("invalid: the proof does not verify ({e})")))?;
+            attention_report(
+                Kind::Layer,
+                statement,
+                source,
+                ms(timings.protocol + timings.public_evaluations),
+                ms(setup),
+            )
         }
-    );
-    println!(
-        "verified in {:.2} ms (+ {:.2} ms hashing and evaluating the public output, {:.2} ms deriving the generators)",
-        timings.protocol.as_secs_f64() * 1e3,
-        timings.public_evaluations.as_secs_f64() * 1e3,
-        setup.as_secs_f64() * 1e3
-    );
+        LayerFile::ZeroKnowledge(statement, proof) => {
+            let start = Instant::now();
+            let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
+            let setup = start.elapsed();
+            let start = Instant::now();
+            verify_layer_zk(&params, statement, proof)
+                .map_err(|e| Verdict::Invalid(format!("invalid: the proof does not verify ({e})")))?;
+            attention_report(Kind::ZeroKnowledgeLayer, statement, source, ms(start.elapsed()), ms(setup))
+        }
+    };
+    report.print(args.json);
     Ok(())
 }

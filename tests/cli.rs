@@ -218,7 +218,9 @@ fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(stdout.contains("zero knowledge"), "{stdout}");
         assert_eq!(stdout.contains("softmax proven in zero knowledge"), extra.is_empty(), "{stdout}");
-        let out = zkmha(&["verify", "--proof", &file]);
+        // Linear attention is not the default: verify accepts it only when named.
+        let named: &[&str] = if extra.is_empty() { &[] } else { &["--softmax-params", "linear"] };
+        let out = zkmha(&[&["verify", "--proof", &file][..], named].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stdout).starts_with("valid (zero-knowledge proof)"));
         files.push(std::fs::read(&file).unwrap_or_default());
@@ -259,4 +261,312 @@ fn prove_zk_says_what_it_does_not_cover_yet() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not available for model layers yet"));
     assert!(!file.exists());
+}
+
+// ---- zkmha verify: stated limits, what it shows, the softmax it accepts, exit codes ----
+
+/// A fresh scratch directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zkmha-verify-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
+    dir
+}
+
+/// `zkmha prove` of a small layer (s = 3, h = 2, m = 2 unless `extra` says otherwise) into
+/// `dir/name`; the file's bytes.
+fn prove_small(dir: &std::path::Path, name: &str, extra: &[&str]) -> Vec<u8> {
+    let file = dir.join(name).to_string_lossy().to_string();
+    let shape = ["--seq", "3", "--heads", "2", "--head-dim", "2"];
+    let shape: &[&str] = if extra.contains(&"--seq") { &[] } else { &shape };
+    let out = zkmha(&[&["prove", "--out", &file][..], shape, extra].concat());
+    assert!(out.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read(&file).unwrap_or_default()
+}
+
+/// Writes `bytes` to `dir/name` and runs `zkmha verify` on it: the output and the time taken.
+fn verify_bytes(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    extra: &[&str],
+) -> (std::process::Output, std::time::Duration) {
+    let file = dir.join(name);
+    std::fs::write(&file, bytes).unwrap_or_else(|e| unreachable!("{e}"));
+    let start = std::time::Instant::now();
+    let out = zkmha(&[&["verify", "--proof", &file.to_string_lossy()][..], extra].concat());
+    (out, start.elapsed())
+}
+
+/// Exit code, stderr; asserts one line and no panic on failure.
+fn failure(out: &std::process::Output) -> (i32, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "succeeded: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    (out.status.code().unwrap_or(-1), stderr)
+}
+
+/// The exit codes `zkmha verify` documents.
+const INVALID: i32 = 1;
+const BAD_INPUT: i32 = 2;
+const REFUSED: i32 = 3;
+
+#[test]
+fn size_fields_over_the_stated_limits_are_rejected_as_too_large_at_once() {
+    use zkmha_attention::{MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN};
+    let dir = scratch("size-fields");
+    // A plain and a zero-knowledge file: both hold s, h, m, m_v at bytes 10, 18, 26, 34.
+    for (kind, extra) in [("plain", &[][..]), ("zero-knowledge", &["--zk"][..])] {
+        let bytes = prove_small(&dir, kind, extra);
+        for (offset, name, limit) in [
+            (10, "the sequence length", MAX_SEQ_LEN),
+            (18, "the number of heads", MAX_HEADS),
+            (26, "the head width", MAX_HEAD_DIM),
+            (34, "the value head width", MAX_HEAD_DIM),
+        ] {
+            assert_eq!(&bytes[offset..offset + 8], &[3u64, 2, 2, 2][(offset - 10) / 8].to_le_bytes());
+            for value in [1u64 << 40, u64::MAX, 1 << 63, 1 << 32, 1 << 20, limit as u64 + 1] {
+                let mut mutated = bytes.clone();
+                mutated[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
+                let (out, elapsed) = verify_bytes(&dir, "mutated", &mutated, &[]);
+                let (code, stderr) = failure(&out);
+                assert_eq!(code, BAD_INPUT, "{kind} {name} = {value}: {stderr}");
+                assert!(
+                    stderr.contains(&format!("{name} {value} is too large (the stated limit is {limit})")),
+                    "{kind} {name} = {value}: {stderr}"
+                );
+                // Well under a second in practice (milliseconds); generous for a loaded machine.
+                assert!(elapsed.as_secs_f64() < 5.0, "{kind} {name} = {value}: {elapsed:?}");
+            }
+            // Zero is refused as well, and an over-wide h·m or too many padded entries.
+            let mut zero = bytes.clone();
+            zero[offset..offset + 8].copy_from_slice(&0u64.to_le_bytes());
+            let (out, _) = verify_bytes(&dir, "zero", &zero, &[]);
+            let (code, stderr) = failure(&out);
+            assert!(code == BAD_INPUT && stderr.contains("must be at least 1"), "{stderr}");
+        }
+        let mut wide = bytes.clone();
+        wide[18..26].copy_from_slice(&128u64.to_le_bytes());
+        wide[26..34].copy_from_slice(&1024u64.to_le_bytes());
+        let (out, _) = verify_bytes(&dir, "wide", &wide, &[]);
+        let (code, stderr) = failure(&out);
+        assert!(code == BAD_INPUT && stderr.contains("h·m = 131072 is too large"), "{stderr}");
+        let mut many = bytes.clone();
+        many[10..18].copy_from_slice(&8192u64.to_le_bytes());
+        many[18..26].copy_from_slice(&128u64.to_le_bytes());
+        let (out, _) = verify_bytes(&dir, "many", &many, &[]);
+        let (code, stderr) = failure(&out);
+        assert!(code == BAD_INPUT && stderr.contains("2^33 entries"), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Offsets of the 8-byte windows that read as a plausible length (1 to 2^24, little-endian):
+/// every length prefix of the file is among them.
+fn length_like_windows(bytes: &[u8]) -> Vec<usize> {
+    (0..bytes.len().saturating_sub(7))
+        .filter(|&at| {
+            let value = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+            (1..1 << 24).contains(&value)
+        })
+        .collect()
+}
+
+#[test]
+fn every_length_field_set_huge_fails_fast_without_panicking() {
+    let dir = scratch("lengths");
+    let linear: &[&str] = &["--softmax-params", "linear"];
+    // Linear-attention files are small: every window. The proven softmax's files carry its
+    // sparse lookup commitments (~1000 windows): every 5th window (each offset class mod 5
+    // is covered by one of the two files).
+    for (kind, extra, named, stride, skip) in [
+        ("plain-linear", &["--softmax", "linear"][..], linear, 1, 0),
+        ("zk-linear", &["--zk", "--softmax", "linear"][..], linear, 1, 0),
+        ("plain-exp", &[][..], &[][..], 5, 0),
+        ("zk-exp", &["--zk"][..], &[][..], 5, 2),
+    ] {
+        let bytes = prove_small(&dir, kind, extra);
+        let (out, _) = verify_bytes(&dir, "unchanged", &bytes, named);
+        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        let windows = length_like_windows(&bytes);
+        let mut tried = 0;
+        let mut slowest = std::time::Duration::ZERO;
+        for &at in windows.iter().skip(skip).step_by(stride) {
+            let mut mutated = bytes.clone();
+            mutated[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+            let (out, elapsed) = verify_bytes(&dir, "mutated", &mutated, named);
+            let (code, stderr) = failure(&out);
+            assert!([INVALID, BAD_INPUT, REFUSED].contains(&code), "{kind} at {at}: {code} {stderr}");
+            assert!(elapsed.as_secs_f64() < 5.0, "{kind} at {at}: {elapsed:?} ({stderr})");
+            slowest = slowest.max(elapsed);
+            tried += 1;
+        }
+        assert!(tried >= 50, "{kind}: only {tried} windows");
+        eprintln!("{kind}: {tried} length fields set to 2^40, all rejected, slowest {slowest:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Hyrax commitment's encoding at `at`: its length (num_vars, row count, bitmap, points).
+fn commitment_len(bytes: &[u8], at: usize) -> usize {
+    let rows = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap_or_default()) as usize;
+    let bitmap = &bytes[at + 16..at + 16 + rows.div_ceil(8)];
+    let points: u32 = bitmap.iter().map(|b| b.count_ones()).sum();
+    16 + rows.div_ceil(8) + 32 * points as usize
+}
+
+/// The first 32 hex digits of BLAKE3 of `bytes`.
+fn blake3_128(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex()[..32].to_string()
+}
+
+/// Read off a layer proof file by hand (not through zkmha's decoder): the softmax's five
+/// parameters, the Q, K, V commitments' fingerprints, the output's length, fingerprint and
+/// offset.
+fn statement_by_hand(bytes: &[u8]) -> ([u64; 5], Vec<String>, usize, String, usize) {
+    let mut at = 10 + 32 + 1; // magic, version, shape, mask
+    assert_eq!(bytes[at], 2, "an exponential softmax");
+    let word = |at: usize, n: usize| {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&bytes[at..at + n]);
+        u64::from_le_bytes(b)
+    };
+    let params = [word(at + 1, 8), word(at + 9, 4), word(at + 13, 4), word(at + 17, 4), word(at + 21, 4)];
+    at += 1 + 24;
+    let mut commitments = Vec::new();
+    for _ in 0..3 {
+        let len = commitment_len(bytes, at);
+        commitments.push(blake3_128(&bytes[at..at + len]));
+        at += len;
+    }
+    let entries = word(at, 8) as usize;
+    let output = &bytes[at..at + 8 + 32 * entries];
+    (params, commitments, entries, blake3_128(output), at + 8)
+}
+
+#[test]
+fn verify_shows_shapes_softmax_fingerprints_and_output_digest_that_match_the_file() {
+    let dir = scratch("report");
+    for (kind, extra) in [("plain", &[][..]), ("zero-knowledge", &["--zk"][..])] {
+        let shape = ["--seq", "9", "--heads", "3", "--head-dim", "4", "--value-head-dim", "2"];
+        let bytes = prove_small(&dir, kind, &[&shape[..], extra].concat());
+        let (params, commitments, entries, output, _) = statement_by_hand(&bytes);
+        assert_eq!(entries, 9 * 3 * 2);
+        let (out, _) = verify_bytes(&dir, kind, &bytes, &["--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(json["valid"], true);
+        assert_eq!(json["zero_knowledge"], !extra.is_empty());
+        assert_eq!(
+            [&json["tokens"], &json["heads"], &json["head_dim"], &json["value_head_dim"]].map(|v| v.as_u64()),
+            [Some(9), Some(3), Some(4), Some(2)]
+        );
+        assert_eq!(json["mask"], "causal");
+        let softmax = &json["softmax"];
+        assert_eq!((softmax["proven"].as_bool(), softmax["source"].as_str()), (Some(true), Some("default")));
+        let names = ["multiplier", "shift", "exponent_bits", "output_bits", "tolerance_bits"];
+        for (name, value) in names.iter().zip(params) {
+            assert_eq!(softmax[*name].as_u64(), Some(value), "{name}");
+        }
+        assert_eq!(softmax["row_sum_tolerance"].as_u64(), Some(1 << (params[4] - 1)));
+        let spec = names.iter().zip(params).map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
+        assert_eq!(softmax["parameters"].as_str(), Some(spec.as_str()));
+        for (name, fingerprint) in ["Q", "K", "V"].iter().zip(&commitments) {
+            assert_eq!(json["commitments"][name].as_str(), Some(fingerprint.as_str()), "{kind} {name}");
+        }
+        assert_eq!(json["output"]["blake3"].as_str(), Some(output.as_str()));
+        assert_eq!((json["output"]["rows"].as_u64(), json["output"]["columns"].as_u64()), (Some(9), Some(6)));
+        // The text report says the same.
+        let (out, _) = verify_bytes(&dir, kind, &bytes, &[]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("softmax: {spec} (")), "{text}");
+        assert!(text.contains("the default for this shape"), "{text}");
+        for fingerprint in commitments.iter().chain([&output]) {
+            assert!(text.contains(fingerprint.as_str()), "{fingerprint}: {text}");
+        }
+        assert!(text.contains("output O (9 × 6)"), "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_softmax_other_than_the_default_is_refused_unless_named() {
+    let dir = scratch("softmax");
+    for (kind, zk) in [("plain", &[][..]), ("zero-knowledge", &["--zk"][..])] {
+        // Another score scale: another multiplier than the default for the shape.
+        let bytes = prove_small(&dir, kind, &[&["--score-scale", "0.002"][..], zk].concat());
+        let (out, _) = verify_bytes(&dir, kind, &bytes, &[]);
+        let (code, stderr) = failure(&out);
+        assert_eq!(code, REFUSED, "{stderr}");
+        assert!(stderr.contains("refused: the proof's softmax (multiplier="), "{stderr}");
+        assert!(stderr.contains("is not the default for this shape"), "{stderr}");
+        let spec = stderr.trim().rsplit("pass --softmax-params ").next().unwrap_or_default().to_string();
+        assert!(spec.starts_with("multiplier=") && spec.ends_with(|c: char| c.is_ascii_digit()), "{spec}");
+        // Named, it is accepted and shown as named; in another order too.
+        let (out, _) = verify_bytes(&dir, kind, &bytes, &["--softmax-params", &spec]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("named with --softmax-params"));
+        let reordered = spec.split(',').rev().collect::<Vec<_>>().join(",");
+        let (out, _) = verify_bytes(&dir, kind, &bytes, &["--softmax-params", &reordered, "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(json["softmax"]["source"], "named");
+        // The default proof is refused when another softmax is named.
+        let default = prove_small(&dir, "default", zk);
+        let (out, _) = verify_bytes(&dir, "default", &default, &["--softmax-params", &spec]);
+        let (code, stderr) = failure(&out);
+        assert!(code == REFUSED && stderr.contains("is not the one named with --softmax-params"), "{stderr}");
+        // Linear attention (no softmax) is not the default either.
+        let linear = prove_small(&dir, "linear", &[&["--softmax", "linear"][..], zk].concat());
+        let (out, _) = verify_bytes(&dir, "linear", &linear, &[]);
+        let (code, stderr) = failure(&out);
+        assert!(code == REFUSED && stderr.contains("pass --softmax-params linear"), "{stderr}");
+        let (out, _) = verify_bytes(&dir, "linear", &linear, &["--softmax-params", "linear"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("softmax: linear (not proven; named"));
+    }
+    // A malformed spec is a usage error.
+    let (out, _) = verify_bytes(&dir, "x", b"", &["--softmax-params", "multiplier=5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(BAD_INPUT), "{stderr}");
+    assert!(stderr.contains("shift is missing"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_exit_codes_tell_valid_invalid_bad_file_and_refused_apart() {
+    let dir = scratch("exit-codes");
+    let bytes = prove_small(&dir, "p", &[]);
+    let (out, _) = verify_bytes(&dir, "p", &bytes, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    // Invalid: an output entry changed in its lowest byte (still a field element).
+    let (_, _, _, _, output_at) = statement_by_hand(&bytes);
+    let mut invalid = bytes.clone();
+    invalid[output_at] ^= 1;
+    let (out, _) = verify_bytes(&dir, "invalid", &invalid, &[]);
+    let (code, stderr) = failure(&out);
+    assert!(code == INVALID && stderr.starts_with("error: invalid: the proof does not verify"), "{stderr}");
+    // Bad files: truncated, foreign, over the limits, missing.
+    for (name, content, needle) in [
+        ("truncated", bytes[..bytes.len() - 7].to_vec(), "is corrupt"),
+        ("foreign", b"not a proof".to_vec(), "not a zkmha proof file"),
+        ("large", [&bytes[..10], &(1u64 << 40).to_le_bytes()[..], &bytes[18..]].concat(), "too large"),
+        ("empty", Vec::new(), "not a zkmha proof file"),
+    ] {
+        let (out, _) = verify_bytes(&dir, name, &content, &[]);
+        let (code, stderr) = failure(&out);
+        assert!(code == BAD_INPUT && stderr.contains(needle), "{name}: {code} {stderr}");
+    }
+    let out = zkmha(&["verify", "--proof", &dir.join("missing").to_string_lossy()]);
+    let (code, stderr) = failure(&out);
+    assert!(code == BAD_INPUT && stderr.contains("could not read"), "{stderr}");
+    // Refused: another softmax.
+    let other = prove_small(&dir, "other", &["--score-scale", "0.5"]);
+    let (out, _) = verify_bytes(&dir, "other", &other, &[]);
+    assert_eq!(failure(&out).0, REFUSED);
+    // A usage error (clap's own code).
+    let out = zkmha(&["verify"]);
+    assert_eq!(out.status.code(), Some(BAD_INPUT));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -196,12 +196,12 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Runs and expects a model refused as not covered by the proof: exit status 3, one sentence
+/// Runs and expects a model refused as not covered by the proof: exit status 4, one sentence
 /// containing `needle`.
 fn refused_with(cmd: &mut Command, needle: &str) {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert_eq!(out.status.code(), Some(4), "stderr: {stderr}");
     assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
@@ -442,6 +442,12 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     assert!(stdout.contains("not proven: the layer norm from the hidden state H to X"), "{stdout}");
     assert!(stdout.contains("not zero-knowledge"), "{stdout}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    // Verify shows the hidden state's commitment beside X's.
+    let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["residual"], "the hidden state");
+    assert_eq!(shown["commitments"]["H"].as_str().map(str::len), Some(32), "{shown}");
+    assert_eq!(shown["commitments"]["X"].as_str().map(str::len), Some(32), "{shown}");
     // Layer 1 from a hidden state in a file (its own ln_1 gives X).
     zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
     let values: Vec<f64> = (0..4 * D).map(|k| (k as f64 * 0.61).cos() * 3.0).collect();
@@ -507,7 +513,9 @@ fn llama_style_safetensors_with_shared_heads_and_rotary_embeddings_round_trip() 
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
-    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success().stdout(
+        predicate::str::contains("2 key/value heads").and(predicate::str::contains("rotary base 10000")),
+    );
     // A corrupt GGUF file: one sentence.
     let corrupt = dir.join("corrupt.gguf");
     std::fs::write(&corrupt, b"GGUF\x03\x00\x00\x00\x01").unwrap();
@@ -753,7 +761,7 @@ fn qwen2_checkpoint_is_proven_with_its_biases() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Each refusal through the command line: one sentence and exit status 3.
+/// Each refusal through the command line: one sentence and exit status 4.
 #[test]
 fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
     let dir = scratch("refusals");
@@ -814,5 +822,230 @@ fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
     // --family cannot override the metadata.
     let model = write_llama(&dir.join("llama"), 1);
     refused_with(commit(&model).args(["--family", "gpt2"]), "contradicts --family gpt2");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- zkmha verify --vk: what it shows, the description, the stated limits ----
+
+/// A Hyrax commitment's encoding at `at`: its length (num_vars, row count, bitmap, points).
+fn commitment_len(bytes: &[u8], at: usize) -> usize {
+    let rows = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
+    let points: u32 = bytes[at + 16..at + 16 + rows.div_ceil(8)].iter().map(|b| b.count_ones()).sum();
+    16 + rows.div_ceil(8) + 32 * points as usize
+}
+
+fn blake3_128(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex()[..32].to_string()
+}
+
+/// Read off a BERT-style model proof by hand (no rotary, residual on X): the fingerprints
+/// of X's commitment and of the model commitment, and the digest of Z.
+fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, String) {
+    // Magic and version, the shape (attention 32, d_model 8, shifts 16, residual 1,
+    // h_kv 8, no rotary 1), the mask, the softmax (code and five parameters).
+    let mut at = 16 + 32 + 8 + 16 + 1 + 8;
+    assert_eq!(bytes[at], 0, "no rotary embeddings");
+    at += 1 + 1 + 1 + 24;
+    let x_len = commitment_len(bytes, at);
+    let x = blake3_128(&bytes[at..at + x_len]);
+    at += x_len;
+    assert_eq!(bytes[at], 0, "no hidden state");
+    at += 1;
+    let tables = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    assert_eq!(tables, 8);
+    let start = at;
+    at += 8;
+    for _ in 0..tables {
+        at += commitment_len(bytes, at);
+    }
+    let model = blake3_128(&bytes[start..at]);
+    assert_eq!(u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize, entries);
+    let z = blake3_128(&bytes[at..at + 8 + 8 * entries]);
+    (x, model, z)
+}
+
+/// Exit code and stderr of a failing run (one line, no panic).
+fn failure(out: &std::process::Output) -> (i32, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "succeeded: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    (out.status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn verify_shows_the_model_commitment_and_digests_and_escapes_the_key_description() {
+    let dir = scratch("report");
+    let model = write_model(&dir.join("a"), 6, Some(4), None);
+    let (vk, proof) = (dir.join("a.vk"), dir.join("a.proof"));
+    let out =
+        zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let committed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let published = committed["commitment"].as_str().unwrap().to_string();
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,5,7,9,2", "--out", s(&proof)])
+        .assert()
+        .success();
+    let bytes = std::fs::read(&proof).unwrap();
+    let (x, model_commitment, z) = model_statement_by_hand(&bytes, 5 * D);
+    assert_eq!(model_commitment, published, "the fingerprint commit-model printed");
+    let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["valid"].as_bool(), json["kind"].as_str()), (Some(true), Some("model layer")));
+    assert_eq!(json["model"]["commitment"].as_str(), Some(published.as_str()));
+    assert_eq!(json["model"]["description_authenticated"], false);
+    assert_eq!(json["model"]["description"], "model.safetensors layer 0 (bert)");
+    assert_eq!(json["commitments"]["X"].as_str(), Some(x.as_str()));
+    assert_eq!(json["output"]["blake3"].as_str(), Some(z.as_str()));
+    assert_eq!(
+        (json["output"]["rows"].as_u64(), json["output"]["columns"].as_u64()),
+        (Some(5), Some(D as u64))
+    );
+    assert_eq!((json["tokens"].as_u64(), json["model_width"].as_u64()), (Some(5), Some(D as u64)));
+    assert_eq!(json["softmax"]["source"], "verifier key");
+    let spec = json["softmax"]["parameters"].as_str().unwrap().to_string();
+    assert!(spec.starts_with("multiplier=") && spec.contains(",tolerance_bits="), "{spec}");
+
+    // A key whose description carries terminal escapes and a right-to-left override: the
+    // description is not part of the commitment, so the proof still verifies, and verify and
+    // inspect show it escaped and labelled unauthenticated.
+    let key = std::fs::read(&vk).unwrap();
+    let old = u64::from_le_bytes(key[13..21].try_into().unwrap()) as usize;
+    let evil = "evil\u{1b}[2J\u{1b}]0;pwned\u{7} \u{202e}fdp.exe";
+    let forged_key =
+        [&key[..13], &(evil.len() as u64).to_le_bytes()[..], evil.as_bytes(), &key[21 + old..]].concat();
+    let forged = dir.join("evil.vk");
+    std::fs::write(&forged, forged_key).unwrap();
+    let escaped = "evil\\u{1b}[2J\\u{1b}]0;pwned\\u{7} \\u{202e}fdp.exe";
+    for args in [
+        vec!["verify", "--proof", s(&proof), "--vk", s(&forged)],
+        vec!["verify", "--proof", s(&proof), "--vk", s(&forged), "--json"],
+        vec!["inspect", s(&forged)],
+        vec!["inspect", s(&forged), "--json"],
+    ] {
+        let out = zkmha().args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{args:?}: raw control characters");
+        // JSON escapes the backslashes once more.
+        let shown =
+            if args.contains(&"--json") { escaped.replace('\\', "\\\\") } else { escaped.to_string() };
+        assert!(stdout.contains(&shown), "{args:?}: {stdout}");
+        assert!(stdout.contains("unauthenticated") || stdout.contains("\"description_authenticated\":false"));
+    }
+    let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&forged)]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("model commitment {published}")), "{text}");
+    assert!(text.contains(&x) && text.contains(&z), "{text}");
+    assert!(text.contains("fixed by the verifier key"), "{text}");
+
+    // --softmax-params: the proof's own is accepted (as named), another is refused.
+    let out = zkmha()
+        .args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--softmax-params", &spec])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("named with --softmax-params"));
+    let other = spec.replace("shift=16", "shift=15");
+    assert_ne!(other, spec);
+    let out = zkmha()
+        .args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--softmax-params", &other])
+        .output()
+        .unwrap();
+    let (code, stderr) = failure(&out);
+    assert!(code == 3 && stderr.contains("is not the one named with --softmax-params"), "{stderr}");
+    // Invalid (1): Z's last entry changed.
+    let mut tampered = bytes.clone();
+    let info: serde_json::Value =
+        serde_json::from_slice(&zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap().stdout)
+            .unwrap();
+    let statement_bytes = info["statement_bytes"].as_u64().unwrap() as usize;
+    tampered[16 + statement_bytes - 8] ^= 1;
+    let tampered_path = dir.join("tampered.proof");
+    std::fs::write(&tampered_path, tampered).unwrap();
+    let out = zkmha().args(["verify", "--proof", s(&tampered_path), "--vk", s(&vk)]).output().unwrap();
+    let (code, stderr) = failure(&out);
+    assert!(code == 1 && stderr.contains("invalid"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn model_files_with_huge_sizes_or_lengths_fail_fast_without_panicking() {
+    let dir = scratch("limits");
+    let model = write_model(&dir.join("a"), 7, Some(4), None);
+    let (vk, proof) = (dir.join("a.vk"), dir.join("a.proof"));
+    zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk)]).assert().success();
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,5,7", "--out", s(&proof)])
+        .assert()
+        .success();
+    let (proof_bytes, key_bytes) = (std::fs::read(&proof).unwrap(), std::fs::read(&vk).unwrap());
+    let mutated = dir.join("mutated");
+    let run = |proof_file: &[u8], key_file: &[u8]| {
+        std::fs::write(&mutated, proof_file).unwrap();
+        std::fs::write(mutated.with_extension("vk"), key_file).unwrap();
+        let start = std::time::Instant::now();
+        let out = zkmha()
+            .args(["verify", "--proof", s(&mutated), "--vk", s(&mutated.with_extension("vk"))])
+            .output()
+            .unwrap();
+        (out, start.elapsed())
+    };
+    let set = |bytes: &[u8], at: usize, value: u64| {
+        let mut out = bytes.to_vec();
+        out[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        out
+    };
+    // The proof's size fields: s, h, m, m_v, d_model (after the 16 bytes of magic and version).
+    for (at, name) in [
+        (16, "the sequence length"),
+        (24, "the number of heads"),
+        (32, "the head width"),
+        (40, "the value head width"),
+        (48, "d_model"),
+    ] {
+        for value in [1u64 << 40, u64::MAX] {
+            let (out, elapsed) = run(&set(&proof_bytes, at, value), &key_bytes);
+            let (code, stderr) = failure(&out);
+            assert!(code == 2 && stderr.contains(name) && stderr.contains("too large"), "{name}: {stderr}");
+            assert!(elapsed.as_secs_f64() < 5.0, "{name}: {elapsed:?}");
+        }
+    }
+    // The key's: d_model, h, m, m_v after its description.
+    let description = u64::from_le_bytes(key_bytes[13..21].try_into().unwrap()) as usize;
+    for (k, name) in
+        ["d_model", "the number of heads", "the head width", "the value head width"].iter().enumerate()
+    {
+        let at = 21 + description + 8 * k;
+        let (out, elapsed) = run(&proof_bytes, &set(&key_bytes, at, 1 << 40));
+        let (code, stderr) = failure(&out);
+        assert!(code == 2 && stderr.contains("is not a usable verifier key"), "{name}: {stderr}");
+        assert!(stderr.contains(name) && stderr.contains("too large"), "{name}: {stderr}");
+        assert!(elapsed.as_secs_f64() < 5.0, "{name}: {elapsed:?}");
+    }
+    // Every window that reads as a length (every one of the key's, every 13th of the proof's).
+    let windows = |bytes: &[u8]| -> Vec<usize> {
+        (0..bytes.len() - 7)
+            .filter(|&at| {
+                (1..1u64 << 24).contains(&u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()))
+            })
+            .collect()
+    };
+    let mut tried = 0;
+    for at in windows(&key_bytes) {
+        let (out, elapsed) = run(&proof_bytes, &set(&key_bytes, at, 1 << 40));
+        let (code, stderr) = failure(&out);
+        assert!((1..=3).contains(&code) && elapsed.as_secs_f64() < 5.0, "key at {at}: {code} {stderr}");
+        tried += 1;
+    }
+    for at in windows(&proof_bytes).into_iter().step_by(13) {
+        let (out, elapsed) = run(&set(&proof_bytes, at, 1 << 40), &key_bytes);
+        let (code, stderr) = failure(&out);
+        assert!((1..=3).contains(&code) && elapsed.as_secs_f64() < 5.0, "proof at {at}: {code} {stderr}");
+        tried += 1;
+    }
+    assert!(tried > 150, "{tried}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -129,8 +129,29 @@ impl CommittedStatement {
         absorb_output(&self.output, transcript);
     }
 
-    pub(crate) fn validate(&self) -> Result<(), AttentionError> {
+    /// Checks the statement of a plain committed-mode proof before anything is derived from
+    /// it: the shape against the stated limits ([`AttentionShape::validate`]), the output's
+    /// length and each commitment's size and layout. [`verify_layer_committed`] runs it
+    /// first; a reader of proof files calls it before deriving the generators
+    /// ([`hyrax_params_for`]).
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] for a shape over the limits,
+    /// [`AttentionError::WrongTensorSize`] for the output, [`AttentionError::CheckFailed`] for a
+    /// commitment of the wrong size.
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        self.shape.validate()?;
         self.validate_layout(layout_column_vars(&self.shape, self.softmax))
+    }
+
+    /// [`Self::validate`] for a zero-knowledge proof's statement (its commitments' layout is
+    /// the zero-knowledge layer's; call it before [`crate::zk_hyrax_params_for`]).
+    ///
+    /// # Errors
+    /// As [`Self::validate`].
+    pub fn validate_zk(&self) -> Result<(), AttentionError> {
+        self.shape.validate()?;
+        self.validate_layout(crate::commitment_layout::zk_layout_column_vars(&self.shape, self.softmax))
     }
 
     /// [`Self::validate`] for the commitments' layout `layout` (the zero-knowledge layer's).

@@ -43,7 +43,7 @@ pub use layer::{
     AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
     prove_layer, verify_layer,
 };
-pub use shape::{AttentionShape, MAX_TENSOR_VARS};
+pub use shape::{AttentionShape, MAX_ATTENTION_WIDTH, MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN, MAX_TENSOR_VARS};
 pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{
     AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,

@@ -72,6 +72,10 @@ const LABEL_RESIDUAL_POINT: &[u8] = b"attention/model/residual-point";
 const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/model/residual-input";
 const LABEL_OUTPUT: &[u8] = b"attention/model/output";
 
+/// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
+/// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
+pub const MAX_MODEL_WIDTH: usize = 1 << 14;
+
 /// The shapes of a model layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelShape {
@@ -97,6 +101,13 @@ impl ModelShape {
     /// [`AttentionError::InvalidShape`].
     pub fn validate(&self) -> Result<(), AttentionError> {
         self.attention.validate()?;
+        if self.model_width == 0 || self.model_width > MAX_MODEL_WIDTH {
+            return Err(AttentionError::InvalidShape(format!(
+                "d_model = {} is {} (the stated limit is {MAX_MODEL_WIDTH})",
+                self.model_width,
+                if self.model_width == 0 { "empty" } else { "too large" }
+            )));
+        }
         for projection in self.projections() {
             projection.validate()?;
         }
@@ -106,6 +117,12 @@ impl ModelShape {
             return Err(AttentionError::InvalidShape(format!(
                 "{kv} key/value heads do not divide the {} query heads",
                 a.heads
+            )));
+        }
+        if let Some(vars) = self.table_vars().into_iter().find(|&n| n > crate::MAX_TENSOR_VARS) {
+            return Err(AttentionError::InvalidShape(format!(
+                "the shape is too large: a weight or input table would need 2^{vars} entries (the stated limit is 2^{})",
+                crate::MAX_TENSOR_VARS
             )));
         }
         if self.is_grouped() && !(a.head_dim.is_power_of_two() && a.value_head_dim.is_power_of_two()) {
@@ -461,7 +478,15 @@ impl ModelStatement {
         absorb_integer_output(&self.output, transcript);
     }
 
-    fn validate(&self) -> Result<(), AttentionError> {
+    /// Checks the statement before anything is derived from it: the shapes against the
+    /// stated limits ([`ModelShape::validate`]), the output's length, and each commitment's
+    /// size and layout ([`verify_model_layer`] runs it first; a reader of proof files calls
+    /// it before deriving the generators, [`model_hyrax_params`]).
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`] for `Z`,
+    /// [`AttentionError::CheckFailed`] for a commitment of the wrong size.
+    pub fn validate(&self) -> Result<(), AttentionError> {
         self.shape.validate()?;
         let expected = self.shape.attention.seq_len * self.shape.model_width;
         if self.output.len() != expected {

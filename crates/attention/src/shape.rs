@@ -5,14 +5,40 @@
 //! ŝ = 2^⌈log₂ s⌉, ĥ = 2^⌈log₂ h⌉, m̂ = 2^⌈log₂ m⌉, m̂_v = 2^⌈log₂ m_v⌉
 //! d = 2^⌈log₂(h·m)⌉, d_v = 2^⌈log₂(h·m_v)⌉     (padded column counts of Q/K and of V/O)
 //! ```
+//!
+//! # Stated limits
+//!
+//! A shape is checked against these limits ([`AttentionShape::validate`]) before anything is
+//! allocated or derived from it — also when it is read from a proof or key file, whose sizes
+//! are the prover's word:
+//!
+//! | limit | value | largest in use (docs/BENCHMARKS.md) |
+//! |---|---|---|
+//! | tokens `s` | [`MAX_SEQ_LEN`] = 8192 | 2048 (the scale target) |
+//! | heads `h` | [`MAX_HEADS`] = 128 | 16 (64 in Llama-2-70B) |
+//! | head widths `m`, `m_v` | [`MAX_HEAD_DIM`] = 1024 | 64 (256 in Gemma) |
+//! | `h·m`, `h·m_v` | [`MAX_ATTENTION_WIDTH`] = 16384 | 1024 (8192 in Llama-2-70B) |
+//! | every padded tensor (`Q`, `K`, `V`, `O`, the `ĥ × ŝ × ŝ` scores) | 2^[`MAX_TENSOR_VARS`] = 2^30 entries | 2^26 (s = 2048, h = 16) |
+//!
+//! So the verifier's generators number at most 2^15 and no committed table of a valid shape
+//! has more than 2^15 Hyrax rows. (`d_model` is limited in `crate::model_layer`.)
 
 use crate::AttentionError;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_mle::log2_ceil;
 use zkmha_transcript::Transcript;
 
-/// The largest supported number of variables of any tensor of the layer (2^30 entries).
+/// The largest supported number of variables of any tensor of the layer (2^30 entries), and of
+/// any table a proof commits to.
 pub const MAX_TENSOR_VARS: usize = 30;
+/// The most tokens `s` of a layer.
+pub const MAX_SEQ_LEN: usize = 1 << 13;
+/// The most heads `h`.
+pub const MAX_HEADS: usize = 128;
+/// The widest head (`m` and `m_v`).
+pub const MAX_HEAD_DIM: usize = 1024;
+/// The widest `h·m` and `h·m_v` (the columns of `Q`, `K`, `V` and `O`).
+pub const MAX_ATTENTION_WIDTH: usize = 1 << 14;
 
 /// The public shape of a multi-head attention layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
@@ -30,8 +56,8 @@ pub struct AttentionShape {
 const LABEL_SHAPE: &[u8] = b"attention/shape";
 
 impl AttentionShape {
-    /// A shape, checked: every size at least 1 and every padded tensor at most
-    /// 2^[`MAX_TENSOR_VARS`] entries.
+    /// A shape, checked: every size at least 1 and within the stated limits (the module's
+    /// table; every padded tensor at most 2^[`MAX_TENSOR_VARS`] entries).
     ///
     /// # Errors
     /// [`AttentionError::InvalidShape`] naming the problem.
@@ -46,22 +72,36 @@ impl AttentionShape {
         Ok(shape)
     }
 
-    /// Checks the sizes (also for shapes read from a proof).
+    /// Checks the sizes against the stated limits (also for shapes read from a proof: call it
+    /// before deriving generators or allocating anything from the shape). Only arithmetic on
+    /// the four numbers: no allocation.
     ///
     /// # Errors
-    /// [`AttentionError::InvalidShape`].
+    /// [`AttentionError::InvalidShape`]: a size of 0, or one over its limit (the message says
+    /// "too large" and names the limit).
     pub fn validate(&self) -> Result<(), AttentionError> {
-        for (name, value) in [
-            ("the sequence length", self.seq_len),
-            ("the number of heads", self.heads),
-            ("the head width", self.head_dim),
-            ("the value head width", self.value_head_dim),
+        for (name, value, limit) in [
+            ("the sequence length", self.seq_len, MAX_SEQ_LEN),
+            ("the number of heads", self.heads, MAX_HEADS),
+            ("the head width", self.head_dim, MAX_HEAD_DIM),
+            ("the value head width", self.value_head_dim, MAX_HEAD_DIM),
         ] {
             if value == 0 {
                 return Err(AttentionError::InvalidShape(format!("{name} must be at least 1")));
             }
-            if value > 1 << MAX_TENSOR_VARS {
-                return Err(AttentionError::InvalidShape(format!("{name} {value} is too large")));
+            if value > limit {
+                return Err(AttentionError::InvalidShape(format!(
+                    "{name} {value} is too large (the stated limit is {limit})"
+                )));
+            }
+        }
+        for (name, value) in
+            [("h·m", self.heads * self.head_dim), ("h·m_v", self.heads * self.value_head_dim)]
+        {
+            if value > MAX_ATTENTION_WIDTH {
+                return Err(AttentionError::InvalidShape(format!(
+                    "the attention width {name} = {value} is too large (the stated limit is {MAX_ATTENTION_WIDTH})"
+                )));
             }
         }
         let largest = [
@@ -74,7 +114,7 @@ impl AttentionShape {
         .unwrap_or(0);
         if largest > MAX_TENSOR_VARS {
             return Err(AttentionError::InvalidShape(format!(
-                "the padded tensors would need 2^{largest} entries (at most 2^{MAX_TENSOR_VARS} are supported)"
+                "the shape is too large: its padded tensors would need 2^{largest} entries (the stated limit is 2^{MAX_TENSOR_VARS})"
             )));
         }
         Ok(())
@@ -158,5 +198,28 @@ mod tests {
         assert!(matches!(AttentionShape::new(4, 2, 0, 1), Err(AttentionError::InvalidShape(_))));
         assert!(matches!(AttentionShape::new(4, 2, 1, 0), Err(AttentionError::InvalidShape(_))));
         assert!(matches!(AttentionShape::new(1 << 14, 1 << 4, 64, 64), Err(AttentionError::InvalidShape(_))));
+    }
+
+    #[test]
+    fn shapes_over_the_stated_limits_are_too_large() {
+        let too_large = |shape: Result<AttentionShape, AttentionError>| matches!(shape, Err(AttentionError::InvalidShape(m)) if m.contains("too large"));
+        // Each of the four sizes at 2^40, 2^63, u64::MAX and one over its limit.
+        for huge in [1usize << 40, 1 << 63, usize::MAX] {
+            assert!(too_large(AttentionShape::new(huge, 1, 1, 1)));
+            assert!(too_large(AttentionShape::new(1, huge, 1, 1)));
+            assert!(too_large(AttentionShape::new(1, 1, huge, 1)));
+            assert!(too_large(AttentionShape::new(1, 1, 1, huge)));
+        }
+        assert!(too_large(AttentionShape::new(MAX_SEQ_LEN + 1, 1, 1, 1)));
+        assert!(too_large(AttentionShape::new(1, MAX_HEADS + 1, 1, 1)));
+        assert!(too_large(AttentionShape::new(1, 1, MAX_HEAD_DIM + 1, 1)));
+        assert!(too_large(AttentionShape::new(1, 1, 1, MAX_HEAD_DIM + 1)));
+        assert!(too_large(AttentionShape::new(1, 128, 1024, 1)));
+        assert!(too_large(AttentionShape::new(MAX_SEQ_LEN, 32, 64, 64)));
+        // The largest shapes in use are inside the limits: the scale target, Llama-2-70B's
+        // attention, Gemma's head width.
+        for (s, h, m) in [(2048, 16, 64), (8192, 16, 64), (4096, 64, 128), (1024, 16, 256)] {
+            assert!(AttentionShape::new(s, h, m, m).is_ok(), "{s} × {h} × {m}");
+        }
     }
 }

@@ -97,6 +97,8 @@ pub fn verify_with_key(
     proof: &ModelLayerProof,
 ) -> Result<VerifierTimings, AttentionError> {
     key.check_statement(statement)?;
+    // Every size checked before the generators are derived.
+    statement.validate()?;
     let params = model_hyrax_params(&statement.shape, statement.softmax);
     verify_model_layer(&params, statement, proof)
 }

@@ -137,11 +137,14 @@ fn opened_sizes(
 /// one per coefficient of all the masks together.
 ///
 /// # Errors
-/// As [`mask_schedule`].
+/// [`AttentionError::InvalidShape`] for a shape over the stated limits (checked first), and as
+/// [`mask_schedule`].
 pub fn zk_hyrax_params_for(
     shape: &AttentionShape,
     softmax: SoftmaxMode,
 ) -> Result<HyraxParams, AttentionError> {
+    // The stated limits first: nothing below is sized from an unchecked shape.
+    shape.validate()?;
     let masks = 2 * mask_schedule(shape, softmax)?.generator_vars();
     let columns = 2 * zk_layout_column_vars(shape, softmax);
     Ok(HyraxParams::new(largest_committed_vars(shape, softmax).max(masks).max(columns)))

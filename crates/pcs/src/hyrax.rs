@@ -147,9 +147,54 @@ impl HyraxCommitment {
     }
 }
 
-/// Most rows a decoded commitment may claim (2^24 rows: tables of up to 2^48 entries), so a
-/// corrupt length cannot make the decoder allocate without bound.
-const MAX_ENCODED_ROWS: u64 = 1 << 24;
+/// Most rows a decoded commitment may claim: 2^16 rows (tables of up to 2^32 entries in the
+/// square layout; the attention layers' stated limits give at most 2^15), so a corrupt length
+/// cannot make the decoder allocate without bound. A decoded commitment holds at most
+/// 2^16 points (4.5 MiB), and only after its file has supplied the 2^13-byte bitmap.
+const MAX_ENCODED_ROWS: u64 = 1 << 16;
+
+thread_local! {
+    /// Rows the commitments decoded on this thread may still claim ([`decode_with_row_budget`]).
+    static ROWS_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// Runs `decode` on this thread with at most `max_rows` commitment rows decoded in all.
+///
+/// An identity row costs one bitmap bit in the encoding but a whole point (72 bytes) in
+/// memory, so a file of many sparse commitments would decode to ~600 times its length; a
+/// reader of untrusted files bounds the total here (every decoded [`HyraxCommitment`]
+/// draws its row count from the budget; one over it fails to decode). Nested calls see the
+/// smaller budget; the previous one is restored afterwards.
+pub fn decode_with_row_budget<T>(max_rows: u64, decode: impl FnOnce() -> T) -> T {
+    /// Restores the enclosing budget, less what was used, also if `decode` unwinds.
+    struct Restore {
+        previous: u64,
+        budget: u64,
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let used = self.budget.saturating_sub(ROWS_LEFT.with(std::cell::Cell::get));
+            let rest = if self.previous == u64::MAX { u64::MAX } else { self.previous.saturating_sub(used) };
+            ROWS_LEFT.with(|left| left.set(rest));
+        }
+    }
+    let previous = ROWS_LEFT.with(std::cell::Cell::get);
+    let budget = previous.min(max_rows);
+    ROWS_LEFT.with(|left| left.set(budget));
+    let _restore = Restore { previous, budget };
+    decode()
+}
+
+/// Draws `rows` from this thread's decoding budget: false when it does not cover them.
+fn draw_decoded_rows(rows: u64) -> bool {
+    ROWS_LEFT.with(|left| match left.get().checked_sub(rows) {
+        Some(rest) => {
+            left.set(rest);
+            true
+        }
+        None => false,
+    })
+}
 
 impl CanonicalSerialize for HyraxCommitment {
     fn serialize_with_mode<W: ark_serialize::Write>(
@@ -199,6 +244,11 @@ impl CanonicalDeserialize for HyraxCommitment {
         let count = u64::deserialize_with_mode(&mut reader, compress, validate)?;
         if count > MAX_ENCODED_ROWS {
             return Err(ark_serialize::SerializationError::InvalidData);
+        }
+        if !draw_decoded_rows(count) {
+            return Err(ark_serialize::SerializationError::IoError(std::io::Error::other(
+                "the commitments claim more rows in all than the reader's limit",
+            )));
         }
         let count = count as usize;
         let mut bitmap = vec![0u8; count.div_ceil(8)];
@@ -966,6 +1016,27 @@ mod tests {
         assert_eq!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).unwrap(), odd);
         odd_bytes[16] = 0x80;
         assert!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).is_err());
+    }
+
+    #[test]
+    fn a_row_budget_bounds_the_rows_decoded_in_all() {
+        let commitment = HyraxCommitment { num_vars: 8, rows: vec![G1Affine::zero(); 16] };
+        let mut bytes = Vec::new();
+        commitment.serialize_compressed(&mut bytes).unwrap();
+        let three = [bytes.clone(), bytes.clone(), bytes].concat();
+        let decode = || <[HyraxCommitment; 3]>::deserialize_compressed(three.as_slice());
+        assert!(decode_with_row_budget(48, decode).is_ok());
+        let over = decode_with_row_budget(47, decode);
+        assert!(matches!(over, Err(ark_serialize::SerializationError::IoError(_))), "{over:?}");
+        // Nested: the inner budget is the smaller one, and what it used leaves the outer one.
+        decode_with_row_budget(60, || {
+            assert!(decode_with_row_budget(1000, decode).is_ok());
+            assert!(decode_with_row_budget(1000, decode).is_err(), "12 rows left");
+        });
+        // Outside any budget, nothing is limited (beyond MAX_ENCODED_ROWS per commitment).
+        for _ in 0..4 {
+            assert!(decode().is_ok());
+        }
     }
 
     #[test]

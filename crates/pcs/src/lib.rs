@@ -37,7 +37,8 @@ pub use error::PcsError;
 pub use hiding::{HyraxBlinds, ZkCommittedOpeningProof, ZkOpeningProof};
 pub use hyperkzg::{Commitment, HyperKzg, OpeningProof};
 pub use hyrax::{
-    GroupEquation, Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, split_vars,
+    GroupEquation, Hyrax, HyraxCommitment, HyraxParams, HyraxProof, PolynomialTable, decode_with_row_budget,
+    split_vars,
 };
 pub use inner_product::ZkInnerProductProof;
 pub use scheme::MultilinearCommitmentScheme;
