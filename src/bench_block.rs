@@ -10,7 +10,7 @@ use std::time::Instant;
 use zkmha_attention::model_layer::{
     ModelShape, ModelWeights, commit_model, model_hyrax_params, prove_model_layer, verify_model_layer,
 };
-use zkmha_attention::projection::{ProjectionShape, compute_projection};
+use zkmha_attention::projection::compute_projection;
 use zkmha_attention::{AttentionShape, MaskKind, Residual, SoftmaxMode, SoftmaxParams};
 
 /// Options of `zkmha bench block`.
@@ -78,9 +78,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         key_value_heads: args.heads,
         rotary: None,
     };
-    let project = |w: &[i64], b: &[i64]| {
-        compute_projection(&ProjectionShape { rows: args.seq, inputs: d, outputs: n, shift }, &input, w, b)
-    };
+    let project = |w: &[i64], b: &[i64]| compute_projection(&shape.projections()[0], &input, w, b);
     let (q, k) =
         (project(&weights.queries, &weights.queries_bias)?, project(&weights.keys, &weights.keys_bias)?);
     let score_scale = 4.0 / (spread(&q) * spread(&k) * (args.head_dim as f64).sqrt());

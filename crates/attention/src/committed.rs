@@ -278,3 +278,76 @@ pub fn verify_layer_committed(
     )?;
     Ok(timings)
 }
+
+/// AUDIT (test-only, additive): in committed linear-attention (identity) mode the padded rows
+/// `j ≥ s` of the committed `V` table are never constrained; they reach every real output row
+/// through the masked scores (`MASK·V[j]`), so the accepted `O` is not the linear attention of
+/// the `s × h·m_v` matrix `V`.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod audit_padded_values {
+    use super::*;
+    use crate::layer::prove_chain;
+
+    #[test]
+    fn audit_identity_mode_accepts_garbage_in_the_padded_rows_of_v() {
+        let shape = AttentionShape::new(3, 2, 2, 2).unwrap(); // ŝ = 4: one padded row
+        let (mask, softmax) = (MaskKind::Causal, SoftmaxMode::Identity);
+        let inputs = AttentionInputs {
+            queries: (0..12).map(|k| (k as i64 * 7) % 11 - 5).collect(),
+            keys: (0..12).map(|k| (k as i64 * 5) % 13 - 6).collect(),
+            values: (0..12).map(|k| (k as i64 * 3) % 7 - 3).collect(),
+        };
+        let params = hyrax_params_for(&shape, softmax);
+        let mut witness = crate::compute_witness_for_mode(&shape, mask, softmax, &inputs).unwrap();
+        let honest_output = witness.output.clone();
+        let mut padded = padded_inputs(&shape, &inputs);
+        let (s, sp) = (shape.seq_len, shape.padded_seq_len());
+        let d_v = 1usize << shape.value_model_vars();
+        let width_hat = shape.padded_heads() * shape.padded_value_head_dim();
+        // V[3][0] = 1 in the padded row (head 0, column 0).
+        padded[2].1[3 * d_v] = 1;
+        witness.values[3 * d_v] += Fr::from(1u64);
+        witness.values_hat[3 * width_hat] += Fr::from(1u64);
+        for i in 0..sp {
+            // A[0][i][3] = MASK for every row (column 3 ≥ s is masked).
+            witness.output_hat[i * width_hat] += crate::structured::mask_value();
+            if i < s {
+                witness.output[i * shape.value_model_width()] += crate::structured::mask_value();
+            }
+        }
+        let commitments = commit_padded_inputs(&params, &shape, softmax, &padded).unwrap();
+        let statement =
+            CommittedStatement { shape, mask, softmax, commitments, output: witness.output.clone() };
+        let mut transcript = Transcript::new(DOMAIN);
+        statement.append_to_transcript(&mut transcript);
+        let committed = CommittedInputTables {
+            commitments: &statement.commitments,
+            tables: &padded,
+            extra_items: Vec::new(),
+            extra_claims: Vec::new(),
+            output_polynomial: None,
+        };
+        let mut timings = ProverTimings::default();
+        let (layer, _) = prove_chain(
+            &shape,
+            mask,
+            softmax,
+            &params,
+            &mut witness,
+            Some(committed),
+            &mut transcript,
+            &mut timings,
+        )
+        .unwrap();
+        let result = verify_layer_committed(&params, &statement, &CommittedLayerProof { layer });
+        println!(
+            "AUDIT identity committed: V padded row 3 set to 1; O[0][0] honest {:?}, accepted {:?}; verify: {:?}",
+            honest_output[0],
+            statement.output[0],
+            result.as_ref().map(|_| "accepted")
+        );
+        assert!(result.is_ok());
+        assert_ne!(statement.output, honest_output);
+    }
+}

@@ -625,3 +625,111 @@ pub fn verify_layer(
     timings.public_evaluations += start.elapsed();
     Ok(timings)
 }
+
+/// AUDIT (test-only, additive): [`prove_chain`] whose committed `V` is opened as a field table
+/// (a cheating prover's `V` with non-integer entries). Identical otherwise.
+#[cfg(test)]
+#[allow(clippy::too_many_arguments, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub(crate) fn prove_chain_forged(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax_mode: SoftmaxMode,
+    hyrax: &HyraxParams,
+    witness: &mut crate::AttentionWitness,
+    committed_inputs: CommittedInputTables<'_>,
+    values_override: &DenseMultilinearExtension,
+    transcript: &mut Transcript,
+) -> Result<AttentionLayerProof, AttentionError> {
+    let mut timings = ProverTimings::default();
+    let mut softmax_data = match (softmax_mode, witness.softmax.take()) {
+        (SoftmaxMode::Exponential(params), Some(softmax)) => {
+            let (commitments, data) = commit_softmax(hyrax, shape, &params, softmax)?;
+            commitments.append_to_transcript(transcript);
+            Some((commitments, data))
+        }
+        _ => panic!("exponential mode only"),
+    };
+    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
+    let output = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?;
+    let output_claim = EvalClaim { value: output.evaluate(&point)?, point };
+    let output_value = committed_inputs.output_polynomial.map(|_| output_claim.value);
+    if let Some(value) = &output_value {
+        transcript.append_field(LABEL_OUTPUT_VALUE, value);
+    }
+    let (unpadding, output_hat_claim) =
+        prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
+    let matrix = match &softmax_data {
+        Some((_, data)) => AttentionMatrix::Explicit(&data.witness.attention),
+        None => unreachable!(),
+    };
+    let (attention_values, av_claims) =
+        prove_attention_values(shape, matrix, &witness.values_hat, &output_hat_claim, transcript)?;
+    if let Some((_, data)) = &mut softmax_data {
+        data.witness.attention = Vec::new();
+    }
+    let input =
+        softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput { hyrax, commitments, data });
+    let slot = prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    let (softmax, slot_output) = (slot.proof, slot.output);
+    let scores = std::mem::take(&mut witness.scores);
+    let (masking, scores_claim) = match slot_output {
+        SlotOutput::MaskedScores(masked_claim) => {
+            let (proof, claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+            (Some(proof), claim)
+        }
+        SlotOutput::Scores(claim) => (None, claim),
+    };
+    let (qk, qk_claims) =
+        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, transcript)?;
+    let (padding, input_claims) = prove_padding(
+        shape,
+        [&witness.queries, &witness.keys, &witness.values],
+        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
+        transcript,
+    )?;
+    let mut items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> = Vec::new();
+    let mut claims = Vec::new();
+    if let (SoftmaxMode::Exponential(params), Some((commitments, data))) = (softmax_mode, &softmax_data) {
+        items.extend(softmax_opening_tables(shape, &params, commitments, data)?);
+        claims.extend(slot.opening_claims);
+    }
+    let inputs = committed_inputs;
+    let c = inputs.commitments;
+    let base = items.len();
+    for (k, ((num_vars, values), commitment)) in
+        inputs.tables.iter().zip([&c.queries, &c.keys, &c.values]).enumerate()
+    {
+        if k == 2 {
+            // The forged V: a field table.
+            items.push((PolynomialTable::Field(values_override), commitment));
+        } else {
+            items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
+        }
+    }
+    claims.extend(committed_claims(
+        base,
+        &input_claims,
+        &inputs.extra_claims,
+        inputs.output_polynomial,
+        &output_claim,
+    ));
+    items.extend(inputs.extra_items);
+    let openings = Some(
+        Hyrax::open_multi(&items, &claims, transcript)
+            .map_err(|_| AttentionError::CheckFailed { step: "openings" })?,
+    );
+    drop(items);
+    let _ = &mut timings;
+    Ok(AttentionLayerProof {
+        version: PROOF_FORMAT_VERSION,
+        unpadding,
+        attention_values,
+        softmax_commitments: softmax_data.map(|(c, _)| c),
+        softmax,
+        masking,
+        qk,
+        padding,
+        openings,
+        output_value,
+    })
+}

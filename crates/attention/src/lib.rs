@@ -18,6 +18,7 @@ pub mod layer;
 pub mod masking;
 pub mod model_layer;
 pub mod model_quantization;
+mod output_range;
 pub mod padding;
 pub mod projection;
 pub mod qk;
@@ -43,6 +44,7 @@ pub use layer::{
     AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
     prove_layer, verify_layer,
 };
+pub use output_range::MAX_OUTPUT_BITS;
 pub use shape::{AttentionShape, MAX_ATTENTION_WIDTH, MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN, MAX_TENSOR_VARS};
 pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{

@@ -47,8 +47,8 @@ use crate::projection::{
     compute_projection, pad, projection_ranges, prove_projections, verify_projections,
 };
 use crate::rope::{
-    RotaryClaims, RotaryParams, RotaryProof, RotaryWitness, compute_rotation, prove_rotation,
-    rotation_multiplicities, verify_rotation,
+    RotaryClaims, RotaryParams, RotaryProof, RotaryRanges, RotaryWitness, compute_rotation, prove_rotation,
+    rotation_ranges, verify_rotation,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, Residual, SoftmaxMode};
 use ark_ff::{BigInteger, PrimeField};
@@ -75,6 +75,15 @@ const LABEL_OUTPUT: &[u8] = b"attention/model/output";
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
 pub const MAX_MODEL_WIDTH: usize = 1 << 14;
+
+/// The range every committed `Q`, `K`, `V` is checked in: `|Y| ≤ 2^15` (the calibration puts
+/// them at 11 and 12 bits, `model_quantization`: 8–16× headroom for other inputs).
+pub const PROJECTION_OUTPUT_BITS: u32 = 16;
+
+/// Under rotary embeddings the `Q`, `K` projections' outputs (the rotation's inputs) are
+/// checked in `|Y| ≤ 2^14`, so their rotations (at most √2 larger) fit the rotation's own
+/// output range ([`crate::rope::ROTARY_OUTPUT_BITS`]).
+pub const ROTATED_PROJECTION_OUTPUT_BITS: u32 = 15;
 
 /// The shapes of a model layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -164,17 +173,26 @@ impl ModelShape {
     pub fn projections(&self) -> [ProjectionShape; 4] {
         let a = &self.attention;
         let [q, k, v, o] = self.shifts;
-        let shape =
-            |outputs, shift| ProjectionShape { rows: a.seq_len, inputs: self.model_width, outputs, shift };
+        let shape = |outputs, shift, bits| ProjectionShape {
+            rows: a.seq_len,
+            inputs: self.model_width,
+            outputs,
+            shift,
+            output_bits: Some(bits),
+        };
+        let query_key_bits =
+            if self.rotary.is_some() { ROTATED_PROJECTION_OUTPUT_BITS } else { PROJECTION_OUTPUT_BITS };
         [
-            shape(a.model_width(), q),
-            shape(a.model_width(), k),
-            shape(a.value_model_width(), v),
+            shape(a.model_width(), q, query_key_bits),
+            shape(a.model_width(), k, query_key_bits),
+            shape(a.value_model_width(), v, PROJECTION_OUTPUT_BITS),
+            // Y is pinned by the residual Z = R + Y (Z public, R committed): no range check.
             ProjectionShape {
                 rows: a.seq_len,
                 inputs: a.value_model_width(),
                 outputs: self.model_width,
                 shift: o,
+                output_bits: None,
             },
         ]
     }
@@ -236,14 +254,29 @@ impl ModelShape {
             .map(|p| {
                 let (low, high) = p.digits();
                 let digits = if high > 0 { p.grid_vars() } else { 0 };
-                (low.max(high) as usize).max(digits)
+                let output = p.output_bits.unwrap_or(0);
+                (low.max(high).max(output) as usize).max(digits)
             })
             .max()
             .unwrap_or(0);
         let rotary = self.rotary.map_or(0, |r| {
-            (self.attention.seq_vars() + self.attention.model_vars()).max(r.fraction_bits as usize)
+            (self.attention.seq_vars() + self.attention.model_vars())
+                .max(r.fraction_bits as usize)
+                .max(crate::rope::ROTARY_OUTPUT_BITS as usize)
         });
         tables.max(ranges).max(rotary).max(largest_committed_vars(&self.attention, softmax))
+    }
+
+    /// The variables of the output ranges' multiplicities: the `Q`, `K`, `V` projections',
+    /// then (under rotary embeddings) the two rotations'.
+    fn output_range_vars(&self) -> Vec<usize> {
+        let projections = self.projections();
+        let mut vars: Vec<usize> =
+            projections.iter().filter_map(|p| p.output_bits).map(|b| b as usize).collect();
+        if self.rotary.is_some() {
+            vars.extend([crate::rope::ROTARY_OUTPUT_BITS as usize; 2]);
+        }
+        vars
     }
 
     /// The variables of `Q_pre`, `K_pre` and the two rotations' multiplicities.
@@ -370,6 +403,9 @@ pub struct ModelLayerProof {
     pub rotary: Vec<HyraxCommitment>,
     /// Under rotary embeddings: the rotations of `Q_pre` and `K_pre` (empty otherwise).
     pub rotations: Vec<RotaryProof>,
+    /// Commitments to the output ranges' multiplicities: of the `Q`, `K`, `V` projections'
+    /// outputs, then (under rotary embeddings) of the two rotations' (`Q`, `K`).
+    pub output_multiplicities: Vec<HyraxCommitment>,
     /// The attention on `Q`, `K`, `V`; its final opening answers every claim above.
     pub layer: AttentionLayerProof,
 }
@@ -531,11 +567,13 @@ fn absorb_intermediates(
     multiplicities: &[HyraxCommitment],
     high_digits: &[HyraxCommitment],
     rotary: &[HyraxCommitment],
+    output_multiplicities: &[HyraxCommitment],
     transcript: &mut Transcript,
 ) {
     let mut bytes = Vec::new();
     // Serializing into a Vec cannot fail.
     let _ = (intermediates, block, multiplicities, high_digits, rotary).serialize_compressed(&mut bytes);
+    let _ = output_multiplicities.serialize_compressed(&mut bytes);
     transcript.append_bytes(LABEL_INTERMEDIATES, &bytes);
 }
 
@@ -568,6 +606,13 @@ mod slot {
     pub(super) fn rotary(shape: &super::ModelShape) -> Option<usize> {
         let hidden = usize::from(shape.residual == super::Residual::HiddenState);
         shape.rotary.map(|_| after_high_digits(shape) + hidden)
+    }
+
+    /// The output ranges' multiplicities (`m_Q, m_K, m_V`, then the rotations' `m_Q, m_K`):
+    /// last.
+    pub(super) fn output_ranges(shape: &super::ModelShape) -> usize {
+        let hidden = usize::from(shape.residual == super::Residual::HiddenState);
+        after_high_digits(shape) + hidden + 4 * usize::from(shape.rotary.is_some())
     }
 }
 
@@ -633,6 +678,14 @@ fn block_opening_claims(
             out.push(claim(slot::QUERIES + p, &c.output));
             out.push(claim(base + 2 + p, &c.multiplicities));
         }
+    }
+    // The output ranges: the projections' in order, then the rotations'.
+    let ranges = claims
+        .iter()
+        .filter_map(|c| c.output_multiplicities.as_ref())
+        .chain(rotations.iter().map(|c| &c.output_multiplicities));
+    for (k, c) in ranges.enumerate() {
+        out.push(claim(slot::output_ranges(shape) + k, c));
     }
     // The residual Z = R + Y at r_z.
     out.push(OpeningClaim { polynomial: residual_slot, point: r_z.to_vec(), value: alpha });
@@ -829,12 +882,14 @@ pub fn prove_model_layer(
         .iter()
         .map(|r| pad(&r.input, a.seq_len, a.model_width(), a.seq_vars(), a.model_vars()))
         .collect();
+    let mut rotation_range_data: Vec<RotaryRanges> = Vec::with_capacity(2);
     if let Some(rotary) = shape.rotary {
         let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
         for r in &rotation_witnesses {
-            rotary_tables.push(rotation_multiplicities(&rotation, r)?);
+            rotation_range_data.push(rotation_ranges(&rotation, r)?);
         }
     }
+    rotary_tables.extend(rotation_range_data.iter().map(|r| r.remainder_multiplicities.clone()));
     let rotary_vars = shape.rotary_vars();
     let rotary = rotary_tables
         .iter()
@@ -868,12 +923,34 @@ pub fn prove_model_layer(
             high_digits.push(commit_table(params, layout, p.digits().1 as usize, &r.high_multiplicities)?);
         }
     }
+    // The output ranges' multiplicities: the projections' (Q, K, V), then the rotations'.
+    let output_range_tables: Vec<&[i64]> = ranges
+        .iter()
+        .zip(&projections)
+        .filter(|(_, p)| p.output_bits.is_some())
+        .map(|(r, _)| r.output_multiplicities.as_slice())
+        .chain(rotation_range_data.iter().map(|r| r.output_multiplicities.as_slice()))
+        .collect();
+    let output_range_vars = shape.output_range_vars();
+    let output_multiplicities = output_range_tables
+        .iter()
+        .zip(&output_range_vars)
+        .map(|(table, &n)| commit_table(params, layout, n, table))
+        .collect::<Result<Vec<_>, _>>()?;
     timings.commit = start.elapsed();
 
     let start = Instant::now();
     let mut transcript = Transcript::new(DOMAIN);
     statement.append_to_transcript(&mut transcript);
-    absorb_intermediates(&intermediates, &block, &multiplicities, &high_digits, &rotary, &mut transcript);
+    absorb_intermediates(
+        &intermediates,
+        &block,
+        &multiplicities,
+        &high_digits,
+        &rotary,
+        &output_multiplicities,
+        &mut transcript,
+    );
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
     let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
     let residual_input = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
@@ -901,8 +978,8 @@ pub fn prove_model_layer(
     let mut rotation_claims = Vec::with_capacity(2);
     if let Some(params) = shape.rotary {
         let rotation = params.shape(a.seq_len, a.heads, a.head_dim);
-        for (w, counts) in rotation_witnesses.iter().zip(&rotary_tables[2..]) {
-            let (p, c) = prove_rotation(&rotation, w, counts, &mut transcript)?;
+        for (w, range_data) in rotation_witnesses.iter().zip(&rotation_range_data) {
+            let (p, c) = prove_rotation(&rotation, w, range_data, &mut transcript)?;
             rotations.push(p);
             rotation_claims.push(c);
         }
@@ -932,6 +1009,11 @@ pub fn prove_model_layer(
     for ((table, &n), commitment) in rotary_tables.iter().zip(&rotary_vars).zip(&rotary) {
         extra_items.push((integers(n, table), commitment));
     }
+    for ((table, &n), commitment) in
+        output_range_tables.iter().zip(&output_range_vars).zip(&output_multiplicities)
+    {
+        extra_items.push((integers(n, table), commitment));
+    }
     let committed = CommittedInputTables {
         commitments: &intermediates,
         tables: &padded,
@@ -959,6 +1041,7 @@ pub fn prove_model_layer(
         shared_heads,
         rotary,
         rotations,
+        output_multiplicities,
         layer,
     };
     Ok((statement, proof, timings))
@@ -989,7 +1072,10 @@ pub fn verify_model_layer(
     };
     let shared_heads = if shape.is_grouped() { 4 } else { 0 };
     let rotary_vars = shape.rotary_vars();
+    let output_range_vars = shape.output_range_vars();
     if proof.multiplicities.len() != 4
+        || proof.output_multiplicities.len() != output_range_vars.len()
+        || proof.output_multiplicities.iter().zip(&output_range_vars).any(|(c, &n)| !shaped(c, n))
         || proof.projections.projections.len() != 4
         || proof.shared_heads.len() != shared_heads
         || proof.rotary.len() != rotary_vars.len()
@@ -1012,6 +1098,7 @@ pub fn verify_model_layer(
         &proof.multiplicities,
         &proof.high_digits,
         &proof.rotary,
+        &proof.output_multiplicities,
         &mut transcript,
     );
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
@@ -1039,6 +1126,7 @@ pub fn verify_model_layer(
         .chain(&proof.high_digits)
         .chain(&statement.residual)
         .chain(&proof.rotary)
+        .chain(&proof.output_multiplicities)
         .collect();
     timings.protocol += start.elapsed();
     verify_chain(
@@ -1065,4 +1153,427 @@ pub fn verify_model_layer(
         &mut timings,
     )?;
     Ok(timings)
+}
+
+/// Malicious-prover regression (the audit's reproducer, shared/audit/
+/// model_layer_and_softmax.patch): a cheating model-layer prover. The `V` projection's
+/// committed output gets one entry `V' = V ± 1/2` (a field element; the remainder moves by
+/// `2^(k_v−1)` and stays in range), chosen at the last key position `j0 = s − 1` of a head
+/// whose probabilities `A[head][i][j0]` are all even, so `O' = A·V'` stays an integer table.
+/// The output projection and the residual are then computed honestly on `O'`, which gives an
+/// output `Z'` that differs from the block's `Z`. At 30b0ad6 [`verify_model_layer`] accepted it
+/// in all four shape × mask cases; the projections' output ranges now reject it (the best the
+/// cheater can look up is the honest, integer `V`).
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::too_many_arguments, missing_docs)]
+pub(crate) mod audit_forgery {
+    use super::*;
+    use crate::layer::prove_chain_forged;
+    use crate::projection::audit_forgery::{Override, honest_remainders, prove_projections_forged};
+    use zkmha_field::{Field, fr_from_i64};
+
+    pub(crate) struct Forged {
+        pub(crate) statement: ModelStatement,
+        pub(crate) proof: ModelLayerProof,
+        pub(crate) honest_output: Vec<i64>,
+        pub(crate) description: String,
+    }
+
+    pub(crate) fn prove_model_layer_forged(
+        params: &HyraxParams,
+        shape: &ModelShape,
+        mask: MaskKind,
+        softmax: SoftmaxMode,
+        input: &[i64],
+        weights: &ModelWeights,
+        model: &ModelCommitment,
+    ) -> Option<Forged> {
+        assert!(shape.rotary.is_none() && !shape.is_grouped() && shape.residual == Residual::LayerInput);
+        let tables = padded_tables(shape, input, weights).unwrap();
+        let projections = shape.projections();
+        let a = shape.attention;
+        let mut witnesses = Vec::new();
+        for (projection, (w, b)) in projections.iter().zip([
+            (&weights.queries, &weights.queries_bias),
+            (&weights.keys, &weights.keys_bias),
+            (&weights.values, &weights.values_bias),
+        ]) {
+            let output = compute_projection(projection, input, w, b).unwrap();
+            witnesses.push(ProjectionWitness {
+                input: input.to_vec(),
+                weights: w.clone(),
+                bias: b.clone(),
+                output,
+            });
+        }
+        let inputs = AttentionInputs {
+            queries: witnesses[0].output.clone(),
+            keys: witnesses[1].output.clone(),
+            values: witnesses[2].output.clone(),
+        };
+        let mut witness = witness_alongside_table(&a, mask, softmax, &inputs, Some(params)).unwrap();
+        let honest_o = integer_output(&witness.output).unwrap();
+        let honest_y =
+            compute_projection(&projections[3], &honest_o, &weights.output, &weights.output_bias).unwrap();
+        let honest_z: Vec<i64> = input.iter().zip(&honest_y).map(|(x, y)| x + y).collect();
+
+        // Choose (head, c): every A[head][i][j0] even, and the change moves Z.
+        let (s, sp, hp) = (a.seq_len, a.padded_seq_len(), a.padded_heads());
+        let (mv, mvp, nv) = (a.value_head_dim, a.padded_value_head_dim(), a.value_model_width());
+        let d_v = 1usize << a.value_model_vars();
+        let width_hat = hp * mvp;
+        let j0 = s - 1;
+        let attention = witness.softmax.as_ref().unwrap().attention.clone();
+        let prob = |h: usize, i: usize, j: usize| attention[(h * sp + i) * sp + j];
+        let kv = projections[2].shift;
+        let half = 1i64 << (kv - 1);
+        let grid_width = 1usize << projections[2].output_vars();
+        let remainders: Vec<i64> =
+            honest_remainders(&projections[2], &witnesses[2]).into_iter().map(|d| d as i64).collect();
+        let inv = Fr::from(1u64 << kv).inverse().unwrap();
+        for h in 0..a.heads {
+            if (0..s).any(|i| prob(h, i, j0) % 2 != 0) || (0..s).all(|i| prob(h, i, j0) == 0) {
+                continue;
+            }
+            for c in 0..mv {
+                let c0 = h * mv + c;
+                let g = j0 * grid_width + c0;
+                let eps = if remainders[g] >= half { half } else { -half };
+                // O' = O + A·eps/2^kv = O ± A/2: integers.
+                let mut o_forged = honest_o.clone();
+                for i in 0..s {
+                    o_forged[i * nv + c0] += prob(h, i, j0) * eps / (1i64 << kv);
+                }
+                let y_forged =
+                    compute_projection(&projections[3], &o_forged, &weights.output, &weights.output_bias)
+                        .unwrap();
+                let z_forged: Vec<i64> = input.iter().zip(&y_forged).map(|(x, y)| x + y).collect();
+                if z_forged == honest_z {
+                    continue;
+                }
+                let delta = fr_from_i64(eps) * inv; // ±1/2 in the field
+                // Patch the attention witness: V, V̂, Ô, O.
+                witness.values[j0 * d_v + c0] += delta;
+                witness.values_hat[j0 * width_hat + h * mvp + c] += delta;
+                for i in 0..sp {
+                    let shift = fr_from_i64(prob(h, i, j0)) * delta;
+                    witness.output_hat[i * width_hat + h * mvp + c] += shift;
+                    if i < s {
+                        witness.output[i * nv + c0] += shift;
+                    }
+                }
+                assert_eq!(integer_output(&witness.output).unwrap(), o_forged);
+                // The V projection's forged remainders and field output.
+                let mut lows = remainders.clone();
+                lows[g] -= eps;
+                let mut counts = vec![0i64; 1usize << kv];
+                for &d in &lows {
+                    counts[d as usize] += 1;
+                }
+                let v_padded: Vec<i64> = pad(&witnesses[2].output, s, nv, a.seq_vars(), a.value_model_vars());
+                let mut v_field: Vec<Fr> = v_padded.iter().map(|&v| fr_from_i64(v)).collect();
+                v_field[g] += delta;
+                let description = format!(
+                    "head {h}, V[{j0}][{c0}] = {} + ({eps}/2^{kv}), A[{h}][{j0}][{j0}] = {}, remainder {} -> {}",
+                    witnesses[2].output[j0 * nv + c0],
+                    prob(h, j0, j0),
+                    remainders[g],
+                    lows[g]
+                );
+                return Some(finish(
+                    params,
+                    shape,
+                    mask,
+                    softmax,
+                    input,
+                    &tables,
+                    witnesses,
+                    witness,
+                    o_forged,
+                    y_forged,
+                    z_forged,
+                    lows,
+                    counts,
+                    v_field,
+                    honest_z,
+                    model,
+                    description,
+                ));
+            }
+        }
+        None
+    }
+
+    fn finish(
+        params: &HyraxParams,
+        shape: &ModelShape,
+        mask: MaskKind,
+        softmax: SoftmaxMode,
+        input: &[i64],
+        tables: &[Vec<i64>; 9],
+        mut witnesses: Vec<ProjectionWitness>,
+        mut witness: crate::AttentionWitness,
+        o_forged: Vec<i64>,
+        y_forged: Vec<i64>,
+        z_forged: Vec<i64>,
+        lows: Vec<i64>,
+        counts: Vec<i64>,
+        v_field: Vec<Fr>,
+        honest_z: Vec<i64>,
+        model: &ModelCommitment,
+        description: String,
+    ) -> Forged {
+        let a = shape.attention;
+        let projections = shape.projections();
+        witnesses.push(ProjectionWitness {
+            input: o_forged,
+            weights: model_weights_output(tables, shape),
+            bias: model_bias_output(tables, shape),
+            output: y_forged,
+        });
+        let layout = shape.layout(softmax);
+        let vars = shape.table_vars();
+        let statement = ModelStatement {
+            shape: *shape,
+            mask,
+            softmax,
+            input: commit_table(params, layout, vars[0], &tables[0]).unwrap(),
+            residual: None,
+            model: model.clone(),
+            output: z_forged,
+        };
+        statement.validate().unwrap();
+        let inputs = AttentionInputs {
+            queries: witnesses[0].output.clone(),
+            keys: witnesses[1].output.clone(),
+            values: witnesses[2].output.clone(),
+        };
+        let padded = padded_inputs(&a, &inputs);
+        let mut intermediates = commit_padded_inputs(params, &a, softmax, &padded).unwrap();
+        let v_vars = a.seq_vars() + a.value_model_vars();
+        let v_mle = DenseMultilinearExtension::new(v_vars, v_field.clone()).unwrap();
+        let attention_layout = crate::commitment_layout::layout_column_vars(&a, softmax);
+        intermediates.values =
+            Hyrax::commit_with_columns(params, &v_mle, table_column_vars(v_vars, attention_layout)).unwrap();
+        let block_tables = [
+            pad(&witnesses[3].input, a.seq_len, a.value_model_width(), a.seq_vars(), a.value_model_vars()),
+            pad(&witnesses[3].output, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
+        ];
+        let block_vars = [a.seq_vars() + a.value_model_vars(), vars[0]];
+        let block: Vec<HyraxCommitment> = block_tables
+            .iter()
+            .zip(block_vars)
+            .map(|(t, n)| commit_table(params, layout, n, t).unwrap())
+            .collect();
+        let ranges: Vec<ProjectionRanges> = witnesses
+            .iter()
+            .zip(&projections)
+            .enumerate()
+            .map(|(k, (w, p))| {
+                if k == 2 {
+                    ProjectionRanges {
+                        low_multiplicities: counts.clone(),
+                        ..projection_ranges(p, w).unwrap()
+                    }
+                } else {
+                    projection_ranges(p, w).unwrap()
+                }
+            })
+            .collect();
+        let multiplicities: Vec<HyraxCommitment> = ranges
+            .iter()
+            .zip(&projections)
+            .map(|(r, p)| commit_table(params, layout, p.digits().0 as usize, &r.low_multiplicities).unwrap())
+            .collect();
+        let mut high_digits = Vec::new();
+        for (r, p) in ranges.iter().zip(&projections) {
+            if p.has_high_digit() {
+                high_digits.push(commit_table(params, layout, p.grid_vars(), &r.high_digits).unwrap());
+                high_digits.push(
+                    commit_table(params, layout, p.digits().1 as usize, &r.high_multiplicities).unwrap(),
+                );
+            }
+        }
+        let rotary: Vec<HyraxCommitment> = Vec::new();
+        let range_vars = shape.output_range_vars();
+        let range_tables: Vec<&[i64]> =
+            ranges.iter().take(3).map(|r| r.output_multiplicities.as_slice()).collect();
+        let output_multiplicities: Vec<HyraxCommitment> = range_tables
+            .iter()
+            .zip(&range_vars)
+            .map(|(t, &n)| commit_table(params, layout, n, t).unwrap())
+            .collect();
+        let mut transcript = Transcript::new(DOMAIN);
+        statement.append_to_transcript(&mut transcript);
+        absorb_intermediates(
+            &intermediates,
+            &block,
+            &multiplicities,
+            &high_digits,
+            &rotary,
+            &output_multiplicities,
+            &mut transcript,
+        );
+        let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
+        let residual_input =
+            DenseMultilinearExtension::from_i64(vars[0], &tables[0]).unwrap().evaluate(&r_z).unwrap();
+        transcript.append_field(LABEL_RESIDUAL_VALUE, &residual_input);
+        let z_value = output_value(shape, &statement.output, &r_z).unwrap();
+        let ov = Override { lows, output: v_field };
+        let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
+        let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
+        let (projection_proofs, claims) = prove_projections_forged(
+            &projections,
+            &witness_refs,
+            &range_refs,
+            &[None, None, Some(&ov), None],
+            &mut transcript,
+        )
+        .unwrap();
+        let mut extra_items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
+            vec![(integers(vars[0], &tables[0]), &statement.input)];
+        for ((table, n), commitment) in tables.iter().zip(vars).skip(1).zip(&statement.model.tables) {
+            extra_items.push((integers(n, table), commitment));
+        }
+        for ((r, commitment), projection) in ranges.iter().zip(&multiplicities).zip(&projections) {
+            extra_items.push((integers(projection.digits().0 as usize, &r.low_multiplicities), commitment));
+        }
+        for ((table, n), commitment) in block_tables.iter().zip(block_vars).zip(&block) {
+            extra_items.push((integers(n, table), commitment));
+        }
+        let wide = ranges.iter().zip(&projections).filter(|(_, p)| p.has_high_digit());
+        for ((r, p), commitments) in wide.zip(high_digits.chunks_exact(2)) {
+            extra_items.push((integers(p.grid_vars(), &r.high_digits), &commitments[0]));
+            extra_items.push((integers(p.digits().1 as usize, &r.high_multiplicities), &commitments[1]));
+        }
+        for ((t, &n), c) in range_tables.iter().zip(&range_vars).zip(&output_multiplicities) {
+            extra_items.push((integers(n, t), c));
+        }
+        let committed = CommittedInputTables {
+            commitments: &intermediates,
+            tables: &padded,
+            extra_items,
+            extra_claims: block_opening_claims(&claims, &[], shape, &r_z, residual_input, z_value),
+            output_polynomial: Some(slot::ATTENTION_OUTPUT),
+        };
+        let layer =
+            prove_chain_forged(&a, mask, softmax, params, &mut witness, committed, &v_mle, &mut transcript)
+                .unwrap();
+        let proof = ModelLayerProof {
+            intermediates,
+            block,
+            multiplicities,
+            high_digits,
+            residual_input,
+            projections: projection_proofs,
+            shared_heads: Vec::new(),
+            rotary,
+            rotations: Vec::new(),
+            output_multiplicities,
+            layer,
+        };
+        let _ = input;
+        Forged { statement, proof, honest_output: honest_z, description }
+    }
+
+    /// `W_o` and `b_o` unpadded, read back from the padded tables.
+    fn model_weights_output(tables: &[Vec<i64>; 9], shape: &ModelShape) -> Vec<i64> {
+        let a = &shape.attention;
+        let (rows, cols) = (a.value_model_width(), shape.model_width);
+        let width = 1usize << shape.model_vars();
+        (0..rows)
+            .flat_map(|r| (0..cols).map(move |c| (r, c)))
+            .map(|(r, c)| tables[7][r * width + c])
+            .collect()
+    }
+
+    fn model_bias_output(tables: &[Vec<i64>; 9], shape: &ModelShape) -> Vec<i64> {
+        tables[8][..shape.model_width].to_vec()
+    }
+
+    fn draw(rng: &mut ark_std::rand::rngs::StdRng, n: usize, bound: i64) -> Vec<i64> {
+        use ark_std::rand::Rng;
+        (0..n).map(|_| rng.gen_range(-bound..=bound)).collect()
+    }
+
+    /// Reproducer: a model-layer proof of a false output `Z' ≠ Z` that `verify_model_layer`
+    /// accepts (the tests' own weights and shapes: `crates/attention/tests/model_layer.rs`).
+    #[test]
+    fn a_false_block_output_from_a_non_integer_value_is_rejected() {
+        use ark_std::rand::SeedableRng;
+        let mut found = false;
+        for (s, h, m, mv, d) in [(5usize, 2usize, 4usize, 4usize, 12usize), (8, 3, 4, 2, 7)] {
+            for mask in [MaskKind::Causal, MaskKind::None] {
+                for seed in 0..6u64 {
+                    let base = ModelShape {
+                        attention: AttentionShape::new(s, h, m, mv).unwrap(),
+                        model_width: d,
+                        shifts: [6, 5, 7, 14],
+                        residual: Residual::LayerInput,
+                        key_value_heads: h,
+                        rotary: None,
+                    };
+                    let scale = 1.0 / (m as f64 * 400.0);
+                    let softmax = SoftmaxMode::Exponential(
+                        crate::SoftmaxParams::for_score_scale(scale, base.attention.padded_seq_len())
+                            .unwrap(),
+                    );
+                    let mut rng = ark_std::rand::rngs::StdRng::seed_from_u64(seed);
+                    let a = &base.attention;
+                    let weights = ModelWeights {
+                        queries: draw(&mut rng, d * a.model_width(), 127),
+                        keys: draw(&mut rng, d * a.model_width(), 127),
+                        values: draw(&mut rng, d * a.value_model_width(), 127),
+                        queries_bias: draw(&mut rng, a.model_width(), 1000),
+                        keys_bias: draw(&mut rng, a.model_width(), 1000),
+                        values_bias: draw(&mut rng, a.value_model_width(), 1000),
+                        output: draw(&mut rng, a.value_model_width() * d, 127),
+                        output_bias: draw(&mut rng, d, 1000),
+                    };
+                    let x = draw(&mut rng, s * d, 127);
+                    let params = model_hyrax_params(&base, softmax);
+                    let model = commit_model(&params, &base, &weights).unwrap();
+                    // Sanity: the honest proof verifies.
+                    let (honest_statement, honest_proof, _) =
+                        prove_model_layer(&params, &base, mask, softmax, &x, None, &weights, &model).unwrap();
+                    verify_model_layer(&params, &honest_statement, &honest_proof).unwrap();
+                    let Some(forged) =
+                        prove_model_layer_forged(&params, &base, mask, softmax, &x, &weights, &model)
+                    else {
+                        continue;
+                    };
+                    assert_eq!(forged.honest_output, honest_statement.output);
+                    assert_ne!(forged.statement.output, honest_statement.output);
+                    let result = verify_model_layer(&params, &forged.statement, &forged.proof);
+                    let differing: Vec<(usize, i64, i64)> = forged
+                        .statement
+                        .output
+                        .iter()
+                        .zip(&forged.honest_output)
+                        .enumerate()
+                        .filter(|(_, (a, b))| a != b)
+                        .map(|(k, (a, b))| (k, *b, *a))
+                        .collect();
+                    println!(
+                        "model layer s={s} h={h} m={m} m_v={mv} d={d} {mask:?} seed {seed}: {}; \
+                         {} of {} entries of Z differ (index, honest, forged): {:?}; verify_model_layer: {:?}",
+                        forged.description,
+                        differing.len(),
+                        forged.statement.output.len(),
+                        &differing[..differing.len().min(6)],
+                        result.as_ref().map(|_| "accepted")
+                    );
+                    assert_eq!(
+                        result.map(|_| ()),
+                        Err(AttentionError::CheckFailed { step: "projection output range" }),
+                        "s={s} {mask:?} seed {seed}"
+                    );
+                    found = true;
+                    break;
+                }
+            }
+        }
+        // Each of the four shape × mask cases had an instance the old verifier accepted.
+        assert!(found, "no instance of the attack found: the test would not tell");
+    }
 }

@@ -10,6 +10,9 @@
 //!            ⇔ Y = ⌊(X·W + b + 2^(k−1)) / 2^k⌋ on real rows (round half up), Y = 0 on padded rows
 //! absorb     the shape (s, d, n, k); the caller absorbs its commitments before
 //! lookup     D ∈ [0, 2^k) (logUp; D is never committed)    → D([r_c ‖ r_i]) = v,  m(r_t) = μ
+//!            output range (when the shape names b): Y + 2^(b−1) ∈ [0, 2^b) in the same batch,
+//!            over the same grid, so its column claim sits at [r_c ‖ r_i] too
+//!            (crate::output_range): V checks it is y + 2^(b−1)  → m_Y(r_Y) = μ_Y
 //!            k > 16: two digits D = D_lo + 2^k_lo·D_hi (k_lo = ⌈k/2⌉), D_hi committed by the
 //!            caller (absorbed before), two range lookups D_hi ∈ [0, 2^k_hi) → D_hi(r′) = v′, and
 //!            D_lo = D − 2^k_lo·D_hi ∈ [0, 2^k_lo) → D_lo(r) = v_lo; P sends h = D_hi(r);
@@ -20,15 +23,20 @@
 //!            Σ_t α_t·(its product) (crate zkmha_sumcheck's batching; different d̂ allowed)
 //!            → ρ_t;  P sends x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t]),  V checks Σ α_t x_t w_t
 //! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ;
-//!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too
+//!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too; output range: m_Y
 //! ```
 //!
 //! `prefix(s, r_i) = Σ_{i<s} eq(r_i, i)` is the row selector's MLE (closed form). Soundness: the
-//! lookup holds every entry of `D` in `[0, 2^k)` (so the rounding is the one above) with
-//! probability ≥ 1 − O(ŝn̂/|F|), the sum-check errs with ≤ 2·log d̂/|F|.
+//! lookup holds every entry of `D` in `[0, 2^k)` with probability ≥ 1 − O(ŝn̂/|F|), the
+//! sum-check errs with ≤ 2·log d̂/|F|. The relation holds mod p; it is the integer relation
+//! (so `Y` is the rounding above) only when `Y` is an integer of bounded size too: either the
+//! shape's output range checks it here, or the caller must pin `Y` by a relation of its own
+//! (a committed `Y` with neither is forgeable: `Y' = Y + (D − D')/2^k`). With `|X|, |W| < 2^31`,
+//! `d ≤ 2^24`, `|b| < 2^48`, `k ≤ 32` and `|Y| ≤ 2^15`, every term is below 2^87 ≪ p/2.
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::output_range::SignedRange;
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -41,6 +49,7 @@ use zkmha_sumcheck::{
 use zkmha_transcript::Transcript;
 
 const STEP: &str = "projection";
+const STEP_OUTPUT_RANGE: &str = "projection output range";
 const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
 const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
@@ -75,6 +84,10 @@ pub struct ProjectionShape {
     /// The rescaling shift `k` (`1 ≤ k ≤ 32`; above 16 bits the remainder is checked in two
     /// digits).
     pub shift: u32,
+    /// `Some(b)`: the committed output is range-checked, `Y + 2^(b−1) ∈ [0, 2^b)`
+    /// (`1 ≤ b ≤ 16`). `None`: it is not, and the caller must pin `Y` to integers by another
+    /// proven relation (the block's output projection: the residual `Z = R + Y`).
+    pub output_bits: Option<u32>,
 }
 
 impl ProjectionShape {
@@ -99,7 +112,12 @@ impl ProjectionShape {
                 "the projection shift k must be 1 to {MAX_SHIFT_BITS} bits"
             )));
         }
-        Ok(())
+        self.output_range().map(|_| ())
+    }
+
+    /// The output's range check, if the shape has one.
+    pub(crate) fn output_range(&self) -> Result<Option<SignedRange>, AttentionError> {
+        self.output_bits.map(SignedRange::new).transpose()
     }
 
     /// `(k_lo, k_hi)`: the remainder's digits (`k_hi = 0`: one digit).
@@ -138,7 +156,11 @@ impl ProjectionShape {
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
-        transcript.append_shape(LABEL_SHAPE, &[self.rows, self.inputs, self.outputs, self.shift as usize]);
+        let output_bits = self.output_bits.map_or(0, |b| b as usize);
+        transcript.append_shape(
+            LABEL_SHAPE,
+            &[self.rows, self.inputs, self.outputs, self.shift as usize, output_bits],
+        );
     }
 }
 
@@ -166,6 +188,8 @@ pub struct ProjectionRanges {
     pub high_digits: Vec<i64>,
     /// Multiplicities of `D_hi` in `[0, 2^k_hi)` (empty for one digit).
     pub high_multiplicities: Vec<i64>,
+    /// Multiplicities of `Y + 2^(b−1)` in `[0, 2^b)` (empty without an output range).
+    pub output_multiplicities: Vec<i64>,
 }
 
 /// The proof.
@@ -210,6 +234,8 @@ pub struct ProjectionClaims {
     pub multiplicities: EvalClaim,
     /// On the high digits and their multiplicities (two digits only).
     pub high: Option<HighDigitClaims>,
+    /// On the output range's multiplicities (`2^b`; with an output range only).
+    pub output_multiplicities: Option<EvalClaim>,
 }
 
 /// Claims on the committed high digits `D_hi` (`ŝ × n̂`) and their multiplicities (`2^k_hi`).
@@ -262,6 +288,11 @@ impl ProjectionWitness {
             }
         }
         Ok(())
+    }
+
+    /// `Y` zero-padded to the `ŝ × n̂` grid.
+    fn padded_output(&self, shape: &ProjectionShape) -> Vec<i64> {
+        pad(&self.output, shape.rows, shape.outputs, shape.row_vars(), shape.output_vars())
     }
 
     /// `D` over the padded `ŝ × n̂` grid (row-major), exact.
@@ -359,18 +390,23 @@ pub fn projection_ranges(
     let mask = (1i128 << low_bits) - 1;
     let mut low_multiplicities = vec![0i64; 1usize << low_bits];
     count_into(&mut low_multiplicities, remainders.iter().map(|d| d & mask))?;
+    let output_multiplicities = match shape.output_range()? {
+        Some(range) => range.multiplicities("Y", &witness.padded_output(shape))?,
+        None => Vec::new(),
+    };
     if high_bits == 0 {
         return Ok(ProjectionRanges {
             low_multiplicities,
             high_digits: Vec::new(),
             high_multiplicities: Vec::new(),
+            output_multiplicities,
         });
     }
     // In range: D < 2^k, so D >> k_lo < 2^k_hi fits i64.
     let high_digits: Vec<i64> = remainders.iter().map(|d| (d >> low_bits) as i64).collect();
     let mut high_multiplicities = vec![0i64; 1usize << high_bits];
     count_into(&mut high_multiplicities, high_digits.iter().map(|&h| i128::from(h)))?;
-    Ok(ProjectionRanges { low_multiplicities, high_digits, high_multiplicities })
+    Ok(ProjectionRanges { low_multiplicities, high_digits, high_multiplicities, output_multiplicities })
 }
 
 /// `Σ_i eq(r_i, i)·M[i][·]` for an integer matrix with `width` columns.
@@ -429,6 +465,7 @@ struct ProverFront {
     instance: ProductSumcheck,
     multiplicities: EvalClaim,
     high: Option<HighDigitClaims>,
+    output_multiplicities: Option<EvalClaim>,
 }
 
 /// Proves the projections for `witnesses` with their range data ([`projection_ranges`]; a
@@ -474,6 +511,7 @@ pub fn prove_projections(
             front.proof.output_value,
             front.multiplicities,
             front.high,
+            front.output_multiplicities,
         ));
         proofs.push(front.proof);
     }
@@ -510,7 +548,19 @@ fn prove_front(
     let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
     let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
     let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
-    let y = pad(&witness.output, shape.rows, shape.outputs, row_vars, output_vars);
+    let y = witness.padded_output(shape);
+    let output_range = shape.output_range()?;
+    if output_range.is_some()
+        && ranges.output_multiplicities.len() != 1usize << output_range.map_or(0, |r| r.bits())
+    {
+        return Err(AttentionError::WrongTensorSize {
+            tensor: "m_Y",
+            rows: 1,
+            columns: 1 << output_range.map_or(0, |r| r.bits()),
+            expected: 1 << output_range.map_or(0, |r| r.bits()),
+            got: ranges.output_multiplicities.len(),
+        });
+    }
     // D_lo = D − 2^k_lo·D_hi with the prover's high digits; a cheating prover's value may not
     // fit i64: clamp it (the lookup then fails on it).
     let lows: Vec<i64> = witness
@@ -533,8 +583,17 @@ fn prove_front(
     let evaluate_high = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &ranges.high_digits)?.evaluate(point)?])
     };
+    // The output range's column Y + 2^(b−1) (empty without one).
+    let shifted: Vec<i64> = output_range.map_or(Vec::new(), |r| r.entries(&y));
+    let output_table = RangeTable::new(output_range.map_or(1, |r| r.bits()) as usize)?;
+    let output_entry = |row: usize, _: usize| shifted[row];
+    let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
+    };
     let low_witness = LookupWitness { num_vars: grid_vars, entry: &low_entry, evaluate: &evaluate_low };
     let high_witness = LookupWitness { num_vars: grid_vars, entry: &high_entry, evaluate: &evaluate_high };
+    let output_witness =
+        LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
     let mut lookups =
         vec![Lookup { table: &low_table, witness: &low_witness, multiplicities: &ranges.low_multiplicities }];
     if high_bits > 0 {
@@ -544,11 +603,20 @@ fn prove_front(
             multiplicities: &ranges.high_multiplicities,
         });
     }
+    if output_range.is_some() {
+        lookups.push(Lookup {
+            table: &output_table,
+            witness: &output_witness,
+            multiplicities: &ranges.output_multiplicities,
+        });
+    }
     let (lookup, claims) = prove_lookups(&lookups, transcript)?;
     let mut claims = claims.into_iter();
     let low_claims = claims.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
     let low_claim = low_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let (high_digit_value, high) = match claims.next() {
+    let high_claims = if high_bits > 0 { claims.next() } else { None };
+    let output_multiplicities = claims.next().map(|c| c.multiplicities);
+    let (high_digit_value, high) = match high_claims {
         Some(high_claims) => {
             let at_lookup =
                 high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
@@ -592,6 +660,7 @@ fn prove_front(
         instance,
         multiplicities: low_claims.multiplicities,
         high,
+        output_multiplicities,
     })
 }
 
@@ -605,6 +674,7 @@ fn projection_claims(
     output_value: Fr,
     multiplicities: EvalClaim,
     high: Option<HighDigitClaims>,
+    output_multiplicities: Option<EvalClaim>,
 ) -> ProjectionClaims {
     ProjectionClaims {
         input: EvalClaim { point: [rho, r_i].concat(), value: input_value },
@@ -613,6 +683,7 @@ fn projection_claims(
         output: EvalClaim { point: [r_c, r_i].concat(), value: output_value },
         multiplicities,
         high,
+        output_multiplicities,
     }
 }
 
@@ -623,6 +694,7 @@ struct VerifierFront {
     sum: Fr,
     multiplicities: EvalClaim,
     high: Option<HighDigitClaims>,
+    output_multiplicities: Option<EvalClaim>,
 }
 
 /// Verifies the projections; returns the claims the caller must discharge, in order.
@@ -665,6 +737,7 @@ pub fn verify_projections(
             p.output_value,
             front.multiplicities,
             front.high,
+            front.output_multiplicities,
         ));
     }
     Ok(out)
@@ -683,9 +756,14 @@ fn verify_front(
     let (low_bits, high_bits) = shape.digits();
     let low_table = RangeTable::new(low_bits as usize)?;
     let high_table = RangeTable::new(high_bits.max(1) as usize)?;
+    let output_range = shape.output_range()?;
+    let output_table = RangeTable::new(output_range.map_or(1, |r| r.bits()) as usize)?;
     let mut statements: Vec<(&dyn zkmha_lookup::LookupTable, usize)> = vec![(&low_table, grid_vars)];
     if high_bits > 0 {
         statements.push((&high_table, grid_vars));
+    }
+    if output_range.is_some() {
+        statements.push((&output_table, grid_vars));
     }
     let claims = verify_lookups(&statements, &proof.lookup, transcript)?;
     let mut claims = claims.into_iter();
@@ -694,7 +772,22 @@ fn verify_front(
     if low_claim.point.len() != grid_vars {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let high = match (claims.next(), proof.high_digit_value) {
+    let high_claims = if high_bits > 0 { claims.next() } else { None };
+    let output_multiplicities = match (output_range, claims.next()) {
+        (Some(range), Some(output_claims)) => {
+            let column = output_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
+            range.check(
+                STEP_OUTPUT_RANGE,
+                (&column.point, column.value),
+                &low_claim.point,
+                proof.output_value,
+            )?;
+            Some(output_claims.multiplicities)
+        }
+        (None, None) => None,
+        _ => return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE }),
+    };
+    let high = match (high_claims, proof.high_digit_value) {
         (Some(high_claims), Some(h)) => {
             let at_lookup =
                 high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
@@ -719,5 +812,239 @@ fn verify_front(
         sum,
         multiplicities: low_claims.multiplicities,
         high,
+        output_multiplicities,
     })
+}
+
+/// Malicious-prover regression (the audit's reproducer, shared/audit/
+/// model_layer_and_softmax.patch): a cheating projection prover that replaces the remainders
+/// `D` and the committed output `Y` (a field table, `Y' = Y ± 1/2` on one entry, the remainder
+/// moved by `2^(k−1)` so it stays in range). At 30b0ad6 [`verify_projections`] accepted it; the
+/// output range now rejects it: the range lookup's leaves are table rows (the cheater can only
+/// look up an integer column, here the honest `Y + 2^(b−1)`), so its column claim is not
+/// `Ỹ'(r) + 2^(b−1)`.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+pub(crate) mod audit_forgery {
+    use super::*;
+    use ark_ff::{BigInteger, PrimeField};
+
+    /// Replacement remainders (padded grid, one digit) and output table (padded grid, field).
+    pub(crate) struct Override {
+        pub(crate) lows: Vec<i64>,
+        pub(crate) output: Vec<Fr>,
+    }
+
+    fn forged_front(
+        shape: &ProjectionShape,
+        witness: &ProjectionWitness,
+        ranges: &ProjectionRanges,
+        ov: Option<&Override>,
+        transcript: &mut Transcript,
+    ) -> Result<ProverFront, AttentionError> {
+        let Some(ov) = ov else { return prove_front(shape, witness, ranges, transcript) };
+        assert!(!shape.has_high_digit(), "the forgery handles one digit");
+        witness.validate(shape)?;
+        shape.append_to_transcript(transcript);
+        let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
+        let grid_vars = shape.grid_vars();
+        let (low_bits, _) = shape.digits();
+        let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
+        let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
+        let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
+        let lows = ov.lows.clone();
+        let low_table = RangeTable::new(low_bits as usize)?;
+        let low_entry = |row: usize, _: usize| lows[row];
+        let evaluate_low = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &lows)?.evaluate(point)?])
+        };
+        let low_witness = LookupWitness { num_vars: grid_vars, entry: &low_entry, evaluate: &evaluate_low };
+        // The output range: the closest a cheater gets is an integer column (the honest Y).
+        let range = shape.output_range()?;
+        let shifted = range.map_or(Vec::new(), |r| r.entries(&witness.padded_output(shape)));
+        let output_table = RangeTable::new(range.map_or(1, |r| r.bits()) as usize)?;
+        let output_entry = |row: usize, _: usize| shifted[row];
+        let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
+        };
+        let output_witness =
+            LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
+        let mut lookups = vec![Lookup {
+            table: &low_table,
+            witness: &low_witness,
+            multiplicities: &ranges.low_multiplicities,
+        }];
+        if range.is_some() {
+            lookups.push(Lookup {
+                table: &output_table,
+                witness: &output_witness,
+                multiplicities: &ranges.output_multiplicities,
+            });
+        }
+        let (lookup, claims) = prove_lookups(&lookups, transcript)?;
+        let mut claims = claims.into_iter();
+        let low_claims = claims.next().unwrap();
+        let output_multiplicities = claims.next().map(|c| c.multiplicities);
+        let low_claim = low_claims.columns.first().unwrap().clone();
+        let remainder = low_claim.value;
+        let (r_c, r_i) = low_claim.point.split_at(output_vars);
+        // The committed output is a field table: evaluate it as such.
+        let output_value =
+            DenseMultilinearExtension::new(grid_vars, ov.output.clone())?.evaluate(&low_claim.point)?;
+        let bias_value = DenseMultilinearExtension::from_i64(output_vars, &b)?.evaluate(r_c)?;
+        transcript.append_fields(LABEL_VALUES, &[output_value, bias_value]);
+        let sum = product_claim(shape, r_i, remainder, output_value, bias_value);
+        let mles = vec![
+            DenseMultilinearExtension::new(input_vars, fold_integer_rows(&x, 1 << input_vars, r_i))?,
+            DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
+        ];
+        let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
+        let instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
+        Ok(ProverFront {
+            proof: ProjectionProof {
+                lookup,
+                high_digit_value: None,
+                output_value,
+                bias_value,
+                final_values: [Fr::zero(), Fr::zero()],
+            },
+            r_c: r_c.to_vec(),
+            r_i: r_i.to_vec(),
+            sum,
+            instance,
+            multiplicities: low_claims.multiplicities,
+            high: None,
+            output_multiplicities,
+        })
+    }
+
+    /// [`prove_projections`] with per-projection overrides.
+    pub(crate) fn prove_projections_forged(
+        shapes: &[ProjectionShape],
+        witnesses: &[&ProjectionWitness],
+        ranges: &[&ProjectionRanges],
+        overrides: &[Option<&Override>],
+        transcript: &mut Transcript,
+    ) -> Result<(ProjectionsProof, Vec<ProjectionClaims>), AttentionError> {
+        let mut fronts = Vec::with_capacity(shapes.len());
+        for (k, ((shape, witness), ranges)) in shapes.iter().zip(witnesses).zip(ranges).enumerate() {
+            fronts.push(forged_front(
+                shape,
+                witness,
+                ranges,
+                overrides.get(k).copied().flatten(),
+                transcript,
+            )?);
+        }
+        let sums: Vec<Fr> = fronts.iter().map(|f| f.sum).collect();
+        let instances: Vec<&mut dyn zkmha_sumcheck::SumcheckInstance> =
+            fronts.iter_mut().map(|f| &mut f.instance as &mut dyn zkmha_sumcheck::SumcheckInstance).collect();
+        let (sumcheck, batched) =
+            prove_batched(instances, &sums, transcript).map_err(sumcheck_error(STEP))?;
+        let mut proofs = Vec::with_capacity(fronts.len());
+        let mut claims = Vec::with_capacity(fronts.len());
+        for (k, mut front) in fronts.into_iter().enumerate() {
+            let values = front.instance.final_evaluations();
+            front.proof.final_values = [values[0], values[1]];
+            let rho = batched.instance_point(k).unwrap();
+            claims.push(projection_claims(
+                &front.r_c,
+                &front.r_i,
+                rho,
+                front.proof.final_values,
+                front.proof.bias_value,
+                front.proof.output_value,
+                front.multiplicities,
+                front.high,
+                front.output_multiplicities,
+            ));
+            proofs.push(front.proof);
+        }
+        absorb_final_values(&proofs, transcript);
+        Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
+    }
+
+    /// The honest remainders `D` over the padded grid (exposed for the forgery).
+    pub(crate) fn honest_remainders(shape: &ProjectionShape, witness: &ProjectionWitness) -> Vec<i128> {
+        witness.remainders(shape)
+    }
+
+    /// The forgery on a projection of `output_bits`: the proof, the forged field table and
+    /// what it changes.
+    fn forge(
+        output_bits: Option<u32>,
+    ) -> (ProjectionShape, ProjectionsProof, Vec<Fr>, Vec<i64>, ProjectionWitness) {
+        use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+        let shape = ProjectionShape { rows: 3, inputs: 5, outputs: 3, shift: 6, output_bits };
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut draw = |n: usize, b: i64| -> Vec<i64> { (0..n).map(|_| rng.gen_range(-b..=b)).collect() };
+        let (x, w, b) = (draw(3 * 5, 100), draw(5 * 3, 100), draw(3, 1000));
+        let y = compute_projection(&shape, &x, &w, &b).unwrap();
+        let witness = ProjectionWitness { input: x, weights: w, bias: b, output: y.clone() };
+        let k = shape.shift;
+        let width = 1usize << shape.output_vars();
+        let g = width + 2; // entry (1, 2)
+        let mut lows: Vec<i64> = honest_remainders(&shape, &witness).into_iter().map(|d| d as i64).collect();
+        let half = 1i64 << (k - 1);
+        let eps = if lows[g] >= half { half } else { -half };
+        lows[g] -= eps;
+        assert!((0..1i64 << k).contains(&lows[g]));
+        // Y' = Y + eps/2^k = Y ± 1/2 in the field.
+        let mut output: Vec<Fr> = pad(&y, shape.rows, shape.outputs, shape.row_vars(), shape.output_vars())
+            .into_iter()
+            .map(fr_from_i64)
+            .collect();
+        output[g] += fr_from_i64(eps) * zkmha_field::Field::inverse(&Fr::from(1u64 << k)).unwrap();
+        assert!(output[g].into_bigint().num_bits() > 64 && (-output[g]).into_bigint().num_bits() > 64);
+        let mut counts = vec![0i64; 1 << k];
+        for &d in &lows {
+            counts[d as usize] += 1;
+        }
+        let honest = projection_ranges(&shape, &witness).unwrap();
+        let ranges = ProjectionRanges { low_multiplicities: counts.clone(), ..honest };
+        let ov = Override { lows, output: output.clone() };
+        let mut tp = Transcript::new(b"audit-projection");
+        let (proof, _) =
+            prove_projections_forged(&[shape], &[&witness], &[&ranges], &[Some(&ov)], &mut tp).unwrap();
+        (shape, proof, output, counts, witness)
+    }
+
+    /// With an output range the non-integer `Y'` is rejected.
+    #[test]
+    fn a_non_integer_projection_output_is_rejected() {
+        let (shape, proof, _, _, _) = forge(Some(16));
+        assert_eq!(
+            verify_projections(&[shape], &proof, &mut Transcript::new(b"audit-projection")),
+            Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
+        );
+    }
+
+    /// Without one the step alone accepts it — every claim discharges against the tensors with
+    /// `Y'` — which is why a shape without an output range obliges the caller to pin `Y` by a
+    /// relation of its own (the block's output projection: `Y = Z − R`).
+    #[test]
+    fn without_an_output_range_the_caller_must_pin_the_output() {
+        let (shape, proof, output, counts, witness) = forge(None);
+        let claims = verify_projections(&[shape], &proof, &mut Transcript::new(b"audit-projection")).unwrap();
+        let c = &claims[0];
+        let mle = |vars: usize, v: Vec<Fr>| DenseMultilinearExtension::new(vars, v).unwrap();
+        let ints = |v: &[i64]| v.iter().map(|&a| fr_from_i64(a)).collect::<Vec<_>>();
+        let xt = pad(&witness.input, 3, 5, shape.row_vars(), shape.input_vars());
+        let wt = pad(&witness.weights, 5, 3, shape.input_vars(), shape.output_vars());
+        let bt = pad(&witness.bias, 1, 3, 0, shape.output_vars());
+        assert_eq!(
+            mle(shape.row_vars() + shape.input_vars(), ints(&xt)).evaluate(&c.input.point).unwrap(),
+            c.input.value
+        );
+        assert_eq!(
+            mle(shape.input_vars() + shape.output_vars(), ints(&wt)).evaluate(&c.weights.point).unwrap(),
+            c.weights.value
+        );
+        assert_eq!(mle(shape.output_vars(), ints(&bt)).evaluate(&c.bias.point).unwrap(), c.bias.value);
+        assert_eq!(mle(shape.grid_vars(), output).evaluate(&c.output.point).unwrap(), c.output.value);
+        assert_eq!(
+            mle(shape.shift as usize, ints(&counts)).evaluate(&c.multiplicities.point).unwrap(),
+            c.multiplicities.value
+        );
+    }
 }

@@ -15,13 +15,19 @@
 //! relation   D = T + 2^(f−1) − 2^f·R ∈ [0, 2^f)  ⇔  R = ⌊(T + 2^(f−1)) / 2^f⌋
 //! absorb     the shape (s, h, m, base, f)
 //! lookup     D ∈ [0, 2^f) (logUp, D never committed)  → D(r) = v, m(r_t) = μ
+//!            R + 2^(b−1) ∈ [0, 2^b) in the same batch (crate::output_range): its column claim
+//!            sits at r too and V checks it is y + 2^(b−1)  → m_R(r_R) = μ_R
 //! P → V      y = R(r)
 //! sum-check  Σ_g eq(r, g)·(P(g)·C(g) + Pσ(g)·S(g)) = v − 2^(f−1) + 2^f·y   (log ŝn̂ vars, degree 3)
 //!            → ρ = (ρ_0, ρ′); P sends a_0 = P(0, ρ′), a_1 = P(1, ρ′); V checks the final
 //!            values: eq(r, ρ), C(ρ), S(ρ) in closed form (O(s·m)), P(ρ) = (1−ρ_0)a_0 + ρ_0·a_1,
 //!            Pσ(ρ) = ρ_0·a_0 − (1−ρ_0)·a_1;  τ ← F
-//! claims out P(τ, ρ′) = (1−τ)a_0 + τ·a_1,  R(r) = y,  m(r_t) = μ
+//! claims out P(τ, ρ′) = (1−τ)a_0 + τ·a_1,  R(r) = y,  m(r_t) = μ,  m_R(r_R) = μ_R
 //! ```
+//!
+//! The range check on `R` makes the relation an integer one: with `D` alone, `R' = R + (D −
+//! D')/2^f` (a field element) would pass. With `|P| < 2^31`, `|C|, |S| ≤ 2^16` and `|R| ≤ 2^15`
+//! every term is below 2^49 ≪ p/2.
 //!
 //! Positions are the rows `0..s` (a prompt from its first token). Soundness: the lookup holds
 //! every `D` in range with probability ≥ 1 − O(ŝn̂/|F|); the sum-check errs with
@@ -29,6 +35,7 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::output_range::SignedRange;
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -41,6 +48,7 @@ use zkmha_sumcheck::{
 use zkmha_transcript::Transcript;
 
 const STEP: &str = "rotary embedding";
+const STEP_OUTPUT_RANGE: &str = "rotary embedding output range";
 const LABEL_SHAPE: &[u8] = b"attention/rope/shape";
 const LABEL_OUTPUT: &[u8] = b"attention/rope/output";
 const LABEL_PAIR: &[u8] = b"attention/rope/pair-values";
@@ -51,6 +59,10 @@ pub const ROPE_INPUT_BOUND_BITS: u32 = 31;
 
 /// Largest fraction bits `f` of the cosine and sine tables (one range lookup of `2^f` rows).
 pub const MAX_ROPE_FRACTION_BITS: u32 = 16;
+
+/// The rotated output's range: `R + 2^15 ∈ [0, 2^16)`, so `|R| ≤ 2^15` (a rotation grows an
+/// entry by at most √2: inputs up to `2^14` always fit).
+pub const ROTARY_OUTPUT_BITS: u32 = 16;
 
 /// A model's rotary embedding: its frequency base and the tables' fraction bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -64,7 +76,14 @@ pub struct RotaryParams {
 impl RotaryParams {
     /// The rotation of `rows` tokens with `heads` heads of `head_dim`.
     pub fn shape(&self, rows: usize, heads: usize, head_dim: usize) -> RotaryShape {
-        RotaryShape { rows, heads, head_dim, base: self.base, fraction_bits: self.fraction_bits }
+        RotaryShape {
+            rows,
+            heads,
+            head_dim,
+            base: self.base,
+            fraction_bits: self.fraction_bits,
+            output_bits: ROTARY_OUTPUT_BITS,
+        }
     }
 }
 
@@ -81,6 +100,8 @@ pub struct RotaryShape {
     pub base: u64,
     /// `f`: the tables' scale `2^f` and the rounding shift (`1..=16`).
     pub fraction_bits: u32,
+    /// `b`: the output is range-checked, `R + 2^(b−1) ∈ [0, 2^b)` (`1..=16`).
+    pub output_bits: u32,
 }
 
 impl RotaryShape {
@@ -107,6 +128,7 @@ impl RotaryShape {
                 self.fraction_bits
             )));
         }
+        SignedRange::new(self.output_bits)?;
         let vars = self.grid_vars();
         if vars > crate::MAX_TENSOR_VARS {
             return Err(AttentionError::InvalidShape("the rotated tensor is too large".into()));
@@ -135,7 +157,14 @@ impl RotaryShape {
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         transcript.append_shape(
             LABEL_SHAPE,
-            &[self.rows, self.heads, self.head_dim, self.base as usize, self.fraction_bits as usize],
+            &[
+                self.rows,
+                self.heads,
+                self.head_dim,
+                self.base as usize,
+                self.fraction_bits as usize,
+                self.output_bits as usize,
+            ],
         );
     }
 
@@ -254,12 +283,34 @@ pub fn compute_rotation(shape: &RotaryShape, input: &[i64]) -> Result<Vec<i64>, 
         .collect())
 }
 
-/// The range multiplicities of `D` for `witness` (`2^f` counts).
+/// What a rotation commits to for its range checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotaryRanges {
+    /// Multiplicities of `D` in `[0, 2^f)`.
+    pub remainder_multiplicities: Vec<i64>,
+    /// Multiplicities of `R + 2^(b−1)` in `[0, 2^b)`.
+    pub output_multiplicities: Vec<i64>,
+}
+
+/// The range multiplicities of `D` and of `R` for `witness`.
 ///
 /// # Errors
-/// As [`compute_rotation`], or [`AttentionError::Lookup`] when a remainder is out of range
-/// (the output is not the rounded rotation).
-pub fn rotation_multiplicities(
+/// As [`compute_rotation`], [`AttentionError::Lookup`] when a remainder is out of range (the
+/// output is not the rounded rotation), [`AttentionError::ValueOutOfRange`] for an output
+/// outside the output range.
+pub fn rotation_ranges(shape: &RotaryShape, witness: &RotaryWitness) -> Result<RotaryRanges, AttentionError> {
+    let remainder_multiplicities = remainder_multiplicities(shape, witness)?;
+    let range = SignedRange::new(shape.output_bits)?;
+    let output_multiplicities = range.multiplicities("R", &padded_output(shape, witness))?;
+    Ok(RotaryRanges { remainder_multiplicities, output_multiplicities })
+}
+
+/// `R` zero-padded to the `ŝ × n̂` grid.
+fn padded_output(shape: &RotaryShape, witness: &RotaryWitness) -> Vec<i64> {
+    crate::projection::pad(&witness.output, shape.rows, shape.width(), shape.row_vars(), shape.column_vars())
+}
+
+fn remainder_multiplicities(
     shape: &RotaryShape,
     witness: &RotaryWitness,
 ) -> Result<Vec<i64>, AttentionError> {
@@ -321,6 +372,8 @@ pub struct RotaryClaims {
     pub output: EvalClaim,
     /// On the range multiplicities (`2^f`).
     pub multiplicities: EvalClaim,
+    /// On the output range's multiplicities (`2^b`).
+    pub output_multiplicities: EvalClaim,
 }
 
 /// `eq·P·C + eq·Pσ·S` over the MLEs `[eq, P, C, Pσ, S]`.
@@ -335,7 +388,8 @@ fn product_claim(shape: &RotaryShape, remainder: Fr, output: Fr) -> Fr {
     remainder - Fr::from(1u64 << (f - 1)) + Fr::from(1u64 << f) * output
 }
 
-/// Proves the rotation for `witness` with its multiplicities ([`rotation_multiplicities`]).
+/// Proves the rotation for `witness` with its range data ([`rotation_ranges`]; a cheating
+/// prover may pass others).
 ///
 /// # Errors
 /// Bad shapes or tensors, multiplicities of the wrong size, the lookup's and sum-check's
@@ -343,28 +397,47 @@ fn product_claim(shape: &RotaryShape, remainder: Fr, output: Fr) -> Fr {
 pub fn prove_rotation(
     shape: &RotaryShape,
     witness: &RotaryWitness,
-    multiplicities: &[i64],
+    ranges: &RotaryRanges,
     transcript: &mut Transcript,
 ) -> Result<(RotaryProof, RotaryClaims), AttentionError> {
     let remainders = remainders(shape, witness)?;
     shape.append_to_transcript(transcript);
     let grid_vars = shape.grid_vars();
     let (row_vars, column_vars) = (shape.row_vars(), shape.column_vars());
+    let pad =
+        |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
+    let (p, out) = (pad(&witness.input), pad(&witness.output));
+    let range = SignedRange::new(shape.output_bits)?;
+    let shifted = range.entries(&out);
     let table = RangeTable::new(shape.fraction_bits as usize)?;
+    let output_table = range.table()?;
     let entry = |row: usize, _: usize| remainders[row];
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
     };
+    let output_entry = |row: usize, _: usize| shifted[row];
+    let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
+    };
     let lookup_witness = LookupWitness { num_vars: grid_vars, entry: &entry, evaluate: &evaluate };
-    let (lookup, claims) =
-        prove_lookups(&[Lookup { table: &table, witness: &lookup_witness, multiplicities }], transcript)?;
-    let claims = claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let output_witness =
+        LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
+    let lookups = [
+        Lookup { table: &table, witness: &lookup_witness, multiplicities: &ranges.remainder_multiplicities },
+        Lookup {
+            table: &output_table,
+            witness: &output_witness,
+            multiplicities: &ranges.output_multiplicities,
+        },
+    ];
+    let (lookup, claims) = prove_lookups(&lookups, transcript)?;
+    let mut claims = claims.into_iter();
+    let (Some(claims), Some(output_claims)) = (claims.next(), claims.next()) else {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    };
     let remainder = claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?.clone();
     let r = remainder.point;
 
-    let pad =
-        |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
-    let (p, out) = (pad(&witness.input), pad(&witness.output));
     let output_value = DenseMultilinearExtension::from_i64(grid_vars, &out)?.evaluate(&r)?;
     transcript.append_field(LABEL_OUTPUT, &output_value);
 
@@ -386,7 +459,14 @@ pub fn prove_rotation(
     let zero = Fr::from(0u64);
     let pair_values =
         [input.evaluate(&[&[zero], rest].concat())?, input.evaluate(&[&[Fr::one()], rest].concat())?];
-    let out_claims = finish(&r, &rho, pair_values, output_value, claims.multiplicities, transcript);
+    let out_claims = finish(
+        &r,
+        &rho,
+        pair_values,
+        output_value,
+        [claims.multiplicities, output_claims.multiplicities],
+        transcript,
+    );
     Ok((RotaryProof { lookup, output_value, sumcheck, pair_values }, out_claims))
 }
 
@@ -396,7 +476,7 @@ fn finish(
     rho: &[Fr],
     pair_values: [Fr; 2],
     output_value: Fr,
-    multiplicities: EvalClaim,
+    [multiplicities, output_multiplicities]: [EvalClaim; 2],
     transcript: &mut Transcript,
 ) -> RotaryClaims {
     transcript.append_fields(LABEL_PAIR, &pair_values);
@@ -407,6 +487,7 @@ fn finish(
         input: EvalClaim { point: [&[tau], rest].concat(), value: (Fr::one() - tau) * a0 + tau * a1 },
         output: EvalClaim { point: r.to_vec(), value: output_value },
         multiplicities,
+        output_multiplicities,
     }
 }
 
@@ -427,13 +508,21 @@ pub fn verify_rotation(
     let fail = AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
     let table = RangeTable::new(shape.fraction_bits as usize)?;
-    let claims = verify_lookups(&[(&table, grid_vars)], &proof.lookup, transcript)?;
-    let claims = claims.into_iter().next().ok_or(fail.clone())?;
+    let range = SignedRange::new(shape.output_bits)?;
+    let output_table = range.table()?;
+    let claims =
+        verify_lookups(&[(&table, grid_vars), (&output_table, grid_vars)], &proof.lookup, transcript)?;
+    let mut claims = claims.into_iter();
+    let (Some(claims), Some(output_claims)) = (claims.next(), claims.next()) else {
+        return Err(fail);
+    };
     let remainder = claims.columns.first().ok_or(fail.clone())?;
     if remainder.point.len() != grid_vars {
         return Err(fail);
     }
     let r = &remainder.point;
+    let output_column = output_claims.columns.first().ok_or(fail.clone())?;
+    range.check(STEP_OUTPUT_RANGE, (&output_column.point, output_column.value), r, proof.output_value)?;
     transcript.append_field(LABEL_OUTPUT, &proof.output_value);
     let sum = product_claim(shape, remainder.value, proof.output_value);
     let ends =
@@ -456,7 +545,14 @@ pub fn verify_rotation(
     if expected.iter().any(|(sent, computed)| sent != computed) {
         return Err(fail);
     }
-    Ok(finish(r, rho, proof.pair_values, proof.output_value, claims.multiplicities, transcript))
+    Ok(finish(
+        r,
+        rho,
+        proof.pair_values,
+        proof.output_value,
+        [claims.multiplicities, output_claims.multiplicities],
+        transcript,
+    ))
 }
 
 #[cfg(test)]
@@ -467,7 +563,14 @@ mod tests {
     #[test]
     fn closed_form_tables_match_their_materialized_mles() {
         for (rows, heads, head_dim) in [(1, 1, 2), (5, 3, 4), (8, 2, 8), (6, 9, 2)] {
-            let shape = RotaryShape { rows, heads, head_dim, base: 10_000, fraction_bits: 12 };
+            let shape = RotaryShape {
+                rows,
+                heads,
+                head_dim,
+                base: 10_000,
+                fraction_bits: 12,
+                output_bits: ROTARY_OUTPUT_BITS,
+            };
             let (cos, sin) = shape.tables();
             let point: Vec<Fr> = (0..shape.grid_vars()).map(|i| fr_from_i64(3 + 5 * i as i64)).collect();
             for table in [&cos, &sin] {
@@ -482,12 +585,168 @@ mod tests {
 
     #[test]
     fn the_tables_are_the_rounded_angles() {
-        let shape = RotaryShape { rows: 3, heads: 1, head_dim: 4, base: 10_000, fraction_bits: 14 };
+        let shape = RotaryShape {
+            rows: 3,
+            heads: 1,
+            head_dim: 4,
+            base: 10_000,
+            fraction_bits: 14,
+            output_bits: ROTARY_OUTPUT_BITS,
+        };
         let (cos, sin) = shape.tables();
         // Position 0: cos 1, sin 0; position 2, pair 1: angle 2·10000^(−1/2) = 0.02.
         assert_eq!((cos[0], sin[0], cos[1], sin[1]), (1 << 14, 0, 1 << 14, 0));
         assert_eq!(cos[5], (16384.0 * 0.02f64.cos()).round() as i64);
         assert_eq!(sin[5], (16384.0 * 0.02f64.sin()).round() as i64);
         assert_eq!(sin[2], (16384.0 * 1f64.sin()).round() as i64);
+    }
+}
+
+/// The cos/sin closed forms at random points on more shapes (from the audit).
+#[cfg(test)]
+mod closed_forms_on_more_shapes {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn closed_form_tables_on_more_shapes() {
+        let mut rng = StdRng::seed_from_u64(13);
+        for (rows, heads, head_dim) in
+            [(100, 12, 8), (7, 9, 64), (48, 3, 16), (1, 1, 2), (9, 12, 4), (33, 5, 32)]
+        {
+            let shape = RotaryShape {
+                rows,
+                heads,
+                head_dim,
+                base: 100_000,
+                fraction_bits: 14,
+                output_bits: ROTARY_OUTPUT_BITS,
+            };
+            let (cos, sin) = shape.tables();
+            for _ in 0..2 {
+                let point: Vec<Fr> = (0..shape.grid_vars()).map(|_| Fr::rand(&mut rng)).collect();
+                for table in [&cos, &sin] {
+                    let materialized = DenseMultilinearExtension::new(shape.grid_vars(), shape.grid(table))
+                        .unwrap()
+                        .evaluate(&point)
+                        .unwrap();
+                    assert_eq!(shape.table_value(table, &point), Some(materialized), "{shape:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Malicious-prover regression (the audit's reproducer): a committed output `R' = R ± 1/2` (a
+/// field element) with the remainder moved by `2^(f−1)`. At 30b0ad6 the rotation accepted it;
+/// the output range now rejects it (the cheater can only look up an integer column: the honest
+/// `R + 2^(b−1)`).
+#[cfg(test)]
+mod forgery_regression {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+    use super::*;
+    use ark_ff::{BigInteger, PrimeField};
+    use zkmha_field::Field;
+
+    #[test]
+    fn a_non_integer_rotation_output_is_rejected() {
+        let shape = RotaryShape {
+            rows: 5,
+            heads: 3,
+            head_dim: 4,
+            base: 10_000,
+            fraction_bits: 12,
+            output_bits: ROTARY_OUTPUT_BITS,
+        };
+        let input: Vec<i64> = (0..5 * 12).map(|k| (k as i64 * 7919) % 2001 - 1000).collect();
+        let output = compute_rotation(&shape, &input).unwrap();
+        let witness = RotaryWitness { input: input.clone(), output: output.clone() };
+        let f = shape.fraction_bits;
+        let mut remainders = remainders(&shape, &witness).unwrap();
+        let width = 1usize << shape.column_vars();
+        let (i0, c0) = (3usize, 5usize);
+        let g = i0 * width + c0;
+        let half = 1i64 << (f - 1);
+        let eps = if remainders[g] >= half { half } else { -half };
+        remainders[g] -= eps;
+        let mut counts = vec![0i64; 1 << f];
+        for &d in &remainders {
+            counts[d as usize] += 1;
+        }
+        let grid_vars = shape.grid_vars();
+        let (row_vars, column_vars) = (shape.row_vars(), shape.column_vars());
+        let pad =
+            |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
+        let (p, out) = (pad(&input), pad(&output));
+        let mut out_field: Vec<Fr> = out.iter().map(|&v| fr_from_i64(v)).collect();
+        out_field[g] += fr_from_i64(eps) * Fr::from(1u64 << f).inverse().unwrap();
+
+        // The cheating prover: prove_rotation with the forged remainders and output.
+        let mut transcript = Transcript::new(b"audit-rope");
+        shape.append_to_transcript(&mut transcript);
+        let table = RangeTable::new(f as usize).unwrap();
+        let entry = |row: usize, _: usize| remainders[row];
+        let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
+        };
+        let lookup_witness = LookupWitness { num_vars: grid_vars, entry: &entry, evaluate: &evaluate };
+        let range = SignedRange::new(shape.output_bits).unwrap();
+        let shifted = range.entries(&out);
+        let output_counts = range.multiplicities("R", &out).unwrap();
+        let output_table = range.table().unwrap();
+        let output_entry = |row: usize, _: usize| shifted[row];
+        let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
+            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
+        };
+        let output_witness =
+            LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
+        let (lookup, claims) = prove_lookups(
+            &[
+                Lookup { table: &table, witness: &lookup_witness, multiplicities: &counts },
+                Lookup { table: &output_table, witness: &output_witness, multiplicities: &output_counts },
+            ],
+            &mut transcript,
+        )
+        .unwrap();
+        let mut claims = claims.into_iter();
+        let (claims, output_claims) = (claims.next().unwrap(), claims.next().unwrap());
+        let remainder = claims.columns[0].clone();
+        let r = remainder.point;
+        let output_value =
+            DenseMultilinearExtension::new(grid_vars, out_field.clone()).unwrap().evaluate(&r).unwrap();
+        transcript.append_field(LABEL_OUTPUT, &output_value);
+        let (cos, sin) = shape.tables();
+        let swapped: Vec<i64> = (0..p.len()).map(|g| if g % 2 == 0 { -p[g + 1] } else { p[g - 1] }).collect();
+        let mles = vec![
+            DenseMultilinearExtension::new(grid_vars, eq_table(&r)).unwrap(),
+            DenseMultilinearExtension::from_i64(grid_vars, &p).unwrap(),
+            DenseMultilinearExtension::new(grid_vars, shape.grid(&cos)).unwrap(),
+            DenseMultilinearExtension::from_i64(grid_vars, &swapped).unwrap(),
+            DenseMultilinearExtension::new(grid_vars, shape.grid(&sin)).unwrap(),
+        ];
+        let sum = product_claim(&shape, remainder.value, output_value);
+        let (sumcheck, ends) = prove_product(&rotation_sum().unwrap(), mles, sum, &mut transcript).unwrap();
+        let rho = ends[0].point.clone();
+        let input_mle = DenseMultilinearExtension::from_i64(grid_vars, &p).unwrap();
+        let pair_values = [
+            input_mle.evaluate(&[&[Fr::from(0u64)], &rho[1..]].concat()).unwrap(),
+            input_mle.evaluate(&[&[Fr::one()], &rho[1..]].concat()).unwrap(),
+        ];
+        let _ = finish(
+            &r,
+            &rho,
+            pair_values,
+            output_value,
+            [claims.multiplicities, output_claims.multiplicities],
+            &mut transcript,
+        );
+        let proof = RotaryProof { lookup, output_value, sumcheck, pair_values };
+        assert!(out_field[g].into_bigint().num_bits() > 64 && (-out_field[g]).into_bigint().num_bits() > 64);
+        assert_eq!(
+            verify_rotation(&shape, &proof, &mut Transcript::new(b"audit-rope")),
+            Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
+        );
     }
 }

@@ -1019,3 +1019,119 @@ fn verify_exponential(
     );
     Ok((EvalClaim { point: t_star, value: *f_score }, claims))
 }
+
+/// AUDIT (test-only, additive): a cheating prover re-derives one row with another shift `ẑ`
+/// (every relation of the row recomputed consistently). The verifier accepts as long as the row
+/// sum stays within `2^f ± δ`; at `ŝ = 512` (δ = 1024) this moves a dominant probability by more
+/// than the per-entry bound `0.5 + 2^(1−g)·p + 1` that docs/ATTENTION.md lists under "What is
+/// proven".
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod audit_shift {
+    use super::*;
+    use crate::fixed_point::compute_softmax_witness;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn audit_a_reshifted_row_is_accepted_beyond_the_documented_entry_bound() {
+        let (s, mask) = (300usize, MaskKind::Causal);
+        let shape = AttentionShape::new(s, 1, 1, 1).unwrap();
+        let params = SoftmaxParams::for_score_scale(0.001, shape.padded_seq_len()).unwrap();
+        assert_eq!(params.tolerance(), 1024);
+        let sp = shape.padded_seq_len();
+        let i0 = s - 1;
+        let mut scores = vec![0i64; sp * sp];
+        scores[i0 * sp] = 100_000; // one dominant score in the last row (others 100 nats lower)
+        let mut w = compute_softmax_witness(&shape, mask, &params, &scores).unwrap();
+        w.scores = scores.clone();
+        let honest = w.attention[i0 * sp];
+        // The malicious row: shift + 4 (x + 4 on every kept entry), everything recomputed.
+        let (k, one) = (params.shift, params.one());
+        let table = params.exp_table();
+        let new_shift = w.shift[i0] + 4;
+        let mut total = 0i64;
+        for j in 0..sp {
+            if !keeps(mask, s, i0, j) {
+                continue;
+            }
+            let t = i0 * sp + j;
+            let numerator = (i128::from(new_shift) << k) + (1i128 << (k - 1))
+                - i128::from(scores[t]) * i128::from(params.multiplier);
+            let x = numerator >> k;
+            assert!((0..1i128 << 32).contains(&x));
+            let (lo, hi) = ((x & 0xFFFF) as i64, (x >> 16) as i64);
+            w.low[t] = lo;
+            w.high[t] = hi;
+            w.remainder[t] = (numerator & ((1i128 << k) - 1)) as i64;
+            w.exponential[t] = table[lo as usize];
+            w.flag[t] = i64::from(hi == 0);
+            w.attention[t] = w.exponential[t] * w.flag[t];
+            total += w.attention[t];
+        }
+        w.shift[i0] = new_shift;
+        w.row_excess[i0] = total - one + params.tolerance();
+        assert!((0..1i64 << params.tolerance_bits).contains(&w.row_excess[i0]));
+        let forged = w.attention[i0 * sp];
+
+        let multiplicities = softmax_multiplicities(&params, &w).unwrap();
+        let hyrax = crate::hyrax_params_for(&shape, SoftmaxMode::Exponential(params));
+        let (commitments, data) = commit_softmax_data(
+            &hyrax,
+            &shape,
+            &params,
+            SoftmaxProverData::new(&shape, w.clone(), multiplicities, &params),
+        )
+        .unwrap();
+        let n = 2 * shape.seq_vars() + shape.head_vars();
+        let mut rng = StdRng::seed_from_u64(5);
+        let point: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+        let a = DenseMultilinearExtension::from_i64(n, &w.attention).unwrap();
+        let claim = EvalClaim { value: a.evaluate(&point).unwrap(), point };
+        let mut transcript = Transcript::new(b"slot");
+        commitments.append_to_transcript(&mut transcript);
+        let input = ExponentialProverInput { hyrax: &hyrax, commitments: &commitments, data: &data };
+        let slot =
+            prove_slot(SoftmaxMode::Exponential(params), &shape, mask, &claim, Some(input), &mut transcript)
+                .unwrap();
+        let tables = softmax_opening_tables(&shape, &params, &commitments, &data).unwrap();
+        let openings = Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
+
+        let mut transcript = Transcript::new(b"slot");
+        commitments.append_to_transcript(&mut transcript);
+        let (output, claims) = verify_slot(
+            SoftmaxMode::Exponential(params),
+            &shape,
+            mask,
+            &claim,
+            &slot.proof,
+            Some(&commitments),
+            &mut transcript,
+        )
+        .expect("the slot verifier accepts the re-shifted row");
+        Hyrax::verify_multi(
+            &hyrax,
+            &softmax_commitment_list(&commitments),
+            &claims,
+            &openings,
+            &mut transcript,
+        )
+        .expect("the openings verify");
+        // The verified scores claim is the honest QK̂ (the scores were not touched).
+        let SlotOutput::Scores(scores_claim) = output else { panic!() };
+        let s_mle = DenseMultilinearExtension::from_i64(n, &scores).unwrap();
+        assert_eq!(s_mle.evaluate(&scores_claim.point).unwrap(), scores_claim.value);
+        // Reference 2^f·softmax of the dominant entry, and the documented per-entry bound.
+        let c = params.multiplier as f64 / 2f64.powi((params.exponent_bits + params.shift) as i32);
+        let others = (s - 1) as f64 * (-(100_000.0 * c)).exp();
+        let p = one as f64 / (1.0 + others);
+        let bound = 0.5 + p * 2f64.powi(1 - params.exponent_bits as i32) + 1.0;
+        println!(
+            "AUDIT softmax (s = {s}, ŝ = {sp}, δ = {}): dominant entry honest A = {honest}, accepted A = {forged}, \
+             reference 2^f·softmax = {p:.1}; error {:.1} > documented bound {bound:.1}; row sum {total}",
+            params.tolerance(),
+            (forged as f64 - p).abs()
+        );
+        assert!((forged as f64 - p).abs() > bound);
+    }
+}

@@ -283,3 +283,77 @@ mod tests {
         }
     }
 }
+
+/// The closed forms against materialized MLEs on further non-power-of-two shapes (s = 7, 9,
+/// 12, 48, 100; h = 3, 9, 12; widths 48, 100), from the audit.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod closed_forms_on_more_shapes {
+    use super::*;
+    use ark_std::UniformRand;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use zkmha_mle::{DenseMultilinearExtension, matrix_point, padded_len};
+
+    fn pt(n: usize, rng: &mut StdRng) -> Vec<Fr> {
+        (0..n).map(|_| Fr::rand(rng)).collect()
+    }
+
+    fn mle(rows: usize, cols: usize, entry: impl Fn(usize, usize) -> Fr) -> DenseMultilinearExtension {
+        let data: Vec<Fr> =
+            (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))).map(|(i, j)| entry(i, j)).collect();
+        DenseMultilinearExtension::from_matrix(rows, cols, &data).unwrap()
+    }
+
+    #[test]
+    fn zeroifier_mask_prefix_on_more_lengths() {
+        let mut rng = StdRng::seed_from_u64(11);
+        for s in [7usize, 9, 12, 31, 48, 64, 65, 100, 127, 128] {
+            let sp = padded_len(s);
+            let n = zkmha_mle::log2_ceil(s);
+            for kind in [MaskKind::Causal, MaskKind::None] {
+                let keep = |i: usize, j: usize| match kind {
+                    MaskKind::Causal => i < s && j <= i,
+                    MaskKind::None => i < s && j < s,
+                };
+                let z = mle(sp, sp, |i, j| Fr::from(u64::from(keep(i, j))));
+                let m = mle(sp, sp, |i, j| if keep(i, j) { Fr::zero() } else { mask_value() });
+                for _ in 0..3 {
+                    let (r, c) = (pt(n, &mut rng), pt(n, &mut rng));
+                    let p = matrix_point(&r, &c);
+                    assert_eq!(zeroifier(kind, s, &r, &c), z.evaluate(&p).unwrap(), "{kind:?} s={s}");
+                    assert_eq!(mask_matrix(kind, s, &r, &c), m.evaluate(&p).unwrap(), "{kind:?} s={s}");
+                }
+            }
+            let b = pt(n, &mut rng);
+            let r = pt(n, &mut rng);
+            let ind =
+                DenseMultilinearExtension::new(n, (0..sp).map(|i| Fr::from(u64::from(i < s))).collect())
+                    .unwrap();
+            assert_eq!(prefix_eq_sum(s, &r), ind.evaluate(&r).unwrap());
+            let (ea, eb) = (eq_table(&r), eq_table(&b));
+            assert_eq!(prefix_eq_pair_sum(s, &r, &b), (0..s).map(|i| ea[i] * eb[i]).sum::<Fr>());
+        }
+    }
+
+    #[test]
+    fn head_padding_on_more_shapes() {
+        let mut rng = StdRng::seed_from_u64(12);
+        for (h, w) in [(12usize, 48usize), (9, 100), (3, 48), (12, 7), (9, 64), (1, 100), (3, 1)] {
+            let (hp, wp) = (padded_len(h), padded_len(w));
+            let rows = padded_len(h * w);
+            let cols = hp * wp;
+            let p = mle(rows, cols, |i, j| {
+                Fr::from(u64::from(j % wp < w && j / wp < h && i == (j / wp) * w + j % wp))
+            });
+            for _ in 0..2 {
+                let row = pt(zkmha_mle::log2_ceil(rows), &mut rng);
+                let col = pt(zkmha_mle::log2_ceil(cols), &mut rng);
+                assert_eq!(
+                    head_padding(h, w, &row, &col),
+                    p.evaluate(&matrix_point(&row, &col)).unwrap(),
+                    "h={h} w={w}"
+                );
+            }
+        }
+    }
+}

@@ -95,7 +95,7 @@ fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64
     let (w, x) = (weights(shape, seed), input(shape, seed + 100));
     let project =
         |input: &[i64], inputs: usize, weights: &[i64], bias: &[i64], outputs: usize, shift: u32| {
-            let p = ProjectionShape { rows: a.seq_len, inputs, outputs, shift };
+            let p = ProjectionShape { rows: a.seq_len, inputs, outputs, shift, output_bits: None };
             compute_projection(&p, input, weights, bias).unwrap()
         };
     let d = shape.model_width;
@@ -209,11 +209,14 @@ fn rejects_another_input_or_another_model() {
 fn rejects_tampered_parts_and_missing_parts() {
     let [(softmax, shape), _] = modes(&small());
     let r = run(&shape, MaskKind::Causal, softmax, 5);
-    // K's sent output value: absorbed before V's lookup, so V's lookup is the first to fail
-    // (the last projection's would fail the batched sum-check).
+    // K's sent output value: its own output range's column claim no longer matches it (the
+    // output projection's, which has no range check, fails the batched sum-check).
     let mut bad = r.proof.clone();
     bad.projections.projections[1].output_value += Fr::one();
-    assert!(matches!(verify_model_layer(&r.params, &r.statement, &bad), Err(AttentionError::Lookup(_))));
+    assert_eq!(
+        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
+        Err(AttentionError::CheckFailed { step: "projection output range" })
+    );
     let mut bad = r.proof.clone();
     bad.projections.projections[3].output_value += Fr::one();
     assert!(matches!(
@@ -256,11 +259,11 @@ fn rejects_tampered_parts_and_missing_parts() {
         bad.projections.projections[3].high_digit_value.map(|h| h + Fr::one());
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
-    // the four multiplicity columns, O, Y, D_hi and m_hi: a wrong evaluation of any of them
-    // fails it.
+    // the four multiplicity columns, O, Y, D_hi, m_hi and the three output ranges'
+    // multiplicities: a wrong evaluation of any of them fails it.
     let openings = r.proof.layer.openings.as_ref().unwrap();
-    assert_eq!(openings.evaluations.len(), 28);
-    for k in 0..28 {
+    assert_eq!(openings.evaluations.len(), 31);
+    for k in 0..31 {
         let mut bad = r.proof.clone();
         bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
         assert_eq!(
@@ -404,8 +407,9 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
         verify_model_layer(&r.params, &post_norm, &r.proof).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "residual commitment" })
     );
-    // The opening answers H as one more polynomial (29 with k_o = 20's high digits).
-    assert_eq!(r.proof.layer.openings.as_ref().unwrap().evaluations.len(), 29);
+    // The opening answers H as one more polynomial (32 with k_o = 20's high digits and the
+    // three output ranges).
+    assert_eq!(r.proof.layer.openings.as_ref().unwrap().evaluations.len(), 32);
     // The prover needs H exactly when the shape says so.
     let w = weights(&shape, 12);
     let model = commit_model(&r.params, &shape, &w).unwrap();

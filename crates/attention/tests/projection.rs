@@ -11,7 +11,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 fn shape(rows: usize, inputs: usize, outputs: usize, shift: u32) -> ProjectionShape {
-    ProjectionShape { rows, inputs, outputs, shift }
+    ProjectionShape { rows, inputs, outputs, shift, output_bits: Some(16) }
 }
 
 fn witness(shape: &ProjectionShape, seed: u64) -> ProjectionWitness {
@@ -66,6 +66,14 @@ fn discharge(
         }
         None => high_bits == 0,
     };
+    let output_range = match (&claims.output_multiplicities, shape.output_bits) {
+        (Some(c), Some(bits)) => holds(
+            &DenseMultilinearExtension::from_i64(bits as usize, &ranges.output_multiplicities).unwrap(),
+            c,
+        ),
+        (None, None) => true,
+        _ => false,
+    };
     holds(&padded(&w.input, shape.rows, shape.inputs, rv, iv), &claims.input)
         && holds(&padded(&w.weights, shape.inputs, shape.outputs, iv, ov), &claims.weights)
         && holds(&padded(&w.bias, 1, shape.outputs, 0, ov), &claims.bias)
@@ -75,6 +83,7 @@ fn discharge(
             &claims.multiplicities,
         )
         && high
+        && output_range
 }
 
 fn prove(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &ProjectionRanges) -> ProjectionsProof {
@@ -166,7 +175,17 @@ fn rejects_tampered_messages() {
     let proof = prove(&s, &w, &ranges);
     let mut bad = proof.clone();
     bad.projections[0].output_value += Fr::one();
-    assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
+    assert_eq!(verify(&s, &bad), Err(AttentionError::CheckFailed { step: "projection output range" }));
+    // Without the output range, the sent y is caught by the sum-check.
+    let unchecked = ProjectionShape { output_bits: None, ..s };
+    let ranges = projection_ranges(&unchecked, &w).unwrap();
+    let mut bad = prove(&unchecked, &w, &ranges);
+    bad.projections[0].output_value += Fr::one();
+    assert!(matches!(verify(&unchecked, &bad), Err(AttentionError::Sumcheck { .. })));
+    // The output range's lookup claims are checked like the remainder's.
+    let mut bad = proof.clone();
+    bad.projections[0].lookup.witness_values[1][0] += Fr::one();
+    assert!(verify(&s, &bad).is_err());
     let mut bad = proof.clone();
     bad.projections[0].bias_value += Fr::one();
     assert!(matches!(verify(&s, &bad), Err(AttentionError::Sumcheck { .. })));
@@ -182,6 +201,28 @@ fn rejects_tampered_messages() {
     // Another statement: a different shift or width.
     assert!(verify(&shape(5, 12, 6, 9), &proof).is_err());
     assert!(verify(&shape(5, 12, 7, 8), &proof).is_err());
+    assert!(verify(&ProjectionShape { output_bits: Some(15), ..s }, &proof).is_err());
+    assert!(verify(&ProjectionShape { output_bits: None, ..s }, &proof).is_err());
+}
+
+/// The output range: an output outside `[−2^(b−1), 2^(b−1))` cannot be proven (a named error
+/// for the honest prover; the lookup rejects a prover that goes on).
+#[test]
+fn outputs_outside_the_output_range_are_refused() {
+    let s = ProjectionShape { output_bits: Some(4), ..shape(3, 4, 3, 2) };
+    let w = witness(&s, 12);
+    assert!(w.output.iter().any(|y| !(-8..8).contains(y)), "the test needs a wide output");
+    assert!(matches!(projection_ranges(&s, &w), Err(AttentionError::ValueOutOfRange { tensor: "Y", .. })));
+    let wide = ProjectionShape { output_bits: Some(16), ..s };
+    let ranges = projection_ranges(&wide, &w).unwrap();
+    let proof = prove(&wide, &w, &ranges);
+    verify(&wide, &proof).unwrap();
+    // Claimed with the narrow range: the honest proof of the wide one does not verify.
+    assert!(verify(&s, &proof).is_err());
+    assert!(matches!(
+        projection_ranges(&ProjectionShape { output_bits: Some(17), ..s }, &w),
+        Err(AttentionError::InvalidShape(_))
+    ));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 fn shape(rows: usize, heads: usize, head_dim: usize) -> RotaryShape {
-    RotaryShape { rows, heads, head_dim, base: 10_000, fraction_bits: 14 }
+    RotaryShape { rows, heads, head_dim, base: 10_000, fraction_bits: 14, output_bits: ROTARY_OUTPUT_BITS }
 }
 
 fn input(shape: &RotaryShape, seed: u64, bound: i64) -> Vec<i64> {
@@ -36,29 +36,32 @@ fn holds(claim: &EvalClaim, actual: Fr) -> bool {
 struct Run {
     shape: RotaryShape,
     witness: RotaryWitness,
-    multiplicities: Vec<i64>,
+    ranges: RotaryRanges,
     proof: RotaryProof,
 }
 
 fn run(shape: RotaryShape, seed: u64) -> Run {
     let p = input(&shape, seed, 2047);
     let witness = RotaryWitness { output: compute_rotation(&shape, &p).unwrap(), input: p };
-    let multiplicities = rotation_multiplicities(&shape, &witness).unwrap();
-    let (proof, _) =
-        prove_rotation(&shape, &witness, &multiplicities, &mut Transcript::new(b"rope")).unwrap();
-    Run { shape, witness, multiplicities, proof }
+    let ranges = rotation_ranges(&shape, &witness).unwrap();
+    let (proof, _) = prove_rotation(&shape, &witness, &ranges, &mut Transcript::new(b"rope")).unwrap();
+    Run { shape, witness, ranges, proof }
 }
 
 /// Verifies and discharges every claim against the true tensors.
 fn check(run: &Run, proof: &RotaryProof) -> Result<(), AttentionError> {
     let claims = verify_rotation(&run.shape, proof, &mut Transcript::new(b"rope"))?;
-    let m = DenseMultilinearExtension::from_i64(run.shape.fraction_bits as usize, &run.multiplicities)
-        .unwrap()
-        .evaluate(&claims.multiplicities.point)
-        .unwrap();
+    let counts = |bits: u32, values: &[i64], point: &[Fr]| {
+        DenseMultilinearExtension::from_i64(bits as usize, values).unwrap().evaluate(point).unwrap()
+    };
+    let m =
+        counts(run.shape.fraction_bits, &run.ranges.remainder_multiplicities, &claims.multiplicities.point);
+    let m_r =
+        counts(run.shape.output_bits, &run.ranges.output_multiplicities, &claims.output_multiplicities.point);
     let fine = holds(&claims.input, evaluate(&run.shape, &run.witness.input, &claims.input.point))
         && holds(&claims.output, evaluate(&run.shape, &run.witness.output, &claims.output.point))
-        && holds(&claims.multiplicities, m);
+        && holds(&claims.multiplicities, m)
+        && holds(&claims.output_multiplicities, m_r);
     if fine { Ok(()) } else { Err(AttentionError::CheckFailed { step: "openings" }) }
 }
 
@@ -97,17 +100,30 @@ fn rejects_a_wrong_output() {
     // lookup; a prover that sends y off by one fails the sum-check.
     let mut bad = r.witness.clone();
     bad.output[4] += 1;
-    assert!(matches!(rotation_multiplicities(&r.shape, &bad), Err(AttentionError::Lookup(_))));
+    assert!(matches!(rotation_ranges(&r.shape, &bad), Err(AttentionError::Lookup(_))));
     // A prover that goes on with the honest multiplicities: the range lookup rejects it.
-    if let Ok((proof, _)) = prove_rotation(&r.shape, &bad, &r.multiplicities, &mut Transcript::new(b"rope")) {
+    if let Ok((proof, _)) = prove_rotation(&r.shape, &bad, &r.ranges, &mut Transcript::new(b"rope")) {
         assert!(matches!(
             verify_rotation(&r.shape, &proof, &mut Transcript::new(b"rope")),
             Err(AttentionError::Lookup(_))
         ));
     }
+    // A sent y off by one: the output range's column claim (at the same point) disagrees.
     let mut proof = r.proof.clone();
     proof.output_value += Fr::one();
-    assert!(matches!(check(&r, &proof), Err(AttentionError::Sumcheck { .. })));
+    assert_eq!(check(&r, &proof), Err(AttentionError::CheckFailed { step: "rotary embedding output range" }));
+    // The output range's own lookup claim.
+    let mut proof = r.proof.clone();
+    proof.lookup.witness_values[1][0] += Fr::one();
+    assert!(check(&r, &proof).is_err());
+    // An input whose rotation leaves the output range is refused by name.
+    let wide = shape(3, 1, 4);
+    let p = vec![30_000i64; 12];
+    let witness = RotaryWitness { output: compute_rotation(&wide, &p).unwrap(), input: p };
+    assert!(matches!(
+        rotation_ranges(&wide, &witness),
+        Err(AttentionError::ValueOutOfRange { tensor: "R", .. })
+    ));
 }
 
 #[test]
@@ -143,6 +159,7 @@ fn the_shape_is_absorbed() {
         RotaryShape { base: 10_001, ..r.shape },
         RotaryShape { fraction_bits: 13, ..r.shape },
         RotaryShape { heads: 3, ..r.shape },
+        RotaryShape { output_bits: 15, ..r.shape },
     ] {
         assert!(verify_rotation(&other, &r.proof, &mut Transcript::new(b"rope")).is_err(), "{other:?}");
     }
