@@ -82,8 +82,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
     let (q, k) =
         (project(&weights.queries, &weights.queries_bias)?, project(&weights.keys, &weights.keys_bias)?);
     let score_scale = 4.0 / (spread(&q) * spread(&k) * (args.head_dim as f64).sqrt());
-    let softmax =
-        SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(score_scale, attention.padded_seq_len())?);
+    let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(score_scale, attention.seq_len)?);
 
     let start = Instant::now();
     let params = model_hyrax_params(&shape, softmax);

@@ -97,7 +97,7 @@ pub fn softmax_mode(
         SoftmaxChoice::Linear => SoftmaxMode::Identity,
         SoftmaxChoice::Exponential => SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(
             score_scale.unwrap_or_else(|| default_score_scale(shape.head_dim)),
-            shape.padded_seq_len(),
+            shape.seq_len,
         )?),
     })
 }

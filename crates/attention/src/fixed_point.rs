@@ -12,6 +12,24 @@
 //! rows i < s, head < h:  R = Σ_j A ∈ [2^f − δ, 2^f + δ),   u = R − 2^f + δ ∈ [0, 2^tolerance_bits),  δ = 2^(tolerance_bits − 1)
 //! ```
 //!
+//! What an accepted row guarantees, whatever shift the prover chose (the shift is pinned only
+//! by the row sum): write `c' = M / 2^(g+k)` (the public scale the proof uses), `a_j = S_j·c'`,
+//! `P_j = 2^f·exp(a_j)/Σ_kept exp(a)` (the exact fixed-point target) and `n` the row's kept
+//! entries (at most s). The relation gives `x_j = ẑ − S_j·M/2^k + ε_j` with `|ε_j| ≤ 1/2` (the
+//! remainder is range-checked, and ẑ·2^k is an integer however ẑ was chosen), the table gives
+//! `A_j = 2^f·exp(−x_j/2^g) + τ_j` with `|τ_j| ≤ 1/2` (a zero for `hi > 0` included), so
+//!
+//! ```text
+//! R = E·Σ_j P_j·e^(−ε_j/2^g) + Σ_j τ_j   with  E = exp(LSE(a) − ẑ/2^g)
+//! ⇒ E ∈ [(R − n/2)/2^f · e^(−θ), (R + n/2)/2^f · e^(θ)],  θ = 2^−(g+1)
+//! ⇒ |A_j − P_j| ≤ 1/2 + P_j·((1 + β)·e^(2^−g) − 1),   β = (δ + n/2) / 2^f
+//! ```
+//!
+//! ([`SoftmaxParams::entry_error_bound`]): the row sum proves the shift is the row's
+//! log-sum-exp within `ln(1 + β) + θ` nats. An honest prover, which picks the shift whose row
+//! sum is nearest `2^f`, stays far inside it (ACCURACY.md); a prover that re-shifts a row as
+//! far as the tolerance allows reaches it but cannot pass it.
+//!
 //! The table `T` is computed with a deterministic `exp` (only IEEE-754 +, −, ×, ÷, which are
 //! exactly rounded everywhere), so prover and verifier build the same table on any machine.
 
@@ -40,12 +58,13 @@ pub struct SoftmaxParams {
 
 impl SoftmaxParams {
     /// Defaults for a real score scale `c` (real exponent per unit of integer score, `1/√m`
-    /// included) and a sequence length: `g = 8`, `f = 16`, `k = 16`, the tolerance from the
-    /// error bound (rounding of the shift, of `x` and of each table entry).
+    /// included) and the longest row's kept entries (the tokens `s`; a larger count only
+    /// widens the tolerance): `g = 8`, `f = 16`, `k = 16`, the tolerance from the honest
+    /// prover's error (rounding of the shift, of `x` and of each table entry).
     ///
     /// # Errors
     /// [`AttentionError::NumericRange`] when `c` is not positive and finite or too large.
-    pub fn for_score_scale(score_scale: f64, padded_seq_len: usize) -> Result<Self, AttentionError> {
+    pub fn for_score_scale(score_scale: f64, row_len: usize) -> Result<Self, AttentionError> {
         let (g, k, f) = (8u32, 16u32, 16u32);
         let multiplier = (score_scale * 2f64.powi((g + k) as i32)).round();
         if !score_scale.is_finite()
@@ -56,8 +75,9 @@ impl SoftmaxParams {
                 "the score scale {score_scale} gives the softmax multiplier {multiplier}, outside [1, 2^40]"
             )));
         }
-        // |R − 2^f| ≤ 2^(f−g−1) (shift step) + 2^(f−g−1) (rounding of x) + ŝ/2 (table rounding).
-        let bound = (1u64 << (f - g)) + padded_seq_len as u64 / 2 + 1;
+        // |R − 2^f| ≤ 2^(f−g−1) (shift step) + 2^(f−g−1) (rounding of x) + s/2 (table rounding
+        // of the kept entries).
+        let bound = (1u64 << (f - g)) + row_len as u64 / 2 + 1;
         let tolerance_bits = (bound.next_power_of_two().trailing_zeros() + 1).min(16);
         Ok(Self { multiplier: multiplier as u64, shift: k, exponent_bits: g, output_bits: f, tolerance_bits })
     }
@@ -78,6 +98,16 @@ impl SoftmaxParams {
         } else {
             Err(AttentionError::NumericRange(format!("invalid softmax parameters {self:?}")))
         }
+    }
+
+    /// The largest `|A_j − P_j|` of any accepted proof (honest or not) for an entry whose exact
+    /// fixed-point softmax is `reference` (`P_j = 2^f·softmax_j` at the public scale
+    /// `M/2^(g+k)`) in a row of `row_len` kept entries: `1/2 + P_j·((1 + β)·e^(2^−g) − 1)`,
+    /// `β = (δ + row_len/2)/2^f` (derived in this module's docs).
+    pub fn entry_error_bound(&self, reference: f64, row_len: usize) -> f64 {
+        let beta = (self.tolerance() as f64 + row_len as f64 / 2.0) / self.one() as f64;
+        let step = (2f64).powi(-(self.exponent_bits as i32));
+        0.5 + reference.abs() * ((1.0 + beta) * step.exp() - 1.0)
     }
 
     /// `δ`: the allowed distance of a row sum from `2^f`.

@@ -163,14 +163,14 @@ impl ModelQuantization {
         2f64.powi(-(f_x + f_q - k_q as i32) - (f_x + f_k - k_k as i32)) / (head_dim as f64).sqrt()
     }
 
-    /// The proven softmax for `attention` (its table depends on the padded length).
+    /// The proven softmax for `attention` (its tolerance depends on the length).
     ///
     /// # Errors
     /// As [`SoftmaxParams::for_score_scale`].
     pub fn softmax(&self, attention: &AttentionShape) -> Result<SoftmaxMode, AttentionError> {
         Ok(SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(
             self.score_scale(attention.head_dim),
-            attention.padded_seq_len(),
+            attention.seq_len,
         )?))
     }
 

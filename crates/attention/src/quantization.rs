@@ -105,7 +105,7 @@ pub fn quantize_attention(
     let k = quantize(&inputs.keys, bits, "K")?;
     let v = quantize(&inputs.values, bits, "V")?;
     let score_scale = q.scale * k.scale / (shape.head_dim as f64).sqrt();
-    let softmax = SoftmaxParams::for_score_scale(score_scale, shape.padded_seq_len())?;
+    let softmax = SoftmaxParams::for_score_scale(score_scale, shape.seq_len)?;
     Ok(QuantizedAttention {
         inputs: AttentionInputs { queries: q.values, keys: k.values, values: v.values },
         output_scale: v.scale / softmax.one() as f64,
