@@ -29,9 +29,12 @@ pub struct ShapeArgs {
     /// BERT, causal for decoders).
     #[arg(long, value_parser = parse_mask)]
     pub mask: Option<MaskKind>,
-    /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized activations).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized
+    /// activations); default 1. `prove --zk` without it draws the inputs from the operating
+    /// system's randomness instead: inputs from a public seed are no secret, since anyone can
+    /// try seeds against the proof's public output.
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Softmax: exp (fixed-point softmax, proven with lookups) or linear (no softmax: linear
     /// attention, the softmax is not proven).
     #[arg(long, default_value = "exp", value_parser = parse_softmax)]
@@ -71,7 +74,7 @@ impl Default for ShapeArgs {
             head_dim: 64,
             value_head_dim: None,
             mask: None,
-            seed: 1,
+            seed: None,
             softmax: SoftmaxChoice::Exponential,
             score_scale: None,
         }
@@ -170,7 +173,11 @@ pub struct LayerRun {
 
 /// Random integer inputs for `shape`.
 pub fn random_inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    random_inputs_from(shape, &mut ChaCha20Rng::seed_from_u64(seed))
+}
+
+/// Random inputs in −127..=127 drawn from `rng`.
+pub fn random_inputs_from(shape: &AttentionShape, rng: &mut impl Rng) -> AttentionInputs {
     let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
     AttentionInputs {
         queries: draw(shape.seq_len * shape.model_width()),
@@ -217,7 +224,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
-    let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed)?;
+    let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed.unwrap_or(1))?;
     let softmax_name = if softmax.is_proven() { "exp (proven)" } else { "identity (not proven)" };
     let wall = start.elapsed();
     let p = &run.prover;

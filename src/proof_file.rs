@@ -105,7 +105,21 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         bail!("--input, --tokens and --vk need --model FILE");
     }
     let shape = args.layer.shape()?;
-    let inputs = random_inputs(&shape, args.layer.seed);
+    let inputs = match (args.zk, args.layer.seed) {
+        // Hidden inputs must not be reproducible from a public seed.
+        (true, None) => {
+            let mut rng =
+                zkmha_zk::secure_rng().context("the operating system gave no randomness for the inputs")?;
+            crate::layer::random_inputs_from(&shape, &mut rng)
+        }
+        (_, seed) => random_inputs(&shape, seed.unwrap_or(1)),
+    };
+    if args.zk && args.layer.seed.is_some() {
+        eprintln!(
+            "warning: --seed makes the hidden inputs reproducible by anyone who knows it; without it \
+             they come from the operating system's randomness"
+        );
+    }
     let start = Instant::now();
     let softmax = args.layer.softmax_mode(&shape)?;
     if args.zk {

@@ -570,3 +570,41 @@ fn verify_exit_codes_tell_valid_invalid_bad_file_and_refused_apart() {
     assert_eq!(out.status.code(), Some(BAD_INPUT));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The audit's witness recovery (shared/audit/audit_cli_witness.rs): `prove --zk` used to draw
+/// its hidden inputs from the public default seed, so trying seeds against the proof's public
+/// output recovered Q, K and V. Without `--seed` the inputs now come from the operating system.
+#[test]
+#[allow(clippy::unwrap_used)]
+fn zero_knowledge_inputs_are_not_reproducible_from_a_seed() {
+    use ark_serialize::CanonicalDeserialize;
+    use rand::{Rng, SeedableRng};
+    let dir = std::env::temp_dir().join(format!("zkmha-zk-seed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("zk.proof");
+    let shape_args = ["--seq", "8", "--heads", "2", "--head-dim", "4", "--softmax", "linear"];
+    let out = zkmha(&[&["prove", "--zk", "--out", file.to_str().unwrap()][..], &shape_args[..]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(&bytes[..6], b"ZKMHAZ");
+    let statement = zkmha_attention::CommittedStatement::deserialize_compressed(&bytes[10..]).unwrap();
+    for seed in 0..64u64 {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let shape = statement.shape;
+        let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+        let x = zkmha_attention::AttentionInputs {
+            queries: draw(shape.seq_len * shape.model_width()),
+            keys: draw(shape.seq_len * shape.model_width()),
+            values: draw(shape.seq_len * shape.value_model_width()),
+        };
+        let w = zkmha_attention::compute_witness(&shape, statement.mask, &x).unwrap();
+        assert_ne!(w.output, statement.output, "seed {seed} reproduces the hidden inputs");
+    }
+    // An explicit seed is honoured, with a warning.
+    let out = zkmha(
+        &[&["prove", "--zk", "--seed", "3", "--out", file.to_str().unwrap()][..], &shape_args[..]].concat(),
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reproducible"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
