@@ -32,7 +32,9 @@ const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
 const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
 /// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
 /// 2: the residual's kind in the shape and key; a committed hidden state for pre-norm decoders.
-const FILE_VERSION: u32 = 2;
+/// 3: range-checked Q, K, V and rotations (their multiplicities in the proof); keys of
+/// checked architectures.
+const FILE_VERSION: u32 = 3;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 /// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
