@@ -68,7 +68,12 @@ fn heads_text(heads: usize, key_value_heads: usize, head_dim: usize) -> String {
 /// window, a scaling): distinct from other errors (1).
 /// Whether `error` is a refusal of a model the proof does not cover.
 pub fn is_unsupported_model(error: &anyhow::Error) -> bool {
-    error.chain().any(|e| matches!(e.downcast_ref::<ModelError>(), Some(ModelError::Unsupported(_))))
+    error.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<ModelError>(),
+            Some(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. })
+        )
+    })
 }
 
 /// Where the architecture was read from, in words.

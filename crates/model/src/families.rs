@@ -57,16 +57,25 @@ impl Family {
 
 impl Entry {
     /// `count` values from value `first` (row-aligned: GGUF rows are whole blocks).
-    fn decode(&self, bytes: &[u8], first: usize, count: usize) -> Vec<f64> {
+    ///
+    /// # Errors
+    /// [`ModelError::UnsupportedTensorType`] for a GGUF type this reader does not decode.
+    fn decode(&self, bytes: &[u8], first: usize, count: usize) -> Result<Vec<f64>, ModelError> {
         let data = bytes.get(self.range.clone()).unwrap_or(&[]);
-        match self.encoding {
+        Ok(match self.encoding {
             Encoding::Safetensors(dtype) => {
                 let width = if dtype == Dtype::F32 { 4 } else { 2 };
                 let part = data.get(first * width..(first + count) * width).unwrap_or(&[]);
                 safetensors_decode(dtype, part)
             }
             Encoding::Gguf(kind) => gguf::decode(kind, data, first, count),
-        }
+            Encoding::GgufUnsupported(code) => {
+                return Err(ModelError::UnsupportedTensorType {
+                    name: self.original.clone(),
+                    type_name: gguf::ggml_type_name(code),
+                });
+            }
+        })
     }
 }
 
@@ -127,6 +136,8 @@ pub struct AttentionWeights {
 enum Encoding {
     Safetensors(Dtype),
     Gguf(TensorType),
+    /// A GGUF type this reader does not decode (its ggml code): an error when read.
+    GgufUnsupported(u32),
 }
 
 /// One tensor: its row-major shape and where its bytes are; decoded on first use.
@@ -141,10 +152,36 @@ struct Entry {
     decoded: OnceLock<Tensor>,
 }
 
+/// A model file's bytes: memory-mapped, so that only the pages of the tensors a proof reads
+/// are ever loaded (a 30-layer GGUF file for a layer-0 proof touches a few MB of it).
+struct FileBytes(memmap2::Mmap);
+
+impl FileBytes {
+    fn map(path: &Path) -> Result<Self, ModelError> {
+        let io = |e: std::io::Error| ModelError::Io { path: path.to_path_buf(), message: e.to_string() };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and private to this process; as with any memory map,
+        // another process truncating or rewriting the file while it is mapped is outside what
+        // this program can guard against (the prover's inputs are the user's own files, read
+        // once; a changed file changes the commitments, which the proof then attests).
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Ok(Self(map))
+    }
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// The float tensors of a model file (safetensors or GGUF), decoded into f64 on demand, and
 /// what the file's own metadata says about the model.
 pub struct TensorFile {
-    bytes: Vec<u8>,
+    bytes: FileBytes,
     tensors: HashMap<String, Entry>,
     /// The family, head counts and norm constants the file names (GGUF metadata).
     pub metadata: FileMetadata,
@@ -240,13 +277,13 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
 
 impl TensorFile {
     /// Reads a safetensors or GGUF file (told apart by its first bytes) and indexes its float
-    /// tensors (other types are skipped in safetensors; in GGUF they are an error).
+    /// tensors (other types are skipped in safetensors; in GGUF they are indexed, and reading one
+    /// is [`ModelError::UnsupportedTensorType`]); the file is memory-mapped, not read.
     ///
     /// # Errors
     /// [`ModelError::Io`], or [`ModelError::Corrupt`] / [`ModelError::CorruptGguf`].
     pub fn read(path: &Path) -> Result<Self, ModelError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| ModelError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let bytes = FileBytes::map(path)?;
         if gguf::is_gguf(&bytes) {
             return Self::from_gguf(path, bytes);
         }
@@ -275,7 +312,7 @@ impl TensorFile {
         Ok(Self { bytes, tensors, metadata: FileMetadata::default() })
     }
 
-    fn from_gguf(path: &Path, bytes: Vec<u8>) -> Result<Self, ModelError> {
+    fn from_gguf(path: &Path, bytes: FileBytes) -> Result<Self, ModelError> {
         let file = gguf::parse(&bytes)
             .map_err(|message| ModelError::CorruptGguf { path: path.to_path_buf(), message })?;
         let architecture = file.metadata.get("general.architecture").and_then(|v| v.as_text()).unwrap_or("");
@@ -307,14 +344,14 @@ impl TensorFile {
                 if transpose {
                     shape.reverse();
                 }
-                let entry = Entry {
-                    shape,
-                    encoding: Encoding::Gguf(t.kind),
-                    range: t.range,
-                    transpose,
-                    original: t.name,
-                    decoded: OnceLock::new(),
+                let (encoding, range) = match t.data {
+                    gguf::TensorData::Decodable { kind, range } => (Encoding::Gguf(kind), range),
+                    gguf::TensorData::Unsupported { ggml_type } => {
+                        (Encoding::GgufUnsupported(ggml_type), 0..0)
+                    }
                 };
+                let entry =
+                    Entry { shape, encoding, range, transpose, original: t.name, decoded: OnceLock::new() };
                 (name, entry)
             })
             .collect();
@@ -340,14 +377,15 @@ impl TensorFile {
     /// [`ModelError::MissingTensor`] naming the tensor and its closest matches.
     pub fn get(&self, name: &str) -> Result<&Tensor, ModelError> {
         let entry = self.entry(name)?;
-        Ok(entry.decoded.get_or_init(|| {
-            let count = entry.shape.iter().product();
-            let mut data = entry.decode(&self.bytes, 0, count);
-            if let (true, [rows, columns]) = (entry.transpose, entry.shape.as_slice()) {
-                data = transpose(*columns, *rows, &data);
-            }
-            Tensor { shape: entry.shape.clone(), data }
-        }))
+        if let Some(tensor) = entry.decoded.get() {
+            return Ok(tensor);
+        }
+        let count = entry.shape.iter().product();
+        let mut data = entry.decode(&self.bytes, 0, count)?;
+        if let (true, [rows, columns]) = (entry.transpose, entry.shape.as_slice()) {
+            data = transpose(*columns, *rows, &data);
+        }
+        Ok(entry.decoded.get_or_init(|| Tensor { shape: entry.shape.clone(), data }))
     }
 
     /// The shape of the tensor named `name` (without decoding it).
@@ -375,7 +413,7 @@ impl TensorFile {
             if id >= rows {
                 return Err(ModelError::Input(format!("token id {id} is outside the vocabulary of {rows}")));
             }
-            out.extend(entry.decode(&self.bytes, id * columns, columns));
+            out.extend(entry.decode(&self.bytes, id * columns, columns)?);
         }
         Ok(out)
     }

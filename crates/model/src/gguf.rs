@@ -14,15 +14,37 @@
 //! Q4_0     blocks of 32: d (f16), 16 bytes of nibbles;     x_j = d·(n_j − 8)
 //! Q4_1     blocks of 32: d, m (f16), 16 bytes of nibbles;  x_j = d·n_j + m
 //!          (n_j = low nibble of byte j for j < 16, high nibble of byte j − 16 otherwise)
+//! Q5_0     blocks of 32: d (f16), h (u32), 16 bytes of nibbles; x_j = d·(n_j + 16·h_j − 16)
+//! Q5_1     blocks of 32: d, m (f16), h (u32), nibbles;           x_j = d·(n_j + 16·h_j) + m
+//!          (h_j = bit j of h)
+//! K-quants super-blocks of 256 values in sub-blocks of 16 or 32, each with its own scale
+//!          (and minimum), the scales themselves quantized against the super-block's d (and dmin):
+//! Q2_K     scales[16] (4-bit scale | 4-bit min), q[64] (2 bits), d, dmin (f16);
+//!          x = d·sc·q − dmin·m                                   (sub-blocks of 16)
+//! Q3_K     hmask[32] (the third bit), q[64] (2 bits), scales[12] (16 × 6 bits), d (f16);
+//!          x = d·(sc − 32)·(q − 4·[high bit clear])             (sub-blocks of 16)
+//! Q4_K     d, dmin (f16), scales[12] (8 × 6-bit scale, 8 × 6-bit min), q[128] (4 bits);
+//!          x = d·sc·q − dmin·m                                   (sub-blocks of 32)
+//! Q5_K     as Q4_K, plus qh[32] (the fifth bit)                  (sub-blocks of 32)
+//! Q6_K     ql[128] (low 4 bits), qh[64] (high 2 bits), scales[16] (i8), d (f16);
+//!          x = d·sc·(q − 32)                                     (sub-blocks of 16)
+//! Q8_K     d (f32), q[256] (i8), bsums[16] (unused here);       x = d·q
+//! other    parsed (name, shape), never decoded: an error naming the tensor and its type
+//!          only when the proof reads that tensor
 //! ```
 //!
 //! The products and sums are taken in f32, as ggml and gguf-py take them, so every value is
 //! bit-exact with theirs (then widened to f64).
 //!
-//! Written by hand: the GGUF crates on crates.io either stop at the metadata (no
-//! dequantization) or come inside a whole tensor framework (candle); this reader is small,
-//! bounds-checks every read of an untrusted file, and decodes one tensor (or one row range)
-//! on demand.
+//! Written by hand rather than taken from candle-core's `gguf_file` (which decodes the
+//! K-quants too): candle brings a whole tensor framework (its gemm kernels, its own `half`,
+//! `safetensors` and thread pools: minutes of compile time on the project's 2 cores for ~300
+//! lines used), and it dequantizes a whole tensor into an f32 tensor, where the proof wants
+//! single rows (an embedding table's few token rows) in f64. The other GGUF crates on
+//! crates.io stop at the metadata. This reader bounds-checks every read of an untrusted
+//! file, leaves tensors of types it does not decode alone until one is asked for, and
+//! decodes one tensor (or one row range) on demand; its values are pinned against gguf-py's
+//! `dequantize` on real tensors and on random blocks of every type (`tests/gguf.rs`).
 
 use std::collections::HashMap;
 
@@ -68,7 +90,8 @@ impl MetadataValue {
     }
 }
 
-/// A tensor type this reader decodes.
+/// A tensor type this reader decodes (the ggml type codes are in [`TensorType::from_ggml`]).
+#[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorType {
     /// ggml type 0.
@@ -83,19 +106,69 @@ pub enum TensorType {
     Q4_0,
     /// ggml type 3.
     Q4_1,
+    /// ggml type 6.
+    Q5_0,
+    /// ggml type 7.
+    Q5_1,
+    /// ggml type 10.
+    Q2_K,
+    /// ggml type 11.
+    Q3_K,
+    /// ggml type 12.
+    Q4_K,
+    /// ggml type 13.
+    Q5_K,
+    /// ggml type 14.
+    Q6_K,
+    /// ggml type 15.
+    Q8_K,
 }
 
+/// Every type [`decode`] handles.
+pub const DECODED_TYPES: [TensorType; 14] = [
+    TensorType::F32,
+    TensorType::F16,
+    TensorType::BF16,
+    TensorType::Q8_0,
+    TensorType::Q4_0,
+    TensorType::Q4_1,
+    TensorType::Q5_0,
+    TensorType::Q5_1,
+    TensorType::Q2_K,
+    TensorType::Q3_K,
+    TensorType::Q4_K,
+    TensorType::Q5_K,
+    TensorType::Q6_K,
+    TensorType::Q8_K,
+];
+
+/// Values per K-quant super-block.
+const QK_K: usize = 256;
+
 impl TensorType {
-    fn from_ggml(code: u32) -> Option<Self> {
-        Some(match code {
-            0 => TensorType::F32,
-            1 => TensorType::F16,
-            30 => TensorType::BF16,
-            8 => TensorType::Q8_0,
-            2 => TensorType::Q4_0,
-            3 => TensorType::Q4_1,
-            _ => return None,
-        })
+    /// The type of ggml type code `code`, if this reader decodes it.
+    pub fn from_ggml(code: u32) -> Option<Self> {
+        DECODED_TYPES.into_iter().find(|t| t.ggml_code() == code)
+    }
+
+    /// Its ggml type code.
+    pub fn ggml_code(self) -> u32 {
+        match self {
+            TensorType::F32 => 0,
+            TensorType::F16 => 1,
+            TensorType::Q4_0 => 2,
+            TensorType::Q4_1 => 3,
+            TensorType::Q5_0 => 6,
+            TensorType::Q5_1 => 7,
+            TensorType::Q8_0 => 8,
+            TensorType::Q2_K => 10,
+            TensorType::Q3_K => 11,
+            TensorType::Q4_K => 12,
+            TensorType::Q5_K => 13,
+            TensorType::Q6_K => 14,
+            TensorType::Q8_K => 15,
+            TensorType::BF16 => 30,
+        }
     }
 
     /// Values per block and bytes per block.
@@ -106,6 +179,14 @@ impl TensorType {
             TensorType::Q8_0 => (32, 34),
             TensorType::Q4_0 => (32, 18),
             TensorType::Q4_1 => (32, 20),
+            TensorType::Q5_0 => (32, 22),
+            TensorType::Q5_1 => (32, 24),
+            TensorType::Q2_K => (QK_K, 84),
+            TensorType::Q3_K => (QK_K, 110),
+            TensorType::Q4_K => (QK_K, 144),
+            TensorType::Q5_K => (QK_K, 176),
+            TensorType::Q6_K => (QK_K, 210),
+            TensorType::Q8_K => (QK_K, 292),
         }
     }
 
@@ -118,8 +199,64 @@ impl TensorType {
             TensorType::Q8_0 => "Q8_0",
             TensorType::Q4_0 => "Q4_0",
             TensorType::Q4_1 => "Q4_1",
+            TensorType::Q5_0 => "Q5_0",
+            TensorType::Q5_1 => "Q5_1",
+            TensorType::Q2_K => "Q2_K",
+            TensorType::Q3_K => "Q3_K",
+            TensorType::Q4_K => "Q4_K",
+            TensorType::Q5_K => "Q5_K",
+            TensorType::Q6_K => "Q6_K",
+            TensorType::Q8_K => "Q8_K",
         }
     }
+}
+
+/// The name llama.cpp gives ggml type `code` (for messages about types this reader does
+/// not decode), or `"type N"`.
+pub fn ggml_type_name(code: u32) -> String {
+    if let Some(t) = TensorType::from_ggml(code) {
+        return t.name().to_string();
+    }
+    let name = match code {
+        9 => "Q8_1",
+        16 => "IQ2_XXS",
+        17 => "IQ2_XS",
+        18 => "IQ3_XXS",
+        19 => "IQ1_S",
+        20 => "IQ4_NL",
+        21 => "IQ3_S",
+        22 => "IQ2_S",
+        23 => "IQ4_XS",
+        24 => "I8",
+        25 => "I16",
+        26 => "I32",
+        27 => "I64",
+        28 => "F64",
+        29 => "IQ1_M",
+        34 => "TQ1_0",
+        35 => "TQ2_0",
+        39 => "MXFP4",
+        _ => return format!("type {code}"),
+    };
+    format!("{name} (type {code})")
+}
+
+/// Where a tensor's values are, when this reader decodes its type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    /// A type [`decode`] handles, and the tensor's bytes' range in the file (checked to lie
+    /// inside it).
+    Decodable {
+        /// Its type.
+        kind: TensorType,
+        /// Its bytes' range in the file.
+        range: std::ops::Range<usize>,
+    },
+    /// A type this reader does not decode (its ggml code): harmless until the tensor is read.
+    Unsupported {
+        /// The ggml type code.
+        ggml_type: u32,
+    },
 }
 
 /// One tensor of a GGUF file: where its bytes are, decoded on demand.
@@ -129,10 +266,8 @@ pub struct GgufTensor {
     pub name: String,
     /// `ne` (contiguous dimension first).
     pub dims: Vec<usize>,
-    /// Its type.
-    pub kind: TensorType,
-    /// Its bytes' range in the file.
-    pub range: std::ops::Range<usize>,
+    /// Its type and where its bytes are.
+    pub data: TensorData,
 }
 
 impl GgufTensor {
@@ -249,7 +384,8 @@ pub fn is_gguf(bytes: &[u8]) -> bool {
 ///
 /// # Errors
 /// One sentence (without the path) saying what is wrong: not GGUF, an unsupported version, a
-/// field past the end, an unknown tensor type (named), a tensor outside the file.
+/// field past the end, a tensor (of a decoded type) outside the file or not whole blocks.
+/// Tensors of other types are kept as [`TensorData::Unsupported`], not refused.
 pub fn parse(bytes: &[u8]) -> Result<Gguf, String> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(4)? != b"GGUF" {
@@ -292,9 +428,8 @@ pub fn parse(bytes: &[u8]) -> Result<Gguf, String> {
     let mut tensors = Vec::with_capacity(infos.len());
     for (name, dims, code, offset) in infos {
         let Some(kind) = TensorType::from_ggml(code) else {
-            return Err(format!(
-                "tensor {name} has ggml type {code}, which this reader does not decode (F32, F16, BF16, Q8_0, Q4_0, Q4_1)"
-            ));
+            tensors.push(GgufTensor { name, dims, data: TensorData::Unsupported { ggml_type: code } });
+            continue;
         };
         let (per_block, block_bytes) = kind.block();
         let count = dims.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
@@ -309,7 +444,7 @@ pub fn parse(bytes: &[u8]) -> Result<Gguf, String> {
             .ok_or_else(|| {
                 format!("tensor {name}'s data ({dims:?} of {}) lies outside the file", kind.name())
             })?;
-        tensors.push(GgufTensor { name, dims, kind, range });
+        tensors.push(GgufTensor { name, dims, data: TensorData::Decodable { kind, range } });
     }
     Ok(Gguf { version, metadata, tensors })
 }
@@ -327,35 +462,181 @@ fn f16(bytes: [u8; 2]) -> f32 {
 pub fn decode(kind: TensorType, bytes: &[u8], first: usize, count: usize) -> Vec<f64> {
     let (per_block, block_bytes) = kind.block();
     let blocks = bytes.chunks_exact(block_bytes).skip(first / per_block).take(count.div_ceil(per_block));
-    let mut out = Vec::with_capacity(count);
+    let mut out = Vec::with_capacity(count.div_ceil(per_block) * per_block);
+    let mut values = [0f32; QK_K];
     for block in blocks {
-        match kind {
-            TensorType::F32 => {
-                out.push(f64::from(f32::from_le_bytes([block[0], block[1], block[2], block[3]])))
+        let values = &mut values[..per_block];
+        decode_block(kind, block, values);
+        out.extend(values.iter().map(|&v| f64::from(v)));
+    }
+    out.truncate(count);
+    out
+}
+
+fn f16_at(block: &[u8], at: usize) -> f32 {
+    f16([block[at], block[at + 1]])
+}
+
+/// One block of `kind` (exactly `kind.block().1` bytes) into its `kind.block().0` values,
+/// in f32 with ggml's order of operations (`dequantize_row_*` in ggml-quants.c).
+fn decode_block(kind: TensorType, block: &[u8], y: &mut [f32]) {
+    match kind {
+        TensorType::F32 => y[0] = f32::from_le_bytes([block[0], block[1], block[2], block[3]]),
+        TensorType::F16 => y[0] = f16_at(block, 0),
+        TensorType::BF16 => y[0] = half::bf16::from_le_bytes([block[0], block[1]]).to_f32(),
+        TensorType::Q8_0 => {
+            let d = f16_at(block, 0);
+            for (y, &q) in y.iter_mut().zip(&block[2..34]) {
+                *y = d * f32::from(q as i8);
             }
-            TensorType::F16 => out.push(f64::from(f16([block[0], block[1]]))),
-            TensorType::BF16 => out.push(half::bf16::from_le_bytes([block[0], block[1]]).to_f64()),
-            TensorType::Q8_0 => {
-                let d = f16([block[0], block[1]]);
-                out.extend(block[2..].iter().map(|&q| f64::from(d * f32::from(q as i8))));
+        }
+        TensorType::Q4_0 | TensorType::Q4_1 => {
+            let d = f16_at(block, 0);
+            let (m, nibbles) = match kind {
+                TensorType::Q4_1 => (f16_at(block, 2), &block[4..20]),
+                _ => (0.0, &block[2..18]),
+            };
+            let value = |n: u8| match kind {
+                TensorType::Q4_1 => d * f32::from(n) + m,
+                _ => d * f32::from(i16::from(n) - 8),
+            };
+            for (j, &b) in nibbles.iter().enumerate() {
+                y[j] = value(b & 0x0F);
+                y[j + 16] = value(b >> 4);
             }
-            TensorType::Q4_0 | TensorType::Q4_1 => {
-                let d = f16([block[0], block[1]]);
-                let (m, nibbles) = match kind {
-                    TensorType::Q4_1 => (f16([block[2], block[3]]), &block[4..]),
-                    _ => (0.0, &block[2..]),
+        }
+        TensorType::Q5_0 | TensorType::Q5_1 => {
+            let d = f16_at(block, 0);
+            let (m, rest) = match kind {
+                TensorType::Q5_1 => (f16_at(block, 2), &block[4..24]),
+                _ => (0.0, &block[2..22]),
+            };
+            let high = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+            for (j, &b) in rest[4..20].iter().enumerate() {
+                let x0 = (b & 0x0F) | (((high >> j) << 4) & 0x10) as u8;
+                let x1 = (b >> 4) | ((high >> (j + 12)) & 0x10) as u8;
+                (y[j], y[j + 16]) = match kind {
+                    TensorType::Q5_1 => (f32::from(x0) * d + m, f32::from(x1) * d + m),
+                    _ => (f32::from(i16::from(x0) - 16) * d, f32::from(i16::from(x1) - 16) * d),
                 };
-                let value = |n: u8| -> f64 {
-                    match kind {
-                        TensorType::Q4_1 => f64::from(d * f32::from(n) + m),
-                        _ => f64::from(d * f32::from(i16::from(n) - 8)),
+            }
+        }
+        TensorType::Q2_K => {
+            let (scales, quants) = (&block[0..16], &block[16..80]);
+            let (d, dmin) = (f16_at(block, 80), f16_at(block, 82));
+            let mut at = 0;
+            for (half_block, q) in quants.chunks_exact(32).enumerate() {
+                for (j, shift) in [0, 2, 4, 6].into_iter().enumerate() {
+                    for part in 0..2 {
+                        let sc = scales[half_block * 8 + j * 2 + part];
+                        let (dl, ml) = (d * f32::from(sc & 0x0F), dmin * f32::from(sc >> 4));
+                        for &b in &q[part * 16..part * 16 + 16] {
+                            y[at] = dl * f32::from((b >> shift) & 3) - ml;
+                            at += 1;
+                        }
                     }
-                };
-                out.extend(nibbles.iter().map(|&b| value(b & 0x0F)));
-                out.extend(nibbles.iter().map(|&b| value(b >> 4)));
+                }
+            }
+        }
+        TensorType::Q3_K => {
+            let (high_mask, quants) = (&block[0..32], &block[32..96]);
+            let scales = q3_k_scales(&block[96..108]);
+            let d = f16_at(block, 108);
+            let mut at = 0;
+            for (half_block, q) in quants.chunks_exact(32).enumerate() {
+                for (j, shift) in [0, 2, 4, 6].into_iter().enumerate() {
+                    let bit = 1u8 << (half_block * 4 + j);
+                    for part in 0..2 {
+                        let dl = d * f32::from(i16::from(scales[half_block * 8 + j * 2 + part]) - 32);
+                        for l in part * 16..part * 16 + 16 {
+                            let low = i16::from((q[l] >> shift) & 3);
+                            let value = if high_mask[l] & bit != 0 { low } else { low - 4 };
+                            y[at] = dl * f32::from(value);
+                            at += 1;
+                        }
+                    }
+                }
+            }
+        }
+        TensorType::Q4_K | TensorType::Q5_K => {
+            let (d, dmin, scales) = (f16_at(block, 0), f16_at(block, 2), &block[4..16]);
+            let (high, quants) = match kind {
+                TensorType::Q5_K => (Some(&block[16..48]), &block[48..176]),
+                _ => (None, &block[16..144]),
+            };
+            for (j, q) in quants.chunks_exact(32).enumerate() {
+                for part in 0..2 {
+                    let (sc, m) = k4_scale_min(2 * j + part, scales);
+                    let (d1, m1) = (d * f32::from(sc), dmin * f32::from(m));
+                    let bit = 1u8 << (2 * j + part);
+                    for l in 0..32 {
+                        let low = if part == 0 { q[l] & 0x0F } else { q[l] >> 4 };
+                        let fifth = high.map_or(0, |h| if h[l] & bit != 0 { 16 } else { 0 });
+                        y[64 * j + 32 * part + l] = d1 * f32::from(low + fifth) - m1;
+                    }
+                }
+            }
+        }
+        TensorType::Q6_K => {
+            let (low, high, scales) = (&block[0..128], &block[128..192], &block[192..208]);
+            let d = f16_at(block, 208);
+            for n in 0..2 {
+                let (ql, qh, sc) = (&low[64 * n..], &high[32 * n..], &scales[8 * n..]);
+                for l in 0..32 {
+                    let is = l / 16;
+                    let q = [
+                        (ql[l] & 0x0F) | ((qh[l] & 3) << 4),
+                        (ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4),
+                        (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4),
+                        (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4),
+                    ];
+                    for (k, q) in q.into_iter().enumerate() {
+                        let scale = f32::from(sc[is + 2 * k] as i8);
+                        y[128 * n + 32 * k + l] = d * scale * f32::from(i16::from(q) - 32);
+                    }
+                }
+            }
+        }
+        TensorType::Q8_K => {
+            let d = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+            for (y, &q) in y.iter_mut().zip(&block[4..260]) {
+                *y = d * f32::from(q as i8);
             }
         }
     }
-    out.truncate(count);
+}
+
+/// Q4_K's and Q5_K's `get_scale_min_k4`: sub-block `j`'s 6-bit scale and minimum, packed in
+/// 12 bytes (the first four sub-blocks' in the low 6 bits of bytes 0–7, the last four's low
+/// 4 bits in bytes 8–11 and high 2 bits in the top bits of bytes 0–7).
+fn k4_scale_min(j: usize, q: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        ((q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
+    }
+}
+
+/// Q3_K's sixteen 6-bit scales (0..63, used as `sc − 32`) from their 12 packed bytes: the low
+/// 4 bits of scale `i` in the nibbles of bytes 0–7 (`i < 8`: low nibble of byte `i`; else the
+/// high nibble of byte `i − 8`), the high 2 bits in bytes 8–11 (bits `2·(i / 4)` of byte
+/// `8 + i mod 4`), as ggml unpacks them with its `kmask` words.
+fn q3_k_scales(packed: &[u8]) -> [u8; 16] {
+    const KMASK1: u32 = 0x0303_0303;
+    const KMASK2: u32 = 0x0f0f_0f0f;
+    let word = |i: usize| {
+        u32::from_le_bytes([packed[4 * i], packed[4 * i + 1], packed[4 * i + 2], packed[4 * i + 3]])
+    };
+    let (a0, a1, tmp) = (word(0), word(1), word(2));
+    let words = [
+        (a0 & KMASK2) | ((tmp & KMASK1) << 4),
+        (a1 & KMASK2) | (((tmp >> 2) & KMASK1) << 4),
+        ((a0 >> 4) & KMASK2) | (((tmp >> 4) & KMASK1) << 4),
+        ((a1 >> 4) & KMASK2) | (((tmp >> 6) & KMASK1) << 4),
+    ];
+    let mut out = [0u8; 16];
+    for (i, w) in words.into_iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
     out
 }

@@ -77,6 +77,17 @@ pub enum ModelError {
     /// The model was not found.
     #[error("{0}")]
     NotFound(String),
+    /// A tensor the proof reads is stored in a GGUF type this reader does not decode.
+    #[error(
+        "tensor {name} is stored as {type_name}, which zkmha does not decode (it decodes F32, F16, BF16, \
+         Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K)"
+    )]
+    UnsupportedTensorType {
+        /// The tensor's name in the file.
+        name: String,
+        /// Its type, as llama.cpp names it.
+        type_name: String,
+    },
     /// A feature of the model the proof does not cover (or metadata that contradicts the
     /// weights): refused rather than proven as something else.
     #[error(transparent)]

