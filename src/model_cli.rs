@@ -128,11 +128,15 @@ pub struct ModelInputArgs {
     /// The hidden state entering the layer (s × d_model; for BERT that is X itself, for
     /// GPT-2 and Llama X is the layer's norm of it): a .npy file (float32 or float64) or a
     /// safetensors file holding one float tensor.
-    #[arg(long, conflicts_with = "tokens")]
+    #[arg(long, conflicts_with_all = ["tokens", "text"])]
     pub input: Option<PathBuf>,
     /// Token ids (comma-separated): the hidden state is the model's embeddings (layer 0).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', conflicts_with = "text")]
     pub tokens: Option<Vec<usize>>,
+    /// Text, tokenized by the model's own tokenizer (the tokenizer.json beside a safetensors
+    /// file, or a GGUF file's metadata) into the token ids of layer 0's input.
+    #[arg(long)]
+    pub text: Option<String>,
     /// The verifier key from `zkmha commit-model` (made here when absent).
     #[arg(long)]
     pub vk: Option<PathBuf>,
@@ -457,14 +461,26 @@ pub fn prove(
         bail!("the verifier key was made for a model of another family (its residual differs)");
     }
     let d = key.model_width;
-    let hidden = match (&args.input, &args.tokens) {
+    let ids = match (&args.tokens, &args.text) {
+        (Some(ids), _) => Some(ids.clone()),
+        (None, Some(text)) => {
+            let tokenizer = loaded.file.tokenizer()?;
+            let ids = tokenizer.encode(text)?;
+            if !args.json {
+                eprintln!("tokenized by {}: {} tokens {ids:?}", tokenizer.source, ids.len());
+            }
+            Some(ids)
+        }
+        (None, None) => None,
+    };
+    let hidden = match (&args.input, ids) {
         (Some(path), _) => read_input(path, d)?,
         (None, Some(_)) if model.layer != 0 => bail!(
             "layer {}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids)",
             model.layer
         ),
-        (None, Some(ids)) => loaded.file.embed(ids)?,
-        (None, None) => bail!("pass the layer input: --input FILE.npy or --tokens 1,2,3"),
+        (None, Some(ids)) => loaded.file.embed(&ids)?,
+        (None, None) => bail!("pass the layer input: --input FILE.npy, --tokens 1,2,3 or --text \"...\""),
     };
     if hidden.is_empty() {
         bail!("the input has no tokens");

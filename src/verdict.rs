@@ -6,7 +6,7 @@
 //! | 1 | `verify`: the proof is invalid (a well-formed statement whose proof does not verify) |
 //! | 2 | bad input: an unreadable, foreign, corrupt or over-the-limits file, bad options (clap's usage errors exit 2 as well), or any other failure of any command |
 //! | 3 | `verify`: refused — the proof's softmax is not the expected one (not the default for its shape, nor the one named with `--softmax-params`) |
-//! | 4 | `commit-model`, `prove --model`: the model has an architecture feature the proof does not cover (refused by name) |
+//! | 4 | `commit-model`, `prove --model`: the model has an architecture feature the proof does not cover, or a tensor the proof reads is in a GGUF type zkmha does not decode (refused by name) |
 
 /// The proof does not verify.
 pub const INVALID: i32 = 1;

@@ -360,7 +360,7 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     );
     fails_with(
         zkmha().args(["prove", "--model", s(&model), "--vk", s(&vk), "--out", s(&out)]),
-        "--input FILE.npy or --tokens",
+        "--input FILE.npy, --tokens 1,2,3 or --text",
     );
     fails_with(
         zkmha().args(["prove", "--model", s(&model), "--layer", "1", "--tokens", "1", "--out", s(&out)]),
@@ -551,6 +551,44 @@ fn minilm_layer_zero_through_the_command_line() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
+    // The same ids from text, by the model's own tokenizer.json: the same output.
+    let (z_ids, z_text, proof_text) = (dir.join("z_ids.npy"), dir.join("z_text.npy"), dir.join("text.proof"));
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "101,7592,2088,2003,1037,3231,102"])
+        .args(["--out", s(&proof), "--output", s(&z_ids)])
+        .assert()
+        .success();
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--text", "Hello world is a test"])
+        .args(["--out", s(&proof_text), "--output", s(&z_text)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("tokenizer.json") && said.contains("[101, 7592, 2088, 2003, 1037, 3231, 102]"),
+        "{said}"
+    );
+    assert_eq!(read_npy(&z_text), read_npy(&z_ids));
+    zkmha().args(["verify", "--proof", s(&proof_text), "--vk", s(&vk)]).assert().success();
+    let both = zkmha()
+        .args([
+            "prove",
+            "--model",
+            s(&model),
+            "--vk",
+            s(&vk),
+            "--text",
+            "a",
+            "--tokens",
+            "1",
+            "--out",
+            s(&proof),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

