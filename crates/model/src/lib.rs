@@ -22,6 +22,7 @@ pub mod architecture;
 pub mod families;
 pub mod gguf;
 pub mod model_file;
+pub mod sentencepiece;
 pub mod tokenizer;
 
 use safetensors::{Dtype, SafeTensors};

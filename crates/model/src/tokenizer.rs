@@ -13,8 +13,9 @@
 //!               GPT-2's split — llama.cpp's regexes for them); control tokens (type 3) and
 //!               user-defined ones (type 4) matched whole in the text; BOS / EOS added as
 //!               tokenizer.ggml.add_bos_token / add_eos_token say
-//!   other       refused by name (llama: SentencePiece by scores, bert: WordPiece, other
-//!               pre-tokenizers): pass --tokens
+//!   llama       SentencePiece (Gemma, Llama 1/2): llama.cpp's merges by score, written
+//!               out in [`crate::sentencepiece`]; BOS / EOS as the metadata says
+//!   other       refused by name (bert: WordPiece, other BPE pre-tokenizers): pass --tokens
 //! ```
 //!
 //! Token ids are public inputs of a layer-0 proof (its embedding rows); the tokenizer itself is
@@ -23,6 +24,7 @@
 
 use crate::ModelError;
 use crate::gguf::MetadataValue;
+use crate::sentencepiece::SentencePiece;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tokenizers::models::bpe::{BPE, Vocab};
@@ -32,9 +34,17 @@ use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::{AddedToken, Tokenizer};
 
+/// What turns text into ids.
+enum Engine {
+    /// Hugging Face's `tokenizers` (a tokenizer.json, or byte-level BPE from GGUF).
+    HuggingFace(Box<Tokenizer>),
+    /// llama.cpp's SentencePiece (GGUF `llama` vocabularies).
+    SentencePiece(Box<SentencePiece>),
+}
+
 /// A model's tokenizer.
 pub struct TextTokenizer {
-    tokenizer: Tokenizer,
+    engine: Engine,
     /// Ids added before / after the text (GGUF's add_bos_token / add_eos_token; a
     /// tokenizer.json adds its own through its post-processor).
     wrap: (Option<u32>, Option<u32>),
@@ -67,7 +77,11 @@ impl TextTokenizer {
         // them (a sequence too long for the model is refused later, not cut).
         tokenizer.with_padding(None);
         tokenizer.with_truncation(None).map_err(|e| tokenizer_error(path, e))?;
-        Ok(Self { tokenizer, wrap: (None, None), source: path.display().to_string() })
+        Ok(Self {
+            engine: Engine::HuggingFace(Box::new(tokenizer)),
+            wrap: (None, None),
+            source: path.display().to_string(),
+        })
     }
 
     /// The `tokenizer.json` beside the model file `model` (in its folder), if there is one.
@@ -90,17 +104,44 @@ impl TextTokenizer {
         let model = text("tokenizer.ggml.model").ok_or_else(|| {
             fail("the file has no tokenizer (no tokenizer.ggml.model); pass --tokens".into())
         })?;
-        if model != "gpt2" {
-            let kind = match model {
-                "llama" => "SentencePiece by scores",
-                "bert" => "WordPiece",
-                "t5" => "Unigram",
-                _ => "unknown",
-            };
-            return Err(fail(format!(
-                "its tokenizer (tokenizer.ggml.model {model}: {kind}) is not rebuilt from GGUF metadata yet \
-                 (byte-level BPE, gpt2, is); pass --tokens, or use the safetensors checkpoint with its tokenizer.json"
-            )));
+        let tokens = metadata
+            .get("tokenizer.ggml.tokens")
+            .and_then(MetadataValue::as_texts)
+            .ok_or_else(|| fail("tokenizer.ggml.tokens is missing".into()))?;
+        let size = u32::try_from(tokens.len()).map_err(|_| fail("the vocabulary is too large".into()))?;
+        let types =
+            metadata.get("tokenizer.ggml.token_type").and_then(MetadataValue::as_numbers).unwrap_or(&[]);
+        let wrap = (wrap_id(metadata, "bos", size, &fail)?, wrap_id(metadata, "eos", size, &fail)?);
+        match model {
+            "gpt2" => {}
+            "llama" => {
+                let scores = metadata
+                    .get("tokenizer.ggml.scores")
+                    .and_then(MetadataValue::as_numbers)
+                    .ok_or_else(|| fail("tokenizer.ggml.scores is missing".into()))?;
+                let prefix = metadata
+                    .get("tokenizer.ggml.add_space_prefix")
+                    .and_then(MetadataValue::as_bool)
+                    .unwrap_or(true);
+                let engine = SentencePiece::new(tokens, scores, types, prefix).map_err(fail)?;
+                return Ok(Self {
+                    engine: Engine::SentencePiece(Box::new(engine)),
+                    wrap,
+                    source: format!("{} (GGUF metadata: SentencePiece)", path.display()),
+                });
+            }
+            other => {
+                let kind = match other {
+                    "bert" => "WordPiece",
+                    "t5" => "Unigram",
+                    _ => "unknown",
+                };
+                return Err(fail(format!(
+                    "its tokenizer (tokenizer.ggml.model {other}: {kind}) is not rebuilt from GGUF metadata yet \
+                     (byte-level BPE, gpt2, and SentencePiece, llama, are); pass --tokens, or use the safetensors \
+                     checkpoint with its tokenizer.json"
+                )));
+            }
         }
         let pre = text("tokenizer.ggml.pre").unwrap_or("default");
         let byte_level = || PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true));
@@ -114,15 +155,10 @@ impl TextTokenizer {
                 )));
             }
         };
-        let tokens = metadata
-            .get("tokenizer.ggml.tokens")
-            .and_then(MetadataValue::as_texts)
-            .ok_or_else(|| fail("tokenizer.ggml.tokens is missing".into()))?;
         let merges = metadata
             .get("tokenizer.ggml.merges")
             .and_then(MetadataValue::as_texts)
             .ok_or_else(|| fail("tokenizer.ggml.merges is missing".into()))?;
-        let size = u32::try_from(tokens.len()).map_err(|_| fail("the vocabulary is too large".into()))?;
         let vocab: Vocab = tokens.iter().zip(0..size).map(|(t, id)| (t.clone(), id)).collect();
         let mut pairs = Vec::with_capacity(merges.len());
         for merge in merges {
@@ -137,8 +173,6 @@ impl TextTokenizer {
         tokenizer.with_decoder(Some(ByteLevel::default()));
         // Control (3) and user-defined (4) tokens are matched whole, as llama.cpp and the
         // checkpoints' tokenizer.json do.
-        let types =
-            metadata.get("tokenizer.ggml.token_type").and_then(MetadataValue::as_numbers).unwrap_or(&[]);
         let mut special = Vec::new();
         let mut added = Vec::new();
         for (token, &kind) in tokens.iter().zip(types) {
@@ -150,27 +184,8 @@ impl TextTokenizer {
         }
         tokenizer.add_special_tokens(&special);
         tokenizer.add_tokens(&added);
-        let id = |key: &str| -> Result<Option<u32>, ModelError> {
-            let flag =
-                metadata.get(&format!("tokenizer.ggml.add_{key}_token")).and_then(MetadataValue::as_bool);
-            if flag != Some(true) {
-                return Ok(None);
-            }
-            let id = metadata
-                .get(&format!("tokenizer.ggml.{key}_token_id"))
-                .and_then(MetadataValue::as_usize)
-                .and_then(|id| u32::try_from(id).ok())
-                .filter(|&id| id < size)
-                .ok_or_else(|| {
-                    fail(format!(
-                        "add_{key}_token is set but {key}_token_id is missing or outside the vocabulary"
-                    ))
-                })?;
-            Ok(Some(id))
-        };
-        let wrap = (id("bos")?, id("eos")?);
         Ok(Self {
-            tokenizer,
+            engine: Engine::HuggingFace(Box::new(tokenizer)),
             wrap,
             source: format!("{} (GGUF metadata: BPE, pre-tokenizer {pre})", path.display()),
         })
@@ -181,13 +196,17 @@ impl TextTokenizer {
     /// # Errors
     /// [`ModelError::Input`] for text that gives no tokens or that the tokenizer rejects.
     pub fn encode(&self, text: &str) -> Result<Vec<usize>, ModelError> {
-        let encoding = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| ModelError::Input(format!("the tokenizer rejects the text: {e}")))?;
-        let mut ids: Vec<usize> = Vec::with_capacity(encoding.len() + 2);
+        let reject =
+            |e: &dyn std::fmt::Display| ModelError::Input(format!("the tokenizer rejects the text: {e}"));
+        let body: Vec<u32> = match &self.engine {
+            Engine::HuggingFace(tokenizer) => {
+                tokenizer.encode(text, true).map_err(|e| reject(&e))?.get_ids().to_vec()
+            }
+            Engine::SentencePiece(engine) => engine.encode(text).map_err(|e| reject(&e))?,
+        };
+        let mut ids: Vec<usize> = Vec::with_capacity(body.len() + 2);
         ids.extend(self.wrap.0.map(|id| id as usize));
-        ids.extend(encoding.get_ids().iter().map(|&id| id as usize));
+        ids.extend(body.iter().map(|&id| id as usize));
         ids.extend(self.wrap.1.map(|id| id as usize));
         if ids.is_empty() {
             return Err(ModelError::Input("the text gives no tokens".into()));
@@ -201,15 +220,43 @@ impl TextTokenizer {
     /// [`ModelError::Input`] for an id outside the vocabulary.
     pub fn decode(&self, ids: &[usize]) -> Result<String, ModelError> {
         let ids: Vec<u32> = ids.iter().map(|&id| u32::try_from(id).unwrap_or(u32::MAX)).collect();
-        self.tokenizer
-            .decode(&ids, false)
-            .map_err(|e| ModelError::Input(format!("cannot decode the ids: {e}")))
+        let fail = |e: &dyn std::fmt::Display| ModelError::Input(format!("cannot decode the ids: {e}"));
+        match &self.engine {
+            Engine::HuggingFace(tokenizer) => tokenizer.decode(&ids, false).map_err(|e| fail(&e)),
+            Engine::SentencePiece(engine) => engine.decode(&ids).map_err(|e| fail(&e)),
+        }
     }
 
     /// The number of tokens in the vocabulary (added tokens included).
     pub fn vocabulary_size(&self) -> usize {
-        self.tokenizer.get_vocab_size(true)
+        match &self.engine {
+            Engine::HuggingFace(tokenizer) => tokenizer.get_vocab_size(true),
+            Engine::SentencePiece(engine) => engine.len(),
+        }
     }
+}
+
+/// The id a GGUF file adds around the text (`key`: `bos` or `eos`) when
+/// `tokenizer.ggml.add_<key>_token` is set.
+fn wrap_id(
+    metadata: &HashMap<String, MetadataValue>,
+    key: &str,
+    size: u32,
+    fail: &dyn Fn(String) -> ModelError,
+) -> Result<Option<u32>, ModelError> {
+    let flag = metadata.get(&format!("tokenizer.ggml.add_{key}_token")).and_then(MetadataValue::as_bool);
+    if flag != Some(true) {
+        return Ok(None);
+    }
+    metadata
+        .get(&format!("tokenizer.ggml.{key}_token_id"))
+        .and_then(MetadataValue::as_usize)
+        .and_then(|id| u32::try_from(id).ok())
+        .filter(|&id| id < size)
+        .map(Some)
+        .ok_or_else(|| {
+            fail(format!("add_{key}_token is set but {key}_token_id is missing or outside the vocabulary"))
+        })
 }
 
 /// The `tokenizer.json` in the folder of the model file `model`, if there is one.

@@ -29,6 +29,7 @@ enum Meta {
     Bool(bool),
     Texts(Vec<&'static str>),
     I32s(Vec<i32>),
+    F32s(Vec<f32>),
 }
 
 fn string(out: &mut Vec<u8>, s: &str) {
@@ -68,6 +69,14 @@ fn gguf_bytes(metadata: &[(&str, Meta)], tensors: &[Raw]) -> Vec<u8> {
                 out.extend_from_slice(&(items.len() as u64).to_le_bytes());
                 for item in items {
                     string(&mut out, item);
+                }
+            }
+            Meta::F32s(items) => {
+                out.extend_from_slice(&9u32.to_le_bytes());
+                out.extend_from_slice(&6u32.to_le_bytes());
+                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+                for item in items {
+                    out.extend_from_slice(&item.to_le_bytes());
                 }
             }
             Meta::I32s(items) => {
@@ -1129,12 +1138,16 @@ fn a_gguf_bpe_tokenizer_is_rebuilt_from_the_metadata() {
     // Refusals, by name.
     let refusal = |pre: &'static str| build(pre, false).unwrap_err().to_string();
     assert!(refusal("llama-bpe").contains("tokenizer.ggml.pre llama-bpe"), "{}", refusal("llama-bpe"));
-    let mut spm = meta("default", false);
-    spm[1] = ("tokenizer.ggml.model", Meta::Text("llama"));
-    let file = parse(&gguf_bytes(&spm, &[])).unwrap();
-    let text =
-        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string();
-    assert!(text.contains("tokenizer.ggml.model llama") && text.contains("--tokens"), "{text}");
+    let refused_model = |model: &'static str| {
+        let mut other = meta("default", false);
+        other[1] = ("tokenizer.ggml.model", Meta::Text(model));
+        let file = parse(&gguf_bytes(&other, &[])).unwrap();
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string()
+    };
+    let text = refused_model("bert");
+    assert!(text.contains("tokenizer.ggml.model bert") && text.contains("--tokens"), "{text}");
+    // SentencePiece needs its scores.
+    assert!(refused_model("llama").contains("tokenizer.ggml.scores is missing"));
     let file = parse(&gguf_bytes(&[("general.architecture", Meta::Text("llama"))], &[])).unwrap();
     let text =
         TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string();
@@ -1169,10 +1182,107 @@ fn smollm2_text_is_tokenized_by_its_gguf_tokenizer() {
         assert!(ids.iter().all(|&i| i < 49152));
         assert_eq!(tokenizer.decode(&ids).unwrap(), text, "{ids:?}");
     }
-    // Gemma 3's SentencePiece tokenizer is not rebuilt yet: refused by name.
-    if let Some(gemma) = gemma3() {
-        let tensors = TensorFile::read(&gemma).unwrap();
-        let text = TextTokenizer::from_gguf(&gemma, tensors.gguf_metadata()).unwrap_err().to_string();
-        assert!(text.contains("tokenizer.ggml.model llama"), "{text}");
+}
+
+/// Gemma 3's SentencePiece tokenizer from its GGUF metadata: BOS first, words with their
+/// "▁" as one token, characters outside the vocabulary as byte tokens, text back unchanged.
+#[test]
+fn gemma3_text_is_tokenized_by_its_gguf_sentencepiece() {
+    let Some(path) = gemma3() else {
+        eprintln!("Gemma 3 270M Q4_K_M not assembled: skipped");
+        return;
+    };
+    let tensors = TensorFile::read(&path).unwrap();
+    let tokenizer = TextTokenizer::from_gguf(&path, tensors.gguf_metadata()).unwrap();
+    let vocabulary = tensors.gguf_metadata()["tokenizer.ggml.tokens"].as_texts().unwrap().to_vec();
+    let id = |token: &str| vocabulary.iter().position(|t| t == token).unwrap();
+    assert_eq!(tokenizer.vocabulary_size(), 262_144);
+    assert_eq!(tokenizer.encode("Hello world").unwrap(), vec![2, id("Hello"), id("▁world")]);
+    for text in ["The quick brown fox, in 2024!", "  two  spaces\nand a line", "héllo wörld — 東京 ✓"]
+    {
+        let ids = tokenizer.encode(text).unwrap();
+        assert_eq!(ids[0], 2);
+        assert_eq!(tokenizer.decode(&ids[1..]).unwrap(), text, "{ids:?}");
+    }
+}
+
+/// llama.cpp's SentencePiece rules on a vocabulary small enough to follow by hand: merges by
+/// the merged token's score (not left to right), ties to the leftmost pair, "▁" for spaces
+/// (and in front when add_space_prefix is set), byte tokens for what is not in the
+/// vocabulary, control and user-defined tokens matched whole, BOS and EOS as the metadata says.
+#[test]
+fn sentencepiece_merges_by_score_as_llama_cpp_does() {
+    let tokens = vec![
+        "<unk>", "<s>", "</s>", "a", "b", "c", "▁", "ab", "bc", "abc", "▁a", "<0xC3>", "<0xA9>", "<ctl>", "x",
+    ];
+    let scores = [0.0, 0.0, 0.0, -1.0, -1.0, -1.0, -1.0, -5.0, -2.0, -3.0, -4.0, 0.0, 0.0, 0.0, -1.0];
+    let types = [2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 6, 3, 1];
+    let build = |prefix: bool, eos: bool| {
+        let metadata = vec![
+            ("tokenizer.ggml.model", Meta::Text("llama")),
+            ("tokenizer.ggml.tokens", Meta::Texts(tokens.clone())),
+            ("tokenizer.ggml.scores", Meta::F32s(scores.to_vec())),
+            ("tokenizer.ggml.token_type", Meta::I32s(types.to_vec())),
+            ("tokenizer.ggml.bos_token_id", Meta::U32(1)),
+            ("tokenizer.ggml.eos_token_id", Meta::U32(2)),
+            ("tokenizer.ggml.add_bos_token", Meta::Bool(true)),
+            ("tokenizer.ggml.add_eos_token", Meta::Bool(eos)),
+            ("tokenizer.ggml.add_space_prefix", Meta::Bool(prefix)),
+        ];
+        let file = parse(&gguf_bytes(&metadata, &[])).unwrap();
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap()
+    };
+    let plain = build(false, false);
+    // "abc": "bc" (−2) merges before "ab" (−5), then "a"+"bc" = "abc" (−3).
+    assert_eq!(plain.encode("abc").unwrap(), vec![1, 9]);
+    // "abab": no "ba"; both "ab" pairs merge (equal scores, the left one first).
+    assert_eq!(plain.encode("abab").unwrap(), vec![1, 7, 7]);
+    // A space is "▁"; "▁a" (−4) is a token.
+    assert_eq!(plain.encode("a a").unwrap(), vec![1, 3, 10]);
+    // "é" is not in the vocabulary: its two UTF-8 bytes.
+    assert_eq!(plain.encode("é").unwrap(), vec![1, 11, 12]);
+    // A control token in the text is matched whole; "q" has no byte token: refused.
+    assert_eq!(plain.encode("a<ctl>b").unwrap(), vec![1, 3, 13, 4]);
+    assert!(plain.encode("q").unwrap_err().to_string().contains("<0x71>"));
+    // add_space_prefix puts "▁" in front of the text (and after a special token); EOS at the end.
+    let prefixed = build(true, true);
+    assert_eq!(prefixed.encode("a").unwrap(), vec![1, 10, 2]);
+    assert_eq!(prefixed.encode("x<ctl>a").unwrap(), vec![1, 6, 14, 13, 10, 2]);
+    assert_eq!(plain.decode(&[10, 11, 12]).unwrap(), " aé");
+}
+
+/// `--text` against independent references (`tests/data/tokenizer_reference.json`: the Python
+/// `tokenizers` package for MiniLM's tokenizer.json; Python implementations of llama.cpp's BPE
+/// and SentencePiece rules on the GGUF vocabularies for SmolLM2 and Gemma 3): 24 strings with
+/// punctuation, digits, accents, scripts, emoji, runs of spaces, tabs and unknown words, each
+/// tokenizer where its model is installed.
+#[test]
+fn text_gives_the_reference_tokenizers_ids() {
+    let reference: serde_json::Value =
+        serde_json::from_str(include_str!("data/tokenizer_reference.json")).unwrap();
+    let strings: Vec<&str> =
+        reference["strings"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert!(strings.len() >= 20);
+    let minilm = zkmha_model::find_minilm().ok().map(|dir| dir.join("model.safetensors"));
+    let models = [("minilm", minilm), ("smollm2", smollm2()), ("gemma3", gemma3())];
+    for (name, path) in models {
+        let Some(path) = path else {
+            eprintln!("{name} not installed: its tokenizer skipped");
+            continue;
+        };
+        let tokenizer = if name == "gemma3" {
+            // Gemma 3 is refused as a model (not proven yet); its tokenizer is read directly.
+            let tensors = TensorFile::read(&path).unwrap();
+            TextTokenizer::from_gguf(&path, tensors.gguf_metadata()).unwrap()
+        } else {
+            ModelFile::open(&path, None, None).unwrap().tokenizer().unwrap()
+        };
+        let expected = reference[name].as_array().unwrap();
+        assert_eq!(expected.len(), strings.len());
+        for (text, ids) in strings.iter().zip(expected) {
+            let ids: Vec<usize> =
+                ids.as_array().unwrap().iter().map(|id| id.as_u64().unwrap() as usize).collect();
+            assert_eq!(tokenizer.encode(text).unwrap(), ids, "{name}: {text:?}");
+        }
     }
 }
