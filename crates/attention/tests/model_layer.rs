@@ -3,34 +3,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use ark_std::rand::{SeedableRng, rngs::StdRng};
 use zkmha_attention::model_layer::*;
 use zkmha_attention::projection::{ProjectionShape, compute_projection};
 use zkmha_attention::quantization::signed_field_to_f64;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
 
-fn draw(rng: &mut StdRng, n: usize, bound: i64) -> Vec<i64> {
-    (0..n).map(|_| rng.gen_range(-bound..=bound)).collect()
-}
-
-fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let a = &shape.attention;
-    let d = shape.model_width;
-    // Under grouped-query attention W_k, W_v and their biases have h_kv heads.
-    let (k, v) = (shape.key_value_heads * a.head_dim, shape.key_value_heads * a.value_head_dim);
-    ModelWeights {
-        queries: draw(&mut rng, d * a.model_width(), 127),
-        keys: draw(&mut rng, d * k, 127),
-        values: draw(&mut rng, d * v, 127),
-        queries_bias: draw(&mut rng, a.model_width(), 1000),
-        keys_bias: draw(&mut rng, k, 1000),
-        values_bias: draw(&mut rng, v, 1000),
-        output: draw(&mut rng, a.value_model_width() * d, 127),
-        output_bias: draw(&mut rng, d, 1000),
-    }
-}
+mod common;
+use common::{draw, weights};
 
 fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
     draw(&mut StdRng::seed_from_u64(seed), shape.attention.seq_len * shape.model_width, 127)
