@@ -473,6 +473,7 @@ pub fn prove(
         }
         (None, None) => None,
     };
+    let token_ids = ids.clone();
     let hidden = match (&args.input, ids) {
         (Some(path), _) => read_input(path, d)?,
         (None, Some(_)) if model.layer != 0 => bail!(
@@ -532,6 +533,7 @@ pub fn prove(
                 "proof_bytes": bytes.len(),
                 "model": sanitize(&key.description),
                 "tokens": s,
+                "token_ids": token_ids,
                 "prove_ms": ms(prove_time),
                 "total_ms": ms(start.elapsed()),
                 "relative_l2_error": report.output.relative_l2_error,

@@ -550,6 +550,7 @@ fn minilm_layer_zero_through_the_command_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    assert_eq!(report["token_ids"], serde_json::json!([101, 7592, 2088, 2003, 1037, 3231, 102]), "{report}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
     // The same ids from text, by the model's own tokenizer.json: the same output.
     let (z_ids, z_text, proof_text) = (dir.join("z_ids.npy"), dir.join("z_text.npy"), dir.join("text.proof"));

@@ -240,6 +240,11 @@ impl TensorType {
     }
 }
 
+/// The names of [`DECODED_TYPES`], comma-separated (for messages).
+pub fn decoded_type_names() -> String {
+    DECODED_TYPES.map(TensorType::name).join(", ")
+}
+
 /// The name llama.cpp gives ggml type `code` (for messages about types this reader does
 /// not decode), or `"type N"`.
 pub fn ggml_type_name(code: u32) -> String {

@@ -80,10 +80,7 @@ pub enum ModelError {
     #[error("{0}")]
     NotFound(String),
     /// A tensor the proof reads is stored in a GGUF type this reader does not decode.
-    #[error(
-        "tensor {name} is stored as {type_name}, which zkmha does not decode (it decodes F32, F16, BF16, \
-         Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K)"
-    )]
+    #[error("tensor {name} is stored as {type_name}, which zkmha does not decode (it decodes {decoded})", decoded = gguf::decoded_type_names())]
     UnsupportedTensorType {
         /// The tensor's name in the file.
         name: String,

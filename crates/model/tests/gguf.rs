@@ -651,6 +651,12 @@ fn an_unsupported_type_elsewhere_in_the_file_does_not_matter() {
     assert!(matches!(refused, ModelError::UnsupportedTensorType { .. }), "{refused:?}");
     let text = refused.to_string();
     assert!(text.contains("blk.29.ffn_down.weight") && text.contains("IQ2_XXS (type 16)"), "{text}");
+    assert!(
+        text.ends_with(
+            "(it decodes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K)"
+        ),
+        "{text}"
+    );
     let _ = std::fs::remove_file(&path);
 }
 
