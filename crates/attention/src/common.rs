@@ -2,7 +2,7 @@
 
 use crate::AttentionError;
 use zkmha_field::Fr;
-use zkmha_sumcheck::{EvalClaim, SumcheckError};
+use zkmha_sumcheck::SumcheckError;
 
 pub(crate) use zkmha_mle::fold_rows;
 
@@ -32,21 +32,6 @@ pub(crate) fn split_point<'a>(
 /// Maps a sum-check error of sub-protocol `step`.
 pub(crate) fn sumcheck_error(step: &'static str) -> impl Fn(SumcheckError) -> AttentionError {
     move |source| AttentionError::Sumcheck { step, source }
-}
-
-/// Checks that a structured factor's claimed value equals its closed form.
-///
-/// # Errors
-/// [`AttentionError::CheckFailed`] naming `step`.
-pub(crate) fn check_structured(
-    claim: Option<&EvalClaim>,
-    expected: Fr,
-    step: &'static str,
-) -> Result<(), AttentionError> {
-    match claim {
-        Some(c) if c.value == expected => Ok(()),
-        _ => Err(AttentionError::CheckFailed { step }),
-    }
 }
 
 /// Checks `(tensor, length, rows, columns)`: each length is `rows · columns`.

@@ -19,6 +19,7 @@ use crate::attention_values::AttentionMatrix;
 use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
 use crate::committed::InputCommitments;
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
+use crate::mode::Plain;
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
@@ -37,7 +38,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 6;
+pub const PROOF_FORMAT_VERSION: u32 = 7;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 /// The zero-knowledge layer's transcript domain (`crate::zk_layer`).
@@ -322,15 +323,21 @@ pub(crate) fn prove_chain(
 
     let start = Instant::now();
     let (unpadding, output_hat_claim) =
-        prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
+        prove_unpadding::<Plain>(&mut (), shape, &witness.output_hat, &output_claim, transcript)?;
     timings.unpadding = start.elapsed();
     let start = Instant::now();
     let matrix = match &softmax_data {
         Some((_, data)) => AttentionMatrix::Explicit(&data.witness.attention),
         None => AttentionMatrix::Masked { scores: &witness.scores, mask },
     };
-    let (attention_values, av_claims) =
-        prove_attention_values(shape, matrix, &witness.values_hat, &output_hat_claim, transcript)?;
+    let (attention_values, av_claims) = prove_attention_values::<Plain>(
+        &mut (),
+        shape,
+        matrix,
+        &witness.values_hat,
+        &output_hat_claim,
+        transcript,
+    )?;
     if let Some((_, data)) = &mut softmax_data {
         // The softmax proof reads A through its factors, not this copy.
         data.witness.attention = Vec::new();
@@ -347,18 +354,26 @@ pub(crate) fn prove_chain(
     let scores = std::mem::take(&mut witness.scores);
     let (masking, scores_claim) = match slot_output {
         SlotOutput::MaskedScores(masked_claim) => {
-            let (proof, claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+            let (proof, claim) =
+                prove_masking::<Plain>(&mut (), shape, mask, scores, &masked_claim, transcript)?;
             (Some(proof), claim)
         }
         SlotOutput::Scores(claim) => (None, claim),
     };
     timings.masking = start.elapsed();
     let start = Instant::now();
-    let (qk, qk_claims) =
-        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, transcript)?;
+    let (qk, qk_claims) = prove_qk::<Plain>(
+        &mut (),
+        shape,
+        &witness.queries_hat,
+        &witness.keys_hat,
+        &scores_claim,
+        transcript,
+    )?;
     timings.qk = start.elapsed();
     let start = Instant::now();
-    let (padding, input_claims) = prove_padding(
+    let (padding, input_claims) = prove_padding::<Plain>(
+        &mut (),
         shape,
         [&witness.queries, &witness.keys, &witness.values],
         [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
@@ -457,8 +472,15 @@ pub(crate) fn verify_chain(
     timings.public_evaluations += start.elapsed();
 
     let start = Instant::now();
-    let output_hat_claim = verify_unpadding(shape, &output_claim, &proof.unpadding, transcript)?;
-    let av_claims = verify_attention_values(shape, &output_hat_claim, &proof.attention_values, transcript)?;
+    let output_hat_claim =
+        verify_unpadding::<Plain>(&mut (), shape, &output_claim, &proof.unpadding, transcript)?;
+    let av_claims = verify_attention_values::<Plain>(
+        &mut (),
+        shape,
+        &output_hat_claim,
+        &proof.attention_values,
+        transcript,
+    )?;
     let (slot_output, softmax_claims) = verify_slot(
         softmax_mode,
         shape,
@@ -470,13 +492,14 @@ pub(crate) fn verify_chain(
     )?;
     let scores_claim = match (slot_output, &proof.masking) {
         (SlotOutput::MaskedScores(masked_claim), Some(masking)) => {
-            verify_masking(shape, mask, &masked_claim, masking, transcript)?
+            verify_masking::<Plain>(&mut (), shape, mask, &masked_claim, masking, transcript)?
         }
         (SlotOutput::Scores(claim), None) => claim,
         _ => return Err(AttentionError::CheckFailed { step: "masking" }),
     };
-    let qk_claims = verify_qk(shape, &scores_claim, &proof.qk, transcript)?;
-    let input_claims = verify_padding(
+    let qk_claims = verify_qk::<Plain>(&mut (), shape, &scores_claim, &proof.qk, transcript)?;
+    let input_claims = verify_padding::<Plain>(
+        &mut (),
         shape,
         [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
         &proof.padding,
@@ -657,13 +680,19 @@ pub(crate) fn prove_chain_forged(
         transcript.append_field(LABEL_OUTPUT_VALUE, value);
     }
     let (unpadding, output_hat_claim) =
-        prove_unpadding(shape, &witness.output_hat, &output_claim, transcript)?;
+        prove_unpadding::<Plain>(&mut (), shape, &witness.output_hat, &output_claim, transcript)?;
     let matrix = match &softmax_data {
         Some((_, data)) => AttentionMatrix::Explicit(&data.witness.attention),
         None => unreachable!(),
     };
-    let (attention_values, av_claims) =
-        prove_attention_values(shape, matrix, &witness.values_hat, &output_hat_claim, transcript)?;
+    let (attention_values, av_claims) = prove_attention_values::<Plain>(
+        &mut (),
+        shape,
+        matrix,
+        &witness.values_hat,
+        &output_hat_claim,
+        transcript,
+    )?;
     if let Some((_, data)) = &mut softmax_data {
         data.witness.attention = Vec::new();
     }
@@ -674,14 +703,22 @@ pub(crate) fn prove_chain_forged(
     let scores = std::mem::take(&mut witness.scores);
     let (masking, scores_claim) = match slot_output {
         SlotOutput::MaskedScores(masked_claim) => {
-            let (proof, claim) = prove_masking(shape, mask, scores, &masked_claim, transcript)?;
+            let (proof, claim) =
+                prove_masking::<Plain>(&mut (), shape, mask, scores, &masked_claim, transcript)?;
             (Some(proof), claim)
         }
         SlotOutput::Scores(claim) => (None, claim),
     };
-    let (qk, qk_claims) =
-        prove_qk(shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, transcript)?;
-    let (padding, input_claims) = prove_padding(
+    let (qk, qk_claims) = prove_qk::<Plain>(
+        &mut (),
+        shape,
+        &witness.queries_hat,
+        &witness.keys_hat,
+        &scores_claim,
+        transcript,
+    )?;
+    let (padding, input_claims) = prove_padding::<Plain>(
+        &mut (),
         shape,
         [&witness.queries, &witness.keys, &witness.values],
         [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],

@@ -16,6 +16,7 @@ pub mod fixed_point;
 pub mod grouped_query;
 pub mod layer;
 pub mod masking;
+pub mod mode;
 pub mod model_layer;
 pub mod model_quantization;
 mod output_range;

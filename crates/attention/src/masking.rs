@@ -9,61 +9,36 @@
 //! claim out: QK̂(u) = v
 //! ```
 //!
-//! Zero knowledge (`prove_masking_zk` / `verify_masking_zk`): from a commitment `C` to `y`, the
-//! claimed sum's commitment is `C − m(c_i, c_j)·U`; the same sum-check runs through
-//! `zkmha_zk::prove_zk_product` with `eq` and `ẑ` public and `QK̂` hidden.
+//! Both modes (`crate::mode`): `eq` and `ẑ` public, `QK̂` hidden; in zero knowledge, from a
+//! commitment `C` to `y`, the claimed sum's commitment is `C − m(c_i, c_j)·U`.
 //!
 //! `z` keeps `i < s ∧ j ≤ i` (causal) or `i < s ∧ j < s` (none); every padded row and
 //! column is masked. `m = MASK · (1 − z)` with `MASK = −2^100`.
 
-use crate::common::{check_structured, split_point, sumcheck_error};
+use crate::common::{split_point, sumcheck_error};
+use crate::mode::{Mode, PlainProductProof, ProductOutcome, Proved, single};
 use crate::structured::{mask_matrix, zeroifier};
 use crate::witness::keeps;
-use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_pcs::{G1Affine, HyraxParams};
-use zkmha_sumcheck::{
-    EvalClaim, FinalEvaluations, ProductSumcheck, ProductSumcheckProof, SumOfProducts, SumcheckClaim,
-    SumcheckInstance, prove_instance_with_evaluations, prove_product, verify_product,
-};
+use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts, SumcheckInstance};
 use zkmha_transcript::Transcript;
-use zkmha_zk::{
-    DeferredChecks, ProverMasks, ValueOpening, VerifierMasks, ZkProductProof, ZkProductShape,
-    prove_zk_product, verify_zk_product_deferred,
-};
+use zkmha_zk::ZkProductShape;
 
 const STEP: &str = "masking";
-const LABEL_CLAIM: &[u8] = b"attention/masking/claim";
 
-/// The masking proof.
+/// The masking proof (`P` the mode's product proof: plain by default).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct MaskingProof {
-    /// Sum-check of `eq · ẑ · QK̂`.
-    pub sumcheck: ProductSumcheckProof,
+pub struct MaskingProof<P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof> {
+    /// The sum-check of `eq · ẑ · QK̂`.
+    pub product: P,
 }
 
 fn parts(shape: &AttentionShape) -> [usize; 3] {
     [shape.seq_vars(), shape.seq_vars(), shape.head_vars()]
-}
-
-/// Absorbs the claim on `QK_M` and returns `y_Z = y_M − m(c_i, c_j)`, the claimed sum over the
-/// zeroified scores (prover and verifier alike).
-#[deny(clippy::indexing_slicing)]
-fn absorb_and_unmask(
-    shape: &AttentionShape,
-    mask: MaskKind,
-    claim: &EvalClaim,
-    transcript: &mut Transcript,
-) -> Result<Fr, AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
-    let split = split_point(&claim.point, &parts(shape), STEP)?;
-    let [c_j, c_i] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
-    Ok(claim.value - mask_matrix(mask, shape.seq_len, c_i, c_j))
 }
 
 /// The prover's instance for `Σ_t eq(t, c)·ẑ(t)·QK̂(t)`, aware of its structure.
@@ -214,22 +189,22 @@ impl FinalEvaluations for MaskingInstance {
     }
 }
 
-/// Proves the masking step for a claim on `QK_M`, consuming the score tensor `QK̂`.
+/// Proves the masking step in mode `M` for a claim on `QK_M`, consuming the score tensor
+/// `QK̂`; returns the claim on `QK̂`.
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
-pub fn prove_masking(
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length; in zero knowledge
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_masking<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
     mask: MaskKind,
     scores: Vec<Fr>,
-    claim: &EvalClaim,
+    claim: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
-) -> Result<(MaskingProof, EvalClaim), AttentionError> {
-    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
+) -> Proved<MaskingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
     let mut instance = MaskingInstance::new(shape, mask, scores, &claim.point)?;
-    let (sumcheck, claims) = prove_instance_with_evaluations(&mut instance, zeroified, transcript);
-    let out = claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })?;
-    Ok((MaskingProof { sumcheck }, out))
+    prove_instance::<M>(prover, shape, mask, &mut instance, claim, transcript)
 }
 
 /// The masking proof with the generic dense prover (three materialized tables): the reference
@@ -237,14 +212,14 @@ pub fn prove_masking(
 ///
 /// # Errors
 /// As [`prove_masking`].
-pub fn prove_masking_dense(
+pub fn prove_masking_dense<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
     mask: MaskKind,
     scores: &[Fr],
-    claim: &EvalClaim,
+    claim: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
-) -> Result<(MaskingProof, EvalClaim), AttentionError> {
-    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
+) -> Proved<MaskingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
     let sp = shape.padded_seq_len();
     let block: Vec<Fr> = (0..sp * sp)
         .map(|x| if keeps(mask, shape.seq_len, x / sp, x % sp) { Fr::one() } else { Fr::zero() })
@@ -257,10 +232,26 @@ pub fn prove_masking_dense(
         DenseMultilinearExtension::new(n, scores.to_vec())?,
     ];
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    let (sumcheck, claims) =
-        prove_product(&product, mles, zeroified, transcript).map_err(sumcheck_error(STEP))?;
-    let out = claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })?;
-    Ok((MaskingProof { sumcheck }, out))
+    let mut instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
+    prove_instance::<M>(prover, shape, mask, &mut instance, claim, transcript)
+}
+
+/// The sum-check from `y_Z = y − m(c_i, c_j)` with either prover instance.
+fn prove_instance<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    instance: &mut dyn FinalEvaluations,
+    claim: &EvalClaim<M::ProverValue>,
+    transcript: &mut Transcript,
+) -> Proved<MaskingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
+    let zeroified = M::prover_plus_constant(prover, &claim.value, -mask_at(shape, mask, &claim.point)?);
+    let product_shape = product_shape()?;
+    let (product, outcomes) =
+        M::prove_products(prover, STEP, vec![(&product_shape, instance)], &[&zeroified], transcript)?;
+    let out: ProductOutcome<M::ProverValue> = single(outcomes, STEP)?;
+    let claim_out = out.hidden(2, out.point.clone(), STEP)?;
+    Ok((MaskingProof { product }, claim_out))
 }
 
 /// The `(variables, degree)` of the step's zero-knowledge sum-check (for a proof's mask schedule).
@@ -269,9 +260,10 @@ pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
 }
 
 /// `eq` and `ẑ` public, `QK̂` hidden.
-fn zk_shape() -> Result<ZkProductShape, AttentionError> {
+fn product_shape() -> Result<ZkProductShape, AttentionError> {
     let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![true, true, false]).map_err(zk_error(STEP))
+    ZkProductShape::new(product, vec![true, true, false])
+        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
 }
 
 /// `m(c_i, c_j)` for a claim point `c`.
@@ -282,108 +274,36 @@ fn mask_at(shape: &AttentionShape, mask: MaskKind, point: &[Fr]) -> Result<Fr, A
     Ok(mask_matrix(mask, shape.seq_len, c_i, c_j))
 }
 
-/// The zero-knowledge masking proof.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct MaskingZkProof {
-    /// The zero-knowledge sum-check of `eq · ẑ · QK̂`.
-    pub product: ZkProductProof,
-}
-
-/// Proves the masking step in zero knowledge for a committed claim on `QK_M`, consuming the
-/// scores; returns the committed claim on `QK̂` with its opening.
+/// Verifies the masking step in mode `M`; returns the claim on `QK̂` (in zero knowledge with
+/// the group equations left in the verifier's deferred checks).
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
-/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
-#[allow(clippy::too_many_arguments)]
-pub fn prove_masking_zk<R: RngCore + CryptoRng>(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    mask: MaskKind,
-    scores: Vec<Fr>,
-    claim: &WitnessClaim,
-    masks: &mut ProverMasks,
-    transcript: &mut Transcript,
-    rng: &mut R,
-) -> Result<(MaskingZkProof, WitnessClaim), AttentionError> {
-    let offset = mask_at(shape, mask, &claim.claim.point)?;
-    let zeroified = ValueOpening { value: claim.opening.value - offset, blinding: claim.opening.blinding };
-    let commitment = G1Affine::from(claim.claim.commitment - params.value_generator * offset);
-    let mut instance = MaskingInstance::new(shape, mask, scores, &claim.claim.point)?;
-    let (product, claims, openings) = prove_zk_product(
-        params,
-        &zk_shape()?,
-        &mut instance,
-        (commitment, &zeroified),
-        masks,
-        transcript,
-        rng,
-    )
-    .map_err(zk_error(STEP))?;
-    let out = witness(&claims.values, &openings, 2, claims.point.clone(), STEP)?;
-    Ok((MaskingZkProof { product }, out))
-}
-
-/// Verifies the zero-knowledge masking step; returns the committed claim on `QK̂`, with the
-/// group equations left in `checks`.
-///
-/// # Errors
-/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (`eq` or `ẑ`).
+/// [`AttentionError::Sumcheck`], [`AttentionError::ZeroKnowledge`] or
+/// [`AttentionError::CheckFailed`] (`eq` or `ẑ`).
 #[deny(clippy::indexing_slicing)]
-#[allow(clippy::too_many_arguments)]
-pub fn verify_masking_zk(
-    params: &HyraxParams,
+pub fn verify_masking<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
     mask: MaskKind,
-    claim: &CommittedClaim,
-    proof: &MaskingZkProof,
-    masks: &mut VerifierMasks,
+    claim: &EvalClaim<M::Value>,
+    proof: &MaskingProof<M::ProductProof>,
     transcript: &mut Transcript,
-    checks: &mut DeferredChecks,
-) -> Result<CommittedClaim, AttentionError> {
-    let offset = mask_at(shape, mask, &claim.point)?;
-    let commitment = G1Affine::from(claim.commitment - params.value_generator * offset);
-    let claims = verify_zk_product_deferred(
-        params,
-        &zk_shape()?,
-        claim.point.len(),
-        commitment,
+) -> Result<EvalClaim<M::Value>, AttentionError> {
+    let zeroified = M::verifier_plus_constant(verifier, &claim.value, -mask_at(shape, mask, &claim.point)?);
+    let product_shape = product_shape()?;
+    let outcomes = M::verify_products(
+        verifier,
+        STEP,
+        &[(&product_shape, claim.point.len())],
+        &[&zeroified],
         &proof.product,
-        masks,
         transcript,
-        checks,
-    )
-    .map_err(zk_error(STEP))?;
-    let point = &claims.point;
-    check_public(claims.values.first(), eq_evaluation(point, &claim.point)?, STEP)?;
+    )?;
+    let out = single(outcomes, STEP)?;
+    let point = &out.point;
+    out.check_public(0, eq_evaluation(point, &claim.point)?, STEP)?;
     let u = split_point(point, &parts(shape), STEP)?;
     let [u_j, u_i] = [0, 1].map(|k| u.get(k).copied().unwrap_or_default());
-    check_public(claims.values.get(1), zeroifier(mask, shape.seq_len, u_i, u_j), STEP)?;
-    hidden(claims.values.get(2), point.clone(), STEP)
-}
-
-/// Verifies the masking step; returns the claim on `QK̂`.
-///
-/// # Errors
-/// [`AttentionError::Sumcheck`] or [`AttentionError::CheckFailed`].
-#[deny(clippy::indexing_slicing)]
-pub fn verify_masking(
-    shape: &AttentionShape,
-    mask: MaskKind,
-    claim: &EvalClaim,
-    proof: &MaskingProof,
-    transcript: &mut Transcript,
-) -> Result<EvalClaim, AttentionError> {
-    let zeroified = absorb_and_unmask(shape, mask, claim, transcript)?;
-    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    let sumcheck_claim = SumcheckClaim::new(claim.point.len(), 3, zeroified);
-    let claims = verify_product(&product, &sumcheck_claim, &proof.sumcheck, transcript)
-        .map_err(sumcheck_error(STEP))?;
-    let [eq_claim, zeroifier_claim] = [0, 1].map(|k| claims.get(k));
-    let point = eq_claim.map(|c| c.point.clone()).unwrap_or_default();
-    check_structured(eq_claim, eq_evaluation(&point, &claim.point)?, STEP)?;
-    let u = split_point(&point, &parts(shape), STEP)?;
-    let [u_j, u_i] = [0, 1].map(|k| u.get(k).copied().unwrap_or_default());
-    check_structured(zeroifier_claim, zeroifier(mask, shape.seq_len, u_i, u_j), STEP)?;
-    claims.into_iter().nth(2).ok_or(AttentionError::CheckFailed { step: STEP })
+    out.check_public(1, zeroifier(mask, shape.seq_len, u_i, u_j), STEP)?;
+    out.hidden(2, point.clone(), STEP)
 }

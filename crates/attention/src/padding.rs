@@ -19,54 +19,40 @@
 //! output row through MASK·V[i] (the audit's forgery). Q's and K's padded rows only reach
 //! masked scores, which mask(·) replaces whatever they are.
 //!
-//! zero knowledge (prove_padding_zk / verify_padding_zk): the three claims are commitments,
-//! the batch runs through zkmha_zk::prove_zk_batched_products with P public and the folded
-//! inputs hidden: the claims out on Q, K, V are commitments
+//! both modes (crate::mode): P and V's row factor public, the (folded) inputs hidden; in
+//! zero knowledge the claims in and out are commitments
 //! ```
 
 use crate::common::{fold_rows, split_point, sumcheck_error};
+use crate::mode::{Mode, PlainProductProof, ProductOutcome, Proved};
 use crate::structured::{head_padding, prefix_eq_pair_sum};
-use crate::zk_claims::{CommittedClaim, WitnessClaim, check_public, hidden, witness, zk_error};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_pcs::HyraxParams;
-use zkmha_sumcheck::FinalEvaluations;
-use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
-    verify_batched,
-};
+use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts};
 use zkmha_transcript::Transcript;
-use zkmha_zk::{
-    BatchMember, Combination, CommittedValue, DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof,
-    ZkProductShape, prove_zk_batched_products, verify_zk_batched_products_deferred,
-};
+use zkmha_zk::{BatchMember, ZkProductShape};
 
 const STEP: &str = "padding";
-const LABEL_CLAIMS: &[u8] = b"attention/padding/claims";
-const LABEL_FINAL: &[u8] = b"attention/padding/final-evaluations";
 
-/// The padding proof.
+/// The padding proof (`P` the mode's product proof: plain by default).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct PaddingProof {
-    /// The batched sum-check.
-    pub sumcheck: SumcheckProof,
-    /// `[input(z), P(z, w)]` for Q and K, `[V(z), P_v(z_x, w), eq·[i < s](z_i)]` for V, in
-    /// that order.
-    pub final_evaluations: Vec<Vec<Fr>>,
+pub struct PaddingProof<P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof> {
+    /// The batch of the three products (Q, K, V in that order): `[input(z), P(z, w)]` for Q
+    /// and K, `[V(z), P_v(z_x, w), eq·[i < s](z_i)]` for V.
+    pub product: P,
 }
 
-/// Claims on the layer inputs.
+/// Claims on the layer inputs (values in the clear by default, hidden in zero knowledge).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputClaims {
+pub struct InputClaims<V = Fr> {
     /// On `Q` padded to `ŝ × d`.
-    pub queries: EvalClaim,
+    pub queries: EvalClaim<V>,
     /// On `K` padded to `ŝ × d`.
-    pub keys: EvalClaim,
+    pub keys: EvalClaim<V>,
     /// On `V` padded to `ŝ × d_v`.
-    pub values: EvalClaim,
+    pub values: EvalClaim<V>,
 }
 
 /// `(input columns log₂, padded-head width log₂, head width)` for Q, K, V.
@@ -76,26 +62,28 @@ fn layout(shape: &AttentionShape) -> [(usize, usize, usize); 3] {
     [qk, qk, v]
 }
 
-/// Proves the padding of Q, K, V for the three claims (in that order).
+/// Proves the padding of Q, K, V in mode `M` for the three claims (in that order).
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] for claim points of the wrong length.
-pub fn prove_padding(
+/// [`AttentionError::CheckFailed`] for claim points of the wrong length; in zero knowledge
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_padding<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
     inputs: [&[Fr]; 3],
-    claims: [&EvalClaim; 3],
+    claims: [&EvalClaim<M::ProverValue>; 3],
     transcript: &mut Transcript,
-) -> Result<(PaddingProof, InputClaims), AttentionError> {
-    transcript.append_fields(LABEL_CLAIMS, &claims.map(|c| c.value));
+) -> Proved<PaddingProof<M::ProductProof>, InputClaims<M::ProverValue>> {
     let (mut instances, rows) = instances(shape, inputs, claims.map(|c| c.point.as_slice()))?;
-    let refs: Vec<&mut dyn SumcheckInstance> =
-        instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
-    let sums = claims.map(|c| c.value);
-    let (sumcheck, outcome) = prove_batched(refs, &sums, transcript).map_err(sumcheck_error(STEP))?;
-    let final_evaluations: Vec<Vec<Fr>> = instances.iter().map(|i| i.final_evaluations()).collect();
-    transcript.append_fields(LABEL_FINAL, &final_evaluations.concat());
-    let claims_out = input_claims(&outcome, &rows, &final_evaluations)?;
-    Ok((PaddingProof { sumcheck, final_evaluations }, claims_out))
+    let [two, three] = product_shapes()?;
+    let members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)> = instances
+        .iter_mut()
+        .enumerate()
+        .map(|(k, i)| (if k < 2 { &two } else { &three }, i as &mut dyn FinalEvaluations))
+        .collect();
+    let values = claims.map(|c| &c.value);
+    let (product, outcomes) = M::prove_products(prover, STEP, members, &values, transcript)?;
+    Ok((PaddingProof { product }, input_claims(&outcomes, &rows)?))
 }
 
 /// The instances `Q(a, ·)·P(·, w)`, `K(a, ·)·P(·, w)` and `V(·, ·)·P_v(·, w)·eq(a, ·)[· < s]`,
@@ -168,154 +156,26 @@ pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
 }
 
 /// The (folded) input hidden, `P` and V's row factor public: Q and K's shape, then V's.
-fn zk_shapes() -> Result<[ZkProductShape; 2], AttentionError> {
+fn product_shapes() -> Result<[ZkProductShape; 2], AttentionError> {
+    let zk_error = |source| AttentionError::ZeroKnowledge { step: STEP, source };
     let two = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
     let three = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
     Ok([
-        ZkProductShape::new(two, vec![false, true]).map_err(zk_error(STEP))?,
-        ZkProductShape::new(three, vec![false, true, true]).map_err(zk_error(STEP))?,
+        ZkProductShape::new(two, vec![false, true]).map_err(zk_error)?,
+        ZkProductShape::new(three, vec![false, true, true]).map_err(zk_error)?,
     ])
 }
 
-/// The zero-knowledge padding proof.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct PaddingZkProof {
-    /// The zero-knowledge batch of the three products.
-    pub product: ZkProductProof,
-}
-
-/// Committed claims on `Q`, `K`, `V` (verifier side).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputCommittedClaims {
-    /// On `Q`.
-    pub queries: CommittedClaim,
-    /// On `K`.
-    pub keys: CommittedClaim,
-    /// On `V`.
-    pub values: CommittedClaim,
-}
-
-/// Committed claims on `Q`, `K`, `V` with their openings (prover side).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputWitnessClaims {
-    /// On `Q`.
-    pub queries: WitnessClaim,
-    /// On `K`.
-    pub keys: WitnessClaim,
-    /// On `V`.
-    pub values: WitnessClaim,
-}
-
-/// Proves the padding of Q, K, V in zero knowledge for three committed claims.
-///
-/// # Errors
-/// [`AttentionError::CheckFailed`] for claim points of the wrong length,
-/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
-#[allow(clippy::too_many_arguments)]
-pub fn prove_padding_zk<R: RngCore + CryptoRng>(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    inputs: [&[Fr]; 3],
-    claims: [&WitnessClaim; 3],
-    masks: &mut ProverMasks,
-    transcript: &mut Transcript,
-    rng: &mut R,
-) -> Result<(PaddingZkProof, InputWitnessClaims), AttentionError> {
-    let (mut instances, rows) = instances(shape, inputs, claims.map(|c| c.claim.point.as_slice()))?;
-    let [two, three] = zk_shapes()?;
-    let members: Vec<(&ZkProductShape, &mut dyn FinalEvaluations)> = instances
-        .iter_mut()
-        .enumerate()
-        .map(|(k, i)| (if k < 2 { &two } else { &three }, i as &mut dyn FinalEvaluations))
-        .collect();
-    let sums: Vec<CommittedValue> =
-        claims.iter().map(|c| CommittedValue::new(c.claim.commitment, c.opening)).collect();
-    let (product, outs, openings) =
-        prove_zk_batched_products(params, members, &sums, masks, transcript, rng).map_err(zk_error(STEP))?;
-    let mut claims_out = Vec::with_capacity(3);
-    for (k, ((out, opening), row)) in outs.iter().zip(&openings).zip(&rows).enumerate() {
-        let point = if k < 2 { [out.point.as_slice(), row].concat() } else { out.point.clone() };
-        claims_out.push(witness(&out.values, opening, 0, point, STEP)?);
-    }
-    let mut claims_out = claims_out.into_iter();
-    match (claims_out.next(), claims_out.next(), claims_out.next()) {
-        (Some(queries), Some(keys), Some(values)) => {
-            Ok((PaddingZkProof { product }, InputWitnessClaims { queries, keys, values }))
-        }
-        _ => Err(AttentionError::CheckFailed { step: STEP }),
-    }
-}
-
-/// Verifies the zero-knowledge padding step; returns the committed claims on `Q`, `K`, `V`,
-/// with the group equations left in `checks`.
-///
-/// # Errors
-/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (a padding matrix).
+/// The claims on Q and K at `[z ‖ a]` (`a` their row points), on V at its own point.
 #[deny(clippy::indexing_slicing)]
-#[allow(clippy::too_many_arguments)]
-pub fn verify_padding_zk(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    claims: [&CommittedClaim; 3],
-    proof: &PaddingZkProof,
-    masks: &mut VerifierMasks,
-    transcript: &mut Transcript,
-    checks: &mut DeferredChecks,
-) -> Result<InputCommittedClaims, AttentionError> {
-    let layout = layout(shape);
-    let [two, three] = zk_shapes()?;
-    let members: Vec<BatchMember<'_>> = instance_shapes(shape)
-        .iter()
-        .enumerate()
-        .map(|(k, &(vars, _))| (if k < 2 { &two } else { &three }, vars))
-        .collect();
-    let commitments: Vec<Combination> = claims.iter().map(|c| Combination::point(c.commitment)).collect();
-    let outs = verify_zk_batched_products_deferred(
-        params,
-        &members,
-        &commitments,
-        &proof.product,
-        masks,
-        transcript,
-        checks,
-    )
-    .map_err(zk_error(STEP))?;
-    let mut claims_out = Vec::with_capacity(3);
-    for (k, ((claim, &(input_vars, padded_vars, width)), out)) in
-        claims.iter().zip(&layout).zip(&outs).enumerate()
-    {
-        let split = split_point(&claim.point, &[padded_vars, shape.seq_vars()], STEP)?;
-        let [w, a] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
-        let (z, rows) =
-            out.point.split_at_checked(input_vars).ok_or(AttentionError::CheckFailed { step: STEP })?;
-        check_public(out.values.get(1), head_padding(shape.heads, width, z, w), STEP)?;
-        if k < 2 {
-            claims_out.push(hidden(out.values.first(), [out.point.as_slice(), a].concat(), STEP)?);
-        } else {
-            check_public(out.values.get(2), prefix_eq_pair_sum(shape.seq_len, rows, a), STEP)?;
-            claims_out.push(hidden(out.values.first(), out.point.clone(), STEP)?);
-        }
-    }
-    let mut claims_out = claims_out.into_iter();
-    match (claims_out.next(), claims_out.next(), claims_out.next()) {
-        (Some(queries), Some(keys), Some(values)) => Ok(InputCommittedClaims { queries, keys, values }),
-        _ => Err(AttentionError::CheckFailed { step: STEP }),
-    }
-}
-
-/// The claims on Q and K at `[z ‖ a]`, on V at its own point.
-#[deny(clippy::indexing_slicing)]
-fn input_claims(
-    outcome: &zkmha_sumcheck::BatchedEvalClaim,
+fn input_claims<V: Clone>(
+    outcomes: &[ProductOutcome<V>],
     rows: &[Vec<Fr>],
-    finals: &[Vec<Fr>],
-) -> Result<InputClaims, AttentionError> {
+) -> Result<InputClaims<V>, AttentionError> {
     let mut out = Vec::with_capacity(3);
-    for (k, (row, values)) in rows.iter().zip(finals).enumerate() {
-        let z = outcome.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
-        let value = *values.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-        let point = if k < 2 { [z, row.as_slice()].concat() } else { z.to_vec() };
-        out.push(EvalClaim { point, value });
+    for (k, (outcome, row)) in outcomes.iter().zip(rows).enumerate() {
+        let point = if k < 2 { [outcome.point.as_slice(), row].concat() } else { outcome.point.clone() };
+        out.push(outcome.hidden(0, point, STEP)?);
     }
     let mut out = out.into_iter();
     match (out.next(), out.next(), out.next()) {
@@ -324,53 +184,45 @@ fn input_claims(
     }
 }
 
-/// Verifies the padding step; returns the claims on `Q`, `K`, `V`.
+/// Verifies the padding step in mode `M`; returns the claims on `Q`, `K`, `V` (in zero
+/// knowledge with the group equations left in the verifier's deferred checks).
 ///
 /// # Errors
-/// [`AttentionError::Sumcheck`] or [`AttentionError::CheckFailed`].
+/// [`AttentionError::Sumcheck`], [`AttentionError::ZeroKnowledge`] or
+/// [`AttentionError::CheckFailed`] (a padding matrix or V's row factor).
 #[deny(clippy::indexing_slicing)]
-pub fn verify_padding(
+pub fn verify_padding<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
-    claims: [&EvalClaim; 3],
-    proof: &PaddingProof,
+    claims: [&EvalClaim<M::Value>; 3],
+    proof: &PaddingProof<M::ProductProof>,
     transcript: &mut Transcript,
-) -> Result<InputClaims, AttentionError> {
-    transcript.append_fields(LABEL_CLAIMS, &claims.map(|c| c.value));
-    if proof.final_evaluations.len() != 3 {
-        return Err(AttentionError::CheckFailed { step: STEP });
-    }
+) -> Result<InputClaims<M::Value>, AttentionError> {
     let layout = layout(shape);
-    let shapes = instance_shapes(shape);
-    let sumcheck_claims: Vec<SumcheckClaim> = shapes
+    let [two, three] = product_shapes()?;
+    let members: Vec<BatchMember<'_>> = instance_shapes(shape)
         .iter()
-        .zip(claims)
-        .map(|(&(vars, degree), c)| SumcheckClaim::new(vars, degree, c.value))
+        .enumerate()
+        .map(|(k, &(vars, _))| (if k < 2 { &two } else { &three }, vars))
         .collect();
-    let outcome =
-        verify_batched(&sumcheck_claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
-    if proof.final_evaluations.iter().zip(&shapes).any(|(values, (_, degree))| values.len() != *degree) {
+    let values = claims.map(|c| &c.value);
+    let outcomes = M::verify_products(verifier, STEP, &members, &values, &proof.product, transcript)?;
+    if outcomes.len() != 3 {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let products: Vec<Fr> = proof.final_evaluations.iter().map(|values| values.iter().product()).collect();
-    outcome.check(&products).map_err(sumcheck_error(STEP))?;
     let mut rows = Vec::with_capacity(3);
-    for (k, ((claim, &(input_vars, padded_vars, width)), values)) in
-        claims.iter().zip(&layout).zip(&proof.final_evaluations).enumerate()
+    for (k, ((claim, &(input_vars, padded_vars, width)), out)) in
+        claims.iter().zip(&layout).zip(&outcomes).enumerate()
     {
         let split = split_point(&claim.point, &[padded_vars, shape.seq_vars()], STEP)?;
         let [w, a] = [0, 1].map(|k| split.get(k).copied().unwrap_or_default());
-        let point = outcome.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
         let (z, row_point) =
-            point.split_at_checked(input_vars).ok_or(AttentionError::CheckFailed { step: STEP })?;
-        let mut expected = vec![head_padding(shape.heads, width, z, w)];
+            out.point.split_at_checked(input_vars).ok_or(AttentionError::CheckFailed { step: STEP })?;
+        out.check_public(1, head_padding(shape.heads, width, z, w), STEP)?;
         if k == 2 {
-            expected.push(prefix_eq_pair_sum(shape.seq_len, row_point, a));
-        }
-        if values.get(1..) != Some(expected.as_slice()) {
-            return Err(AttentionError::CheckFailed { step: STEP });
+            out.check_public(2, prefix_eq_pair_sum(shape.seq_len, row_point, a), STEP)?;
         }
         rows.push(a.to_vec());
     }
-    transcript.append_fields(LABEL_FINAL, &proof.final_evaluations.concat());
-    input_claims(&outcome, &rows, &proof.final_evaluations)
+    input_claims(&outcomes, &rows)
 }

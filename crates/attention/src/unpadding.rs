@@ -9,63 +9,65 @@
 //! claim out: Ô(q_i, q_x) = v
 //! ```
 //!
-//! Zero knowledge (`prove_unpadding_zk` / `verify_unpadding_zk`): the same sum-check through
-//! `zkmha_zk::prove_zk_product` from a committed `y`, `W` public, `Ô` hidden: the claim out is a
-//! commitment to `Ô(q_i, q_x)`.
+//! Both modes (`crate::mode`): `W` public, `Ô` hidden; in zero knowledge `y` and the claim out
+//! are commitments.
 //!
 //! Unlike the spec, the row selector `[i < s]` is part of the relation: `O` holds only the real
 //! rows, so the padded rows of `Ô` (which carry masked values) never reach the output.
 
-use crate::common::{check_structured, split_point, sumcheck_error};
+use crate::common::{split_point, sumcheck_error};
+use crate::mode::{Mode, PlainProductProof, Proved, single};
 use crate::structured::{head_padding, prefix_eq_pair_sum};
-use crate::zk_claims::{
-    CommittedClaim, WitnessClaim, check_public, hidden, prove_dense_product, witness, zk_error,
-};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{CryptoRng, RngCore};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_pcs::HyraxParams;
-use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheckProof, SumOfProducts, SumcheckClaim, prove_product, verify_product,
-};
+use zkmha_sumcheck::{EvalClaim, ProductSumcheck, SumOfProducts};
 use zkmha_transcript::Transcript;
-use zkmha_zk::{
-    DeferredChecks, ProverMasks, VerifierMasks, ZkProductProof, ZkProductShape, verify_zk_product_deferred,
-};
+use zkmha_zk::ZkProductShape;
 
 const STEP: &str = "unpadding";
-const LABEL_CLAIM: &[u8] = b"attention/unpadding/claim";
 
-/// The unpadding proof.
+/// The unpadding proof (`P` the mode's product proof: plain by default).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct UnpaddingProof {
-    /// Sum-check of `Ô · W`.
-    pub sumcheck: ProductSumcheckProof,
+pub struct UnpaddingProof<P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof> {
+    /// The sum-check of `Ô · W`.
+    pub product: P,
 }
 
 fn num_vars(shape: &AttentionShape) -> usize {
     shape.seq_vars() + shape.head_vars() + shape.value_head_dim_vars()
 }
 
-/// Proves the unpadding step for a claim on `O` at `[r_col ‖ r_row]`.
+/// `Ô` hidden, `W` public.
+fn product_shape() -> Result<ZkProductShape, AttentionError> {
+    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
+    ZkProductShape::new(product, vec![false, true])
+        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
+}
+
+/// Proves the unpadding step in mode `M` for a claim on `O` at `[r_col ‖ r_row]`; returns the
+/// claim on `Ô`.
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] for a claim point of the wrong length.
-pub fn prove_unpadding(
+/// [`AttentionError::CheckFailed`] for a claim point of the wrong length; in zero knowledge
+/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
+pub fn prove_unpadding<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
     output_hat: &[Fr],
-    claim: &EvalClaim,
+    claim: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
-) -> Result<(UnpaddingProof, EvalClaim), AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
+) -> Proved<UnpaddingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
     let mles = tables(shape, output_hat, &claim.point)?;
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    let (sumcheck, claims) =
-        prove_product(&product, mles, claim.value, transcript).map_err(sumcheck_error(STEP))?;
-    let out = claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    Ok((UnpaddingProof { sumcheck }, out))
+    let product_shape = product_shape()?;
+    let mut instance =
+        ProductSumcheck::new(product_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
+    let (product, outcomes) =
+        M::prove_products(prover, STEP, vec![(&product_shape, &mut instance)], &[&claim.value], transcript)?;
+    let out = single(outcomes, STEP)?;
+    let claim_out = out.hidden(0, out.point.clone(), STEP)?;
+    Ok((UnpaddingProof { product }, claim_out))
 }
 
 /// `[Ô, W]` for a claim point `[r_col ‖ r_row]`.
@@ -113,96 +115,33 @@ pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
     (num_vars(shape), 2)
 }
 
-/// `Ô` hidden, `W` public.
-fn zk_shape() -> Result<ZkProductShape, AttentionError> {
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![false, true]).map_err(zk_error(STEP))
-}
-
-/// The zero-knowledge unpadding proof.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct UnpaddingZkProof {
-    /// The zero-knowledge sum-check of `Ô · W`.
-    pub product: ZkProductProof,
-}
-
-/// Proves the unpadding step in zero knowledge for a committed claim on `O`; returns the
-/// committed claim on `Ô` with its opening.
+/// Verifies the unpadding step in mode `M`; returns the claim on `Ô` the caller must
+/// discharge (in zero knowledge with the group equations left in the verifier's deferred
+/// checks).
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] for a claim point of the wrong length,
-/// [`AttentionError::ZeroKnowledge`] when the generators are too few for the masks.
-#[allow(clippy::too_many_arguments)]
-pub fn prove_unpadding_zk<R: RngCore + CryptoRng>(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    output_hat: &[Fr],
-    claim: &WitnessClaim,
-    masks: &mut ProverMasks,
-    transcript: &mut Transcript,
-    rng: &mut R,
-) -> Result<(UnpaddingZkProof, WitnessClaim), AttentionError> {
-    let mles = tables(shape, output_hat, &claim.claim.point)?;
-    let (product, claims, openings) =
-        prove_dense_product(params, &zk_shape()?, mles, claim, masks, transcript, rng, STEP)?;
-    let out = witness(&claims.values, &openings, 0, claims.point.clone(), STEP)?;
-    Ok((UnpaddingZkProof { product }, out))
-}
-
-/// Verifies the zero-knowledge unpadding step; returns the committed claim on `Ô`, with the
-/// group equations left in `checks`.
-///
-/// # Errors
-/// [`AttentionError::ZeroKnowledge`] or [`AttentionError::CheckFailed`] (the weights `W`).
+/// [`AttentionError::Sumcheck`], [`AttentionError::ZeroKnowledge`] or
+/// [`AttentionError::CheckFailed`] (the weights `W`).
 #[deny(clippy::indexing_slicing)]
-#[allow(clippy::too_many_arguments)]
-pub fn verify_unpadding_zk(
-    params: &HyraxParams,
+pub fn verify_unpadding<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
-    claim: &CommittedClaim,
-    proof: &UnpaddingZkProof,
-    masks: &mut VerifierMasks,
+    claim: &EvalClaim<M::Value>,
+    proof: &UnpaddingProof<M::ProductProof>,
     transcript: &mut Transcript,
-    checks: &mut DeferredChecks,
-) -> Result<CommittedClaim, AttentionError> {
+) -> Result<EvalClaim<M::Value>, AttentionError> {
     let parts = split_point(&claim.point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
     let [r_col, r_row] = [0, 1].map(|k| parts.get(k).copied().unwrap_or_default());
-    let claims = verify_zk_product_deferred(
-        params,
-        &zk_shape()?,
-        num_vars(shape),
-        claim.commitment,
+    let product_shape = product_shape()?;
+    let outcomes = M::verify_products(
+        verifier,
+        STEP,
+        &[(&product_shape, num_vars(shape))],
+        &[&claim.value],
         &proof.product,
-        masks,
         transcript,
-        checks,
-    )
-    .map_err(zk_error(STEP))?;
-    check_public(claims.values.get(1), weight_value(shape, r_col, r_row, &claims.point), STEP)?;
-    hidden(claims.values.first(), claims.point.clone(), STEP)
-}
-
-/// Verifies the unpadding step; returns the claim on `Ô` the caller must discharge.
-///
-/// # Errors
-/// [`AttentionError::Sumcheck`] or [`AttentionError::CheckFailed`].
-#[deny(clippy::indexing_slicing)]
-pub fn verify_unpadding(
-    shape: &AttentionShape,
-    claim: &EvalClaim,
-    proof: &UnpaddingProof,
-    transcript: &mut Transcript,
-) -> Result<EvalClaim, AttentionError> {
-    transcript.append_field(LABEL_CLAIM, &claim.value);
-    let parts = split_point(&claim.point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
-    let (r_col, r_row) =
-        (parts.first().copied().unwrap_or_default(), parts.get(1).copied().unwrap_or_default());
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    let sumcheck_claim = SumcheckClaim::new(num_vars(shape), 2, claim.value);
-    let claims = verify_product(&product, &sumcheck_claim, &proof.sumcheck, transcript)
-        .map_err(sumcheck_error(STEP))?;
-    let weight_claim = claims.get(1);
-    let point = weight_claim.map(|c| c.point.clone()).unwrap_or_default();
-    check_structured(weight_claim, weight_value(shape, r_col, r_row, &point), STEP)?;
-    claims.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })
+    )?;
+    let out = single(outcomes, STEP)?;
+    out.check_public(1, weight_value(shape, r_col, r_row, &out.point), STEP)?;
+    out.hidden(0, out.point.clone(), STEP)
 }

@@ -23,14 +23,15 @@
 //! ```
 
 use crate::attention_values::{
-    AttentionMatrix, AttentionValuesZkProof, prove_attention_values_zk, verify_attention_values_zk,
+    AttentionMatrix, AttentionValuesProof, prove_attention_values, verify_attention_values,
 };
 use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_layout_column_vars};
 use crate::committed::padded_inputs;
 use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_table};
-use crate::masking::{MaskingZkProof, prove_masking_zk, verify_masking_zk};
-use crate::padding::{PaddingZkProof, prove_padding_zk, verify_padding_zk};
-use crate::qk::{QkZkProof, prove_qk_zk, verify_qk_zk};
+use crate::masking::{MaskingProof, prove_masking, verify_masking};
+use crate::mode::{HiddenValue, Zk, ZkProver, ZkVerifier};
+use crate::padding::{PaddingProof, prove_padding, verify_padding};
+use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
     ExponentialProverInput, SoftmaxCommitments, SoftmaxProverData, softmax_commitment_list,
     softmax_multiplicities, softmax_opening_tables,
@@ -39,7 +40,7 @@ use crate::softmax_zk::{
     ExponentialSoftmaxZkProof, commit_softmax_hiding, prove_softmax_zk, softmax_zk_schedule,
     verify_softmax_zk,
 };
-use crate::unpadding::{UnpaddingZkProof, prove_unpadding_zk, verify_unpadding_zk};
+use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
 use crate::{
     AttentionError, AttentionInputs, AttentionShape, CommittedStatement, InputCommitments, MaskKind,
@@ -55,8 +56,8 @@ use zkmha_pcs::{
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
     Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks,
-    ZkMultiOpeningProof, ZkOpeningClaim, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
-    zk_multi_opening_schedule,
+    ZkMultiOpeningProof, ZkOpeningClaim, ZkProductProof, prove_multi_opening_zk,
+    verify_multi_opening_zk_deferred, zk_multi_opening_schedule,
 };
 
 const STEP_OPENINGS: &str = "zero-knowledge openings";
@@ -67,17 +68,17 @@ pub struct ZkLayerProof {
     /// [`crate::PROOF_FORMAT_VERSION`].
     pub version: u32,
     /// Unpadding.
-    pub unpadding: UnpaddingZkProof,
+    pub unpadding: UnpaddingProof<ZkProductProof>,
     /// `softmax·V` (here `A = QK_M`).
-    pub attention_values: AttentionValuesZkProof,
+    pub attention_values: AttentionValuesProof<ZkProductProof>,
     /// The proven softmax's commitments (made before the first challenge) and proof.
     pub softmax: Option<(SoftmaxCommitments, ExponentialSoftmaxZkProof)>,
     /// Masking (linear attention only).
-    pub masking: Option<MaskingZkProof>,
+    pub masking: Option<MaskingProof<ZkProductProof>>,
     /// Batched `QKᵀ`.
-    pub qk: QkZkProof,
+    pub qk: QkProof<ZkProductProof>,
     /// Padding of Q, K, V.
-    pub padding: PaddingZkProof,
+    pub padding: PaddingProof<ZkProductProof>,
     /// One hiding commitment to every sum-check's mask, made before the first sum-check.
     pub masks: G1Affine,
     /// The masks' values at their sum-checks' points, all in one inner-product argument.
@@ -169,7 +170,8 @@ pub fn output_claim(
     output: &[Fr],
     transcript: &mut Transcript,
 ) -> Result<CommittedClaim, AttentionError> {
-    Ok(output_witness_claim(params, shape, output, transcript)?.claim)
+    let claim = output_witness_claim(params, shape, output, transcript)?;
+    Ok(CommittedClaim { point: claim.point, value: claim.value.commitment })
 }
 
 fn output_witness_claim(
@@ -180,7 +182,7 @@ fn output_witness_claim(
 ) -> Result<WitnessClaim, AttentionError> {
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     let value = matrix_mle(shape.seq_len, shape.value_model_width(), output)?.evaluate(&point)?;
-    Ok(WitnessClaim::public(params, point, value))
+    Ok(WitnessClaim { point, value: HiddenValue::public(params, value) })
 }
 
 /// Whether the three input claims can share one opening.
@@ -281,38 +283,39 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
             .map_err(zk_error("masks"))?;
     let output = output_witness_claim(params, shape, &statement.output, &mut transcript)?;
 
-    let (t, m) = (&mut transcript, &mut masks);
-    let (unpadding, output_hat) = prove_unpadding_zk(params, shape, &witness.output_hat, &output, m, t, rng)?;
+    let t = &mut transcript;
+    let mut prover = ZkProver { params, masks: &mut masks, rng: &mut *rng };
+    let (unpadding, output_hat) = prove_unpadding::<Zk>(&mut prover, shape, &witness.output_hat, &output, t)?;
     let matrix = match &softmax_data {
         Some((_, _, data, _)) => AttentionMatrix::Explicit(&data.witness.attention),
         None => AttentionMatrix::Masked { scores: &witness.scores, mask },
     };
     let (attention_values, av) =
-        prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, m, t, rng)?;
+        prove_attention_values::<Zk>(&mut prover, shape, matrix, &witness.values_hat, &output_hat, t)?;
     let scores = std::mem::take(&mut witness.scores);
     let (masking, softmax_proof, scores_claim, softmax_claims) = match &mut softmax_data {
         Some((p, commitments, data, _)) => {
             data.witness.attention = Vec::new();
             let input = ExponentialProverInput { hyrax: params, commitments, data };
-            let out = prove_softmax_zk(shape, mask, p, &av.attention, &input, m, t, rng)?;
+            let out =
+                prove_softmax_zk(shape, mask, p, &av.attention, &input, prover.masks, t, &mut prover.rng)?;
             (None, Some(out.proof), out.scores, out.opening_claims)
         }
         None => {
-            let (masking, claim) = prove_masking_zk(params, shape, mask, scores, &av.attention, m, t, rng)?;
+            let (masking, claim) = prove_masking::<Zk>(&mut prover, shape, mask, scores, &av.attention, t)?;
             (Some(masking), None, claim, Vec::new())
         }
     };
     let (qk, qk_claims) =
-        prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, m, t, rng)?;
-    let (padding, input_claims) = prove_padding_zk(
-        params,
+        prove_qk::<Zk>(&mut prover, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t)?;
+    let (padding, input_claims) = prove_padding::<Zk>(
+        &mut prover,
         shape,
         [&witness.queries, &witness.keys, &witness.values],
         [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
-        m,
         t,
-        rng,
     )?;
+    let m = &mut masks;
 
     let c = &statement.commitments;
     let claims = [&input_claims.queries, &input_claims.keys, &input_claims.values];
@@ -339,8 +342,8 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
             for (k, claim) in claims.iter().enumerate() {
                 all_claims.push(ZkOpeningClaim {
                     polynomial: 8 + k,
-                    point: claim.claim.point.clone(),
-                    value: CommittedValue::new(claim.claim.commitment, claim.opening),
+                    point: claim.point.clone(),
+                    value: CommittedValue::new(claim.value.commitment, claim.value.opening),
                 });
             }
             multi_opening = Some(
@@ -359,13 +362,13 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
                         PolynomialTable::Integers { num_vars: *num_vars, values: table },
                         commitment,
                         blind,
-                        claim.claim.point.as_slice(),
-                        (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
+                        claim.point.as_slice(),
+                        (claim.value.commitment, claim.value.opening.value, claim.value.opening.blinding),
                     )
                 })
                 .collect();
             let together =
-                one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
+                one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
             let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
             for group in groups {
                 openings.push(Hyrax::open_batch_committed(params, group, t, rng)?);
@@ -449,30 +452,35 @@ fn collect_layer_zk(
     let output = output_claim(params, shape, &statement.output, &mut transcript)?;
 
     let mut checks = DeferredChecks::new();
-    let (t, k, m) = (&mut transcript, &mut checks, &mut masks);
-    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k)?;
-    let av = verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k)?;
+    let t = &mut transcript;
+    let mut verifier = ZkVerifier { params, masks: &mut masks, checks: &mut checks };
+    let v = &mut verifier;
+    let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t)?;
+    let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t)?;
     let (scores, softmax_claims) = match (&softmax, &proof.masking) {
         (Some((p, commitments, slot)), _) => {
-            let (scores, claims) =
-                verify_softmax_zk(params, shape, statement.mask, p, &av.attention, slot, m, t, k)?;
+            let (scores, claims) = verify_softmax_zk(
+                params,
+                shape,
+                statement.mask,
+                p,
+                &av.attention,
+                slot,
+                v.masks,
+                t,
+                v.checks,
+            )?;
             (scores, Some((commitments, claims)))
         }
         (None, Some(masking)) => {
-            (verify_masking_zk(params, shape, statement.mask, &av.attention, masking, m, t, k)?, None)
+            (verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t)?, None)
         }
         (None, None) => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
     };
-    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k)?;
-    let inputs = verify_padding_zk(
-        params,
-        shape,
-        [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
-        &proof.padding,
-        m,
-        t,
-        k,
-    )?;
+    let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t)?;
+    let inputs =
+        verify_padding::<Zk>(v, shape, [&qk.queries_hat, &qk.keys_hat, &av.values_hat], &proof.padding, t)?;
+    let (m, k) = (&mut masks, &mut checks);
 
     let c = &statement.commitments;
     let claims = [&inputs.queries, &inputs.keys, &inputs.values];
@@ -487,7 +495,7 @@ fn collect_layer_zk(
                 all_claims.push(ZkOpeningClaim {
                     polynomial: 8 + index,
                     point: claim.point.clone(),
-                    value: Combination::point(claim.commitment),
+                    value: Combination::point(claim.value),
                 });
             }
             verify_multi_opening_zk_deferred(params, &polynomials, &all_claims, multi_opening, m, t, k)
@@ -497,7 +505,7 @@ fn collect_layer_zk(
             let items: Vec<(&HyraxCommitment, &[Fr], G1Affine)> = [&c.queries, &c.keys, &c.values]
                 .into_iter()
                 .zip(claims)
-                .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.commitment))
+                .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.value))
                 .collect();
             let together =
                 one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
@@ -532,7 +540,6 @@ fn collect_layer_zk(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod forgery_regression {
     use super::*;
-    use crate::unpadding::prove_unpadding_zk;
     use ark_std::rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha20Rng;
     use zkmha_field::Field;
@@ -571,32 +578,33 @@ mod forgery_regression {
         let fake = output_witness_claim(params, shape, &statement.output, &mut transcript).unwrap();
         let true_value = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)
             .unwrap()
-            .evaluate(&fake.claim.point)
+            .evaluate(&fake.point)
             .unwrap();
         let output = WitnessClaim {
-            claim: fake.claim.clone(),
-            opening: zkmha_zk::ValueOpening { value: true_value, blinding: Fr::from(0u64) },
+            point: fake.point.clone(),
+            value: HiddenValue {
+                commitment: fake.value.commitment,
+                opening: zkmha_zk::ValueOpening { value: true_value, blinding: Fr::from(0u64) },
+            },
         };
-        let (t, m) = (&mut transcript, &mut masks);
+        let t = &mut transcript;
+        let mut prover = ZkProver { params, masks: &mut masks, rng: &mut *rng };
+        let p = &mut prover;
         let (unpadding, output_hat) =
-            prove_unpadding_zk(params, shape, &witness.output_hat, &output, m, t, rng).unwrap();
+            prove_unpadding::<Zk>(p, shape, &witness.output_hat, &output, t).unwrap();
         let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
         let (attention_values, av) =
-            prove_attention_values_zk(params, shape, matrix, &witness.values_hat, &output_hat, m, t, rng)
-                .unwrap();
+            prove_attention_values::<Zk>(p, shape, matrix, &witness.values_hat, &output_hat, t).unwrap();
         let (masking, scores_claim) =
-            prove_masking_zk(params, shape, mask, witness.scores.clone(), &av.attention, m, t, rng).unwrap();
+            prove_masking::<Zk>(p, shape, mask, witness.scores.clone(), &av.attention, t).unwrap();
         let (qk, qk_claims) =
-            prove_qk_zk(params, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, m, t, rng)
-                .unwrap();
-        let (padding, input_claims) = prove_padding_zk(
-            params,
+            prove_qk::<Zk>(p, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t).unwrap();
+        let (padding, input_claims) = prove_padding::<Zk>(
+            p,
             shape,
             [&witness.queries, &witness.keys, &witness.values],
             [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
-            m,
             t,
-            rng,
         )
         .unwrap();
         let c = &statement.commitments;
@@ -611,13 +619,13 @@ mod forgery_regression {
                     PolynomialTable::Integers { num_vars: *num_vars, values: table },
                     commitment,
                     blind,
-                    claim.claim.point.as_slice(),
-                    (claim.claim.commitment, claim.opening.value, claim.opening.blinding),
+                    claim.point.as_slice(),
+                    (claim.value.commitment, claim.value.opening.value, claim.value.opening.blinding),
                 )
             })
             .collect();
         let together =
-            one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.claim.point.as_slice()));
+            one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
         let groups: Vec<&[_]> = if together { vec![&items[..]] } else { items.chunks(1).collect() };
         let mut openings = Vec::new();
         for group in groups {
@@ -735,22 +743,19 @@ mod forgery_regression {
         );
         let output = output_claim(params, shape, &statement.output, &mut transcript).unwrap();
         let mut checks = DeferredChecks::new();
-        let (t, k, m) = (&mut transcript, &mut checks, &mut masks);
-        let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k).unwrap();
-        let av =
-            verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k).unwrap();
+        let t = &mut transcript;
+        let v = &mut ZkVerifier { params, masks: &mut masks, checks: &mut checks };
+        let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t).unwrap();
+        let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t).unwrap();
         let masking = proof.masking.as_ref().unwrap();
-        let scores =
-            verify_masking_zk(params, shape, statement.mask, &av.attention, masking, m, t, k).unwrap();
-        let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k).unwrap();
-        let inputs = verify_padding_zk(
-            params,
+        let scores = verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t).unwrap();
+        let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t).unwrap();
+        let inputs = verify_padding::<Zk>(
+            v,
             shape,
             [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
             &proof.padding,
-            m,
             t,
-            k,
         )
         .unwrap();
         let c = &statement.commitments;

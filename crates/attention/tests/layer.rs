@@ -157,11 +157,11 @@ fn output_of_one_wrong_head_is_rejected() {
 #[test]
 fn tampered_round_of_each_sub_protocol_is_rejected() {
     let cases: [Tamper; 5] = [
-        ("unpadding", |p| p.unpadding.sumcheck.sumcheck.rounds[1].evaluations[0] += Fr::one()),
-        ("softmax·V", |p| p.attention_values.sumcheck.sumcheck.rounds[0].evaluations[1] += Fr::one()),
-        ("masking", |p| p.masking.as_mut().unwrap().sumcheck.sumcheck.rounds[2].evaluations[0] += Fr::one()),
-        ("batched QKᵀ", |p| p.qk.sumcheck.sumcheck.rounds[0].evaluations[2] += Fr::one()),
-        ("padding", |p| p.padding.sumcheck.rounds[1].evaluations[0] += Fr::one()),
+        ("unpadding", |p| p.unpadding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
+        ("softmax·V", |p| p.attention_values.product.sumcheck.rounds[0].evaluations[1] += Fr::one()),
+        ("masking", |p| p.masking.as_mut().unwrap().product.sumcheck.rounds[2].evaluations[0] += Fr::one()),
+        ("batched QKᵀ", |p| p.qk.product.sumcheck.rounds[0].evaluations[2] += Fr::one()),
+        ("padding", |p| p.padding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
     ];
     for (step, tamper) in cases {
         let (statement, mut proof) = default_case();
@@ -174,10 +174,10 @@ fn tampered_round_of_each_sub_protocol_is_rejected() {
 fn tampered_claims_passed_between_steps_are_rejected() {
     // A final MLE value handed on as the next step's claim.
     let cases: [Tamper; 4] = [
-        ("unpadding", |p| p.unpadding.sumcheck.final_evaluations[0] += Fr::one()),
-        ("softmax·V", |p| p.attention_values.sumcheck.final_evaluations[1] += Fr::one()),
-        ("masking", |p| p.masking.as_mut().unwrap().sumcheck.final_evaluations[2] += Fr::one()),
-        ("batched QKᵀ", |p| p.qk.sumcheck.final_evaluations[1] += Fr::one()),
+        ("unpadding", |p| p.unpadding.product.final_evaluations[0][0] += Fr::one()),
+        ("softmax·V", |p| p.attention_values.product.final_evaluations[0][1] += Fr::one()),
+        ("masking", |p| p.masking.as_mut().unwrap().product.final_evaluations[0][2] += Fr::one()),
+        ("batched QKᵀ", |p| p.qk.product.final_evaluations[0][1] += Fr::one()),
     ];
     for (step, tamper) in cases {
         let (statement, mut proof) = default_case();
@@ -188,7 +188,7 @@ fn tampered_claims_passed_between_steps_are_rejected() {
     // matches; the next step (or the input discharge) catches it.
     let (statement, mut proof) = default_case();
     let two = Fr::from(2u64);
-    let finals = &mut proof.qk.sumcheck.final_evaluations;
+    let finals = &mut proof.qk.product.final_evaluations[0];
     finals[1] *= two;
     finals[2] *= zkmha_field::Field::inverse(&two).unwrap();
     assert!(verify_layer(&statement, &proof).is_err());
@@ -199,19 +199,19 @@ fn tampered_structured_values_are_rejected() {
     // The prover's value for a matrix the verifier recomputes in closed form.
     let cases: [Tamper; 3] = [
         ("unpadding", |p| {
-            let f = &mut p.unpadding.sumcheck.final_evaluations;
+            let f = &mut p.unpadding.product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[0] *= inv;
         }),
         ("masking", |p| {
-            let f = &mut p.masking.as_mut().unwrap().sumcheck.final_evaluations;
+            let f = &mut p.masking.as_mut().unwrap().product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[2] *= inv;
         }),
         ("padding", |p| {
-            let f = &mut p.padding.final_evaluations[0];
+            let f = &mut p.padding.product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[0] *= inv;
@@ -252,16 +252,16 @@ fn wrong_version_and_malformed_bytes_are_rejected() {
 fn malformed_proof_shapes_give_errors_not_panics() {
     let (statement, proof) = default_case();
     let mut short = proof.clone();
-    short.masking.as_mut().unwrap().sumcheck.sumcheck.rounds.pop();
+    short.masking.as_mut().unwrap().product.sumcheck.rounds.pop();
     assert!(matches!(
         verify_layer(&statement, &short),
         Err(AttentionError::Sumcheck { step: "masking", .. })
     ));
     let mut no_finals = proof.clone();
-    no_finals.qk.sumcheck.final_evaluations.clear();
+    no_finals.qk.product.final_evaluations.clear();
     assert!(verify_layer(&statement, &no_finals).is_err());
     let mut few_padding = proof.clone();
-    few_padding.padding.final_evaluations.pop();
+    few_padding.padding.product.final_evaluations.pop();
     assert_eq!(
         verify_layer(&statement, &few_padding).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "padding" })
@@ -307,6 +307,7 @@ fn bad_statements_are_rejected_with_clear_errors() {
 #[test]
 fn structured_masking_prover_matches_the_dense_prover() {
     use zkmha_attention::masking::{prove_masking, prove_masking_dense};
+    use zkmha_attention::mode::Plain;
     use zkmha_sumcheck::EvalClaim;
     use zkmha_transcript::Transcript;
     for (s, h) in [(1usize, 1usize), (7, 3), (16, 1), (5, 8), (33, 2)] {
@@ -317,12 +318,24 @@ fn structured_masking_prover_matches_the_dense_prover() {
             let mut rng = StdRng::seed_from_u64(5);
             let point: Vec<Fr> = (0..n).map(|_| Fr::from(rng.gen_range(0u64..1 << 60))).collect();
             let claim = EvalClaim { point, value: Fr::from(42u64) };
-            let structured =
-                prove_masking(&shape, mask, witness.scores.clone(), &claim, &mut Transcript::new(b"t"))
-                    .unwrap();
-            let dense =
-                prove_masking_dense(&shape, mask, &witness.scores, &claim, &mut Transcript::new(b"t"))
-                    .unwrap();
+            let structured = prove_masking::<Plain>(
+                &mut (),
+                &shape,
+                mask,
+                witness.scores.clone(),
+                &claim,
+                &mut Transcript::new(b"t"),
+            )
+            .unwrap();
+            let dense = prove_masking_dense::<Plain>(
+                &mut (),
+                &shape,
+                mask,
+                &witness.scores,
+                &claim,
+                &mut Transcript::new(b"t"),
+            )
+            .unwrap();
             assert_eq!(structured, dense, "s={s} h={h} {mask}");
         }
     }

@@ -6,11 +6,12 @@
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use zkmha_attention::attention_values::verify_attention_values_zk;
-use zkmha_attention::masking::verify_masking_zk;
-use zkmha_attention::padding::verify_padding_zk;
-use zkmha_attention::qk::verify_qk_zk;
-use zkmha_attention::unpadding::verify_unpadding_zk;
+use zkmha_attention::attention_values::verify_attention_values;
+use zkmha_attention::masking::verify_masking;
+use zkmha_attention::mode::{Zk, ZkVerifier};
+use zkmha_attention::padding::verify_padding;
+use zkmha_attention::qk::verify_qk;
+use zkmha_attention::unpadding::verify_unpadding;
 use zkmha_attention::zk_claims::CommittedClaim;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
@@ -199,32 +200,16 @@ fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerP
     let schedule = zkmha_attention::zk_layer::mask_schedule(shape, statement.softmax).unwrap();
     let mut m = VerifierMasks::absorb(schedule, proof.masks, &mut t);
     let output = zkmha_attention::zk_layer::output_claim(params, shape, &statement.output, &mut t).unwrap();
-    let (k, m, t) = (&mut DeferredChecks::new(), &mut m, &mut t);
-    let output_hat = verify_unpadding_zk(params, shape, &output, &proof.unpadding, m, t, k).unwrap();
-    let av =
-        verify_attention_values_zk(params, shape, &output_hat, &proof.attention_values, m, t, k).unwrap();
-    let scores = verify_masking_zk(
-        params,
-        shape,
-        statement.mask,
-        &av.attention,
-        proof.masking.as_ref().unwrap(),
-        m,
-        t,
-        k,
-    )
-    .unwrap();
-    let qk = verify_qk_zk(params, shape, &scores, &proof.qk, m, t, k).unwrap();
-    let inputs = verify_padding_zk(
-        params,
-        shape,
-        [&qk.queries_hat, &qk.keys_hat, &av.values_hat],
-        &proof.padding,
-        m,
-        t,
-        k,
-    )
-    .unwrap();
+    let t = &mut t;
+    let v = &mut ZkVerifier { params, masks: &mut m, checks: &mut DeferredChecks::new() };
+    let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t).unwrap();
+    let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t).unwrap();
+    let masking = proof.masking.as_ref().unwrap();
+    let scores = verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t).unwrap();
+    let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t).unwrap();
+    let inputs =
+        verify_padding::<Zk>(v, shape, [&qk.queries_hat, &qk.keys_hat, &av.values_hat], &proof.padding, t)
+            .unwrap();
     vec![
         output_hat,
         av.attention,
@@ -423,9 +408,10 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
     let schedule = zkmha_attention::zk_layer::mask_schedule(&shape, softmax).unwrap();
     let mut m = VerifierMasks::absorb(schedule, p.proof.masks, &mut t);
     let output = zkmha_attention::zk_layer::output_claim(pp, &shape, &statement.output, &mut t).unwrap();
-    let (k, m, t) = (&mut DeferredChecks::new(), &mut m, &mut t);
-    let output_hat = verify_unpadding_zk(pp, &shape, &output, &p.proof.unpadding, m, t, k).unwrap();
-    let av = verify_attention_values_zk(pp, &shape, &output_hat, &p.proof.attention_values, m, t, k).unwrap();
+    let t = &mut t;
+    let v = &mut ZkVerifier { params: pp, masks: &mut m, checks: &mut DeferredChecks::new() };
+    let output_hat = verify_unpadding::<Zk>(v, &shape, &output, &p.proof.unpadding, t).unwrap();
+    let av = verify_attention_values::<Zk>(v, &shape, &output_hat, &p.proof.attention_values, t).unwrap();
     let (scores, _) = zkmha_attention::softmax_zk::verify_softmax_zk(
         pp,
         &shape,
@@ -433,9 +419,9 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
         &params,
         &av.attention,
         slot,
-        m,
+        v.masks,
         t,
-        k,
+        v.checks,
     )
     .unwrap();
     let t_star = &scores.point;

@@ -1,7 +1,9 @@
 //! What goes into a sum-check and what comes out of it.
 
 use crate::SumcheckError;
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_serialize::{
+    CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate, Write,
+};
 use zkmha_field::Fr;
 use zkmha_transcript::Transcript;
 
@@ -62,13 +64,51 @@ impl SumcheckClaim {
 /// A claim `p(point) = value` that the caller must still discharge: by evaluating `p`
 /// itself, with a further sum-check, or with a commitment opening.
 ///
-/// `point[i]` is the value of variable `x_i` (the project's little-endian order).
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct EvalClaim {
+/// `point[i]` is the value of variable `x_i` (the project's little-endian order). The value
+/// is a field element by default; a zero-knowledge proof carries it hidden (`V` a commitment
+/// to it, or on the prover's side the commitment with its opening).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalClaim<V = Fr> {
     /// The evaluation point, in variable order.
     pub point: Vec<Fr>,
-    /// The claimed value at the point.
-    pub value: Fr,
+    /// The claimed value at the point (in the clear or hidden).
+    pub value: V,
+}
+
+// Written out rather than derived: the derive would demand that every `V` serialize, and the
+// prover's hidden values (a commitment with its opening) never leave the prover.
+impl<V: CanonicalSerialize> CanonicalSerialize for EvalClaim<V> {
+    fn serialize_with_mode<W: Write>(
+        &self,
+        mut writer: W,
+        compress: Compress,
+    ) -> Result<(), SerializationError> {
+        self.point.serialize_with_mode(&mut writer, compress)?;
+        self.value.serialize_with_mode(&mut writer, compress)
+    }
+
+    fn serialized_size(&self, compress: Compress) -> usize {
+        self.point.serialized_size(compress) + self.value.serialized_size(compress)
+    }
+}
+
+impl<V: Valid> Valid for EvalClaim<V> {
+    fn check(&self) -> Result<(), SerializationError> {
+        self.point.check()?;
+        self.value.check()
+    }
+}
+
+impl<V: CanonicalDeserialize> CanonicalDeserialize for EvalClaim<V> {
+    fn deserialize_with_mode<R: Read>(
+        mut reader: R,
+        compress: Compress,
+        validate: Validate,
+    ) -> Result<Self, SerializationError> {
+        let point = Vec::<Fr>::deserialize_with_mode(&mut reader, compress, validate)?;
+        let value = V::deserialize_with_mode(&mut reader, compress, validate)?;
+        Ok(Self { point, value })
+    }
 }
 
 impl EvalClaim {

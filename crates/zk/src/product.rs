@@ -429,7 +429,7 @@ fn degree_error() -> ZkError {
 /// As [`prove_zk_sumcheck`], and [`ZkError::Sumcheck`] when the instance's degree differs
 /// from the shape's.
 #[allow(clippy::type_complexity)]
-pub fn prove_zk_product<I: FinalEvaluations, R: RngCore + CryptoRng>(
+pub fn prove_zk_product<I: FinalEvaluations + ?Sized, R: RngCore + CryptoRng>(
     params: &HyraxParams,
     zk_shape: &ZkProductShape,
     instance: &mut I,

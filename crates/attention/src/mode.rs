@@ -1,0 +1,492 @@
+//! One sub-protocol, two modes: the plain proof (claims are field values) and the
+//! zero-knowledge proof (claims are Pedersen commitments) from the same code.
+//!
+//! ```text
+//! a step:     claims on its output in, claims on its inputs out (the GKR direction)
+//!             its relation a sum of products Σ_x Σ_t c_t·Π_k f_k(x) over tables it builds;
+//!             the factors the verifier evaluates itself (eq tables, selectors, padding
+//!             matrices) are public, the others (the tensors) hidden
+//! Plain       claim values in the clear and absorbed; the sum-check (several claims: one
+//!             batched sum-check); every factor's value at the end in the clear and absorbed;
+//!             the verifier checks Σ_t c_t·Π_k f_k = the final value at once
+//! Zk          claim values committed (C = v·U + β·H); the masked sum-check
+//!             (zkmha_zk::prove_zk_product, batched: prove_zk_batched_products); the public
+//!             factors' values in the clear, the hidden ones committed, and one relations proof
+//!             that they give the committed final value; group checks deferred to the end
+//! out         per member the sum-check's point and per factor Factor::Public(value) — the
+//!             step checks it against the factor's closed form — or Factor::Hidden(claim
+//!             value), the claim the step passes on
+//! ```
+//!
+//! A step is written once as `fn prove_x<M: Mode>` / `fn verify_x<M: Mode>`; its proof type is
+//! generic over [`Mode::ProductProof`], so a plain proof never parses as a zero-knowledge one.
+
+use crate::AttentionError;
+use crate::common::sumcheck_error;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
+use std::fmt::Debug;
+use zkmha_field::Fr;
+use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_sumcheck::{
+    EvalClaim, FinalEvaluations, SumcheckClaim, SumcheckInstance, SumcheckProof, prove, prove_batched,
+    verify, verify_batched,
+};
+use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, ProverMasks, ValueOpening,
+    VerifierMasks, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_batched_products,
+    prove_zk_product, verify_zk_batched_products_deferred, verify_zk_product_deferred,
+};
+
+const LABEL_CLAIMS: &[u8] = b"mode/plain/claims";
+const LABEL_FINAL_EVALUATIONS: &[u8] = b"mode/plain/final-evaluations";
+
+/// A factor's value at the end of a step's sum-check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Factor<V> {
+    /// A public factor's value, for the verifier to check against its closed form.
+    Public(Fr),
+    /// A hidden factor's value (in the clear in the plain mode, committed in zero knowledge):
+    /// a claim the step passes on.
+    Hidden(V),
+}
+
+/// One member's outcome: the sum-check's point (its lowest variables for a batch member) and
+/// its factors' values, in shape order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProductOutcome<V> {
+    /// The point, in variable order.
+    pub point: Vec<Fr>,
+    /// One per factor.
+    pub factors: Vec<Factor<V>>,
+}
+
+impl<V: Clone> ProductOutcome<V> {
+    /// Checks that public factor `k` has the value `expected` (its closed form).
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] naming `step` when factor `k` is missing, hidden or
+    /// differs.
+    pub fn check_public(&self, k: usize, expected: Fr, step: &'static str) -> Result<(), AttentionError> {
+        match self.factors.get(k) {
+            Some(Factor::Public(value)) if *value == expected => Ok(()),
+            _ => Err(AttentionError::CheckFailed { step }),
+        }
+    }
+
+    /// Hidden factor `k` as a claim at `point`.
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] naming `step` when factor `k` is missing or public.
+    pub fn hidden(
+        &self,
+        k: usize,
+        point: Vec<Fr>,
+        step: &'static str,
+    ) -> Result<EvalClaim<V>, AttentionError> {
+        match self.factors.get(k) {
+            Some(Factor::Hidden(value)) => Ok(EvalClaim { point, value: value.clone() }),
+            _ => Err(AttentionError::CheckFailed { step }),
+        }
+    }
+}
+
+/// A step's prover result: its proof and the claims it hands on.
+pub type Proved<P, C> = Result<(P, C), AttentionError>;
+
+/// A member of a step's (batched) sum-check on the prover's side: which factors are public,
+/// and the instance over the step's tables.
+pub type ProverMember<'a> = (&'a ZkProductShape, &'a mut dyn FinalEvaluations);
+
+/// A source of masks and blinding factors (any cryptographically secure generator).
+pub trait ProverRng: RngCore + CryptoRng {}
+
+impl<R: RngCore + CryptoRng + ?Sized> ProverRng for R {}
+
+/// A committed value with what the prover knows of it: `commitment = opening.value·U +
+/// opening.blinding·H`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HiddenValue {
+    /// What the verifier sees.
+    pub commitment: G1Affine,
+    /// `(v, β)`.
+    pub opening: ValueOpening,
+}
+
+impl HiddenValue {
+    /// A public value `v` (blinding 0: anyone computes `v·U`), e.g. the public output's.
+    pub fn public(params: &HyraxParams, value: Fr) -> Self {
+        let opening = ValueOpening::public(value);
+        Self { commitment: opening.commit(params).into(), opening }
+    }
+
+    /// `v + c` committed as `C + c·U` (same blinding).
+    pub fn plus_constant(&self, params: &HyraxParams, c: Fr) -> Self {
+        let opening = ValueOpening { value: self.opening.value + c, blinding: self.opening.blinding };
+        Self { commitment: (self.commitment + params.value_generator * c).into(), opening }
+    }
+}
+
+/// The prover's side of the zero-knowledge mode: the generators, the sum-checks' masks
+/// (committed before the first challenge) and the randomness.
+pub struct ZkProver<'a> {
+    /// The Pedersen/Hyrax generators.
+    pub params: &'a HyraxParams,
+    /// The masks, one per sum-check in proof order.
+    pub masks: &'a mut ProverMasks,
+    /// Masks and blinds come from here.
+    pub rng: &'a mut dyn ProverRng,
+}
+
+/// The verifier's side of the zero-knowledge mode: the generators, the masks' commitment and
+/// the group equations, checked together at the end.
+pub struct ZkVerifier<'a> {
+    /// The Pedersen/Hyrax generators.
+    pub params: &'a HyraxParams,
+    /// The masks' commitment and schedule.
+    pub masks: &'a mut VerifierMasks,
+    /// The deferred group equations.
+    pub checks: &'a mut DeferredChecks,
+}
+
+/// What a proof mode does with a step's sum of products.
+pub trait Mode: Sized + 'static {
+    /// The mode's name, for messages.
+    const NAME: &'static str;
+    /// A claim's value as the verifier holds it.
+    type Value: Clone + Debug + PartialEq + Eq;
+    /// A claim's value as the prover holds it.
+    type ProverValue: Clone + Debug + PartialEq + Eq;
+    /// The proof of a step's (batched) sum of products.
+    type ProductProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// What the prover needs besides the transcript.
+    type Prover<'a>;
+    /// What the verifier needs besides the transcript.
+    type Verifier<'a>;
+
+    /// Proves `Σ_x g_i(x) = claims[i]` for every member (one sum-check for all).
+    ///
+    /// # Errors
+    /// [`AttentionError::Sumcheck`] or [`AttentionError::ZeroKnowledge`] naming `step`:
+    /// lists of different lengths, an empty batch, an instance whose degree is not its shape's,
+    /// too few generators for the masks.
+    fn prove_products(
+        prover: &mut Self::Prover<'_>,
+        step: &'static str,
+        members: Vec<ProverMember<'_>>,
+        claims: &[&Self::ProverValue],
+        transcript: &mut Transcript,
+    ) -> Proved<Self::ProductProof, Vec<ProductOutcome<Self::ProverValue>>>;
+
+    /// Verifies [`Mode::prove_products`] for members of the given shapes and numbers of
+    /// variables. The caller must check every public factor against its closed form.
+    ///
+    /// # Errors
+    /// [`AttentionError::Sumcheck`], [`AttentionError::ZeroKnowledge`] or
+    /// [`AttentionError::CheckFailed`] naming `step`. In zero knowledge the group equations
+    /// are left in the verifier's deferred checks.
+    fn verify_products(
+        verifier: &mut Self::Verifier<'_>,
+        step: &'static str,
+        members: &[BatchMember<'_>],
+        claims: &[&Self::Value],
+        proof: &Self::ProductProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ProductOutcome<Self::Value>>, AttentionError>;
+
+    /// `v + c` (the prover's side).
+    fn prover_plus_constant(prover: &Self::Prover<'_>, value: &Self::ProverValue, c: Fr)
+    -> Self::ProverValue;
+
+    /// `v + c` (the verifier's side).
+    fn verifier_plus_constant(verifier: &Self::Verifier<'_>, value: &Self::Value, c: Fr) -> Self::Value;
+}
+
+/// Claims in the clear, relations checked at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plain {}
+
+/// Claims committed, relations proven, group checks deferred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zk {}
+
+/// A plain proof of a (batched) sum of products.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct PlainProductProof {
+    /// The sum-check (batched when the step has several claims).
+    pub sumcheck: SumcheckProof,
+    /// Per member, every factor's value at the end, in shape order.
+    pub final_evaluations: Vec<Vec<Fr>>,
+}
+
+fn factors<V>(shape: &ZkProductShape, values: impl IntoIterator<Item = (Fr, V)>) -> Vec<Factor<V>> {
+    shape
+        .public()
+        .iter()
+        .zip(values)
+        .map(|(&public, (clear, value))| if public { Factor::Public(clear) } else { Factor::Hidden(value) })
+        .collect()
+}
+
+impl Mode for Plain {
+    const NAME: &'static str = "plain";
+    type Value = Fr;
+    type ProverValue = Fr;
+    type ProductProof = PlainProductProof;
+    type Prover<'a> = ();
+    type Verifier<'a> = ();
+
+    fn prove_products(
+        _prover: &mut (),
+        step: &'static str,
+        mut members: Vec<ProverMember<'_>>,
+        claims: &[&Fr],
+        transcript: &mut Transcript,
+    ) -> Result<(PlainProductProof, Vec<ProductOutcome<Fr>>), AttentionError> {
+        let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
+        if members.len() != sums.len() || members.is_empty() {
+            return Err(AttentionError::CheckFailed { step });
+        }
+        if members.iter().any(|(shape, instance)| instance.degree() != shape.shape().degree()) {
+            return Err(AttentionError::CheckFailed { step });
+        }
+        transcript.append_fields(LABEL_CLAIMS, &sums);
+        let (sumcheck, points) = match members.as_mut_slice() {
+            [(_, instance)] => {
+                let (proof, claim) = prove(&mut **instance, sums[0], transcript);
+                (proof, vec![claim.point])
+            }
+            _ => {
+                let instances: Vec<&mut dyn SumcheckInstance> =
+                    members.iter_mut().map(|(_, i)| &mut **i as &mut dyn SumcheckInstance).collect();
+                let (proof, outcome) =
+                    prove_batched(instances, &sums, transcript).map_err(sumcheck_error(step))?;
+                let points = (0..sums.len())
+                    .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(AttentionError::CheckFailed { step })?;
+                (proof, points)
+            }
+        };
+        let final_evaluations: Vec<Vec<Fr>> = members.iter().map(|(_, i)| i.final_evaluations()).collect();
+        transcript.append_fields(LABEL_FINAL_EVALUATIONS, &final_evaluations.concat());
+        let outcomes = members
+            .iter()
+            .zip(points)
+            .zip(&final_evaluations)
+            .map(|(((shape, _), point), values)| ProductOutcome {
+                point,
+                factors: factors(shape, values.iter().map(|v| (*v, *v))),
+            })
+            .collect();
+        Ok((PlainProductProof { sumcheck, final_evaluations }, outcomes))
+    }
+
+    #[deny(clippy::indexing_slicing)]
+    fn verify_products(
+        _verifier: &mut (),
+        step: &'static str,
+        members: &[BatchMember<'_>],
+        claims: &[&Fr],
+        proof: &PlainProductProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ProductOutcome<Fr>>, AttentionError> {
+        let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
+        if members.len() != sums.len()
+            || members.is_empty()
+            || proof.final_evaluations.len() != members.len()
+            || members.iter().zip(&proof.final_evaluations).any(|((s, _), v)| v.len() != s.shape().num_mles())
+        {
+            return Err(AttentionError::CheckFailed { step });
+        }
+        transcript.append_fields(LABEL_CLAIMS, &sums);
+        let sumcheck_claims: Vec<SumcheckClaim> = members
+            .iter()
+            .zip(&sums)
+            .map(|((shape, num_vars), sum)| SumcheckClaim::new(*num_vars, shape.shape().degree(), *sum))
+            .collect();
+        let combined = members
+            .iter()
+            .zip(&proof.final_evaluations)
+            .map(|((shape, _), values)| shape.shape().combine(values))
+            .collect::<Result<Vec<Fr>, _>>()
+            .map_err(sumcheck_error(step))?;
+        let points = match (sumcheck_claims.as_slice(), combined.as_slice()) {
+            ([claim], [value]) => {
+                let end = verify(claim, &proof.sumcheck, transcript).map_err(sumcheck_error(step))?;
+                end.check(*value).map_err(sumcheck_error(step))?;
+                vec![end.point]
+            }
+            _ => {
+                let outcome = verify_batched(&sumcheck_claims, &proof.sumcheck, transcript)
+                    .map_err(sumcheck_error(step))?;
+                outcome.check(&combined).map_err(sumcheck_error(step))?;
+                (0..members.len())
+                    .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(AttentionError::CheckFailed { step })?
+            }
+        };
+        transcript.append_fields(LABEL_FINAL_EVALUATIONS, &proof.final_evaluations.concat());
+        Ok(members
+            .iter()
+            .zip(points)
+            .zip(&proof.final_evaluations)
+            .map(|(((shape, _), point), values)| ProductOutcome {
+                point,
+                factors: factors(shape, values.iter().map(|v| (*v, *v))),
+            })
+            .collect())
+    }
+
+    fn prover_plus_constant(_prover: &(), value: &Fr, c: Fr) -> Fr {
+        *value + c
+    }
+
+    fn verifier_plus_constant(_verifier: &(), value: &Fr, c: Fr) -> Fr {
+        *value + c
+    }
+}
+
+fn zk_error(step: &'static str) -> impl Fn(ZkError) -> AttentionError {
+    move |source| AttentionError::ZeroKnowledge { step, source }
+}
+
+/// The zero-knowledge outcome: hidden factors' commitments (with their openings on the
+/// prover's side).
+fn zk_outcome<V>(
+    claims: ZkProductClaims,
+    mut hidden: impl FnMut(usize, G1Affine) -> Option<V>,
+    step: &'static str,
+) -> Result<ProductOutcome<V>, AttentionError> {
+    let factors = claims
+        .values
+        .iter()
+        .enumerate()
+        .map(|(k, value)| match value {
+            FactorValue::Public(v) => Some(Factor::Public(*v)),
+            FactorValue::Hidden(c) => hidden(k, *c).map(Factor::Hidden),
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or(AttentionError::CheckFailed { step })?;
+    Ok(ProductOutcome { point: claims.point, factors })
+}
+
+impl Mode for Zk {
+    const NAME: &'static str = "zero-knowledge";
+    type Value = G1Affine;
+    type ProverValue = HiddenValue;
+    type ProductProof = ZkProductProof;
+    type Prover<'a> = ZkProver<'a>;
+    type Verifier<'a> = ZkVerifier<'a>;
+
+    fn prove_products(
+        prover: &mut ZkProver<'_>,
+        step: &'static str,
+        mut members: Vec<ProverMember<'_>>,
+        claims: &[&HiddenValue],
+        transcript: &mut Transcript,
+    ) -> Result<(ZkProductProof, Vec<ProductOutcome<HiddenValue>>), AttentionError> {
+        let params = prover.params;
+        let mut rng = &mut *prover.rng;
+        let (proof, outs, openings) = match (members.as_mut_slice(), claims) {
+            ([(shape, instance)], [claim]) => {
+                let (proof, out, openings) = prove_zk_product(
+                    params,
+                    shape,
+                    &mut **instance,
+                    (claim.commitment, &claim.opening),
+                    prover.masks,
+                    transcript,
+                    &mut rng,
+                )
+                .map_err(zk_error(step))?;
+                (proof, vec![out], vec![openings])
+            }
+            _ => {
+                let sums: Vec<CommittedValue> =
+                    claims.iter().map(|c| CommittedValue::new(c.commitment, c.opening)).collect();
+                prove_zk_batched_products(params, members, &sums, prover.masks, transcript, &mut rng)
+                    .map_err(zk_error(step))?
+            }
+        };
+        let outcomes = outs
+            .into_iter()
+            .zip(openings)
+            .map(|(out, openings)| {
+                zk_outcome(
+                    out,
+                    |k, commitment| {
+                        openings.get(k).copied().flatten().map(|opening| HiddenValue { commitment, opening })
+                    },
+                    step,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((proof, outcomes))
+    }
+
+    #[deny(clippy::indexing_slicing)]
+    fn verify_products(
+        verifier: &mut ZkVerifier<'_>,
+        step: &'static str,
+        members: &[BatchMember<'_>],
+        claims: &[&G1Affine],
+        proof: &ZkProductProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ProductOutcome<G1Affine>>, AttentionError> {
+        let outs = match (members, claims) {
+            ([(shape, num_vars)], [claim]) => vec![
+                verify_zk_product_deferred(
+                    verifier.params,
+                    shape,
+                    *num_vars,
+                    **claim,
+                    proof,
+                    verifier.masks,
+                    transcript,
+                    verifier.checks,
+                )
+                .map_err(zk_error(step))?,
+            ],
+            _ => {
+                let commitments: Vec<Combination> = claims.iter().map(|c| Combination::point(**c)).collect();
+                verify_zk_batched_products_deferred(
+                    verifier.params,
+                    members,
+                    &commitments,
+                    proof,
+                    verifier.masks,
+                    transcript,
+                    verifier.checks,
+                )
+                .map_err(zk_error(step))?
+            }
+        };
+        outs.into_iter().map(|out| zk_outcome(out, |_, commitment| Some(commitment), step)).collect()
+    }
+
+    fn prover_plus_constant(prover: &ZkProver<'_>, value: &HiddenValue, c: Fr) -> HiddenValue {
+        value.plus_constant(prover.params, c)
+    }
+
+    fn verifier_plus_constant(verifier: &ZkVerifier<'_>, value: &G1Affine, c: Fr) -> G1Affine {
+        (*value + verifier.params.value_generator * c).into()
+    }
+}
+
+/// The one outcome of a single-member step.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] naming `step` unless there is exactly one.
+pub(crate) fn single<V>(
+    outcomes: Vec<ProductOutcome<V>>,
+    step: &'static str,
+) -> Result<ProductOutcome<V>, AttentionError> {
+    let mut outcomes = outcomes.into_iter();
+    match (outcomes.next(), outcomes.next()) {
+        (Some(outcome), None) => Ok(outcome),
+        _ => Err(AttentionError::CheckFailed { step }),
+    }
+}

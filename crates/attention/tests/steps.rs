@@ -1,0 +1,727 @@
+//! Each attention sub-protocol on its own, in both modes from the same tests: an honest round
+//! trip on many shapes (non-powers of two included) whose claims out are discharged against the
+//! plain tensors, and one test per attack, each run plainly and in zero knowledge.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use ark_std::UniformRand;
+use ark_std::rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use zkmha_attention::attention_values::{
+    self, AttentionMatrix, prove_attention_values, verify_attention_values,
+};
+use zkmha_attention::masking::{self, prove_masking, prove_masking_dense, verify_masking};
+use zkmha_attention::mode::{HiddenValue, Mode, Plain, PlainProductProof, Zk, ZkProver, ZkVerifier};
+use zkmha_attention::padding::{self, prove_padding, verify_padding};
+use zkmha_attention::qk::{self, prove_qk, verify_qk};
+use zkmha_attention::structured::mask_value;
+use zkmha_attention::unpadding::{self, prove_unpadding, verify_unpadding};
+use zkmha_attention::*;
+use zkmha_field::{Fr, One};
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
+use zkmha_sumcheck::{EvalClaim, SumcheckError};
+use zkmha_transcript::Transcript;
+use zkmha_zk::{
+    DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkError, ZkProductProof,
+};
+
+const DOMAIN: &[u8] = b"step-tests";
+
+/// What a test needs of a mode besides [`Mode`]: claims on a table, a prover and a verifier
+/// around one step, and the mode's own way of tampering with a proof.
+trait TestMode: Mode {
+    /// Extra proof data outside the step (the zero-knowledge masks' commitment and openings).
+    type Extra;
+
+    /// A true claim on `table` at a random point, as the prover and as the verifier hold it;
+    /// `offset` is added to its value (a false claim when non-zero).
+    fn claim(
+        table: &[Fr],
+        offset: Fr,
+        rng: &mut ChaCha20Rng,
+    ) -> (EvalClaim<Self::ProverValue>, EvalClaim<Self::Value>);
+
+    /// Runs one step's prover.
+    fn prove<T>(
+        entry: (usize, usize),
+        rng: &mut ChaCha20Rng,
+        step: impl FnOnce(&mut Self::Prover<'_>, &mut Transcript) -> Result<T, AttentionError>,
+    ) -> (T, Self::Extra);
+
+    /// Runs one step's verifier and every deferred check.
+    fn verify<T>(
+        entry: (usize, usize),
+        extra: &Self::Extra,
+        step: impl FnOnce(&mut Self::Verifier<'_>, &mut Transcript) -> Result<T, AttentionError>,
+    ) -> Result<T, AttentionError>;
+
+    /// Whether a verified claim is the prover's and true of `table`.
+    fn discharges(
+        table: &[Fr],
+        prover: &EvalClaim<Self::ProverValue>,
+        verifier: &EvalClaim<Self::Value>,
+    ) -> bool;
+
+    /// Adds 1 to a public factor's value at the end of the first member: factor `factor` of
+    /// the shape, the `public`-th of its public factors.
+    fn tamper_public(proof: &mut Self::ProductProof, factor: usize, public: usize);
+
+    /// Adds 1 to a round message of the sum-check.
+    fn tamper_round(proof: &mut Self::ProductProof);
+
+    /// The error of a false claim proven honestly otherwise.
+    fn false_claim_error(step: &'static str) -> AttentionError;
+
+    /// The error of a tampered public factor.
+    fn public_factor_error(step: &'static str) -> AttentionError;
+}
+
+fn params() -> &'static HyraxParams {
+    static PARAMS: std::sync::OnceLock<HyraxParams> = std::sync::OnceLock::new();
+    PARAMS.get_or_init(|| HyraxParams::new(14))
+}
+
+fn mle(table: &[Fr]) -> DenseMultilinearExtension {
+    DenseMultilinearExtension::from_vector_padded(table.to_vec()).unwrap()
+}
+
+fn random_point(table: &[Fr], rng: &mut ChaCha20Rng) -> (Vec<Fr>, Fr) {
+    let m = mle(table);
+    let point: Vec<Fr> = (0..m.num_vars()).map(|_| Fr::rand(rng)).collect();
+    let value = m.evaluate(&point).unwrap();
+    (point, value)
+}
+
+impl TestMode for Plain {
+    type Extra = ();
+
+    fn claim(table: &[Fr], offset: Fr, rng: &mut ChaCha20Rng) -> (EvalClaim, EvalClaim) {
+        let (point, value) = random_point(table, rng);
+        let claim = EvalClaim { point, value: value + offset };
+        (claim.clone(), claim)
+    }
+
+    fn prove<T>(
+        _entry: (usize, usize),
+        _rng: &mut ChaCha20Rng,
+        step: impl FnOnce(&mut (), &mut Transcript) -> Result<T, AttentionError>,
+    ) -> (T, ()) {
+        (step(&mut (), &mut Transcript::new(DOMAIN)).unwrap(), ())
+    }
+
+    fn verify<T>(
+        _entry: (usize, usize),
+        _extra: &(),
+        step: impl FnOnce(&mut (), &mut Transcript) -> Result<T, AttentionError>,
+    ) -> Result<T, AttentionError> {
+        step(&mut (), &mut Transcript::new(DOMAIN))
+    }
+
+    fn discharges(table: &[Fr], prover: &EvalClaim, verifier: &EvalClaim) -> bool {
+        prover == verifier && mle(table).evaluate(&verifier.point).unwrap() == verifier.value
+    }
+
+    fn tamper_public(proof: &mut PlainProductProof, factor: usize, _public: usize) {
+        proof.final_evaluations[0][factor] += Fr::one();
+    }
+
+    fn tamper_round(proof: &mut PlainProductProof) {
+        proof.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    }
+
+    fn false_claim_error(step: &'static str) -> AttentionError {
+        AttentionError::Sumcheck { step, source: SumcheckError::FinalEvaluationMismatch }
+    }
+
+    fn public_factor_error(step: &'static str) -> AttentionError {
+        // The changed value no longer gives the sum-check's final value.
+        AttentionError::Sumcheck { step, source: SumcheckError::FinalEvaluationMismatch }
+    }
+}
+
+/// The zero-knowledge masks of one step: their commitment and their openings' argument.
+type Masks = (G1Affine, ZkInnerProductProof);
+
+impl TestMode for Zk {
+    type Extra = Masks;
+
+    fn claim(
+        table: &[Fr],
+        offset: Fr,
+        rng: &mut ChaCha20Rng,
+    ) -> (EvalClaim<HiddenValue>, EvalClaim<G1Affine>) {
+        let (point, value) = random_point(table, rng);
+        let opening = ValueOpening::hide(value + offset, rng);
+        let hidden = HiddenValue { commitment: opening.commit(params()).into(), opening };
+        (EvalClaim { point: point.clone(), value: hidden }, EvalClaim { point, value: hidden.commitment })
+    }
+
+    fn prove<T>(
+        entry: (usize, usize),
+        rng: &mut ChaCha20Rng,
+        step: impl FnOnce(&mut ZkProver<'_>, &mut Transcript) -> Result<T, AttentionError>,
+    ) -> (T, Masks) {
+        let mut transcript = Transcript::new(DOMAIN);
+        let (mut masks, commitment) =
+            ProverMasks::commit(params(), MaskSchedule(vec![entry]), &mut transcript, rng).unwrap();
+        let out =
+            step(&mut ZkProver { params: params(), masks: &mut masks, rng: &mut *rng }, &mut transcript)
+                .unwrap();
+        let openings = masks.prove_openings(params(), &mut transcript, rng).unwrap();
+        (out, (commitment, openings))
+    }
+
+    fn verify<T>(
+        entry: (usize, usize),
+        extra: &Masks,
+        step: impl FnOnce(&mut ZkVerifier<'_>, &mut Transcript) -> Result<T, AttentionError>,
+    ) -> Result<T, AttentionError> {
+        let wrap = |source| AttentionError::ZeroKnowledge { step: "the group equations", source };
+        let mut transcript = Transcript::new(DOMAIN);
+        let mut masks = VerifierMasks::absorb(MaskSchedule(vec![entry]), extra.0, &mut transcript);
+        let mut checks = DeferredChecks::new();
+        let out = step(
+            &mut ZkVerifier { params: params(), masks: &mut masks, checks: &mut checks },
+            &mut transcript,
+        )?;
+        masks.verify_openings(params(), &extra.1, &mut transcript, &mut checks).map_err(wrap)?;
+        checks.finish(&transcript).map_err(wrap)?;
+        Ok(out)
+    }
+
+    fn discharges(table: &[Fr], prover: &EvalClaim<HiddenValue>, verifier: &EvalClaim<G1Affine>) -> bool {
+        prover.point == verifier.point
+            && prover.value.commitment == verifier.value
+            && G1Affine::from(prover.value.opening.commit(params())) == verifier.value
+            && mle(table).evaluate(&verifier.point).unwrap() == prover.value.opening.value
+    }
+
+    fn tamper_public(proof: &mut ZkProductProof, _factor: usize, public: usize) {
+        proof.factors.public_values[public] += Fr::one();
+    }
+
+    fn tamper_round(proof: &mut ZkProductProof) {
+        proof.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    }
+
+    fn false_claim_error(_step: &'static str) -> AttentionError {
+        AttentionError::ZeroKnowledge { step: "the group equations", source: ZkError::RelationMismatch }
+    }
+
+    fn public_factor_error(step: &'static str) -> AttentionError {
+        AttentionError::CheckFailed { step }
+    }
+}
+
+/// Each test, once per mode.
+macro_rules! in_both_modes {
+    ($($test:ident),* $(,)?) => {
+        mod plain {
+            $(#[test] fn $test() { super::$test::<zkmha_attention::mode::Plain>() })*
+        }
+        mod zero_knowledge {
+            $(#[test] fn $test() { super::$test::<zkmha_attention::mode::Zk>() })*
+        }
+    };
+}
+
+in_both_modes!(
+    unpadding_round_trips,
+    unpadding_rejects_a_false_claim_and_a_changed_weight,
+    attention_values_round_trip,
+    attention_values_reject_another_values_tensor,
+    masking_round_trips_with_either_prover,
+    masking_rejects_the_other_mask_kind,
+    qk_round_trips,
+    qk_rejects_a_false_claim,
+    qk_rejects_another_heads_keys,
+    qk_names_a_changed_selector,
+    qk_rejects_claims_at_moved_points,
+    padding_round_trips,
+    padding_rejects_swapped_and_false_claims,
+    padding_rejects_a_changed_value_row,
+    a_changed_round_is_rejected_in_every_step,
+);
+
+fn shapes() -> Vec<AttentionShape> {
+    let mut out = Vec::new();
+    for h in [1usize, 3, 8] {
+        for s in [1usize, 7, 16, 33] {
+            out.push(AttentionShape::new(s, h, 3, 2).unwrap());
+        }
+    }
+    out
+}
+
+fn setup(shape: &AttentionShape, mask: MaskKind, seed: u64) -> (AttentionWitness, ChaCha20Rng) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-50i64..50)).collect::<Vec<_>>();
+    let inputs = AttentionInputs {
+        queries: draw(shape.seq_len * shape.model_width()),
+        keys: draw(shape.seq_len * shape.model_width()),
+        values: draw(shape.seq_len * shape.value_model_width()),
+    };
+    (compute_witness(shape, mask, &inputs).unwrap(), ChaCha20Rng::seed_from_u64(seed + 1))
+}
+
+/// The attention matrix `A = z ⊙ QK̂ + m` as a tensor (only tests build it).
+fn attention_tensor(shape: &AttentionShape, mask: MaskKind, scores: &[Fr]) -> Vec<Fr> {
+    let sp = shape.padded_seq_len();
+    scores
+        .iter()
+        .enumerate()
+        .map(
+            |(x, score)| {
+                if keeps(mask, shape.seq_len, (x / sp) % sp, x % sp) { *score } else { mask_value() }
+            },
+        )
+        .collect()
+}
+
+fn padded_output(shape: &AttentionShape, w: &AttentionWitness) -> Vec<Fr> {
+    DenseMultilinearExtension::from_matrix(shape.seq_len, shape.value_model_width(), &w.output)
+        .unwrap()
+        .evaluations()
+        .to_vec()
+}
+
+fn zero() -> Fr {
+    Fr::from(0u64)
+}
+
+// ---------------------------------------------------------------- unpadding
+
+type UnpaddingRun<M> = (
+    (unpadding::UnpaddingProof<<M as Mode>::ProductProof>, EvalClaim<<M as Mode>::ProverValue>),
+    <M as TestMode>::Extra,
+);
+
+fn prove_unpadding_step<M: TestMode>(
+    shape: &AttentionShape,
+    output_hat: &[Fr],
+    claim: &EvalClaim<M::ProverValue>,
+    rng: &mut ChaCha20Rng,
+) -> UnpaddingRun<M> {
+    M::prove(unpadding::zk_sumcheck_shape(shape), rng, |p, t| {
+        prove_unpadding::<M>(p, shape, output_hat, claim, t)
+    })
+}
+
+fn verify_unpadding_step<M: TestMode>(
+    shape: &AttentionShape,
+    claim: &EvalClaim<M::Value>,
+    proof: &unpadding::UnpaddingProof<M::ProductProof>,
+    extra: &M::Extra,
+) -> Result<EvalClaim<M::Value>, AttentionError> {
+    M::verify(unpadding::zk_sumcheck_shape(shape), extra, |v, t| {
+        verify_unpadding::<M>(v, shape, claim, proof, t)
+    })
+}
+
+fn unpadding_round_trips<M: TestMode>() {
+    for (n, shape) in shapes().iter().enumerate() {
+        let (w, mut rng) = setup(shape, MaskKind::Causal, n as u64);
+        let (claim, public) = M::claim(&padded_output(shape, &w), zero(), &mut rng);
+        let ((proof, out), extra) = prove_unpadding_step::<M>(shape, &w.output_hat, &claim, &mut rng);
+        let verified = verify_unpadding_step::<M>(shape, &public, &proof, &extra).unwrap();
+        assert!(M::discharges(&w.output_hat, &out, &verified), "{shape:?}");
+    }
+}
+
+fn unpadding_rejects_a_false_claim_and_a_changed_weight<M: TestMode>() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 5);
+    let (claim, public) = M::claim(&padded_output(&shape, &w), Fr::one(), &mut rng);
+    let ((proof, _), extra) = prove_unpadding_step::<M>(&shape, &w.output_hat, &claim, &mut rng);
+    assert_eq!(
+        verify_unpadding_step::<M>(&shape, &public, &proof, &extra),
+        Err(M::false_claim_error("unpadding"))
+    );
+    let (claim, public) = M::claim(&padded_output(&shape, &w), zero(), &mut rng);
+    let ((mut proof, _), extra) = prove_unpadding_step::<M>(&shape, &w.output_hat, &claim, &mut rng);
+    M::tamper_public(&mut proof.product, 1, 0);
+    assert_eq!(
+        verify_unpadding_step::<M>(&shape, &public, &proof, &extra),
+        Err(M::public_factor_error("unpadding"))
+    );
+}
+
+// ---------------------------------------------------------------- softmax·V
+
+type AttentionValuesRun<M> = (
+    (
+        attention_values::AttentionValuesProof<<M as Mode>::ProductProof>,
+        attention_values::AttentionValuesClaims<<M as Mode>::ProverValue>,
+    ),
+    <M as TestMode>::Extra,
+);
+
+fn prove_attention_values_step<M: TestMode>(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    w: &AttentionWitness,
+    values_hat: &[Fr],
+    claim: &EvalClaim<M::ProverValue>,
+    rng: &mut ChaCha20Rng,
+) -> AttentionValuesRun<M> {
+    let matrix = AttentionMatrix::Masked { scores: &w.scores, mask };
+    M::prove(attention_values::zk_sumcheck_shape(shape), rng, |p, t| {
+        prove_attention_values::<M>(p, shape, matrix, values_hat, claim, t)
+    })
+}
+
+fn verify_attention_values_step<M: TestMode>(
+    shape: &AttentionShape,
+    claim: &EvalClaim<M::Value>,
+    proof: &attention_values::AttentionValuesProof<M::ProductProof>,
+    extra: &M::Extra,
+) -> Result<attention_values::AttentionValuesClaims<M::Value>, AttentionError> {
+    M::verify(attention_values::zk_sumcheck_shape(shape), extra, |v, t| {
+        verify_attention_values::<M>(v, shape, claim, proof, t)
+    })
+}
+
+fn attention_values_round_trip<M: TestMode>() {
+    for (n, shape) in shapes().iter().enumerate() {
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let (w, mut rng) = setup(shape, mask, 10 + n as u64);
+            let (claim, public) = M::claim(&w.output_hat, zero(), &mut rng);
+            let ((proof, out), extra) =
+                prove_attention_values_step::<M>(shape, mask, &w, &w.values_hat, &claim, &mut rng);
+            let verified = verify_attention_values_step::<M>(shape, &public, &proof, &extra).unwrap();
+            let attention = attention_tensor(shape, mask, &w.scores);
+            assert!(M::discharges(&attention, &out.attention, &verified.attention), "{shape:?} {mask}");
+            assert!(M::discharges(&w.values_hat, &out.values_hat, &verified.values_hat), "{shape:?} {mask}");
+            let mut bad = proof.clone();
+            M::tamper_public(&mut bad.product, 0, 0);
+            assert_eq!(
+                verify_attention_values_step::<M>(shape, &public, &bad, &extra).err(),
+                Some(M::public_factor_error("softmax·V"))
+            );
+        }
+    }
+}
+
+fn attention_values_reject_another_values_tensor<M: TestMode>() {
+    // The malicious prover: V̂ with one entry changed, the claim still the true one.
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 15);
+    let (claim, public) = M::claim(&w.output_hat, zero(), &mut rng);
+    let mut wrong = w.values_hat.clone();
+    wrong[0] += Fr::one();
+    let ((proof, _), extra) =
+        prove_attention_values_step::<M>(&shape, MaskKind::Causal, &w, &wrong, &claim, &mut rng);
+    assert_eq!(
+        verify_attention_values_step::<M>(&shape, &public, &proof, &extra).err(),
+        Some(M::false_claim_error("softmax·V"))
+    );
+}
+
+// ---------------------------------------------------------------- masking
+
+fn masking_round_trips_with_either_prover<M: TestMode>() {
+    for (n, shape) in shapes().iter().enumerate() {
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let (w, mut rng) = setup(shape, mask, 20 + n as u64);
+            let (claim, public) = M::claim(&attention_tensor(shape, mask, &w.scores), zero(), &mut rng);
+            let entry = masking::zk_sumcheck_shape(shape);
+            for dense in [false, true] {
+                let ((proof, out), extra) = M::prove(entry, &mut rng, |p, t| {
+                    if dense {
+                        prove_masking_dense::<M>(p, shape, mask, &w.scores, &claim, t)
+                    } else {
+                        prove_masking::<M>(p, shape, mask, w.scores.clone(), &claim, t)
+                    }
+                });
+                let verified =
+                    M::verify(entry, &extra, |v, t| verify_masking::<M>(v, shape, mask, &public, &proof, t))
+                        .unwrap();
+                assert!(M::discharges(&w.scores, &out, &verified), "{shape:?} {mask} dense: {dense}");
+            }
+        }
+    }
+}
+
+fn masking_rejects_the_other_mask_kind<M: TestMode>() {
+    for seq_len in [2usize, 7, 16] {
+        let shape = AttentionShape::new(seq_len, 3, 3, 2).unwrap();
+        for mask in [MaskKind::Causal, MaskKind::None] {
+            let (w, mut rng) = setup(&shape, mask, 25);
+            let (claim, public) = M::claim(&attention_tensor(&shape, mask, &w.scores), zero(), &mut rng);
+            let entry = masking::zk_sumcheck_shape(&shape);
+            let ((proof, _), extra) = M::prove(entry, &mut rng, |p, t| {
+                prove_masking::<M>(p, &shape, mask, w.scores.clone(), &claim, t)
+            });
+            let other = if mask == MaskKind::Causal { MaskKind::None } else { MaskKind::Causal };
+            let result =
+                M::verify(entry, &extra, |v, t| verify_masking::<M>(v, &shape, other, &public, &proof, t));
+            assert!(result.is_err(), "{shape:?} {mask}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- batched QKᵀ
+
+type QkRun<M> = (
+    (qk::QkProof<<M as Mode>::ProductProof>, qk::QkClaims<<M as Mode>::ProverValue>),
+    <M as TestMode>::Extra,
+);
+
+fn prove_qk_step<M: TestMode>(
+    shape: &AttentionShape,
+    w: &AttentionWitness,
+    keys_hat: &[Fr],
+    claim: &EvalClaim<M::ProverValue>,
+    rng: &mut ChaCha20Rng,
+) -> QkRun<M> {
+    M::prove(qk::zk_sumcheck_shape(shape), rng, |p, t| {
+        prove_qk::<M>(p, shape, &w.queries_hat, keys_hat, claim, t)
+    })
+}
+
+fn verify_qk_step<M: TestMode>(
+    shape: &AttentionShape,
+    claim: &EvalClaim<M::Value>,
+    proof: &qk::QkProof<M::ProductProof>,
+    extra: &M::Extra,
+) -> Result<qk::QkClaims<M::Value>, AttentionError> {
+    M::verify(qk::zk_sumcheck_shape(shape), extra, |v, t| verify_qk::<M>(v, shape, claim, proof, t))
+}
+
+fn qk_round_trips<M: TestMode>() {
+    for (n, shape) in shapes().iter().enumerate() {
+        let (w, mut rng) = setup(shape, MaskKind::Causal, 30 + n as u64);
+        let (claim, public) = M::claim(&w.scores, zero(), &mut rng);
+        let ((proof, out), extra) = prove_qk_step::<M>(shape, &w, &w.keys_hat, &claim, &mut rng);
+        let verified = verify_qk_step::<M>(shape, &public, &proof, &extra).unwrap();
+        assert!(M::discharges(&w.queries_hat, &out.queries_hat, &verified.queries_hat), "{shape:?}");
+        assert!(M::discharges(&w.keys_hat, &out.keys_hat, &verified.keys_hat), "{shape:?}");
+    }
+}
+
+fn qk_rejects_a_false_claim<M: TestMode>() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 60);
+    let (claim, public) = M::claim(&w.scores, Fr::one(), &mut rng);
+    let ((proof, _), extra) = prove_qk_step::<M>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    assert_eq!(
+        verify_qk_step::<M>(&shape, &public, &proof, &extra).err(),
+        Some(M::false_claim_error("batched QKᵀ"))
+    );
+}
+
+fn qk_rejects_another_heads_keys<M: TestMode>() {
+    // The malicious prover: the last head's keys changed in one entry.
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 61);
+    let (claim, public) = M::claim(&w.scores, zero(), &mut rng);
+    let mut wrong = w.keys_hat.clone();
+    wrong[shape.padded_head_dim() * (shape.heads - 1)] += Fr::one();
+    let ((proof, _), extra) = prove_qk_step::<M>(&shape, &w, &wrong, &claim, &mut rng);
+    assert_eq!(
+        verify_qk_step::<M>(&shape, &public, &proof, &extra).err(),
+        Some(M::false_claim_error("batched QKᵀ"))
+    );
+}
+
+fn qk_names_a_changed_selector<M: TestMode>() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 62);
+    let (claim, public) = M::claim(&w.scores, zero(), &mut rng);
+    let ((mut proof, _), extra) = prove_qk_step::<M>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    M::tamper_public(&mut proof.product, 0, 0);
+    assert_eq!(
+        verify_qk_step::<M>(&shape, &public, &proof, &extra).err(),
+        Some(M::public_factor_error("batched QKᵀ"))
+    );
+}
+
+fn qk_rejects_claims_at_moved_points<M: TestMode>() {
+    let shape = AttentionShape::new(16, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 64);
+    let (claim, public) = M::claim(&w.scores, zero(), &mut rng);
+    let ((proof, out), extra) = prove_qk_step::<M>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    // Moved along u_j (which only the claims out depend on) the step passes but hands on a
+    // claim on K̂ at the moved point that its value does not satisfy: the final opening of a
+    // layer rejects it.
+    let mut moved = public.clone();
+    moved.point[0] += Fr::one();
+    let verified = verify_qk_step::<M>(&shape, &moved, &proof, &extra).unwrap();
+    assert!(!M::discharges(&w.keys_hat, &out.keys_hat, &verified.keys_hat));
+    // Moved along u_h, the selector check names the step.
+    let mut head_moved = public.clone();
+    *head_moved.point.last_mut().unwrap() += Fr::one();
+    assert_eq!(
+        verify_qk_step::<M>(&shape, &head_moved, &proof, &extra).err(),
+        Some(AttentionError::CheckFailed { step: "batched QKᵀ" })
+    );
+    let mut short = public;
+    short.point.pop();
+    assert_eq!(
+        verify_qk_step::<M>(&shape, &short, &proof, &extra).err(),
+        Some(AttentionError::CheckFailed { step: "batched QKᵀ" })
+    );
+}
+
+// ---------------------------------------------------------------- padding
+
+type PaddingRun<M> = (
+    (padding::PaddingProof<<M as Mode>::ProductProof>, padding::InputClaims<<M as Mode>::ProverValue>),
+    <M as TestMode>::Extra,
+);
+
+fn prove_padding_step<M: TestMode>(
+    shape: &AttentionShape,
+    inputs: [&[Fr]; 3],
+    claims: &[EvalClaim<M::ProverValue>; 3],
+    rng: &mut ChaCha20Rng,
+) -> PaddingRun<M> {
+    let refs = [&claims[0], &claims[1], &claims[2]];
+    M::prove(padding::zk_sumcheck_shape(shape), rng, |p, t| prove_padding::<M>(p, shape, inputs, refs, t))
+}
+
+fn verify_padding_step<M: TestMode>(
+    shape: &AttentionShape,
+    claims: [&EvalClaim<M::Value>; 3],
+    proof: &padding::PaddingProof<M::ProductProof>,
+    extra: &M::Extra,
+) -> Result<padding::InputClaims<M::Value>, AttentionError> {
+    M::verify(padding::zk_sumcheck_shape(shape), extra, |v, t| {
+        verify_padding::<M>(v, shape, claims, proof, t)
+    })
+}
+
+#[allow(clippy::type_complexity)]
+fn padding_claims<M: TestMode>(
+    w: &AttentionWitness,
+    offsets: [Fr; 3],
+    rng: &mut ChaCha20Rng,
+) -> ([EvalClaim<M::ProverValue>; 3], [EvalClaim<M::Value>; 3]) {
+    let [(q, q_public), (k, k_public), (v, v_public)] = [
+        M::claim(&w.queries_hat, offsets[0], rng),
+        M::claim(&w.keys_hat, offsets[1], rng),
+        M::claim(&w.values_hat, offsets[2], rng),
+    ];
+    ([q, k, v], [q_public, k_public, v_public])
+}
+
+fn padding_round_trips<M: TestMode>() {
+    for (n, shape) in shapes().iter().enumerate() {
+        let (w, mut rng) = setup(shape, MaskKind::Causal, 40 + n as u64);
+        let (claims, public) = padding_claims::<M>(&w, [zero(); 3], &mut rng);
+        let inputs = [w.queries.as_slice(), w.keys.as_slice(), w.values.as_slice()];
+        let ((proof, out), extra) = prove_padding_step::<M>(shape, inputs, &claims, &mut rng);
+        let verified =
+            verify_padding_step::<M>(shape, [&public[0], &public[1], &public[2]], &proof, &extra).unwrap();
+        assert!(M::discharges(&w.queries, &out.queries, &verified.queries), "{shape:?}");
+        assert!(M::discharges(&w.keys, &out.keys, &verified.keys), "{shape:?}");
+        assert!(M::discharges(&w.values, &out.values, &verified.values), "{shape:?}");
+    }
+}
+
+fn padding_rejects_swapped_and_false_claims<M: TestMode>() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let inputs_of = |w: &AttentionWitness| [w.queries.clone(), w.keys.clone(), w.values.clone()];
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 45);
+    let [q, k, v] = inputs_of(&w);
+    let (claims, public) = padding_claims::<M>(&w, [zero(); 3], &mut rng);
+    let ((proof, _), extra) = prove_padding_step::<M>(&shape, [&q, &k, &v], &claims, &mut rng);
+    assert!(verify_padding_step::<M>(&shape, [&public[1], &public[0], &public[2]], &proof, &extra).is_err());
+    for false_one in 0..3 {
+        let mut offsets = [zero(); 3];
+        offsets[false_one] = Fr::one();
+        let (claims, public) = padding_claims::<M>(&w, offsets, &mut rng);
+        let ((proof, _), extra) = prove_padding_step::<M>(&shape, [&q, &k, &v], &claims, &mut rng);
+        assert_eq!(
+            verify_padding_step::<M>(&shape, [&public[0], &public[1], &public[2]], &proof, &extra).err(),
+            Some(M::false_claim_error("padding")),
+            "claim {false_one}"
+        );
+    }
+}
+
+fn padding_rejects_a_changed_value_row<M: TestMode>() {
+    // The malicious prover: the claim on V̂ is true, but V's padded row (i ≥ s, which V̂ never
+    // reads) is filled in: the row factor [i < s] keeps it out, so the claim on V it hands on
+    // is false for the real V (padded with zeros), and the layer's opening rejects it.
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 46);
+    let (claims, public) = padding_claims::<M>(&w, [zero(); 3], &mut rng);
+    let mut filled = w.values.clone();
+    let width = 1usize << shape.value_model_vars();
+    filled[shape.seq_len * width] += Fr::one();
+    let ((proof, out), extra) =
+        prove_padding_step::<M>(&shape, [&w.queries, &w.keys, &filled], &claims, &mut rng);
+    let verified =
+        verify_padding_step::<M>(&shape, [&public[0], &public[1], &public[2]], &proof, &extra).unwrap();
+    assert!(!M::discharges(&w.values, &out.values, &verified.values));
+    // A changed real row: the claim on V̂ no longer holds.
+    let mut changed = w.values.clone();
+    changed[0] += Fr::one();
+    let ((proof, _), extra) =
+        prove_padding_step::<M>(&shape, [&w.queries, &w.keys, &changed], &claims, &mut rng);
+    assert_eq!(
+        verify_padding_step::<M>(&shape, [&public[0], &public[1], &public[2]], &proof, &extra).err(),
+        Some(M::false_claim_error("padding"))
+    );
+}
+
+// ---------------------------------------------------------------- every step
+
+fn a_changed_round_is_rejected_in_every_step<M: TestMode>() {
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 80);
+    let (claim, public) = M::claim(&padded_output(&shape, &w), zero(), &mut rng);
+    let ((mut proof, _), extra) = prove_unpadding_step::<M>(&shape, &w.output_hat, &claim, &mut rng);
+    M::tamper_round(&mut proof.product);
+    assert!(verify_unpadding_step::<M>(&shape, &public, &proof, &extra).is_err());
+    let (claim, public) = M::claim(&w.output_hat, zero(), &mut rng);
+    let ((mut proof, _), extra) =
+        prove_attention_values_step::<M>(&shape, MaskKind::Causal, &w, &w.values_hat, &claim, &mut rng);
+    M::tamper_round(&mut proof.product);
+    assert!(verify_attention_values_step::<M>(&shape, &public, &proof, &extra).is_err());
+    let (claim, public) = M::claim(&w.scores, zero(), &mut rng);
+    let ((mut proof, _), extra) = prove_qk_step::<M>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    M::tamper_round(&mut proof.product);
+    assert!(verify_qk_step::<M>(&shape, &public, &proof, &extra).is_err());
+    let (claims, public) = padding_claims::<M>(&w, [zero(); 3], &mut rng);
+    let ((mut proof, _), extra) =
+        prove_padding_step::<M>(&shape, [&w.queries, &w.keys, &w.values], &claims, &mut rng);
+    M::tamper_round(&mut proof.product);
+    assert!(verify_padding_step::<M>(&shape, [&public[0], &public[1], &public[2]], &proof, &extra).is_err());
+}
+
+// ---------------------------------------------------------------- zero knowledge only
+
+#[test]
+fn no_witness_value_appears_in_a_zero_knowledge_step() {
+    // Every value the plain proof would send: the claim, the claims out and (through the
+    // rounds) the tensors' partial sums; the zero-knowledge proof's field elements avoid the
+    // first two, and its rounds are masked (crates/zk/tests cover the rounds).
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 50);
+    let (claim, _) = Zk::claim(&w.scores, zero(), &mut rng);
+    let ((proof, out), masks) = prove_qk_step::<Zk>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    let secrets =
+        [claim.value.opening.value, out.queries_hat.value.opening.value, out.keys_hat.value.opening.value];
+    let p = &proof.product;
+    let mut sent: Vec<Fr> = p.sumcheck.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()).collect();
+    sent.extend(&p.factors.public_values);
+    sent.push(p.sumcheck.masked_sum);
+    sent.extend(masks.1.responses);
+    sent.extend(&p.factors.relations.factor_responses);
+    sent.push(p.factors.relations.blinding_response);
+    assert!(sent.iter().all(|v| !secrets.contains(v)));
+}
+
+#[test]
+fn the_plain_proof_sends_the_values_the_zero_knowledge_proof_hides() {
+    // The other side of the test above, so that it can fail: the same step in the plain mode
+    // sends the claims out's values in the clear.
+    let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+    let (w, mut rng) = setup(&shape, MaskKind::Causal, 50);
+    let (claim, _) = Plain::claim(&w.scores, zero(), &mut rng);
+    let ((proof, out), ()) = prove_qk_step::<Plain>(&shape, &w, &w.keys_hat, &claim, &mut rng);
+    let sent: Vec<Fr> = proof.product.final_evaluations.concat();
+    assert!(sent.contains(&out.queries_hat.value) && sent.contains(&out.keys_hat.value));
+}
