@@ -14,8 +14,8 @@
 //! out are commitments
 //! ```
 
-use crate::common::{split_point, sumcheck_error};
-use crate::mode::{Mode, PlainProductProof, Proved, single};
+use crate::common::split_point;
+use crate::mode::{Mode, PlainProductProof, Proved, product_of, prove_dense, verify_single};
 use crate::structured::mask_value;
 use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
@@ -23,7 +23,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_sumcheck::{EvalClaim, ProductSumcheck, SumOfProducts};
+use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 use zkmha_zk::ZkProductShape;
 
@@ -55,9 +55,7 @@ fn num_vars(shape: &AttentionShape) -> usize {
 
 /// `b` public, `Ã` and `Ṽ` hidden.
 fn product_shape() -> Result<ZkProductShape, AttentionError> {
-    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![true, false, false])
-        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
+    product_of(STEP, vec![true, false, false])
 }
 
 /// The points of the claims out on `A` and `V̂` for the sum-check point `[t_j ‖ t_h]`.
@@ -94,12 +92,7 @@ pub fn prove_attention_values<M: Mode>(
     transcript: &mut Transcript,
 ) -> Proved<AttentionValuesProof<M::ProductProof>, AttentionValuesClaims<M::ProverValue>> {
     let (q_m, q_i, mles) = tables(shape, attention, values_hat, &claim.point)?;
-    let product_shape = product_shape()?;
-    let mut instance =
-        ProductSumcheck::new(product_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, outcomes) =
-        M::prove_products(prover, STEP, vec![(&product_shape, &mut instance)], &[&claim.value], transcript)?;
-    let out = single(outcomes, STEP)?;
+    let (product, out) = prove_dense::<M>(prover, STEP, &product_shape()?, mles, &claim.value, transcript)?;
     let (a_point, v_point) = output_points(shape, &q_m, &q_i, &out.point);
     let claims = AttentionValuesClaims {
         attention: out.hidden(1, a_point, STEP)?,
@@ -197,16 +190,15 @@ pub fn verify_attention_values<M: Mode>(
 ) -> Result<AttentionValuesClaims<M::Value>, AttentionError> {
     let parts = split_point(&claim.point, &claim_parts(shape), STEP)?;
     let [q_m, q_h, q_i] = [0, 1, 2].map(|k| parts.get(k).copied().unwrap_or_default());
-    let product_shape = product_shape()?;
-    let outcomes = M::verify_products(
+    let out = verify_single::<M>(
         verifier,
         STEP,
-        &[(&product_shape, num_vars(shape))],
-        &[&claim.value],
+        &product_shape()?,
+        num_vars(shape),
+        &claim.value,
         &proof.product,
         transcript,
     )?;
-    let out = single(outcomes, STEP)?;
     let t_h = out.point.get(shape.seq_vars()..).unwrap_or_default();
     out.check_public(0, eq_evaluation(t_h, q_h)?, STEP)?;
     let (a_point, v_point) = output_points(shape, q_m, q_i, &out.point);

@@ -16,7 +16,7 @@
 //! column is masked. `m = MASK · (1 − z)` with `MASK = −2^100`.
 
 use crate::common::{split_point, sumcheck_error};
-use crate::mode::{Mode, PlainProductProof, ProductOutcome, Proved, single};
+use crate::mode::{Mode, PlainProductProof, ProductOutcome, Proved, product_of, single, verify_single};
 use crate::structured::{mask_matrix, zeroifier};
 use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
@@ -261,9 +261,7 @@ pub fn zk_sumcheck_shape(shape: &AttentionShape) -> (usize, usize) {
 
 /// `eq` and `ẑ` public, `QK̂` hidden.
 fn product_shape() -> Result<ZkProductShape, AttentionError> {
-    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![true, true, false])
-        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
+    product_of(STEP, vec![true, true, false])
 }
 
 /// `m(c_i, c_j)` for a claim point `c`.
@@ -290,16 +288,15 @@ pub fn verify_masking<M: Mode>(
     transcript: &mut Transcript,
 ) -> Result<EvalClaim<M::Value>, AttentionError> {
     let zeroified = M::verifier_plus_constant(verifier, &claim.value, -mask_at(shape, mask, &claim.point)?);
-    let product_shape = product_shape()?;
-    let outcomes = M::verify_products(
+    let out = verify_single::<M>(
         verifier,
         STEP,
-        &[(&product_shape, claim.point.len())],
-        &[&zeroified],
+        &product_shape()?,
+        claim.point.len(),
+        &zeroified,
         &proof.product,
         transcript,
     )?;
-    let out = single(outcomes, STEP)?;
     let point = &out.point;
     out.check_public(0, eq_evaluation(point, &claim.point)?, STEP)?;
     let u = split_point(point, &parts(shape), STEP)?;

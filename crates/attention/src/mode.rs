@@ -27,10 +27,11 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use std::fmt::Debug;
 use zkmha_field::Fr;
+use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{G1Affine, HyraxParams};
 use zkmha_sumcheck::{
-    EvalClaim, FinalEvaluations, SumcheckClaim, SumcheckInstance, SumcheckProof, prove, prove_batched,
-    verify, verify_batched,
+    EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance,
+    SumcheckProof, prove, prove_batched, verify, verify_batched,
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
@@ -474,6 +475,52 @@ impl Mode for Zk {
     fn verifier_plus_constant(verifier: &ZkVerifier<'_>, value: &G1Affine, c: Fr) -> G1Affine {
         (*value + verifier.params.value_generator * c).into()
     }
+}
+
+/// The product of one factor per flag, `public[k]` marking factor `k` as one the verifier
+/// evaluates itself.
+///
+/// # Errors
+/// [`AttentionError::Sumcheck`] for no factors.
+pub(crate) fn product_of(step: &'static str, public: Vec<bool>) -> Result<ZkProductShape, AttentionError> {
+    let product = SumOfProducts::product(public.len()).map_err(sumcheck_error(step))?;
+    ZkProductShape::new(product, public).map_err(zk_error(step))
+}
+
+/// A one-claim step's sum of products over dense tables: the proof and the outcome.
+///
+/// # Errors
+/// [`AttentionError::Sumcheck`] for tables that do not fit the shape, and as
+/// [`Mode::prove_products`].
+pub(crate) fn prove_dense<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    step: &'static str,
+    shape: &ZkProductShape,
+    tables: Vec<DenseMultilinearExtension>,
+    claim: &M::ProverValue,
+    transcript: &mut Transcript,
+) -> Proved<M::ProductProof, ProductOutcome<M::ProverValue>> {
+    let mut instance = ProductSumcheck::new(shape.shape().clone(), tables).map_err(sumcheck_error(step))?;
+    let (proof, outcomes) =
+        M::prove_products(prover, step, vec![(shape, &mut instance)], &[claim], transcript)?;
+    Ok((proof, single(outcomes, step)?))
+}
+
+/// Verifies a one-claim step's sum of products over `num_vars` variables: the outcome.
+///
+/// # Errors
+/// As [`Mode::verify_products`].
+pub(crate) fn verify_single<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    step: &'static str,
+    shape: &ZkProductShape,
+    num_vars: usize,
+    claim: &M::Value,
+    proof: &M::ProductProof,
+    transcript: &mut Transcript,
+) -> Result<ProductOutcome<M::Value>, AttentionError> {
+    let outcomes = M::verify_products(verifier, step, &[(shape, num_vars)], &[claim], proof, transcript)?;
+    single(outcomes, step)
 }
 
 /// The one outcome of a single-member step.

@@ -12,14 +12,14 @@
 //! out are commitments, b(w) is checked in the clear
 //! ```
 
-use crate::common::{fold_rows, split_point, sumcheck_error};
-use crate::mode::{Mode, PlainProductProof, Proved, single};
+use crate::common::{fold_rows, split_point};
+use crate::mode::{Mode, PlainProductProof, Proved, product_of, prove_dense, verify_single};
 use crate::structured::head_selector;
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::Fr;
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_sumcheck::{EvalClaim, ProductSumcheck, SumOfProducts};
+use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 use zkmha_zk::ZkProductShape;
 
@@ -51,9 +51,7 @@ fn num_vars(shape: &AttentionShape) -> usize {
 
 /// `b` public, `Q̂` and `K̂` hidden.
 fn product_shape() -> Result<ZkProductShape, AttentionError> {
-    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![true, false, false])
-        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
+    product_of(STEP, vec![true, false, false])
 }
 
 /// Proves the step for a claim on `QK̂`, in mode `M`.
@@ -70,12 +68,7 @@ pub fn prove_qk<M: Mode>(
     transcript: &mut Transcript,
 ) -> Proved<QkProof<M::ProductProof>, QkClaims<M::ProverValue>> {
     let (u_i, u_j, mles) = tables(shape, queries_hat, keys_hat, &claim.point)?;
-    let product_shape = product_shape()?;
-    let mut instance =
-        ProductSumcheck::new(product_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, outcomes) =
-        M::prove_products(prover, STEP, vec![(&product_shape, &mut instance)], &[&claim.value], transcript)?;
-    let out = single(outcomes, STEP)?;
+    let (product, out) = prove_dense::<M>(prover, STEP, &product_shape()?, mles, &claim.value, transcript)?;
     let w = &out.point;
     let claims = QkClaims {
         queries_hat: out.hidden(1, [w, u_i.as_slice()].concat(), STEP)?,
@@ -127,16 +120,15 @@ pub fn verify_qk<M: Mode>(
 ) -> Result<QkClaims<M::Value>, AttentionError> {
     let split = split_point(&claim.point, &parts(shape), STEP)?;
     let [u_j, u_i, u_h] = [0, 1, 2].map(|k| split.get(k).copied().unwrap_or_default());
-    let product_shape = product_shape()?;
-    let outcomes = M::verify_products(
+    let out = verify_single::<M>(
         verifier,
         STEP,
-        &[(&product_shape, num_vars(shape))],
-        &[&claim.value],
+        &product_shape()?,
+        num_vars(shape),
+        &claim.value,
         &proof.product,
         transcript,
     )?;
-    let out = single(outcomes, STEP)?;
     let w = &out.point;
     out.check_public(0, head_selector(shape.head_dim_vars(), u_h, w), STEP)?;
     Ok(QkClaims {

@@ -15,14 +15,14 @@
 //! Unlike the spec, the row selector `[i < s]` is part of the relation: `O` holds only the real
 //! rows, so the padded rows of `Ô` (which carry masked values) never reach the output.
 
-use crate::common::{split_point, sumcheck_error};
-use crate::mode::{Mode, PlainProductProof, Proved, single};
+use crate::common::split_point;
+use crate::mode::{Mode, PlainProductProof, Proved, product_of, prove_dense, verify_single};
 use crate::structured::{head_padding, prefix_eq_pair_sum};
 use crate::{AttentionError, AttentionShape};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::{Fr, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_sumcheck::{EvalClaim, ProductSumcheck, SumOfProducts};
+use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 use zkmha_zk::ZkProductShape;
 
@@ -41,9 +41,7 @@ fn num_vars(shape: &AttentionShape) -> usize {
 
 /// `Ô` hidden, `W` public.
 fn product_shape() -> Result<ZkProductShape, AttentionError> {
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-    ZkProductShape::new(product, vec![false, true])
-        .map_err(|source| AttentionError::ZeroKnowledge { step: STEP, source })
+    product_of(STEP, vec![false, true])
 }
 
 /// Proves the unpadding step in mode `M` for a claim on `O` at `[r_col ‖ r_row]`; returns the
@@ -60,12 +58,7 @@ pub fn prove_unpadding<M: Mode>(
     transcript: &mut Transcript,
 ) -> Proved<UnpaddingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
     let mles = tables(shape, output_hat, &claim.point)?;
-    let product_shape = product_shape()?;
-    let mut instance =
-        ProductSumcheck::new(product_shape.shape().clone(), mles).map_err(sumcheck_error(STEP))?;
-    let (product, outcomes) =
-        M::prove_products(prover, STEP, vec![(&product_shape, &mut instance)], &[&claim.value], transcript)?;
-    let out = single(outcomes, STEP)?;
+    let (product, out) = prove_dense::<M>(prover, STEP, &product_shape()?, mles, &claim.value, transcript)?;
     let claim_out = out.hidden(0, out.point.clone(), STEP)?;
     Ok((UnpaddingProof { product }, claim_out))
 }
@@ -132,16 +125,15 @@ pub fn verify_unpadding<M: Mode>(
 ) -> Result<EvalClaim<M::Value>, AttentionError> {
     let parts = split_point(&claim.point, &[shape.value_model_vars(), shape.seq_vars()], STEP)?;
     let [r_col, r_row] = [0, 1].map(|k| parts.get(k).copied().unwrap_or_default());
-    let product_shape = product_shape()?;
-    let outcomes = M::verify_products(
+    let out = verify_single::<M>(
         verifier,
         STEP,
-        &[(&product_shape, num_vars(shape))],
-        &[&claim.value],
+        &product_shape()?,
+        num_vars(shape),
+        &claim.value,
         &proof.product,
         transcript,
     )?;
-    let out = single(outcomes, STEP)?;
     out.check_public(1, weight_value(shape, r_col, r_row, &out.point), STEP)?;
     out.hidden(0, out.point.clone(), STEP)
 }
