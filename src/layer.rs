@@ -13,9 +13,9 @@ use zkmha_attention::{
 /// The layer's shape, mask and inputs, shared by `zkmha layer` and `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ShapeArgs {
-    /// Tokens s.
-    #[arg(long, default_value_t = 128)]
-    pub seq: usize,
+    /// Tokens s (default 128; with --input, the file's).
+    #[arg(long)]
+    pub seq: Option<usize>,
     /// Heads h (default 8; with --model, the model's).
     #[arg(long)]
     pub heads: Option<usize>,
@@ -69,7 +69,7 @@ pub fn parse_softmax(text: &str) -> Result<SoftmaxChoice, String> {
 impl Default for ShapeArgs {
     fn default() -> Self {
         Self {
-            seq: 128,
+            seq: None,
             heads: None,
             head_dim: 64,
             value_head_dim: None,
@@ -111,12 +111,17 @@ impl ShapeArgs {
     /// # Errors
     /// Impossible shapes, as one sentence.
     pub fn shape(&self) -> Result<AttentionShape> {
-        Ok(AttentionShape::new(
-            self.seq,
-            self.heads(),
-            self.head_dim,
-            self.value_head_dim.unwrap_or(self.head_dim),
-        )?)
+        Ok(AttentionShape::new(self.seq(), self.heads(), self.head_dim, self.value_head_dim())?)
+    }
+
+    /// `s` (128 unless given).
+    pub fn seq(&self) -> usize {
+        self.seq.unwrap_or(128)
+    }
+
+    /// `m_v` (the head width unless given).
+    pub fn value_head_dim(&self) -> usize {
+        self.value_head_dim.unwrap_or(self.head_dim)
     }
 
     /// `h` (8 unless given).

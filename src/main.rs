@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod allocator;
+mod attention_input;
 mod bench;
 mod bench_block;
 mod demo;
@@ -63,7 +64,7 @@ fn score_entries(command: &Option<Command>) -> usize {
         Some(Command::Prove(args)) => &args.layer,
         _ => return 0,
     };
-    shape.heads().next_power_of_two().saturating_mul(shape.seq.next_power_of_two().saturating_pow(2))
+    shape.heads().next_power_of_two().saturating_mul(shape.seq().next_power_of_two().saturating_pow(2))
 }
 
 fn main() {

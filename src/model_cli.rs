@@ -125,9 +125,11 @@ pub struct CommitModelArgs {
 /// What `zkmha prove --model` reads besides the model.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelInputArgs {
-    /// The hidden state entering the layer (s × d_model; for BERT that is X itself, for
-    /// GPT-2 and Llama X is the layer's norm of it): a .npy file (float32 or float64) or a
-    /// safetensors file holding one float tensor.
+    /// With --model: the hidden state entering the layer (s × d_model; for BERT that is X
+    /// itself, for GPT-2 and Llama X is the layer's norm of it), a .npy file (float32 or
+    /// float64) or a safetensors file holding one float tensor. Without: the attention
+    /// layer's own Q, K, V as integers, a safetensors file with tensors q, k, v (s × h·m,
+    /// s × h·m_v) or a (3, s, h·m) .npy file.
     #[arg(long, conflicts_with_all = ["tokens", "text"])]
     pub input: Option<PathBuf>,
     /// Token ids (comma-separated): the hidden state is the model's embeddings (layer 0).
@@ -391,6 +393,9 @@ fn read_input(path: &Path, columns: usize) -> Result<Vec<f64>> {
     let (shape, data): (Vec<usize>, Vec<f64>) = if bytes.starts_with(b"\x93NUMPY") {
         let npy = npyz::NpyFile::new(&bytes[..])
             .map_err(|e| anyhow!("{} is not a valid .npy file: {e}", path.display()))?;
+        if npy.order() != npyz::Order::C {
+            bail!("{} is stored in Fortran order; write it in C order (numpy's default)", path.display());
+        }
         let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
         let data = match npy.dtype() {
             npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 8 => {

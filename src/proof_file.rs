@@ -13,6 +13,7 @@
 //! length. `verify` then checks the softmax ([`crate::report`]), derives the generators and
 //! verifies, and prints what it accepted.
 
+use crate::attention_input::read_attention_inputs;
 use crate::layer::{ShapeArgs, random_inputs};
 use crate::layer::{SoftmaxChoice, softmax_mode};
 use crate::model_cli::{self, ModelArgs, ModelInputArgs};
@@ -101,26 +102,51 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             &args.out,
         );
     }
-    if args.model_input.input.is_some() || args.model_input.tokens.is_some() || args.model_input.vk.is_some()
-    {
-        bail!("--input, --tokens and --vk need --model FILE");
-    }
-    let shape = args.layer.shape()?;
-    let inputs = match (args.zk, args.layer.seed) {
-        // Hidden inputs must not be reproducible from a public seed.
-        (true, None) => {
-            let mut rng =
-                zkmha_zk::secure_rng().context("the operating system gave no randomness for the inputs")?;
-            crate::layer::random_inputs_from(&shape, &mut rng)
-        }
-        (_, seed) => random_inputs(&shape, seed.unwrap_or(1)),
-    };
-    if args.zk && args.layer.seed.is_some() {
-        eprintln!(
-            "warning: --seed makes the hidden inputs reproducible by anyone who knows it; without it \
-             they come from the operating system's randomness"
+    let extra = &args.model_input;
+    if extra.tokens.is_some() || extra.text.is_some() || extra.vk.is_some() {
+        bail!(
+            "--tokens, --text and --vk need --model FILE (an attention layer takes its Q, K, V with --input)"
         );
     }
+    let (shape, inputs) = match &extra.input {
+        Some(path) => {
+            if args.layer.seed.is_some() {
+                bail!("--seed draws random inputs and --input gives them: pass one of the two");
+            }
+            let l = &args.layer;
+            let read = read_attention_inputs(path, l.heads(), l.head_dim, l.value_head_dim(), l.seq)?;
+            println!("inputs: Q, K, V from {}", path.display());
+            read
+        }
+        None => {
+            let shape = args.layer.shape()?;
+            let inputs = match (args.zk, args.layer.seed) {
+                // Hidden inputs must not be reproducible from a public seed.
+                (true, None) => {
+                    let mut rng = zkmha_zk::secure_rng()
+                        .context("the operating system gave no randomness for the inputs")?;
+                    crate::layer::random_inputs_from(&shape, &mut rng)
+                }
+                (_, seed) => random_inputs(&shape, seed.unwrap_or(1)),
+            };
+            if args.zk && args.layer.seed.is_some() {
+                eprintln!(
+                    "warning: --seed makes the hidden inputs reproducible by anyone who knows it; without it \
+                     they come from the operating system's randomness"
+                );
+            }
+            match (args.zk, args.layer.seed) {
+                (true, None) => println!(
+                    "inputs: random, from the operating system's randomness (a demo: pass --input FILE for your own Q, K, V)"
+                ),
+                (_, seed) => println!(
+                    "inputs: random, seed {} (a demo: pass --input FILE for your own Q, K, V)",
+                    seed.unwrap_or(1)
+                ),
+            }
+            (shape, inputs)
+        }
+    };
     let start = Instant::now();
     let softmax = args.layer.softmax_mode(&shape)?;
     if args.zk {
