@@ -6,7 +6,7 @@
 //!             its relation a sum of products Σ_x Σ_t c_t·Π_k f_k(x) over tables it builds;
 //!             the factors the verifier evaluates itself (eq tables, selectors, padding
 //!             matrices) are public, the others (the tensors) hidden
-//! Plain       claim values in the clear and absorbed; the sum-check (several claims: one
+//! Plain       the step's name and its claim values absorbed; the sum-check (several claims: one
 //!             batched sum-check); every factor's value at the end in the clear and absorbed;
 //!             the verifier checks Σ_t c_t·Π_k f_k = the final value at once
 //! Zk          claim values committed (C = v·U + β·H); the masked sum-check
@@ -40,6 +40,7 @@ use zkmha_zk::{
     prove_zk_product, verify_zk_batched_products_deferred, verify_zk_product_deferred,
 };
 
+const LABEL_STEP: &[u8] = b"mode/plain/step";
 const LABEL_CLAIMS: &[u8] = b"mode/plain/claims";
 const LABEL_FINAL_EVALUATIONS: &[u8] = b"mode/plain/final-evaluations";
 
@@ -252,6 +253,7 @@ impl Mode for Plain {
         if members.iter().any(|(shape, instance)| instance.degree() != shape.shape().degree()) {
             return Err(AttentionError::CheckFailed { step });
         }
+        transcript.append_bytes(LABEL_STEP, step.as_bytes());
         transcript.append_fields(LABEL_CLAIMS, &sums);
         let (sumcheck, points) = match members.as_mut_slice() {
             [(_, instance)] => {
@@ -301,6 +303,7 @@ impl Mode for Plain {
         {
             return Err(AttentionError::CheckFailed { step });
         }
+        transcript.append_bytes(LABEL_STEP, step.as_bytes());
         transcript.append_fields(LABEL_CLAIMS, &sums);
         let sumcheck_claims: Vec<SumcheckClaim> = members
             .iter()
