@@ -9,8 +9,10 @@
 //! claim in   W̃_full(r_j, r_h, r_x) = v           (from the K or V projection)
 //! relation   W̃_full(r_j, r_h, r_x) = Σ_{c < ĥ_kv} e(r_h, c)·W̃_kv(r_j, c, r_x),
 //!            e(r_h, c) = Σ_{h < h, ⌊h/g⌋ = c} eq(r_h, h)        (the verifier's O(h) work)
-//! proof      P sends u_c = W̃_kv(r_j, c, r_x) for every c < ĥ_kv (padded c included);
-//!            V checks Σ_c e(r_h, c)·u_c = v, absorbs u, draws ρ
+//! proof      P sends u_c = W̃_kv(r_j, c, r_x) for every c < ĥ_kv (padded c included),
+//!            absorbed; V checks Σ_c e(r_h, c)·u_c = v (zero knowledge: the u_c and v are
+//!            commitments, and a relations proof shows Σ_c e(r_h, c)·C(u_c) − C_v commits to
+//!            0); then ρ is drawn
 //! claim out  W̃_kv(r_j, ρ, r_x) = Σ_c eq(ρ, c)·u_c   (the caller opens the commitment)
 //! ```
 //!
@@ -19,12 +21,15 @@
 //! Biases are the same with no row variables.
 
 use crate::AttentionError;
+use crate::mode::Mode;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::{Fr, One, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
+use zkmha_zk::LinearValue;
 
+const STEP: &str = "shared heads";
 const LABEL_VALUES: &[u8] = b"grouped-query/shared-head-values";
 const LABEL_POINT: &[u8] = b"grouped-query/shared-head-point";
 
@@ -107,37 +112,63 @@ pub fn expand_heads<T: Copy>(
     out
 }
 
-/// The values `u_c` the prover sends.
+/// The values `u_c` the prover sends (in the clear, or committed in zero knowledge) and, in
+/// zero knowledge, the proof that they give the claim (plain: nothing, the verifier checks).
 #[derive(Clone, Debug, Default, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct SharedHeadsProof {
+pub struct SharedHeadsProof<
+    S: CanonicalSerialize + CanonicalDeserialize = Fr,
+    Z: CanonicalSerialize + CanonicalDeserialize = (),
+> {
     /// `u_c = W̃_kv(r_j, c, r_x)` for `c < ĥ_kv`.
-    pub values: Vec<Fr>,
+    pub values: Vec<S>,
+    /// `Σ_c e(r_h, c)·u_c − v = 0`.
+    pub relation: Z,
 }
 
-/// The compact point `(r_j, ρ, r_x)` and value `Σ_c eq(ρ, c)·u_c`, after absorbing `u`.
-fn reduce(j: &[Fr], rows: &[Fr], values: &[Fr], transcript: &mut Transcript) -> EvalClaim {
-    transcript.append_fields(LABEL_VALUES, values);
+/// A [`SharedHeadsProof`] in mode `M`.
+pub type SharedHeadsProofOf<M> = SharedHeadsProof<<M as Mode>::Sent, <M as Mode>::ZeroProof>;
+
+/// `Σ_c e(r_h, c)·u_c − v`, zero for an honest proof.
+fn discrepancy<V: LinearValue>(weights: &[Fr], values: &[V], claim: &V) -> V {
+    weights.iter().zip(values).fold(claim.times(-Fr::one()), |acc, (e, u)| acc.plus_scaled(*e, u))
+}
+
+/// The compact point `(r_j, ρ, r_x)` and value `Σ_c eq(ρ, c)·u_c`, after the values and their
+/// relation are absorbed.
+fn reduce<V: LinearValue>(
+    j: &[Fr],
+    rows: &[Fr],
+    values: &[V],
+    transcript: &mut Transcript,
+) -> Option<EvalClaim<V>> {
     let rho = transcript.challenge_fields(LABEL_POINT, values.len().trailing_zeros() as usize);
-    let value = eq_table(&rho).iter().zip(values).map(|(e, u)| *e * u).sum();
+    let eq = eq_table(&rho);
+    let (first, rest) = values.split_first()?;
+    let value = rest
+        .iter()
+        .zip(eq.iter().skip(1))
+        .fold(first.times(eq.first().copied().unwrap_or_default()), |acc, (u, e)| acc.plus_scaled(*e, u));
     let point = [j, &rho, rows].concat();
-    EvalClaim { point, value }
+    Some(EvalClaim { point, value })
 }
 
-/// Proves that `claim` (on the expanded table) follows from the compact table
+/// Proves, in mode `M`, that `claim` (on the expanded table) follows from the compact table
 /// `compact` (padded, `2^num_vars().1` entries, column index `(j, c)` in the low bits).
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for groups that do not divide, a point or table of the
-/// wrong size.
-pub fn prove_shared_heads(
+/// wrong size; in zero knowledge [`AttentionError::ZeroKnowledge`] when the relation's proof
+/// fails.
+pub fn prove_shared_heads<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &SharedHeadsShape,
     compact: &[i64],
-    claim: &EvalClaim,
+    claim: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
-) -> Result<(SharedHeadsProof, EvalClaim), AttentionError> {
+) -> Result<(SharedHeadsProofOf<M>, EvalClaim<M::ProverValue>), AttentionError> {
     shape.check()?;
     let (_, compact_vars) = shape.num_vars();
-    let (j, _, rows) = shape.split(&claim.point).ok_or_else(|| {
+    let (j, head, rows) = shape.split(&claim.point).ok_or_else(|| {
         AttentionError::InvalidShape("a shared-head claim's point has the wrong length".into())
     })?;
     let table = DenseMultilinearExtension::from_i64(compact_vars, compact)?;
@@ -149,40 +180,46 @@ pub fn prove_shared_heads(
             table.evaluate(&[j, &bits, rows].concat())
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let out = reduce(j, rows, &values, transcript);
-    Ok((SharedHeadsProof { values }, out))
+    let (sent, held) = M::send(prover, LABEL_VALUES, &values, transcript);
+    let target = discrepancy(&shape.group_weights(head), &held, &claim.value);
+    let relation = M::prove_zero(prover, STEP, vec![target], transcript)?;
+    let out = reduce(j, rows, &held, transcript).ok_or(AttentionError::CheckFailed { step: STEP })?;
+    Ok((SharedHeadsProof { values: sent, relation }, out))
 }
 
-/// Checks a [`SharedHeadsProof`] against `claim` and returns the claim on the compact table.
+/// Checks a shared-heads proof of mode `M` against `claim` and returns the claim on the
+/// compact table (in zero knowledge with the relation's group equation left in the deferred
+/// checks).
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a bad shape, [`AttentionError::CheckFailed`]
-/// (`"shared heads"`) for a proof of the wrong length or values that do not add up to the
-/// claim.
+/// (`"shared heads"`) for a proof of the wrong length or (plain) values that do not add up to
+/// the claim, [`AttentionError::ZeroKnowledge`] for a malformed relation proof.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_shared_heads(
+pub fn verify_shared_heads<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &SharedHeadsShape,
-    proof: &SharedHeadsProof,
-    claim: &EvalClaim,
+    proof: &SharedHeadsProofOf<M>,
+    claim: &EvalClaim<M::Value>,
     transcript: &mut Transcript,
-) -> Result<EvalClaim, AttentionError> {
+) -> Result<EvalClaim<M::Value>, AttentionError> {
     shape.check()?;
-    let fail = AttentionError::CheckFailed { step: "shared heads" };
+    let fail = AttentionError::CheckFailed { step: STEP };
     let (j, head, rows) = shape.split(&claim.point).ok_or(fail.clone())?;
     if proof.values.len() != 1 << shape.key_value_vars() {
         return Err(fail);
     }
-    let combined: Fr = shape.group_weights(head).iter().zip(&proof.values).map(|(e, u)| *e * u).sum();
-    if combined != claim.value {
-        return Err(fail);
-    }
-    Ok(reduce(j, rows, &proof.values, transcript))
+    let values = M::receive(verifier, LABEL_VALUES, &proof.values, transcript);
+    let target = discrepancy(&shape.group_weights(head), &values, &claim.value);
+    M::verify_zero(verifier, STEP, vec![target], &proof.relation, transcript)?;
+    reduce(j, rows, &values, transcript).ok_or(fail)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+    use crate::mode::Plain;
     use zkmha_field::fr_from_i64;
 
     /// A `rows × kv·m` compact table padded to powers of two, and its expansion.
@@ -231,9 +268,11 @@ mod tests {
                 DenseMultilinearExtension::from_i64(full_vars, &full).unwrap().evaluate(&point).unwrap();
             let claim = EvalClaim { point, value };
             let mut prover = Transcript::new(b"test");
-            let (proof, out) = prove_shared_heads(&shape, &compact, &claim, &mut prover).unwrap();
+            let (proof, out) =
+                prove_shared_heads::<Plain>(&mut (), &shape, &compact, &claim, &mut prover).unwrap();
             let mut verifier = Transcript::new(b"test");
-            let checked = verify_shared_heads(&shape, &proof, &claim, &mut verifier).unwrap();
+            let checked =
+                verify_shared_heads::<Plain>(&mut (), &shape, &proof, &claim, &mut verifier).unwrap();
             assert_eq!(out, checked);
             let actual = DenseMultilinearExtension::from_i64(compact_vars, &compact)
                 .unwrap()
@@ -243,7 +282,7 @@ mod tests {
             // A claim off by one is rejected.
             let wrong = EvalClaim { value: claim.value + Fr::one(), ..claim.clone() };
             assert_eq!(
-                verify_shared_heads(&shape, &proof, &wrong, &mut Transcript::new(b"test")),
+                verify_shared_heads::<Plain>(&mut (), &shape, &proof, &wrong, &mut Transcript::new(b"test")),
                 Err(AttentionError::CheckFailed { step: "shared heads" })
             );
         }
@@ -260,9 +299,11 @@ mod tests {
         let value = DenseMultilinearExtension::from_i64(full_vars, &full).unwrap().evaluate(&point).unwrap();
         let claim = EvalClaim { point, value };
         let (mut proof, _) =
-            prove_shared_heads(&shape, &compact, &claim, &mut Transcript::new(b"t")).unwrap();
+            prove_shared_heads::<Plain>(&mut (), &shape, &compact, &claim, &mut Transcript::new(b"t"))
+                .unwrap();
         proof.values[3] += Fr::one();
-        let out = verify_shared_heads(&shape, &proof, &claim, &mut Transcript::new(b"t")).unwrap();
+        let out = verify_shared_heads::<Plain>(&mut (), &shape, &proof, &claim, &mut Transcript::new(b"t"))
+            .unwrap();
         let actual = DenseMultilinearExtension::from_i64(compact_vars, &compact)
             .unwrap()
             .evaluate(&out.point)
@@ -275,13 +316,25 @@ mod tests {
         let shape = SharedHeadsShape { heads: 4, key_value_heads: 3, head_dim_vars: 1, row_vars: 0 };
         let claim = EvalClaim { point: vec![Fr::zero(); 3], value: Fr::zero() };
         assert!(matches!(
-            verify_shared_heads(&shape, &SharedHeadsProof::default(), &claim, &mut Transcript::new(b"t")),
+            verify_shared_heads::<Plain>(
+                &mut (),
+                &shape,
+                &SharedHeadsProof::default(),
+                &claim,
+                &mut Transcript::new(b"t")
+            ),
             Err(AttentionError::InvalidShape(_))
         ));
         // A point of the wrong length.
         let shape = SharedHeadsShape { key_value_heads: 2, ..shape };
         assert_eq!(
-            verify_shared_heads(&shape, &SharedHeadsProof::default(), &claim, &mut Transcript::new(b"t")),
+            verify_shared_heads::<Plain>(
+                &mut (),
+                &shape,
+                &SharedHeadsProof::default(),
+                &claim,
+                &mut Transcript::new(b"t")
+            ),
             Err(AttentionError::CheckFailed { step: "shared heads" })
         );
     }

@@ -26,7 +26,7 @@ use zkmha_field::{Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts, SumcheckInstance};
 use zkmha_transcript::Transcript;
-use zkmha_zk::ZkProductShape;
+use zkmha_zk::{LinearValue, ZkProductShape};
 
 const STEP: &str = "masking";
 
@@ -245,7 +245,8 @@ fn prove_instance<M: Mode>(
     claim: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
 ) -> Proved<MaskingProof<M::ProductProof>, EvalClaim<M::ProverValue>> {
-    let zeroified = M::prover_plus_constant(prover, &claim.value, -mask_at(shape, mask, &claim.point)?);
+    let one = M::prover_constant(prover, Fr::one());
+    let zeroified = claim.value.plus_scaled(-mask_at(shape, mask, &claim.point)?, &one);
     let product_shape = product_shape()?;
     let (product, outcomes) =
         M::prove_products(prover, STEP, vec![(&product_shape, instance)], &[&zeroified], transcript)?;
@@ -287,7 +288,8 @@ pub fn verify_masking<M: Mode>(
     proof: &MaskingProof<M::ProductProof>,
     transcript: &mut Transcript,
 ) -> Result<EvalClaim<M::Value>, AttentionError> {
-    let zeroified = M::verifier_plus_constant(verifier, &claim.value, -mask_at(shape, mask, &claim.point)?);
+    let one = M::verifier_constant(verifier, Fr::one());
+    let zeroified = claim.value.plus_scaled(-mask_at(shape, mask, &claim.point)?, &one);
     let out = verify_single::<M>(
         verifier,
         STEP,

@@ -26,7 +26,7 @@ use crate::common::sumcheck_error;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use std::fmt::Debug;
-use zkmha_field::Fr;
+use zkmha_field::{Fr, Zero};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{G1Affine, HyraxParams};
 use zkmha_sumcheck::{
@@ -35,9 +35,10 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, ProverMasks, ValueOpening,
-    VerifierMasks, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_batched_products,
-    prove_zk_product, verify_zk_batched_products_deferred, verify_zk_product_deferred,
+    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, ProverMasks,
+    ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError, ZkProductClaims,
+    ZkProductProof, ZkProductShape, prove_zk_batched_products, prove_zk_product,
+    verify_zk_batched_products_deferred, verify_zk_product_deferred,
 };
 
 const LABEL_STEP: &[u8] = b"mode/plain/step";
@@ -106,30 +107,6 @@ pub trait ProverRng: RngCore + CryptoRng {}
 
 impl<R: RngCore + CryptoRng + ?Sized> ProverRng for R {}
 
-/// A committed value with what the prover knows of it: `commitment = opening.value·U +
-/// opening.blinding·H`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HiddenValue {
-    /// What the verifier sees.
-    pub commitment: G1Affine,
-    /// `(v, β)`.
-    pub opening: ValueOpening,
-}
-
-impl HiddenValue {
-    /// A public value `v` (blinding 0: anyone computes `v·U`), e.g. the public output's.
-    pub fn public(params: &HyraxParams, value: Fr) -> Self {
-        let opening = ValueOpening::public(value);
-        Self { commitment: opening.commit(params).into(), opening }
-    }
-
-    /// `v + c` committed as `C + c·U` (same blinding).
-    pub fn plus_constant(&self, params: &HyraxParams, c: Fr) -> Self {
-        let opening = ValueOpening { value: self.opening.value + c, blinding: self.opening.blinding };
-        Self { commitment: (self.commitment + params.value_generator * c).into(), opening }
-    }
-}
-
 /// The prover's side of the zero-knowledge mode: the generators, the sum-checks' masks
 /// (committed before the first challenge) and the randomness.
 pub struct ZkProver<'a> {
@@ -156,12 +133,17 @@ pub struct ZkVerifier<'a> {
 pub trait Mode: Sized + 'static {
     /// The mode's name, for messages.
     const NAME: &'static str;
-    /// A claim's value as the verifier holds it.
-    type Value: Clone + Debug + PartialEq + Eq;
-    /// A claim's value as the prover holds it.
-    type ProverValue: Clone + Debug + PartialEq + Eq;
+    /// A claim's value as the verifier holds it (`Fr`, or a combination of commitments).
+    type Value: LinearValue + Debug + PartialEq + Eq;
+    /// A claim's value as the prover holds it (`Fr`, or a committed value with its opening).
+    type ProverValue: LinearValue + Debug + PartialEq + Eq;
     /// The proof of a step's (batched) sum of products.
     type ProductProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// A value as a proof sends it (`Fr`, or a hiding commitment to it).
+    type Sent: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// The proof that linear combinations of values are zero (nothing in the plain mode, where
+    /// the verifier checks them; a relations proof in zero knowledge).
+    type ZeroProof: Clone + Debug + Default + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
     /// What the prover needs besides the transcript.
     type Prover<'a>;
     /// What the verifier needs besides the transcript.
@@ -197,12 +179,53 @@ pub trait Mode: Sized + 'static {
         transcript: &mut Transcript,
     ) -> Result<Vec<ProductOutcome<Self::Value>>, AttentionError>;
 
-    /// `v + c` (the prover's side).
-    fn prover_plus_constant(prover: &Self::Prover<'_>, value: &Self::ProverValue, c: Fr)
-    -> Self::ProverValue;
+    /// The public constant `c` as a prover value (`c·U` with blinding 0 in zero knowledge).
+    fn prover_constant(prover: &Self::Prover<'_>, c: Fr) -> Self::ProverValue;
 
-    /// `v + c` (the verifier's side).
-    fn verifier_plus_constant(verifier: &Self::Verifier<'_>, value: &Self::Value, c: Fr) -> Self::Value;
+    /// The public constant `c` as a verifier value.
+    fn verifier_constant(verifier: &Self::Verifier<'_>, c: Fr) -> Self::Value;
+
+    /// Sends `values` (in the clear, or committed with fresh blinding) and absorbs what is
+    /// sent under `label`; returns it and the values as the prover now holds them.
+    fn send(
+        prover: &mut Self::Prover<'_>,
+        label: &'static [u8],
+        values: &[Fr],
+        transcript: &mut Transcript,
+    ) -> (Vec<Self::Sent>, Vec<Self::ProverValue>);
+
+    /// Absorbs what [`Mode::send`] sent under `label`; the values as the verifier holds them.
+    fn receive(
+        verifier: &Self::Verifier<'_>,
+        label: &'static [u8],
+        sent: &[Self::Sent],
+        transcript: &mut Transcript,
+    ) -> Vec<Self::Value>;
+
+    /// Proves that every target is zero (plain: nothing to send; the verifier checks).
+    ///
+    /// # Errors
+    /// [`AttentionError::ZeroKnowledge`] naming `step` when the relations proof fails.
+    fn prove_zero(
+        prover: &mut Self::Prover<'_>,
+        step: &'static str,
+        targets: Vec<Self::ProverValue>,
+        transcript: &mut Transcript,
+    ) -> Result<Self::ZeroProof, AttentionError>;
+
+    /// Verifies that every target is zero: at once in the plain mode, as a relations proof
+    /// whose group equation is left in the deferred checks in zero knowledge.
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] naming `step` for a plain target that is not zero,
+    /// [`AttentionError::ZeroKnowledge`] for a malformed relations proof.
+    fn verify_zero(
+        verifier: &mut Self::Verifier<'_>,
+        step: &'static str,
+        targets: Vec<Self::Value>,
+        proof: &Self::ZeroProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError>;
 }
 
 /// Claims in the clear, relations checked at once.
@@ -236,6 +259,8 @@ impl Mode for Plain {
     type Value = Fr;
     type ProverValue = Fr;
     type ProductProof = PlainProductProof;
+    type Sent = Fr;
+    type ZeroProof = ();
     type Prover<'a> = ();
     type Verifier<'a> = ();
 
@@ -344,12 +369,46 @@ impl Mode for Plain {
             .collect())
     }
 
-    fn prover_plus_constant(_prover: &(), value: &Fr, c: Fr) -> Fr {
-        *value + c
+    fn prover_constant(_prover: &(), c: Fr) -> Fr {
+        c
     }
 
-    fn verifier_plus_constant(_verifier: &(), value: &Fr, c: Fr) -> Fr {
-        *value + c
+    fn verifier_constant(_verifier: &(), c: Fr) -> Fr {
+        c
+    }
+
+    fn send(
+        _prover: &mut (),
+        label: &'static [u8],
+        values: &[Fr],
+        transcript: &mut Transcript,
+    ) -> (Vec<Fr>, Vec<Fr>) {
+        transcript.append_fields(label, values);
+        (values.to_vec(), values.to_vec())
+    }
+
+    fn receive(_verifier: &(), label: &'static [u8], sent: &[Fr], transcript: &mut Transcript) -> Vec<Fr> {
+        transcript.append_fields(label, sent);
+        sent.to_vec()
+    }
+
+    fn prove_zero(
+        _prover: &mut (),
+        _step: &'static str,
+        _targets: Vec<Fr>,
+        _transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        Ok(())
+    }
+
+    fn verify_zero(
+        _verifier: &mut (),
+        step: &'static str,
+        targets: Vec<Fr>,
+        _proof: &(),
+        _transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        if targets.iter().all(Zero::is_zero) { Ok(()) } else { Err(AttentionError::CheckFailed { step }) }
     }
 }
 
@@ -379,9 +438,11 @@ fn zk_outcome<V>(
 
 impl Mode for Zk {
     const NAME: &'static str = "zero-knowledge";
-    type Value = G1Affine;
-    type ProverValue = HiddenValue;
+    type Value = Combination;
+    type ProverValue = CommittedValue;
     type ProductProof = ZkProductProof;
+    type Sent = G1Affine;
+    type ZeroProof = RelationsProof;
     type Prover<'a> = ZkProver<'a>;
     type Verifier<'a> = ZkVerifier<'a>;
 
@@ -389,9 +450,9 @@ impl Mode for Zk {
         prover: &mut ZkProver<'_>,
         step: &'static str,
         mut members: Vec<ProverMember<'_>>,
-        claims: &[&HiddenValue],
+        claims: &[&CommittedValue],
         transcript: &mut Transcript,
-    ) -> Result<(ZkProductProof, Vec<ProductOutcome<HiddenValue>>), AttentionError> {
+    ) -> Result<(ZkProductProof, Vec<ProductOutcome<CommittedValue>>), AttentionError> {
         let params = prover.params;
         let mut rng = &mut *prover.rng;
         let (proof, outs, openings) = match (members.as_mut_slice(), claims) {
@@ -400,7 +461,7 @@ impl Mode for Zk {
                     params,
                     shape,
                     &mut **instance,
-                    (claim.commitment, &claim.opening),
+                    (G1Affine::from(claim.commitment.evaluate()), &claim.opening),
                     prover.masks,
                     transcript,
                     &mut rng,
@@ -409,8 +470,7 @@ impl Mode for Zk {
                 (proof, vec![out], vec![openings])
             }
             _ => {
-                let sums: Vec<CommittedValue> =
-                    claims.iter().map(|c| CommittedValue::new(c.commitment, c.opening)).collect();
+                let sums: Vec<CommittedValue> = claims.iter().map(|c| (*c).clone()).collect();
                 prove_zk_batched_products(params, members, &sums, prover.masks, transcript, &mut rng)
                     .map_err(zk_error(step))?
             }
@@ -422,7 +482,11 @@ impl Mode for Zk {
                 zk_outcome(
                     out,
                     |k, commitment| {
-                        openings.get(k).copied().flatten().map(|opening| HiddenValue { commitment, opening })
+                        openings
+                            .get(k)
+                            .copied()
+                            .flatten()
+                            .map(|opening| CommittedValue::new(commitment, opening))
                     },
                     step,
                 )
@@ -436,17 +500,17 @@ impl Mode for Zk {
         verifier: &mut ZkVerifier<'_>,
         step: &'static str,
         members: &[BatchMember<'_>],
-        claims: &[&G1Affine],
+        claims: &[&Combination],
         proof: &ZkProductProof,
         transcript: &mut Transcript,
-    ) -> Result<Vec<ProductOutcome<G1Affine>>, AttentionError> {
+    ) -> Result<Vec<ProductOutcome<Combination>>, AttentionError> {
         let outs = match (members, claims) {
             ([(shape, num_vars)], [claim]) => vec![
                 verify_zk_product_deferred(
                     verifier.params,
                     shape,
                     *num_vars,
-                    **claim,
+                    G1Affine::from(claim.evaluate()),
                     proof,
                     verifier.masks,
                     transcript,
@@ -455,7 +519,7 @@ impl Mode for Zk {
                 .map_err(zk_error(step))?,
             ],
             _ => {
-                let commitments: Vec<Combination> = claims.iter().map(|c| Combination::point(**c)).collect();
+                let commitments: Vec<Combination> = claims.iter().map(|c| (*c).clone()).collect();
                 verify_zk_batched_products_deferred(
                     verifier.params,
                     members,
@@ -468,16 +532,82 @@ impl Mode for Zk {
                 .map_err(zk_error(step))?
             }
         };
-        outs.into_iter().map(|out| zk_outcome(out, |_, commitment| Some(commitment), step)).collect()
+        outs.into_iter()
+            .map(|out| zk_outcome(out, |_, commitment| Some(Combination::point(commitment)), step))
+            .collect()
     }
 
-    fn prover_plus_constant(prover: &ZkProver<'_>, value: &HiddenValue, c: Fr) -> HiddenValue {
-        value.plus_constant(prover.params, c)
+    fn prover_constant(prover: &ZkProver<'_>, c: Fr) -> CommittedValue {
+        CommittedValue::public(prover.params, c)
     }
 
-    fn verifier_plus_constant(verifier: &ZkVerifier<'_>, value: &G1Affine, c: Fr) -> G1Affine {
-        (*value + verifier.params.value_generator * c).into()
+    fn verifier_constant(verifier: &ZkVerifier<'_>, c: Fr) -> Combination {
+        Combination::scaled_point(c, verifier.params.value_generator)
     }
+
+    fn send(
+        prover: &mut ZkProver<'_>,
+        label: &'static [u8],
+        values: &[Fr],
+        transcript: &mut Transcript,
+    ) -> (Vec<G1Affine>, Vec<CommittedValue>) {
+        let hidden: Vec<CommittedValue> = values
+            .iter()
+            .map(|v| {
+                let opening = ValueOpening::hide(*v, &mut prover.rng);
+                CommittedValue::new(opening.commit(prover.params).into(), opening)
+            })
+            .collect();
+        let sent: Vec<G1Affine> = hidden.iter().map(|h| G1Affine::from(h.commitment.evaluate())).collect();
+        absorb_points(transcript, label, &sent);
+        (sent, hidden)
+    }
+
+    fn receive(
+        _verifier: &ZkVerifier<'_>,
+        label: &'static [u8],
+        sent: &[G1Affine],
+        transcript: &mut Transcript,
+    ) -> Vec<Combination> {
+        absorb_points(transcript, label, sent);
+        sent.iter().map(|c| Combination::point(*c)).collect()
+    }
+
+    fn prove_zero(
+        prover: &mut ZkProver<'_>,
+        step: &'static str,
+        targets: Vec<CommittedValue>,
+        transcript: &mut Transcript,
+    ) -> Result<RelationsProof, AttentionError> {
+        let relations: Vec<ProverRelation> =
+            targets.into_iter().map(|target| ProverRelation { target, terms: Vec::new() }).collect();
+        RelationsProof::prove(prover.params, &[], &relations, transcript, &mut &mut *prover.rng)
+            .map_err(zk_error(step))
+    }
+
+    fn verify_zero(
+        verifier: &mut ZkVerifier<'_>,
+        step: &'static str,
+        targets: Vec<Combination>,
+        proof: &RelationsProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        let relations: Vec<QuadraticRelation> =
+            targets.into_iter().map(|target| QuadraticRelation { target, terms: Vec::new() }).collect();
+        proof
+            .verify_deferred(verifier.params, &[], &relations, transcript, verifier.checks)
+            .map_err(zk_error(step))
+    }
+}
+
+/// Absorbs commitments under `label` (their compressed encodings).
+fn absorb_points(transcript: &mut Transcript, label: &'static [u8], points: &[G1Affine]) {
+    let mut bytes = Vec::with_capacity(32 * points.len());
+    for point in points {
+        // Writing into a vector cannot fail.
+        let _ = point.serialize_compressed(&mut bytes);
+    }
+    transcript.append_bytes(label, &bytes);
 }
 
 /// The product of one factor per flag, `public[k]` marking factor `k` as one the verifier

@@ -42,6 +42,7 @@ use crate::layer::{
     AttentionLayerProof, CommittedInputTables, CommittedInputs, ProverTimings, VerifierTimings, prove_chain,
     verify_chain, witness_alongside_table,
 };
+use crate::mode::Plain;
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProof,
     compute_projection, pad, projection_ranges, prove_projections, verify_projections,
@@ -969,7 +970,8 @@ pub fn prove_model_layer(
         for (k, (reduction, table)) in shape.shared_heads().iter().zip(compact).enumerate() {
             let c = &mut claims[1 + k / 2];
             let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
-            let (proof, reduced) = prove_shared_heads(reduction, table, claim, &mut transcript)?;
+            let (proof, reduced) =
+                prove_shared_heads::<Plain>(&mut (), reduction, table, claim, &mut transcript)?;
             *claim = reduced;
             shared_heads.push(proof);
         }
@@ -1109,7 +1111,7 @@ pub fn verify_model_layer(
         for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
             let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;
             let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
-            *claim = verify_shared_heads(reduction, p, claim, &mut transcript)?;
+            *claim = verify_shared_heads::<Plain>(&mut (), reduction, p, claim, &mut transcript)?;
         }
     }
     let mut rotation_claims = Vec::with_capacity(2);

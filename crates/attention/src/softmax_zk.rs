@@ -26,7 +26,6 @@
 
 use crate::commitment_layout::{permute_point, table_column_vars, zk_layout_column_vars};
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams};
-use crate::mode::HiddenValue;
 use crate::softmax::{
     ExponentialProverInput, SlotLookups, SoftmaxCommitments, SoftmaxMode, SoftmaxProverData,
     evaluate_columns, evaluate_small, kept_rows, row_part, slot_instances, softmax_tables, tensor_order,
@@ -312,7 +311,7 @@ pub fn prove_softmax_zk<R: RngCore + CryptoRng>(
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
     let (beta_a, beta_b) = (betas[0], betas[1]);
     let constant = Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows);
-    let claim_a = CommittedValue::new(claim.value.commitment, claim.value.opening);
+    let claim_a = claim.value.clone();
     let claim_one = claim_a
         .times(beta_a)
         .plus_scaled(beta_b, &row_sum_claim.plus_scaled(constant, &CommittedValue::public(hyrax, Fr::one())));
@@ -376,13 +375,7 @@ pub fn prove_softmax_zk<R: RngCore + CryptoRng>(
         final_six,
         [&exponent, &remainder, &row_sum],
     );
-    let scores = WitnessClaim {
-        point: t_star,
-        value: HiddenValue {
-            commitment: G1Affine::from(score_c.commitment.evaluate()),
-            opening: score_c.opening,
-        },
-    };
+    let scores = WitnessClaim { point: t_star, value: score_c.clone() };
     let proof = ExponentialSoftmaxZkProof { lookups, lookup_values, sumcheck, final_values, relations };
     Ok(SlotZkOutput { proof, scores, opening_claims })
 }
@@ -443,7 +436,9 @@ pub fn verify_softmax_zk(
         return Err(AttentionError::CheckFailed { step: STEP });
     };
     let constant = Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows);
-    let claim_one = Combination::point(claim.value)
+    let claim_one = claim
+        .value
+        .clone()
         .times(*beta_a)
         .plus_scaled(*beta_b, &row_sum_claim.plus_scaled(constant, &Combination::constant(hyrax, Fr::one())));
     let [shape_one, shape_two] = shapes()?;
@@ -497,5 +492,5 @@ pub fn verify_softmax_zk(
     let opening_claims =
         column_claims(r, &blocks, &t_committed, &t_rows, final_six, [&exponent, &remainder, &row_sum]);
     let score = proof.final_values.get(3).copied().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    Ok((CommittedClaim { point: t_star, value: score }, opening_claims))
+    Ok((CommittedClaim { point: t_star, value: Combination::point(score) }, opening_claims))
 }

@@ -3,24 +3,22 @@
 //!
 //! ```text
 //! plain:           EvalClaim { point, value }                    the value in the clear
-//! zero knowledge:  CommittedClaim = EvalClaim<G1Affine>          value·U + β·H
-//!                  WitnessClaim = EvalClaim<HiddenValue>         the commitment with (value, β)
+//! zero knowledge:  CommittedClaim = EvalClaim<Combination>       value·U + β·H (as a combination)
+//!                  WitnessClaim = EvalClaim<CommittedValue>      the commitment with (value, β)
 //! ```
 //!
 //! A zero-knowledge sub-protocol takes a committed claim on its output and returns committed
 //! claims on its inputs; its structured factors are still checked in the clear by the verifier.
 
 use crate::AttentionError;
-use crate::mode::HiddenValue;
-use zkmha_pcs::G1Affine;
 use zkmha_sumcheck::EvalClaim;
-use zkmha_zk::ZkError;
+use zkmha_zk::{Combination, CommittedValue, ZkError};
 
 /// A claim `f(point) = v` with `v` hidden in a Pedersen commitment (the verifier's side).
-pub type CommittedClaim = EvalClaim<G1Affine>;
+pub type CommittedClaim = EvalClaim<Combination>;
 
 /// A committed claim with the prover's opening of it.
-pub type WitnessClaim = EvalClaim<HiddenValue>;
+pub type WitnessClaim = EvalClaim<CommittedValue>;
 
 /// Maps a zero-knowledge error of sub-protocol `step`.
 pub(crate) fn zk_error(step: &'static str) -> impl Fn(ZkError) -> AttentionError {

@@ -29,7 +29,7 @@ use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_lay
 use crate::committed::padded_inputs;
 use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_table};
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
-use crate::mode::{HiddenValue, Zk, ZkProver, ZkVerifier};
+use crate::mode::{Zk, ZkProver, ZkVerifier};
 use crate::padding::{PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
@@ -55,9 +55,9 @@ use zkmha_pcs::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks,
-    ZkMultiOpeningProof, ZkOpeningClaim, ZkProductProof, prove_multi_opening_zk,
-    verify_multi_opening_zk_deferred, zk_multi_opening_schedule,
+    CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks, ZkMultiOpeningProof,
+    ZkOpeningClaim, ZkProductProof, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
+    zk_multi_opening_schedule,
 };
 
 const STEP_OPENINGS: &str = "zero-knowledge openings";
@@ -182,7 +182,7 @@ fn output_witness_claim(
 ) -> Result<WitnessClaim, AttentionError> {
     let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
     let value = matrix_mle(shape.seq_len, shape.value_model_width(), output)?.evaluate(&point)?;
-    Ok(WitnessClaim { point, value: HiddenValue::public(params, value) })
+    Ok(WitnessClaim { point, value: CommittedValue::public(params, value) })
 }
 
 /// Whether the three input claims can share one opening.
@@ -343,7 +343,7 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
                 all_claims.push(ZkOpeningClaim {
                     polynomial: 8 + k,
                     point: claim.point.clone(),
-                    value: CommittedValue::new(claim.value.commitment, claim.value.opening),
+                    value: claim.value.clone(),
                 });
             }
             multi_opening = Some(
@@ -363,7 +363,11 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
                         commitment,
                         blind,
                         claim.point.as_slice(),
-                        (claim.value.commitment, claim.value.opening.value, claim.value.opening.blinding),
+                        (
+                            G1Affine::from(claim.value.commitment.evaluate()),
+                            claim.value.opening.value,
+                            claim.value.opening.blinding,
+                        ),
                     )
                 })
                 .collect();
@@ -495,7 +499,7 @@ fn collect_layer_zk(
                 all_claims.push(ZkOpeningClaim {
                     polynomial: 8 + index,
                     point: claim.point.clone(),
-                    value: Combination::point(claim.value),
+                    value: claim.value.clone(),
                 });
             }
             verify_multi_opening_zk_deferred(params, &polynomials, &all_claims, multi_opening, m, t, k)
@@ -505,7 +509,9 @@ fn collect_layer_zk(
             let items: Vec<(&HyraxCommitment, &[Fr], G1Affine)> = [&c.queries, &c.keys, &c.values]
                 .into_iter()
                 .zip(claims)
-                .map(|(commitment, claim)| (commitment, claim.point.as_slice(), claim.value))
+                .map(|(commitment, claim)| {
+                    (commitment, claim.point.as_slice(), G1Affine::from(claim.value.evaluate()))
+                })
                 .collect();
             let together =
                 one_batch([&c.queries, &c.keys, &c.values], claims.map(|claim| claim.point.as_slice()));
@@ -582,8 +588,8 @@ mod forgery_regression {
             .unwrap();
         let output = WitnessClaim {
             point: fake.point.clone(),
-            value: HiddenValue {
-                commitment: fake.value.commitment,
+            value: CommittedValue {
+                commitment: fake.value.commitment.clone(),
                 opening: zkmha_zk::ValueOpening { value: true_value, blinding: Fr::from(0u64) },
             },
         };
@@ -620,7 +626,11 @@ mod forgery_regression {
                     commitment,
                     blind,
                     claim.point.as_slice(),
-                    (claim.value.commitment, claim.value.opening.value, claim.value.opening.blinding),
+                    (
+                        G1Affine::from(claim.value.commitment.evaluate()),
+                        claim.value.opening.value,
+                        claim.value.opening.blinding,
+                    ),
                 )
             })
             .collect();

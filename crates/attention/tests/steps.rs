@@ -9,8 +9,11 @@ use rand_chacha::ChaCha20Rng;
 use zkmha_attention::attention_values::{
     self, AttentionMatrix, prove_attention_values, verify_attention_values,
 };
+use zkmha_attention::grouped_query::{
+    SharedHeadsShape, expand_heads, prove_shared_heads, verify_shared_heads,
+};
 use zkmha_attention::masking::{self, prove_masking, prove_masking_dense, verify_masking};
-use zkmha_attention::mode::{HiddenValue, Mode, Plain, PlainProductProof, Zk, ZkProver, ZkVerifier};
+use zkmha_attention::mode::{Mode, Plain, PlainProductProof, Zk, ZkProver, ZkVerifier};
 use zkmha_attention::padding::{self, prove_padding, verify_padding};
 use zkmha_attention::qk::{self, prove_qk, verify_qk};
 use zkmha_attention::structured::mask_value;
@@ -22,7 +25,8 @@ use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_sumcheck::{EvalClaim, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkError, ZkProductProof,
+    Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
+    ZkError, ZkProductProof,
 };
 
 const DOMAIN: &[u8] = b"step-tests";
@@ -74,6 +78,9 @@ trait TestMode: Mode {
 
     /// The error of a tampered public factor.
     fn public_factor_error(step: &'static str) -> AttentionError;
+
+    /// The error of sent values that do not satisfy a step's linear relation.
+    fn false_relation_error(step: &'static str) -> AttentionError;
 }
 
 fn params() -> &'static HyraxParams {
@@ -137,10 +144,19 @@ impl TestMode for Plain {
         // The changed value no longer gives the sum-check's final value.
         AttentionError::Sumcheck { step, source: SumcheckError::FinalEvaluationMismatch }
     }
+
+    fn false_relation_error(step: &'static str) -> AttentionError {
+        AttentionError::CheckFailed { step }
+    }
 }
 
 /// The zero-knowledge masks of one step: their commitment and their openings' argument.
 type Masks = (G1Affine, ZkInnerProductProof);
+
+/// One step's mask schedule: `(0, 0)` for a step without a sum-check.
+fn schedule(entry: (usize, usize)) -> MaskSchedule {
+    MaskSchedule(if entry == (0, 0) { Vec::new() } else { vec![entry] })
+}
 
 impl TestMode for Zk {
     type Extra = Masks;
@@ -149,11 +165,15 @@ impl TestMode for Zk {
         table: &[Fr],
         offset: Fr,
         rng: &mut ChaCha20Rng,
-    ) -> (EvalClaim<HiddenValue>, EvalClaim<G1Affine>) {
+    ) -> (EvalClaim<CommittedValue>, EvalClaim<Combination>) {
         let (point, value) = random_point(table, rng);
         let opening = ValueOpening::hide(value + offset, rng);
-        let hidden = HiddenValue { commitment: opening.commit(params()).into(), opening };
-        (EvalClaim { point: point.clone(), value: hidden }, EvalClaim { point, value: hidden.commitment })
+        let commitment = G1Affine::from(opening.commit(params()));
+        let hidden = CommittedValue::new(commitment, opening);
+        (
+            EvalClaim { point: point.clone(), value: hidden },
+            EvalClaim { point, value: Combination::point(commitment) },
+        )
     }
 
     fn prove<T>(
@@ -163,7 +183,7 @@ impl TestMode for Zk {
     ) -> (T, Masks) {
         let mut transcript = Transcript::new(DOMAIN);
         let (mut masks, commitment) =
-            ProverMasks::commit(params(), MaskSchedule(vec![entry]), &mut transcript, rng).unwrap();
+            ProverMasks::commit(params(), schedule(entry), &mut transcript, rng).unwrap();
         let out =
             step(&mut ZkProver { params: params(), masks: &mut masks, rng: &mut *rng }, &mut transcript)
                 .unwrap();
@@ -178,7 +198,7 @@ impl TestMode for Zk {
     ) -> Result<T, AttentionError> {
         let wrap = |source| AttentionError::ZeroKnowledge { step: "the group equations", source };
         let mut transcript = Transcript::new(DOMAIN);
-        let mut masks = VerifierMasks::absorb(MaskSchedule(vec![entry]), extra.0, &mut transcript);
+        let mut masks = VerifierMasks::absorb(schedule(entry), extra.0, &mut transcript);
         let mut checks = DeferredChecks::new();
         let out = step(
             &mut ZkVerifier { params: params(), masks: &mut masks, checks: &mut checks },
@@ -189,10 +209,14 @@ impl TestMode for Zk {
         Ok(out)
     }
 
-    fn discharges(table: &[Fr], prover: &EvalClaim<HiddenValue>, verifier: &EvalClaim<G1Affine>) -> bool {
+    fn discharges(
+        table: &[Fr],
+        prover: &EvalClaim<CommittedValue>,
+        verifier: &EvalClaim<Combination>,
+    ) -> bool {
         prover.point == verifier.point
-            && prover.value.commitment == verifier.value
-            && G1Affine::from(prover.value.opening.commit(params())) == verifier.value
+            && prover.value.commitment.evaluate() == verifier.value.evaluate()
+            && prover.value.opening.commit(params()) == verifier.value.evaluate()
             && mle(table).evaluate(&verifier.point).unwrap() == prover.value.opening.value
     }
 
@@ -210,6 +234,10 @@ impl TestMode for Zk {
 
     fn public_factor_error(step: &'static str) -> AttentionError {
         AttentionError::CheckFailed { step }
+    }
+
+    fn false_relation_error(_step: &'static str) -> AttentionError {
+        AttentionError::ZeroKnowledge { step: "the group equations", source: ZkError::RelationMismatch }
     }
 }
 
@@ -241,6 +269,8 @@ in_both_modes!(
     padding_rejects_swapped_and_false_claims,
     padding_rejects_a_changed_value_row,
     a_changed_round_is_rejected_in_every_step,
+    shared_heads_round_trip,
+    shared_heads_reject_a_false_claim_and_another_table,
 );
 
 fn shapes() -> Vec<AttentionShape> {
@@ -724,4 +754,96 @@ fn the_plain_proof_sends_the_values_the_zero_knowledge_proof_hides() {
     let ((proof, out), ()) = prove_qk_step::<Plain>(&shape, &w, &w.keys_hat, &claim, &mut rng);
     let sent: Vec<Fr> = proof.product.final_evaluations.concat();
     assert!(sent.contains(&out.queries_hat.value) && sent.contains(&out.keys_hat.value));
+}
+
+// ---------------------------------------------------------------- grouped-query shared heads
+
+/// `(shape, compact, full)`: `h_kv` key/value heads of width `m` shared by `h` query heads,
+/// `2^row_vars` rows, both tables padded as the model block lays them out.
+fn shared_tables(
+    heads: usize,
+    kv: usize,
+    m: usize,
+    row_vars: usize,
+) -> (SharedHeadsShape, Vec<i64>, Vec<i64>) {
+    let shape =
+        SharedHeadsShape { heads, key_value_heads: kv, head_dim_vars: m.trailing_zeros() as usize, row_vars };
+    let rows = 1usize << row_vars;
+    let compact: Vec<i64> = (0..rows * kv * m).map(|k| (k as i64 * 37) % 101 - 50).collect();
+    let full = expand_heads(&compact, rows, heads, kv, m);
+    let pad = |t: &[i64], width: usize, vars: usize| {
+        let padded_width = 1usize << (vars - row_vars);
+        let mut out = vec![0i64; 1 << vars];
+        for (r, row) in t.chunks(width).enumerate() {
+            out[r * padded_width..r * padded_width + width].copy_from_slice(row);
+        }
+        out
+    };
+    let (full_vars, compact_vars) = shape.num_vars();
+    (shape, pad(&compact, kv * m, compact_vars), pad(&full, heads * m, full_vars))
+}
+
+fn as_field(table: &[i64]) -> Vec<Fr> {
+    table.iter().map(|v| zkmha_field::fr_from_i64(*v)).collect()
+}
+
+#[allow(clippy::type_complexity)]
+fn prove_shared_step<M: TestMode>(
+    shape: &SharedHeadsShape,
+    compact: &[i64],
+    claim: &EvalClaim<M::ProverValue>,
+    rng: &mut ChaCha20Rng,
+) -> ((zkmha_attention::grouped_query::SharedHeadsProofOf<M>, EvalClaim<M::ProverValue>), M::Extra) {
+    M::prove((0, 0), rng, |p, t| prove_shared_heads::<M>(p, shape, compact, claim, t))
+}
+
+fn shared_heads_round_trip<M: TestMode>() {
+    for (n, (heads, kv, m, row_vars)) in
+        [(4, 2, 4usize, 3), (6, 2, 2, 2), (9, 3, 4, 1), (3, 1, 2, 0), (8, 8, 2, 1)].into_iter().enumerate()
+    {
+        let (shape, compact, full) = shared_tables(heads, kv, m, row_vars);
+        let mut rng = ChaCha20Rng::seed_from_u64(90 + n as u64);
+        let (claim, public) = M::claim(&as_field(&full), zero(), &mut rng);
+        let ((proof, out), extra) = prove_shared_step::<M>(&shape, &compact, &claim, &mut rng);
+        let verified =
+            M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t))
+                .unwrap();
+        assert!(M::discharges(&as_field(&compact), &out, &verified), "{heads}/{kv}");
+    }
+}
+
+fn shared_heads_reject_a_false_claim_and_another_table<M: TestMode>() {
+    let (shape, compact, full) = shared_tables(6, 2, 2, 2);
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let (claim, public) = M::claim(&as_field(&full), Fr::one(), &mut rng);
+    let ((proof, _), extra) = prove_shared_step::<M>(&shape, &compact, &claim, &mut rng);
+    assert_eq!(
+        M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
+        Some(M::false_relation_error("shared heads"))
+    );
+    // The malicious prover: the true claim, values from a compact table with one entry changed.
+    let (claim, public) = M::claim(&as_field(&full), zero(), &mut rng);
+    let mut other = compact.clone();
+    other[0] += 1;
+    let ((proof, _), extra) = prove_shared_step::<M>(&shape, &other, &claim, &mut rng);
+    assert_eq!(
+        M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
+        Some(M::false_relation_error("shared heads"))
+    );
+}
+
+#[test]
+fn shared_heads_send_no_value_in_zero_knowledge() {
+    let (shape, compact, full) = shared_tables(6, 2, 2, 2);
+    let mut rng = ChaCha20Rng::seed_from_u64(98);
+    let (claim, _) = Zk::claim(&as_field(&full), zero(), &mut rng);
+    let ((proof, out), _) = prove_shared_step::<Zk>(&shape, &compact, &claim, &mut rng);
+    let (plain_claim, _) = Plain::claim(&as_field(&full), zero(), &mut ChaCha20Rng::seed_from_u64(98));
+    let ((plain, _), ()) = prove_shared_step::<Plain>(&shape, &compact, &plain_claim, &mut rng);
+    // The plain proof sends the u_c; the zero-knowledge one commitments and responses only.
+    let mut sent = proof.relation.factor_responses.clone();
+    sent.push(proof.relation.blinding_response);
+    assert!(plain.values.iter().all(|u| !sent.contains(u)));
+    assert_eq!(proof.values.len(), plain.values.len());
+    assert!(!sent.contains(&out.value.opening.value));
 }

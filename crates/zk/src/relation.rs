@@ -135,6 +135,20 @@ pub trait LinearValue: Clone {
     }
 }
 
+/// A value in the clear (the plain mode of a protocol written once for both modes): the
+/// constant needs no generators.
+impl LinearValue for Fr {
+    fn times(&self, lambda: Fr) -> Self {
+        *self * lambda
+    }
+    fn plus_scaled(&self, lambda: Fr, other: &Self) -> Self {
+        *self + lambda * other
+    }
+    fn constant(_params: &HyraxParams, value: Fr) -> Self {
+        value
+    }
+}
+
 impl LinearValue for Combination {
     fn times(&self, lambda: Fr) -> Self {
         self.scaled(lambda)
