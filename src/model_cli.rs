@@ -325,7 +325,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
     let loaded = load(&args.model, args.heads, args.mask, args.json)?;
     let key = make_key(&loaded, &args.model, args.json)?;
     let bytes = encode(KEY_MAGIC, &key)?;
-    std::fs::write(&args.out, &bytes).with_context(|| format!("could not write {}", args.out.display()))?;
+    crate::files::write_file(&args.out, &bytes)?;
     let q = &key.quantization;
     if args.json {
         println!(
@@ -426,17 +426,17 @@ fn read_input(path: &Path, columns: usize) -> Result<Vec<f64>> {
 }
 
 fn write_output(path: &Path, rows: usize, columns: usize, values: &[f64]) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("could not write {}", path.display()))?;
     use npyz::WriterBuilder;
+    let mut bytes = Vec::with_capacity(128 + 8 * values.len());
     let mut writer = npyz::WriteOptions::<f64>::new()
         .default_dtype()
         .shape(&[rows as u64, columns as u64])
-        .writer(std::io::BufWriter::new(file))
+        .writer(&mut bytes)
         .begin_nd()
-        .with_context(|| format!("could not write {}", path.display()))?;
-    writer.extend(values.iter().copied()).with_context(|| format!("could not write {}", path.display()))?;
-    writer.finish().with_context(|| format!("could not write {}", path.display()))?;
-    Ok(())
+        .with_context(|| format!("could not encode {}", path.display()))?;
+    writer.extend(values.iter().copied()).with_context(|| format!("could not encode {}", path.display()))?;
+    writer.finish().with_context(|| format!("could not encode {}", path.display()))?;
+    crate::files::write_file(path, &bytes)
 }
 
 /// Runs `zkmha prove --model`.
@@ -523,7 +523,7 @@ pub fn prove(
     })?;
     bar.finish_and_clear();
     let bytes = encode(PROOF_MAGIC, &(&statement, &proof))?;
-    std::fs::write(out, &bytes).with_context(|| format!("could not write {}", out.display()))?;
+    crate::files::write_file(out, &bytes)?;
     let z = key.quantization.dequantize_output(&statement.output);
     if let Some(path) = &args.output {
         write_output(path, s, d, &z)?;

@@ -161,7 +161,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
     statement.serialize_compressed(&mut bytes).context("could not encode the statement")?;
     let statement_bytes = bytes.len();
     proof.serialize_compressed(&mut bytes).context("could not encode the proof")?;
-    std::fs::write(&args.out, &bytes).with_context(|| format!("could not write {}", args.out.display()))?;
+    crate::files::write_file(&args.out, &bytes)?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let sub_protocols =
         timings.unpadding + timings.attention_values + timings.masking + timings.qk + timings.padding;
@@ -213,7 +213,7 @@ fn prove_zero_knowledge(
     statement.serialize_compressed(&mut bytes).context("could not encode the statement")?;
     let statement_bytes = bytes.len();
     proof.serialize_compressed(&mut bytes).context("could not encode the proof")?;
-    std::fs::write(&args.out, &bytes).with_context(|| format!("could not write {}", args.out.display()))?;
+    crate::files::write_file(&args.out, &bytes)?;
     println!(
         "proved in {:.1} ms (zero knowledge: Q, K, V committed with blinding, every sum-check masked, every claim committed; {})",
         elapsed.as_secs_f64() * 1e3,

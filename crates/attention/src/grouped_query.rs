@@ -189,7 +189,9 @@ pub fn prove_shared_heads<M: Mode>(
 
 /// Checks a shared-heads proof of mode `M` against `claim` and returns the claim on the
 /// compact table (in zero knowledge with the relation's group equation left in the deferred
-/// checks).
+/// checks). The caller's transcript must already determine `claim` (its commitment absorbed
+/// when it was sent, or derived from absorbed values): the relation's challenge is drawn after
+/// the `u_c` only.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a bad shape, [`AttentionError::CheckFailed`]

@@ -1,0 +1,54 @@
+//! Output files written whole under a temporary name beside the target, then renamed over it:
+//! a failure (a full disk, a killed process) never leaves a truncated file in place of an
+//! earlier, complete one.
+
+use anyhow::{Result, anyhow};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically (a temporary file in the same folder, flushed to disk,
+/// then renamed).
+///
+/// # Errors
+/// One sentence naming `path` when the folder cannot be written; the temporary file is removed
+/// and any earlier file at `path` is left as it was.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let fail = |e: std::io::Error| anyhow!("could not write {}: {e}", path.display());
+    let name =
+        path.file_name().ok_or_else(|| anyhow!("could not write {}: not a file name", path.display()))?;
+    let mut temporary_name = OsString::from(".");
+    temporary_name.push(name);
+    temporary_name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary_name);
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        fail(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_and_no_temporary_file_is_left() {
+        let dir = std::env::temp_dir().join(format!("zkmha-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.bin");
+        write_file(&path, b"first, longer content").unwrap();
+        write_file(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        // A folder that does not exist: one sentence, nothing written.
+        let missing = dir.join("missing").join("out.bin");
+        let error = write_file(&missing, b"x").unwrap_err().to_string();
+        assert!(error.starts_with("could not write") && !error.contains('\n'), "{error}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
