@@ -23,9 +23,8 @@ use crate::mode::Plain;
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
-    ExponentialProverInput, SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof,
-    SoftmaxStageTimings, commit_softmax, prove_slot, softmax_commitment_list, softmax_opening_tables,
-    verify_slot,
+    SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, SoftmaxStageTimings, commit_softmax,
+    prove_slot, softmax_commitment_list, softmax_opening_tables, verify_slot,
 };
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
@@ -38,7 +37,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 7;
+pub const PROOF_FORMAT_VERSION: u32 = 8;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 /// The zero-knowledge layer's transcript domain (`crate::zk_layer`).
@@ -344,9 +343,9 @@ pub(crate) fn prove_chain(
     }
     timings.attention_values = start.elapsed();
     let start = Instant::now();
-    let input =
-        softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput { hyrax, commitments, data });
-    let slot = prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    let input = softmax_data.as_ref().map(|(_, data)| data);
+    let slot =
+        prove_slot::<Plain>(&mut (), softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
     let (softmax, slot_output) = (slot.proof, slot.output);
     timings.softmax = start.elapsed();
     timings.softmax_stages = slot.timings;
@@ -450,7 +449,10 @@ pub(crate) fn verify_chain(
     }
     let start = Instant::now();
     match (softmax_mode, &proof.softmax_commitments) {
-        (SoftmaxMode::Exponential(_), Some(commitments)) => commitments.append_to_transcript(transcript),
+        (SoftmaxMode::Exponential(params), Some(commitments)) => {
+            commitments.validate(shape, &params)?;
+            commitments.append_to_transcript(transcript);
+        }
         (SoftmaxMode::Identity, None) => {}
         _ => return Err(AttentionError::CheckFailed { step: "softmax commitments" }),
     }
@@ -481,13 +483,13 @@ pub(crate) fn verify_chain(
         &proof.attention_values,
         transcript,
     )?;
-    let (slot_output, softmax_claims) = verify_slot(
+    let (slot_output, softmax_claims) = verify_slot::<Plain>(
+        &mut (),
         softmax_mode,
         shape,
         mask,
         &av_claims.attention,
-        &proof.softmax,
-        proof.softmax_commitments.as_ref(),
+        proof.softmax.exponential.as_ref(),
         transcript,
     )?;
     let scores_claim = match (slot_output, &proof.masking) {
@@ -696,9 +698,9 @@ pub(crate) fn prove_chain_forged(
     if let Some((_, data)) = &mut softmax_data {
         data.witness.attention = Vec::new();
     }
-    let input =
-        softmax_data.as_ref().map(|(commitments, data)| ExponentialProverInput { hyrax, commitments, data });
-    let slot = prove_slot(softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
+    let input = softmax_data.as_ref().map(|(_, data)| data);
+    let slot =
+        prove_slot::<Plain>(&mut (), softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
     let (softmax, slot_output) = (slot.proof, slot.output);
     let scores = std::mem::take(&mut witness.scores);
     let (masking, scores_claim) = match slot_output {

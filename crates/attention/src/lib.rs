@@ -27,7 +27,6 @@ pub mod quantization;
 pub mod rope;
 mod shape;
 pub mod softmax;
-pub mod softmax_zk;
 pub mod structured;
 pub mod unpadding;
 pub mod verifier_key;

@@ -27,6 +27,9 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
 use std::fmt::Debug;
 use zkmha_field::{Fr, Zero};
+use zkmha_lookup::{
+    Lookup, LookupProof, LookupTable, ZkLookupClaims, ZkLookupProof, prove_lookups_zk, verify_lookups_zk,
+};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{G1Affine, HyraxParams};
 use zkmha_sumcheck::{
@@ -141,6 +144,9 @@ pub trait Mode: Sized + 'static {
     type ProductProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
     /// A value as a proof sends it (`Fr`, or a hiding commitment to it).
     type Sent: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// The proof of a batch of lookups (their witness columns' values in the clear, or
+    /// committed).
+    type LookupProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
     /// The proof that linear combinations of values are zero (nothing in the plain mode, where
     /// the verifier checks them; a relations proof in zero knowledge).
     type ZeroProof: Clone + Debug + Default + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
@@ -178,6 +184,31 @@ pub trait Mode: Sized + 'static {
         proof: &Self::ProductProof,
         transcript: &mut Transcript,
     ) -> Result<Vec<ProductOutcome<Self::Value>>, AttentionError>;
+
+    /// Proves several lookups with one batched fractional-sum proof; per lookup, the claims
+    /// on its witness columns (at one point) and on its multiplicities.
+    ///
+    /// # Errors
+    /// [`AttentionError::Lookup`]: a row outside its table, wrong multiplicities, lengths that
+    /// do not fit.
+    fn prove_lookups(
+        prover: &mut Self::Prover<'_>,
+        lookups: &[Lookup<'_>],
+        transcript: &mut Transcript,
+    ) -> Proved<Self::LookupProof, Vec<ZkLookupClaims<Self::ProverValue>>>;
+
+    /// Verifies [`Mode::prove_lookups`] for `(table, witness num_vars)` pairs. The caller
+    /// must discharge every claim (the columns' and the multiplicities').
+    ///
+    /// # Errors
+    /// [`AttentionError::Lookup`] (in zero knowledge the group equations are left in the
+    /// verifier's deferred checks, where a false lookup fails).
+    fn verify_lookups(
+        verifier: &mut Self::Verifier<'_>,
+        lookups: &[(&dyn LookupTable, usize)],
+        proof: &Self::LookupProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ZkLookupClaims<Self::Value>>, AttentionError>;
 
     /// The public constant `c` as a prover value (`c·U` with blinding 0 in zero knowledge).
     fn prover_constant(prover: &Self::Prover<'_>, c: Fr) -> Self::ProverValue;
@@ -260,6 +291,7 @@ impl Mode for Plain {
     type ProverValue = Fr;
     type ProductProof = PlainProductProof;
     type Sent = Fr;
+    type LookupProof = LookupProof;
     type ZeroProof = ();
     type Prover<'a> = ();
     type Verifier<'a> = ();
@@ -369,6 +401,25 @@ impl Mode for Plain {
             .collect())
     }
 
+    fn prove_lookups(
+        _prover: &mut (),
+        lookups: &[Lookup<'_>],
+        transcript: &mut Transcript,
+    ) -> Result<(LookupProof, Vec<ZkLookupClaims<Fr>>), AttentionError> {
+        let (proof, claims) = zkmha_lookup::prove_lookups(lookups, transcript)?;
+        Ok((proof, claims.into_iter().map(ZkLookupClaims::from).collect()))
+    }
+
+    fn verify_lookups(
+        _verifier: &mut (),
+        lookups: &[(&dyn LookupTable, usize)],
+        proof: &LookupProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ZkLookupClaims<Fr>>, AttentionError> {
+        let claims = zkmha_lookup::verify_lookups(lookups, proof, transcript)?;
+        Ok(claims.into_iter().map(ZkLookupClaims::from).collect())
+    }
+
     fn prover_constant(_prover: &(), c: Fr) -> Fr {
         c
     }
@@ -442,6 +493,7 @@ impl Mode for Zk {
     type ProverValue = CommittedValue;
     type ProductProof = ZkProductProof;
     type Sent = G1Affine;
+    type LookupProof = ZkLookupProof;
     type ZeroProof = RelationsProof;
     type Prover<'a> = ZkProver<'a>;
     type Verifier<'a> = ZkVerifier<'a>;
@@ -535,6 +587,23 @@ impl Mode for Zk {
         outs.into_iter()
             .map(|out| zk_outcome(out, |_, commitment| Some(Combination::point(commitment)), step))
             .collect()
+    }
+
+    fn prove_lookups(
+        prover: &mut ZkProver<'_>,
+        lookups: &[Lookup<'_>],
+        transcript: &mut Transcript,
+    ) -> Result<(ZkLookupProof, Vec<ZkLookupClaims<CommittedValue>>), AttentionError> {
+        Ok(prove_lookups_zk(prover.params, lookups, prover.masks, transcript, &mut prover.rng)?)
+    }
+
+    fn verify_lookups(
+        verifier: &mut ZkVerifier<'_>,
+        lookups: &[(&dyn LookupTable, usize)],
+        proof: &ZkLookupProof,
+        transcript: &mut Transcript,
+    ) -> Result<Vec<ZkLookupClaims<Combination>>, AttentionError> {
+        Ok(verify_lookups_zk(verifier.params, lookups, proof, verifier.masks, transcript, verifier.checks)?)
     }
 
     fn prover_constant(prover: &ZkProver<'_>, c: Fr) -> CommittedValue {

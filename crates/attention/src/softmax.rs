@@ -1,5 +1,6 @@
 //! The softmax slot: a claim on the attention probabilities `A` becomes a claim on the
-//! scores.
+//! scores — one implementation for both modes ([`crate::mode`]: values in the clear and
+//! checked at once, or committed and proven in one relations proof).
 //!
 //! ```text
 //! identity (linear attention):  A = QK_M,  so  Ã(p) = v  ⇒  QK̃_M(p) = v   (no proof; masking follows)
@@ -11,15 +12,19 @@
 //! lookups    exponent  (0, lo, ē = 2^f − T(lo)), (1, hi, ō = [hi ≠ 0])  2·ĥŝŝ rows → point (r ‖ c)
 //!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
 //!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s, h < h_real]·(Σ_j A − 2^f + δ)   ĥŝ rows → r_u
-//!            P sends lo, hi, ē, ō at r; V checks the exponent lookup's column claims
-//! sum-check  β_a, β_b ← V;  one batched sum-check over t:
+//!            (M::prove_lookups); P sends lo, hi, ē, ō at r (M::send); relations
+//!            w_0 = id(tag), w_1 = W_0·lo + W_1·hi, w_2 = W_0·ē + W_1·ō  (W = eq(tag, ·))
+//! sum-check  β_a, β_b ← V;  one batched sum of products over t (M::prove_products;
+//!            eq, z public, e, flag, D hidden):
 //!   I1  Σ_t (β_a·eq(p,t) + β_b·eq(r_u,(t_i,t_h))) · z(t) · e(t) · flag(t)
 //!         = β_a·v + β_b·(ũ(r_u) + (2^f − δ)·Σ_{i<s, h<h_real} eq(r_u,(i,h)))     (A = z·e·flag; row sums)
 //!   I2  Σ_t eq(r_ρ,t) · z(t) · D(t) = c̃(r_ρ),   D = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k
-//!            → t*; P sends ē, ō, ẑ, QK̂, lo, hi at t* (e = 2^f − ē, flag = 1 − ō); V evaluates
-//!            eq, z (closed forms) and D
+//!            → t*; V checks eq, z against their closed forms; P sends ē, ō, ẑ, QK̂, lo, hi
+//!            at t*; relations e = 2^f − ē, flag = 1 − ō, D = ẑ·2^k + 2^(k−1) − QK̂·M −
+//!            (lo + 2^16·hi)·2^k — with the merged columns', one M::prove_zero for the slot
 //! openings   lo, hi, ē, ō at r and t*, ẑ at t*'s (i, h) part, each multiplicity column at
-//!            its lookup's table point: one multi-point opening (`Hyrax::open_multi`)
+//!            its lookup's table point: the layer's one multi-point opening (plain
+//!            `Hyrax::open_multi`, or its zero-knowledge twin)
 //! claim out  QK̂(t*)  — the masking step is not needed: z enters the products directly
 //! ```
 //!
@@ -33,30 +38,32 @@
 //! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
 //! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
 
+use crate::commitment_layout::zk_layout_column_vars;
 use crate::commitment_layout::{
     IndexPermutation, layout_column_vars, permute_point, table_column_vars, tensor_variable_order,
 };
 use crate::common::sumcheck_error;
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
+use crate::mode::{Mode, PlainProductProof, product_of};
 use crate::structured::{prefix_eq_sum, zeroifier};
 use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64, fr_from_i128};
 use zkmha_lookup::{
-    Lookup, LookupClaims, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput,
-    SegmentedTable, identity_column, prove_lookups, verify_lookups,
+    Lookup, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput, SegmentedTable,
+    ZkLookupClaims, identity_column, zk_lookup_schedule,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
-use zkmha_sumcheck::{
-    EvalClaim, StreamedProductSumcheck, SumcheckClaim, SumcheckInstance, SumcheckProof, prove_batched,
-    verify_batched,
-};
+use zkmha_pcs::{Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
+use zkmha_sumcheck::{EvalClaim, StreamedProductSumcheck};
 use zkmha_transcript::Transcript;
+use zkmha_zk::{LinearValue, ZkProductShape};
 
 const STEP: &str = "softmax";
+const STEP_RELATIONS: &str = "softmax relations";
 const LABEL_MODE: &[u8] = b"attention/softmax/mode";
 const LABEL_COMMITMENTS: &[u8] = b"attention/softmax/commitments";
 const LABEL_LOOKUP_VALUES: &[u8] = b"attention/softmax/lookup-values";
@@ -174,25 +181,49 @@ pub struct SoftmaxCommitments {
     pub row_sum_multiplicities: HyraxCommitment,
 }
 
-/// The proof of the exponential softmax.
+/// The proof of the exponential softmax, in either mode ([`ExponentialSoftmaxProofOf`]):
+/// `L` the lookups' proof, `P` the sum-check's, `S` a sent value (`Fr` or a commitment), `Z`
+/// the relations' proof (nothing in the plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct ExponentialSoftmaxProof {
-    /// The three lookups, batched: `(lo, e)` and `(hi, flag)` into the exponent table, `ρ`
+pub struct ExponentialSoftmaxProof<
+    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
+    S: CanonicalSerialize + CanonicalDeserialize = Fr,
+    Z: CanonicalSerialize + CanonicalDeserialize = (),
+> {
+    /// The three lookups, batched: `(lo, ē)` and `(hi, ō)` into the exponent table, `ρ`
     /// (masked entries 0) into `[0, 2^k)`, `u` into `[0, 2^tolerance_bits)`.
-    pub lookups: LookupProof,
+    pub lookups: L,
     /// `lo, hi, ē, ō` at the exponent lookup's point `r`.
-    pub lookup_values: Vec<Fr>,
+    pub lookup_values: Vec<S>,
     /// The batched sum-check of I1 and I2.
-    pub sumcheck: SumcheckProof,
+    pub sumcheck: P,
     /// `ē, ō, ẑ, QK̂, lo, hi` at `t*` (`ẑ` at `(t*_i, t*_h)`).
-    pub final_values: Vec<Fr>,
+    pub final_values: Vec<S>,
+    /// The slot's linear relations: the exponent lookup's merged columns and the values at
+    /// `t*` against the sum-check's factors.
+    pub relations: Z,
 }
 
-/// The slot's proof.
-#[derive(Clone, Debug, Default, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct SoftmaxSlotProof {
+/// An [`ExponentialSoftmaxProof`] in mode `M`.
+pub type ExponentialSoftmaxProofOf<M> = ExponentialSoftmaxProof<
+    <M as Mode>::LookupProof,
+    <M as Mode>::ProductProof,
+    <M as Mode>::Sent,
+    <M as Mode>::ZeroProof,
+>;
+
+/// The slot's proof: present for the exponential softmax.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct SoftmaxSlotProof<E: CanonicalSerialize + CanonicalDeserialize = ExponentialSoftmaxProof> {
     /// Present for the exponential softmax.
-    pub exponential: Option<ExponentialSoftmaxProof>,
+    pub exponential: Option<E>,
+}
+
+impl<E: CanonicalSerialize + CanonicalDeserialize> Default for SoftmaxSlotProof<E> {
+    fn default() -> Self {
+        Self { exponential: None }
+    }
 }
 
 /// Where the exponential softmax proof spends its time.
@@ -204,27 +235,26 @@ pub struct SoftmaxStageTimings {
     pub sumcheck: std::time::Duration,
 }
 
-/// What the slot's prover returns.
-#[derive(Clone, Debug)]
-pub struct SlotProverOutput {
+/// What the slot's prover returns in mode `M`.
+pub struct SlotProverOutput<M: Mode> {
     /// The slot's proof.
-    pub proof: SoftmaxSlotProof,
+    pub proof: SoftmaxSlotProof<ExponentialSoftmaxProofOf<M>>,
     /// The claim it leaves on the scores.
-    pub output: SlotOutput,
+    pub output: SlotOutput<M::ProverValue>,
     /// Claims on the softmax's committed columns ([`softmax_commitment_list`] order), left
     /// for the layer's final multi-point opening (empty for the identity).
-    pub opening_claims: Vec<OpeningClaim>,
+    pub opening_claims: Vec<OpeningClaim<M::ProverValue>>,
     /// Where the time went.
     pub timings: SoftmaxStageTimings,
 }
 
 /// The claim the slot leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SlotOutput {
+pub enum SlotOutput<V = Fr> {
     /// On the masked scores `QK_M` (identity): the masking step follows.
-    MaskedScores(EvalClaim),
+    MaskedScores(EvalClaim<V>),
     /// On the scores `QK̂` (exponential): the `QKᵀ` step follows directly.
-    Scores(EvalClaim),
+    Scores(EvalClaim<V>),
 }
 
 /// The three lookup tables of the exponential softmax.
@@ -432,6 +462,55 @@ pub fn commit_softmax_data(
     Ok((commitments, data))
 }
 
+/// Commits to the softmax data with blinding, in the layer's layout; returns the blinds in
+/// [`crate::softmax::softmax_commitment_list`] order.
+///
+/// # Errors
+/// [`AttentionError::Commitment`] when the generators are too few.
+pub fn commit_softmax_hiding<R: RngCore + CryptoRng>(
+    hyrax: &HyraxParams,
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    data: &SoftmaxProverData,
+    rng: &mut R,
+) -> Result<(SoftmaxCommitments, Vec<HyraxBlinds>), AttentionError> {
+    let (n, n_rows) = tensor_vars(shape);
+    let tables = softmax_tables(params)?;
+    let layout = zk_layout_column_vars(shape, SoftmaxMode::Exponential(*params));
+    let (w, m) = (&data.witness, &data.multiplicities);
+    let [lo, hi, e_bar, o_bar] = &data.committed;
+    let columns: [(usize, &[i64]); 8] = [
+        (n, lo),
+        (n, hi),
+        (n, e_bar),
+        (n, o_bar),
+        (n_rows, &w.shift),
+        (tables.exponent.num_vars(), &m.exponent),
+        (tables.remainder.num_vars(), &m.remainder),
+        (tables.row_sum.num_vars(), &m.row_sum),
+    ];
+    let mut commitments = Vec::with_capacity(8);
+    let mut blinds = Vec::with_capacity(8);
+    for (vars, values) in columns {
+        let (c, b) = Hyrax::commit_small_hiding(hyrax, vars, table_column_vars(vars, layout), values, rng)?;
+        commitments.push(c);
+        blinds.push(b);
+    }
+    let mut c = commitments.into_iter();
+    let mut next = || c.next().ok_or(AttentionError::CheckFailed { step: STEP });
+    let commitments = SoftmaxCommitments {
+        low: next()?,
+        high: next()?,
+        exponent_complement: next()?,
+        overflow: next()?,
+        shift: next()?,
+        exponent_multiplicities: next()?,
+        remainder_multiplicities: next()?,
+        row_sum_multiplicities: next()?,
+    };
+    Ok((commitments, blinds))
+}
+
 impl SoftmaxCommitments {
     /// Absorbs the commitments.
     pub fn append_to_transcript(&self, transcript: &mut Transcript) {
@@ -442,13 +521,17 @@ impl SoftmaxCommitments {
     }
 
     /// Checks every commitment's size and layout against the shape.
-    fn validate(
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] for a commitment of another size or layout, and
+    /// [`AttentionError::Lookup`] for parameters out of range.
+    pub(crate) fn validate(
         &self,
         shape: &AttentionShape,
         params: &SoftmaxParams,
-        tables: &SoftmaxTables,
     ) -> Result<(), AttentionError> {
-        self.validate_layout(shape, tables, layout_column_vars(shape, SoftmaxMode::Exponential(*params)))
+        let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
+        self.validate_layout(shape, &softmax_tables(params)?, layout)
     }
 
     /// [`Self::validate`] for the layout `layout` (the zero-knowledge layer's).
@@ -479,21 +562,12 @@ impl SoftmaxCommitments {
     }
 }
 
-/// The exponent lookup's claimed column values from the blocks' values at `r` (the
-/// verifier's check).
+/// The exponent lookup's merged column values from the blocks' values at `r` (what the
+/// prover's lookup evaluates; [`merged_relations`] is the check).
 fn merged_columns(tag_point: &[Fr], [lo, hi, e_bar, o_bar]: [Fr; 4]) -> [Fr; 3] {
     let w = eq_table(tag_point);
     let weight = |s: usize| w.get(s).copied().unwrap_or_else(Fr::zero);
     [identity_column(tag_point), weight(0) * lo + weight(1) * hi, weight(0) * e_bar + weight(1) * o_bar]
-}
-
-/// `D(t*) = ẑ·2^k + 2^(k−1) − QK̂·M − (lo + 2^16·hi)·2^k` from the values at `t*`: the
-/// remainder the exponent relation leaves.
-fn remainder_value(params: &SoftmaxParams, [shift, score, lo, hi]: [Fr; 4]) -> Fr {
-    let two_k = Fr::from(1u64 << params.shift);
-    shift * two_k + Fr::from(1u64 << (params.shift - 1))
-        - score * Fr::from(params.multiplier)
-        - (lo + Fr::from(1u64 << DIGIT_BITS) * hi) * two_k
 }
 
 pub(crate) fn evaluate_small(vars: usize, values: &[i64], point: &[Fr]) -> Result<Fr, AttentionError> {
@@ -539,14 +613,6 @@ pub(crate) fn kept_rows(shape: &AttentionShape, r_rows: &[Fr]) -> Fr {
 /// The per-row part `(t_i, t_h)` of a tensor point `[t_j ‖ t_i ‖ t_h]`.
 pub(crate) fn row_part(shape: &AttentionShape, point: &[Fr]) -> Vec<Fr> {
     point.get(shape.seq_vars()..).unwrap_or_default().to_vec()
-}
-
-/// The single value of a one-column lookup's claims.
-fn single_value(claims: &LookupClaims) -> Result<&EvalClaim, AttentionError> {
-    match claims.columns.as_slice() {
-        [claim] => Ok(claim),
-        _ => Err(AttentionError::CheckFailed { step: "softmax lookup columns" }),
-    }
 }
 
 /// A lookup witness's column evaluator, owned.
@@ -692,73 +758,181 @@ pub(crate) fn slot_instances<'a>(
     Ok((probabilities, exponents))
 }
 
-/// Everything the exponential prover reads.
-pub struct ExponentialProverInput<'a> {
-    /// The Hyrax generators.
-    pub hyrax: &'a HyraxParams,
-    /// The commitments made before the first challenge.
-    pub commitments: &'a SoftmaxCommitments,
-    /// The witness (with its integer scores `QK̂`) and multiplicities.
-    pub data: &'a SoftmaxProverData,
-}
-
-/// Proves the slot: turns the claim on `A` into a claim on `QK_M` (identity) or `QK̂`.
+/// Proves the slot in mode `M`: turns the claim on `A` into a claim on `QK_M` (identity) or
+/// `QK̂`. The exponential mode reads `data`, whose commitments the caller has absorbed.
 ///
 /// # Errors
 /// [`AttentionError::CheckFailed`] when the exponential mode lacks its witness, and the
-/// errors of the lookup, the sum-check and the openings.
-pub fn prove_slot(
+/// errors of the lookups, the sum-check and the relations.
+pub fn prove_slot<M: Mode>(
+    prover: &mut M::Prover<'_>,
     mode: SoftmaxMode,
     shape: &AttentionShape,
     mask: MaskKind,
-    claim: &EvalClaim,
-    input: Option<ExponentialProverInput<'_>>,
+    claim: &EvalClaim<M::ProverValue>,
+    data: Option<&SoftmaxProverData>,
     transcript: &mut Transcript,
-) -> Result<SlotProverOutput, AttentionError> {
+) -> Result<SlotProverOutput<M>, AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
-    let params = match (mode, input) {
-        (SoftmaxMode::Identity, _) => {
-            return Ok(SlotProverOutput {
-                proof: SoftmaxSlotProof::default(),
-                output: SlotOutput::MaskedScores(claim.clone()),
-                opening_claims: Vec::new(),
-                timings: SoftmaxStageTimings::default(),
-            });
+    match (mode, data) {
+        (SoftmaxMode::Identity, _) => Ok(SlotProverOutput {
+            proof: SoftmaxSlotProof::default(),
+            output: SlotOutput::MaskedScores(claim.clone()),
+            opening_claims: Vec::new(),
+            timings: SoftmaxStageTimings::default(),
+        }),
+        (SoftmaxMode::Exponential(params), Some(data)) => {
+            let (proof, out, opening_claims, timings) =
+                prove_exponential::<M>(prover, shape, mask, &params, claim, data, transcript)?;
+            Ok(SlotProverOutput {
+                proof: SoftmaxSlotProof { exponential: Some(proof) },
+                output: SlotOutput::Scores(out),
+                opening_claims,
+                timings,
+            })
         }
-        (SoftmaxMode::Exponential(params), Some(input)) => (params, input),
-        (SoftmaxMode::Exponential(_), None) => return Err(AttentionError::CheckFailed { step: STEP }),
-    };
-    let (params, input) = params;
-    let (proof, out, opening_claims, timings) =
-        prove_exponential(shape, mask, &params, claim, &input, transcript)?;
-    Ok(SlotProverOutput {
-        proof: SoftmaxSlotProof { exponential: Some(proof) },
-        output: SlotOutput::Scores(out),
-        opening_claims,
-        timings,
-    })
+        (SoftmaxMode::Exponential(_), None) => Err(AttentionError::CheckFailed { step: STEP }),
+    }
 }
 
-fn prove_exponential(
+/// The masked sum-checks of the exponential softmax in zero knowledge, in proof order: the
+/// lookups' fraction depths, then the batch of I1 and I2.
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for parameters out of range.
+pub fn softmax_zk_schedule(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let (n, n_rows) = tensor_vars(shape);
+    let tables = softmax_tables(params)?;
+    let mut schedule = zk_lookup_schedule(&lookup_statements(&tables, n, n_rows));
+    schedule.push((n, 4));
+    Ok(schedule)
+}
+
+/// The three lookups' `(table, witness variables)`.
+fn lookup_statements(tables: &SoftmaxTables, n: usize, n_rows: usize) -> Vec<(&dyn LookupTable, usize)> {
+    vec![(&tables.exponent, n + 1), (&tables.remainder, n), (&tables.row_sum, n_rows)]
+}
+
+/// The slot's shapes: I1 = comb·z·e·flag, I2 = eq_ρ·z·D, the first two factors public.
+fn shapes() -> Result<[ZkProductShape; 2], AttentionError> {
+    Ok([product_of(STEP, vec![true, true, false, false])?, product_of(STEP, vec![true, true, false])?])
+}
+
+/// The exponent lookup's merged columns from the block values at `r`: `[id(tag), W_0·lo +
+/// W_1·hi, W_0·ē + W_1·ō]` (`W = eq(tag, ·)`) as targets `column − merged ≐ 0`.
+fn merged_relations<V: LinearValue>(
+    one: &V,
+    tag_point: &[Fr],
+    columns: &[V],
+    [lo, hi, e_bar, o_bar]: &[V; 4],
+) -> Result<Vec<V>, AttentionError> {
+    let w = eq_table(tag_point);
+    let weight = |s: usize| w.get(s).copied().unwrap_or_else(Fr::zero);
+    let [c0, c1, c2] = columns else {
+        return Err(AttentionError::CheckFailed { step: "softmax lookup columns" });
+    };
+    Ok(vec![
+        c0.plus_scaled(-identity_column(tag_point), one),
+        c1.plus_scaled(-weight(0), lo).plus_scaled(-weight(1), hi),
+        c2.plus_scaled(-weight(0), e_bar).plus_scaled(-weight(1), o_bar),
+    ])
+}
+
+/// The targets at `t*`: `e − (2^f − ē)`, `flag − (1 − ō)`, `D − (2^k·ẑ + 2^(k−1) − M·QK̂ −
+/// 2^k·lo − 2^(k+16)·hi)`, each `≐ 0`.
+fn final_relations<V: LinearValue>(
+    one: &V,
+    softmax: &SoftmaxParams,
+    [e, flag, d]: [&V; 3],
+    [e_bar, o_bar, shift, score, lo, hi]: [&V; 6],
+) -> Vec<V> {
+    let two_k = Fr::from(1u64 << softmax.shift);
+    let constant = Fr::from(1u64 << (softmax.shift - 1));
+    vec![
+        e.plus_scaled(-Fr::from(softmax.one() as u64), one).plus_scaled(Fr::one(), e_bar),
+        flag.plus_scaled(-Fr::one(), one).plus_scaled(Fr::one(), o_bar),
+        d.plus_scaled(-two_k, shift)
+            .plus_scaled(-constant, one)
+            .plus_scaled(Fr::from(softmax.multiplier), score)
+            .plus_scaled(two_k, lo)
+            .plus_scaled(two_k * Fr::from(1u64 << DIGIT_BITS), hi),
+    ]
+}
+
+/// The claims on the eight committed columns ([`softmax_commitment_list`] order): each
+/// tensor column at `r` and `t*` (both in the committed variable order), `ẑ` at `t*`'s row
+/// part, each multiplicity column at its lookup's table point.
+fn column_claims<V: Clone>(
+    r: &[Fr],
+    [lo_r, hi_r, e_bar_r, o_bar_r]: &[V; 4],
+    t_committed: &[Fr],
+    t_rows: &[Fr],
+    [e_bar_t, o_bar_t, shift_t, _, lo_t, hi_t]: [&V; 6],
+    lookups: [&ZkLookupClaims<V>; 3],
+) -> Vec<OpeningClaim<V>> {
+    let claim = |polynomial: usize, point: &[Fr], value: &V| OpeningClaim {
+        polynomial,
+        point: point.to_vec(),
+        value: value.clone(),
+    };
+    let [exponent, remainder, row_sum] = lookups;
+    vec![
+        claim(0, r, lo_r),
+        claim(0, t_committed, lo_t),
+        claim(1, r, hi_r),
+        claim(1, t_committed, hi_t),
+        claim(2, r, e_bar_r),
+        claim(2, t_committed, e_bar_t),
+        claim(3, r, o_bar_r),
+        claim(3, t_committed, o_bar_t),
+        claim(4, t_rows, shift_t),
+        claim(5, &exponent.table_point, &exponent.multiplicities),
+        claim(6, &remainder.table_point, &remainder.multiplicities),
+        claim(7, &row_sum.table_point, &row_sum.multiplicities),
+    ]
+}
+
+/// `N` values from a list of the right length.
+fn exactly<V, const N: usize>(values: Vec<V>, step: &'static str) -> Result<[V; N], AttentionError> {
+    <[V; N]>::try_from(values).map_err(|_| AttentionError::CheckFailed { step })
+}
+
+/// What the exponential prover returns: the proof, the claim on `QK̂`, the claims on the
+/// committed columns and the timings.
+type ExponentialProverOutput<M> = (
+    ExponentialSoftmaxProofOf<M>,
+    EvalClaim<<M as Mode>::ProverValue>,
+    Vec<OpeningClaim<<M as Mode>::ProverValue>>,
+    SoftmaxStageTimings,
+);
+
+fn prove_exponential<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
     mask: MaskKind,
     params: &SoftmaxParams,
-    claim: &EvalClaim,
-    input: &ExponentialProverInput<'_>,
+    claim: &EvalClaim<M::ProverValue>,
+    data: &SoftmaxProverData,
     transcript: &mut Transcript,
-) -> Result<(ExponentialSoftmaxProof, EvalClaim, Vec<OpeningClaim>, SoftmaxStageTimings), AttentionError> {
+) -> Result<ExponentialProverOutput<M>, AttentionError> {
     params.validate()?;
     let mut timings = SoftmaxStageTimings::default();
     let clock = std::time::Instant::now();
     let (n, n_rows) = tensor_vars(shape);
-    let w = &input.data.witness;
-    let m = &input.data.multiplicities;
+    let w = &data.witness;
+    let m = &data.multiplicities;
     let tables = softmax_tables(params)?;
+    let one = M::prover_constant(prover, Fr::one());
 
-    let [c_lo, c_hi, c_e_bar, c_o_bar] = &input.data.committed;
-    let slot_lookups = SlotLookups::new(shape, input.data);
+    // The lookups, over blocks of the committed columns (never materialized).
+    let [c_lo, c_hi, c_e_bar, c_o_bar] = &data.committed;
+    let slot_lookups = SlotLookups::new(shape, data);
     let [witness, remainder_witness, row_sum_witness] = slot_lookups.witnesses();
-    let (lookups, claims) = prove_lookups(
+    let (lookups, claims) = M::prove_lookups(
+        prover,
         &[
             Lookup { table: &tables.exponent, witness: &witness, multiplicities: &m.exponent },
             Lookup { table: &tables.remainder, witness: &remainder_witness, multiplicities: &m.remainder },
@@ -766,75 +940,84 @@ fn prove_exponential(
         ],
         transcript,
     )?;
-    let [exponent_claims, remainder_claims, row_sum_claims] =
-        <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
-    let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
-    let (r, _) = big_point.split_at(n.min(big_point.len()));
-    let lookup_values = slot_lookups.block_values().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    transcript.append_fields(LABEL_LOOKUP_VALUES, &lookup_values);
-    let remainder_claim = single_value(&remainder_claims)?;
-    let row_sum_claim = single_value(&row_sum_claims)?;
-    let r_rows = &row_sum_claim.point;
-
+    let [exponent, remainder, row_sum] = exactly(claims, STEP)?;
+    let (r, tag_point) = exponent.witness_point.split_at(n.min(exponent.witness_point.len()));
+    let blocks = slot_lookups.block_values().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    #[cfg(test)]
+    let blocks = cheating_blocks::changed(blocks);
+    let (lookup_values, blocks) = M::send(prover, LABEL_LOOKUP_VALUES, &blocks, transcript);
+    let blocks: [M::ProverValue; 4] = exactly(blocks, STEP)?;
+    let mut targets = merged_relations(&one, tag_point, &exponent.columns, &blocks)?;
+    let remainder_claim = remainder.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let row_sum_claim = row_sum.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let r_rows = &row_sum.witness_point;
     timings.lookups = clock.elapsed();
     let clock = std::time::Instant::now();
 
-    // Batched sum-check of I1 (probabilities and row sums) and I2 (the remainders). The
-    // factors are never materialized at full size (`StreamedProductSumcheck`): eq from two
-    // √-size tables, z from the mask, the rest from the integer witness.
+    // The batched sum-check of I1 (probabilities and row sums) and I2 (the remainders).
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
-    let (beta_a, beta_b) = (betas[0], betas[1]);
-    let claim_one = beta_a * claim.value
-        + beta_b
-            * (row_sum_claim.value
-                + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
+    let [beta_a, beta_b] = exactly(betas, STEP)?;
+    let constant = Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows);
+    let claim_one = claim.value.times(beta_a).plus_scaled(beta_b, &row_sum_claim.plus_scaled(constant, &one));
     let (mut probabilities, mut exponents) = slot_instances(
         shape,
         mask,
         params,
-        input.data,
-        [&claim.point, &remainder_claim.point, r_rows],
+        data,
+        [&claim.point, &remainder.witness_point, r_rows],
         (beta_a, beta_b),
     )?;
-    let instances: Vec<&mut dyn SumcheckInstance> = vec![&mut probabilities, &mut exponents];
-    let (sumcheck, reduced) = prove_batched(instances, &[claim_one, remainder_claim.value], transcript)
-        .map_err(sumcheck_error(STEP))?;
+    let [shape_one, shape_two] = shapes()?;
+    let (sumcheck, outcomes) = M::prove_products(
+        prover,
+        STEP,
+        vec![(&shape_one, &mut probabilities), (&shape_two, &mut exponents)],
+        &[&claim_one, remainder_claim],
+        transcript,
+    )?;
     drop((probabilities, exponents));
-    let t_star = reduced.point.clone();
+    let [first, second] = exactly(outcomes, STEP)?;
+    let t_star = first.point.clone();
+    let (e, flag, d) = (
+        first.hidden(2, t_star.clone(), STEP)?,
+        first.hidden(3, t_star.clone(), STEP)?,
+        second.hidden(2, t_star.clone(), STEP)?,
+    );
     let t_rows = row_part(shape, &t_star);
-    let t_committed = permute_point(&input.data.order, &t_star);
+    let t_committed = permute_point(&data.order, &t_star);
     let [e_bar_t, o_bar_t, lo_t, hi_t] =
-        <[Fr; 4]>::try_from(evaluate_columns(&t_committed, &[c_e_bar, c_o_bar, c_lo, c_hi]))
-            .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+        exactly(evaluate_columns(&t_committed, &[c_e_bar, c_o_bar, c_lo, c_hi]), STEP)?;
     let score_t = evaluate_columns(&t_star, &[&w.scores]).first().copied().unwrap_or_else(Fr::zero);
-    let final_values =
-        vec![e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
-    transcript.append_fields(LABEL_FINAL_VALUES, &final_values);
-
+    let values = [e_bar_t, o_bar_t, evaluate_small(n_rows, &w.shift, &t_rows)?, score_t, lo_t, hi_t];
+    let (final_values, finals) = M::send(prover, LABEL_FINAL_VALUES, &values, transcript);
+    let [e_bar_t, o_bar_t, shift_t, score_t, lo_t, hi_t] = exactly(finals, STEP)?;
+    let at_t = [&e_bar_t, &o_bar_t, &shift_t, &score_t, &lo_t, &hi_t];
+    targets.extend(final_relations(&one, params, [&e.value, &flag.value, &d.value], at_t));
+    let relations = M::prove_zero(prover, STEP_RELATIONS, targets, transcript)?;
     timings.sumcheck = clock.elapsed();
 
-    let multiplicity_claims =
-        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
-    let claims = opening_claims(r, &lookup_values, &t_committed, &t_rows, &final_values, multiplicity_claims);
-    let out = EvalClaim { point: t_star, value: final_values[3] };
-    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values };
+    let claims = column_claims(r, &blocks, &t_committed, &t_rows, at_t, [&exponent, &remainder, &row_sum]);
+    let out = EvalClaim { point: t_star, value: score_t.clone() };
+    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values, relations };
     Ok((proof, out, claims, timings))
 }
 
-/// The committed columns with their commitments, in the order of the slot's opening claims
-/// (what the layer's final opening needs from the softmax).
-pub fn softmax_opening_tables<'a>(
+/// The eight committed columns in the order of the slot's opening claims
+/// ([`softmax_commitment_list`] order), the tensor columns in their committed variable order.
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for parameters out of range.
+pub fn softmax_column_tables<'a>(
     shape: &AttentionShape,
     params: &SoftmaxParams,
-    commitments: &'a SoftmaxCommitments,
     data: &'a SoftmaxProverData,
-) -> Result<Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>, AttentionError> {
+) -> Result<[PolynomialTable<'a>; 8], AttentionError> {
     let (n, n_rows) = tensor_vars(shape);
     let tables = softmax_tables(params)?;
     let (w, m) = (&data.witness, &data.multiplicities);
     let integers = |num_vars, values| PolynomialTable::Integers { num_vars, values };
     let [lo, hi, e_bar, o_bar] = &data.committed;
-    let polynomials = [
+    Ok([
         integers(n, lo),
         integers(n, hi),
         integers(n, e_bar),
@@ -843,7 +1026,21 @@ pub fn softmax_opening_tables<'a>(
         integers(tables.exponent.num_vars(), &m.exponent),
         integers(tables.remainder.num_vars(), &m.remainder),
         integers(tables.row_sum.num_vars(), &m.row_sum),
-    ];
+    ])
+}
+
+/// The committed columns with their commitments, in the order of the slot's opening claims
+/// (what the layer's final opening needs from the softmax).
+///
+/// # Errors
+/// As [`softmax_column_tables`].
+pub fn softmax_opening_tables<'a>(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    commitments: &'a SoftmaxCommitments,
+    data: &'a SoftmaxProverData,
+) -> Result<Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>, AttentionError> {
+    let polynomials = softmax_column_tables(shape, params, data)?;
     Ok(polynomials.into_iter().zip(commitment_list(commitments)).collect())
 }
 
@@ -865,64 +1062,33 @@ fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
     ]
 }
 
-/// The opening claims: each tensor column at `r` and `t*` (both in the committed variable
-/// order), `ẑ` at `t*`'s row part, each multiplicity column at its lookup's table point.
-/// Values: `lookup_values = [lo, hi, ē, ō]` at `r`, `final_values = [ē, ō, ẑ, QK̂, lo, hi]` at
-/// `t*`.
-#[deny(clippy::indexing_slicing)]
-fn opening_claims(
-    r: &[Fr],
-    lookup_values: &[Fr],
-    t_star: &[Fr],
-    t_rows: &[Fr],
-    final_values: &[Fr],
-    multiplicities: [&EvalClaim; 3],
-) -> Vec<OpeningClaim> {
-    let at = |v: &[Fr], k: usize| v.get(k).copied().unwrap_or_else(Fr::zero);
-    let claim = |polynomial: usize, point: &[Fr], value: Fr| OpeningClaim {
-        polynomial,
-        point: point.to_vec(),
-        value,
-    };
-    let [exponent, remainder, row_sum] = multiplicities;
-    vec![
-        claim(0, r, at(lookup_values, 0)),
-        claim(0, t_star, at(final_values, 4)),
-        claim(1, r, at(lookup_values, 1)),
-        claim(1, t_star, at(final_values, 5)),
-        claim(2, r, at(lookup_values, 2)),
-        claim(2, t_star, at(final_values, 0)),
-        claim(3, r, at(lookup_values, 3)),
-        claim(3, t_star, at(final_values, 1)),
-        claim(4, t_rows, at(final_values, 2)),
-        claim(5, &exponent.point, exponent.value),
-        claim(6, &remainder.point, remainder.value),
-        claim(7, &row_sum.point, row_sum.value),
-    ]
-}
+/// What the slot's verifier returns: the claim it leaves and the claims on the committed
+/// columns.
+pub type SlotClaims<V> = (SlotOutput<V>, Vec<OpeningClaim<V>>);
 
-/// Verifies the slot; returns the claim on `QK_M` (identity) or `QK̂` (exponential) and the
-/// claims on the committed columns ([`softmax_commitment_list`] order) that the caller must
-/// discharge with an opening.
+/// Verifies the slot in mode `M`; returns the claim on `QK_M` (identity) or `QK̂`
+/// (exponential) and the claims on the committed columns ([`softmax_commitment_list`] order)
+/// that the caller must discharge with an opening. The caller validates the commitments'
+/// shapes (`SoftmaxCommitments::validate`) before absorbing them.
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] naming the failing check, or the lookup's or sum-check's
-/// errors.
+/// [`AttentionError::CheckFailed`] naming the failing check, or the lookups', sum-check's or
+/// relations' errors (in zero knowledge the group equations are left in the deferred checks).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_slot(
+pub fn verify_slot<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     mode: SoftmaxMode,
     shape: &AttentionShape,
     mask: MaskKind,
-    claim: &EvalClaim,
-    proof: &SoftmaxSlotProof,
-    commitments: Option<&SoftmaxCommitments>,
+    claim: &EvalClaim<M::Value>,
+    proof: Option<&ExponentialSoftmaxProofOf<M>>,
     transcript: &mut Transcript,
-) -> Result<(SlotOutput, Vec<OpeningClaim>), AttentionError> {
+) -> Result<SlotClaims<M::Value>, AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
-    match (mode, &proof.exponential, commitments) {
-        (SoftmaxMode::Identity, None, _) => Ok((SlotOutput::MaskedScores(claim.clone()), Vec::new())),
-        (SoftmaxMode::Exponential(params), Some(proof), Some(commitments)) => {
-            verify_exponential(shape, mask, &params, claim, proof, commitments, transcript)
+    match (mode, proof) {
+        (SoftmaxMode::Identity, None) => Ok((SlotOutput::MaskedScores(claim.clone()), Vec::new())),
+        (SoftmaxMode::Exponential(params), Some(proof)) => {
+            verify_exponential::<M>(verifier, shape, mask, &params, claim, proof, transcript)
                 .map(|(out, claims)| (SlotOutput::Scores(out), claims))
         }
         _ => Err(AttentionError::CheckFailed { step: STEP }),
@@ -930,64 +1096,61 @@ pub fn verify_slot(
 }
 
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[allow(clippy::too_many_arguments)]
-fn verify_exponential(
+#[allow(clippy::type_complexity)]
+fn verify_exponential<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
     mask: MaskKind,
     params: &SoftmaxParams,
-    claim: &EvalClaim,
-    proof: &ExponentialSoftmaxProof,
-    commitments: &SoftmaxCommitments,
+    claim: &EvalClaim<M::Value>,
+    proof: &ExponentialSoftmaxProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<(EvalClaim, Vec<OpeningClaim>), AttentionError> {
+) -> Result<(EvalClaim<M::Value>, Vec<OpeningClaim<M::Value>>), AttentionError> {
     params.validate()?;
     let (n, n_rows) = tensor_vars(shape);
     let s = shape.seq_len;
     let tables = softmax_tables(params)?;
-    commitments.validate(shape, params, &tables)?;
     if claim.point.len() != n {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let claims = verify_lookups(
-        &[(&tables.exponent, n + 1), (&tables.remainder, n), (&tables.row_sum, n_rows)],
-        &proof.lookups,
-        transcript,
-    )?;
-    let [exponent_claims, remainder_claims, row_sum_claims] =
-        <[LookupClaims; 3]>::try_from(claims).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
-    let [lo, hi, e_bar, o_bar] = proof.lookup_values.as_slice() else {
-        return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
-    };
-    let big_point = exponent_claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
-    if big_point.len() != n + 1 {
+    let one = M::verifier_constant(verifier, Fr::one());
+    let claims =
+        M::verify_lookups(verifier, &lookup_statements(&tables, n, n_rows), &proof.lookups, transcript)?;
+    let [exponent, remainder, row_sum] = exactly(claims, STEP)?;
+    if exponent.witness_point.len() != n + 1 {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let (r, tag_point) = big_point.split_at(n);
-    let expected = merged_columns(tag_point, [*lo, *hi, *e_bar, *o_bar]);
-    let claimed: Vec<Fr> = exponent_claims.columns.iter().map(|c| c.value).collect();
-    if claimed != expected {
-        return Err(AttentionError::CheckFailed { step: "softmax lookup columns" });
+    let (r, tag_point) = exponent.witness_point.split_at(n);
+    if proof.lookup_values.len() != 4 {
+        return Err(AttentionError::CheckFailed { step: "softmax lookup values" });
     }
-    transcript.append_fields(LABEL_LOOKUP_VALUES, &proof.lookup_values);
-    let remainder_claim = single_value(&remainder_claims)?;
-    let row_sum_claim = single_value(&row_sum_claims)?;
-    let r_rows = row_sum_claim.point.as_slice();
+    let blocks = M::receive(verifier, LABEL_LOOKUP_VALUES, &proof.lookup_values, transcript);
+    let blocks: [M::Value; 4] = exactly(blocks, "softmax lookup values")?;
+    let mut targets = merged_relations(&one, tag_point, &exponent.columns, &blocks)?;
+    let (remainder_claim, row_sum_claim) = match (remainder.columns.as_slice(), row_sum.columns.as_slice()) {
+        ([a], [b]) => (a, b),
+        _ => return Err(AttentionError::CheckFailed { step: "softmax lookup columns" }),
+    };
+    let r_rows = row_sum.witness_point.as_slice();
 
     let betas = transcript.challenge_fields(LABEL_BATCH, 2);
-    let [beta_a, beta_b] = betas.as_slice() else {
+    let [beta_a, beta_b] = exactly(betas, STEP)?;
+    let constant = Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows);
+    let claim_one = claim.value.times(beta_a).plus_scaled(beta_b, &row_sum_claim.plus_scaled(constant, &one));
+    let [shape_one, shape_two] = shapes()?;
+    let outcomes = M::verify_products(
+        verifier,
+        STEP,
+        &[(&shape_one, n), (&shape_two, n)],
+        &[&claim_one, remainder_claim],
+        &proof.sumcheck,
+        transcript,
+    )?;
+    let [first, second] = exactly(outcomes, STEP)?;
+    if first.point != second.point {
         return Err(AttentionError::CheckFailed { step: STEP });
-    };
-    let claim_one = *beta_a * claim.value
-        + *beta_b
-            * (row_sum_claim.value
-                + Fr::from((params.one() - params.tolerance()) as u64) * kept_rows(shape, r_rows));
-    let claims = [SumcheckClaim::new(n, 4, claim_one), SumcheckClaim::new(n, 3, remainder_claim.value)];
-    let reduced = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
-    let [f_e_bar, f_o_bar, f_shift, f_score, f_lo, f_hi] = proof.final_values.as_slice() else {
-        return Err(AttentionError::CheckFailed { step: "softmax final values" });
-    };
-    let (f_e, f_flag) = (Fr::from(params.one() as u64) - f_e_bar, Fr::one() - f_o_bar);
-    let t_star = reduced.point.clone();
+    }
+    let t_star = first.point.clone();
     let t_rows = row_part(shape, &t_star);
     let (t_j, t_i) = (
         t_star.get(..shape.seq_vars()).unwrap_or_default(),
@@ -995,29 +1158,150 @@ fn verify_exponential(
     );
     let t_h = t_rows.get(shape.seq_vars()..).unwrap_or_default();
     let z = zeroifier(mask, s, t_i, t_j) * prefix_eq_sum(shape.heads, t_h);
-    let combined =
-        *beta_a * eq_evaluation(&claim.point, &t_star)? + *beta_b * eq_evaluation(r_rows, &t_rows)?;
-    let remainder = remainder_value(params, [*f_shift, *f_score, *f_lo, *f_hi]);
-    reduced
-        .check(&[
-            combined * z * f_e * f_flag,
-            eq_evaluation(&remainder_claim.point, &t_star)? * z * remainder,
-        ])
-        .map_err(|_| AttentionError::CheckFailed { step: "softmax sum-check" })?;
-    transcript.append_fields(LABEL_FINAL_VALUES, &proof.final_values);
-
-    let multiplicity_claims =
-        [&exponent_claims.multiplicities, &remainder_claims.multiplicities, &row_sum_claims.multiplicities];
-    let t_committed = permute_point(&tensor_order(shape, params), &t_star);
-    let claims = opening_claims(
-        r,
-        &proof.lookup_values,
-        &t_committed,
-        &t_rows,
-        &proof.final_values,
-        multiplicity_claims,
+    let combined = beta_a * eq_evaluation(&claim.point, &t_star)? + beta_b * eq_evaluation(r_rows, &t_rows)?;
+    let eq_rho = eq_evaluation(&remainder.witness_point, &t_star)?;
+    first.check_public(0, combined, STEP)?;
+    first.check_public(1, z, STEP)?;
+    second.check_public(0, eq_rho, STEP)?;
+    second.check_public(1, z, STEP)?;
+    let (e, flag, d) = (
+        first.hidden(2, t_star.clone(), STEP)?,
+        first.hidden(3, t_star.clone(), STEP)?,
+        second.hidden(2, t_star.clone(), STEP)?,
     );
-    Ok((EvalClaim { point: t_star, value: *f_score }, claims))
+    if proof.final_values.len() != 6 {
+        return Err(AttentionError::CheckFailed { step: "softmax final values" });
+    }
+    let finals = M::receive(verifier, LABEL_FINAL_VALUES, &proof.final_values, transcript);
+    let [e_bar_t, o_bar_t, shift_t, score_t, lo_t, hi_t] = exactly(finals, "softmax final values")?;
+    let at_t = [&e_bar_t, &o_bar_t, &shift_t, &score_t, &lo_t, &hi_t];
+    targets.extend(final_relations(&one, params, [&e.value, &flag.value, &d.value], at_t));
+    M::verify_zero(verifier, STEP_RELATIONS, targets, &proof.relations, transcript)?;
+
+    let t_committed = permute_point(&tensor_order(shape, params), &t_star);
+    let claims = column_claims(r, &blocks, &t_committed, &t_rows, at_t, [&exponent, &remainder, &row_sum]);
+    Ok((EvalClaim { point: t_star, value: score_t.clone() }, claims))
+}
+
+/// A malicious prover that sends block values `lo, hi, ē, ō` at `r` other than the columns'
+/// (test-only hook in [`prove_exponential`]; every later message follows honestly from the
+/// changed values): the merged-column relations — all that binds the exponent lookup's columns
+/// to the committed ones — reject it in both modes, by name in the plain one.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod cheating_blocks {
+    use super::*;
+    use crate::AttentionInputs;
+    use crate::mode::{Plain, Zk, ZkProver, ZkVerifier};
+    use crate::witness::compute_witness_for_mode;
+    use ark_std::UniformRand;
+    use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+    use std::cell::Cell;
+    use zkmha_zk::{
+        Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
+        ZkError,
+    };
+
+    thread_local! {
+        /// `(k, δ)`: the prover adds `δ` to block value `k` before sending it.
+        static CHEAT: Cell<Option<(usize, i64)>> = const { Cell::new(None) };
+    }
+
+    /// The prover's hook.
+    pub(super) fn changed(mut blocks: Vec<Fr>) -> Vec<Fr> {
+        if let Some((k, delta)) = CHEAT.with(Cell::get)
+            && let Some(value) = blocks.get_mut(k)
+        {
+            *value += fr_from_i64(delta);
+        }
+        blocks
+    }
+
+    const MASK: MaskKind = MaskKind::Causal;
+
+    /// A causal slot of six tokens and two heads: shape, parameters, the prover's data, and
+    /// the true value of `A` at a random point.
+    fn case() -> (AttentionShape, SoftmaxParams, SoftmaxProverData, Vec<Fr>, Fr) {
+        let shape = AttentionShape::new(6, 2, 4, 4).unwrap();
+        let params = SoftmaxParams::for_score_scale(3.0 / (2.0 * 127.0 * 127.0 / 3.0), 8).unwrap();
+        let mut rng = StdRng::seed_from_u64(8);
+        let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+        let inputs = AttentionInputs {
+            queries: draw(shape.seq_len * shape.model_width()),
+            keys: draw(shape.seq_len * shape.model_width()),
+            values: draw(shape.seq_len * shape.value_model_width()),
+        };
+        let witness =
+            compute_witness_for_mode(&shape, MASK, SoftmaxMode::Exponential(params), &inputs).unwrap();
+        let softmax = witness.softmax.unwrap();
+        let n = tensor_vars(&shape).0;
+        let mut rng = StdRng::seed_from_u64(9);
+        let point: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+        let value =
+            DenseMultilinearExtension::from_i64(n, &softmax.attention).unwrap().evaluate(&point).unwrap();
+        let multiplicities = softmax_multiplicities(&params, &softmax).unwrap();
+        (shape, params, SoftmaxProverData::new(&shape, softmax, multiplicities, &params), point, value)
+    }
+
+    /// The plain verifier's answer to a prover that adds `delta` to block value `k`.
+    fn plain(k: usize, delta: i64) -> Result<(), AttentionError> {
+        let (shape, params, data, point, value) = case();
+        let mode = SoftmaxMode::Exponential(params);
+        let claim = EvalClaim { point, value };
+        CHEAT.with(|c| c.set(Some((k, delta))));
+        let out =
+            prove_slot::<Plain>(&mut (), mode, &shape, MASK, &claim, Some(&data), &mut Transcript::new(b"t"));
+        CHEAT.with(|c| c.set(None));
+        let proof = out.unwrap().proof.exponential;
+        verify_slot::<Plain>(&mut (), mode, &shape, MASK, &claim, proof.as_ref(), &mut Transcript::new(b"t"))
+            .map(|_| ())
+    }
+
+    /// The zero-knowledge verifier's answer (its group equations included).
+    fn zero_knowledge(k: usize, delta: i64) -> Result<(), ZkError> {
+        let (shape, params, data, point, value) = case();
+        let mode = SoftmaxMode::Exponential(params);
+        let hyrax = crate::zk_layer::zk_hyrax_params_for(&shape, mode).unwrap();
+        let schedule = MaskSchedule(softmax_zk_schedule(&shape, &params).unwrap());
+        let mut rng = StdRng::seed_from_u64(10);
+        let opening = ValueOpening::hide(value, &mut rng);
+        let commitment = zkmha_pcs::G1Affine::from(opening.commit(&hyrax));
+        let claim = EvalClaim { point: point.clone(), value: CommittedValue::new(commitment, opening) };
+        let mut t = Transcript::new(b"t");
+        let (mut masks, masks_commitment) =
+            ProverMasks::commit(&hyrax, schedule.clone(), &mut t, &mut rng).unwrap();
+        CHEAT.with(|c| c.set(Some((k, delta))));
+        let mut prover = ZkProver { params: &hyrax, masks: &mut masks, rng: &mut rng };
+        let out = prove_slot::<Zk>(&mut prover, mode, &shape, MASK, &claim, Some(&data), &mut t);
+        CHEAT.with(|c| c.set(None));
+        let proof = out.unwrap().proof.exponential;
+        let mask_openings = masks.prove_openings(&hyrax, &mut t, &mut rng).unwrap();
+
+        let mut t = Transcript::new(b"t");
+        let mut masks = VerifierMasks::absorb(schedule, masks_commitment, &mut t);
+        let mut checks = DeferredChecks::new();
+        let claim = EvalClaim { point, value: Combination::point(commitment) };
+        let mut verifier = ZkVerifier { params: &hyrax, masks: &mut masks, checks: &mut checks };
+        verify_slot::<Zk>(&mut verifier, mode, &shape, MASK, &claim, proof.as_ref(), &mut t).unwrap();
+        masks.verify_openings(&hyrax, &mask_openings, &mut t, &mut checks).unwrap();
+        checks.finish(&t)
+    }
+
+    #[test]
+    fn the_plain_verifier_names_the_relations_for_a_changed_block_value() {
+        assert_eq!(plain(0, 0), Ok(()));
+        for k in 0..4 {
+            assert_eq!(plain(k, 1), Err(AttentionError::CheckFailed { step: STEP_RELATIONS }), "block {k}");
+        }
+    }
+
+    #[test]
+    fn the_zero_knowledge_relations_reject_a_changed_block_value() {
+        assert_eq!(zero_knowledge(0, 0), Ok(()));
+        for k in [0, 3] {
+            assert_eq!(zero_knowledge(k, 1), Err(ZkError::RelationMismatch), "block {k}");
+        }
+    }
 }
 
 /// Malicious-prover test of the per-entry bound (from the audit's reproducer): a cheating prover
@@ -1033,6 +1317,7 @@ fn verify_exponential(
 mod reshifted_rows {
     use super::*;
     use crate::fixed_point::compute_softmax_witness;
+    use crate::mode::Plain;
     use ark_std::UniformRand;
     use ark_std::rand::{SeedableRng, rngs::StdRng};
 
@@ -1094,14 +1379,22 @@ mod reshifted_rows {
         let mode = SoftmaxMode::Exponential(*params);
         let mut transcript = Transcript::new(b"slot");
         commitments.append_to_transcript(&mut transcript);
-        let input = ExponentialProverInput { hyrax: &hyrax, commitments: &commitments, data: &data };
-        let slot = prove_slot(mode, shape, MASK, &claim, Some(input), &mut transcript).unwrap();
+        let slot =
+            prove_slot::<Plain>(&mut (), mode, shape, MASK, &claim, Some(&data), &mut transcript).unwrap();
         let tables = softmax_opening_tables(shape, params, &commitments, &data).unwrap();
         let openings = Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
         let mut transcript = Transcript::new(b"slot");
         commitments.append_to_transcript(&mut transcript);
-        let (_, claims) =
-            verify_slot(mode, shape, MASK, &claim, &slot.proof, Some(&commitments), &mut transcript).unwrap();
+        let (_, claims) = verify_slot::<Plain>(
+            &mut (),
+            mode,
+            shape,
+            MASK,
+            &claim,
+            slot.proof.exponential.as_ref(),
+            &mut transcript,
+        )
+        .unwrap();
         Hyrax::verify_multi(
             &hyrax,
             &softmax_commitment_list(&commitments),

@@ -7,12 +7,13 @@
 //! absorb the statement (domain "attention-layer-zk"); proven softmax: commit to its eight
 //! columns with blinding and absorb them; commit to every sum-check's mask (mask_schedule) in
 //! one hiding vector commitment; draw r;  y = Õ(r), public: C_y = y·U
-//!   unpadding_zk        C_y                → C_Ô
-//!   attention_values_zk C_Ô               → C_A, C_V̂
-//!   linear attention:   masking_zk  C_A → C_QK̂        (A = QK_M)
-//!   proven softmax:     softmax_zk  C_A → C_QK̂ and committed claims on its columns
-//!   qk_zk               C_QK̂              → C_Q̂, C_K̂
-//!   padding_zk          C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
+//!   unpadding           C_y                → C_Ô
+//!   attention_values    C_Ô               → C_A, C_V̂
+//!   softmax slot        linear attention:  C_A → masking → C_QK̂        (A = QK_M)
+//!                       proven softmax:    C_A → C_QK̂ and committed claims on its columns
+//!   qk                  C_QK̂              → C_Q̂, C_K̂
+//!   padding             C_Q̂, C_K̂, C_V̂     → C_Q, C_K, C_V at their points
+//!   (each step the same function as the plain chain's, with the mode `Zk`)
 //!   openings            linear: Q, K, V against their hiding commitments, values committed
 //!                       (one batch when the points share their column part, else one each);
 //!                       softmax: every committed polynomial's claims in one zero-knowledge
@@ -33,12 +34,9 @@ use crate::mode::{Zk, ZkProver, ZkVerifier};
 use crate::padding::{PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
-    ExponentialProverInput, SoftmaxCommitments, SoftmaxProverData, softmax_commitment_list,
-    softmax_multiplicities, softmax_opening_tables,
-};
-use crate::softmax_zk::{
-    ExponentialSoftmaxZkProof, commit_softmax_hiding, prove_softmax_zk, softmax_zk_schedule,
-    verify_softmax_zk,
+    ExponentialSoftmaxProofOf, SlotOutput, SoftmaxCommitments, SoftmaxProverData, commit_softmax_hiding,
+    prove_slot, softmax_commitment_list, softmax_multiplicities, softmax_opening_tables, softmax_zk_schedule,
+    verify_slot,
 };
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
@@ -72,7 +70,7 @@ pub struct ZkLayerProof {
     /// `softmax·V` (here `A = QK_M`).
     pub attention_values: AttentionValuesProof<ZkProductProof>,
     /// The proven softmax's commitments (made before the first challenge) and proof.
-    pub softmax: Option<(SoftmaxCommitments, ExponentialSoftmaxZkProof)>,
+    pub softmax: Option<(SoftmaxCommitments, ExponentialSoftmaxProofOf<Zk>)>,
     /// Masking (linear attention only).
     pub masking: Option<MaskingProof<ZkProductProof>>,
     /// Batched `QKᵀ`.
@@ -293,19 +291,23 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
     let (attention_values, av) =
         prove_attention_values::<Zk>(&mut prover, shape, matrix, &witness.values_hat, &output_hat, t)?;
     let scores = std::mem::take(&mut witness.scores);
-    let (masking, softmax_proof, scores_claim, softmax_claims) = match &mut softmax_data {
-        Some((p, commitments, data, _)) => {
+    let input = match &mut softmax_data {
+        Some((_, _, data, _)) => {
+            // The softmax proof reads A through its factors, not this copy.
             data.witness.attention = Vec::new();
-            let input = ExponentialProverInput { hyrax: params, commitments, data };
-            let out =
-                prove_softmax_zk(shape, mask, p, &av.attention, &input, prover.masks, t, &mut prover.rng)?;
-            (None, Some(out.proof), out.scores, out.opening_claims)
+            Some(&*data)
         }
-        None => {
-            let (masking, claim) = prove_masking::<Zk>(&mut prover, shape, mask, scores, &av.attention, t)?;
-            (Some(masking), None, claim, Vec::new())
-        }
+        None => None,
     };
+    let slot = prove_slot::<Zk>(&mut prover, softmax, shape, mask, &av.attention, input, t)?;
+    let (masking, scores_claim) = match slot.output {
+        SlotOutput::MaskedScores(claim) => {
+            let (masking, claim) = prove_masking::<Zk>(&mut prover, shape, mask, scores, &claim, t)?;
+            (Some(masking), claim)
+        }
+        SlotOutput::Scores(claim) => (None, claim),
+    };
+    let (softmax_proof, softmax_claims) = (slot.proof.exponential, slot.opening_claims);
     let (qk, qk_claims) =
         prove_qk::<Zk>(&mut prover, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t)?;
     let (padding, input_claims) = prove_padding::<Zk>(
@@ -461,26 +463,17 @@ fn collect_layer_zk(
     let v = &mut verifier;
     let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t)?;
     let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t)?;
-    let (scores, softmax_claims) = match (&softmax, &proof.masking) {
-        (Some((p, commitments, slot)), _) => {
-            let (scores, claims) = verify_softmax_zk(
-                params,
-                shape,
-                statement.mask,
-                p,
-                &av.attention,
-                slot,
-                v.masks,
-                t,
-                v.checks,
-            )?;
-            (scores, Some((commitments, claims)))
+    let slot = softmax.as_ref().map(|(_, _, slot)| *slot);
+    let (slot_output, claims) =
+        verify_slot::<Zk>(v, statement.softmax, shape, statement.mask, &av.attention, slot, t)?;
+    let scores = match (slot_output, &proof.masking) {
+        (SlotOutput::MaskedScores(claim), Some(masking)) => {
+            verify_masking::<Zk>(v, shape, statement.mask, &claim, masking, t)?
         }
-        (None, Some(masking)) => {
-            (verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t)?, None)
-        }
-        (None, None) => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
+        (SlotOutput::Scores(claim), None) => claim,
+        _ => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
     };
+    let softmax_claims = softmax.map(|(_, commitments, _)| (commitments, claims));
     let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t)?;
     let inputs =
         verify_padding::<Zk>(v, shape, [&qk.queries_hat, &qk.keys_hat, &av.values_hat], &proof.padding, t)?;
@@ -601,8 +594,10 @@ mod forgery_regression {
         let matrix = AttentionMatrix::Masked { scores: &witness.scores, mask };
         let (attention_values, av) =
             prove_attention_values::<Zk>(p, shape, matrix, &witness.values_hat, &output_hat, t).unwrap();
+        let slot = prove_slot::<Zk>(p, softmax, shape, mask, &av.attention, None, t).unwrap();
+        let SlotOutput::MaskedScores(masked) = slot.output else { panic!("linear attention") };
         let (masking, scores_claim) =
-            prove_masking::<Zk>(p, shape, mask, witness.scores.clone(), &av.attention, t).unwrap();
+            prove_masking::<Zk>(p, shape, mask, witness.scores.clone(), &masked, t).unwrap();
         let (qk, qk_claims) =
             prove_qk::<Zk>(p, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t).unwrap();
         let (padding, input_claims) = prove_padding::<Zk>(
@@ -757,8 +752,11 @@ mod forgery_regression {
         let v = &mut ZkVerifier { params, masks: &mut masks, checks: &mut checks };
         let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t).unwrap();
         let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t).unwrap();
+        let (slot, _) =
+            verify_slot::<Zk>(v, statement.softmax, shape, statement.mask, &av.attention, None, t).unwrap();
+        let SlotOutput::MaskedScores(masked) = slot else { panic!("linear attention") };
         let masking = proof.masking.as_ref().unwrap();
-        let scores = verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t).unwrap();
+        let scores = verify_masking::<Zk>(v, shape, statement.mask, &masked, masking, t).unwrap();
         let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t).unwrap();
         let inputs = verify_padding::<Zk>(
             v,

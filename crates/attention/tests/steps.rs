@@ -9,6 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use zkmha_attention::attention_values::{
     self, AttentionMatrix, prove_attention_values, verify_attention_values,
 };
+use zkmha_attention::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
 use zkmha_attention::grouped_query::{
     SharedHeadsShape, expand_heads, prove_shared_heads, verify_shared_heads,
 };
@@ -16,12 +17,16 @@ use zkmha_attention::masking::{self, prove_masking, prove_masking_dense, verify_
 use zkmha_attention::mode::{Mode, Plain, PlainProductProof, Zk, ZkProver, ZkVerifier};
 use zkmha_attention::padding::{self, prove_padding, verify_padding};
 use zkmha_attention::qk::{self, prove_qk, verify_qk};
+use zkmha_attention::softmax::{
+    ExponentialSoftmaxProofOf, SlotClaims, SlotOutput, SlotProverOutput, SoftmaxProverData, prove_slot,
+    softmax_column_tables, softmax_multiplicities, softmax_zk_schedule, verify_slot,
+};
 use zkmha_attention::structured::mask_value;
 use zkmha_attention::unpadding::{self, prove_unpadding, verify_unpadding};
 use zkmha_attention::*;
-use zkmha_field::{Fr, One};
+use zkmha_field::{Field, Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
+use zkmha_pcs::{G1Affine, HyraxParams, PolynomialTable, ZkInnerProductProof};
 use zkmha_sumcheck::{EvalClaim, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
@@ -47,14 +52,14 @@ trait TestMode: Mode {
 
     /// Runs one step's prover.
     fn prove<T>(
-        entry: (usize, usize),
+        entries: &[(usize, usize)],
         rng: &mut ChaCha20Rng,
         step: impl FnOnce(&mut Self::Prover<'_>, &mut Transcript) -> Result<T, AttentionError>,
     ) -> (T, Self::Extra);
 
     /// Runs one step's verifier and every deferred check.
     fn verify<T>(
-        entry: (usize, usize),
+        entries: &[(usize, usize)],
         extra: &Self::Extra,
         step: impl FnOnce(&mut Self::Verifier<'_>, &mut Transcript) -> Result<T, AttentionError>,
     ) -> Result<T, AttentionError>;
@@ -70,6 +75,10 @@ trait TestMode: Mode {
     /// the shape, the `public`-th of its public factors.
     fn tamper_public(proof: &mut Self::ProductProof, factor: usize, public: usize);
 
+    /// Multiplies a public factor's value at the end of the first member by `by`: factor
+    /// `factor` of the shape, the `public`-th of its public factors.
+    fn scale_public(proof: &mut Self::ProductProof, factor: usize, public: usize, by: Fr);
+
     /// Adds 1 to a round message of the sum-check.
     fn tamper_round(proof: &mut Self::ProductProof);
 
@@ -81,11 +90,18 @@ trait TestMode: Mode {
 
     /// The error of sent values that do not satisfy a step's linear relation.
     fn false_relation_error(step: &'static str) -> AttentionError;
+
+    /// The error of a lookup whose rows are not all in its table.
+    fn lookup_error() -> AttentionError;
+
+    /// Changes a sent value (to the value plus one, or its commitment plus a generator).
+    fn tamper_sent(sent: &mut Self::Sent);
 }
 
 fn params() -> &'static HyraxParams {
     static PARAMS: std::sync::OnceLock<HyraxParams> = std::sync::OnceLock::new();
-    PARAMS.get_or_init(|| HyraxParams::new(14))
+    // 2^10 generators: enough for the softmax's masks (its lookups' trees have 17 levels).
+    PARAMS.get_or_init(|| HyraxParams::new(20))
 }
 
 fn mle(table: &[Fr]) -> DenseMultilinearExtension {
@@ -109,7 +125,7 @@ impl TestMode for Plain {
     }
 
     fn prove<T>(
-        _entry: (usize, usize),
+        _entries: &[(usize, usize)],
         _rng: &mut ChaCha20Rng,
         step: impl FnOnce(&mut (), &mut Transcript) -> Result<T, AttentionError>,
     ) -> (T, ()) {
@@ -117,7 +133,7 @@ impl TestMode for Plain {
     }
 
     fn verify<T>(
-        _entry: (usize, usize),
+        _entries: &[(usize, usize)],
         _extra: &(),
         step: impl FnOnce(&mut (), &mut Transcript) -> Result<T, AttentionError>,
     ) -> Result<T, AttentionError> {
@@ -130,6 +146,10 @@ impl TestMode for Plain {
 
     fn tamper_public(proof: &mut PlainProductProof, factor: usize, _public: usize) {
         proof.final_evaluations[0][factor] += Fr::one();
+    }
+
+    fn scale_public(proof: &mut PlainProductProof, factor: usize, _public: usize, by: Fr) {
+        proof.final_evaluations[0][factor] *= by;
     }
 
     fn tamper_round(proof: &mut PlainProductProof) {
@@ -148,14 +168,22 @@ impl TestMode for Plain {
     fn false_relation_error(step: &'static str) -> AttentionError {
         AttentionError::CheckFailed { step }
     }
+
+    fn lookup_error() -> AttentionError {
+        AttentionError::Lookup(zkmha_lookup::LookupError::SumMismatch)
+    }
+
+    fn tamper_sent(sent: &mut Fr) {
+        *sent += Fr::one();
+    }
 }
 
 /// The zero-knowledge masks of one step: their commitment and their openings' argument.
 type Masks = (G1Affine, ZkInnerProductProof);
 
-/// One step's mask schedule: `(0, 0)` for a step without a sum-check.
-fn schedule(entry: (usize, usize)) -> MaskSchedule {
-    MaskSchedule(if entry == (0, 0) { Vec::new() } else { vec![entry] })
+/// One step's mask schedule: its masked sum-checks' `(variables, degree)` in proof order.
+fn schedule(entries: &[(usize, usize)]) -> MaskSchedule {
+    MaskSchedule(entries.to_vec())
 }
 
 impl TestMode for Zk {
@@ -177,13 +205,13 @@ impl TestMode for Zk {
     }
 
     fn prove<T>(
-        entry: (usize, usize),
+        entries: &[(usize, usize)],
         rng: &mut ChaCha20Rng,
         step: impl FnOnce(&mut ZkProver<'_>, &mut Transcript) -> Result<T, AttentionError>,
     ) -> (T, Masks) {
         let mut transcript = Transcript::new(DOMAIN);
         let (mut masks, commitment) =
-            ProverMasks::commit(params(), schedule(entry), &mut transcript, rng).unwrap();
+            ProverMasks::commit(params(), schedule(entries), &mut transcript, rng).unwrap();
         let out =
             step(&mut ZkProver { params: params(), masks: &mut masks, rng: &mut *rng }, &mut transcript)
                 .unwrap();
@@ -192,13 +220,13 @@ impl TestMode for Zk {
     }
 
     fn verify<T>(
-        entry: (usize, usize),
+        entries: &[(usize, usize)],
         extra: &Masks,
         step: impl FnOnce(&mut ZkVerifier<'_>, &mut Transcript) -> Result<T, AttentionError>,
     ) -> Result<T, AttentionError> {
         let wrap = |source| AttentionError::ZeroKnowledge { step: "the group equations", source };
         let mut transcript = Transcript::new(DOMAIN);
-        let mut masks = VerifierMasks::absorb(schedule(entry), extra.0, &mut transcript);
+        let mut masks = VerifierMasks::absorb(schedule(entries), extra.0, &mut transcript);
         let mut checks = DeferredChecks::new();
         let out = step(
             &mut ZkVerifier { params: params(), masks: &mut masks, checks: &mut checks },
@@ -224,6 +252,10 @@ impl TestMode for Zk {
         proof.factors.public_values[public] += Fr::one();
     }
 
+    fn scale_public(proof: &mut ZkProductProof, _factor: usize, public: usize, by: Fr) {
+        proof.factors.public_values[public] *= by;
+    }
+
     fn tamper_round(proof: &mut ZkProductProof) {
         proof.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
     }
@@ -238,6 +270,15 @@ impl TestMode for Zk {
 
     fn false_relation_error(_step: &'static str) -> AttentionError {
         AttentionError::ZeroKnowledge { step: "the group equations", source: ZkError::RelationMismatch }
+    }
+
+    fn lookup_error() -> AttentionError {
+        // A lookup's sums are relations between commitments in zero knowledge.
+        AttentionError::ZeroKnowledge { step: "the group equations", source: ZkError::RelationMismatch }
+    }
+
+    fn tamper_sent(sent: &mut G1Affine) {
+        *sent = G1Affine::from(*sent + params().value_generator);
     }
 }
 
@@ -271,6 +312,16 @@ in_both_modes!(
     a_changed_round_is_rejected_in_every_step,
     shared_heads_round_trip,
     shared_heads_reject_a_false_claim_and_another_table,
+    softmax_round_trips,
+    softmax_rejects_a_probability_that_is_not_a_table_value,
+    softmax_rejects_a_probability_from_another_exponent,
+    softmax_rejects_a_row_whose_sum_is_out_of_the_bound,
+    softmax_rejects_a_masked_entry_made_non_zero,
+    softmax_rejects_a_probability_in_a_padded_head,
+    softmax_rejects_a_wrong_shift,
+    softmax_rejects_a_false_claim,
+    softmax_rejects_sent_values_that_break_its_relations,
+    softmax_rejects_a_changed_round_and_public_factor,
 );
 
 fn shapes() -> Vec<AttentionShape> {
@@ -332,7 +383,7 @@ fn prove_unpadding_step<M: TestMode>(
     claim: &EvalClaim<M::ProverValue>,
     rng: &mut ChaCha20Rng,
 ) -> UnpaddingRun<M> {
-    M::prove(unpadding::zk_sumcheck_shape(shape), rng, |p, t| {
+    M::prove(&[unpadding::zk_sumcheck_shape(shape)], rng, |p, t| {
         prove_unpadding::<M>(p, shape, output_hat, claim, t)
     })
 }
@@ -343,7 +394,7 @@ fn verify_unpadding_step<M: TestMode>(
     proof: &unpadding::UnpaddingProof<M::ProductProof>,
     extra: &M::Extra,
 ) -> Result<EvalClaim<M::Value>, AttentionError> {
-    M::verify(unpadding::zk_sumcheck_shape(shape), extra, |v, t| {
+    M::verify(&[unpadding::zk_sumcheck_shape(shape)], extra, |v, t| {
         verify_unpadding::<M>(v, shape, claim, proof, t)
     })
 }
@@ -395,7 +446,7 @@ fn prove_attention_values_step<M: TestMode>(
     rng: &mut ChaCha20Rng,
 ) -> AttentionValuesRun<M> {
     let matrix = AttentionMatrix::Masked { scores: &w.scores, mask };
-    M::prove(attention_values::zk_sumcheck_shape(shape), rng, |p, t| {
+    M::prove(&[attention_values::zk_sumcheck_shape(shape)], rng, |p, t| {
         prove_attention_values::<M>(p, shape, matrix, values_hat, claim, t)
     })
 }
@@ -406,7 +457,7 @@ fn verify_attention_values_step<M: TestMode>(
     proof: &attention_values::AttentionValuesProof<M::ProductProof>,
     extra: &M::Extra,
 ) -> Result<attention_values::AttentionValuesClaims<M::Value>, AttentionError> {
-    M::verify(attention_values::zk_sumcheck_shape(shape), extra, |v, t| {
+    M::verify(&[attention_values::zk_sumcheck_shape(shape)], extra, |v, t| {
         verify_attention_values::<M>(v, shape, claim, proof, t)
     })
 }
@@ -454,9 +505,9 @@ fn masking_round_trips_with_either_prover<M: TestMode>() {
         for mask in [MaskKind::Causal, MaskKind::None] {
             let (w, mut rng) = setup(shape, mask, 20 + n as u64);
             let (claim, public) = M::claim(&attention_tensor(shape, mask, &w.scores), zero(), &mut rng);
-            let entry = masking::zk_sumcheck_shape(shape);
+            let entry = [masking::zk_sumcheck_shape(shape)];
             for dense in [false, true] {
-                let ((proof, out), extra) = M::prove(entry, &mut rng, |p, t| {
+                let ((proof, out), extra) = M::prove(&entry, &mut rng, |p, t| {
                     if dense {
                         prove_masking_dense::<M>(p, shape, mask, &w.scores, &claim, t)
                     } else {
@@ -464,7 +515,7 @@ fn masking_round_trips_with_either_prover<M: TestMode>() {
                     }
                 });
                 let verified =
-                    M::verify(entry, &extra, |v, t| verify_masking::<M>(v, shape, mask, &public, &proof, t))
+                    M::verify(&entry, &extra, |v, t| verify_masking::<M>(v, shape, mask, &public, &proof, t))
                         .unwrap();
                 assert!(M::discharges(&w.scores, &out, &verified), "{shape:?} {mask} dense: {dense}");
             }
@@ -478,13 +529,13 @@ fn masking_rejects_the_other_mask_kind<M: TestMode>() {
         for mask in [MaskKind::Causal, MaskKind::None] {
             let (w, mut rng) = setup(&shape, mask, 25);
             let (claim, public) = M::claim(&attention_tensor(&shape, mask, &w.scores), zero(), &mut rng);
-            let entry = masking::zk_sumcheck_shape(&shape);
-            let ((proof, _), extra) = M::prove(entry, &mut rng, |p, t| {
+            let entry = [masking::zk_sumcheck_shape(&shape)];
+            let ((proof, _), extra) = M::prove(&entry, &mut rng, |p, t| {
                 prove_masking::<M>(p, &shape, mask, w.scores.clone(), &claim, t)
             });
             let other = if mask == MaskKind::Causal { MaskKind::None } else { MaskKind::Causal };
             let result =
-                M::verify(entry, &extra, |v, t| verify_masking::<M>(v, &shape, other, &public, &proof, t));
+                M::verify(&entry, &extra, |v, t| verify_masking::<M>(v, &shape, other, &public, &proof, t));
             assert!(result.is_err(), "{shape:?} {mask}");
         }
     }
@@ -504,7 +555,7 @@ fn prove_qk_step<M: TestMode>(
     claim: &EvalClaim<M::ProverValue>,
     rng: &mut ChaCha20Rng,
 ) -> QkRun<M> {
-    M::prove(qk::zk_sumcheck_shape(shape), rng, |p, t| {
+    M::prove(&[qk::zk_sumcheck_shape(shape)], rng, |p, t| {
         prove_qk::<M>(p, shape, &w.queries_hat, keys_hat, claim, t)
     })
 }
@@ -515,7 +566,7 @@ fn verify_qk_step<M: TestMode>(
     proof: &qk::QkProof<M::ProductProof>,
     extra: &M::Extra,
 ) -> Result<qk::QkClaims<M::Value>, AttentionError> {
-    M::verify(qk::zk_sumcheck_shape(shape), extra, |v, t| verify_qk::<M>(v, shape, claim, proof, t))
+    M::verify(&[qk::zk_sumcheck_shape(shape)], extra, |v, t| verify_qk::<M>(v, shape, claim, proof, t))
 }
 
 fn qk_round_trips<M: TestMode>() {
@@ -607,7 +658,7 @@ fn prove_padding_step<M: TestMode>(
     rng: &mut ChaCha20Rng,
 ) -> PaddingRun<M> {
     let refs = [&claims[0], &claims[1], &claims[2]];
-    M::prove(padding::zk_sumcheck_shape(shape), rng, |p, t| prove_padding::<M>(p, shape, inputs, refs, t))
+    M::prove(&[padding::zk_sumcheck_shape(shape)], rng, |p, t| prove_padding::<M>(p, shape, inputs, refs, t))
 }
 
 fn verify_padding_step<M: TestMode>(
@@ -616,7 +667,7 @@ fn verify_padding_step<M: TestMode>(
     proof: &padding::PaddingProof<M::ProductProof>,
     extra: &M::Extra,
 ) -> Result<padding::InputClaims<M::Value>, AttentionError> {
-    M::verify(padding::zk_sumcheck_shape(shape), extra, |v, t| {
+    M::verify(&[padding::zk_sumcheck_shape(shape)], extra, |v, t| {
         verify_padding::<M>(v, shape, claims, proof, t)
     })
 }
@@ -794,7 +845,7 @@ fn prove_shared_step<M: TestMode>(
     claim: &EvalClaim<M::ProverValue>,
     rng: &mut ChaCha20Rng,
 ) -> ((zkmha_attention::grouped_query::SharedHeadsProofOf<M>, EvalClaim<M::ProverValue>), M::Extra) {
-    M::prove((0, 0), rng, |p, t| prove_shared_heads::<M>(p, shape, compact, claim, t))
+    M::prove(&[], rng, |p, t| prove_shared_heads::<M>(p, shape, compact, claim, t))
 }
 
 fn shared_heads_round_trip<M: TestMode>() {
@@ -806,8 +857,7 @@ fn shared_heads_round_trip<M: TestMode>() {
         let (claim, public) = M::claim(&as_field(&full), zero(), &mut rng);
         let ((proof, out), extra) = prove_shared_step::<M>(&shape, &compact, &claim, &mut rng);
         let verified =
-            M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t))
-                .unwrap();
+            M::verify(&[], &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).unwrap();
         assert!(M::discharges(&as_field(&compact), &out, &verified), "{heads}/{kv}");
     }
 }
@@ -818,7 +868,7 @@ fn shared_heads_reject_a_false_claim_and_another_table<M: TestMode>() {
     let (claim, public) = M::claim(&as_field(&full), Fr::one(), &mut rng);
     let ((proof, _), extra) = prove_shared_step::<M>(&shape, &compact, &claim, &mut rng);
     assert_eq!(
-        M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
+        M::verify(&[], &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
         Some(M::false_relation_error("shared heads"))
     );
     // The malicious prover: the true claim, values from a compact table with one entry changed.
@@ -827,7 +877,7 @@ fn shared_heads_reject_a_false_claim_and_another_table<M: TestMode>() {
     other[0] += 1;
     let ((proof, _), extra) = prove_shared_step::<M>(&shape, &other, &claim, &mut rng);
     assert_eq!(
-        M::verify((0, 0), &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
+        M::verify(&[], &extra, |v, t| verify_shared_heads::<M>(v, &shape, &proof, &public, t)).err(),
         Some(M::false_relation_error("shared heads"))
     );
 }
@@ -846,4 +896,305 @@ fn shared_heads_send_no_value_in_zero_knowledge() {
     assert!(plain.values.iter().all(|u| !sent.contains(u)));
     assert_eq!(proof.values.len(), plain.values.len());
     assert!(!sent.contains(&out.value.opening.value));
+}
+
+// ---------------------------------------------------------------- softmax
+
+/// Scores of standard deviation ≈ 3 for inputs in −127..=127.
+fn softmax_params(shape: &AttentionShape) -> SoftmaxParams {
+    let scale = 3.0 / ((shape.head_dim as f64).sqrt() * 127.0 * 127.0 / 3.0);
+    SoftmaxParams::for_score_scale(scale, shape.padded_seq_len()).unwrap()
+}
+
+/// A softmax slot to prove: the (possibly tampered) witness and the prover's data from it.
+struct SoftmaxCase {
+    shape: AttentionShape,
+    mask: MaskKind,
+    params: SoftmaxParams,
+    witness: SoftmaxWitness,
+    data: SoftmaxProverData,
+}
+
+/// Which multiplicities a cheating prover commits to.
+#[derive(Clone, Copy)]
+enum Counts {
+    /// The honest witness's.
+    Honest,
+    /// The changed witness's (each lookup whose rows are still in its table passes).
+    Recounted,
+    /// The changed witness's for the exponent and remainder lookups, the honest row sums'.
+    RowSumsHonest,
+}
+
+/// The causal softmax of random inputs of `shape`, changed by `tamper` (a cheating prover's
+/// witness), with the multiplicities `counts`.
+fn softmax_case(
+    shape: AttentionShape,
+    seed: u64,
+    tamper: impl FnOnce(&mut SoftmaxWitness, &AttentionShape, &SoftmaxParams),
+    counts: Counts,
+) -> SoftmaxCase {
+    let (mask, params) = (MaskKind::Causal, softmax_params(&shape));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+    let inputs = AttentionInputs {
+        queries: draw(shape.seq_len * shape.model_width()),
+        keys: draw(shape.seq_len * shape.model_width()),
+        values: draw(shape.seq_len * shape.value_model_width()),
+    };
+    let w = compute_witness_for_mode(&shape, mask, SoftmaxMode::Exponential(params), &inputs).unwrap();
+    let mut witness = w.softmax.unwrap();
+    let honest = witness.clone();
+    tamper(&mut witness, &shape, &params);
+    let multiplicities = match counts {
+        Counts::Honest => softmax_multiplicities(&params, &honest).unwrap(),
+        Counts::Recounted => softmax_multiplicities(&params, &witness).unwrap(),
+        Counts::RowSumsHonest => {
+            let mut counted = witness.clone();
+            counted.row_excess = honest.row_excess.clone();
+            softmax_multiplicities(&params, &counted).unwrap()
+        }
+    };
+    let data = SoftmaxProverData::new(&shape, witness.clone(), multiplicities, &params);
+    SoftmaxCase { shape, mask, params, witness, data }
+}
+
+/// The slot's default case: six tokens, two heads.
+fn softmax_default(tamper: impl FnOnce(&mut SoftmaxWitness, &AttentionShape, &SoftmaxParams)) -> SoftmaxCase {
+    softmax_case(AttentionShape::new(6, 2, 4, 4).unwrap(), 8, tamper, Counts::Honest)
+}
+
+/// The tensor index of (head, i, j).
+fn tensor_index(shape: &AttentionShape, head: usize, i: usize, j: usize) -> usize {
+    let sp = shape.padded_seq_len();
+    (head * sp + i) * sp + j
+}
+
+type SoftmaxRun<M> = (SlotProverOutput<M>, EvalClaim<<M as Mode>::Value>, <M as TestMode>::Extra);
+
+/// Proves the slot on a claim on the case's `A` (plus `offset`).
+fn prove_softmax_step<M: TestMode>(case: &SoftmaxCase, offset: Fr, rng: &mut ChaCha20Rng) -> SoftmaxRun<M> {
+    let (claim, public) = M::claim(&as_field(&case.witness.attention), offset, rng);
+    let schedule = softmax_zk_schedule(&case.shape, &case.params).unwrap();
+    let mode = SoftmaxMode::Exponential(case.params);
+    let (out, extra) = M::prove(&schedule, rng, |p, t| {
+        prove_slot::<M>(p, mode, &case.shape, case.mask, &claim, Some(&case.data), t)
+    });
+    (out, public, extra)
+}
+
+fn verify_softmax_step<M: TestMode>(
+    case: &SoftmaxCase,
+    public: &EvalClaim<M::Value>,
+    proof: &ExponentialSoftmaxProofOf<M>,
+    extra: &M::Extra,
+) -> Result<SlotClaims<M::Value>, AttentionError> {
+    let schedule = softmax_zk_schedule(&case.shape, &case.params).unwrap();
+    let mode = SoftmaxMode::Exponential(case.params);
+    M::verify(&schedule, extra, |v, t| {
+        verify_slot::<M>(v, mode, &case.shape, case.mask, public, Some(proof), t)
+    })
+}
+
+/// Proves and verifies a case honestly otherwise: the verifier's answer.
+fn softmax_verdict<M: TestMode>(case: &SoftmaxCase) -> Result<SlotClaims<M::Value>, AttentionError> {
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let (out, public, extra) = prove_softmax_step::<M>(case, zero(), &mut rng);
+    verify_softmax_step::<M>(case, &public, out.proof.exponential.as_ref().unwrap(), &extra)
+}
+
+fn softmax_round_trips<M: TestMode>() {
+    // Powers of two and not, one token, padded heads.
+    for (k, (s, h)) in [(6, 2), (5, 3), (1, 1), (9, 1), (3, 4)].into_iter().enumerate() {
+        let case = softmax_case(
+            AttentionShape::new(s, h, 4, 4).unwrap(),
+            300 + k as u64,
+            |_, _, _| {},
+            Counts::Honest,
+        );
+        let mut rng = ChaCha20Rng::seed_from_u64(k as u64);
+        let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+        let (output, claims) =
+            verify_softmax_step::<M>(&case, &public, out.proof.exponential.as_ref().unwrap(), &extra)
+                .unwrap();
+        let (SlotOutput::Scores(prover), SlotOutput::Scores(verifier)) = (&out.output, &output) else {
+            panic!("the proven softmax leaves a claim on the scores");
+        };
+        assert!(M::discharges(&as_field(&case.witness.scores), prover, verifier), "s = {s}, h = {h}");
+        // Every claim on a committed column is the prover's and true of the column.
+        let columns = softmax_column_tables(&case.shape, &case.params, &case.data).unwrap();
+        assert_eq!(out.opening_claims.len(), claims.len());
+        assert_eq!(claims.len(), 12);
+        for (p, v) in out.opening_claims.iter().zip(&claims) {
+            assert_eq!(p.polynomial, v.polynomial);
+            let PolynomialTable::Integers { values, .. } = &columns[v.polynomial] else {
+                panic!("integer columns");
+            };
+            let prover = EvalClaim { point: p.point.clone(), value: p.value.clone() };
+            let verifier = EvalClaim { point: v.point.clone(), value: v.value.clone() };
+            assert!(
+                M::discharges(&as_field(values), &prover, &verifier),
+                "s = {s}, h = {h}, {}",
+                v.polynomial
+            );
+        }
+    }
+}
+
+fn softmax_rejects_a_probability_that_is_not_a_table_value<M: TestMode>() {
+    let case = softmax_default(|w, shape, _| {
+        let t = tensor_index(shape, 1, 4, 2);
+        w.exponential[t] += 1;
+        w.attention[t] += 1;
+    });
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::lookup_error()));
+}
+
+fn softmax_rejects_a_probability_from_another_exponent<M: TestMode>() {
+    // A table row (lo + 1, T(lo + 1)): the lookup passes, the exponent relation does not.
+    let case = softmax_case(
+        AttentionShape::new(6, 2, 4, 4).unwrap(),
+        8,
+        |w, shape, params| {
+            let t = tensor_index(shape, 0, 5, 1);
+            w.low[t] += 1;
+            w.exponential[t] = params.exp_table()[w.low[t] as usize];
+            w.attention[t] = w.exponential[t] * w.flag[t];
+        },
+        Counts::Recounted,
+    );
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::false_claim_error("softmax")));
+}
+
+fn softmax_rejects_a_row_whose_sum_is_out_of_the_bound<M: TestMode>() {
+    // Every entry of one row consistent with a shift 40 units too high (probabilities 15 %
+    // too small), the exponent and remainder lookups' multiplicities recounted: each entry
+    // passes, the row-sum range check alone does not.
+    let shift_row = |w: &mut SoftmaxWitness, shape: &AttentionShape, params: &SoftmaxParams| {
+        let table = params.exp_table();
+        let (head, i) = (1, 3);
+        let row = head * shape.padded_seq_len() + i;
+        w.shift[row] += 40;
+        let mut total = 0;
+        for j in 0..=i {
+            let t = tensor_index(shape, head, i, j);
+            let x = w.low[t] + (w.high[t] << DIGIT_BITS) + 40;
+            w.low[t] = x & 0xFFFF;
+            w.high[t] = x >> DIGIT_BITS;
+            w.exponential[t] = table[w.low[t] as usize];
+            w.flag[t] = i64::from(w.high[t] == 0);
+            w.attention[t] = w.exponential[t] * w.flag[t];
+            total += w.attention[t];
+        }
+        w.row_excess[row] = total - params.one() + params.tolerance();
+        assert!(w.row_excess[row] < 0, "the test needs a row sum below the bound");
+    };
+    let shape = AttentionShape::new(6, 2, 4, 4).unwrap();
+    let case = softmax_case(shape, 8, shift_row, Counts::RowSumsHonest);
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::lookup_error()));
+    // Control: the honest slot, its multiplicities counted the same way, is accepted.
+    let case = softmax_case(shape, 8, |_, _, _| {}, Counts::RowSumsHonest);
+    assert!(softmax_verdict::<M>(&case).is_ok());
+}
+
+fn softmax_rejects_a_masked_entry_made_non_zero<M: TestMode>() {
+    // (i = 1, j = 4) is masked (causal): the claimed A carries a probability there.
+    let case = softmax_default(|w, shape, _| w.attention[tensor_index(shape, 0, 1, 4)] = 77);
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::false_claim_error("softmax")));
+}
+
+fn softmax_rejects_a_probability_in_a_padded_head<M: TestMode>() {
+    // Three heads padded to four: head 3 exists only as padding, fully masked.
+    let shape = AttentionShape::new(6, 3, 4, 4).unwrap();
+    let honest = softmax_case(shape, 11, |_, _, _| {}, Counts::Honest);
+    let padded = tensor_index(&shape, 3, 0, 0)..tensor_index(&shape, 4, 0, 0);
+    let w = &honest.witness;
+    for column in [&w.low, &w.high, &w.attention, &w.remainder] {
+        assert!(column[padded.clone()].iter().all(|&v| v == 0), "padded head not zero");
+    }
+    assert!(softmax_verdict::<M>(&honest).is_ok());
+    let case = softmax_case(
+        shape,
+        11,
+        |w, shape, _| w.attention[tensor_index(shape, 3, 2, 1)] = 500,
+        Counts::Honest,
+    );
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::false_claim_error("softmax")));
+}
+
+fn softmax_rejects_a_wrong_shift<M: TestMode>() {
+    let case = softmax_default(|w, shape, _| w.shift[shape.padded_seq_len() + 2] += 1);
+    assert_eq!(softmax_verdict::<M>(&case).err(), Some(M::false_claim_error("softmax")));
+}
+
+fn softmax_rejects_a_false_claim<M: TestMode>() {
+    let case = softmax_default(|_, _, _| {});
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let (out, public, extra) = prove_softmax_step::<M>(&case, Fr::one(), &mut rng);
+    let verdict = verify_softmax_step::<M>(&case, &public, out.proof.exponential.as_ref().unwrap(), &extra);
+    assert_eq!(verdict.err(), Some(M::false_claim_error("softmax")));
+}
+
+fn softmax_rejects_sent_values_that_break_its_relations<M: TestMode>() {
+    let case = softmax_default(|_, _, _| {});
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+    let honest = out.proof.exponential.unwrap();
+    let verdict = |change: &dyn Fn(&mut ExponentialSoftmaxProofOf<M>)| {
+        let mut proof = honest.clone();
+        change(&mut proof);
+        verify_softmax_step::<M>(&case, &public, &proof, &extra).err()
+    };
+    assert_eq!(verdict(&|_| {}), None);
+    // Each value at t* enters one relation: the last message before them (plain: nothing
+    // follows them; zero knowledge: the relations proof).
+    for k in 0..6 {
+        assert_eq!(
+            verdict(&|p| M::tamper_sent(&mut p.final_values[k])),
+            Some(M::false_relation_error("softmax relations")),
+            "final value {k}"
+        );
+    }
+    // A block value at r changes every later challenge.
+    for k in 0..4 {
+        assert!(verdict(&|p| M::tamper_sent(&mut p.lookup_values[k])).is_some(), "lookup value {k}");
+    }
+    assert_eq!(
+        verdict(&|p| {
+            p.final_values.pop();
+        }),
+        Some(AttentionError::CheckFailed { step: "softmax final values" })
+    );
+    assert_eq!(
+        verdict(&|p| {
+            p.lookup_values.pop();
+        }),
+        Some(AttentionError::CheckFailed { step: "softmax lookup values" })
+    );
+}
+
+fn softmax_rejects_a_changed_round_and_public_factor<M: TestMode>() {
+    let case = softmax_default(|_, _, _| {});
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+    let honest = out.proof.exponential.unwrap();
+    let mut proof = honest.clone();
+    M::tamper_round(&mut proof.sumcheck);
+    assert!(verify_softmax_step::<M>(&case, &public, &proof, &extra).is_err());
+    // The zeroifier z, I1's second factor and its second public one.
+    let mut proof = honest.clone();
+    M::tamper_public(&mut proof.sumcheck, 1, 1);
+    assert_eq!(
+        verify_softmax_step::<M>(&case, &public, &proof, &extra).err(),
+        Some(M::public_factor_error("softmax"))
+    );
+    // Both public factors of I1 changed, their product kept: only the closed forms catch it.
+    let mut proof = honest;
+    let two = Fr::from(2u64);
+    M::scale_public(&mut proof.sumcheck, 0, 0, two);
+    M::scale_public(&mut proof.sumcheck, 1, 1, two.inverse().unwrap());
+    assert_eq!(
+        verify_softmax_step::<M>(&case, &public, &proof, &extra).err(),
+        Some(AttentionError::CheckFailed { step: "softmax" })
+    );
 }

@@ -11,6 +11,7 @@ use zkmha_attention::masking::verify_masking;
 use zkmha_attention::mode::{Zk, ZkVerifier};
 use zkmha_attention::padding::verify_padding;
 use zkmha_attention::qk::verify_qk;
+use zkmha_attention::softmax::{ExponentialSoftmaxProofOf, SlotOutput, verify_slot};
 use zkmha_attention::unpadding::verify_unpadding;
 use zkmha_attention::zk_claims::CommittedClaim;
 use zkmha_attention::*;
@@ -204,8 +205,11 @@ fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerP
     let v = &mut ZkVerifier { params, masks: &mut m, checks: &mut DeferredChecks::new() };
     let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t).unwrap();
     let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t).unwrap();
+    let (slot, _) =
+        verify_slot::<Zk>(v, statement.softmax, shape, statement.mask, &av.attention, None, t).unwrap();
+    let SlotOutput::MaskedScores(masked) = slot else { panic!("linear attention") };
     let masking = proof.masking.as_ref().unwrap();
-    let scores = verify_masking::<Zk>(v, shape, statement.mask, &av.attention, masking, t).unwrap();
+    let scores = verify_masking::<Zk>(v, shape, statement.mask, &masked, masking, t).unwrap();
     let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t).unwrap();
     let inputs =
         verify_padding::<Zk>(v, shape, [&qk.queries_hat, &qk.keys_hat, &av.values_hat], &proof.padding, t)
@@ -223,7 +227,7 @@ fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerP
     ]
 }
 
-fn slot(proof: &mut ZkLayerProof) -> &mut zkmha_attention::softmax_zk::ExponentialSoftmaxZkProof {
+fn slot(proof: &mut ZkLayerProof) -> &mut ExponentialSoftmaxProofOf<Zk> {
     &mut proof.softmax.as_mut().unwrap().1
 }
 
@@ -274,7 +278,7 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     assert!(check(&bad).is_err());
     let mut bad = p.proof.clone();
     slot(&mut bad).sumcheck.factors.public_values[1] += Fr::one();
-    assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "softmax sum-check public factors" }));
+    assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "softmax" }));
     // The softmax's commitments swapped (lo for hi).
     let mut bad = p.proof.clone();
     let commitments = &mut bad.softmax.as_mut().unwrap().0;
@@ -412,18 +416,8 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
     let v = &mut ZkVerifier { params: pp, masks: &mut m, checks: &mut DeferredChecks::new() };
     let output_hat = verify_unpadding::<Zk>(v, &shape, &output, &p.proof.unpadding, t).unwrap();
     let av = verify_attention_values::<Zk>(v, &shape, &output_hat, &p.proof.attention_values, t).unwrap();
-    let (scores, _) = zkmha_attention::softmax_zk::verify_softmax_zk(
-        pp,
-        &shape,
-        mask,
-        &params,
-        &av.attention,
-        slot,
-        v.masks,
-        t,
-        v.checks,
-    )
-    .unwrap();
+    let (scores, _) = verify_slot::<Zk>(v, softmax, &shape, mask, &av.attention, Some(slot), t).unwrap();
+    let SlotOutput::Scores(scores) = scores else { panic!("the proven softmax") };
     let t_star = &scores.point;
     assert_eq!(s.low.len(), 1 << t_star.len());
     let rows = &t_star[shape.seq_vars()..];

@@ -67,6 +67,20 @@ pub struct ZkLookupClaims<V> {
     pub multiplicities: V,
 }
 
+impl From<crate::LookupClaims> for ZkLookupClaims<Fr> {
+    /// A plain lookup's claims in the generic form: its column claims all lie at one point
+    /// (the witness tree's leaf point), which becomes `witness_point`.
+    fn from(claims: crate::LookupClaims) -> Self {
+        let witness_point = claims.columns.first().map(|c| c.point.clone()).unwrap_or_default();
+        Self {
+            witness_point,
+            columns: claims.columns.into_iter().map(|c| c.value).collect(),
+            table_point: claims.multiplicities.point,
+            multiplicities: claims.multiplicities.value,
+        }
+    }
+}
+
 /// The trees' `(num_vars, unit)` of a batch of lookups.
 fn tree_shapes(lookups: &[(&dyn LookupTable, usize)]) -> Vec<(usize, bool)> {
     lookups

@@ -38,15 +38,17 @@ const LABEL_VALUE: &[u8] = b"pcs/multi/value";
 const LABEL_CLAIM_WEIGHTS: &[u8] = b"pcs/multi/claim-weights";
 const LABEL_MSM_WEIGHTS: &[u8] = b"pcs/multi/msm-weights";
 
-/// The claim `f_polynomial(point) = value`.
+/// The claim `f_polynomial(point) = value`. The value is a field element here; the
+/// zero-knowledge multi-opening (`zkmha_zk::ZkOpeningClaim`) uses the same struct with a
+/// committed value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpeningClaim {
+pub struct OpeningClaim<V = Fr> {
     /// Index of the polynomial in the batch.
     pub polynomial: usize,
     /// The point (`num_vars` coordinates of that polynomial, variable order).
     pub point: Vec<Fr>,
     /// The claimed value.
-    pub value: Fr,
+    pub value: V,
 }
 
 /// The proof of a batch of [`OpeningClaim`]s.

@@ -42,16 +42,9 @@ const LABEL_POLYNOMIALS: &[u8] = b"zk/multi/polynomials";
 const LABEL_CLAIMS: &[u8] = b"zk/multi/claims";
 const LABEL_WEIGHTS: &[u8] = b"zk/multi/claim-weights";
 
-/// A claim `f_polynomial(point) ≐ value`, the value committed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ZkOpeningClaim<V> {
-    /// Index of the polynomial.
-    pub polynomial: usize,
-    /// The point (that polynomial's variables, variable order).
-    pub point: Vec<Fr>,
-    /// The committed value (a combination for the verifier, with its opening for the prover).
-    pub value: V,
-}
+/// A claim `f_polynomial(point) ≐ value`, the value committed (a combination for the verifier,
+/// with its opening for the prover): the plain opening claim with another value type.
+pub type ZkOpeningClaim<V> = zkmha_pcs::OpeningClaim<V>;
 
 /// The proof of a batch of [`ZkOpeningClaim`]s.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
