@@ -960,7 +960,7 @@ pub fn prove_model_layer(
     let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
     let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
     let (projection_proofs, mut claims) =
-        prove_projections(&projections, &witness_refs, &range_refs, &mut transcript)?;
+        prove_projections::<Plain>(&mut (), &projections, &witness_refs, &range_refs, &mut transcript)?;
     drop(witness_refs);
     drop(witnesses);
     let mut shared_heads = Vec::new();
@@ -1106,7 +1106,7 @@ pub fn verify_model_layer(
     let r_z = transcript.challenge_fields(LABEL_RESIDUAL_POINT, vars.first().copied().unwrap_or(0));
     transcript.append_field(LABEL_RESIDUAL_VALUE, &proof.residual_input);
     let z_value = output_value(shape, &statement.output, &r_z)?;
-    let mut claims = verify_projections(&projections, &proof.projections, &mut transcript)?;
+    let mut claims = verify_projections::<Plain>(&mut (), &projections, &proof.projections, &mut transcript)?;
     if shape.is_grouped() {
         for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
             let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;

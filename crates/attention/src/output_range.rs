@@ -52,6 +52,11 @@ impl SignedRange {
         1i64 << (self.bits - 1)
     }
 
+    /// `2^(b−1)` in the field.
+    pub(crate) fn offset_field(self) -> Fr {
+        Fr::from(self.offset() as u64)
+    }
+
     pub(crate) fn table(self) -> Result<RangeTable, AttentionError> {
         Ok(RangeTable::new(self.bits as usize)?)
     }

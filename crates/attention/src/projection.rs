@@ -1,7 +1,10 @@
 //! A fixed-point linear layer: `Y = round((X·W + b) / 2^k)`, the building block of the
 //! `Q`, `K`, `V` projections and the output projection (issue 6). Claims on `Y` are not
 //! needed: the step ties the tensors together, and its claims on `X`, `W`, `b`, `Y` and the
-//! range multiplicities go to the caller's openings (or public evaluations).
+//! range multiplicities go to the caller's openings (or public evaluations). One
+//! implementation for both modes ([`crate::mode`]): the lookups through `M::prove_lookups`, the
+//! sent values through `M::send`, the output range's relation through `M::prove_zero`, the
+//! batched products through `M::prove_products` (`X` and `W` hidden factors).
 //!
 //! ```text
 //! tensors    X: ŝ × d̂ (index i·d̂ + j),  W: d̂ × n̂ (j·n̂ + c),  b: n̂,  Y: ŝ × n̂ (i·n̂ + c),
@@ -12,7 +15,7 @@
 //! lookup     D ∈ [0, 2^k) (logUp; D is never committed)    → D([r_c ‖ r_i]) = v,  m(r_t) = μ
 //!            output range (when the shape names b): Y + 2^(b−1) ∈ [0, 2^b) in the same batch,
 //!            over the same grid, so its column claim sits at [r_c ‖ r_i] too
-//!            (crate::output_range): V checks it is y + 2^(b−1)  → m_Y(r_Y) = μ_Y
+//!            (crate::output_range): the relation column = y + 2^(b−1)  → m_Y(r_Y) = μ_Y
 //!            k > 16: two digits D = D_lo + 2^k_lo·D_hi (k_lo = ⌈k/2⌉), D_hi committed by the
 //!            caller (absorbed before), two range lookups D_hi ∈ [0, 2^k_hi) → D_hi(r′) = v′, and
 //!            D_lo = D − 2^k_lo·D_hi ∈ [0, 2^k_lo) → D_lo(r) = v_lo; P sends h = D_hi(r);
@@ -21,7 +24,7 @@
 //! sum-check  Σ_j X([j ‖ r_i])·W([r_c ‖ j]) = v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y   (log d̂ vars, degree 2)
 //!            batched: every projection's lookup and values first, then one sum-check of
 //!            Σ_t α_t·(its product) (crate zkmha_sumcheck's batching; different d̂ allowed)
-//!            → ρ_t;  P sends x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t]),  V checks Σ α_t x_t w_t
+//!            → ρ_t;  x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t]) (the members' hidden factors)
 //! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ;
 //!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too; output range: m_Y
 //! ```
@@ -36,24 +39,26 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::mode::{Mode, PlainProductProof, ProductOutcome, ProverMember, product_of};
 use crate::output_range::SignedRange;
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, UnreducedSum, Zero, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, prove_lookups, verify_lookups};
-use zkmha_mle::{DenseMultilinearExtension, eq_table};
-use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckProof, prove_batched, verify_batched,
+use zkmha_field::One;
+use zkmha_field::{Fr, UnreducedSum, fr_from_i64};
+use zkmha_lookup::{
+    Lookup, LookupProof, LookupTable, LookupWitness, RangeTable, ZkLookupClaims, zk_lookup_schedule,
 };
+use zkmha_mle::{DenseMultilinearExtension, eq_table};
+use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts};
 use zkmha_transcript::Transcript;
+use zkmha_zk::{BatchMember, LinearValue};
 
 const STEP: &str = "projection";
 const STEP_OUTPUT_RANGE: &str = "projection output range";
 const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
 const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
-const LABEL_FINAL_VALUES: &[u8] = b"attention/projection/final-values";
 
 /// Largest `|entry|` of `X` and `W` (so every `D` is exact in `i128`).
 pub const PROJECTION_BOUND_BITS: u32 = 31;
@@ -192,61 +197,79 @@ pub struct ProjectionRanges {
     pub output_multiplicities: Vec<i64>,
 }
 
-/// The proof.
+/// One projection's messages before the batched sum-check, in either mode: `L` the lookups'
+/// proof, `S` a sent value (`Fr` or a commitment), `Z` a relations proof (nothing in the
+/// plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct ProjectionProof {
-    /// `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two).
-    pub lookup: LookupProof,
+pub struct ProjectionProof<
+    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    S: CanonicalSerialize + CanonicalDeserialize = Fr,
+    Z: CanonicalSerialize + CanonicalDeserialize = (),
+> {
+    /// `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two), and the output range.
+    pub lookup: L,
     /// `h = D_hi([r_c ‖ r_i])` (two digits only).
-    pub high_digit_value: Option<Fr>,
-    /// `y = Y([r_c ‖ r_i])`.
-    pub output_value: Fr,
-    /// `β = b(r_c)`.
-    pub bias_value: Fr,
-    /// `x = X([ρ ‖ r_i])`, `w = W([r_c ‖ ρ])` at this projection's point `ρ` of the batched
-    /// sum-check.
-    pub final_values: [Fr; 2],
+    pub high_digit_value: Option<S>,
+    /// `y = Y([r_c ‖ r_i])` and `β = b(r_c)`.
+    pub values: Vec<S>,
+    /// With an output range: its column claim is `y + 2^(b−1)`.
+    pub output_range: Option<Z>,
 }
 
-/// Several projections: each one's lookup and values, then one batched sum-check of all
-/// their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])` (the `Q`, `K`, `V` and output projections
-/// of a block in one).
+/// Several projections: each one's lookup, values and output range, then one batched
+/// sum-check of all their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])` (the `Q`, `K`, `V` and
+/// output projections of a block in one). `P` the sum-check's proof, `Z` the relations'.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct ProjectionsProof {
+pub struct ProjectionsProof<
+    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
+    S: CanonicalSerialize + CanonicalDeserialize = Fr,
+    Z: CanonicalSerialize + CanonicalDeserialize = (),
+> {
     /// Per projection, in order.
-    pub projections: Vec<ProjectionProof>,
-    /// The batched sum-check.
-    pub sumcheck: SumcheckProof,
+    pub projections: Vec<ProjectionProof<L, S, Z>>,
+    /// The batched sum-check (per projection, `x_t = X_t([ρ_t ‖ r_i])`, `w_t = W_t([r_c ‖ ρ_t])`
+    /// at its end).
+    pub sumcheck: P,
 }
 
-/// What the step leaves to the caller.
+/// A [`ProjectionsProof`] in mode `M`.
+pub type ProjectionsProofOf<M> = ProjectionsProof<
+    <M as Mode>::LookupProof,
+    <M as Mode>::ProductProof,
+    <M as Mode>::Sent,
+    <M as Mode>::ZeroProof,
+>;
+
+/// What the step leaves to the caller (values `Fr` in the plain mode, committed in zero
+/// knowledge).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProjectionClaims {
+pub struct ProjectionClaims<V = Fr> {
     /// On `X` (`ŝ × d̂`).
-    pub input: EvalClaim,
+    pub input: EvalClaim<V>,
     /// On `W` (`d̂ × n̂`).
-    pub weights: EvalClaim,
+    pub weights: EvalClaim<V>,
     /// On `b` (`n̂`).
-    pub bias: EvalClaim,
+    pub bias: EvalClaim<V>,
     /// On `Y` (`ŝ × n̂`).
-    pub output: EvalClaim,
+    pub output: EvalClaim<V>,
     /// On the (low digit's) range multiplicities (`2^k_lo`).
-    pub multiplicities: EvalClaim,
+    pub multiplicities: EvalClaim<V>,
     /// On the high digits and their multiplicities (two digits only).
-    pub high: Option<HighDigitClaims>,
+    pub high: Option<HighDigitClaims<V>>,
     /// On the output range's multiplicities (`2^b`; with an output range only).
-    pub output_multiplicities: Option<EvalClaim>,
+    pub output_multiplicities: Option<EvalClaim<V>>,
 }
 
 /// Claims on the committed high digits `D_hi` (`ŝ × n̂`) and their multiplicities (`2^k_hi`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HighDigitClaims {
+pub struct HighDigitClaims<V = Fr> {
     /// `D_hi` at the low digit's lookup point (`h`).
-    pub at_remainder: EvalClaim,
+    pub at_remainder: EvalClaim<V>,
     /// `D_hi` at its own lookup point.
-    pub at_lookup: EvalClaim,
+    pub at_lookup: EvalClaim<V>,
     /// On `m_hi`.
-    pub multiplicities: EvalClaim,
+    pub multiplicities: EvalClaim<V>,
 }
 
 /// `M` (`rows × columns`, row-major) zero-padded to `2^row_vars × 2^column_vars`.
@@ -446,123 +469,273 @@ fn fold_integer_columns(values: &[i64], column_point: &[Fr]) -> Vec<Fr> {
         .collect()
 }
 
-/// `v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y`: the claimed `Σ_j X·W`.
-fn product_claim(shape: &ProjectionShape, r_i: &[Fr], remainder: Fr, output: Fr, bias: Fr) -> Fr {
-    let two_k = Fr::from(1u64 << shape.shift);
-    remainder - prefix_eq_sum(shape.rows, r_i) * bias - Fr::from(1u64 << (shape.shift - 1)) + two_k * output
-}
-
 fn clamp_to_i64(d: i128) -> i64 {
     i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// One projection's part before the batched sum-check (prover side).
-struct ProverFront {
-    proof: ProjectionProof,
+/// One projection's part before the batched sum-check, claims as the side of mode `M` holds
+/// them (`V`: the prover's or the verifier's value).
+pub(crate) struct Front<V> {
     r_c: Vec<Fr>,
     r_i: Vec<Fr>,
-    sum: Fr,
+    /// The claimed `Σ_j X([j ‖ r_i])·W([r_c ‖ j])`.
+    sum: V,
+    /// `y`, `β`.
+    output: V,
+    bias: V,
+    multiplicities: EvalClaim<V>,
+    high: Option<HighDigitClaims<V>>,
+    output_multiplicities: Option<EvalClaim<V>>,
+}
+
+/// The prover's front: the messages, the claims, and the product instance (not run yet).
+pub(crate) struct ProverFront<M: Mode> {
+    proof: ProjectionProof<M::LookupProof, M::Sent, M::ZeroProof>,
+    front: Front<M::ProverValue>,
     instance: ProductSumcheck,
-    multiplicities: EvalClaim,
-    high: Option<HighDigitClaims>,
-    output_multiplicities: Option<EvalClaim>,
+}
+
+/// The claim on a one-column lookup's column, and on its multiplicities.
+fn lookup_claims<V: Clone>(
+    claims: ZkLookupClaims<V>,
+) -> Result<(EvalClaim<V>, EvalClaim<V>), AttentionError> {
+    let column = match claims.columns.as_slice() {
+        [value] => EvalClaim { point: claims.witness_point, value: value.clone() },
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    Ok((column, EvalClaim { point: claims.table_point, value: claims.multiplicities }))
+}
+
+/// `v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y` with `v = v_lo + 2^k_lo·h`: the claimed `Σ_j X·W`.
+fn product_claim<V: LinearValue>(
+    shape: &ProjectionShape,
+    r_i: &[Fr],
+    [low, output, bias, one]: [&V; 4],
+    high: Option<&V>,
+) -> V {
+    let low_bits = shape.digits().0;
+    let remainder = match high {
+        Some(h) => low.plus_scaled(Fr::from(1u64 << low_bits), h),
+        None => low.clone(),
+    };
+    remainder
+        .plus_scaled(-prefix_eq_sum(shape.rows, r_i), bias)
+        .plus_scaled(-Fr::from(1u64 << (shape.shift - 1)), one)
+        .plus_scaled(Fr::from(1u64 << shape.shift), output)
+}
+
+/// The front's claims and sum from the lookups' claims and the sent values (both sides), and
+/// with an output range its target `column − y − 2^(b−1)` (zero for an honest prover).
+fn front_from<V: LinearValue>(
+    shape: &ProjectionShape,
+    one: &V,
+    lookups: Vec<ZkLookupClaims<V>>,
+    high_value: Option<&V>,
+    [output, bias]: [V; 2],
+) -> Result<(Front<V>, Option<V>), AttentionError> {
+    let (_, high_bits) = shape.digits();
+    let output_range = shape.output_range()?;
+    let mut lookups = lookups.into_iter();
+    let (low, multiplicities) =
+        lookup_claims(lookups.next().ok_or(AttentionError::CheckFailed { step: STEP })?)?;
+    if low.point.len() != shape.grid_vars() {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let high_claims = if high_bits > 0 { lookups.next() } else { None };
+    let high = match (high_bits > 0, high_claims, high_value) {
+        (true, Some(high_claims), Some(h)) => {
+            let (at_lookup, multiplicities) = lookup_claims(high_claims)?;
+            let at_remainder = EvalClaim { point: low.point.clone(), value: h.clone() };
+            Some(HighDigitClaims { at_remainder, at_lookup, multiplicities })
+        }
+        (false, _, None) => None,
+        _ => return Err(AttentionError::CheckFailed { step: "projection high digit" }),
+    };
+    let (output_range, output_multiplicities) = match (output_range, lookups.next()) {
+        (Some(range), Some(claims)) => {
+            let (column, multiplicities) = lookup_claims(claims)?;
+            // The two lookups share one tree depth, so one leaf point.
+            if column.point != low.point {
+                return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE });
+            }
+            let target =
+                column.value.plus_scaled(-Fr::one(), &output).plus_scaled(-range.offset_field(), one);
+            (Some(target), Some(multiplicities))
+        }
+        (None, None) => (None, None),
+        _ => return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE }),
+    };
+    let (r_c, r_i) = low.point.split_at(shape.output_vars());
+    let sum = product_claim(
+        shape,
+        r_i,
+        [&low.value, &output, &bias, one],
+        high.as_ref().map(|h| &h.at_remainder.value),
+    );
+    let front = Front {
+        r_c: r_c.to_vec(),
+        r_i: r_i.to_vec(),
+        sum,
+        output,
+        bias,
+        multiplicities,
+        high,
+        output_multiplicities,
+    };
+    Ok((front, output_range))
+}
+
+/// The range tables of a shape: the low digit's, the high digit's, the output range's.
+fn range_tables(shape: &ProjectionShape) -> Result<[RangeTable; 3], AttentionError> {
+    let (low_bits, high_bits) = shape.digits();
+    let output_bits = shape.output_range()?.map_or(1, |r| r.bits());
+    Ok([
+        RangeTable::new(low_bits as usize)?,
+        RangeTable::new(high_bits.max(1) as usize)?,
+        RangeTable::new(output_bits as usize)?,
+    ])
+}
+
+/// The prover's result: the proof and the claims.
+pub type ProvedProjections<M> = (ProjectionsProofOf<M>, Vec<ProjectionClaims<<M as Mode>::ProverValue>>);
+
+/// A shape's lookups, `(table, witness variables)` in proof order: the low digit's range, the
+/// high digit's (two digits), the output range (with one).
+fn lookup_statements<'a>(
+    shape: &ProjectionShape,
+    [low, high, output]: &'a [RangeTable; 3],
+) -> Result<Vec<(&'a dyn LookupTable, usize)>, AttentionError> {
+    let grid_vars = shape.grid_vars();
+    let mut statements: Vec<(&dyn LookupTable, usize)> = vec![(low, grid_vars)];
+    if shape.has_high_digit() {
+        statements.push((high, grid_vars));
+    }
+    if shape.output_range()?.is_some() {
+        statements.push((output, grid_vars));
+    }
+    Ok(statements)
+}
+
+/// The masked sum-checks of projections proven together in zero knowledge, in proof order:
+/// each one's lookups (their fraction depths), then the batched product sum-check.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape [`ProjectionShape::validate`] refuses.
+pub fn projection_zk_schedule(shapes: &[ProjectionShape]) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = Vec::new();
+    for shape in shapes {
+        shape.validate()?;
+        let tables = range_tables(shape)?;
+        schedule.extend(zk_lookup_schedule(&lookup_statements(shape, &tables)?));
+    }
+    schedule.push((shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 2));
+    Ok(schedule)
 }
 
 /// Proves the projections for `witnesses` with their range data ([`projection_ranges`]; a
-/// cheating prover may pass others): each one's lookup and values in order, then one batched
-/// sum-check of their products. The caller has committed to and absorbed the high digits of
-/// two-digit projections.
+/// cheating prover may pass others) in mode `M`: each one's lookup and values in order, the
+/// output ranges' relations, then one batched sum-check of their products. The caller has
+/// committed to and absorbed the high digits of two-digit projections.
 ///
 /// # Errors
 /// Bad shapes or tensors (as [`compute_projection`]), inputs of different lengths, range data
-/// of the wrong size, or the lookup's and sum-check's errors.
-pub fn prove_projections(
+/// of the wrong size, or the lookups', relations' and sum-check's errors.
+pub fn prove_projections<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shapes: &[ProjectionShape],
     witnesses: &[&ProjectionWitness],
     ranges: &[&ProjectionRanges],
     transcript: &mut Transcript,
-) -> Result<(ProjectionsProof, Vec<ProjectionClaims>), AttentionError> {
+) -> Result<ProvedProjections<M>, AttentionError> {
     if shapes.is_empty() || witnesses.len() != shapes.len() || ranges.len() != shapes.len() {
         return Err(AttentionError::InvalidShape("one witness and range data per projection".into()));
     }
     let mut fronts = Vec::with_capacity(shapes.len());
     for ((shape, witness), ranges) in shapes.iter().zip(witnesses).zip(ranges) {
-        fronts.push(prove_front(shape, witness, ranges, transcript)?);
+        fronts.push(prove_front::<M>(prover, shape, witness, ranges, transcript)?);
     }
-    let sums: Vec<Fr> = fronts.iter().map(|f| f.sum).collect();
-    let instances: Vec<&mut dyn zkmha_sumcheck::SumcheckInstance> =
-        fronts.iter_mut().map(|f| &mut f.instance as &mut dyn zkmha_sumcheck::SumcheckInstance).collect();
-    let (sumcheck, batched) = prove_batched(instances, &sums, transcript).map_err(sumcheck_error(STEP))?;
+    prove_back::<M>(prover, fronts, transcript)
+}
+
+/// The projections after their fronts: the output ranges' relations and the batched
+/// sum-check, and the claims.
+pub(crate) fn prove_back<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    fronts: Vec<ProverFront<M>>,
+    transcript: &mut Transcript,
+) -> Result<ProvedProjections<M>, AttentionError> {
+    let shape = product_of(STEP, vec![false, false])?;
     let mut proofs = Vec::with_capacity(fronts.len());
-    let mut claims = Vec::with_capacity(fronts.len());
-    for (k, mut front) in fronts.into_iter().enumerate() {
-        let values = front.instance.final_evaluations();
-        front.proof.final_values = [
-            values.first().copied().unwrap_or_else(Fr::zero),
-            values.get(1).copied().unwrap_or_else(Fr::zero),
-        ];
-        let rho = batched.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
-        claims.push(projection_claims(
-            &front.r_c,
-            &front.r_i,
-            rho,
-            front.proof.final_values,
-            front.proof.bias_value,
-            front.proof.output_value,
-            front.multiplicities,
-            front.high,
-            front.output_multiplicities,
-        ));
-        proofs.push(front.proof);
+    let mut parts = Vec::with_capacity(fronts.len());
+    let mut instances = Vec::with_capacity(fronts.len());
+    for f in fronts {
+        proofs.push(f.proof);
+        parts.push(f.front);
+        instances.push(f.instance);
     }
-    absorb_final_values(&proofs, transcript);
+    let members: Vec<ProverMember<'_>> =
+        instances.iter_mut().map(|instance| (&shape, instance as &mut dyn FinalEvaluations)).collect();
+    let sums: Vec<&M::ProverValue> = parts.iter().map(|front| &front.sum).collect();
+    let (sumcheck, outcomes) = M::prove_products(prover, STEP, members, &sums, transcript)?;
+    let claims = parts
+        .into_iter()
+        .zip(&outcomes)
+        .map(|(front, outcome)| projection_claims(front, outcome))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
 }
 
-fn absorb_final_values(proofs: &[ProjectionProof], transcript: &mut Transcript) {
-    let values: Vec<Fr> = proofs.iter().flat_map(|p| p.final_values).collect();
-    transcript.append_fields(LABEL_FINAL_VALUES, &values);
+/// The claims out of a front and its member's outcome (`x`, `w` hidden at `ρ`).
+fn projection_claims<V: Clone>(
+    front: Front<V>,
+    outcome: &ProductOutcome<V>,
+) -> Result<ProjectionClaims<V>, AttentionError> {
+    let rho = &outcome.point;
+    Ok(ProjectionClaims {
+        input: outcome.hidden(0, [rho.as_slice(), &front.r_i].concat(), STEP)?,
+        weights: outcome.hidden(1, [front.r_c.as_slice(), rho].concat(), STEP)?,
+        bias: EvalClaim { point: front.r_c.clone(), value: front.bias },
+        output: EvalClaim { point: [front.r_c, front.r_i].concat(), value: front.output },
+        multiplicities: front.multiplicities,
+        high: front.high,
+        output_multiplicities: front.output_multiplicities,
+    })
 }
 
-/// One projection's lookup and values, and its product sum-check instance (not run yet).
-fn prove_front(
+/// One projection's lookups and values, and its product sum-check instance (not run yet).
+pub(crate) fn prove_front<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &ProjectionShape,
     witness: &ProjectionWitness,
     ranges: &ProjectionRanges,
     transcript: &mut Transcript,
-) -> Result<ProverFront, AttentionError> {
+) -> Result<ProverFront<M>, AttentionError> {
     witness.validate(shape)?;
-    shape.append_to_transcript(transcript);
-    let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
-    let grid_vars = shape.grid_vars();
-    let (low_bits, high_bits) = shape.digits();
+    let (high_bits, grid_vars) = (shape.digits().1, shape.grid_vars());
     if high_bits > 0 && ranges.high_digits.len() != 1usize << grid_vars {
         return Err(AttentionError::WrongTensorSize {
             tensor: "D_hi",
-            rows: 1 << row_vars,
-            columns: 1 << output_vars,
+            rows: 1 << shape.row_vars(),
+            columns: 1 << shape.output_vars(),
             expected: 1 << grid_vars,
             got: ranges.high_digits.len(),
         });
     }
-    let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
-    let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
-    let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
-    let y = witness.padded_output(shape);
-    let output_range = shape.output_range()?;
-    if output_range.is_some()
-        && ranges.output_multiplicities.len() != 1usize << output_range.map_or(0, |r| r.bits())
+    let output_bits = shape.output_range()?.map(|r| r.bits());
+    if let Some(bits) = output_bits
+        && ranges.output_multiplicities.len() != 1usize << bits
     {
         return Err(AttentionError::WrongTensorSize {
             tensor: "m_Y",
             rows: 1,
-            columns: 1 << output_range.map_or(0, |r| r.bits()),
-            expected: 1 << output_range.map_or(0, |r| r.bits()),
+            columns: 1 << bits,
+            expected: 1 << bits,
             got: ranges.output_multiplicities.len(),
         });
     }
     // D_lo = D − 2^k_lo·D_hi with the prover's high digits; a cheating prover's value may not
     // fit i64: clamp it (the lookup then fails on it).
+    let low_bits = shape.digits().0;
     let lows: Vec<i64> = witness
         .remainders(shape)
         .into_iter()
@@ -572,20 +745,49 @@ fn prove_front(
             clamp_to_i64(d - (high << low_bits))
         })
         .collect();
+    let y = witness.padded_output(shape);
+    let output = FrontOutput { integers: &y, field: None };
+    prove_front_with::<M>(prover, shape, witness, ranges, &lows, output, transcript)
+}
 
-    let low_table = RangeTable::new(low_bits as usize)?;
-    let high_table = RangeTable::new(high_bits.max(1) as usize)?;
+/// The output table a front evaluates: the padded integers, and (a cheating prover's, in
+/// tests) a field table over the padded grid evaluated in their place while the output range
+/// looks up the integers.
+pub(crate) struct FrontOutput<'a> {
+    integers: &'a [i64],
+    field: Option<&'a [Fr]>,
+}
+
+/// [`prove_front`] with the low digits and the output table given.
+pub(crate) fn prove_front_with<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &ProjectionShape,
+    witness: &ProjectionWitness,
+    ranges: &ProjectionRanges,
+    lows: &[i64],
+    output: FrontOutput<'_>,
+    transcript: &mut Transcript,
+) -> Result<ProverFront<M>, AttentionError> {
+    shape.append_to_transcript(transcript);
+    let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
+    let grid_vars = shape.grid_vars();
+    let high_bits = shape.digits().1;
+    let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
+    let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
+    let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
+    let output_integers = output.integers;
+    let output_range = shape.output_range()?;
+    let [low_table, high_table, output_table] = range_tables(shape)?;
     let low_entry = |row: usize, _: usize| lows[row];
     let high_entry = |row: usize, _: usize| ranges.high_digits[row];
     let evaluate_low = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &lows)?.evaluate(point)?])
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), lows)?.evaluate(point)?])
     };
     let evaluate_high = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &ranges.high_digits)?.evaluate(point)?])
     };
     // The output range's column Y + 2^(b−1) (empty without one).
-    let shifted: Vec<i64> = output_range.map_or(Vec::new(), |r| r.entries(&y));
-    let output_table = RangeTable::new(output_range.map_or(1, |r| r.bits()) as usize)?;
+    let shifted: Vec<i64> = output_range.map_or(Vec::new(), |r| r.entries(output_integers));
     let output_entry = |row: usize, _: usize| shifted[row];
     let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
@@ -610,210 +812,109 @@ fn prove_front(
             multiplicities: &ranges.output_multiplicities,
         });
     }
-    let (lookup, claims) = prove_lookups(&lookups, transcript)?;
-    let mut claims = claims.into_iter();
-    let low_claims = claims.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let low_claim = low_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let high_claims = if high_bits > 0 { claims.next() } else { None };
-    let output_multiplicities = claims.next().map(|c| c.multiplicities);
-    let (high_digit_value, high) = match high_claims {
-        Some(high_claims) => {
-            let at_lookup =
-                high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-            let h = DenseMultilinearExtension::from_i64(grid_vars, &ranges.high_digits)?
-                .evaluate(&low_claim.point)?;
-            transcript.append_field(LABEL_HIGH_DIGIT, &h);
-            let claims = HighDigitClaims {
-                at_remainder: EvalClaim { point: low_claim.point.clone(), value: h },
-                at_lookup,
-                multiplicities: high_claims.multiplicities,
-            };
-            (Some(h), Some(claims))
-        }
-        None => (None, None),
+    let (lookup, claims) = M::prove_lookups(prover, &lookups, transcript)?;
+    let point =
+        claims.first().map(|c| c.witness_point.clone()).ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let (high_digit_value, high_held) = if high_bits > 0 {
+        let h = DenseMultilinearExtension::from_i64(grid_vars, &ranges.high_digits)?.evaluate(&point)?;
+        let (sent, held) = M::send(prover, LABEL_HIGH_DIGIT, &[h], transcript);
+        (sent.into_iter().next(), held.into_iter().next())
+    } else {
+        (None, None)
     };
-    let remainder = low_claim.value + Fr::from(1u64 << low_bits) * high_digit_value.unwrap_or_else(Fr::zero);
-    let (r_c, r_i) = low_claim.point.split_at(output_vars);
-
-    let output_value = DenseMultilinearExtension::from_i64(grid_vars, &y)?.evaluate(&low_claim.point)?;
+    let (r_c, r_i) = point.split_at(output_vars.min(point.len()));
+    let output_value = match output.field {
+        None => DenseMultilinearExtension::from_i64(grid_vars, output_integers)?.evaluate(&point)?,
+        Some(table) => DenseMultilinearExtension::new(grid_vars, table.to_vec())?.evaluate(&point)?,
+    };
     let bias_value = DenseMultilinearExtension::from_i64(output_vars, &b)?.evaluate(r_c)?;
-    transcript.append_fields(LABEL_VALUES, &[output_value, bias_value]);
-
-    let sum = product_claim(shape, r_i, remainder, output_value, bias_value);
+    let (values, held) = M::send(prover, LABEL_VALUES, &[output_value, bias_value], transcript);
+    let held: [M::ProverValue; 2] =
+        <[M::ProverValue; 2]>::try_from(held).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let one = M::prover_constant(prover, Fr::one());
     let mles = vec![
         DenseMultilinearExtension::new(input_vars, fold_integer_rows(&x, 1 << input_vars, r_i))?,
         DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
     ];
     let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
     let instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
-    Ok(ProverFront {
-        proof: ProjectionProof {
-            lookup,
-            high_digit_value,
-            output_value,
-            bias_value,
-            final_values: [Fr::zero(), Fr::zero()],
-        },
-        r_c: r_c.to_vec(),
-        r_i: r_i.to_vec(),
-        sum,
-        instance,
-        multiplicities: low_claims.multiplicities,
-        high,
-        output_multiplicities,
-    })
+    let (front, target) = front_from(shape, &one, claims, high_held.as_ref(), held)?;
+    let output_range = match target {
+        Some(target) => Some(M::prove_zero(prover, STEP_OUTPUT_RANGE, vec![target], transcript)?),
+        None => None,
+    };
+    let proof = ProjectionProof { lookup, high_digit_value, values, output_range };
+    Ok(ProverFront { proof, front, instance })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn projection_claims(
-    r_c: &[Fr],
-    r_i: &[Fr],
-    rho: &[Fr],
-    [input_value, weights_value]: [Fr; 2],
-    bias_value: Fr,
-    output_value: Fr,
-    multiplicities: EvalClaim,
-    high: Option<HighDigitClaims>,
-    output_multiplicities: Option<EvalClaim>,
-) -> ProjectionClaims {
-    ProjectionClaims {
-        input: EvalClaim { point: [rho, r_i].concat(), value: input_value },
-        weights: EvalClaim { point: [r_c, rho].concat(), value: weights_value },
-        bias: EvalClaim { point: r_c.to_vec(), value: bias_value },
-        output: EvalClaim { point: [r_c, r_i].concat(), value: output_value },
-        multiplicities,
-        high,
-        output_multiplicities,
-    }
-}
-
-/// One projection's part before the batched sum-check (verifier side).
-struct VerifierFront {
-    r_c: Vec<Fr>,
-    r_i: Vec<Fr>,
-    sum: Fr,
-    multiplicities: EvalClaim,
-    high: Option<HighDigitClaims>,
-    output_multiplicities: Option<EvalClaim>,
-}
-
-/// Verifies the projections; returns the claims the caller must discharge, in order.
+/// Verifies the projections in mode `M`; returns the claims the caller must discharge, in
+/// order.
 ///
 /// # Errors
-/// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::Sumcheck`] or
-/// [`AttentionError::CheckFailed`] (a proof for another number of projections, or final
-/// values that do not give the batched sum-check's last claim).
+/// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::CheckFailed`] (a
+/// proof for another number of projections, an output range whose column is not `y +
+/// 2^(b−1)`), or the sum-check's errors (in zero knowledge the group equations are left in
+/// the deferred checks).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_projections(
+pub fn verify_projections<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shapes: &[ProjectionShape],
-    proof: &ProjectionsProof,
+    proof: &ProjectionsProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<Vec<ProjectionClaims>, AttentionError> {
+) -> Result<Vec<ProjectionClaims<M::Value>>, AttentionError> {
     if shapes.is_empty() || proof.projections.len() != shapes.len() {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let mut fronts = Vec::with_capacity(shapes.len());
     for (shape, p) in shapes.iter().zip(&proof.projections) {
-        fronts.push(verify_front(shape, p, transcript)?);
+        fronts.push(verify_front::<M>(verifier, shape, p, transcript)?);
     }
-    let claims: Vec<SumcheckClaim> = shapes
-        .iter()
-        .zip(&fronts)
-        .map(|(shape, f)| SumcheckClaim::new(shape.input_vars(), 2, f.sum))
-        .collect();
-    let batched = verify_batched(&claims, &proof.sumcheck, transcript).map_err(sumcheck_error(STEP))?;
-    let products: Vec<Fr> = proof.projections.iter().map(|p| p.final_values[0] * p.final_values[1]).collect();
-    batched.check(&products).map_err(sumcheck_error(STEP))?;
-    absorb_final_values(&proof.projections, transcript);
-    let mut out = Vec::with_capacity(fronts.len());
-    for (k, (front, p)) in fronts.into_iter().zip(&proof.projections).enumerate() {
-        let rho = batched.instance_point(k).ok_or(AttentionError::CheckFailed { step: STEP })?;
-        out.push(projection_claims(
-            &front.r_c,
-            &front.r_i,
-            rho,
-            p.final_values,
-            p.bias_value,
-            p.output_value,
-            front.multiplicities,
-            front.high,
-            front.output_multiplicities,
-        ));
+    let product = product_of(STEP, vec![false, false])?;
+    let members: Vec<BatchMember<'_>> = shapes.iter().map(|s| (&product, s.input_vars())).collect();
+    let sums: Vec<&M::Value> = fronts.iter().map(|f| &f.sum).collect();
+    let outcomes = M::verify_products(verifier, STEP, &members, &sums, &proof.sumcheck, transcript)?;
+    if outcomes.len() != fronts.len() {
+        return Err(AttentionError::CheckFailed { step: STEP });
     }
-    Ok(out)
+    fronts.into_iter().zip(&outcomes).map(|(front, outcome)| projection_claims(front, outcome)).collect()
 }
 
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-fn verify_front(
+fn verify_front<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &ProjectionShape,
-    proof: &ProjectionProof,
+    proof: &ProjectionProof<M::LookupProof, M::Sent, M::ZeroProof>,
     transcript: &mut Transcript,
-) -> Result<VerifierFront, AttentionError> {
+) -> Result<Front<M::Value>, AttentionError> {
     shape.validate()?;
     shape.append_to_transcript(transcript);
-    let output_vars = shape.output_vars();
-    let grid_vars = shape.grid_vars();
-    let (low_bits, high_bits) = shape.digits();
-    let low_table = RangeTable::new(low_bits as usize)?;
-    let high_table = RangeTable::new(high_bits.max(1) as usize)?;
-    let output_range = shape.output_range()?;
-    let output_table = RangeTable::new(output_range.map_or(1, |r| r.bits()) as usize)?;
-    let mut statements: Vec<(&dyn zkmha_lookup::LookupTable, usize)> = vec![(&low_table, grid_vars)];
-    if high_bits > 0 {
-        statements.push((&high_table, grid_vars));
-    }
-    if output_range.is_some() {
-        statements.push((&output_table, grid_vars));
-    }
-    let claims = verify_lookups(&statements, &proof.lookup, transcript)?;
-    let mut claims = claims.into_iter();
-    let low_claims = claims.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    let low_claim = low_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-    if low_claim.point.len() != grid_vars {
-        return Err(AttentionError::CheckFailed { step: STEP });
-    }
-    let high_claims = if high_bits > 0 { claims.next() } else { None };
-    let output_multiplicities = match (output_range, claims.next()) {
-        (Some(range), Some(output_claims)) => {
-            let column = output_claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
-            range.check(
-                STEP_OUTPUT_RANGE,
-                (&column.point, column.value),
-                &low_claim.point,
-                proof.output_value,
-            )?;
-            Some(output_claims.multiplicities)
+    let high_bits = shape.digits().1;
+    let tables = range_tables(shape)?;
+    let statements = lookup_statements(shape, &tables)?;
+    let claims = M::verify_lookups(verifier, &statements, &proof.lookup, transcript)?;
+    let high = match (high_bits > 0, &proof.high_digit_value) {
+        (true, Some(h)) => {
+            M::receive(verifier, LABEL_HIGH_DIGIT, std::slice::from_ref(h), transcript).into_iter().next()
         }
-        (None, None) => None,
-        _ => return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE }),
-    };
-    let high = match (high_claims, proof.high_digit_value) {
-        (Some(high_claims), Some(h)) => {
-            let at_lookup =
-                high_claims.columns.into_iter().next().ok_or(AttentionError::CheckFailed { step: STEP })?;
-            transcript.append_field(LABEL_HIGH_DIGIT, &h);
-            Some(HighDigitClaims {
-                at_remainder: EvalClaim { point: low_claim.point.clone(), value: h },
-                at_lookup,
-                multiplicities: high_claims.multiplicities,
-            })
-        }
-        (None, None) => None,
+        (false, None) => None,
         _ => return Err(AttentionError::CheckFailed { step: "projection high digit" }),
     };
-    let remainder =
-        low_claim.value + Fr::from(1u64 << low_bits) * proof.high_digit_value.unwrap_or_else(Fr::zero);
-    let (r_c, r_i) = low_claim.point.split_at(output_vars);
-    transcript.append_fields(LABEL_VALUES, &[proof.output_value, proof.bias_value]);
-    let sum = product_claim(shape, r_i, remainder, proof.output_value, proof.bias_value);
-    Ok(VerifierFront {
-        r_c: r_c.to_vec(),
-        r_i: r_i.to_vec(),
-        sum,
-        multiplicities: low_claims.multiplicities,
-        high,
-        output_multiplicities,
-    })
+    if proof.values.len() != 2 {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let values = M::receive(verifier, LABEL_VALUES, &proof.values, transcript);
+    let values: [M::Value; 2] =
+        <[M::Value; 2]>::try_from(values).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let one = M::verifier_constant(verifier, Fr::one());
+    let (front, target) = front_from(shape, &one, claims, high.as_ref(), values)?;
+    match (target, &proof.output_range) {
+        (Some(target), Some(relation)) => {
+            M::verify_zero(verifier, STEP_OUTPUT_RANGE, vec![target], relation, transcript)?;
+        }
+        (None, None) => {}
+        _ => return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE }),
+    }
+    Ok(front)
 }
 
 /// Malicious-prover regression (the audit's reproducer, shared/audit/
@@ -827,6 +928,7 @@ fn verify_front(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 pub(crate) mod audit_forgery {
     use super::*;
+    use crate::mode::Plain;
     use ark_ff::{BigInteger, PrimeField};
 
     /// Replacement remainders (padded grid, one digit) and output table (padded grid, field).
@@ -841,81 +943,15 @@ pub(crate) mod audit_forgery {
         ranges: &ProjectionRanges,
         ov: Option<&Override>,
         transcript: &mut Transcript,
-    ) -> Result<ProverFront, AttentionError> {
-        let Some(ov) = ov else { return prove_front(shape, witness, ranges, transcript) };
+    ) -> Result<ProverFront<Plain>, AttentionError> {
+        let Some(ov) = ov else { return prove_front::<Plain>(&mut (), shape, witness, ranges, transcript) };
         assert!(!shape.has_high_digit(), "the forgery handles one digit");
         witness.validate(shape)?;
-        shape.append_to_transcript(transcript);
-        let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
-        let grid_vars = shape.grid_vars();
-        let (low_bits, _) = shape.digits();
-        let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
-        let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
-        let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
-        let lows = ov.lows.clone();
-        let low_table = RangeTable::new(low_bits as usize)?;
-        let low_entry = |row: usize, _: usize| lows[row];
-        let evaluate_low = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &lows)?.evaluate(point)?])
-        };
-        let low_witness = LookupWitness { num_vars: grid_vars, entry: &low_entry, evaluate: &evaluate_low };
-        // The output range: the closest a cheater gets is an integer column (the honest Y).
-        let range = shape.output_range()?;
-        let shifted = range.map_or(Vec::new(), |r| r.entries(&witness.padded_output(shape)));
-        let output_table = RangeTable::new(range.map_or(1, |r| r.bits()) as usize)?;
-        let output_entry = |row: usize, _: usize| shifted[row];
-        let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
-        };
-        let output_witness =
-            LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
-        let mut lookups = vec![Lookup {
-            table: &low_table,
-            witness: &low_witness,
-            multiplicities: &ranges.low_multiplicities,
-        }];
-        if range.is_some() {
-            lookups.push(Lookup {
-                table: &output_table,
-                witness: &output_witness,
-                multiplicities: &ranges.output_multiplicities,
-            });
-        }
-        let (lookup, claims) = prove_lookups(&lookups, transcript)?;
-        let mut claims = claims.into_iter();
-        let low_claims = claims.next().unwrap();
-        let output_multiplicities = claims.next().map(|c| c.multiplicities);
-        let low_claim = low_claims.columns.first().unwrap().clone();
-        let remainder = low_claim.value;
-        let (r_c, r_i) = low_claim.point.split_at(output_vars);
-        // The committed output is a field table: evaluate it as such.
-        let output_value =
-            DenseMultilinearExtension::new(grid_vars, ov.output.clone())?.evaluate(&low_claim.point)?;
-        let bias_value = DenseMultilinearExtension::from_i64(output_vars, &b)?.evaluate(r_c)?;
-        transcript.append_fields(LABEL_VALUES, &[output_value, bias_value]);
-        let sum = product_claim(shape, r_i, remainder, output_value, bias_value);
-        let mles = vec![
-            DenseMultilinearExtension::new(input_vars, fold_integer_rows(&x, 1 << input_vars, r_i))?,
-            DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
-        ];
-        let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
-        let instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
-        Ok(ProverFront {
-            proof: ProjectionProof {
-                lookup,
-                high_digit_value: None,
-                output_value,
-                bias_value,
-                final_values: [Fr::zero(), Fr::zero()],
-            },
-            r_c: r_c.to_vec(),
-            r_i: r_i.to_vec(),
-            sum,
-            instance,
-            multiplicities: low_claims.multiplicities,
-            high: None,
-            output_multiplicities,
-        })
+        // The output range: the closest a cheater gets is an integer column (the honest Y);
+        // the committed output is a field table, evaluated as such.
+        let integers = witness.padded_output(shape);
+        let output = FrontOutput { integers: &integers, field: Some(&ov.output) };
+        prove_front_with::<Plain>(&mut (), shape, witness, ranges, &ov.lows, output, transcript)
     }
 
     /// [`prove_projections`] with per-projection overrides.
@@ -936,32 +972,7 @@ pub(crate) mod audit_forgery {
                 transcript,
             )?);
         }
-        let sums: Vec<Fr> = fronts.iter().map(|f| f.sum).collect();
-        let instances: Vec<&mut dyn zkmha_sumcheck::SumcheckInstance> =
-            fronts.iter_mut().map(|f| &mut f.instance as &mut dyn zkmha_sumcheck::SumcheckInstance).collect();
-        let (sumcheck, batched) =
-            prove_batched(instances, &sums, transcript).map_err(sumcheck_error(STEP))?;
-        let mut proofs = Vec::with_capacity(fronts.len());
-        let mut claims = Vec::with_capacity(fronts.len());
-        for (k, mut front) in fronts.into_iter().enumerate() {
-            let values = front.instance.final_evaluations();
-            front.proof.final_values = [values[0], values[1]];
-            let rho = batched.instance_point(k).unwrap();
-            claims.push(projection_claims(
-                &front.r_c,
-                &front.r_i,
-                rho,
-                front.proof.final_values,
-                front.proof.bias_value,
-                front.proof.output_value,
-                front.multiplicities,
-                front.high,
-                front.output_multiplicities,
-            ));
-            proofs.push(front.proof);
-        }
-        absorb_final_values(&proofs, transcript);
-        Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
+        prove_back::<Plain>(&mut (), fronts, transcript)
     }
 
     /// The honest remainders `D` over the padded grid (exposed for the forgery).
@@ -1014,7 +1025,7 @@ pub(crate) mod audit_forgery {
     fn a_non_integer_projection_output_is_rejected() {
         let (shape, proof, _, _, _) = forge(Some(16));
         assert_eq!(
-            verify_projections(&[shape], &proof, &mut Transcript::new(b"audit-projection")),
+            verify_projections::<Plain>(&mut (), &[shape], &proof, &mut Transcript::new(b"audit-projection")),
             Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
         );
     }
@@ -1025,7 +1036,9 @@ pub(crate) mod audit_forgery {
     #[test]
     fn without_an_output_range_the_caller_must_pin_the_output() {
         let (shape, proof, output, counts, witness) = forge(None);
-        let claims = verify_projections(&[shape], &proof, &mut Transcript::new(b"audit-projection")).unwrap();
+        let claims =
+            verify_projections::<Plain>(&mut (), &[shape], &proof, &mut Transcript::new(b"audit-projection"))
+                .unwrap();
         let c = &claims[0];
         let mle = |vars: usize, v: Vec<Fr>| DenseMultilinearExtension::new(vars, v).unwrap();
         let ints = |v: &[i64]| v.iter().map(|&a| fr_from_i64(a)).collect::<Vec<_>>();

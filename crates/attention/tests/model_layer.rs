@@ -193,19 +193,19 @@ fn rejects_tampered_parts_and_missing_parts() {
     // K's sent output value: its own output range's column claim no longer matches it (the
     // output projection's, which has no range check, fails the batched sum-check).
     let mut bad = r.proof.clone();
-    bad.projections.projections[1].output_value += Fr::one();
+    bad.projections.projections[1].values[0] += Fr::one();
     assert_eq!(
         verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "projection output range" })
     );
     let mut bad = r.proof.clone();
-    bad.projections.projections[3].output_value += Fr::one();
+    bad.projections.projections[3].values[0] += Fr::one();
     assert!(matches!(
         verify_model_layer(&r.params, &r.statement, &bad),
         Err(AttentionError::Sumcheck { .. })
     ));
     let mut bad = r.proof.clone();
-    bad.projections.projections[3].final_values[0] += Fr::one();
+    bad.projections.sumcheck.final_evaluations[3][0] += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     let mut bad = r.proof.clone();
     bad.projections.projections.pop();
