@@ -689,6 +689,19 @@ pub(crate) fn product_of(step: &'static str, public: Vec<bool>) -> Result<ZkProd
     ZkProductShape::new(product, public).map_err(zk_error(step))
 }
 
+/// A sum of products whose factors are flagged public (`public[k]`: the verifier evaluates
+/// factor `k` itself).
+///
+/// # Errors
+/// [`AttentionError::ZeroKnowledge`] for flags that do not fit the sum.
+pub(crate) fn sum_of_products(
+    step: &'static str,
+    sum: SumOfProducts,
+    public: Vec<bool>,
+) -> Result<ZkProductShape, AttentionError> {
+    ZkProductShape::new(sum, public).map_err(zk_error(step))
+}
+
 /// A one-claim step's sum of products over dense tables: the proof and the outcome.
 ///
 /// # Errors
@@ -737,5 +750,45 @@ pub(crate) fn single<V>(
     match (outcomes.next(), outcomes.next()) {
         (Some(outcome), None) => Ok(outcome),
         _ => Err(AttentionError::CheckFailed { step }),
+    }
+}
+
+/// Test support: a step's prover and verifier run in zero knowledge around their masks, with
+/// every deferred group equation checked (in-crate malicious-prover tests use it with provers
+/// changed at one step).
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub(crate) mod zk_test_support {
+    use super::*;
+    use ark_std::rand::{SeedableRng, rngs::StdRng};
+    use zkmha_zk::MaskSchedule;
+
+    /// Proves with `prove` and verifies its output with `verify` in zero knowledge; the
+    /// verifier's error, or the group equations' as `ZeroKnowledge { "the group equations" }`.
+    pub(crate) fn zk_round<T, R>(
+        schedule: Vec<(usize, usize)>,
+        prove: impl FnOnce(&mut ZkProver<'_>, &mut Transcript) -> Result<T, AttentionError>,
+        verify: impl FnOnce(&mut ZkVerifier<'_>, &mut Transcript, &T) -> Result<R, AttentionError>,
+    ) -> Result<R, AttentionError> {
+        let schedule = MaskSchedule(schedule);
+        let params = HyraxParams::new((2 * schedule.generator_vars()).max(16));
+        let mut rng = StdRng::seed_from_u64(17);
+        let mut t = Transcript::new(b"zk-round");
+        let (mut masks, commitment) =
+            ProverMasks::commit(&params, schedule.clone(), &mut t, &mut rng).unwrap();
+        let out = prove(&mut ZkProver { params: &params, masks: &mut masks, rng: &mut rng }, &mut t).unwrap();
+        let openings = masks.prove_openings(&params, &mut t, &mut rng).unwrap();
+        let mut t = Transcript::new(b"zk-round");
+        let mut masks = VerifierMasks::absorb(schedule, commitment, &mut t);
+        let mut checks = DeferredChecks::new();
+        let verified = verify(
+            &mut ZkVerifier { params: &params, masks: &mut masks, checks: &mut checks },
+            &mut t,
+            &out,
+        )?;
+        let wrap = |source| AttentionError::ZeroKnowledge { step: "the group equations", source };
+        masks.verify_openings(&params, &openings, &mut t, &mut checks).map_err(wrap)?;
+        checks.finish(&t).map_err(wrap)?;
+        Ok(verified)
     }
 }

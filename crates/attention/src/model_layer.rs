@@ -981,7 +981,7 @@ pub fn prove_model_layer(
     if let Some(params) = shape.rotary {
         let rotation = params.shape(a.seq_len, a.heads, a.head_dim);
         for (w, range_data) in rotation_witnesses.iter().zip(&rotation_range_data) {
-            let (p, c) = prove_rotation(&rotation, w, range_data, &mut transcript)?;
+            let (p, c) = prove_rotation::<Plain>(&mut (), &rotation, w, range_data, &mut transcript)?;
             rotations.push(p);
             rotation_claims.push(c);
         }
@@ -1118,7 +1118,7 @@ pub fn verify_model_layer(
     if let Some(params) = shape.rotary {
         let rotation = params.shape(attention.seq_len, attention.heads, attention.head_dim);
         for p in &proof.rotations {
-            rotation_claims.push(verify_rotation(&rotation, p, &mut transcript)?);
+            rotation_claims.push(verify_rotation::<Plain>(&mut (), &rotation, p, &mut transcript)?);
         }
     }
     let extra_commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
@@ -1424,7 +1424,8 @@ pub(crate) mod audit_forgery {
         let ov = Override { lows, output: v_field };
         let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
         let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
-        let (projection_proofs, claims) = prove_projections_forged(
+        let (projection_proofs, claims) = prove_projections_forged::<Plain>(
+            &mut (),
             &projections,
             &witness_refs,
             &range_refs,

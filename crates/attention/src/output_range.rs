@@ -6,7 +6,8 @@
 //! lookup     one more range lookup in the step's batch, over the same grid as its remainder
 //!            D: logUp's trees of one depth share their leaf point r, so the lookup's column
 //!            claim is (Ỹ + 2^(b−1))(r) at the very point where the step already sends y = Ỹ(r)
-//! V checks   the column claim equals y + 2^(b−1) at D's point: no new opening of Y, one new
+//! relation   the column claim equals y + 2^(b−1) at D's point (a linear relation in either
+//!            mode: checked at once, or proven on commitments): no new opening of Y, one new
 //!            claim on the multiplicities m_Y (2^b entries)
 //! ```
 //!
@@ -86,24 +87,5 @@ impl SignedRange {
             }
         }
         Ok(counts)
-    }
-
-    /// The verifier's check: the lookup's column claim `(Ỹ + 2^(b−1))(r)` at the remainder's
-    /// point `r` is the step's `y = Ỹ(r)` plus the offset.
-    ///
-    /// # Errors
-    /// [`AttentionError::CheckFailed`] naming `step`.
-    pub(crate) fn check(
-        self,
-        step: &'static str,
-        column: (&[Fr], Fr),
-        remainder_point: &[Fr],
-        output_value: Fr,
-    ) -> Result<(), AttentionError> {
-        let (point, value) = column;
-        if point != remainder_point || value != output_value + Fr::from(self.offset() as u64) {
-            return Err(AttentionError::CheckFailed { step });
-        }
-        Ok(())
     }
 }

@@ -937,34 +937,37 @@ pub(crate) mod audit_forgery {
         pub(crate) output: Vec<Fr>,
     }
 
-    fn forged_front(
+    fn forged_front<M: Mode>(
+        prover: &mut M::Prover<'_>,
         shape: &ProjectionShape,
         witness: &ProjectionWitness,
         ranges: &ProjectionRanges,
         ov: Option<&Override>,
         transcript: &mut Transcript,
-    ) -> Result<ProverFront<Plain>, AttentionError> {
-        let Some(ov) = ov else { return prove_front::<Plain>(&mut (), shape, witness, ranges, transcript) };
+    ) -> Result<ProverFront<M>, AttentionError> {
+        let Some(ov) = ov else { return prove_front::<M>(prover, shape, witness, ranges, transcript) };
         assert!(!shape.has_high_digit(), "the forgery handles one digit");
         witness.validate(shape)?;
         // The output range: the closest a cheater gets is an integer column (the honest Y);
         // the committed output is a field table, evaluated as such.
         let integers = witness.padded_output(shape);
         let output = FrontOutput { integers: &integers, field: Some(&ov.output) };
-        prove_front_with::<Plain>(&mut (), shape, witness, ranges, &ov.lows, output, transcript)
+        prove_front_with::<M>(prover, shape, witness, ranges, &ov.lows, output, transcript)
     }
 
     /// [`prove_projections`] with per-projection overrides.
-    pub(crate) fn prove_projections_forged(
+    pub(crate) fn prove_projections_forged<M: Mode>(
+        prover: &mut M::Prover<'_>,
         shapes: &[ProjectionShape],
         witnesses: &[&ProjectionWitness],
         ranges: &[&ProjectionRanges],
         overrides: &[Option<&Override>],
         transcript: &mut Transcript,
-    ) -> Result<(ProjectionsProof, Vec<ProjectionClaims>), AttentionError> {
+    ) -> Result<ProvedProjections<M>, AttentionError> {
         let mut fronts = Vec::with_capacity(shapes.len());
         for (k, ((shape, witness), ranges)) in shapes.iter().zip(witnesses).zip(ranges).enumerate() {
-            fronts.push(forged_front(
+            fronts.push(forged_front::<M>(
+                prover,
                 shape,
                 witness,
                 ranges,
@@ -972,7 +975,7 @@ pub(crate) mod audit_forgery {
                 transcript,
             )?);
         }
-        prove_back::<Plain>(&mut (), fronts, transcript)
+        prove_back::<M>(prover, fronts, transcript)
     }
 
     /// The honest remainders `D` over the padded grid (exposed for the forgery).
@@ -982,9 +985,11 @@ pub(crate) mod audit_forgery {
 
     /// The forgery on a projection of `output_bits`: the proof, the forged field table and
     /// what it changes.
-    fn forge(
+    /// The forgery's statement and cheating data: shape, witness, range data (the forged
+    /// remainders' counts), the override, the counts.
+    fn forgery(
         output_bits: Option<u32>,
-    ) -> (ProjectionShape, ProjectionsProof, Vec<Fr>, Vec<i64>, ProjectionWitness) {
+    ) -> (ProjectionShape, ProjectionWitness, ProjectionRanges, Override, Vec<i64>) {
         use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
         let shape = ProjectionShape { rows: 3, inputs: 5, outputs: 3, shift: 6, output_bits };
         let mut rng = StdRng::seed_from_u64(7);
@@ -1013,11 +1018,56 @@ pub(crate) mod audit_forgery {
         }
         let honest = projection_ranges(&shape, &witness).unwrap();
         let ranges = ProjectionRanges { low_multiplicities: counts.clone(), ..honest };
-        let ov = Override { lows, output: output.clone() };
+        let ov = Override { lows, output };
+        (shape, witness, ranges, ov, counts)
+    }
+
+    /// The forgery on a projection of `output_bits`, proven plainly: the proof, the forged
+    /// field table and what it changes.
+    fn forge(
+        output_bits: Option<u32>,
+    ) -> (ProjectionShape, ProjectionsProof, Vec<Fr>, Vec<i64>, ProjectionWitness) {
+        let (shape, witness, ranges, ov, counts) = forgery(output_bits);
         let mut tp = Transcript::new(b"audit-projection");
-        let (proof, _) =
-            prove_projections_forged(&[shape], &[&witness], &[&ranges], &[Some(&ov)], &mut tp).unwrap();
-        (shape, proof, output, counts, witness)
+        let (proof, _) = prove_projections_forged::<Plain>(
+            &mut (),
+            &[shape],
+            &[&witness],
+            &[&ranges],
+            &[Some(&ov)],
+            &mut tp,
+        )
+        .unwrap();
+        (shape, proof, ov.output, counts, witness)
+    }
+
+    /// In zero knowledge the non-integer `Y'` is rejected too: the output range's relation
+    /// (the column claim is `y + 2^(b−1)`) fails among the group equations.
+    #[test]
+    fn a_non_integer_projection_output_is_rejected_in_zero_knowledge() {
+        use crate::mode::Zk;
+        use crate::mode::zk_test_support::zk_round;
+        let (shape, witness, ranges, ov, _) = forgery(Some(16));
+        let verdict = zk_round(
+            projection_zk_schedule(&[shape]).unwrap(),
+            |p, t| prove_projections_forged::<Zk>(p, &[shape], &[&witness], &[&ranges], &[Some(&ov)], t),
+            |v, t, (proof, _)| verify_projections::<Zk>(v, &[shape], proof, t),
+        );
+        assert_eq!(
+            verdict.err(),
+            Some(AttentionError::ZeroKnowledge {
+                step: "the group equations",
+                source: zkmha_zk::ZkError::RelationMismatch
+            })
+        );
+        // The honest prover of the same statement is accepted.
+        let honest = projection_ranges(&shape, &witness).unwrap();
+        let verdict = zk_round(
+            projection_zk_schedule(&[shape]).unwrap(),
+            |p, t| prove_projections::<Zk>(p, &[shape], &[&witness], &[&honest], t),
+            |v, t, (proof, _)| verify_projections::<Zk>(v, &[shape], proof, t),
+        );
+        assert!(verdict.is_ok());
     }
 
     /// With an output range the non-integer `Y'` is rejected.

@@ -1,7 +1,11 @@
 //! Rotary position embeddings (RoPE) in fixed point: `R = round((P∘C + Pσ∘S) / 2^f)`, the
 //! rotation Llama-family models apply to `Q` and `K` after their projections. Like
 //! [`crate::projection`], it needs no claim on its output: it ties `P` and `R` together and
-//! hands claims on both (and on the range multiplicities) to the caller's openings.
+//! hands claims on both (and on the range multiplicities) to the caller's openings. One
+//! implementation for both modes ([`crate::mode`]): lookups through `M::prove_lookups`, `y`
+//! and the pair values through `M::send`, the output range and the pair split as relations
+//! through `M::prove_zero`, the sum-check through `M::prove_products` (`eq`, `C`, `S` public,
+//! `P`, `Pσ` hidden).
 //!
 //! ```text
 //! tensors    P, R: ŝ × n̂ (n = h·m, index i·n̂ + c, column c = (j, head) with j in the low
@@ -16,11 +20,11 @@
 //! absorb     the shape (s, h, m, base, f)
 //! lookup     D ∈ [0, 2^f) (logUp, D never committed)  → D(r) = v, m(r_t) = μ
 //!            R + 2^(b−1) ∈ [0, 2^b) in the same batch (crate::output_range): its column claim
-//!            sits at r too and V checks it is y + 2^(b−1)  → m_R(r_R) = μ_R
+//!            sits at r too; relation: it is y + 2^(b−1)  → m_R(r_R) = μ_R
 //! P → V      y = R(r)
 //! sum-check  Σ_g eq(r, g)·(P(g)·C(g) + Pσ(g)·S(g)) = v − 2^(f−1) + 2^f·y   (log ŝn̂ vars, degree 3)
-//!            → ρ = (ρ_0, ρ′); P sends a_0 = P(0, ρ′), a_1 = P(1, ρ′); V checks the final
-//!            values: eq(r, ρ), C(ρ), S(ρ) in closed form (O(s·m)), P(ρ) = (1−ρ_0)a_0 + ρ_0·a_1,
+//!            → ρ = (ρ_0, ρ′); V checks eq(r, ρ), C(ρ), S(ρ) in closed form (O(s·m)); P sends
+//!            a_0 = P(0, ρ′), a_1 = P(1, ρ′); relations P(ρ) = (1−ρ_0)a_0 + ρ_0·a_1,
 //!            Pσ(ρ) = ρ_0·a_0 − (1−ρ_0)·a_1;  τ ← F
 //! claims out P(τ, ρ′) = (1−τ)a_0 + τ·a_1,  R(r) = y,  m(r_t) = μ,  m_R(r_R) = μ_R
 //! ```
@@ -35,20 +39,21 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::mode::{Mode, PlainProductProof, prove_dense, sum_of_products, verify_single};
 use crate::output_range::SignedRange;
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, prove_lookups, verify_lookups};
+use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, ZkLookupClaims, zk_lookup_schedule};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_sumcheck::{
-    EvalClaim, ProductSumcheckProof, ProductTerm, SumOfProducts, SumcheckClaim, prove_product, verify_product,
-};
+use zkmha_sumcheck::{EvalClaim, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
+use zkmha_zk::{LinearValue, ZkProductShape};
 
 const STEP: &str = "rotary embedding";
 const STEP_OUTPUT_RANGE: &str = "rotary embedding output range";
+const STEP_PAIR: &str = "rotary embedding pair values";
 const LABEL_SHAPE: &[u8] = b"attention/rope/shape";
 const LABEL_OUTPUT: &[u8] = b"attention/rope/output";
 const LABEL_PAIR: &[u8] = b"attention/rope/pair-values";
@@ -350,70 +355,173 @@ fn remainders(shape: &RotaryShape, witness: &RotaryWitness) -> Result<Vec<i64>, 
         .collect())
 }
 
-/// A rotation's proof.
+/// A rotation's proof in either mode: `L` the lookups' proof, `P` the sum-check's, `S` a sent
+/// value (`Fr` or a commitment), `Z` a relations proof (nothing in the plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct RotaryProof {
-    /// The range lookup on `D`.
-    pub lookup: LookupProof,
+pub struct RotaryProof<
+    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
+    S: CanonicalSerialize + CanonicalDeserialize = Fr,
+    Z: CanonicalSerialize + CanonicalDeserialize = (),
+> {
+    /// The range lookup on `D` and the output range's.
+    pub lookup: L,
     /// `y = R(r)`.
-    pub output_value: Fr,
+    pub output_value: S,
+    /// The output range's column claim is `y + 2^(b−1)`.
+    pub output_range: Z,
     /// The sum-check of `T(r)`.
-    pub sumcheck: ProductSumcheckProof,
+    pub sumcheck: P,
     /// `a_0 = P(0, ρ′)`, `a_1 = P(1, ρ′)`.
-    pub pair_values: [Fr; 2],
+    pub pair_values: Vec<S>,
+    /// `P(ρ)` and `Pσ(ρ)` (the sum-check's hidden factors) from `a_0`, `a_1`.
+    pub pair_relations: Z,
 }
 
-/// The claims a rotation leaves to the caller.
+/// A [`RotaryProof`] in mode `M`.
+pub type RotaryProofOf<M> = RotaryProof<
+    <M as Mode>::LookupProof,
+    <M as Mode>::ProductProof,
+    <M as Mode>::Sent,
+    <M as Mode>::ZeroProof,
+>;
+
+/// The claims a rotation leaves to the caller (values `Fr` in the plain mode, committed in
+/// zero knowledge).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RotaryClaims {
+pub struct RotaryClaims<V = Fr> {
     /// On `P` (`ŝ × n̂`).
-    pub input: EvalClaim,
+    pub input: EvalClaim<V>,
     /// On `R` (`ŝ × n̂`).
-    pub output: EvalClaim,
+    pub output: EvalClaim<V>,
     /// On the range multiplicities (`2^f`).
-    pub multiplicities: EvalClaim,
+    pub multiplicities: EvalClaim<V>,
     /// On the output range's multiplicities (`2^b`).
-    pub output_multiplicities: EvalClaim,
+    pub output_multiplicities: EvalClaim<V>,
 }
 
-/// `eq·P·C + eq·Pσ·S` over the MLEs `[eq, P, C, Pσ, S]`.
-fn rotation_sum() -> Result<SumOfProducts, AttentionError> {
+/// `eq·P·C + eq·Pσ·S` over the MLEs `[eq, P, C, Pσ, S]`; `eq`, `C`, `S` public.
+fn rotation_sum() -> Result<ZkProductShape, AttentionError> {
     let term = |factors: Vec<usize>| ProductTerm { coefficient: Fr::one(), factors };
-    SumOfProducts::new(5, vec![term(vec![0, 1, 2]), term(vec![0, 3, 4])]).map_err(sumcheck_error(STEP))
+    let sum = SumOfProducts::new(5, vec![term(vec![0, 1, 2]), term(vec![0, 3, 4])])
+        .map_err(sumcheck_error(STEP))?;
+    sum_of_products(STEP, sum, vec![true, false, true, false, true])
+}
+
+/// The rotation's lookups: `D ∈ [0, 2^f)` and the output range, both over the grid.
+fn lookup_tables(shape: &RotaryShape) -> Result<[RangeTable; 2], AttentionError> {
+    Ok([RangeTable::new(shape.fraction_bits as usize)?, SignedRange::new(shape.output_bits)?.table()?])
+}
+
+/// The masked sum-checks of a rotation in zero knowledge, in proof order: its lookups' fraction
+/// depths, then the rotation's sum-check.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape [`RotaryShape::validate`] refuses.
+pub fn rotation_zk_schedule(shape: &RotaryShape) -> Result<Vec<(usize, usize)>, AttentionError> {
+    shape.validate()?;
+    let [table, output_table] = lookup_tables(shape)?;
+    let grid_vars = shape.grid_vars();
+    let mut schedule = zk_lookup_schedule(&[(&table, grid_vars), (&output_table, grid_vars)]);
+    schedule.push((grid_vars, 3));
+    Ok(schedule)
+}
+
+/// The remainder's and the output range's claims, and the output range's target
+/// `column − y − 2^(b−1)` (both sides).
+#[allow(clippy::type_complexity)]
+fn lookup_claims<V: LinearValue>(
+    shape: &RotaryShape,
+    claims: Vec<ZkLookupClaims<V>>,
+    output: &V,
+    one: &V,
+) -> Result<(EvalClaim<V>, [EvalClaim<V>; 2], V), AttentionError> {
+    let fail = || AttentionError::CheckFailed { step: STEP };
+    let [remainder, output_range] = <[ZkLookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
+    let (remainder_value, output_column) =
+        match (remainder.columns.as_slice(), output_range.columns.as_slice()) {
+            ([a], [b]) => (a.clone(), b.clone()),
+            _ => return Err(fail()),
+        };
+    if remainder.witness_point.len() != shape.grid_vars() {
+        return Err(fail());
+    }
+    // The two lookups share one tree depth, so one leaf point.
+    if output_range.witness_point != remainder.witness_point {
+        return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE });
+    }
+    let offset = SignedRange::new(shape.output_bits)?.offset_field();
+    let target = output_column.plus_scaled(-Fr::one(), output).plus_scaled(-offset, one);
+    let multiplicities = [
+        EvalClaim { point: remainder.table_point, value: remainder.multiplicities },
+        EvalClaim { point: output_range.table_point, value: output_range.multiplicities },
+    ];
+    Ok((EvalClaim { point: remainder.witness_point, value: remainder_value }, multiplicities, target))
 }
 
 /// `v − 2^(f−1) + 2^f·y`: the claimed `T(r)`.
-fn product_claim(shape: &RotaryShape, remainder: Fr, output: Fr) -> Fr {
+fn product_claim<V: LinearValue>(shape: &RotaryShape, remainder: &V, output: &V, one: &V) -> V {
     let f = shape.fraction_bits;
-    remainder - Fr::from(1u64 << (f - 1)) + Fr::from(1u64 << f) * output
+    remainder.plus_scaled(-Fr::from(1u64 << (f - 1)), one).plus_scaled(Fr::from(1u64 << f), output)
+}
+
+/// `P(ρ) − ((1−ρ_0)·a_0 + ρ_0·a_1)` and `Pσ(ρ) − (ρ_0·a_0 − (1−ρ_0)·a_1)`: zero when the pair
+/// values are `P`'s at `(0, ρ′)` and `(1, ρ′)`.
+fn pair_targets<V: LinearValue>(rho0: Fr, [input, swapped]: [&V; 2], [a0, a1]: [&V; 2]) -> Vec<V> {
+    vec![
+        input.plus_scaled(-(Fr::one() - rho0), a0).plus_scaled(-rho0, a1),
+        swapped.plus_scaled(-rho0, a0).plus_scaled(Fr::one() - rho0, a1),
+    ]
 }
 
 /// Proves the rotation for `witness` with its range data ([`rotation_ranges`]; a cheating
-/// prover may pass others).
+/// prover may pass others) in mode `M`.
 ///
 /// # Errors
-/// Bad shapes or tensors, multiplicities of the wrong size, the lookup's and sum-check's
-/// errors.
-pub fn prove_rotation(
+/// Bad shapes or tensors, multiplicities of the wrong size, the lookups', sum-check's and
+/// relations' errors.
+pub fn prove_rotation<M: Mode>(
+    prover: &mut M::Prover<'_>,
     shape: &RotaryShape,
     witness: &RotaryWitness,
     ranges: &RotaryRanges,
     transcript: &mut Transcript,
-) -> Result<(RotaryProof, RotaryClaims), AttentionError> {
+) -> Result<(RotaryProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
     let remainders = remainders(shape, witness)?;
+    let pad = |values: &[i64]| {
+        crate::projection::pad(values, shape.rows, shape.width(), shape.row_vars(), shape.column_vars())
+    };
+    let (p, out) = (pad(&witness.input), pad(&witness.output));
+    let inputs = RotationInputs { input: &p, remainders: &remainders, output: &out, output_field: None };
+    prove_rotation_with::<M>(prover, shape, inputs, ranges, transcript)
+}
+
+/// What [`prove_rotation_with`] proves: padded tables over the grid (a cheating prover's, in
+/// tests, with a field output evaluated in place of the integers the output range looks up).
+pub(crate) struct RotationInputs<'a> {
+    input: &'a [i64],
+    remainders: &'a [i64],
+    output: &'a [i64],
+    output_field: Option<&'a [Fr]>,
+}
+
+/// [`prove_rotation`] on padded tables.
+pub(crate) fn prove_rotation_with<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &RotaryShape,
+    inputs: RotationInputs<'_>,
+    ranges: &RotaryRanges,
+    transcript: &mut Transcript,
+) -> Result<(RotaryProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
+    let RotationInputs { input: p, remainders, output: out, output_field } = inputs;
     shape.append_to_transcript(transcript);
     let grid_vars = shape.grid_vars();
-    let (row_vars, column_vars) = (shape.row_vars(), shape.column_vars());
-    let pad =
-        |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
-    let (p, out) = (pad(&witness.input), pad(&witness.output));
     let range = SignedRange::new(shape.output_bits)?;
-    let shifted = range.entries(&out);
-    let table = RangeTable::new(shape.fraction_bits as usize)?;
-    let output_table = range.table()?;
+    let shifted = range.entries(out);
+    let [table, output_table] = lookup_tables(shape)?;
     let entry = |row: usize, _: usize| remainders[row];
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
+        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), remainders)?.evaluate(point)?])
     };
     let output_entry = |row: usize, _: usize| shifted[row];
     let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
@@ -430,129 +538,135 @@ pub fn prove_rotation(
             multiplicities: &ranges.output_multiplicities,
         },
     ];
-    let (lookup, claims) = prove_lookups(&lookups, transcript)?;
-    let mut claims = claims.into_iter();
-    let (Some(claims), Some(output_claims)) = (claims.next(), claims.next()) else {
-        return Err(AttentionError::CheckFailed { step: STEP });
+    let (lookup, claims) = M::prove_lookups(prover, &lookups, transcript)?;
+    let r =
+        claims.first().map(|c| c.witness_point.clone()).ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let output_value = match output_field {
+        None => DenseMultilinearExtension::from_i64(grid_vars, out)?.evaluate(&r)?,
+        Some(table) => DenseMultilinearExtension::new(grid_vars, table.to_vec())?.evaluate(&r)?,
     };
-    let remainder = claims.columns.first().ok_or(AttentionError::CheckFailed { step: STEP })?.clone();
-    let r = remainder.point;
-
-    let output_value = DenseMultilinearExtension::from_i64(grid_vars, &out)?.evaluate(&r)?;
-    transcript.append_field(LABEL_OUTPUT, &output_value);
+    let (output_sent, output_held) = M::send(prover, LABEL_OUTPUT, &[output_value], transcript);
+    let (output_sent, output) = match (output_sent.into_iter().next(), output_held.into_iter().next()) {
+        (Some(sent), Some(held)) => (sent, held),
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    let one = M::prover_constant(prover, Fr::one());
+    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    let output_range = M::prove_zero(prover, STEP_OUTPUT_RANGE, vec![target], transcript)?;
 
     let (cos, sin) = shape.tables();
     let swapped: Vec<i64> = (0..p.len()).map(|g| if g % 2 == 0 { -p[g + 1] } else { p[g - 1] }).collect();
     let mles = vec![
         DenseMultilinearExtension::new(grid_vars, eq_table(&r))?,
-        DenseMultilinearExtension::from_i64(grid_vars, &p)?,
+        DenseMultilinearExtension::from_i64(grid_vars, p)?,
         DenseMultilinearExtension::new(grid_vars, shape.grid(&cos))?,
         DenseMultilinearExtension::from_i64(grid_vars, &swapped)?,
         DenseMultilinearExtension::new(grid_vars, shape.grid(&sin))?,
     ];
-    let sum = product_claim(shape, remainder.value, output_value);
-    let (sumcheck, ends) =
-        prove_product(&rotation_sum()?, mles, sum, transcript).map_err(sumcheck_error(STEP))?;
-    let rho = ends.first().ok_or(AttentionError::CheckFailed { step: STEP })?.point.clone();
+    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let (sumcheck, outcome) = prove_dense::<M>(prover, STEP, &rotation_sum()?, mles, &sum, transcript)?;
+    let rho = outcome.point.clone();
+    let rho0 = *rho.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
     let rest = rho.get(1..).unwrap_or(&[]);
-    let input = DenseMultilinearExtension::from_i64(grid_vars, &p)?;
+    let input_mle = DenseMultilinearExtension::from_i64(grid_vars, p)?;
     let zero = Fr::from(0u64);
-    let pair_values =
-        [input.evaluate(&[&[zero], rest].concat())?, input.evaluate(&[&[Fr::one()], rest].concat())?];
-    let out_claims = finish(
-        &r,
-        &rho,
+    let pairs =
+        [input_mle.evaluate(&[&[zero], rest].concat())?, input_mle.evaluate(&[&[Fr::one()], rest].concat())?];
+    let (pair_values, held) = M::send(prover, LABEL_PAIR, &pairs, transcript);
+    let [a0, a1] =
+        <[M::ProverValue; 2]>::try_from(held).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    let (input_end, swapped_end) =
+        (outcome.hidden(1, rho.clone(), STEP)?, outcome.hidden(3, rho.clone(), STEP)?);
+    let targets = pair_targets(rho0, [&input_end.value, &swapped_end.value], [&a0, &a1]);
+    let pair_relations = M::prove_zero(prover, STEP_PAIR, targets, transcript)?;
+    let claims = finish(&r, &rho, [&a0, &a1], output, multiplicities, transcript);
+    let proof = RotaryProof {
+        lookup,
+        output_value: output_sent,
+        output_range,
+        sumcheck,
         pair_values,
-        output_value,
-        [claims.multiplicities, output_claims.multiplicities],
-        transcript,
-    );
-    Ok((RotaryProof { lookup, output_value, sumcheck, pair_values }, out_claims))
+        pair_relations,
+    };
+    Ok((proof, claims))
 }
 
-/// Absorbs the pair values, draws `τ` and forms the claims.
-fn finish(
+/// Draws `τ` and forms the claims: `P(τ, ρ′) = (1−τ)·a_0 + τ·a_1`.
+fn finish<V: LinearValue>(
     r: &[Fr],
     rho: &[Fr],
-    pair_values: [Fr; 2],
-    output_value: Fr,
-    [multiplicities, output_multiplicities]: [EvalClaim; 2],
+    [a0, a1]: [&V; 2],
+    output: V,
+    [multiplicities, output_multiplicities]: [EvalClaim<V>; 2],
     transcript: &mut Transcript,
-) -> RotaryClaims {
-    transcript.append_fields(LABEL_PAIR, &pair_values);
+) -> RotaryClaims<V> {
     let tau = transcript.challenge_field(LABEL_PAIR_POINT);
-    let [a0, a1] = pair_values;
     let rest = rho.get(1..).unwrap_or(&[]);
     RotaryClaims {
-        input: EvalClaim { point: [&[tau], rest].concat(), value: (Fr::one() - tau) * a0 + tau * a1 },
-        output: EvalClaim { point: r.to_vec(), value: output_value },
+        input: EvalClaim {
+            point: [&[tau], rest].concat(),
+            value: a0.times(Fr::one() - tau).plus_scaled(tau, a1),
+        },
+        output: EvalClaim { point: r.to_vec(), value: output },
         multiplicities,
         output_multiplicities,
     }
 }
 
-/// Verifies a rotation; returns the claims the caller must discharge.
+/// Verifies a rotation in mode `M`; returns the claims the caller must discharge.
 ///
 /// # Errors
-/// [`AttentionError::InvalidShape`], the lookup's errors, [`AttentionError::Sumcheck`], or
-/// [`AttentionError::CheckFailed`] (`"rotary embedding"`) when a final value is not what
-/// the tables or the pair values make it.
+/// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::Sumcheck`], or
+/// [`AttentionError::CheckFailed`]: `"rotary embedding"` for a public factor (eq, C, S) that is
+/// not its closed form, `"rotary embedding pair values"` for pair values that do not give the
+/// sum-check's `P(ρ)`, `Pσ(ρ)`, `"rotary embedding output range"` (in zero knowledge the
+/// relations' group equations are left in the deferred checks).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_rotation(
+pub fn verify_rotation<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
     shape: &RotaryShape,
-    proof: &RotaryProof,
+    proof: &RotaryProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<RotaryClaims, AttentionError> {
+) -> Result<RotaryClaims<M::Value>, AttentionError> {
     shape.validate()?;
     shape.append_to_transcript(transcript);
-    let fail = AttentionError::CheckFailed { step: STEP };
+    let fail = || AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
-    let table = RangeTable::new(shape.fraction_bits as usize)?;
-    let range = SignedRange::new(shape.output_bits)?;
-    let output_table = range.table()?;
-    let claims =
-        verify_lookups(&[(&table, grid_vars), (&output_table, grid_vars)], &proof.lookup, transcript)?;
-    let mut claims = claims.into_iter();
-    let (Some(claims), Some(output_claims)) = (claims.next(), claims.next()) else {
-        return Err(fail);
-    };
-    let remainder = claims.columns.first().ok_or(fail.clone())?;
-    if remainder.point.len() != grid_vars {
-        return Err(fail);
-    }
-    let r = &remainder.point;
-    let output_column = output_claims.columns.first().ok_or(fail.clone())?;
-    range.check(STEP_OUTPUT_RANGE, (&output_column.point, output_column.value), r, proof.output_value)?;
-    transcript.append_field(LABEL_OUTPUT, &proof.output_value);
-    let sum = product_claim(shape, remainder.value, proof.output_value);
-    let ends =
-        verify_product(&rotation_sum()?, &SumcheckClaim::new(grid_vars, 3, sum), &proof.sumcheck, transcript)
-            .map_err(sumcheck_error(STEP))?;
-    let [eq_end, p_end, c_end, swapped_end, s_end] = ends.as_slice() else {
-        return Err(fail);
-    };
-    let rho = &eq_end.point;
-    let rho0 = *rho.first().ok_or(fail.clone())?;
-    let [a0, a1] = proof.pair_values;
-    let (cos, sin) = shape.tables();
-    let expected = [
-        (eq_end.value, eq_evaluation(r, rho)?),
-        (p_end.value, (Fr::one() - rho0) * a0 + rho0 * a1),
-        (swapped_end.value, rho0 * a0 - (Fr::one() - rho0) * a1),
-        (c_end.value, shape.table_value(&cos, rho).ok_or(fail.clone())?),
-        (s_end.value, shape.table_value(&sin, rho).ok_or(fail.clone())?),
-    ];
-    if expected.iter().any(|(sent, computed)| sent != computed) {
-        return Err(fail);
-    }
-    Ok(finish(
-        r,
-        rho,
-        proof.pair_values,
-        proof.output_value,
-        [claims.multiplicities, output_claims.multiplicities],
+    let [table, output_table] = lookup_tables(shape)?;
+    let claims = M::verify_lookups(
+        verifier,
+        &[(&table, grid_vars), (&output_table, grid_vars)],
+        &proof.lookup,
         transcript,
-    ))
+    )?;
+    let r = claims.first().map(|c| c.witness_point.clone()).ok_or_else(fail)?;
+    let output = M::receive(verifier, LABEL_OUTPUT, std::slice::from_ref(&proof.output_value), transcript)
+        .into_iter()
+        .next()
+        .ok_or_else(fail)?;
+    let one = M::verifier_constant(verifier, Fr::one());
+    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    M::verify_zero(verifier, STEP_OUTPUT_RANGE, vec![target], &proof.output_range, transcript)?;
+    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let outcome =
+        verify_single::<M>(verifier, STEP, &rotation_sum()?, grid_vars, &sum, &proof.sumcheck, transcript)?;
+    let rho = outcome.point.clone();
+    let rho0 = *rho.first().ok_or_else(fail)?;
+    let (cos, sin) = shape.tables();
+    outcome.check_public(0, eq_evaluation(&r, &rho)?, STEP)?;
+    outcome.check_public(2, shape.table_value(&cos, &rho).ok_or_else(fail)?, STEP)?;
+    outcome.check_public(4, shape.table_value(&sin, &rho).ok_or_else(fail)?, STEP)?;
+    let (input_end, swapped_end) =
+        (outcome.hidden(1, rho.clone(), STEP)?, outcome.hidden(3, rho.clone(), STEP)?);
+    if proof.pair_values.len() != 2 {
+        return Err(AttentionError::CheckFailed { step: STEP_PAIR });
+    }
+    let pairs = M::receive(verifier, LABEL_PAIR, &proof.pair_values, transcript);
+    let [a0, a1] =
+        <[M::Value; 2]>::try_from(pairs).map_err(|_| AttentionError::CheckFailed { step: STEP_PAIR })?;
+    let targets = pair_targets(rho0, [&input_end.value, &swapped_end.value], [&a0, &a1]);
+    M::verify_zero(verifier, STEP_PAIR, targets, &proof.pair_relations, transcript)?;
+    Ok(finish(&r, &rho, [&a0, &a1], output, multiplicities, transcript))
 }
 
 #[cfg(test)]
@@ -647,6 +761,8 @@ mod closed_forms_on_more_shapes {
 mod forgery_regression {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
     use super::*;
+    use crate::mode::zk_test_support::zk_round;
+    use crate::mode::{Plain, Zk};
     use ark_ff::{BigInteger, PrimeField};
     use zkmha_field::Field;
 
@@ -675,7 +791,6 @@ mod forgery_regression {
         for &d in &remainders {
             counts[d as usize] += 1;
         }
-        let grid_vars = shape.grid_vars();
         let (row_vars, column_vars) = (shape.row_vars(), shape.column_vars());
         let pad =
             |values: &[i64]| crate::projection::pad(values, shape.rows, shape.width(), row_vars, column_vars);
@@ -684,69 +799,34 @@ mod forgery_regression {
         out_field[g] += fr_from_i64(eps) * Fr::from(1u64 << f).inverse().unwrap();
 
         // The cheating prover: prove_rotation with the forged remainders and output.
-        let mut transcript = Transcript::new(b"audit-rope");
-        shape.append_to_transcript(&mut transcript);
-        let table = RangeTable::new(f as usize).unwrap();
-        let entry = |row: usize, _: usize| remainders[row];
-        let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &remainders)?.evaluate(point)?])
+        let output_counts = SignedRange::new(shape.output_bits).unwrap().multiplicities("R", &out).unwrap();
+        let ranges = RotaryRanges { remainder_multiplicities: counts, output_multiplicities: output_counts };
+        let inputs = || RotationInputs {
+            input: &p,
+            remainders: &remainders,
+            output: &out,
+            output_field: Some(&out_field),
         };
-        let lookup_witness = LookupWitness { num_vars: grid_vars, entry: &entry, evaluate: &evaluate };
-        let range = SignedRange::new(shape.output_bits).unwrap();
-        let shifted = range.entries(&out);
-        let output_counts = range.multiplicities("R", &out).unwrap();
-        let output_table = range.table().unwrap();
-        let output_entry = |row: usize, _: usize| shifted[row];
-        let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
-        };
-        let output_witness =
-            LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
-        let (lookup, claims) = prove_lookups(
-            &[
-                Lookup { table: &table, witness: &lookup_witness, multiplicities: &counts },
-                Lookup { table: &output_table, witness: &output_witness, multiplicities: &output_counts },
-            ],
-            &mut transcript,
-        )
-        .unwrap();
-        let mut claims = claims.into_iter();
-        let (claims, output_claims) = (claims.next().unwrap(), claims.next().unwrap());
-        let remainder = claims.columns[0].clone();
-        let r = remainder.point;
-        let output_value =
-            DenseMultilinearExtension::new(grid_vars, out_field.clone()).unwrap().evaluate(&r).unwrap();
-        transcript.append_field(LABEL_OUTPUT, &output_value);
-        let (cos, sin) = shape.tables();
-        let swapped: Vec<i64> = (0..p.len()).map(|g| if g % 2 == 0 { -p[g + 1] } else { p[g - 1] }).collect();
-        let mles = vec![
-            DenseMultilinearExtension::new(grid_vars, eq_table(&r)).unwrap(),
-            DenseMultilinearExtension::from_i64(grid_vars, &p).unwrap(),
-            DenseMultilinearExtension::new(grid_vars, shape.grid(&cos)).unwrap(),
-            DenseMultilinearExtension::from_i64(grid_vars, &swapped).unwrap(),
-            DenseMultilinearExtension::new(grid_vars, shape.grid(&sin)).unwrap(),
-        ];
-        let sum = product_claim(&shape, remainder.value, output_value);
-        let (sumcheck, ends) = prove_product(&rotation_sum().unwrap(), mles, sum, &mut transcript).unwrap();
-        let rho = ends[0].point.clone();
-        let input_mle = DenseMultilinearExtension::from_i64(grid_vars, &p).unwrap();
-        let pair_values = [
-            input_mle.evaluate(&[&[Fr::from(0u64)], &rho[1..]].concat()).unwrap(),
-            input_mle.evaluate(&[&[Fr::one()], &rho[1..]].concat()).unwrap(),
-        ];
-        let _ = finish(
-            &r,
-            &rho,
-            pair_values,
-            output_value,
-            [claims.multiplicities, output_claims.multiplicities],
-            &mut transcript,
-        );
-        let proof = RotaryProof { lookup, output_value, sumcheck, pair_values };
         assert!(out_field[g].into_bigint().num_bits() > 64 && (-out_field[g]).into_bigint().num_bits() > 64);
+        let mut transcript = Transcript::new(b"audit-rope");
+        let (proof, _) =
+            prove_rotation_with::<Plain>(&mut (), &shape, inputs(), &ranges, &mut transcript).unwrap();
         assert_eq!(
-            verify_rotation(&shape, &proof, &mut Transcript::new(b"audit-rope")),
+            verify_rotation::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"audit-rope")),
             Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
+        );
+        // In zero knowledge: the output range's relation fails among the group equations.
+        let verdict = zk_round(
+            rotation_zk_schedule(&shape).unwrap(),
+            |prover, t| prove_rotation_with::<Zk>(prover, &shape, inputs(), &ranges, t),
+            |verifier, t, (proof, _)| verify_rotation::<Zk>(verifier, &shape, proof, t),
+        );
+        assert_eq!(
+            verdict.err(),
+            Some(AttentionError::ZeroKnowledge {
+                step: "the group equations",
+                source: zkmha_zk::ZkError::RelationMismatch
+            })
         );
     }
 }

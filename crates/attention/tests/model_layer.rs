@@ -520,7 +520,7 @@ fn rotary_embeddings_reject_tampering() {
         bad.rotations[k].pair_values[1] += Fr::one();
         assert_eq!(
             verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
-            Err(AttentionError::CheckFailed { step: "rotary embedding" }),
+            Err(AttentionError::CheckFailed { step: "rotary embedding pair values" }),
             "rotation {k}"
         );
         let mut bad = r.proof.clone();

@@ -198,6 +198,24 @@ fn the_rounding_matches_a_plain_reference() {
     assert_eq!(compute_projection(&tie, &[1], &[6, -6], &[0, 0]).unwrap(), vec![2, -1]);
 }
 
+/// The multiplicities of `Y + 2^(b−1)` over the padded grid, counting only the entries in
+/// `[0, 2^b)` (a cheating prover's best).
+fn output_counts(shape: &ProjectionShape, output: &[i64]) -> Vec<i64> {
+    let bits = shape.output_bits.unwrap();
+    let mut counts = vec![0i64; 1 << bits];
+    let width = 1usize << shape.output_vars();
+    let mut padded = vec![0i64; width << shape.row_vars()];
+    for (i, row) in output.chunks(shape.outputs).enumerate() {
+        padded[i * width..i * width + row.len()].copy_from_slice(row);
+    }
+    for y in padded {
+        if let Some(count) = usize::try_from(y + (1 << (bits - 1))).ok().and_then(|k| counts.get_mut(k)) {
+            *count += 1;
+        }
+    }
+    counts
+}
+
 fn rejects_an_output_that_is_not_the_rounded_product<M: TestMode>() {
     let s = shape(6, 10, 5, 6);
     let honest = witness(&s, 4);
@@ -206,6 +224,9 @@ fn rejects_an_output_that_is_not_the_rounded_product<M: TestMode>() {
         let mut w = honest.clone();
         w.output[7] += delta;
         assert!(projection_ranges(&s, &w).is_err());
+        // The output range counted for the changed output: only the remainder's range fails.
+        let ranges =
+            ProjectionRanges { output_multiplicities: output_counts(&s, &w.output), ..ranges.clone() };
         assert_eq!(verdict::<M>(&s, &w, &ranges).err(), Some(M::lookup_error()), "delta {delta}");
     }
 }
@@ -275,8 +296,9 @@ fn outputs_outside_the_output_range_are_refused<M: TestMode>() {
     verify::<M>(&wide, &proof, &extra).unwrap();
     // Claimed with the narrow range: the honest proof of the wide one does not verify.
     assert!(verify::<M>(&s, &proof, &extra).is_err());
-    // A prover that goes on with the narrow range: its output column leaves the table.
-    let narrow = ProjectionRanges { output_multiplicities: vec![0; 16], ..ranges.clone() };
+    // A prover that goes on with the narrow range, counting the entries that fit: the others
+    // leave the table.
+    let narrow = ProjectionRanges { output_multiplicities: output_counts(&s, &w.output), ..ranges.clone() };
     assert_eq!(verdict::<M>(&s, &w, &narrow).err(), Some(M::lookup_error()));
     assert!(matches!(
         projection_ranges(&ProjectionShape { output_bits: Some(17), ..s }, &w),
@@ -340,9 +362,14 @@ fn rejects_wrong_high_digits<M: TestMode>() {
     let claims = verify::<M>(&s, &proof, &extra).unwrap();
     assert!(claims.high.is_some());
     assert!(discharge::<M>(&s, &w, &honest, &prover[0], &claims));
-    // One unit moved from the low digit to the high one: the low digit leaves its range.
+    // One unit moved from the low digit to the high one, the high digits recounted: the low
+    // digit leaves its range.
     let mut moved = honest.clone();
     moved.high_digits[3] += 1;
+    moved.high_multiplicities = vec![0; 1 << 12];
+    for &h in &moved.high_digits {
+        moved.high_multiplicities[h as usize] += 1;
+    }
     assert_eq!(verdict::<M>(&s, &w, &moved).err(), Some(M::lookup_error()));
     // An output one below the rounded product (D grows by 2^24) whose high digit absorbs it:
     // the low digit stays in range, the high digit leaves its own.
@@ -350,6 +377,7 @@ fn rejects_wrong_high_digits<M: TestMode>() {
     low_output.output[3] -= 1;
     let mut wide = honest.clone();
     wide.high_digits[3] += 1 << 12;
+    wide.output_multiplicities = output_counts(&s, &low_output.output);
     assert_eq!(verdict::<M>(&s, &low_output, &wide).err(), Some(M::lookup_error()));
     // The sent h = D_hi(r) changes the remainder the sum-check starts from.
     let mut bad = proof.clone();

@@ -1,14 +1,27 @@
 //! Rotary position embeddings: round trips on many shapes, the plain (float) rotation as the
-//! reference, and one tamper test per attack.
+//! reference, and one test per attack — each run in both modes (`modes::TestMode`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use rand_chacha::ChaCha20Rng;
 use zkmha_attention::AttentionError;
+use zkmha_attention::mode::Plain;
 use zkmha_attention::rope::*;
 use zkmha_field::{Fr, One, fr_from_i64};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_sumcheck::EvalClaim;
-use zkmha_transcript::Transcript;
+
+mod modes;
+
+use modes::TestMode;
+
+in_both_modes!(
+    round_trips_on_many_shapes,
+    rejects_a_wrong_output,
+    rejects_wrong_pair_values,
+    rejects_a_changed_round_and_public_factor,
+    rejects_another_input_through_the_openings,
+    the_shape_is_absorbed,
+);
 
 fn shape(rows: usize, heads: usize, head_dim: usize) -> RotaryShape {
     RotaryShape { rows, heads, head_dim, base: 10_000, fraction_bits: 14, output_bits: ROTARY_OUTPUT_BITS }
@@ -19,56 +32,80 @@ fn input(shape: &RotaryShape, seed: u64, bound: i64) -> Vec<i64> {
     (0..shape.rows * shape.width()).map(|_| rng.gen_range(-bound..=bound)).collect()
 }
 
-/// A padded `s × n` table's MLE at `point`.
-fn evaluate(shape: &RotaryShape, values: &[i64], point: &[Fr]) -> Fr {
+/// A padded `s × n` table, as field elements.
+fn padded(shape: &RotaryShape, values: &[i64]) -> Vec<Fr> {
     let width = shape.width().next_power_of_two();
     let mut padded = vec![0i64; width * shape.rows.next_power_of_two()];
     for (i, row) in values.chunks(shape.width()).enumerate() {
         padded[i * width..i * width + row.len()].copy_from_slice(row);
     }
-    DenseMultilinearExtension::from_i64(point.len(), &padded).unwrap().evaluate(point).unwrap()
+    padded.into_iter().map(fr_from_i64).collect()
 }
 
-fn holds(claim: &EvalClaim, actual: Fr) -> bool {
-    claim.value == actual
-}
-
-struct Run {
+struct Run<M: TestMode> {
     shape: RotaryShape,
     witness: RotaryWitness,
     ranges: RotaryRanges,
-    proof: RotaryProof,
+    proof: RotaryProofOf<M>,
+    claims: RotaryClaims<M::ProverValue>,
+    extra: M::Extra,
 }
 
-fn run(shape: RotaryShape, seed: u64) -> Run {
+fn honest(shape: RotaryShape, seed: u64) -> (RotaryWitness, RotaryRanges) {
     let p = input(&shape, seed, 2047);
     let witness = RotaryWitness { output: compute_rotation(&shape, &p).unwrap(), input: p };
     let ranges = rotation_ranges(&shape, &witness).unwrap();
-    let (proof, _) = prove_rotation(&shape, &witness, &ranges, &mut Transcript::new(b"rope")).unwrap();
-    Run { shape, witness, ranges, proof }
+    (witness, ranges)
+}
+
+/// Proves `witness` with `ranges` (a cheating prover's, perhaps).
+fn prove<M: TestMode>(shape: RotaryShape, witness: RotaryWitness, ranges: RotaryRanges) -> Run<M> {
+    let schedule = rotation_zk_schedule(&shape).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    let ((proof, claims), extra) =
+        M::prove(&schedule, &mut rng, |p, t| prove_rotation::<M>(p, &shape, &witness, &ranges, t));
+    Run { shape, witness, ranges, proof, claims, extra }
+}
+
+fn run<M: TestMode>(shape: RotaryShape, seed: u64) -> Run<M> {
+    let (witness, ranges) = honest(shape, seed);
+    prove::<M>(shape, witness, ranges)
+}
+
+fn verify<M: TestMode>(
+    shape: &RotaryShape,
+    proof: &RotaryProofOf<M>,
+    extra: &M::Extra,
+) -> Result<RotaryClaims<M::Value>, AttentionError> {
+    let schedule = rotation_zk_schedule(shape)?;
+    M::verify(&schedule, extra, |v, t| verify_rotation::<M>(v, shape, proof, t))
 }
 
 /// Verifies and discharges every claim against the true tensors.
-fn check(run: &Run, proof: &RotaryProof) -> Result<(), AttentionError> {
-    let claims = verify_rotation(&run.shape, proof, &mut Transcript::new(b"rope"))?;
-    let counts = |bits: u32, values: &[i64], point: &[Fr]| {
-        DenseMultilinearExtension::from_i64(bits as usize, values).unwrap().evaluate(point).unwrap()
+fn check<M: TestMode>(run: &Run<M>, proof: &RotaryProofOf<M>) -> Result<(), AttentionError> {
+    let claims = verify::<M>(&run.shape, proof, &run.extra)?;
+    let counts = |bits: u32, values: &[i64]| {
+        DenseMultilinearExtension::from_i64(bits as usize, values).unwrap().evaluations().to_vec()
     };
-    let m =
-        counts(run.shape.fraction_bits, &run.ranges.remainder_multiplicities, &claims.multiplicities.point);
-    let m_r =
-        counts(run.shape.output_bits, &run.ranges.output_multiplicities, &claims.output_multiplicities.point);
-    let fine = holds(&claims.input, evaluate(&run.shape, &run.witness.input, &claims.input.point))
-        && holds(&claims.output, evaluate(&run.shape, &run.witness.output, &claims.output.point))
-        && holds(&claims.multiplicities, m)
-        && holds(&claims.output_multiplicities, m_r);
+    let p = &run.claims;
+    let fine = M::discharges(&padded(&run.shape, &run.witness.input), &p.input, &claims.input)
+        && M::discharges(&padded(&run.shape, &run.witness.output), &p.output, &claims.output)
+        && M::discharges(
+            &counts(run.shape.fraction_bits, &run.ranges.remainder_multiplicities),
+            &p.multiplicities,
+            &claims.multiplicities,
+        )
+        && M::discharges(
+            &counts(run.shape.output_bits, &run.ranges.output_multiplicities),
+            &p.output_multiplicities,
+            &claims.output_multiplicities,
+        );
     if fine { Ok(()) } else { Err(AttentionError::CheckFailed { step: "openings" }) }
 }
 
-#[test]
-fn round_trips_on_many_shapes() {
+fn round_trips_on_many_shapes<M: TestMode>() {
     for (rows, heads, head_dim) in [(1, 1, 2), (5, 3, 4), (8, 2, 8), (13, 9, 4), (3, 1, 64), (6, 4, 2)] {
-        let r = run(shape(rows, heads, head_dim), rows as u64);
+        let r = run::<M>(shape(rows, heads, head_dim), rows as u64);
         check(&r, &r.proof).unwrap_or_else(|e| panic!("{:?}: {e}", r.shape));
     }
 }
@@ -93,28 +130,27 @@ fn the_rotation_is_the_float_rotation_of_each_pair() {
     assert_eq!(r[..n], p[..n]);
 }
 
-#[test]
-fn rejects_a_wrong_output() {
-    let r = run(shape(5, 3, 4), 7);
+fn rejects_a_wrong_output<M: TestMode>() {
+    let r = run::<M>(shape(5, 3, 4), 7);
     // An output off by one: its remainder leaves the range, so the prover cannot build the
-    // lookup; a prover that sends y off by one fails the sum-check.
+    // lookup's multiplicities.
     let mut bad = r.witness.clone();
     bad.output[4] += 1;
     assert!(matches!(rotation_ranges(&r.shape, &bad), Err(AttentionError::Lookup(_))));
-    // A prover that goes on with the honest multiplicities: the range lookup rejects it.
-    if let Ok((proof, _)) = prove_rotation(&r.shape, &bad, &r.ranges, &mut Transcript::new(b"rope")) {
-        assert!(matches!(
-            verify_rotation(&r.shape, &proof, &mut Transcript::new(b"rope")),
-            Err(AttentionError::Lookup(_))
-        ));
+    // A prover that goes on, its output range's multiplicities recounted: the remainder's range
+    // lookup rejects it.
+    let bits = r.shape.output_bits;
+    let mut counts = vec![0i64; 1 << bits];
+    for y in padded_integers(&r.shape, &bad.output) {
+        counts[(y + (1 << (bits - 1))) as usize] += 1;
     }
-    // A sent y off by one: the output range's column claim (at the same point) disagrees.
+    let ranges = RotaryRanges { output_multiplicities: counts, ..r.ranges.clone() };
+    let cheat = prove::<M>(r.shape, bad, ranges);
+    assert_eq!(verify::<M>(&cheat.shape, &cheat.proof, &cheat.extra).err(), Some(M::lookup_error()));
+    // A sent y off by one (the output range's column claim disagrees, and every later
+    // challenge changes; a consistent cheating prover of y is in rope.rs's forgery tests).
     let mut proof = r.proof.clone();
-    proof.output_value += Fr::one();
-    assert_eq!(check(&r, &proof), Err(AttentionError::CheckFailed { step: "rotary embedding output range" }));
-    // The output range's own lookup claim.
-    let mut proof = r.proof.clone();
-    proof.lookup.witness_values[1][0] += Fr::one();
+    M::tamper_sent(&mut proof.output_value);
     assert!(check(&r, &proof).is_err());
     // An input whose rotation leaves the output range is refused by name.
     let wide = shape(3, 1, 4);
@@ -126,42 +162,78 @@ fn rejects_a_wrong_output() {
     ));
 }
 
-#[test]
-fn rejects_wrong_pair_values_and_final_values() {
-    let r = run(shape(6, 2, 4), 8);
-    for k in 0..2 {
-        let mut proof = r.proof.clone();
-        proof.pair_values[k] += Fr::one();
-        assert_eq!(check(&r, &proof), Err(AttentionError::CheckFailed { step: "rotary embedding" }), "a_{k}");
+/// A padded `s × n` integer table.
+fn padded_integers(shape: &RotaryShape, values: &[i64]) -> Vec<i64> {
+    let width = shape.width().next_power_of_two();
+    let mut padded = vec![0i64; width * shape.rows.next_power_of_two()];
+    for (i, row) in values.chunks(shape.width()).enumerate() {
+        padded[i * width..i * width + row.len()].copy_from_slice(row);
     }
-    // The sum-check's final values of eq, P, C, Pσ, S: each is recomputed by the verifier.
-    for k in 0..5 {
-        let mut proof = r.proof.clone();
-        proof.sumcheck.final_evaluations[k] += Fr::one();
-        assert!(check(&r, &proof).is_err(), "final value {k}");
-    }
+    padded
 }
 
-#[test]
-fn rejects_another_input_through_the_openings() {
-    let r = run(shape(4, 2, 8), 9);
+fn rejects_wrong_pair_values<M: TestMode>() {
+    let r = run::<M>(shape(6, 2, 4), 8);
+    for k in 0..2 {
+        let mut proof = r.proof.clone();
+        M::tamper_sent(&mut proof.pair_values[k]);
+        assert_eq!(check(&r, &proof), Err(M::false_relation_error("rotary embedding pair values")), "a_{k}");
+    }
+    let mut proof = r.proof.clone();
+    proof.pair_values.pop();
+    assert_eq!(check(&r, &proof), Err(AttentionError::CheckFailed { step: "rotary embedding pair values" }));
+}
+
+fn rejects_a_changed_round_and_public_factor<M: TestMode>() {
+    let r = run::<M>(shape(6, 2, 4), 8);
+    let mut proof = r.proof.clone();
+    M::tamper_round(&mut proof.sumcheck);
+    assert!(check(&r, &proof).is_err());
+    // C and S (factors 2 and 4, the second and third public ones): each checked against its
+    // closed form; eq doubled, C and S halved (the sum unchanged): only the closed forms catch
+    // it.
+    for (factor, public) in [(2, 1), (4, 2)] {
+        let mut proof = r.proof.clone();
+        M::tamper_public(&mut proof.sumcheck, factor, public);
+        assert_eq!(check(&r, &proof), Err(M::public_factor_error("rotary embedding")), "factor {factor}");
+    }
+    let mut proof = r.proof.clone();
+    let two = Fr::from(2u64);
+    let half = zkmha_field::Field::inverse(&two).unwrap();
+    M::scale_public(&mut proof.sumcheck, 0, 0, two);
+    M::scale_public(&mut proof.sumcheck, 2, 1, half);
+    M::scale_public(&mut proof.sumcheck, 4, 2, half);
+    assert_eq!(check(&r, &proof), Err(AttentionError::CheckFailed { step: "rotary embedding" }));
+}
+
+fn rejects_another_input_through_the_openings<M: TestMode>() {
+    let r = run::<M>(shape(4, 2, 8), 9);
     // The proof of P against a verifier that opens another P'.
-    let other = run(shape(4, 2, 8), 10);
-    let swapped =
-        Run { witness: RotaryWitness { input: other.witness.input.clone(), ..r.witness.clone() }, ..r };
+    let (other, _) = honest(shape(4, 2, 8), 10);
+    let swapped = Run::<M> { witness: RotaryWitness { input: other.input, ..r.witness.clone() }, ..r };
     assert_eq!(check(&swapped, &swapped.proof), Err(AttentionError::CheckFailed { step: "openings" }));
 }
 
-#[test]
-fn the_shape_is_absorbed() {
-    let r = run(shape(5, 2, 4), 11);
+fn the_shape_is_absorbed<M: TestMode>() {
+    let r = run::<M>(shape(5, 2, 4), 11);
     for other in [
         RotaryShape { base: 10_001, ..r.shape },
         RotaryShape { fraction_bits: 13, ..r.shape },
         RotaryShape { heads: 3, ..r.shape },
         RotaryShape { output_bits: 15, ..r.shape },
     ] {
-        assert!(verify_rotation(&other, &r.proof, &mut Transcript::new(b"rope")).is_err(), "{other:?}");
+        assert!(verify::<M>(&other, &r.proof, &r.extra).is_err(), "{other:?}");
+    }
+}
+
+/// The plain proof's final values of eq, P, C, Pσ, S (in the clear): each is checked.
+#[test]
+fn a_changed_final_value_of_the_plain_proof_is_rejected() {
+    let r = run::<Plain>(shape(6, 2, 4), 8);
+    for k in 0..5 {
+        let mut proof = r.proof.clone();
+        proof.sumcheck.final_evaluations[0][k] += Fr::one();
+        assert!(check(&r, &proof).is_err(), "final value {k}");
     }
 }
 
@@ -183,5 +255,4 @@ fn bad_shapes_and_inputs_get_typed_errors() {
         compute_rotation(&s, &p),
         Err(AttentionError::ValueOutOfRange { tensor: "P", index: 3, .. })
     ));
-    let _ = fr_from_i64(0);
 }
