@@ -226,7 +226,9 @@ fn the_shape_is_absorbed<M: TestMode>() {
     }
 }
 
-/// The plain proof's final values of eq, P, C, Pσ, S (in the clear): each is checked.
+/// The plain proof's final values of eq, P, C, Pσ, S (in the clear): each is checked; C (or
+/// S) doubled with P (or Pσ) halved keeps the sum-check's final value, and only C's (S's)
+/// closed form catches it.
 #[test]
 fn a_changed_final_value_of_the_plain_proof_is_rejected() {
     let r = run::<Plain>(shape(6, 2, 4), 8);
@@ -234,6 +236,18 @@ fn a_changed_final_value_of_the_plain_proof_is_rejected() {
         let mut proof = r.proof.clone();
         proof.sumcheck.final_evaluations[0][k] += Fr::one();
         assert!(check(&r, &proof).is_err(), "final value {k}");
+    }
+    let two = Fr::from(2u64);
+    let half = zkmha_field::Field::inverse(&two).unwrap();
+    for (table, hidden) in [(2, 1), (4, 3)] {
+        let mut proof = r.proof.clone();
+        proof.sumcheck.final_evaluations[0][table] *= two;
+        proof.sumcheck.final_evaluations[0][hidden] *= half;
+        assert_eq!(
+            check(&r, &proof),
+            Err(AttentionError::CheckFailed { step: "rotary embedding" }),
+            "{table}"
+        );
     }
 }
 
