@@ -572,6 +572,8 @@ pub(crate) fn prove_rotation_with<M: Mode>(
     let zero = Fr::from(0u64);
     let pairs =
         [input_mle.evaluate(&[&[zero], rest].concat())?, input_mle.evaluate(&[&[Fr::one()], rest].concat())?];
+    #[cfg(test)]
+    let pairs = cheating_pairs::changed(pairs, rho0);
     let (pair_values, held) = M::send(prover, LABEL_PAIR, &pairs, transcript);
     let [a0, a1] =
         <[M::ProverValue; 2]>::try_from(held).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
@@ -749,6 +751,93 @@ mod closed_forms_on_more_shapes {
                     assert_eq!(shape.table_value(table, &point), Some(materialized), "{shape:?}");
                 }
             }
+        }
+    }
+}
+
+/// A malicious prover that moves the pair values `(a_0, a_1)` along a direction that keeps
+/// one of the two pair relations true and breaks the other (test-only hook in
+/// [`prove_rotation_with`]; every later message follows honestly): each relation is needed, and
+/// each rejects it alone, in both modes.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod cheating_pairs {
+    use super::*;
+    use crate::mode::zk_test_support::zk_round;
+    use crate::mode::{Plain, Zk};
+    use std::cell::Cell;
+
+    /// Which relation the change keeps.
+    #[derive(Clone, Copy)]
+    enum Keep {
+        /// `P(ρ) = (1−ρ_0)·a_0 + ρ_0·a_1` (moves along `(ρ_0, −(1−ρ_0))`).
+        Input,
+        /// `Pσ(ρ) = ρ_0·a_0 − (1−ρ_0)·a_1` (moves along `(1−ρ_0, ρ_0)`).
+        Swapped,
+    }
+
+    thread_local! {
+        static CHEAT: Cell<Option<Keep>> = const { Cell::new(None) };
+    }
+
+    /// The prover's hook.
+    pub(super) fn changed([a0, a1]: [Fr; 2], rho0: Fr) -> [Fr; 2] {
+        match CHEAT.with(Cell::get) {
+            None => [a0, a1],
+            Some(Keep::Input) => [a0 + rho0, a1 - (Fr::one() - rho0)],
+            Some(Keep::Swapped) => [a0 + (Fr::one() - rho0), a1 + rho0],
+        }
+    }
+
+    fn case() -> (RotaryShape, RotaryWitness, RotaryRanges) {
+        let shape = RotaryShape {
+            rows: 5,
+            heads: 2,
+            head_dim: 4,
+            base: 10_000,
+            fraction_bits: 12,
+            output_bits: ROTARY_OUTPUT_BITS,
+        };
+        let input: Vec<i64> = (0..5 * 8).map(|k| (k as i64 * 7919) % 2001 - 1000).collect();
+        let witness = RotaryWitness { output: compute_rotation(&shape, &input).unwrap(), input };
+        let ranges = rotation_ranges(&shape, &witness).unwrap();
+        (shape, witness, ranges)
+    }
+
+    fn plain(keep: Option<Keep>) -> Result<(), AttentionError> {
+        let (shape, witness, ranges) = case();
+        CHEAT.with(|c| c.set(keep));
+        let proved = prove_rotation::<Plain>(&mut (), &shape, &witness, &ranges, &mut Transcript::new(b"t"));
+        CHEAT.with(|c| c.set(None));
+        let (proof, _) = proved.unwrap();
+        verify_rotation::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"t")).map(|_| ())
+    }
+
+    fn zero_knowledge(keep: Option<Keep>) -> Result<(), AttentionError> {
+        let (shape, witness, ranges) = case();
+        CHEAT.with(|c| c.set(keep));
+        let verdict = zk_round(
+            rotation_zk_schedule(&shape).unwrap(),
+            |p, t| prove_rotation::<Zk>(p, &shape, &witness, &ranges, t),
+            |v, t, (proof, _)| verify_rotation::<Zk>(v, &shape, proof, t),
+        );
+        CHEAT.with(|c| c.set(None));
+        verdict.map(|_| ())
+    }
+
+    #[test]
+    fn each_pair_relation_alone_rejects_pair_values_that_break_it() {
+        assert_eq!(plain(None), Ok(()));
+        assert_eq!(zero_knowledge(None), Ok(()));
+        for keep in [Keep::Input, Keep::Swapped] {
+            assert_eq!(plain(Some(keep)), Err(AttentionError::CheckFailed { step: STEP_PAIR }));
+            assert_eq!(
+                zero_knowledge(Some(keep)),
+                Err(AttentionError::ZeroKnowledge {
+                    step: "the group equations",
+                    source: zkmha_zk::ZkError::RelationMismatch
+                })
+            );
         }
     }
 }
