@@ -1192,15 +1192,13 @@ fn verify_exponential<M: Mode>(
 mod cheating_blocks {
     use super::*;
     use crate::AttentionInputs;
-    use crate::mode::{Plain, Zk, ZkProver, ZkVerifier};
+    use crate::mode::zk_test_support::zk_round;
+    use crate::mode::{Plain, Zk};
     use crate::witness::compute_witness_for_mode;
     use ark_std::UniformRand;
     use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
     use std::cell::Cell;
-    use zkmha_zk::{
-        Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks,
-        ZkError,
-    };
+    use zkmha_zk::{Combination, CommittedValue, ValueOpening, ZkError};
 
     thread_local! {
         /// `(k, δ)`: the prover adds `δ` to block value `k` before sending it.
@@ -1258,33 +1256,24 @@ mod cheating_blocks {
     }
 
     /// The zero-knowledge verifier's answer (its group equations included).
-    fn zero_knowledge(k: usize, delta: i64) -> Result<(), ZkError> {
+    fn zero_knowledge(k: usize, delta: i64) -> Result<(), AttentionError> {
         let (shape, params, data, point, value) = case();
         let mode = SoftmaxMode::Exponential(params);
+        // The claim on A: committed by the prover, that commitment for the verifier (the value
+        // and blinding generators do not depend on the parameters' size).
         let hyrax = crate::zk_layer::zk_hyrax_params_for(&shape, mode).unwrap();
-        let schedule = MaskSchedule(softmax_zk_schedule(&shape, &params).unwrap());
-        let mut rng = StdRng::seed_from_u64(10);
-        let opening = ValueOpening::hide(value, &mut rng);
+        let opening = ValueOpening::hide(value, &mut StdRng::seed_from_u64(10));
         let commitment = zkmha_pcs::G1Affine::from(opening.commit(&hyrax));
         let claim = EvalClaim { point: point.clone(), value: CommittedValue::new(commitment, opening) };
-        let mut t = Transcript::new(b"t");
-        let (mut masks, masks_commitment) =
-            ProverMasks::commit(&hyrax, schedule.clone(), &mut t, &mut rng).unwrap();
+        let public = EvalClaim { point, value: Combination::point(commitment) };
         CHEAT.with(|c| c.set(Some((k, delta))));
-        let mut prover = ZkProver { params: &hyrax, masks: &mut masks, rng: &mut rng };
-        let out = prove_slot::<Zk>(&mut prover, mode, &shape, MASK, &claim, Some(&data), &mut t);
+        let verdict = zk_round(
+            softmax_zk_schedule(&shape, &params).unwrap(),
+            |p, t| prove_slot::<Zk>(p, mode, &shape, MASK, &claim, Some(&data), t),
+            |v, t, out| verify_slot::<Zk>(v, mode, &shape, MASK, &public, out.proof.exponential.as_ref(), t),
+        );
         CHEAT.with(|c| c.set(None));
-        let proof = out.unwrap().proof.exponential;
-        let mask_openings = masks.prove_openings(&hyrax, &mut t, &mut rng).unwrap();
-
-        let mut t = Transcript::new(b"t");
-        let mut masks = VerifierMasks::absorb(schedule, masks_commitment, &mut t);
-        let mut checks = DeferredChecks::new();
-        let claim = EvalClaim { point, value: Combination::point(commitment) };
-        let mut verifier = ZkVerifier { params: &hyrax, masks: &mut masks, checks: &mut checks };
-        verify_slot::<Zk>(&mut verifier, mode, &shape, MASK, &claim, proof.as_ref(), &mut t).unwrap();
-        masks.verify_openings(&hyrax, &mask_openings, &mut t, &mut checks).unwrap();
-        checks.finish(&t)
+        verdict.map(|_| ())
     }
 
     #[test]
@@ -1299,7 +1288,14 @@ mod cheating_blocks {
     fn the_zero_knowledge_relations_reject_a_changed_block_value() {
         assert_eq!(zero_knowledge(0, 0), Ok(()));
         for k in [0, 3] {
-            assert_eq!(zero_knowledge(k, 1), Err(ZkError::RelationMismatch), "block {k}");
+            assert_eq!(
+                zero_knowledge(k, 1),
+                Err(AttentionError::ZeroKnowledge {
+                    step: "the group equations",
+                    source: ZkError::RelationMismatch
+                }),
+                "block {k}"
+            );
         }
     }
 }
