@@ -15,19 +15,28 @@
 //! Soundness: each sum-check errs with probability ≤ (variables · degree)/|F|, the batching
 //! with ≤ 1/|F|; every structured factor is recomputed by the verifier.
 
-use crate::attention_values::AttentionMatrix;
-use crate::attention_values::{AttentionValuesProof, prove_attention_values, verify_attention_values};
+use crate::attention_values::AttentionValuesProof;
+use crate::chain::{ChainProof, prove_chain_steps, verify_chain_steps};
 use crate::committed::InputCommitments;
-use crate::masking::{MaskingProof, prove_masking, verify_masking};
+use crate::masking::MaskingProof;
 use crate::mode::Plain;
-use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
-use crate::qk::{QkProof, prove_qk, verify_qk};
+use crate::padding::{InputClaims, PaddingProof};
+use crate::qk::QkProof;
 use crate::softmax::{
-    SlotOutput, SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, SoftmaxStageTimings, commit_softmax,
-    prove_slot, softmax_commitment_list, softmax_opening_tables, verify_slot,
+    SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, SoftmaxStageTimings, commit_softmax,
+    softmax_commitment_list, softmax_opening_tables,
 };
-use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
+use crate::unpadding::UnpaddingProof;
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
+#[cfg(test)]
+use crate::{
+    attention_values::{AttentionMatrix, prove_attention_values},
+    masking::prove_masking,
+    padding::prove_padding,
+    qk::prove_qk,
+    softmax::{SlotOutput, prove_slot},
+    unpadding::prove_unpadding,
+};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::{Duration, Instant};
 use zkmha_field::Fr;
@@ -320,65 +329,18 @@ pub(crate) fn prove_chain(
     }
     timings.statement += start.elapsed();
 
-    let start = Instant::now();
-    let (unpadding, output_hat_claim) =
-        prove_unpadding::<Plain>(&mut (), shape, &witness.output_hat, &output_claim, transcript)?;
-    timings.unpadding = start.elapsed();
-    let start = Instant::now();
-    let matrix = match &softmax_data {
-        Some((_, data)) => AttentionMatrix::Explicit(&data.witness.attention),
-        None => AttentionMatrix::Masked { scores: &witness.scores, mask },
-    };
-    let (attention_values, av_claims) = prove_attention_values::<Plain>(
+    let (steps, chain_claims) = prove_chain_steps::<Plain>(
         &mut (),
         shape,
-        matrix,
-        &witness.values_hat,
-        &output_hat_claim,
+        mask,
+        softmax_mode,
+        witness,
+        softmax_data.as_mut().map(|(_, data)| data),
+        &output_claim,
         transcript,
+        timings,
     )?;
-    if let Some((_, data)) = &mut softmax_data {
-        // The softmax proof reads A through its factors, not this copy.
-        data.witness.attention = Vec::new();
-    }
-    timings.attention_values = start.elapsed();
-    let start = Instant::now();
-    let input = softmax_data.as_ref().map(|(_, data)| data);
-    let slot =
-        prove_slot::<Plain>(&mut (), softmax_mode, shape, mask, &av_claims.attention, input, transcript)?;
-    let (softmax, slot_output) = (slot.proof, slot.output);
-    timings.softmax = start.elapsed();
-    timings.softmax_stages = slot.timings;
-    let start = Instant::now();
-    let scores = std::mem::take(&mut witness.scores);
-    let (masking, scores_claim) = match slot_output {
-        SlotOutput::MaskedScores(masked_claim) => {
-            let (proof, claim) =
-                prove_masking::<Plain>(&mut (), shape, mask, scores, &masked_claim, transcript)?;
-            (Some(proof), claim)
-        }
-        SlotOutput::Scores(claim) => (None, claim),
-    };
-    timings.masking = start.elapsed();
-    let start = Instant::now();
-    let (qk, qk_claims) = prove_qk::<Plain>(
-        &mut (),
-        shape,
-        &witness.queries_hat,
-        &witness.keys_hat,
-        &scores_claim,
-        transcript,
-    )?;
-    timings.qk = start.elapsed();
-    let start = Instant::now();
-    let (padding, input_claims) = prove_padding::<Plain>(
-        &mut (),
-        shape,
-        [&witness.queries, &witness.keys, &witness.values],
-        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
-        transcript,
-    )?;
-    timings.padding = start.elapsed();
+    let input_claims = chain_claims.inputs;
 
     // Every committed polynomial's claims, one multi-point opening.
     let start = Instant::now();
@@ -386,7 +348,7 @@ pub(crate) fn prove_chain(
     let mut claims = Vec::new();
     if let (SoftmaxMode::Exponential(params), Some((commitments, data))) = (softmax_mode, &softmax_data) {
         items.extend(softmax_opening_tables(shape, &params, commitments, data)?);
-        claims.extend(slot.opening_claims);
+        claims.extend(chain_claims.softmax);
     }
     if let Some(inputs) = committed_inputs {
         let c = inputs.commitments;
@@ -413,6 +375,7 @@ pub(crate) fn prove_chain(
     };
     drop(items);
     timings.open = start.elapsed();
+    let ChainProof { unpadding, attention_values, softmax, masking, qk, padding } = steps;
     let proof = AttentionLayerProof {
         version: PROOF_FORMAT_VERSION,
         unpadding,
@@ -474,39 +437,17 @@ pub(crate) fn verify_chain(
     timings.public_evaluations += start.elapsed();
 
     let start = Instant::now();
-    let output_hat_claim =
-        verify_unpadding::<Plain>(&mut (), shape, &output_claim, &proof.unpadding, transcript)?;
-    let av_claims = verify_attention_values::<Plain>(
-        &mut (),
-        shape,
-        &output_hat_claim,
-        &proof.attention_values,
-        transcript,
-    )?;
-    let (slot_output, softmax_claims) = verify_slot::<Plain>(
-        &mut (),
-        softmax_mode,
-        shape,
-        mask,
-        &av_claims.attention,
-        proof.softmax.exponential.as_ref(),
-        transcript,
-    )?;
-    let scores_claim = match (slot_output, &proof.masking) {
-        (SlotOutput::MaskedScores(masked_claim), Some(masking)) => {
-            verify_masking::<Plain>(&mut (), shape, mask, &masked_claim, masking, transcript)?
-        }
-        (SlotOutput::Scores(claim), None) => claim,
-        _ => return Err(AttentionError::CheckFailed { step: "masking" }),
+    let steps = ChainProof {
+        unpadding: proof.unpadding.clone(),
+        attention_values: proof.attention_values.clone(),
+        softmax: proof.softmax.clone(),
+        masking: proof.masking.clone(),
+        qk: proof.qk.clone(),
+        padding: proof.padding.clone(),
     };
-    let qk_claims = verify_qk::<Plain>(&mut (), shape, &scores_claim, &proof.qk, transcript)?;
-    let input_claims = verify_padding::<Plain>(
-        &mut (),
-        shape,
-        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av_claims.values_hat],
-        &proof.padding,
-        transcript,
-    )?;
+    let chain_claims =
+        verify_chain_steps::<Plain>(&mut (), shape, mask, softmax_mode, &output_claim, &steps, transcript)?;
+    let (input_claims, softmax_claims) = (chain_claims.inputs, chain_claims.softmax);
 
     let mut commitments: Vec<&HyraxCommitment> = Vec::new();
     let mut claims = Vec::new();

@@ -31,7 +31,10 @@ use zkmha_lookup::{
     Lookup, LookupProof, LookupTable, ZkLookupClaims, ZkLookupProof, prove_lookups_zk, verify_lookups_zk,
 };
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{G1Affine, HyraxParams};
+use zkmha_pcs::{
+    G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim,
+    PolynomialTable,
+};
 use zkmha_sumcheck::{
     EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts, SumcheckClaim, SumcheckInstance,
     SumcheckProof, prove, prove_batched, verify, verify_batched,
@@ -39,12 +42,15 @@ use zkmha_sumcheck::{
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
     BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, ProverMasks,
-    ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError, ZkProductClaims,
-    ZkProductProof, ZkProductShape, prove_zk_batched_products, prove_zk_product,
+    ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError,
+    ZkMultiOpeningProof, ZkProductClaims, ZkProductProof, ZkProductShape, prove_multi_opening_zk,
+    prove_zk_batched_products, prove_zk_product, verify_multi_opening_zk_deferred,
     verify_zk_batched_products_deferred, verify_zk_product_deferred,
 };
 
 const LABEL_STEP: &[u8] = b"mode/plain/step";
+/// The final opening's step name (both modes).
+pub(crate) const STEP_OPENINGS: &str = "openings";
 const LABEL_CLAIMS: &[u8] = b"mode/plain/claims";
 const LABEL_FINAL_EVALUATIONS: &[u8] = b"mode/plain/final-evaluations";
 
@@ -150,10 +156,57 @@ pub trait Mode: Sized + 'static {
     /// The proof that linear combinations of values are zero (nothing in the plain mode, where
     /// the verifier checks them; a relations proof in zero knowledge).
     type ZeroProof: Clone + Debug + Default + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// The prover's secret data for opening a committed table (nothing in the plain mode; the
+    /// rows' blinding factors in zero knowledge).
+    type Blinds: Clone + Debug + Send + Sync;
+    /// The proof of the final opening of every committed polynomial's claims.
+    type OpeningProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
     /// What the prover needs besides the transcript.
     type Prover<'a>;
     /// What the verifier needs besides the transcript.
     type Verifier<'a>;
+
+    /// Commits to an integer table of `num_vars` variables with `column_vars` column variables
+    /// (binding; hiding in zero knowledge, its blinds drawn from `rng`).
+    ///
+    /// # Errors
+    /// [`AttentionError::Commitment`] for too few generators or a table of the wrong size.
+    fn commit_table(
+        params: &HyraxParams,
+        num_vars: usize,
+        column_vars: usize,
+        values: &[i64],
+        rng: &mut dyn ProverRng,
+    ) -> Result<(HyraxCommitment, Self::Blinds), AttentionError>;
+
+    /// Proves every claim on the committed polynomials in one multi-point opening (claim
+    /// `polynomial` indices count in `polynomials`; every polynomial needs a claim).
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] (`"openings"`) for claims that do not fit, and in zero
+    /// knowledge [`AttentionError::ZeroKnowledge`].
+    fn prove_openings(
+        prover: &mut Self::Prover<'_>,
+        params: &HyraxParams,
+        polynomials: &[(PolynomialTable<'_>, &HyraxCommitment, &Self::Blinds)],
+        claims: &[OpeningClaim<Self::ProverValue>],
+        transcript: &mut Transcript,
+    ) -> Result<Self::OpeningProof, AttentionError>;
+
+    /// Verifies [`Mode::prove_openings`] (in zero knowledge with the group equations left in
+    /// the deferred checks).
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] (`"openings"`) for a claim a commitment does not open
+    /// to (plain) or a malformed proof; [`AttentionError::ZeroKnowledge`] in zero knowledge.
+    fn verify_openings(
+        verifier: &mut Self::Verifier<'_>,
+        params: &HyraxParams,
+        commitments: &[&HyraxCommitment],
+        claims: &[OpeningClaim<Self::Value>],
+        proof: &Self::OpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError>;
 
     /// Proves `Σ_x g_i(x) = claims[i]` for every member (one sum-check for all).
     ///
@@ -293,8 +346,45 @@ impl Mode for Plain {
     type Sent = Fr;
     type LookupProof = LookupProof;
     type ZeroProof = ();
+    type Blinds = ();
+    type OpeningProof = MultiOpeningProof;
     type Prover<'a> = ();
     type Verifier<'a> = ();
+
+    fn commit_table(
+        params: &HyraxParams,
+        num_vars: usize,
+        column_vars: usize,
+        values: &[i64],
+        _rng: &mut dyn ProverRng,
+    ) -> Result<(HyraxCommitment, ()), AttentionError> {
+        Ok((Hyrax::commit_small_with_columns(params, num_vars, column_vars, values)?, ()))
+    }
+
+    fn prove_openings(
+        _prover: &mut (),
+        _params: &HyraxParams,
+        polynomials: &[(PolynomialTable<'_>, &HyraxCommitment, &())],
+        claims: &[OpeningClaim<Fr>],
+        transcript: &mut Transcript,
+    ) -> Result<MultiOpeningProof, AttentionError> {
+        let items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> =
+            polynomials.iter().map(|(table, commitment, ())| (*table, *commitment)).collect();
+        Hyrax::open_multi(&items, claims, transcript)
+            .map_err(|_| AttentionError::CheckFailed { step: STEP_OPENINGS })
+    }
+
+    fn verify_openings(
+        _verifier: &mut (),
+        params: &HyraxParams,
+        commitments: &[&HyraxCommitment],
+        claims: &[OpeningClaim<Fr>],
+        proof: &MultiOpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        Hyrax::verify_multi(params, commitments, claims, proof, transcript)
+            .map_err(|_| AttentionError::CheckFailed { step: STEP_OPENINGS })
+    }
 
     fn prove_products(
         _prover: &mut (),
@@ -495,8 +585,51 @@ impl Mode for Zk {
     type Sent = G1Affine;
     type LookupProof = ZkLookupProof;
     type ZeroProof = RelationsProof;
+    type Blinds = HyraxBlinds;
+    type OpeningProof = ZkMultiOpeningProof;
     type Prover<'a> = ZkProver<'a>;
     type Verifier<'a> = ZkVerifier<'a>;
+
+    fn commit_table(
+        params: &HyraxParams,
+        num_vars: usize,
+        column_vars: usize,
+        values: &[i64],
+        rng: &mut dyn ProverRng,
+    ) -> Result<(HyraxCommitment, HyraxBlinds), AttentionError> {
+        Ok(Hyrax::commit_small_hiding(params, num_vars, column_vars, values, &mut &mut *rng)?)
+    }
+
+    fn prove_openings(
+        prover: &mut ZkProver<'_>,
+        params: &HyraxParams,
+        polynomials: &[(PolynomialTable<'_>, &HyraxCommitment, &HyraxBlinds)],
+        claims: &[OpeningClaim<CommittedValue>],
+        transcript: &mut Transcript,
+    ) -> Result<ZkMultiOpeningProof, AttentionError> {
+        prove_multi_opening_zk(params, polynomials, claims, prover.masks, transcript, &mut prover.rng)
+            .map_err(zk_error(STEP_OPENINGS))
+    }
+
+    fn verify_openings(
+        verifier: &mut ZkVerifier<'_>,
+        params: &HyraxParams,
+        commitments: &[&HyraxCommitment],
+        claims: &[OpeningClaim<Combination>],
+        proof: &ZkMultiOpeningProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        verify_multi_opening_zk_deferred(
+            params,
+            commitments,
+            claims,
+            proof,
+            verifier.masks,
+            transcript,
+            verifier.checks,
+        )
+        .map_err(zk_error(STEP_OPENINGS))
+    }
 
     fn prove_products(
         prover: &mut ZkProver<'_>,

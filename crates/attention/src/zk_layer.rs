@@ -23,22 +23,20 @@
 //! proof in one MSM at the end
 //! ```
 
-use crate::attention_values::{
-    AttentionMatrix, AttentionValuesProof, prove_attention_values, verify_attention_values,
-};
+use crate::attention_values::AttentionValuesProof;
+use crate::chain::{ChainProof, chain_zk_schedule, prove_chain_steps, verify_chain_steps};
 use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_layout_column_vars};
 use crate::committed::padded_inputs;
 use crate::layer::{DOMAIN_ZK, LABEL_OUTPUT_POINT, matrix_mle, witness_alongside_table};
-use crate::masking::{MaskingProof, prove_masking, verify_masking};
+use crate::masking::MaskingProof;
 use crate::mode::{Zk, ZkProver, ZkVerifier};
-use crate::padding::{PaddingProof, prove_padding, verify_padding};
-use crate::qk::{QkProof, prove_qk, verify_qk};
+use crate::padding::PaddingProof;
+use crate::qk::QkProof;
 use crate::softmax::{
-    ExponentialSoftmaxProofOf, SlotOutput, SoftmaxCommitments, SoftmaxProverData, commit_softmax_hiding,
-    prove_slot, softmax_commitment_list, softmax_multiplicities, softmax_opening_tables, softmax_zk_schedule,
-    verify_slot,
+    ExponentialSoftmaxProofOf, SoftmaxCommitments, SoftmaxProverData, SoftmaxSlotProof,
+    commit_softmax_hiding, softmax_commitment_list, softmax_multiplicities, softmax_opening_tables,
 };
-use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
+use crate::unpadding::UnpaddingProof;
 use crate::zk_claims::{CommittedClaim, WitnessClaim, zk_error};
 use crate::{
     AttentionError, AttentionInputs, AttentionShape, CommittedStatement, InputCommitments, MaskKind,
@@ -93,14 +91,7 @@ pub struct ZkLayerProof {
 /// # Errors
 /// [`AttentionError::Lookup`] for softmax parameters out of range.
 pub fn mask_schedule(shape: &AttentionShape, softmax: SoftmaxMode) -> Result<MaskSchedule, AttentionError> {
-    let mut schedule =
-        vec![crate::unpadding::zk_sumcheck_shape(shape), crate::attention_values::zk_sumcheck_shape(shape)];
-    match softmax {
-        SoftmaxMode::Identity => schedule.push(crate::masking::zk_sumcheck_shape(shape)),
-        SoftmaxMode::Exponential(params) => schedule.extend(softmax_zk_schedule(shape, &params)?),
-    }
-    schedule.push(crate::qk::zk_sumcheck_shape(shape));
-    schedule.push(crate::padding::zk_sumcheck_shape(shape));
+    let mut schedule = chain_zk_schedule(shape, softmax)?;
     if let SoftmaxMode::Exponential(params) = softmax {
         schedule.push(zk_multi_opening_schedule(&opened_sizes(shape, &params)?));
     }
@@ -283,40 +274,22 @@ pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
 
     let t = &mut transcript;
     let mut prover = ZkProver { params, masks: &mut masks, rng: &mut *rng };
-    let (unpadding, output_hat) = prove_unpadding::<Zk>(&mut prover, shape, &witness.output_hat, &output, t)?;
-    let matrix = match &softmax_data {
-        Some((_, _, data, _)) => AttentionMatrix::Explicit(&data.witness.attention),
-        None => AttentionMatrix::Masked { scores: &witness.scores, mask },
-    };
-    let (attention_values, av) =
-        prove_attention_values::<Zk>(&mut prover, shape, matrix, &witness.values_hat, &output_hat, t)?;
-    let scores = std::mem::take(&mut witness.scores);
-    let input = match &mut softmax_data {
-        Some((_, _, data, _)) => {
-            // The softmax proof reads A through its factors, not this copy.
-            data.witness.attention = Vec::new();
-            Some(&*data)
-        }
-        None => None,
-    };
-    let slot = prove_slot::<Zk>(&mut prover, softmax, shape, mask, &av.attention, input, t)?;
-    let (masking, scores_claim) = match slot.output {
-        SlotOutput::MaskedScores(claim) => {
-            let (masking, claim) = prove_masking::<Zk>(&mut prover, shape, mask, scores, &claim, t)?;
-            (Some(masking), claim)
-        }
-        SlotOutput::Scores(claim) => (None, claim),
-    };
-    let (softmax_proof, softmax_claims) = (slot.proof.exponential, slot.opening_claims);
-    let (qk, qk_claims) =
-        prove_qk::<Zk>(&mut prover, shape, &witness.queries_hat, &witness.keys_hat, &scores_claim, t)?;
-    let (padding, input_claims) = prove_padding::<Zk>(
+    let mut timings = crate::ProverTimings::default();
+    let data = softmax_data.as_mut().map(|(_, _, data, _)| data);
+    let (steps, chain_claims) = prove_chain_steps::<Zk>(
         &mut prover,
         shape,
-        [&witness.queries, &witness.keys, &witness.values],
-        [&qk_claims.queries_hat, &qk_claims.keys_hat, &av.values_hat],
+        mask,
+        softmax,
+        &mut witness,
+        data,
+        &output,
         t,
+        &mut timings,
     )?;
+    let (input_claims, softmax_claims) = (chain_claims.inputs, chain_claims.softmax);
+    let ChainProof { unpadding, attention_values, softmax: slot_proof, masking, qk, padding } = steps;
+    let softmax_proof = slot_proof.exponential;
     let m = &mut masks;
 
     let c = &statement.commitments;
@@ -460,23 +433,25 @@ fn collect_layer_zk(
     let mut checks = DeferredChecks::new();
     let t = &mut transcript;
     let mut verifier = ZkVerifier { params, masks: &mut masks, checks: &mut checks };
-    let v = &mut verifier;
-    let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t)?;
-    let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t)?;
-    let slot = softmax.as_ref().map(|(_, _, slot)| *slot);
-    let (slot_output, claims) =
-        verify_slot::<Zk>(v, statement.softmax, shape, statement.mask, &av.attention, slot, t)?;
-    let scores = match (slot_output, &proof.masking) {
-        (SlotOutput::MaskedScores(claim), Some(masking)) => {
-            verify_masking::<Zk>(v, shape, statement.mask, &claim, masking, t)?
-        }
-        (SlotOutput::Scores(claim), None) => claim,
-        _ => return Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }),
+    let steps = ChainProof {
+        unpadding: proof.unpadding.clone(),
+        attention_values: proof.attention_values.clone(),
+        softmax: SoftmaxSlotProof { exponential: softmax.as_ref().map(|(_, _, slot)| (*slot).clone()) },
+        masking: proof.masking.clone(),
+        qk: proof.qk.clone(),
+        padding: proof.padding.clone(),
     };
-    let softmax_claims = softmax.map(|(_, commitments, _)| (commitments, claims));
-    let qk = verify_qk::<Zk>(v, shape, &scores, &proof.qk, t)?;
-    let inputs =
-        verify_padding::<Zk>(v, shape, [&qk.queries_hat, &qk.keys_hat, &av.values_hat], &proof.padding, t)?;
+    let chain_claims = verify_chain_steps::<Zk>(
+        &mut verifier,
+        shape,
+        statement.mask,
+        statement.softmax,
+        &output,
+        &steps,
+        t,
+    )?;
+    let inputs = chain_claims.inputs;
+    let softmax_claims = softmax.map(|(_, commitments, _)| (commitments, chain_claims.softmax));
     let (m, k) = (&mut masks, &mut checks);
 
     let c = &statement.commitments;
@@ -539,6 +514,12 @@ fn collect_layer_zk(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod forgery_regression {
     use super::*;
+    use crate::attention_values::{AttentionMatrix, prove_attention_values, verify_attention_values};
+    use crate::masking::{prove_masking, verify_masking};
+    use crate::padding::{prove_padding, verify_padding};
+    use crate::qk::{prove_qk, verify_qk};
+    use crate::softmax::{SlotOutput, prove_slot, verify_slot};
+    use crate::unpadding::{prove_unpadding, verify_unpadding};
     use ark_std::rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha20Rng;
     use zkmha_field::Field;
