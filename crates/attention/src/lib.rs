@@ -8,6 +8,7 @@
 #![allow(clippy::indexing_slicing)] // prover code; the verifier modules deny it locally
 
 pub mod attention_values;
+pub mod block;
 pub mod chain;
 pub mod commitment_layout;
 pub mod committed;

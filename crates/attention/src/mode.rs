@@ -31,6 +31,7 @@ use zkmha_lookup::{
     Lookup, LookupProof, LookupTable, ZkLookupClaims, ZkLookupProof, prove_lookups_zk, verify_lookups_zk,
 };
 use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::ZkInnerProductProof;
 use zkmha_pcs::{
     G1Affine, Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim,
     PolynomialTable,
@@ -41,8 +42,8 @@ use zkmha_sumcheck::{
 };
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, ProverMasks,
-    ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError,
+    BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, MaskSchedule,
+    ProverMasks, ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError,
     ZkMultiOpeningProof, ZkProductClaims, ZkProductProof, ZkProductShape, prove_multi_opening_zk,
     prove_zk_batched_products, prove_zk_product, verify_multi_opening_zk_deferred,
     verify_zk_batched_products_deferred, verify_zk_product_deferred,
@@ -51,6 +52,7 @@ use zkmha_zk::{
 const LABEL_STEP: &[u8] = b"mode/plain/step";
 /// The final opening's step name (both modes).
 pub(crate) const STEP_OPENINGS: &str = "openings";
+const STEP_MASKS: &str = "masks";
 const LABEL_CLAIMS: &[u8] = b"mode/plain/claims";
 const LABEL_FINAL_EVALUATIONS: &[u8] = b"mode/plain/final-evaluations";
 
@@ -139,9 +141,12 @@ pub struct ZkVerifier<'a> {
 }
 
 /// What a proof mode does with a step's sum of products.
-pub trait Mode: Sized + 'static {
-    /// The mode's name, for messages.
+pub trait Mode: Sized + Clone + Debug + PartialEq + Eq + 'static {
+    /// The mode's name, for messages (and absorbed by the drivers, so that a proof of one
+    /// mode never verifies as the other).
     const NAME: &'static str;
+    /// Whether commitments hide (zero knowledge).
+    const HIDING: bool;
     /// A claim's value as the verifier holds it (`Fr`, or a combination of commitments).
     type Value: LinearValue + Debug + PartialEq + Eq;
     /// A claim's value as the prover holds it (`Fr`, or a committed value with its opening).
@@ -161,6 +166,73 @@ pub trait Mode: Sized + 'static {
     type Blinds: Clone + Debug + Send + Sync;
     /// The proof of the final opening of every committed polynomial's claims.
     type OpeningProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// The prover's state for one proof (nothing in the plain mode; the masks of every
+    /// sum-check in zero knowledge).
+    type ProverSession;
+    /// The verifier's state for one proof (nothing in the plain mode; the masks' commitment and
+    /// the deferred group equations in zero knowledge).
+    type VerifierSession;
+    /// What a proof sends to open its session (nothing; the masks' commitment), absorbed
+    /// before the first challenge.
+    type SessionCommitment: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// What a proof sends to close it (nothing; the masks' values at their points, in one
+    /// inner-product argument), absorbed before the final group equations' weights.
+    type SessionProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+
+    /// Opens the prover's session: in zero knowledge commits to the masks of `schedule()`
+    /// (every masked sum-check of the proof, in order) and absorbs the commitment.
+    ///
+    /// # Errors
+    /// The schedule's error, [`AttentionError::ZeroKnowledge`] for too few generators.
+    fn start_prover(
+        params: &HyraxParams,
+        schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        transcript: &mut Transcript,
+        rng: &mut dyn ProverRng,
+    ) -> Result<(Self::ProverSession, Self::SessionCommitment), AttentionError>;
+
+    /// The prover's context over its session.
+    fn prover<'a>(
+        params: &'a HyraxParams,
+        session: &'a mut Self::ProverSession,
+        rng: &'a mut dyn ProverRng,
+    ) -> Self::Prover<'a>;
+
+    /// Closes the prover's session (in zero knowledge: every mask's value at its point).
+    ///
+    /// # Errors
+    /// [`AttentionError::ZeroKnowledge`] when masks are left unused.
+    fn finish_prover(
+        params: &HyraxParams,
+        session: Self::ProverSession,
+        transcript: &mut Transcript,
+        rng: &mut dyn ProverRng,
+    ) -> Result<Self::SessionProof, AttentionError>;
+
+    /// Opens the verifier's session: absorbs the masks' commitment with `schedule()`.
+    ///
+    /// # Errors
+    /// The schedule's error.
+    fn start_verifier(
+        schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        commitment: &Self::SessionCommitment,
+        transcript: &mut Transcript,
+    ) -> Result<Self::VerifierSession, AttentionError>;
+
+    /// The verifier's context over its session.
+    fn verifier<'a>(params: &'a HyraxParams, session: &'a mut Self::VerifierSession) -> Self::Verifier<'a>;
+
+    /// Closes the verifier's session: checks the masks' openings and then every deferred
+    /// group equation in one multi-scalar multiplication.
+    ///
+    /// # Errors
+    /// [`AttentionError::ZeroKnowledge`] for a failing equation.
+    fn finish_verifier(
+        params: &HyraxParams,
+        session: Self::VerifierSession,
+        proof: &Self::SessionProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError>;
     /// What the prover needs besides the transcript.
     type Prover<'a>;
     /// What the verifier needs besides the transcript.
@@ -340,6 +412,7 @@ fn factors<V>(shape: &ZkProductShape, values: impl IntoIterator<Item = (Fr, V)>)
 
 impl Mode for Plain {
     const NAME: &'static str = "plain";
+    const HIDING: bool = false;
     type Value = Fr;
     type ProverValue = Fr;
     type ProductProof = PlainProductProof;
@@ -348,6 +421,50 @@ impl Mode for Plain {
     type ZeroProof = ();
     type Blinds = ();
     type OpeningProof = MultiOpeningProof;
+    type ProverSession = ();
+    type VerifierSession = ();
+    type SessionCommitment = ();
+    type SessionProof = ();
+
+    fn start_prover(
+        _params: &HyraxParams,
+        _schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        _transcript: &mut Transcript,
+        _rng: &mut dyn ProverRng,
+    ) -> Result<((), ()), AttentionError> {
+        Ok(((), ()))
+    }
+
+    fn prover<'a>(_params: &'a HyraxParams, _session: &'a mut (), _rng: &'a mut dyn ProverRng) {}
+
+    fn finish_prover(
+        _params: &HyraxParams,
+        _session: (),
+        _transcript: &mut Transcript,
+        _rng: &mut dyn ProverRng,
+    ) -> Result<(), AttentionError> {
+        Ok(())
+    }
+
+    fn start_verifier(
+        _schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        _commitment: &(),
+        _transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        Ok(())
+    }
+
+    fn verifier<'a>(_params: &'a HyraxParams, _session: &'a mut ()) {}
+
+    fn finish_verifier(
+        _params: &HyraxParams,
+        _session: (),
+        _proof: &(),
+        _transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        Ok(())
+    }
+
     type Prover<'a> = ();
     type Verifier<'a> = ();
 
@@ -579,6 +696,7 @@ fn zk_outcome<V>(
 
 impl Mode for Zk {
     const NAME: &'static str = "zero-knowledge";
+    const HIDING: bool = true;
     type Value = Combination;
     type ProverValue = CommittedValue;
     type ProductProof = ZkProductProof;
@@ -587,6 +705,64 @@ impl Mode for Zk {
     type ZeroProof = RelationsProof;
     type Blinds = HyraxBlinds;
     type OpeningProof = ZkMultiOpeningProof;
+    type ProverSession = ProverMasks;
+    type VerifierSession = (VerifierMasks, DeferredChecks);
+    type SessionCommitment = G1Affine;
+    type SessionProof = ZkInnerProductProof;
+
+    fn start_prover(
+        params: &HyraxParams,
+        schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        transcript: &mut Transcript,
+        rng: &mut dyn ProverRng,
+    ) -> Result<(ProverMasks, G1Affine), AttentionError> {
+        ProverMasks::commit(params, schedule()?, transcript, &mut &mut *rng).map_err(zk_error(STEP_MASKS))
+    }
+
+    fn prover<'a>(
+        params: &'a HyraxParams,
+        session: &'a mut ProverMasks,
+        rng: &'a mut dyn ProverRng,
+    ) -> ZkProver<'a> {
+        ZkProver { params, masks: session, rng }
+    }
+
+    fn finish_prover(
+        params: &HyraxParams,
+        session: ProverMasks,
+        transcript: &mut Transcript,
+        rng: &mut dyn ProverRng,
+    ) -> Result<ZkInnerProductProof, AttentionError> {
+        session.prove_openings(params, transcript, &mut &mut *rng).map_err(zk_error(STEP_MASKS))
+    }
+
+    fn start_verifier(
+        schedule: &dyn Fn() -> Result<MaskSchedule, AttentionError>,
+        commitment: &G1Affine,
+        transcript: &mut Transcript,
+    ) -> Result<(VerifierMasks, DeferredChecks), AttentionError> {
+        Ok((VerifierMasks::absorb(schedule()?, *commitment, transcript), DeferredChecks::new()))
+    }
+
+    fn verifier<'a>(
+        params: &'a HyraxParams,
+        session: &'a mut (VerifierMasks, DeferredChecks),
+    ) -> ZkVerifier<'a> {
+        let (masks, checks) = session;
+        ZkVerifier { params, masks, checks }
+    }
+
+    fn finish_verifier(
+        params: &HyraxParams,
+        session: (VerifierMasks, DeferredChecks),
+        proof: &ZkInnerProductProof,
+        transcript: &mut Transcript,
+    ) -> Result<(), AttentionError> {
+        let (masks, mut checks) = session;
+        masks.verify_openings(params, proof, transcript, &mut checks).map_err(zk_error(STEP_MASKS))?;
+        checks.finish(transcript).map_err(zk_error("the proof's group equations"))
+    }
+
     type Prover<'a> = ZkProver<'a>;
     type Verifier<'a> = ZkVerifier<'a>;
 

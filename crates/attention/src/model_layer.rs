@@ -152,13 +152,13 @@ impl ModelShape {
     }
 
     /// The committed widths of `W_k` and `W_v`: `h_kv·m`, `h_kv·m_v`.
-    fn key_value_widths(&self) -> (usize, usize) {
+    pub(crate) fn key_value_widths(&self) -> (usize, usize) {
         let a = &self.attention;
         (self.key_value_heads * a.head_dim, self.key_value_heads * a.value_head_dim)
     }
 
     /// The shared-head reductions of `W_k`, `b_k`, `W_v`, `b_v`, in that order.
-    fn shared_heads(&self) -> [SharedHeadsShape; 4] {
+    pub(crate) fn shared_heads(&self) -> [SharedHeadsShape; 4] {
         let a = &self.attention;
         let shape = |head_dim: usize, row_vars| SharedHeadsShape {
             heads: a.heads,
@@ -212,13 +212,13 @@ impl ModelShape {
     }
 
     /// `log d̂_model`.
-    fn model_vars(&self) -> usize {
+    pub(crate) fn model_vars(&self) -> usize {
         self.model_width.next_power_of_two().trailing_zeros() as usize
     }
 
     /// The variables of the input and weight tables: `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`,
     /// `b_v`, `W_o`, `b_o` (padded to powers of two).
-    fn table_vars(&self) -> [usize; 9] {
+    pub(crate) fn table_vars(&self) -> [usize; 9] {
         let a = &self.attention;
         let m = self.model_vars();
         let (k, v) = self.key_value_widths();
@@ -238,16 +238,16 @@ impl ModelShape {
 
     /// The Hyrax layout (column variables) of the weight tables, from their sizes alone: one
     /// model commitment serves every sequence length.
-    fn weights_layout(&self) -> usize {
+    pub(crate) fn weights_layout(&self) -> usize {
         split_vars(self.table_vars().into_iter().skip(1).max().unwrap_or(0)).1
     }
 
     /// The Hyrax layout (column variables) of `X`, `O`, `Y` and the range data.
-    fn layout(&self, softmax: SoftmaxMode) -> usize {
+    pub(crate) fn layout(&self, softmax: SoftmaxMode) -> usize {
         split_vars(self.largest_vars(softmax)).1
     }
 
-    fn largest_vars(&self, softmax: SoftmaxMode) -> usize {
+    pub(crate) fn largest_vars(&self, softmax: SoftmaxMode) -> usize {
         let tables = self.table_vars().into_iter().max().unwrap_or(0);
         let ranges = self
             .projections()
@@ -270,7 +270,7 @@ impl ModelShape {
 
     /// The variables of the output ranges' multiplicities: the `Q`, `K`, `V` projections',
     /// then (under rotary embeddings) the two rotations'.
-    fn output_range_vars(&self) -> Vec<usize> {
+    pub(crate) fn output_range_vars(&self) -> Vec<usize> {
         let projections = self.projections();
         let mut vars: Vec<usize> =
             projections.iter().filter_map(|p| p.output_bits).map(|b| b as usize).collect();
@@ -281,7 +281,7 @@ impl ModelShape {
     }
 
     /// The variables of `Q_pre`, `K_pre` and the two rotations' multiplicities.
-    fn rotary_vars(&self) -> Vec<usize> {
+    pub(crate) fn rotary_vars(&self) -> Vec<usize> {
         let a = &self.attention;
         self.rotary.map_or(Vec::new(), |r| {
             let grid = a.seq_vars() + a.model_vars();
@@ -290,7 +290,7 @@ impl ModelShape {
         })
     }
 
-    fn append_to_transcript(&self, transcript: &mut Transcript) {
+    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.attention.append_to_transcript(transcript);
         let [q, k, v, o] = self.shifts.map(|s| s as usize);
         let residual = usize::from(self.residual.code());
@@ -440,7 +440,7 @@ pub(crate) fn check_block_sizes<T>(
 
 /// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, after
 /// checking sizes.
-fn padded_tables(
+pub(crate) fn padded_tables(
     shape: &ModelShape,
     input: &[i64],
     weights: &ModelWeights,
@@ -504,7 +504,7 @@ pub fn commit_model(
 }
 
 impl ModelStatement {
-    fn append_to_transcript(&self, transcript: &mut Transcript) {
+    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.shape.append_to_transcript(transcript);
         transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
         self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
@@ -724,7 +724,7 @@ fn absorb_integer_output(output: &[i64], transcript: &mut Transcript) {
 /// folded row by row (rows in parallel, field × small-integer products) without building the
 /// padded table.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-fn output_value(shape: &ModelShape, output: &[i64], r_z: &[Fr]) -> Result<Fr, AttentionError> {
+pub(crate) fn output_value(shape: &ModelShape, output: &[i64], r_z: &[Fr]) -> Result<Fr, AttentionError> {
     let (s, d) = (shape.attention.seq_len, shape.model_width);
     let (r_c, r_i) = r_z
         .split_at_checked(shape.model_vars())
@@ -741,7 +741,7 @@ fn output_value(shape: &ModelShape, output: &[i64], r_z: &[Fr]) -> Result<Fr, At
 }
 
 /// `O` as integers (the attention's outputs are exact integers in the field).
-fn integer_output(output: &[Fr]) -> Result<Vec<i64>, AttentionError> {
+pub(crate) fn integer_output(output: &[Fr]) -> Result<Vec<i64>, AttentionError> {
     output
         .iter()
         .map(|v| {
@@ -758,7 +758,7 @@ fn integer_output(output: &[Fr]) -> Result<Vec<i64>, AttentionError> {
 
 /// Linear attention's masked entries carry the spec's `MASK` constant, so its output is not an
 /// integer tensor the output projection could take: the block needs the proven softmax.
-fn require_proven_softmax(softmax: SoftmaxMode) -> Result<(), AttentionError> {
+pub(crate) fn require_proven_softmax(softmax: SoftmaxMode) -> Result<(), AttentionError> {
     if softmax.is_proven() {
         Ok(())
     } else {

@@ -3,43 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{SeedableRng, rngs::StdRng};
 use zkmha_attention::model_layer::*;
-use zkmha_attention::projection::{ProjectionShape, compute_projection};
-use zkmha_attention::quantization::signed_field_to_f64;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
 
 mod common;
-use common::{draw, weights};
-
-fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
-    draw(&mut StdRng::seed_from_u64(seed), shape.attention.seq_len * shape.model_width, 127)
-}
-
-/// A pre-norm decoder's hidden state (wider than X: it is not normalized), when the shape's
-/// residual takes one.
-fn hidden_state(shape: &ModelShape, seed: u64) -> Option<Vec<i64>> {
-    (shape.residual == Residual::HiddenState).then(|| {
-        draw(&mut StdRng::seed_from_u64(seed + 1000), shape.attention.seq_len * shape.model_width, 1 << 24)
-    })
-}
-
-/// The proven softmax with shifts that keep every intermediate in range (its outputs are
-/// about 2^16·|V|, hence the large output shift).
-fn modes(shape: &ModelShape) -> [(SoftmaxMode, ModelShape); 2] {
-    // Projected entries are about 127·127·√d / 2^6; a scale that gives scores of a few units.
-    let scale = 1.0 / (shape.attention.head_dim as f64 * 400.0);
-    let exponential = SoftmaxMode::Exponential(
-        SoftmaxParams::for_score_scale(scale, shape.attention.padded_seq_len()).unwrap(),
-    );
-    // k_o = 20 checks the output projection's remainder in two digits; the second mode keeps
-    // every remainder in one digit (and differs per projection).
-    [
-        (exponential, ModelShape { shifts: [6, 6, 6, 20], ..*shape }),
-        (exponential, ModelShape { shifts: [6, 5, 7, 14], ..*shape }),
-    ]
-}
+use common::{base, grouped, hidden_state, input, modes, pre_norm, reference, rotary, small, weights};
 
 struct Run {
     params: zkmha_pcs::HyraxParams,
@@ -56,62 +25,6 @@ fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> R
         prove_model_layer(&params, shape, mask, softmax, &input(shape, seed + 100), h.as_deref(), &w, &model)
             .unwrap();
     Run { params, statement, proof }
-}
-
-fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
-    ModelShape {
-        attention: AttentionShape::new(s, h, m, mv).unwrap(),
-        model_width: d,
-        shifts: [0; 4],
-        residual: Residual::LayerInput,
-        key_value_heads: h,
-        rotary: None,
-    }
-}
-
-/// The plain reference: project, attend (the witness code), project the output, add X (or
-/// the hidden state).
-fn reference(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Vec<i64> {
-    let a = &shape.attention;
-    let (w, x) = (weights(shape, seed), input(shape, seed + 100));
-    let project =
-        |input: &[i64], inputs: usize, weights: &[i64], bias: &[i64], outputs: usize, shift: u32| {
-            let p = ProjectionShape { rows: a.seq_len, inputs, outputs, shift, output_bits: None };
-            compute_projection(&p, input, weights, bias).unwrap()
-        };
-    let d = shape.model_width;
-    // Grouped-query attention, plainly: query head h reads key/value head h / (h / h_kv).
-    let group = a.heads / shape.key_value_heads;
-    let repeat = |compact: &[i64], rows: usize, width: usize| -> Vec<i64> {
-        let narrow = shape.key_value_heads * width;
-        (0..rows)
-            .flat_map(|r| (0..a.heads * width).map(move |c| (r, c)))
-            .map(|(r, c)| compact[r * narrow + (c / width / group) * width + c % width])
-            .collect()
-    };
-    let (keys, keys_bias) = (repeat(&w.keys, d, a.head_dim), repeat(&w.keys_bias, 1, a.head_dim));
-    let values = repeat(&w.values, d, a.value_head_dim);
-    let values_bias = repeat(&w.values_bias, 1, a.value_head_dim);
-    let mut inputs = AttentionInputs {
-        queries: project(&x, d, &w.queries, &w.queries_bias, a.model_width(), shape.shifts[0]),
-        keys: project(&x, d, &keys, &keys_bias, a.model_width(), shape.shifts[1]),
-        values: project(&x, d, &values, &values_bias, a.value_model_width(), shape.shifts[2]),
-    };
-    // Rotary embeddings: Q and K rotated (the rotation's own reference, tested on its own).
-    if let Some(rotary) = shape.rotary {
-        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
-        inputs.queries = zkmha_attention::rope::compute_rotation(&rotation, &inputs.queries).unwrap();
-        inputs.keys = zkmha_attention::rope::compute_rotation(&rotation, &inputs.keys).unwrap();
-    }
-    let attention: Vec<i64> = compute_witness_for_mode(a, mask, softmax, &inputs)
-        .unwrap()
-        .output
-        .iter()
-        .map(|v| signed_field_to_f64(v) as i64)
-        .collect();
-    let projected = project(&attention, a.value_model_width(), &w.output, &w.output_bias, d, shape.shifts[3]);
-    let residual = hidden_state(shape, seed).unwrap_or(x);
-    residual.iter().zip(&projected).map(|(a, b)| a + b).collect()
 }
 
 #[test]
@@ -132,10 +45,6 @@ fn round_trips_and_the_output_is_the_plain_block() {
             }
         }
     }
-}
-
-fn small() -> ModelShape {
-    base(6, 2, 4, 4, 10)
 }
 
 #[test]
@@ -339,10 +248,6 @@ fn one_model_commitment_serves_every_sequence_length() {
     }
 }
 
-fn pre_norm(shape: ModelShape) -> ModelShape {
-    ModelShape { residual: Residual::HiddenState, ..shape }
-}
-
 #[test]
 fn pre_norm_residual_adds_to_the_committed_hidden_state() {
     for (s, h, m, mv, d) in [(5, 2, 4, 4, 12), (3, 1, 2, 3, 7)] {
@@ -409,10 +314,6 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
         prove_model_layer(&r.params, &shape, MaskKind::Causal, softmax, &x, Some(&short), &w, &model),
         Err(AttentionError::WrongTensorSize { tensor: "H", .. })
     ));
-}
-
-fn grouped(s: usize, h: usize, kv: usize, m: usize, mv: usize, d: usize) -> ModelShape {
-    ModelShape { key_value_heads: kv, ..base(s, h, m, mv, d) }
 }
 
 #[test]
@@ -486,11 +387,6 @@ fn grouped_query_attention_rejects_tampering() {
             Err(AttentionError::InvalidShape(_))
         ));
     }
-}
-
-fn rotary(shape: ModelShape) -> ModelShape {
-    use zkmha_attention::rope::RotaryParams;
-    ModelShape { rotary: Some(RotaryParams { base: 10_000, fraction_bits: 12 }), ..shape }
 }
 
 #[test]

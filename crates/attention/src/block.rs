@@ -1,0 +1,1033 @@
+//! The attention block of a model layer, proven in either mode ([`Plain`](crate::mode::Plain)
+//! or [`Zk`](crate::mode::Zk)) from one code path: the `Q`, `K`, `V` projections
+//! ([`crate::projection`]), the grouped-query reductions ([`crate::grouped_query`]), the
+//! rotations ([`crate::rope`]), the attention ([`crate::chain`]), the output projection and the
+//! residual, every claim keyed by the polynomial it is about ([`BlockPolynomial`]) and answered
+//! by one final opening.
+//!
+//! ```text
+//! relation   Q = round((X·W_q + b_q) / 2^k), K, V likewise (rotated under RoPE);
+//!            O = attention(Q, K, V);  Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y,
+//!            R = X (post-norm) or the committed hidden state H (pre-norm; the norm is not proven)
+//! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
+//!            weight table), the output Z — absorbed first, after the mode's name
+//! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
+//!            mode's session (zero knowledge: one commitment to every sum-check's mask,
+//!            block_zk_schedule); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) = Z̃(r_z) − α);
+//!            the four projections; the grouped-query reductions; the rotations; r ← V,
+//!            Õ(r) sent; the attention's steps from Õ(r) to Q, K, V and the softmax's columns;
+//!            one opening of every claim (plain: multi-point opening; zero knowledge: its
+//!            hiding twin); the session's close (zero knowledge: the masks' openings, then every
+//!            deferred group equation at once)
+//! ```
+//!
+//! Plain and zero-knowledge proofs differ only in the [`Mode`]'s types: a claim's value is a
+//! field element or a commitment, relations are checked at once or proven, commitments are
+//! binding or hiding (the model owner keeps the weight commitments' blinds,
+//! [`commit_model_with`]).
+
+use crate::chain::{ChainClaims, ChainProofOf, chain_zk_schedule, prove_chain_steps, verify_chain_steps};
+use crate::commitment_layout::{layout_column_vars, table_column_vars};
+use crate::common::check_tensor_sizes;
+use crate::grouped_query::{SharedHeadsProofOf, prove_shared_heads, verify_shared_heads};
+use crate::layer::{LABEL_OUTPUT_POINT, ProverTimings, VerifierTimings, matrix_mle, witness_alongside_table};
+use crate::mode::{Mode, ProverRng};
+use crate::model_layer::{
+    ModelCommitment, ModelShape, ModelStatement, ModelWeights, integer_output, output_value, padded_tables,
+    require_proven_softmax,
+};
+use crate::projection::{
+    ProjectionClaims, ProjectionRanges, ProjectionWitness, ProjectionsProofOf, compute_projection, pad,
+    projection_ranges, projection_zk_schedule, prove_projections, verify_projections,
+};
+use crate::rope::{
+    RotaryClaims, RotaryProofOf, RotaryRanges, RotaryWitness, compute_rotation, prove_rotation,
+    rotation_ranges, rotation_zk_schedule, verify_rotation,
+};
+use crate::softmax::{SoftmaxProverData, softmax_column_tables, softmax_multiplicities, softmax_tables};
+use crate::{AttentionError, AttentionInputs, MaskKind, Residual, SoftmaxMode};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use std::time::Instant;
+use zkmha_field::{Fr, One};
+use zkmha_lookup::LookupTable;
+use zkmha_mle::DenseMultilinearExtension;
+use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
+use zkmha_sumcheck::EvalClaim;
+use zkmha_transcript::Transcript;
+use zkmha_zk::{LinearValue, MaskSchedule, zk_multi_opening_schedule};
+
+const DOMAIN: &[u8] = b"attention-model-block";
+const LABEL_MODE: &[u8] = b"attention/block/mode";
+const LABEL_COMMITMENTS: &[u8] = b"attention/block/commitments";
+const LABEL_RESIDUAL_POINT: &[u8] = b"attention/block/residual-point";
+const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/block/residual-input";
+const LABEL_OUTPUT_VALUE: &[u8] = b"attention/block/output-value";
+const STEP_SHAPE: &str = "model layer proof shape";
+const STEP_CLAIMS: &str = "block claims";
+
+/// A polynomial the block commits to: what every claim of the final opening is keyed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockPolynomial {
+    /// The layer input `X` (`s × d_model`).
+    Input,
+    /// The hidden state `H` the residual adds to (pre-norm blocks).
+    HiddenState,
+    /// A weight table, in [`ModelCommitment`] order: `W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o`.
+    Weight(usize),
+    /// The attention's input `Q`, `K` or `V` (0, 1, 2).
+    AttentionInput(usize),
+    /// A proven-softmax column (`crate::softmax::softmax_commitment_list` order).
+    Softmax(usize),
+    /// The attention's output `O`.
+    AttentionOutput,
+    /// The output projection's `Y`.
+    Projected,
+    /// Projection `p`'s (low digit's) range multiplicities.
+    LowMultiplicities(usize),
+    /// Projection `p`'s high remainder digits (two-digit shifts).
+    HighDigits(usize),
+    /// Their range multiplicities.
+    HighMultiplicities(usize),
+    /// Under RoPE: the `Q` or `K` projection's output before its rotation (0, 1).
+    RotaryInput(usize),
+    /// The rotation's remainder multiplicities (0, 1).
+    RotaryMultiplicities(usize),
+    /// Output range `k`'s multiplicities: the `Q`, `K`, `V` projections', then the rotations'.
+    OutputMultiplicities(usize),
+}
+
+/// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights.
+fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
+    let mut out = vec![BlockPolynomial::Input];
+    if shape.residual == Residual::HiddenState {
+        out.push(BlockPolynomial::HiddenState);
+    }
+    out.extend((0..8).map(BlockPolynomial::Weight));
+    out
+}
+
+/// The polynomials the proof commits to, in the order of [`ModelBlockProof::commitments`].
+pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
+    use BlockPolynomial::*;
+    let projections = shape.projections();
+    let mut out: Vec<BlockPolynomial> = (0..3).map(AttentionInput).collect();
+    out.extend((0..8).map(Softmax));
+    out.extend([AttentionOutput, Projected]);
+    out.extend((0..4).map(LowMultiplicities));
+    for (p, projection) in projections.iter().enumerate() {
+        if projection.has_high_digit() {
+            out.extend([HighDigits(p), HighMultiplicities(p)]);
+        }
+    }
+    if shape.rotary.is_some() {
+        out.extend([RotaryInput(0), RotaryInput(1), RotaryMultiplicities(0), RotaryMultiplicities(1)]);
+    }
+    out.extend((0..shape.output_range_vars().len()).map(OutputMultiplicities));
+    out
+}
+
+/// The `(variables, column variables)` of a committed polynomial: its size from the shape, its
+/// Hyrax layout the weights' (from their sizes alone), the attention's (`Q`, `K`, `V`, the
+/// softmax's columns) or the block's.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a key the shape does not have; softmax parameters out
+/// of range.
+fn polynomial_layout(
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+    key: BlockPolynomial,
+) -> Result<(usize, usize), AttentionError> {
+    use BlockPolynomial::*;
+    let a = &shape.attention;
+    let vars = shape.table_vars();
+    let projections = shape.projections();
+    let missing = || AttentionError::CheckFailed { step: STEP_SHAPE };
+    let projection = |p: usize| projections.get(p).ok_or_else(missing);
+    let attention_layout = layout_column_vars(a, softmax);
+    let (num_vars, layout) = match key {
+        Input | HiddenState | Projected => (vars[0], shape.layout(softmax)),
+        Weight(i) => (*vars.get(1 + i).ok_or_else(missing)?, shape.weights_layout()),
+        AttentionInput(0 | 1) => (a.seq_vars() + a.model_vars(), attention_layout),
+        AttentionInput(2) => (a.seq_vars() + a.value_model_vars(), attention_layout),
+        AttentionInput(_) => return Err(missing()),
+        Softmax(i) => {
+            let SoftmaxMode::Exponential(params) = softmax else { return Err(missing()) };
+            let (n, n_rows) = crate::softmax::tensor_vars(a);
+            let tables = softmax_tables(&params)?;
+            let sizes = [
+                n,
+                n,
+                n,
+                n,
+                n_rows,
+                tables.exponent.num_vars(),
+                tables.remainder.num_vars(),
+                tables.row_sum.num_vars(),
+            ];
+            (*sizes.get(i).ok_or_else(missing)?, attention_layout)
+        }
+        AttentionOutput => (a.seq_vars() + a.value_model_vars(), shape.layout(softmax)),
+        LowMultiplicities(p) => (projection(p)?.digits().0 as usize, shape.layout(softmax)),
+        HighDigits(p) => (projection(p)?.grid_vars(), shape.layout(softmax)),
+        HighMultiplicities(p) => (projection(p)?.digits().1 as usize, shape.layout(softmax)),
+        RotaryInput(i) | RotaryMultiplicities(i) => {
+            let rotary = shape.rotary_vars();
+            let index = if matches!(key, RotaryInput(_)) { i } else { 2 + i };
+            (*rotary.get(index).filter(|_| i < 2).ok_or_else(missing)?, shape.layout(softmax))
+        }
+        OutputMultiplicities(k) => {
+            (*shape.output_range_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
+        }
+    };
+    Ok((num_vars, table_column_vars(num_vars, layout)))
+}
+
+/// Every masked sum-check of a zero-knowledge block proof, in proof order: the projections',
+/// the rotations', the attention's steps', the final opening's.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape out of the limits, softmax parameters out of
+/// range.
+pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<MaskSchedule, AttentionError> {
+    shape.validate()?;
+    let a = &shape.attention;
+    let mut schedule = projection_zk_schedule(&shape.projections())?;
+    if let Some(rotary) = shape.rotary {
+        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+        for _ in 0..2 {
+            schedule.extend(rotation_zk_schedule(&rotation)?);
+        }
+    }
+    schedule.extend(chain_zk_schedule(a, softmax)?);
+    let sizes = statement_polynomials(shape)
+        .into_iter()
+        .chain(proof_polynomials(shape))
+        .map(|key| polynomial_layout(shape, softmax, key).map(|(n, _)| n))
+        .collect::<Result<Vec<_>, _>>()?;
+    schedule.push(zk_multi_opening_schedule(&sizes));
+    Ok(MaskSchedule(schedule))
+}
+
+/// The Hyrax generators a block proof of mode `M` needs: the committed tables' and, in zero
+/// knowledge, one per coefficient of every mask (transparent, derived from the shape).
+///
+/// # Errors
+/// As [`block_zk_schedule`].
+pub fn block_hyrax_params<M: Mode>(
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+) -> Result<HyraxParams, AttentionError> {
+    shape.validate()?;
+    let tables = shape.largest_vars(softmax);
+    let masks = if M::HIDING { 2 * block_zk_schedule(shape, softmax)?.generator_vars() } else { 0 };
+    Ok(HyraxParams::new(tables.max(masks)))
+}
+
+/// Commits to a layer's weights in mode `M` (once per model): binding commitments, or hiding
+/// ones whose blinds (returned, one per table) the model owner keeps to prove with.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] / [`AttentionError::WrongTensorSize`] for bad shapes or
+/// tensors, [`AttentionError::Commitment`] for too few generators.
+pub fn commit_model_with<M: Mode>(
+    params: &HyraxParams,
+    shape: &ModelShape,
+    weights: &ModelWeights,
+    rng: &mut dyn ProverRng,
+) -> Result<(ModelCommitment, Vec<M::Blinds>), AttentionError> {
+    shape.validate()?;
+    let empty_input = vec![0i64; shape.attention.seq_len * shape.model_width];
+    let tables = padded_tables(shape, &empty_input, weights)?;
+    let layout = shape.weights_layout();
+    let mut commitments = Vec::with_capacity(8);
+    let mut blinds = Vec::with_capacity(8);
+    for (table, n) in tables.iter().zip(shape.table_vars()).skip(1) {
+        let (c, b) = M::commit_table(params, n, table_column_vars(n, layout), table, rng)?;
+        commitments.push(c);
+        blinds.push(b);
+    }
+    Ok((ModelCommitment { tables: commitments }, blinds))
+}
+
+/// A block proof in mode `M`.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ModelBlockProof<M: Mode> {
+    /// [`crate::PROOF_FORMAT_VERSION`].
+    pub version: u32,
+    /// Commitments to the polynomials of [`proof_polynomials`], in its order.
+    pub commitments: Vec<HyraxCommitment>,
+    /// The mode's session (zero knowledge: the masks' commitment).
+    pub session: M::SessionCommitment,
+    /// `α = R̃(r_z)`.
+    pub residual_input: M::Sent,
+    /// The `Q`, `K`, `V` and output projections.
+    pub projections: ProjectionsProofOf<M>,
+    /// Under grouped-query attention: the reductions of `W_k`, `b_k`, `W_v`, `b_v` (empty
+    /// otherwise).
+    pub shared_heads: Vec<SharedHeadsProofOf<M>>,
+    /// Under RoPE: the rotations of `Q_pre` and `K_pre` (empty otherwise).
+    pub rotations: Vec<RotaryProofOf<M>>,
+    /// `Õ(r)`.
+    pub output_value: M::Sent,
+    /// The attention's steps.
+    pub attention: ChainProofOf<M>,
+    /// Every claim, one opening.
+    pub openings: M::OpeningProof,
+    /// The session's close (zero knowledge: the masks' openings).
+    pub session_proof: M::SessionProof,
+}
+
+/// Every claim of the block keyed by its polynomial, in one order for both sides.
+#[allow(clippy::too_many_arguments)]
+fn block_claims<V: Clone + zkmha_zk::LinearValue>(
+    shape: &ModelShape,
+    projections: &[ProjectionClaims<V>],
+    rotations: &[RotaryClaims<V>],
+    attention: ChainClaims<V>,
+    output: EvalClaim<V>,
+    residual_point: &[Fr],
+    residual_input: &V,
+    projected: V,
+) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
+    use BlockPolynomial::*;
+    let rotated = shape.rotary.is_some();
+    let mut out = Vec::new();
+    for (p, c) in projections.iter().enumerate() {
+        let (output_key, input_key, weights, bias) = match p {
+            0 | 1 if rotated => (RotaryInput(p), Input, Weight(p), Weight(3 + p)),
+            0..=2 => (AttentionInput(p), Input, Weight(p), Weight(3 + p)),
+            _ => (Projected, AttentionOutput, Weight(6), Weight(7)),
+        };
+        out.extend([
+            (output_key, c.output.clone()),
+            (input_key, c.input.clone()),
+            (weights, c.weights.clone()),
+            (bias, c.bias.clone()),
+            (LowMultiplicities(p), c.multiplicities.clone()),
+        ]);
+        if let Some(h) = &c.high {
+            out.extend([
+                (HighDigits(p), h.at_remainder.clone()),
+                (HighDigits(p), h.at_lookup.clone()),
+                (HighMultiplicities(p), h.multiplicities.clone()),
+            ]);
+        }
+    }
+    for (p, c) in rotations.iter().enumerate() {
+        out.extend([
+            (RotaryInput(p), c.input.clone()),
+            (AttentionInput(p), c.output.clone()),
+            (RotaryMultiplicities(p), c.multiplicities.clone()),
+        ]);
+    }
+    let ranges = projections
+        .iter()
+        .filter_map(|c| c.output_multiplicities.clone())
+        .chain(rotations.iter().map(|c| c.output_multiplicities.clone()));
+    out.extend(ranges.enumerate().map(|(k, c)| (OutputMultiplicities(k), c)));
+    let residual = match shape.residual {
+        Residual::LayerInput => Input,
+        Residual::HiddenState => HiddenState,
+    };
+    out.push((residual, EvalClaim { point: residual_point.to_vec(), value: residual_input.clone() }));
+    out.push((Projected, EvalClaim { point: residual_point.to_vec(), value: projected }));
+    let inputs = attention.inputs;
+    out.extend([
+        (AttentionInput(0), inputs.queries),
+        (AttentionInput(1), inputs.keys),
+        (AttentionInput(2), inputs.values),
+    ]);
+    out.extend(
+        attention
+            .softmax
+            .into_iter()
+            .map(|c| (Softmax(c.polynomial), EvalClaim { point: c.point, value: c.value })),
+    );
+    out.push((AttentionOutput, output));
+    out
+}
+
+/// The keyed claims as opening claims on `order`'s positions.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a claim on a polynomial not in `order` (a bug).
+fn opening_claims<V>(
+    order: &[BlockPolynomial],
+    claims: Vec<(BlockPolynomial, EvalClaim<V>)>,
+) -> Result<Vec<OpeningClaim<V>>, AttentionError> {
+    claims
+        .into_iter()
+        .map(|(key, claim)| {
+            let polynomial = order
+                .iter()
+                .position(|k| *k == key)
+                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?;
+            Ok(OpeningClaim { polynomial, point: claim.point, value: claim.value })
+        })
+        .collect()
+}
+
+fn absorb_statement<M: Mode>(statement: &ModelStatement, commitments: &[HyraxCommitment]) -> Transcript {
+    let mut transcript = Transcript::new(DOMAIN);
+    transcript.append_bytes(LABEL_MODE, M::NAME.as_bytes());
+    statement.append_to_transcript(&mut transcript);
+    let mut bytes = Vec::new();
+    // Serializing into a Vec cannot fail.
+    let _ = commitments.serialize_compressed(&mut bytes);
+    transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
+    transcript
+}
+
+/// A table the prover commits to that neither the statement nor the softmax holds.
+struct Owned {
+    key: BlockPolynomial,
+    num_vars: usize,
+    values: Vec<i64>,
+}
+
+/// Where the prover's committed tables are.
+struct TableSources<'t> {
+    /// The padded `X` and weight tables.
+    tables: &'t [Vec<i64>; 9],
+    /// The padded `H` (pre-norm).
+    hidden_state: Option<&'t [i64]>,
+    /// The intermediates.
+    owned: &'t [Owned],
+}
+
+impl<'t> TableSources<'t> {
+    /// The table of `key` (the softmax's columns from `softmax`).
+    fn table(
+        &self,
+        shape: &ModelShape,
+        key: BlockPolynomial,
+        softmax: &[PolynomialTable<'t>; 8],
+    ) -> Result<PolynomialTable<'t>, AttentionError> {
+        let missing = AttentionError::CheckFailed { step: STEP_CLAIMS };
+        let integers = |num_vars, values| PolynomialTable::Integers { num_vars, values };
+        let vars = shape.table_vars();
+        Ok(match key {
+            BlockPolynomial::Input => integers(vars[0], &self.tables[0]),
+            BlockPolynomial::HiddenState => integers(vars[0], self.hidden_state.ok_or(missing)?),
+            BlockPolynomial::Weight(i) if i < 8 => integers(vars[1 + i], &self.tables[1 + i]),
+            BlockPolynomial::Softmax(i) => *softmax.get(i).ok_or(missing)?,
+            _ => {
+                let table = self.owned.iter().find(|t| t.key == key).ok_or(missing)?;
+                integers(table.num_vars, &table.values)
+            }
+        })
+    }
+}
+
+/// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it in
+/// mode `M`; `residual` is the hidden state `H` under [`Residual::HiddenState`]. The weights'
+/// `model_blinds` come from [`commit_model_with`] (nothing to keep in the plain mode).
+///
+/// # Errors
+/// Bad shapes or tensors, a residual that does not match the shape's kind, intermediate
+/// values the next step cannot take ([`AttentionError::ValueOutOfRange`]), a model commitment
+/// or blinds of the wrong shape, and the sub-protocols' errors.
+#[allow(clippy::too_many_arguments)]
+pub fn prove_block<M: Mode>(
+    params: &HyraxParams,
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    residual: Option<&[i64]>,
+    weights: &ModelWeights,
+    model: &ModelCommitment,
+    model_blinds: &[M::Blinds],
+    rng: &mut dyn ProverRng,
+) -> Result<(ModelStatement, ModelBlockProof<M>, ProverTimings), AttentionError> {
+    let (statement, proof, timings, _) = prove_block_with_claims::<M>(
+        params,
+        shape,
+        mask,
+        softmax,
+        input,
+        residual,
+        weights,
+        model,
+        model_blinds,
+        rng,
+    )?;
+    Ok((statement, proof, timings))
+}
+
+/// A block statement and proof in mode `M`, with the prover's timings and final claims.
+type ProvedBlock<M> =
+    (ModelStatement, ModelBlockProof<M>, ProverTimings, Vec<OpeningClaim<<M as Mode>::ProverValue>>);
+
+/// [`prove_block`], with the final opening's claims as the prover holds them (for the tests
+/// that look for their values in a proof).
+#[allow(clippy::too_many_arguments)]
+fn prove_block_with_claims<M: Mode>(
+    params: &HyraxParams,
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    residual: Option<&[i64]>,
+    weights: &ModelWeights,
+    model: &ModelCommitment,
+    model_blinds: &[M::Blinds],
+    rng: &mut dyn ProverRng,
+) -> Result<ProvedBlock<M>, AttentionError> {
+    let mut timings = ProverTimings::default();
+    let start = Instant::now();
+    shape.validate()?;
+    require_proven_softmax(softmax)?;
+    let SoftmaxMode::Exponential(softmax_params) = softmax else {
+        return Err(AttentionError::CheckFailed { step: "softmax mode" });
+    };
+    if model.tables.len() != 8 || model_blinds.len() != 8 {
+        return Err(AttentionError::CheckFailed { step: "model commitment shape" });
+    }
+    let tables = padded_tables(shape, input, weights)?;
+    let a = &shape.attention;
+    let hidden_state = match (shape.residual, residual) {
+        (Residual::LayerInput, None) => None,
+        (Residual::HiddenState, Some(h)) => {
+            check_tensor_sizes(&[("H", h.len(), a.seq_len, shape.model_width)])?;
+            Some(pad(h, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()))
+        }
+        (Residual::LayerInput, Some(_)) => {
+            return Err(AttentionError::InvalidShape(
+                "a hidden state was given, but this block's residual adds to its input X".into(),
+            ));
+        }
+        (Residual::HiddenState, None) => {
+            return Err(AttentionError::InvalidShape(
+                "this block's residual adds to a hidden state H: pass it beside X".into(),
+            ));
+        }
+    };
+    let residual_values = residual.unwrap_or(input);
+    let projections = shape.projections();
+    let expanded = shape.expanded_key_values(weights);
+    let biases = [&weights.queries_bias, &expanded[1], &expanded[3]];
+    let matrices = [&weights.queries, &expanded[0], &expanded[2]];
+    let mut witnesses = Vec::with_capacity(4);
+    for ((projection, w), b) in projections.iter().zip(matrices).zip(biases) {
+        let output = compute_projection(projection, input, w, b)?;
+        witnesses.push(ProjectionWitness {
+            input: input.to_vec(),
+            weights: w.clone(),
+            bias: b.clone(),
+            output,
+        });
+    }
+    drop(expanded);
+    let rotation_shape = shape.rotary.map(|r| r.shape(a.seq_len, a.heads, a.head_dim));
+    let mut rotation_witnesses = Vec::with_capacity(2);
+    if let Some(rotation) = &rotation_shape {
+        for w in witnesses.iter().take(2) {
+            let rotated = compute_rotation(rotation, &w.output)?;
+            rotation_witnesses.push(RotaryWitness { input: w.output.clone(), output: rotated });
+        }
+    }
+    let attention_input = |p: usize| match rotation_witnesses.get(p) {
+        Some(r) => r.output.clone(),
+        None => witnesses[p].output.clone(),
+    };
+    let inputs =
+        AttentionInputs { queries: attention_input(0), keys: attention_input(1), values: attention_input(2) };
+    let mut witness = witness_alongside_table(a, mask, softmax, &inputs, Some(params))?;
+    let attention_output = integer_output(&witness.output)?;
+    let projected =
+        compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
+    let output: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    #[cfg(test)]
+    let (honest_output, output) = (output.clone(), cheating_residual::output(output));
+    witnesses.push(ProjectionWitness {
+        input: attention_output,
+        weights: weights.output.clone(),
+        bias: weights.output_bias.clone(),
+        output: projected,
+    });
+    let ranges: Vec<ProjectionRanges> =
+        witnesses.iter().zip(&projections).map(|(w, p)| projection_ranges(p, w)).collect::<Result<_, _>>()?;
+    let mut rotation_ranges_data: Vec<RotaryRanges> = Vec::with_capacity(2);
+    if let Some(rotation) = &rotation_shape {
+        for r in &rotation_witnesses {
+            rotation_ranges_data.push(rotation_ranges(rotation, r)?);
+        }
+    }
+    let softmax_witness =
+        witness.softmax.take().ok_or(AttentionError::CheckFailed { step: "softmax witness" })?;
+    let multiplicities = softmax_multiplicities(&softmax_params, &softmax_witness)?;
+    let mut softmax_data = SoftmaxProverData::new(a, softmax_witness, multiplicities, &softmax_params);
+    timings.witness = start.elapsed();
+
+    // The tables the proof commits to, keyed.
+    let start = Instant::now();
+    let grid = |values: &[i64], width: usize, vars: usize| pad(values, a.seq_len, width, a.seq_vars(), vars);
+    let mut owned: Vec<Owned> = Vec::new();
+    {
+        use BlockPolynomial::*;
+        let mut push = |key: BlockPolynomial, values: Vec<i64>| -> Result<(), AttentionError> {
+            let (num_vars, _) = polynomial_layout(shape, softmax, key)?;
+            owned.push(Owned { key, num_vars, values });
+            Ok(())
+        };
+        push(AttentionInput(0), grid(&inputs.queries, a.model_width(), a.model_vars()))?;
+        push(AttentionInput(1), grid(&inputs.keys, a.model_width(), a.model_vars()))?;
+        push(AttentionInput(2), grid(&inputs.values, a.value_model_width(), a.value_model_vars()))?;
+        push(AttentionOutput, grid(&witnesses[3].input, a.value_model_width(), a.value_model_vars()))?;
+        push(Projected, grid(&witnesses[3].output, shape.model_width, shape.model_vars()))?;
+        for (p, (r, projection)) in ranges.iter().zip(&projections).enumerate() {
+            push(LowMultiplicities(p), r.low_multiplicities.clone())?;
+            if projection.has_high_digit() {
+                push(HighDigits(p), r.high_digits.clone())?;
+                push(HighMultiplicities(p), r.high_multiplicities.clone())?;
+            }
+        }
+        for (p, (w, r)) in rotation_witnesses.iter().zip(&rotation_ranges_data).enumerate() {
+            push(RotaryInput(p), grid(&w.input, a.model_width(), a.model_vars()))?;
+            push(RotaryMultiplicities(p), r.remainder_multiplicities.clone())?;
+        }
+        let output_ranges = ranges
+            .iter()
+            .zip(&projections)
+            .filter(|(_, p)| p.output_bits.is_some())
+            .map(|(r, _)| r.output_multiplicities.clone())
+            .chain(rotation_ranges_data.iter().map(|r| r.output_multiplicities.clone()));
+        for (k, values) in output_ranges.enumerate() {
+            push(OutputMultiplicities(k), values)?;
+        }
+    }
+    let statement_keys = statement_polynomials(shape);
+    let proof_keys = proof_polynomials(shape);
+    let sources = TableSources { tables: &tables, hidden_state: hidden_state.as_deref(), owned: &owned };
+    let softmax_columns = softmax_column_tables(a, &softmax_params, &softmax_data)?;
+    let commit = |key: BlockPolynomial,
+                  rng: &mut dyn ProverRng|
+     -> Result<(HyraxCommitment, M::Blinds), AttentionError> {
+        let (num_vars, column_vars) = polynomial_layout(shape, softmax, key)?;
+        match sources.table(shape, key, &softmax_columns)? {
+            PolynomialTable::Integers { num_vars: n, values } if n == num_vars => {
+                M::commit_table(params, num_vars, column_vars, values, rng)
+            }
+            _ => Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+        }
+    };
+    let (input_commitment, input_blinds) = commit(BlockPolynomial::Input, rng)?;
+    let hidden = match shape.residual {
+        Residual::HiddenState => Some(commit(BlockPolynomial::HiddenState, rng)?),
+        Residual::LayerInput => None,
+    };
+    let statement = ModelStatement {
+        shape: *shape,
+        mask,
+        softmax,
+        input: input_commitment,
+        residual: hidden.as_ref().map(|(c, _)| c.clone()),
+        model: model.clone(),
+        output,
+    };
+    statement.validate()?;
+    let mut commitments = Vec::with_capacity(proof_keys.len());
+    let mut blinds = Vec::with_capacity(proof_keys.len());
+    for key in &proof_keys {
+        let (c, b) = commit(*key, rng)?;
+        commitments.push(c);
+        blinds.push(b);
+    }
+    timings.commit = start.elapsed();
+
+    let start = Instant::now();
+    let mut transcript = absorb_statement::<M>(&statement, &commitments);
+    let t = &mut transcript;
+    let (mut session, session_commitment) =
+        M::start_prover(params, &|| block_zk_schedule(shape, softmax), t, rng)?;
+    let mut prover = M::prover(params, &mut session, rng);
+    let vars = shape.table_vars();
+    let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
+    let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
+    let alpha = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
+    #[cfg(test)]
+    let alpha =
+        alpha + output_value(shape, &statement.output, &r_z)? - output_value(shape, &honest_output, &r_z)?;
+    let (mut sent, mut held) = M::send(&mut prover, LABEL_RESIDUAL_VALUE, &[alpha], t);
+    let (residual_sent, alpha_held) = match (sent.pop(), held.pop()) {
+        (Some(s), Some(h)) => (s, h),
+        _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+    };
+    let z_value = output_value(shape, &statement.output, &r_z)?;
+    let projected_value = M::prover_constant(&prover, z_value).plus_scaled(-Fr::one(), &alpha_held);
+    let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
+    let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
+    let (projection_proofs, mut claims) =
+        prove_projections::<M>(&mut prover, &projections, &witness_refs, &range_refs, t)?;
+    drop(witness_refs);
+    let mut shared_heads = Vec::new();
+    if shape.is_grouped() {
+        // W_k, b_k, W_v, b_v: the expanded tables' claims become claims on the committed ones.
+        let compact = [&tables[2], &tables[5], &tables[3], &tables[6]];
+        for (k, (reduction, table)) in shape.shared_heads().iter().zip(compact).enumerate() {
+            let c = &mut claims[1 + k / 2];
+            let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
+            let (proof, reduced) = prove_shared_heads::<M>(&mut prover, reduction, table, claim, t)?;
+            *claim = reduced;
+            shared_heads.push(proof);
+        }
+    }
+    let mut rotations = Vec::with_capacity(2);
+    let mut rotation_claims = Vec::with_capacity(2);
+    if let Some(rotation) = &rotation_shape {
+        for (w, range_data) in rotation_witnesses.iter().zip(&rotation_ranges_data) {
+            let (p, c) = prove_rotation::<M>(&mut prover, rotation, w, range_data, t)?;
+            rotations.push(p);
+            rotation_claims.push(c);
+        }
+    }
+    timings.statement = start.elapsed();
+
+    let point = t.challenge_fields(LABEL_OUTPUT_POINT, a.value_model_vars() + a.seq_vars());
+    let o_value = matrix_mle(a.seq_len, a.value_model_width(), &witness.output)?.evaluate(&point)?;
+    let (mut sent, mut held) = M::send(&mut prover, LABEL_OUTPUT_VALUE, &[o_value], t);
+    let (output_sent, output_claim) = match (sent.pop(), held.pop()) {
+        (Some(s), Some(value)) => (s, EvalClaim { point, value }),
+        _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+    };
+    let (attention, chain_claims) = prove_chain_steps::<M>(
+        &mut prover,
+        a,
+        mask,
+        softmax,
+        &mut witness,
+        Some(&mut softmax_data),
+        &output_claim,
+        t,
+        &mut timings,
+    )?;
+
+    let start = Instant::now();
+    let keyed = block_claims(
+        shape,
+        &claims,
+        &rotation_claims,
+        chain_claims,
+        output_claim,
+        &r_z,
+        &alpha_held,
+        projected_value,
+    );
+    let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
+    let opening_claims = opening_claims(&order, keyed)?;
+    let statement_commitments: Vec<(&HyraxCommitment, &M::Blinds)> =
+        std::iter::once((&statement.input, &input_blinds))
+            .chain(hidden.as_ref().map(|(c, b)| (c, b)))
+            .chain(statement.model.tables.iter().zip(model_blinds))
+            .collect();
+    let softmax_columns = softmax_column_tables(a, &softmax_params, &softmax_data)?;
+    let mut polynomials = Vec::with_capacity(order.len());
+    for (key, (commitment, blind)) in
+        order.iter().zip(statement_commitments.into_iter().chain(commitments.iter().zip(&blinds)))
+    {
+        polynomials.push((sources.table(shape, *key, &softmax_columns)?, commitment, blind));
+    }
+    let openings = M::prove_openings(&mut prover, params, &polynomials, &opening_claims, t)?;
+    drop(polynomials);
+    drop(prover);
+    let session_proof = M::finish_prover(params, session, t, rng)?;
+    timings.open = start.elapsed();
+    let proof = ModelBlockProof {
+        version: crate::PROOF_FORMAT_VERSION,
+        commitments,
+        session: session_commitment,
+        residual_input: residual_sent,
+        projections: projection_proofs,
+        shared_heads,
+        rotations,
+        output_value: output_sent,
+        attention,
+        openings,
+        session_proof,
+    };
+    Ok((statement, proof, timings, opening_claims))
+}
+
+/// Verifies a block proof of mode `M` from the statement alone (commitments and output).
+///
+/// # Errors
+/// Statement errors, [`AttentionError::UnsupportedVersion`],
+/// [`AttentionError::CheckFailed`] (`"model layer proof shape"`) for commitments or parts of
+/// the wrong number or size, the first failing check, and (zero knowledge) the failing group
+/// equations at the end.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_block<M: Mode>(
+    params: &HyraxParams,
+    statement: &ModelStatement,
+    proof: &ModelBlockProof<M>,
+) -> Result<VerifierTimings, AttentionError> {
+    if proof.version != crate::PROOF_FORMAT_VERSION {
+        return Err(AttentionError::UnsupportedVersion(proof.version));
+    }
+    statement.validate()?;
+    require_proven_softmax(statement.softmax)?;
+    let shape = &statement.shape;
+    let softmax = statement.softmax;
+    let a = &shape.attention;
+    let shape_error = AttentionError::CheckFailed { step: STEP_SHAPE };
+    let proof_keys = proof_polynomials(shape);
+    if proof.commitments.len() != proof_keys.len()
+        || proof.projections.projections.len() != 4
+        || proof.shared_heads.len() != if shape.is_grouped() { 4 } else { 0 }
+        || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
+    {
+        return Err(shape_error);
+    }
+    for (key, commitment) in proof_keys.iter().zip(&proof.commitments) {
+        let (num_vars, column_vars) = polynomial_layout(shape, softmax, *key)?;
+        if commitment.num_vars != num_vars || commitment.column_vars().ok() != Some(column_vars) {
+            return Err(shape_error);
+        }
+    }
+    let mut timings = VerifierTimings::default();
+    let start = Instant::now();
+    let mut transcript = absorb_statement::<M>(statement, &proof.commitments);
+    let t = &mut transcript;
+    let mut session = M::start_verifier(&|| block_zk_schedule(shape, softmax), &proof.session, t)?;
+    let mut verifier = M::verifier(params, &mut session);
+    let model_vars = shape.table_vars().first().copied().unwrap_or(0);
+    let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, model_vars);
+    let alpha = M::receive(&verifier, LABEL_RESIDUAL_VALUE, std::slice::from_ref(&proof.residual_input), t)
+        .pop()
+        .ok_or(shape_error.clone())?;
+    let public_start = Instant::now();
+    let z_value = output_value(shape, &statement.output, &r_z)?;
+    timings.public_evaluations += public_start.elapsed();
+    let projected_value = M::verifier_constant(&verifier, z_value).plus_scaled(-Fr::one(), &alpha);
+    let projections = shape.projections();
+    let mut claims = verify_projections::<M>(&mut verifier, &projections, &proof.projections, t)?;
+    if shape.is_grouped() {
+        for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
+            let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;
+            let claim = if k % 2 == 0 { &mut c.weights } else { &mut c.bias };
+            *claim = verify_shared_heads::<M>(&mut verifier, reduction, p, claim, t)?;
+        }
+    }
+    let mut rotation_claims = Vec::with_capacity(2);
+    if let Some(rotary) = shape.rotary {
+        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+        for p in &proof.rotations {
+            rotation_claims.push(verify_rotation::<M>(&mut verifier, &rotation, p, t)?);
+        }
+    }
+    let point = t.challenge_fields(LABEL_OUTPUT_POINT, a.value_model_vars() + a.seq_vars());
+    let value = M::receive(&verifier, LABEL_OUTPUT_VALUE, std::slice::from_ref(&proof.output_value), t)
+        .pop()
+        .ok_or(shape_error.clone())?;
+    let output_claim = EvalClaim { point, value };
+    let chain_claims = verify_chain_steps::<M>(
+        &mut verifier,
+        a,
+        statement.mask,
+        softmax,
+        &output_claim,
+        &proof.attention,
+        t,
+    )?;
+    let keyed = block_claims(
+        shape,
+        &claims,
+        &rotation_claims,
+        chain_claims,
+        output_claim,
+        &r_z,
+        &alpha,
+        projected_value,
+    );
+    let order: Vec<BlockPolynomial> = statement_polynomials(shape).into_iter().chain(proof_keys).collect();
+    let opening_claims = opening_claims(&order, keyed)?;
+    let commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
+        .chain(&statement.residual)
+        .chain(&statement.model.tables)
+        .chain(&proof.commitments)
+        .collect();
+    if commitments.len() != order.len() {
+        return Err(shape_error);
+    }
+    M::verify_openings(&mut verifier, params, &commitments, &opening_claims, &proof.openings, t)?;
+    drop(verifier);
+    M::finish_verifier(params, session, &proof.session_proof, t)?;
+    timings.protocol += start.elapsed();
+    Ok(timings)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::mode::{Plain, Zk};
+    use crate::{AttentionShape, SoftmaxParams};
+    use ark_std::rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    pub(super) fn setup(
+        residual: Residual,
+    ) -> (ModelShape, SoftmaxMode, ModelWeights, Vec<i64>, Option<Vec<i64>>) {
+        let shape = ModelShape {
+            attention: AttentionShape::new(5, 2, 4, 4).unwrap(),
+            model_width: 12,
+            shifts: [6, 5, 7, 14],
+            residual,
+            key_value_heads: 2,
+            rotary: None,
+        };
+        let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        let mut draw =
+            |n: usize, bound: i64| (0..n).map(|_| rng.gen_range(-bound..=bound)).collect::<Vec<_>>();
+        let a = &shape.attention;
+        let d = shape.model_width;
+        let weights = ModelWeights {
+            queries: draw(d * a.model_width(), 127),
+            keys: draw(d * a.model_width(), 127),
+            values: draw(d * a.value_model_width(), 127),
+            queries_bias: draw(a.model_width(), 1000),
+            keys_bias: draw(a.model_width(), 1000),
+            values_bias: draw(a.value_model_width(), 1000),
+            output: draw(a.value_model_width() * d, 127),
+            output_bias: draw(d, 1000),
+        };
+        let x = draw(a.seq_len * d, 127);
+        let h = (residual == Residual::HiddenState).then(|| draw(a.seq_len * d, 1 << 20));
+        (shape, softmax, weights, x, h)
+    }
+
+    /// The 32-byte encodings of every final claim's value (the evaluations of X, H, the
+    /// weights and every intermediate at the proof's points: what a plain proof reveals about
+    /// them), and the proof's bytes.
+    fn claim_values_and_bytes<M: Mode>(
+        value: impl Fn(&M::ProverValue) -> Fr,
+        residual: Residual,
+    ) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let (shape, softmax, weights, x, h) = setup(residual);
+        let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let (model, blinds) = commit_model_with::<M>(&params, &shape, &weights, &mut rng).unwrap();
+        let (statement, proof, _, claims) = prove_block_with_claims::<M>(
+            &params,
+            &shape,
+            MaskKind::Causal,
+            softmax,
+            &x,
+            h.as_deref(),
+            &weights,
+            &model,
+            &blinds,
+            &mut rng,
+        )
+        .unwrap();
+        verify_block::<M>(&params, &statement, &proof).unwrap();
+        let encodings = claims
+            .iter()
+            .map(|c| {
+                let mut bytes = Vec::new();
+                value(&c.value).serialize_compressed(&mut bytes).unwrap();
+                bytes
+            })
+            .collect();
+        let mut bytes = Vec::new();
+        proof.serialize_compressed(&mut bytes).unwrap();
+        (encodings, bytes)
+    }
+
+    #[test]
+    fn no_claim_value_appears_in_a_zero_knowledge_block_proof() {
+        for residual in [Residual::LayerInput, Residual::HiddenState] {
+            let (values, bytes) =
+                claim_values_and_bytes::<Zk>(|v: &zkmha_zk::CommittedValue| v.opening.value, residual);
+            assert!(values.len() > 30);
+            for (k, value) in values.iter().enumerate() {
+                assert!(
+                    !bytes.windows(32).any(|w| w == value.as_slice()),
+                    "claim {k}'s value is in the proof"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_plain_block_proof_sends_claim_values_in_the_clear() {
+        // The other side of the test above, so that it can fail: the plain proof sends α, Õ(r)
+        // and the projections' values in the clear.
+        let (values, bytes) = claim_values_and_bytes::<Plain>(|v: &Fr| *v, Residual::LayerInput);
+        let found = values.iter().filter(|v| bytes.windows(32).any(|w| w == v.as_slice())).count();
+        assert!(found >= 2, "{found} claim values in the plain proof");
+    }
+}
+
+/// A malicious prover of a false output `Z' = Z + e_0`: it sends `α' = α + Z̃'(r_z) − Z̃(r_z)`,
+/// so that the claim the residual leaves on `Y`, `Z̃'(r_z) − α'`, stays true and only the claim
+/// on the residual `R` is false; the final opening rejects it, in both modes.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod cheating_residual {
+    use super::*;
+    use crate::mode::{Plain, Zk};
+    use ark_std::rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+    use std::cell::Cell;
+
+    thread_local! {
+        static CHEAT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The prover's hook: the claimed output.
+    pub(super) fn output(mut output: Vec<i64>) -> Vec<i64> {
+        if CHEAT.with(Cell::get) {
+            output[0] += 1;
+        }
+        output
+    }
+
+    fn attempt<M: Mode>(residual: Residual) -> Result<VerifierTimings, AttentionError> {
+        let (shape, softmax, weights, x, h) = super::tests::setup(residual);
+        let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let (model, blinds) = commit_model_with::<M>(&params, &shape, &weights, &mut rng).unwrap();
+        let prove = |rng: &mut ChaCha20Rng| {
+            prove_block::<M>(
+                &params,
+                &shape,
+                MaskKind::Causal,
+                softmax,
+                &x,
+                h.as_deref(),
+                &weights,
+                &model,
+                &blinds,
+                rng,
+            )
+            .unwrap()
+        };
+        let (honest, _, _) = prove(&mut rng);
+        CHEAT.with(|c| c.set(true));
+        let (statement, proof, _) = prove(&mut rng);
+        CHEAT.with(|c| c.set(false));
+        assert_ne!(statement.output, honest.output, "the cheating prover claims a false output");
+        verify_block::<M>(&params, &statement, &proof)
+    }
+
+    #[test]
+    fn a_false_output_with_a_compensating_residual_value_is_rejected_in_the_plain_mode() {
+        for residual in [Residual::LayerInput, Residual::HiddenState] {
+            assert_eq!(
+                attempt::<Plain>(residual).map(|_| ()),
+                Err(AttentionError::CheckFailed { step: "openings" })
+            );
+        }
+    }
+
+    #[test]
+    fn a_false_output_with_a_compensating_residual_value_is_rejected_in_zero_knowledge() {
+        for residual in [Residual::LayerInput, Residual::HiddenState] {
+            assert!(matches!(attempt::<Zk>(residual), Err(AttentionError::ZeroKnowledge { .. })));
+        }
+    }
+}
