@@ -126,16 +126,55 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     out
 }
 
-/// The `(variables, column variables)` of a committed polynomial: its size from the shape, its
-/// Hyrax layout the weights' (from their sizes alone), the attention's (`Q`, `K`, `V`, the
-/// softmax's columns) or the block's.
-///
-/// # Errors
-/// [`AttentionError::CheckFailed`] for a key the shape does not have; softmax parameters out
-/// of range.
+/// The sizes and layouts of a block's committed polynomials (the softmax's table sizes read
+/// once).
+struct Layouts<'s> {
+    shape: &'s ModelShape,
+    softmax: SoftmaxMode,
+    /// The softmax's eight columns' variables (`crate::softmax::softmax_commitment_list`
+    /// order); `None` for linear attention.
+    softmax_vars: Option<[usize; 8]>,
+}
+
+impl<'s> Layouts<'s> {
+    /// # Errors
+    /// Softmax parameters out of range.
+    fn new(shape: &'s ModelShape, softmax: SoftmaxMode) -> Result<Self, AttentionError> {
+        let softmax_vars = match softmax {
+            SoftmaxMode::Exponential(params) => {
+                let (n, n_rows) = crate::softmax::tensor_vars(&shape.attention);
+                let tables = softmax_tables(&params)?;
+                Some([
+                    n,
+                    n,
+                    n,
+                    n,
+                    n_rows,
+                    tables.exponent.num_vars(),
+                    tables.remainder.num_vars(),
+                    tables.row_sum.num_vars(),
+                ])
+            }
+            SoftmaxMode::Identity => None,
+        };
+        Ok(Self { shape, softmax, softmax_vars })
+    }
+
+    /// The `(variables, column variables)` of a committed polynomial: its size from the shape,
+    /// its Hyrax layout the weights' (from their sizes alone), the attention's (`Q`, `K`, `V`,
+    /// the softmax's columns) or the block's.
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] for a key the shape does not have.
+    fn of(&self, key: BlockPolynomial) -> Result<(usize, usize), AttentionError> {
+        polynomial_layout(self.shape, self.softmax, self.softmax_vars.as_ref(), key)
+    }
+}
+
 fn polynomial_layout(
     shape: &ModelShape,
     softmax: SoftmaxMode,
+    softmax_vars: Option<&[usize; 8]>,
     key: BlockPolynomial,
 ) -> Result<(usize, usize), AttentionError> {
     use BlockPolynomial::*;
@@ -151,22 +190,7 @@ fn polynomial_layout(
         AttentionInput(0 | 1) => (a.seq_vars() + a.model_vars(), attention_layout),
         AttentionInput(2) => (a.seq_vars() + a.value_model_vars(), attention_layout),
         AttentionInput(_) => return Err(missing()),
-        Softmax(i) => {
-            let SoftmaxMode::Exponential(params) = softmax else { return Err(missing()) };
-            let (n, n_rows) = crate::softmax::tensor_vars(a);
-            let tables = softmax_tables(&params)?;
-            let sizes = [
-                n,
-                n,
-                n,
-                n,
-                n_rows,
-                tables.exponent.num_vars(),
-                tables.remainder.num_vars(),
-                tables.row_sum.num_vars(),
-            ];
-            (*sizes.get(i).ok_or_else(missing)?, attention_layout)
-        }
+        Softmax(i) => (*softmax_vars.and_then(|v| v.get(i)).ok_or_else(missing)?, attention_layout),
         AttentionOutput => (a.seq_vars() + a.value_model_vars(), shape.layout(softmax)),
         LowMultiplicities(p) => (projection(p)?.digits().0 as usize, shape.layout(softmax)),
         HighDigits(p) => (projection(p)?.grid_vars(), shape.layout(softmax)),
@@ -200,10 +224,11 @@ pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<Mas
         }
     }
     schedule.extend(chain_zk_schedule(a, softmax)?);
+    let layouts = Layouts::new(shape, softmax)?;
     let sizes = statement_polynomials(shape)
         .into_iter()
         .chain(proof_polynomials(shape))
-        .map(|key| polynomial_layout(shape, softmax, key).map(|(n, _)| n))
+        .map(|key| layouts.of(key).map(|(n, _)| n))
         .collect::<Result<Vec<_>, _>>()?;
     schedule.push(zk_multi_opening_schedule(&sizes));
     Ok(MaskSchedule(schedule))
@@ -563,12 +588,13 @@ fn prove_block_with_claims<M: Mode>(
 
     // The tables the proof commits to, keyed.
     let start = Instant::now();
+    let layouts = Layouts::new(shape, softmax)?;
     let grid = |values: &[i64], width: usize, vars: usize| pad(values, a.seq_len, width, a.seq_vars(), vars);
     let mut owned: Vec<Owned> = Vec::new();
     {
         use BlockPolynomial::*;
         let mut push = |key: BlockPolynomial, values: Vec<i64>| -> Result<(), AttentionError> {
-            let (num_vars, _) = polynomial_layout(shape, softmax, key)?;
+            let (num_vars, _) = layouts.of(key)?;
             owned.push(Owned { key, num_vars, values });
             Ok(())
         };
@@ -605,7 +631,7 @@ fn prove_block_with_claims<M: Mode>(
     let commit = |key: BlockPolynomial,
                   rng: &mut dyn ProverRng|
      -> Result<(HyraxCommitment, M::Blinds), AttentionError> {
-        let (num_vars, column_vars) = polynomial_layout(shape, softmax, key)?;
+        let (num_vars, column_vars) = layouts.of(key)?;
         match sources.table(shape, key, &softmax_columns)? {
             PolynomialTable::Integers { num_vars: n, values } if n == num_vars => {
                 M::commit_table(params, num_vars, column_vars, values, rng)
@@ -773,6 +799,7 @@ pub fn verify_block<M: Mode>(
     let a = &shape.attention;
     let shape_error = AttentionError::CheckFailed { step: STEP_SHAPE };
     let proof_keys = proof_polynomials(shape);
+    let layouts = Layouts::new(shape, softmax)?;
     if proof.commitments.len() != proof_keys.len()
         || proof.projections.projections.len() != 4
         || proof.shared_heads.len() != if shape.is_grouped() { 4 } else { 0 }
@@ -781,7 +808,7 @@ pub fn verify_block<M: Mode>(
         return Err(shape_error);
     }
     for (key, commitment) in proof_keys.iter().zip(&proof.commitments) {
-        let (num_vars, column_vars) = polynomial_layout(shape, softmax, *key)?;
+        let (num_vars, column_vars) = layouts.of(*key)?;
         if commitment.num_vars != num_vars || commitment.column_vars().ok() != Some(column_vars) {
             return Err(shape_error);
         }
@@ -1029,5 +1056,161 @@ mod cheating_residual {
         for residual in [Residual::LayerInput, Residual::HiddenState] {
             assert!(matches!(attempt::<Zk>(residual), Err(AttentionError::ZeroKnowledge { .. })));
         }
+    }
+}
+
+// Test-only hooks of the padding-junk regression below: a malicious prover that absorbs the
+// statement of a narrower model (`from` columns proven, `to` absorbed) while proving the wider
+// computation, whose padded tables are the narrower model's with junk in the padding.
+#[cfg(test)]
+thread_local! {
+    static ABSORB_AS: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The width the transcript absorbs for `width` (itself, but under the regression's hook).
+#[cfg(test)]
+pub(crate) fn absorbed_width(width: usize) -> usize {
+    match ABSORB_AS.with(std::cell::Cell::get) {
+        Some((from, to)) if width == from => to,
+        _ => width,
+    }
+}
+
+/// The width the transcript absorbs for `width`.
+#[cfg(not(test))]
+#[inline]
+pub(crate) fn absorbed_width(width: usize) -> usize {
+    width
+}
+
+/// The output the transcript absorbs (itself, but under the regression's hook).
+#[cfg(test)]
+pub(crate) fn absorbed_output(output: &[i64], width: usize) -> std::borrow::Cow<'_, [i64]> {
+    match ABSORB_AS.with(std::cell::Cell::get) {
+        Some((from, to)) if width == from => {
+            std::borrow::Cow::Owned(output.chunks(from).flat_map(|row| row[..to].to_vec()).collect())
+        }
+        _ => std::borrow::Cow::Borrowed(output),
+    }
+}
+
+/// The output the transcript absorbs.
+#[cfg(not(test))]
+#[inline]
+pub(crate) fn absorbed_output(output: &[i64], _width: usize) -> std::borrow::Cow<'_, [i64]> {
+    std::borrow::Cow::Borrowed(output)
+}
+
+/// Malicious-prover regression (found by a fresh-context review of this file): junk in the
+/// padding of the committed tables. The statement is a `d = 12` model (tables padded to
+/// `d̂ = 16`); the prover commits `W_q` with a non-zero padded row 12, `b_o` with a non-zero
+/// padded entry 12 and `X` with padded column 12 at −1, and proves the `d = 13` computation on
+/// those very tables while absorbing the `d = 12` statement. Before the projections' sum-check
+/// carried the public selector `[j < d]`, both verifiers accepted an output `Z` that the
+/// `d × n` weights do not compute (24 of 60 entries differ); now the selector's closed form
+/// `prefix(12, ρ)` is not the prover's `prefix(13, ρ)`.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod padding_junk {
+    use super::*;
+    use crate::AttentionShape;
+    use crate::mode::{Plain, Zk};
+    use ark_std::rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    /// The verdict on the forged statement, its output and the honest block's.
+    fn attack<M: Mode>() -> (Result<VerifierTimings, AttentionError>, Vec<i64>, Vec<i64>) {
+        let softmax =
+            SoftmaxMode::Exponential(crate::SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
+        let shape12 = ModelShape {
+            attention: AttentionShape::new(5, 2, 4, 4).unwrap(),
+            model_width: 12,
+            shifts: [6, 5, 7, 14],
+            residual: Residual::LayerInput,
+            key_value_heads: 2,
+            rotary: None,
+        };
+        let shape13 = ModelShape { model_width: 13, ..shape12 };
+        let a = shape12.attention;
+        let (n, nv) = (a.model_width(), a.value_model_width());
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        let mut draw =
+            |k: usize, bound: i64| (0..k).map(|_| rng.gen_range(-bound..=bound)).collect::<Vec<_>>();
+        // The honest d = 12 model and input.
+        let w12 = ModelWeights {
+            queries: draw(12 * n, 127),
+            keys: draw(12 * n, 127),
+            values: draw(12 * nv, 127),
+            queries_bias: draw(n, 1000),
+            keys_bias: draw(n, 1000),
+            values_bias: draw(nv, 1000),
+            output: draw(nv * 12, 127),
+            output_bias: draw(12, 1000),
+        };
+        let x12 = draw(a.seq_len * 12, 127);
+        // The same tables with junk at index 12 (a padded row or column for d = 12).
+        let k_o = shape12.shifts[3];
+        let mut w13 = w12.clone();
+        w13.queries.extend(vec![3000i64; n]);
+        w13.keys.extend(vec![0i64; n]);
+        w13.values.extend(vec![0i64; nv]);
+        w13.output = w12.output.chunks(12).flat_map(|r| [r, &[0][..]].concat()).collect();
+        w13.output_bias.push(1i64 << k_o);
+        let x13: Vec<i64> = x12.chunks(12).flat_map(|r| [r, &[-1][..]].concat()).collect();
+        let params = block_hyrax_params::<M>(&shape12, softmax).unwrap();
+        let (model, blinds) = commit_model_with::<M>(&params, &shape13, &w13, &mut rng).unwrap();
+        ABSORB_AS.with(|c| c.set(Some((13, 12))));
+        let proved = prove_block::<M>(
+            &params,
+            &shape13,
+            MaskKind::Causal,
+            softmax,
+            &x13,
+            None,
+            &w13,
+            &model,
+            &blinds,
+            &mut rng,
+        );
+        ABSORB_AS.with(|c| c.set(None));
+        let (st13, proof, _) = proved.unwrap();
+        assert!(st13.output.chunks(13).all(|r| r[12] == 0), "Z's padded column is 0");
+        let z12: Vec<i64> = st13.output.chunks(13).flat_map(|r| r[..12].to_vec()).collect();
+        let statement = ModelStatement { shape: shape12, output: z12.clone(), ..st13 };
+        // The honest d = 12 block on the committed tensors' d × n and s × d parts.
+        let (m12, b12) = commit_model_with::<M>(&params, &shape12, &w12, &mut rng).unwrap();
+        let (honest, _, _) = prove_block::<M>(
+            &params,
+            &shape12,
+            MaskKind::Causal,
+            softmax,
+            &x12,
+            None,
+            &w12,
+            &m12,
+            &b12,
+            &mut rng,
+        )
+        .unwrap();
+        (verify_block::<M>(&params, &statement, &proof), z12, honest.output)
+    }
+
+    fn rejected<M: Mode>() {
+        let (result, z, honest) = attack::<M>();
+        assert_ne!(z, honest, "the forged output is false");
+        assert_eq!(
+            result.map(|_| ()),
+            Err(AttentionError::CheckFailed { step: "projection input selector" })
+        );
+    }
+
+    #[test]
+    fn padding_junk_in_the_committed_tables_is_rejected_in_the_plain_mode() {
+        rejected::<Plain>();
+    }
+
+    #[test]
+    fn padding_junk_in_the_committed_tables_is_rejected_in_zero_knowledge() {
+        rejected::<Zk>();
     }
 }

@@ -46,7 +46,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 9;
+pub const PROOF_FORMAT_VERSION: u32 = 10;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 /// The zero-knowledge layer's transcript domain (`crate::zk_layer`).

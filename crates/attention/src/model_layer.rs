@@ -297,7 +297,17 @@ impl ModelShape {
         let (base, f) = self.rotary.map_or((0, 0), |r| (r.base as usize, r.fraction_bits as usize));
         transcript.append_shape(
             LABEL_SHAPE,
-            &[self.model_width, q, k, v, o, residual, self.key_value_heads, base, f],
+            &[
+                crate::block::absorbed_width(self.model_width),
+                q,
+                k,
+                v,
+                o,
+                residual,
+                self.key_value_heads,
+                base,
+                f,
+            ],
         );
     }
 }
@@ -512,7 +522,10 @@ impl ModelStatement {
         // Serializing into a Vec cannot fail.
         let _ = (&self.input, &self.residual, &self.model).serialize_compressed(&mut bytes);
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
-        absorb_integer_output(&self.output, transcript);
+        absorb_integer_output(
+            &crate::block::absorbed_output(&self.output, self.shape.model_width),
+            transcript,
+        );
     }
 
     /// Checks the statement before anything is derived from it: the shapes against the

@@ -9,7 +9,7 @@
 //! ```text
 //! tensors    X: ŝ × d̂ (index i·d̂ + j),  W: d̂ × n̂ (j·n̂ + c),  b: n̂,  Y: ŝ × n̂ (i·n̂ + c),
 //!            zero-padded to powers of two; MLE points [column ‖ row] (little-endian)
-//! relation   D(i, c) = Σ_j X(i, j)·W(j, c) + [i < s]·b(c) + 2^(k−1) − 2^k·Y(i, c)  ∈ [0, 2^k)
+//! relation   D(i, c) = Σ_{j<d} X(i, j)·W(j, c) + [i < s]·b(c) + 2^(k−1) − 2^k·Y(i, c)  ∈ [0, 2^k)
 //!            ⇔ Y = ⌊(X·W + b + 2^(k−1)) / 2^k⌋ on real rows (round half up), Y = 0 on padded rows
 //! absorb     the shape (s, d, n, k); the caller absorbs its commitments before
 //! lookup     D ∈ [0, 2^k) (logUp; D is never committed)    → D([r_c ‖ r_i]) = v,  m(r_t) = μ
@@ -21,10 +21,13 @@
 //!            D_lo = D − 2^k_lo·D_hi ∈ [0, 2^k_lo) → D_lo(r) = v_lo; P sends h = D_hi(r);
 //!            v = v_lo + 2^k_lo·h
 //! P → V      y = Y([r_c ‖ r_i]),  β = b(r_c)
-//! sum-check  Σ_j X([j ‖ r_i])·W([r_c ‖ j]) = v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y   (log d̂ vars, degree 2)
+//! sum-check  Σ_j [j < d]·X([j ‖ r_i])·W([r_c ‖ j]) = v − prefix(s, r_i)·β − 2^(k−1) + 2^k·y
+//!            (log d̂ vars, degree 3; the selector public, checked against prefix(d, ρ): the
+//!            padded input columns of X and rows of W never enter Y, whatever they hold)
 //!            batched: every projection's lookup and values first, then one sum-check of
 //!            Σ_t α_t·(its product) (crate zkmha_sumcheck's batching; different d̂ allowed)
-//!            → ρ_t;  x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t]) (the members' hidden factors)
+//!            → ρ_t;  prefix(d_t, ρ_t) public, x_t = X_t([ρ_t ‖ r_i]),  w_t = W_t([r_c ‖ ρ_t])
+//!            (the members' hidden factors)
 //! claims out X([ρ ‖ r_i]) = x, W([r_c ‖ ρ]) = w, b(r_c) = β, Y([r_c ‖ r_i]) = y, m(r_t) = μ;
 //!            two digits: D_hi(r) = h, D_hi(r′) = v′, m_hi(r′_t) = μ′ too; output range: m_Y
 //! ```
@@ -56,6 +59,7 @@ use zkmha_zk::{BatchMember, LinearValue};
 
 const STEP: &str = "projection";
 const STEP_OUTPUT_RANGE: &str = "projection output range";
+const STEP_INPUT_SELECTOR: &str = "projection input selector";
 const LABEL_SHAPE: &[u8] = b"attention/projection/shape";
 const LABEL_VALUES: &[u8] = b"attention/projection/output-and-bias";
 const LABEL_HIGH_DIGIT: &[u8] = b"attention/projection/high-digit";
@@ -164,7 +168,13 @@ impl ProjectionShape {
         let output_bits = self.output_bits.map_or(0, |b| b as usize);
         transcript.append_shape(
             LABEL_SHAPE,
-            &[self.rows, self.inputs, self.outputs, self.shift as usize, output_bits],
+            &[
+                self.rows,
+                crate::block::absorbed_width(self.inputs),
+                crate::block::absorbed_width(self.outputs),
+                self.shift as usize,
+                output_bits,
+            ],
         );
     }
 }
@@ -628,7 +638,7 @@ pub fn projection_zk_schedule(shapes: &[ProjectionShape]) -> Result<Vec<(usize, 
         let tables = range_tables(shape)?;
         schedule.extend(zk_lookup_schedule(&lookup_statements(shape, &tables)?));
     }
-    schedule.push((shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 2));
+    schedule.push((shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 3));
     Ok(schedule)
 }
 
@@ -664,7 +674,7 @@ pub(crate) fn prove_back<M: Mode>(
     fronts: Vec<ProverFront<M>>,
     transcript: &mut Transcript,
 ) -> Result<ProvedProjections<M>, AttentionError> {
-    let shape = product_of(STEP, vec![false, false])?;
+    let shape = product_shape()?;
     let mut proofs = Vec::with_capacity(fronts.len());
     let mut parts = Vec::with_capacity(fronts.len());
     let mut instances = Vec::with_capacity(fronts.len());
@@ -685,6 +695,20 @@ pub(crate) fn prove_back<M: Mode>(
     Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
 }
 
+/// The batched sum-check's member: `[j < d]·X([j ‖ r_i])·W([r_c ‖ j])`, the selector public.
+/// The selector keeps the padded input columns `j ≥ d` out of the sum, so that nothing in the
+/// padding of `X` or `W` (which no check forces to zero) reaches `Y`.
+fn product_shape() -> Result<zkmha_zk::ZkProductShape, AttentionError> {
+    product_of(STEP, vec![true, false, false])
+}
+
+/// The selector `[j < d]` over the input variables (its MLE is `prefix(d, ·)`).
+fn input_selector(shape: &ProjectionShape) -> Result<DenseMultilinearExtension, AttentionError> {
+    let n = 1usize << shape.input_vars();
+    let table = (0..n).map(|j| if j < shape.inputs { Fr::one() } else { Fr::from(0u64) }).collect();
+    Ok(DenseMultilinearExtension::new(shape.input_vars(), table)?)
+}
+
 /// The claims out of a front and its member's outcome (`x`, `w` hidden at `ρ`).
 fn projection_claims<V: Clone>(
     front: Front<V>,
@@ -692,8 +716,8 @@ fn projection_claims<V: Clone>(
 ) -> Result<ProjectionClaims<V>, AttentionError> {
     let rho = &outcome.point;
     Ok(ProjectionClaims {
-        input: outcome.hidden(0, [rho.as_slice(), &front.r_i].concat(), STEP)?,
-        weights: outcome.hidden(1, [front.r_c.as_slice(), rho].concat(), STEP)?,
+        input: outcome.hidden(1, [rho.as_slice(), &front.r_i].concat(), STEP)?,
+        weights: outcome.hidden(2, [front.r_c.as_slice(), rho].concat(), STEP)?,
         bias: EvalClaim { point: front.r_c.clone(), value: front.bias },
         output: EvalClaim { point: [front.r_c, front.r_i].concat(), value: front.output },
         multiplicities: front.multiplicities,
@@ -833,10 +857,11 @@ pub(crate) fn prove_front_with<M: Mode>(
         <[M::ProverValue; 2]>::try_from(held).map_err(|_| AttentionError::CheckFailed { step: STEP })?;
     let one = M::prover_constant(prover, Fr::one());
     let mles = vec![
+        input_selector(shape)?,
         DenseMultilinearExtension::new(input_vars, fold_integer_rows(&x, 1 << input_vars, r_i))?,
         DenseMultilinearExtension::new(input_vars, fold_integer_columns(&w, r_c))?,
     ];
-    let product = SumOfProducts::product(2).map_err(sumcheck_error(STEP))?;
+    let product = SumOfProducts::product(3).map_err(sumcheck_error(STEP))?;
     let instance = ProductSumcheck::new(product, mles).map_err(sumcheck_error(STEP))?;
     let (front, target) = front_from(shape, &one, claims, high_held.as_ref(), held)?;
     let output_range = match target {
@@ -869,12 +894,15 @@ pub fn verify_projections<M: Mode>(
     for (shape, p) in shapes.iter().zip(&proof.projections) {
         fronts.push(verify_front::<M>(verifier, shape, p, transcript)?);
     }
-    let product = product_of(STEP, vec![false, false])?;
+    let product = product_shape()?;
     let members: Vec<BatchMember<'_>> = shapes.iter().map(|s| (&product, s.input_vars())).collect();
     let sums: Vec<&M::Value> = fronts.iter().map(|f| &f.sum).collect();
     let outcomes = M::verify_products(verifier, STEP, &members, &sums, &proof.sumcheck, transcript)?;
     if outcomes.len() != fronts.len() {
         return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    for (shape, outcome) in shapes.iter().zip(&outcomes) {
+        outcome.check_public(0, prefix_eq_sum(shape.inputs, &outcome.point), STEP_INPUT_SELECTOR)?;
     }
     fronts.into_iter().zip(&outcomes).map(|(front, outcome)| projection_claims(front, outcome)).collect()
 }

@@ -114,7 +114,7 @@ fn rejects_tampered_parts_and_missing_parts() {
         Err(AttentionError::Sumcheck { .. })
     ));
     let mut bad = r.proof.clone();
-    bad.projections.sumcheck.final_evaluations[3][0] += Fr::one();
+    bad.projections.sumcheck.final_evaluations[3][1] += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     let mut bad = r.proof.clone();
     bad.projections.projections.pop();

@@ -250,10 +250,17 @@ fn rejects_tampered_messages<M: TestMode>() {
     let (proof, _, extra) = prove::<M>(&s, &w, &ranges);
     let check = |proof: &ProjectionsProofOf<M>| verify::<M>(&s, proof, &extra);
     assert!(check(&proof).is_ok());
-    // y: the output range's relation (the last message before it).
+    // y: the output range's relation (the last message before it). Plain checks it at once; in
+    // zero knowledge it is a deferred group equation, and the changed commitment has already
+    // moved the sum-check's point, so the input selector's closed form fails first.
     let mut bad = proof.clone();
     M::tamper_sent(&mut bad.projections[0].values[0]);
-    assert_eq!(check(&bad).err(), Some(M::false_relation_error("projection output range")));
+    let expected = if M::HIDING {
+        AttentionError::CheckFailed { step: "projection input selector" }
+    } else {
+        M::false_relation_error("projection output range")
+    };
+    assert_eq!(check(&bad).err(), Some(expected));
     // β, a round of the sum-check.
     let mut bad = proof.clone();
     M::tamper_sent(&mut bad.projections[0].values[1]);
@@ -429,8 +436,8 @@ fn several_projections_share_one_batched_sum_check<M: TestMode>() {
     assert!(verify_all::<M>(&shapes, &swapped, &extra).is_err());
 }
 
-/// The plain proof's final values (`x`, `w` per member, in the clear): a wrong one of any
-/// member breaks the batch's last check.
+/// The plain proof's final values (the selector, `x`, `w` per member, in the clear): a wrong
+/// one of any member breaks the batch's last check.
 #[test]
 fn a_wrong_final_value_of_any_member_breaks_the_plain_batch() {
     let shapes = [shape(6, 12, 8, 6), shape(6, 4, 12, 20)];
@@ -444,10 +451,25 @@ fn a_wrong_final_value_of_any_member_breaks_the_plain_batch() {
         &ranges.iter().collect::<Vec<_>>(),
     );
     for k in 0..2 {
+        for factor in 0..3 {
+            let mut bad = proof.clone();
+            bad.sumcheck.final_evaluations[k][factor] += Fr::one();
+            assert!(
+                matches!(verify_all::<Plain>(&shapes, &bad, &()), Err(AttentionError::Sumcheck { .. })),
+                "member {k}, factor {factor}"
+            );
+        }
+    }
+    // The input selector [j < d] doubled and x halved keep the batch's final value: only the
+    // selector's closed form prefix(d, ρ) catches it.
+    let half = zkmha_field::Field::inverse(&Fr::from(2u64)).unwrap();
+    for k in 0..2 {
         let mut bad = proof.clone();
-        bad.sumcheck.final_evaluations[k][0] += Fr::one();
-        assert!(
-            matches!(verify_all::<Plain>(&shapes, &bad, &()), Err(AttentionError::Sumcheck { .. })),
+        bad.sumcheck.final_evaluations[k][0] *= Fr::from(2u64);
+        bad.sumcheck.final_evaluations[k][1] *= half;
+        assert_eq!(
+            verify_all::<Plain>(&shapes, &bad, &()).map(|_| ()),
+            Err(AttentionError::CheckFailed { step: "projection input selector" }),
             "member {k}"
         );
     }

@@ -1,0 +1,89 @@
+//! The block's verifier on mutated proofs: a few hundred random byte changes per mode (bits
+//! flipped, bytes and runs replaced); every one that still parses is rejected, none panics.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+use rand_chacha::ChaCha20Rng;
+use zkmha_attention::MaskKind;
+use zkmha_attention::block::{
+    ModelBlockProof, block_hyrax_params, commit_model_with, prove_block, verify_block,
+};
+use zkmha_attention::mode::{Mode, Plain, Zk};
+
+mod common;
+use common::{grouped, hidden_state, input, modes, pre_norm, rotary, weights};
+
+fn fuzz<M: Mode>() {
+    let [(softmax, shape), _] = modes(&rotary(pre_norm(grouped(6, 4, 2, 4, 2, 9))));
+    let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let w = weights(&shape, 1);
+    let (model, blinds) = commit_model_with::<M>(&params, &shape, &w, &mut rng).unwrap();
+    let h = hidden_state(&shape, 1);
+    let x = input(&shape, 101);
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        &shape,
+        MaskKind::Causal,
+        softmax,
+        &x,
+        h.as_deref(),
+        &w,
+        &model,
+        &blinds,
+        &mut rng,
+    )
+    .unwrap();
+    verify_block::<M>(&params, &statement, &proof).unwrap();
+    let mut bytes = Vec::new();
+    proof.serialize_compressed(&mut bytes).unwrap();
+    println!("{}: proof {} bytes", M::NAME, bytes.len());
+    let mut r = StdRng::seed_from_u64(7);
+    let (mut parsed, mut panics, mut accepted) = (0, 0, 0);
+    let n: usize = std::env::var("FUZZ_N").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
+    for _ in 0..n {
+        let mut b = bytes.clone();
+        match r.gen_range(0..3) {
+            0 => {
+                let i = r.gen_range(0..b.len());
+                b[i] ^= 1 << r.gen_range(0..8);
+            }
+            1 => {
+                let i = r.gen_range(0..b.len());
+                b[i] = r.r#gen();
+            }
+            _ => {
+                let i = r.gen_range(0..b.len().saturating_sub(8));
+                for k in 0..8 {
+                    b[i + k] = r.r#gen();
+                }
+            }
+        }
+        let Ok(p) = ModelBlockProof::<M>::deserialize_compressed(b.as_slice()) else { continue };
+        parsed += 1;
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            verify_block::<M>(&params, &statement, &p)
+        }));
+        match res {
+            Err(_) => panics += 1,
+            Ok(Ok(_)) => {
+                if p != proof {
+                    accepted += 1;
+                }
+            }
+            Ok(Err(_)) => {}
+        }
+    }
+    println!("{}: {n} mutations, {parsed} parsed, {panics} panics, {accepted} accepted", M::NAME);
+    assert_eq!((panics, accepted), (0, 0));
+}
+
+#[test]
+fn mutated_plain_proofs_are_rejected_without_a_panic() {
+    fuzz::<Plain>()
+}
+
+#[test]
+fn mutated_zero_knowledge_proofs_are_rejected_without_a_panic() {
+    fuzz::<Zk>()
+}
