@@ -14,6 +14,19 @@ use std::path::Path;
 /// One sentence naming `path` when the folder cannot be written; the temporary file is removed
 /// and any earlier file at `path` is left as it was.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(path, bytes, false)
+}
+
+/// [`write_file`] for a secret: on Unix the file is created readable and writable by its
+/// owner only (mode 0600).
+///
+/// # Errors
+/// As [`write_file`].
+pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(path, bytes, true)
+}
+
+fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     let fail = |e: std::io::Error| anyhow!("could not write {}: {e}", path.display());
     let name =
         path.file_name().ok_or_else(|| anyhow!("could not write {}: not a file name", path.display()))?;
@@ -21,7 +34,17 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     temporary_name.push(name);
     temporary_name.push(format!(".{}.tmp", std::process::id()));
     let temporary = path.with_file_name(temporary_name);
-    let written = std::fs::File::create(&temporary)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let written = options
+        .open(&temporary)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
         .and_then(|()| std::fs::rename(&temporary, path));
     written.map_err(|e| {
@@ -49,6 +72,19 @@ mod tests {
         let error = write_file(&missing, b"x").unwrap_err().to_string();
         assert!(error.starts_with("could not write") && !error.contains('\n'), "{error}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("zkmha-private-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("model.secret");
+        write_private_file(&path, b"blinds").unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"blinds");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -38,7 +38,7 @@ enum Command {
     /// Prove and verify sample sum-checks and print timings.
     Sumcheck(demo::SumcheckArgs),
     /// Prove a model file's attention layer (--model) or a random layer, and write a proof file.
-    Prove(proof_file::ProveArgs),
+    Prove(Box<proof_file::ProveArgs>),
     /// Verify a proof file without the inputs (a model-layer proof with its --vk).
     Verify(proof_file::VerifyArgs),
     /// Commit to a model layer's weights: write its verifier key.

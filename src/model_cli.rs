@@ -1,9 +1,16 @@
 //! `zkmha commit-model`, `zkmha prove --model`, `zkmha verify --vk`, `zkmha inspect`: one
 //! attention layer of a model file, proven from its input and the committed weights.
 //!
+//! Model layers are proven in zero knowledge by default (hiding weight commitments, the
+//! block's zero-knowledge mode); `--transparent` keeps the plain mode, for debugging.
+//!
 //! Files (magic bytes, a little-endian u32 version, arkworks' compressed encoding):
-//! `ZKMHA-VK\0` + `ModelVerifierKey` (the verifier key: architecture, scales, the model
-//! commitment); `ZKMHA-MODEL\0` + `ModelStatement` + `ModelLayerProof` (a model-layer proof).
+//! `ZKMHA-VK\0` + `ModelVerifierKey` (the verifier key: architecture, scales, the kind of
+//! weight commitments, the model commitment); `ZKMHA-SECRET\0` + `ModelSecret` (beside a
+//! hiding key: the weight commitments' blinds, which the model owner keeps to prove with);
+//! `ZKMHA-MODEL-ZK\0` + `ModelStatement` + `ModelBlockProof<Zk>` (a zero-knowledge
+//! model-layer proof); `ZKMHA-MODEL\0` + `ModelStatement` + `ModelBlockProof<Plain>` (a plain
+//! one).
 
 use crate::layer::parse_mask;
 use crate::proof_file::MAX_DECODED_ROWS;
@@ -15,13 +22,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use zkmha_attention::block::{ModelBlockProof, block_hyrax_params, commit_model_with, prove_block};
+use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_attention::model_layer::{
-    ModelLayerProof, ModelShape, ModelStatement, commit_model, model_hyrax_params, prove_model_layer,
-    weights_hyrax_params,
+    ModelShape, ModelStatement, ModelWeights, commit_model, weights_hyrax_params,
 };
 use zkmha_attention::model_quantization::{ModelQuantization, model_accuracy, reference_model_layer};
 use zkmha_attention::rope::RotaryParams;
-use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
 use zkmha_attention::{AttentionShape, MaskKind, Residual};
 use zkmha_model::ModelError;
 use zkmha_model::architecture::MetadataSource;
@@ -30,11 +38,15 @@ use zkmha_model::model_file::{ModelFile, calibration_ids};
 
 const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
 const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
+const ZK_PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL-ZK\0";
+const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
 /// 2: the residual's kind in the shape and key; a committed hidden state for pre-norm decoders.
 /// 3: range-checked Q, K, V and rotations (their multiplicities in the proof); keys of
 /// checked architectures.
-const FILE_VERSION: u32 = 3;
+/// 4: the block's proofs, one implementation for both modes; keys name their weight
+/// commitments (binding or hiding); zero-knowledge proofs and the model secret.
+const FILE_VERSION: u32 = 4;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 /// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
@@ -117,6 +129,15 @@ pub struct CommitModelArgs {
     /// Where to write the verifier key (the model commitment, scales and shapes).
     #[arg(long)]
     pub out: PathBuf,
+    /// Binding weight commitments, for plain proofs (`prove --transparent`), which reveal
+    /// evaluations of the weights: for debugging. By default the commitments are hiding, for
+    /// zero-knowledge proofs.
+    #[arg(long)]
+    pub transparent: bool,
+    /// Where to write the model secret: the hiding commitments' blinds, needed to prove and
+    /// never to be published (default: the key's path with `.secret` appended).
+    #[arg(long, conflicts_with = "transparent")]
+    pub secret: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -145,6 +166,14 @@ pub struct ModelInputArgs {
     /// Where to write the output tensor Z (.npy, float64, s × d_model).
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// With --model: a plain proof, which reveals evaluations of the weights and the
+    /// activations (for debugging; needs a key from `commit-model --transparent`). Model
+    /// layers are proven in zero knowledge by default.
+    #[arg(long, conflicts_with = "zk")]
+    pub transparent: bool,
+    /// The model secret of a hiding --vk (default: the key's path with `.secret` appended).
+    #[arg(long, requires = "vk")]
+    pub secret: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -204,21 +233,72 @@ fn read_key(path: &Path) -> Result<ModelVerifierKey> {
     Ok(key)
 }
 
-/// Reads a model-layer proof and checks its statement (the shapes against the stated
-/// limits, the output's length, every commitment's size).
-fn read_proof(path: &Path) -> Result<(ModelStatement, ModelLayerProof)> {
-    let (statement, proof) = decode::<(ModelStatement, ModelLayerProof)>(path, PROOF_MAGIC, "proof")?;
-    statement
-        .validate()
-        .map_err(|e| anyhow!("{} holds a statement this verifier does not accept: {e}", path.display()))?;
-    Ok((statement, proof))
+/// The default path of a key's model secret: the key's with `.secret` appended.
+fn secret_path(key: &Path) -> PathBuf {
+    let mut name = key.as_os_str().to_owned();
+    name.push(".secret");
+    PathBuf::from(name)
 }
 
-/// Whether `path` starts with the model-proof magic bytes.
-pub fn is_model_proof(path: &Path) -> bool {
+/// Reads the model secret of `key` and returns its blinds.
+fn read_secret(path: &Path, key: &ModelVerifierKey, key_path: &Path) -> Result<Vec<zkmha_pcs::HyraxBlinds>> {
+    if !path.exists() {
+        bail!(
+            "the verifier key {} holds hiding commitments and its model secret {} is missing: pass --secret FILE (written by zkmha commit-model beside the key)",
+            key_path.display(),
+            path.display()
+        );
+    }
+    let secret = decode::<ModelSecret>(path, SECRET_MAGIC, "model secret")?;
+    secret.blinds_for(key).map_err(|_| {
+        anyhow!("{} is the model secret of another verifier key than {}", path.display(), key_path.display())
+    })
+}
+
+/// A decoded model-layer proof file.
+enum ModelProofFile {
+    /// `zkmha prove --model --transparent`.
+    Plain(ModelStatement, Box<ModelBlockProof<Plain>>),
+    /// `zkmha prove --model` (zero knowledge).
+    ZeroKnowledge(ModelStatement, Box<ModelBlockProof<Zk>>),
+}
+
+impl ModelProofFile {
+    fn statement(&self) -> &ModelStatement {
+        match self {
+            Self::Plain(statement, _) | Self::ZeroKnowledge(statement, _) => statement,
+        }
+    }
+}
+
+/// Reads a model-layer proof of either mode and checks its statement (the shapes against
+/// the stated limits, the output's length, every commitment's size).
+fn read_proof(path: &Path) -> Result<ModelProofFile> {
+    let file = if starts_with(path, ZK_PROOF_MAGIC) {
+        let (statement, proof) =
+            decode::<(ModelStatement, ModelBlockProof<Zk>)>(path, ZK_PROOF_MAGIC, "proof")?;
+        ModelProofFile::ZeroKnowledge(statement, Box::new(proof))
+    } else {
+        let (statement, proof) =
+            decode::<(ModelStatement, ModelBlockProof<Plain>)>(path, PROOF_MAGIC, "proof")?;
+        ModelProofFile::Plain(statement, Box::new(proof))
+    };
+    file.statement()
+        .validate()
+        .map_err(|e| anyhow!("{} holds a statement this verifier does not accept: {e}", path.display()))?;
+    Ok(file)
+}
+
+/// Whether the file at `path` starts with `magic`.
+fn starts_with(path: &Path, magic: &[u8]) -> bool {
     use std::io::Read;
-    let mut head = vec![0u8; PROOF_MAGIC.len()];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == PROOF_MAGIC
+    let mut head = vec![0u8; magic.len()];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == magic
+}
+
+/// Whether `path` starts with the magic bytes of a model-layer proof (either mode).
+pub fn is_model_proof(path: &Path) -> bool {
+    starts_with(path, PROOF_MAGIC) || starts_with(path, ZK_PROOF_MAGIC)
 }
 
 /// A short fingerprint of the model commitment (to publish alongside the model).
@@ -250,7 +330,14 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
     Ok(Loaded { head_dim: weights.head_dim, key_value_heads: weights.key_value_heads, file, float, mask })
 }
 
-fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerifierKey> {
+/// Calibrates the scales and commits to the weights: the verifier key, and the model secret of
+/// hiding commitments.
+fn make_key(
+    loaded: &Loaded,
+    args: &ModelArgs,
+    weight_commitments: WeightCommitments,
+    quiet: bool,
+) -> Result<(ModelVerifierKey, Option<ModelSecret>)> {
     let file = &loaded.file;
     let d = loaded.float.output_bias.len();
     let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
@@ -280,9 +367,18 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
     let bar = step("committing to the weights", quiet);
     let shape = quantization.model_shape(attention, d, residual, kv, rotary);
     let integers = quantization.quantize_weights(&loaded.float)?;
-    let commitment = commit_model(&weights_hyrax_params(&shape), &shape, &integers)?;
+    let params = weights_hyrax_params(&shape);
+    let (commitment, blinds) = match weight_commitments {
+        WeightCommitments::Binding => (commit_model(&params, &shape, &integers)?, None),
+        WeightCommitments::Hiding => {
+            let mut rng = zkmha_zk::secure_rng()
+                .context("the operating system gave no randomness for the commitments' blinds")?;
+            let (commitment, blinds) = commit_model_with::<Zk>(&params, &shape, &integers, &mut rng)?;
+            (commitment, Some(blinds))
+        }
+    };
     bar.finish_and_clear();
-    Ok(ModelVerifierKey {
+    let key = ModelVerifierKey {
         description: format!(
             "{} layer {} ({})",
             file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
@@ -298,8 +394,29 @@ fn make_key(loaded: &Loaded, args: &ModelArgs, quiet: bool) -> Result<ModelVerif
         key_value_heads: kv,
         rotary,
         quantization,
+        weight_commitments,
         commitment,
-    })
+    };
+    let secret = blinds.map(|blinds| ModelSecret::new(&key, &blinds));
+    Ok((key, secret))
+}
+
+/// The kind of weight commitments asked for: hiding unless `--transparent`.
+fn commitments_for(transparent: bool) -> WeightCommitments {
+    if transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding }
+}
+
+/// In words, for the reports.
+fn commitments_name(kind: WeightCommitments) -> &'static str {
+    match kind {
+        WeightCommitments::Binding => "binding (plain proofs)",
+        WeightCommitments::Hiding => "hiding (zero-knowledge proofs)",
+    }
+}
+
+/// Writes the model secret (readable by its owner only, where the system has permissions).
+fn write_secret(path: &Path, secret: &ModelSecret) -> Result<()> {
+    crate::files::write_private_file(path, &encode(SECRET_MAGIC, secret)?)
 }
 
 /// The projections with a non-zero bias (`Q`, `K`, `V`, `O`).
@@ -323,8 +440,13 @@ fn bias_names(float: &zkmha_attention::model_quantization::FloatModelWeights) ->
 pub fn commit(args: &CommitModelArgs) -> Result<()> {
     let start = Instant::now();
     let loaded = load(&args.model, args.heads, args.mask, args.json)?;
-    let key = make_key(&loaded, &args.model, args.json)?;
+    let (key, secret) = make_key(&loaded, &args.model, commitments_for(args.transparent), args.json)?;
     let bytes = encode(KEY_MAGIC, &key)?;
+    // The secret first: a hiding key without its secret proves nothing.
+    let secret_file = secret.as_ref().map(|_| args.secret.clone().unwrap_or_else(|| secret_path(&args.out)));
+    if let (Some(secret), Some(path)) = (&secret, &secret_file) {
+        write_secret(path, secret)?;
+    }
     crate::files::write_file(&args.out, &bytes)?;
     let q = &key.quantization;
     if args.json {
@@ -338,6 +460,11 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
                 "architecture_source": architecture_source(&loaded.file),
                 "biases": bias_names(&loaded.float),
                 "commitment": fingerprint(&key),
+                "weight_commitments": match key.weight_commitments {
+                    WeightCommitments::Binding => "binding",
+                    WeightCommitments::Hiding => "hiding",
+                },
+                "secret": secret_file.as_ref().map(|p| p.display().to_string()),
                 "model_width": key.model_width,
                 "heads": key.heads,
                 "head_dim": key.head_dim,
@@ -378,12 +505,19 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         q.input_fraction_bits, q.weight_fraction_bits, q.shifts
     );
     println!(
-        "model commitment {} ; wrote the verifier key {} ({} bytes) in {:.1} ms",
+        "model commitment {} ({}); wrote the verifier key {} ({} bytes) in {:.1} ms",
         fingerprint(&key),
+        commitments_name(key.weight_commitments),
         args.out.display(),
         bytes.len(),
         ms(start.elapsed())
     );
+    if let Some(path) = &secret_file {
+        println!(
+            "wrote the model secret {} (the commitments' blinds: keep it private; zkmha prove --vk reads it beside the key)",
+            path.display()
+        );
+    }
     Ok(())
 }
 
@@ -453,9 +587,35 @@ pub fn prove(
     let quiet = args.json;
     let start = Instant::now();
     let loaded = load(model, heads, mask, quiet)?;
-    let key = match &args.vk {
-        Some(path) => read_key(path)?,
-        None => make_key(&loaded, model, quiet)?,
+    let wanted = commitments_for(args.transparent);
+    let (key, secret, made_here) = match &args.vk {
+        Some(path) => {
+            let key = read_key(path)?;
+            match (key.weight_commitments, wanted) {
+                (WeightCommitments::Hiding, WeightCommitments::Binding) => bail!(
+                    "the verifier key {} holds hiding commitments, for zero-knowledge proofs: --transparent needs a key from zkmha commit-model --transparent",
+                    path.display()
+                ),
+                (WeightCommitments::Binding, WeightCommitments::Hiding) => bail!(
+                    "the verifier key {} holds binding commitments (zkmha commit-model --transparent): pass --transparent for a plain proof, or make a hiding key (zkmha commit-model without --transparent) for a zero-knowledge one",
+                    path.display()
+                ),
+                _ => {}
+            }
+            let secret = match key.weight_commitments {
+                WeightCommitments::Hiding => {
+                    let secret_file = args.secret.clone().unwrap_or_else(|| secret_path(path));
+                    Some(read_secret(&secret_file, &key, path)?)
+                }
+                WeightCommitments::Binding => None,
+            };
+            (key, secret, false)
+        }
+        None => {
+            let (key, secret) = make_key(&loaded, model, wanted, quiet)?;
+            let blinds = secret.map(|s| s.blinds_for(&key)).transpose()?;
+            (key, blinds, true)
+        }
     };
     if let Some(m) = mask
         && m != key.mask
@@ -500,29 +660,32 @@ pub fn prove(
     // H first: a bad entry in it is named as H's, not as the X computed from it.
     let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
     let input = key.quantization.quantize_input(x)?;
-    let bar = step("proving", quiet);
-    let params = model_hyrax_params(&shape, softmax);
-    let prove_start = Instant::now();
-    let (statement, proof, _) = prove_model_layer(
-        &params,
-        &shape,
-        key.mask,
-        softmax,
-        &input,
-        hidden_state.as_deref(),
-        &integers,
-        &key.commitment,
-    )?;
-    let prove_time = prove_start.elapsed();
-    bar.finish_and_clear();
-    // The prover checks its own proof: a model file that differs from the committed one is
-    // caught here, not by the first verifier.
-    let bar = step("verifying", quiet);
-    verify_with_key(&key, &statement, &proof).map_err(|e| {
-        anyhow!("the proof does not verify against the verifier key ({e}): is the key made from this model file and layer?")
-    })?;
-    bar.finish_and_clear();
-    let bytes = encode(PROOF_MAGIC, &(&statement, &proof))?;
+    let proved = match &secret {
+        None => prove_in::<Plain>(
+            &key,
+            &shape,
+            softmax,
+            &input,
+            hidden_state.as_deref(),
+            &integers,
+            &[(); 8],
+            quiet,
+        )?,
+        Some(blinds) => {
+            prove_in::<Zk>(&key, &shape, softmax, &input, hidden_state.as_deref(), &integers, blinds, quiet)?
+        }
+    };
+    let (statement, bytes, prove_time) = (proved.statement, proved.bytes, proved.prove_time);
+    // A hiding key made here is new: the verifier needs it (a binding one anyone can remake
+    // with zkmha commit-model --transparent).
+    let key_file = (made_here && key.weight_commitments == WeightCommitments::Hiding).then(|| {
+        let mut name = out.as_os_str().to_owned();
+        name.push(".vk");
+        PathBuf::from(name)
+    });
+    if let Some(path) = &key_file {
+        crate::files::write_file(path, &encode(KEY_MAGIC, &key)?)?;
+    }
     crate::files::write_file(out, &bytes)?;
     let z = key.quantization.dequantize_output(&statement.output);
     if let Some(path) = &args.output {
@@ -544,7 +707,8 @@ pub fn prove(
                 "relative_l2_error": report.output.relative_l2_error,
                 "attention_relative_l2_error": report.attention.relative_l2_error,
                 "output": args.output.as_ref().map(|p| p.display().to_string()),
-                "zero_knowledge": false,
+                "verifier_key": key_file.as_ref().map(|p| p.display().to_string()),
+                "zero_knowledge": secret.is_some(),
             })
         );
         return Ok(());
@@ -570,18 +734,79 @@ pub fn prove(
                 "not proven: the layer norm from the hidden state H to X (H and X are committed separately; Z = H + Y is proven), and for token input the embedding lookup",
         }
     );
-    println!("{NOT_ZERO_KNOWLEDGE}");
+    match secret {
+        Some(_) => println!("{ZERO_KNOWLEDGE_MODEL}"),
+        None => println!("{NOT_ZERO_KNOWLEDGE}"),
+    }
     println!(
         "wrote {} ({} bytes){}",
         out.display(),
         bytes.len(),
         args.output.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default()
     );
+    if let Some(path) = &key_file {
+        println!(
+            "wrote the verifier key {} (hiding commitments made for this proof, model commitment {}; zkmha commit-model makes one key for many proofs)",
+            path.display(),
+            fingerprint(&key)
+        );
+    }
     Ok(())
 }
 
+/// Printed after a zero-knowledge model-layer proof.
+pub const ZERO_KNOWLEDGE_MODEL: &str = "zero knowledge: the weights, X, H and every intermediate are committed with blinding, every sum-check is masked and every claim committed; the proof shows the output Z and nothing else about the weights or the input (docs/ZERO_KNOWLEDGE.md)";
+
+/// A proof made and checked by [`prove_in`], encoded.
+struct Proved {
+    statement: ModelStatement,
+    bytes: Vec<u8>,
+    prove_time: Duration,
+}
+
+/// Proves the block in mode `M` against `key`, checks the proof against the key (a model
+/// file that differs from the committed one is caught here, not by the first verifier) and
+/// encodes it.
+#[allow(clippy::too_many_arguments)]
+fn prove_in<M: Mode>(
+    key: &ModelVerifierKey,
+    shape: &ModelShape,
+    softmax: zkmha_attention::SoftmaxMode,
+    input: &[i64],
+    hidden_state: Option<&[i64]>,
+    weights: &ModelWeights,
+    blinds: &[M::Blinds],
+    quiet: bool,
+) -> Result<Proved> {
+    let params = block_hyrax_params::<M>(shape, softmax)?;
+    let mut rng = zkmha_zk::secure_rng().context("the operating system gave no randomness for the masks")?;
+    let bar = step("proving", quiet);
+    let start = Instant::now();
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        shape,
+        key.mask,
+        softmax,
+        input,
+        hidden_state,
+        weights,
+        &key.commitment,
+        blinds,
+        &mut rng,
+    )?;
+    let prove_time = start.elapsed();
+    bar.finish_and_clear();
+    let bar = step("verifying", quiet);
+    verify_with_key(key, &statement, &proof).map_err(|e| {
+        anyhow!("the proof does not verify against the verifier key ({e}): is the key made from this model file and layer?")
+    })?;
+    bar.finish_and_clear();
+    let bytes = encode(if M::HIDING { ZK_PROOF_MAGIC } else { PROOF_MAGIC }, &(&statement, &proof))?;
+    Ok(Proved { statement, bytes, prove_time })
+}
+
 /// Printed after every proof that is not zero-knowledge.
-pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (zkmha prove --zk proves an attention layer in zero knowledge; docs/ZERO_KNOWLEDGE.md)";
+pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (model layers are proven in zero knowledge without --transparent, attention layers with --zk; docs/ZERO_KNOWLEDGE.md)";
 
 /// Runs `zkmha verify --vk`: checks the proof's softmax against the key's (or the one
 /// named), verifies, and prints what it accepted.
@@ -596,7 +821,8 @@ pub fn verify(
     json_output: bool,
 ) -> Result<()> {
     let key = read_key(key_path)?;
-    let (statement, proof) = read_proof(proof_path)?;
+    let file = read_proof(proof_path)?;
+    let statement = file.statement();
     // The key fixes the softmax (a proof with another one is invalid: `check_statement`); a
     // softmax named on the command line must be the proof's as well.
     let source = match named {
@@ -604,7 +830,14 @@ pub fn verify(
         None => SoftmaxSource::VerifierKey,
     };
     let start = Instant::now();
-    let result = verify_with_key(&key, &statement, &proof);
+    let (result, kind) = match &file {
+        ModelProofFile::Plain(statement, proof) => {
+            (verify_with_key(&key, statement, proof), Kind::ModelLayer)
+        }
+        ModelProofFile::ZeroKnowledge(statement, proof) => {
+            (verify_with_key(&key, statement, proof), Kind::ZeroKnowledgeModelLayer)
+        }
+    };
     let elapsed = start.elapsed();
     if let Err(e) = result {
         return Err(Verdict::Invalid(format!("invalid: {e}")).into());
@@ -616,7 +849,7 @@ pub fn verify(
     }
     let shape = &statement.shape;
     let accepted = Accepted {
-        kind: Kind::ModelLayer,
+        kind,
         shape: *a,
         model: Some(ModelPart {
             description: key.description.clone(),
@@ -654,39 +887,50 @@ fn size<T: CanonicalSerialize>(value: &T) -> usize {
     value.compressed_size()
 }
 
+/// A block proof's parts and their sizes.
+fn proof_parts<M: Mode>(proof: &ModelBlockProof<M>) -> Vec<(&'static str, usize)> {
+    vec![
+        ("commitments", size(&proof.commitments)),
+        ("projections", size(&proof.projections) + size(&proof.shared_heads)),
+        ("rotary embeddings", size(&proof.rotations)),
+        ("attention", size(&proof.attention) + size(&proof.residual_input) + size(&proof.output_value)),
+        ("openings", size(&proof.openings)),
+        ("masks (zero knowledge)", size(&proof.session) + size(&proof.session_proof)),
+    ]
+}
+
 /// Runs `zkmha inspect`.
 ///
 /// # Errors
 /// A missing, foreign or corrupt file.
 pub fn inspect(args: &InspectArgs) -> Result<()> {
     if is_model_proof(&args.file) {
-        let (statement, proof) = read_proof(&args.file)?;
+        let file = read_proof(&args.file)?;
+        let statement = file.statement();
         let a = &statement.shape.attention;
-        let parts = [
-            ("commitments to Q, K, V", size(&proof.intermediates)),
-            ("commitments to O, Y", size(&proof.block)),
-            ("range commitments", size(&proof.multiplicities) + size(&proof.high_digits)),
-            ("projections", size(&proof.projections) + size(&proof.shared_heads)),
-            ("rotary embeddings", size(&proof.rotary) + size(&proof.rotations)),
-            ("attention and openings", size(&proof.layer)),
-        ];
+        let (zero_knowledge, proof_bytes, parts) = match &file {
+            ModelProofFile::Plain(_, proof) => (false, size(proof.as_ref()), proof_parts(proof)),
+            ModelProofFile::ZeroKnowledge(_, proof) => (true, size(proof.as_ref()), proof_parts(proof)),
+        };
         if args.json {
             let parts: serde_json::Map<String, serde_json::Value> =
                 parts.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
             println!(
                 "{}",
                 json!({
-                    "kind": "model layer proof",
+                    "kind": if zero_knowledge { "zero-knowledge model layer proof" } else { "model layer proof" },
+                    "zero_knowledge": zero_knowledge,
                     "tokens": a.seq_len, "heads": a.heads, "head_dim": a.head_dim, "value_head_dim": a.value_head_dim,
                     "model_width": statement.shape.model_width, "shifts": statement.shape.shifts,
                     "mask": statement.mask.to_string(), "softmax_proven": statement.softmax.is_proven(),
-                    "statement_bytes": size(&statement), "proof_bytes": size(&proof), "parts": parts,
+                    "statement_bytes": size(statement), "proof_bytes": proof_bytes, "parts": parts,
                 })
             );
             return Ok(());
         }
         println!(
-            "model layer proof: {} tokens, d_model = {}, {} heads of {} (values {}), mask {}, shifts k = {:?}",
+            "{}model layer proof: {} tokens, d_model = {}, {} heads of {} (values {}), mask {}, shifts k = {:?}",
+            if zero_knowledge { "zero-knowledge " } else { "" },
             a.seq_len,
             statement.shape.model_width,
             a.heads,
@@ -699,9 +943,9 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
             "statement: commitment to X, the model commitment, the output Z ({} × {}): {} bytes",
             a.seq_len,
             statement.shape.model_width,
-            size(&statement)
+            size(statement)
         );
-        println!("proof: {} bytes", size(&proof));
+        println!("proof: {proof_bytes} bytes");
         for (name, bytes) in parts {
             println!("  {name:<24} {bytes:>9} bytes");
         }

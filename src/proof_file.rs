@@ -56,9 +56,9 @@ pub struct ProveArgs {
     /// Where to write the proof file.
     #[arg(long)]
     pub out: PathBuf,
-    /// A zero-knowledge proof: Q, K, V (and the softmax's columns) committed with blinding,
-    /// every sum-check and lookup masked, every claim committed (attention layers; not model
-    /// layers yet).
+    /// A zero-knowledge proof of an attention layer: Q, K, V (and the softmax's columns)
+    /// committed with blinding, every sum-check and lookup masked, every claim committed.
+    /// Model layers (--model) are zero-knowledge without it (--transparent for plain ones).
     #[arg(long)]
     pub zk: bool,
 }
@@ -88,12 +88,9 @@ pub struct VerifyArgs {
 /// # Errors
 /// Impossible shapes or an unwritable file.
 pub fn prove(args: &ProveArgs) -> Result<()> {
-    if args.zk && args.model.model.is_some() {
-        bail!(
-            "--zk is not available for model layers yet: the projections and the proven softmax are not covered (docs/ZERO_KNOWLEDGE.md)"
-        );
-    }
     if args.model.model.is_some() {
+        // Model layers are zero-knowledge by default (--zk says so again); --transparent
+        // asks for the plain mode.
         return model_cli::prove(
             &args.model,
             args.layer.heads,
@@ -103,6 +100,9 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         );
     }
     let extra = &args.model_input;
+    if extra.transparent {
+        bail!("--transparent applies to model layers (--model); an attention layer is plain unless --zk");
+    }
     if extra.tokens.is_some() || extra.text.is_some() || extra.vk.is_some() {
         bail!(
             "--tokens, --text and --vk need --model FILE (an attention layer takes its Q, K, V with --input)"

@@ -207,6 +207,15 @@ pub enum Kind {
     ZeroKnowledgeLayer,
     /// A model layer (with its verifier key).
     ModelLayer,
+    /// A zero-knowledge model layer (with its hiding verifier key).
+    ZeroKnowledgeModelLayer,
+}
+
+impl Kind {
+    /// Whether proofs of this kind are zero-knowledge.
+    pub fn is_zero_knowledge(self) -> bool {
+        matches!(self, Self::ZeroKnowledgeLayer | Self::ZeroKnowledgeModelLayer)
+    }
 }
 
 /// Everything a valid proof's statement says, as verify shows it.
@@ -267,8 +276,9 @@ impl Accepted {
                 Kind::Layer => "attention layer",
                 Kind::ZeroKnowledgeLayer => "zero-knowledge attention layer",
                 Kind::ModelLayer => "model layer",
+                Kind::ZeroKnowledgeModelLayer => "zero-knowledge model layer",
             },
-            "zero_knowledge": self.kind == Kind::ZeroKnowledgeLayer,
+            "zero_knowledge": self.kind.is_zero_knowledge(),
             "tokens": s.seq_len,
             "heads": s.heads,
             "head_dim": s.head_dim,
@@ -317,8 +327,9 @@ impl Accepted {
                     "softmax not proven: linear attention"
                 }
             ),
-            (Kind::ModelLayer, Some(m)) => format!(
-                "valid: model layer on {} tokens (output {} × {}): d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}",
+            (Kind::ModelLayer | Kind::ZeroKnowledgeModelLayer, Some(m)) => format!(
+                "valid{}: model layer on {} tokens (output {} × {}): d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}",
+                if self.kind.is_zero_knowledge() { " (zero-knowledge proof)" } else { "" },
                 s.seq_len,
                 s.seq_len,
                 m.model_width,
@@ -363,7 +374,7 @@ impl Accepted {
         let commitments: Vec<String> = self.commitments.iter().map(|(k, v)| format!("{k} {v}")).collect();
         lines.push(format!(
             "commitments{} (BLAKE3 of the encoding, 128 bits): {}",
-            if self.kind == Kind::ZeroKnowledgeLayer { ", hiding" } else { "" },
+            if self.kind.is_zero_knowledge() { ", hiding" } else { "" },
             commitments.join(", ")
         ));
         let (name, rows, columns, digest) = &self.output;

@@ -256,11 +256,22 @@ fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
 }
 
 #[test]
-fn prove_zk_says_what_it_does_not_cover_yet() {
+fn prove_refuses_zk_together_with_transparent() {
+    // Model layers are zero-knowledge by default (tests/model_cli.rs); asking for both modes
+    // is refused before anything is read.
     let file = std::env::temp_dir().join(format!("zkmha-zk-refused-{}", std::process::id()));
-    let out = zkmha(&["prove", "--zk", "--model", "missing.safetensors", "--out", &file.to_string_lossy()]);
+    let out = zkmha(&[
+        "prove",
+        "--zk",
+        "--transparent",
+        "--model",
+        "missing.safetensors",
+        "--out",
+        &file.to_string_lossy(),
+    ]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not available for model layers yet"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--transparent") && stderr.contains("cannot be used with"), "{stderr}");
     assert!(!file.exists());
 }
 

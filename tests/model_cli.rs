@@ -231,29 +231,45 @@ fn commit_prove_verify_inspect_round_trip_and_tampering() {
         .args(["--output", s(&z)])
         .assert()
         .success()
-        .stdout(predicate::str::contains("relative L2 error").and(predicate::str::contains("not proven")));
+        .stdout(
+            predicate::str::contains("relative L2 error")
+                .and(predicate::str::contains("not proven"))
+                .and(predicate::str::contains("zero knowledge: the weights")),
+        );
     assert!(std::fs::read(&z).unwrap().starts_with(b"\x93NUMPY"));
     zkmha()
         .args(["verify", "--proof", s(&proof), "--vk", s(&vk)])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("valid"));
+        .stdout(predicate::str::starts_with("valid (zero-knowledge proof): model layer"));
     let inspect = zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap();
     let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!((info["tokens"].as_u64(), info["model_width"].as_u64()), (Some(5), Some(D as u64)));
+    assert_eq!(info["zero_knowledge"], true);
     zkmha().args(["inspect", s(&vk)]).assert().success().stdout(predicate::str::contains("verifier key"));
-    // Without --vk, prove calibrates and commits the same way: the same key verifies it.
+    // Two zero-knowledge proofs of the same statement differ (fresh blinds and masks).
+    let again = dir.join("a-again.proof");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,5,7,9,2", "--out", s(&again)])
+        .assert()
+        .success();
+    assert_ne!(std::fs::read(&proof).unwrap(), std::fs::read(&again).unwrap());
+    // Without --vk, prove makes a hiding key for this proof alone and writes it beside it.
     let proof2 = dir.join("b.proof");
     zkmha()
         .args(["prove", "--model", s(&model), "--tokens", "3,4", "--out", s(&proof2), "--json"])
         .assert()
         .success();
-    zkmha().args(["verify", "--proof", s(&proof2), "--vk", s(&vk), "--json"]).assert().success();
+    let made = dir.join("b.proof.vk");
+    zkmha().args(["verify", "--proof", s(&proof2), "--vk", s(&made), "--json"]).assert().success();
+    fails_with(zkmha().args(["verify", "--proof", s(&proof2), "--vk", s(&vk)]), "another model commitment");
 
-    // The output Z: its last four entries are the statement's last 32 bytes (8 each).
+    // The output Z: its last four entries are the statement's last 32 bytes (8 each), after
+    // the 15 magic bytes ("ZKMHA-MODEL-ZK\0") and the version.
     let statement_bytes = info["statement_bytes"].as_u64().unwrap() as usize;
     let mut bytes = std::fs::read(&proof).unwrap();
-    bytes[12 + 4 + statement_bytes - 32] ^= 1;
+    assert!(bytes.starts_with(b"ZKMHA-MODEL-ZK\0"));
+    bytes[15 + 4 + statement_bytes - 32] ^= 1;
     let tampered = dir.join("z-tampered.proof");
     std::fs::write(&tampered, &bytes).unwrap();
     fails_with(zkmha().args(["verify", "--proof", s(&tampered), "--vk", s(&vk)]), "invalid");
@@ -297,6 +313,85 @@ fn commit_prove_verify_inspect_round_trip_and_tampering() {
     let out = zkmha().args(["verify", "--proof", s(&tampered), "--vk", s(&vk)]).output().unwrap();
     assert!(!out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hiding_keys_their_secrets_and_the_transparent_mode() {
+    let dir = scratch("modes");
+    let model = write_model(&dir.join("a"), 3, Some(4), None);
+    let (vk, plain_vk) = (dir.join("a.vk"), dir.join("a-plain.vk"));
+    let out =
+        zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["weight_commitments"], "hiding");
+    let secret = dir.join("a.vk.secret");
+    assert_eq!(info["secret"].as_str(), Some(s(&secret)));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    // Hiding keys are made with fresh blinds: two keys of one model differ.
+    let vk2 = dir.join("a2.vk");
+    zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk2)]).assert().success();
+    assert_ne!(std::fs::read(&vk).unwrap(), std::fs::read(&vk2).unwrap());
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--out", s(&plain_vk), "--transparent"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("binding (plain proofs)"));
+    assert!(!dir.join("a-plain.vk.secret").exists());
+    let prove = |key: &Path, out: &Path, extra: &[&str]| {
+        let mut cmd = zkmha();
+        cmd.args(["prove", "--model", s(&model), "--vk", s(key), "--tokens", "1,2,3", "--out", s(out)]);
+        cmd.args(extra);
+        cmd
+    };
+    // The plain mode on a binding key, and its proofs against either key.
+    let plain = dir.join("plain.proof");
+    prove(&plain_vk, &plain, &["--transparent"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not zero-knowledge"));
+    zkmha()
+        .args(["verify", "--proof", s(&plain), "--vk", s(&plain_vk)])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("valid: model layer"));
+    let zk = dir.join("zk.proof");
+    prove(&vk, &zk, &[]).assert().success();
+    fails_with(zkmha().args(["verify", "--proof", s(&zk), "--vk", s(&plain_vk)]), "mode");
+    fails_with(zkmha().args(["verify", "--proof", s(&plain), "--vk", s(&vk)]), "mode");
+    // A mode the key cannot prove: one sentence each.
+    fails_with(&mut prove(&vk, &dir.join("x.proof"), &["--transparent"]), "holds hiding commitments");
+    fails_with(&mut prove(&plain_vk, &dir.join("x.proof"), &[]), "holds binding commitments");
+    // The secret: missing, or another key's.
+    let elsewhere = dir.join("kept.secret");
+    std::fs::rename(&secret, &elsewhere).unwrap();
+    fails_with(&mut prove(&vk, &dir.join("x.proof"), &[]), "model secret");
+    prove(&vk, &dir.join("y.proof"), &["--secret", s(&elsewhere)]).assert().success();
+    fails_with(
+        &mut prove(&vk2, &dir.join("x.proof"), &["--secret", s(&elsewhere)]),
+        "the model secret of another verifier key",
+    );
+    fails_with(
+        &mut prove(&vk, &dir.join("x.proof"), &["--secret", s(&plain_vk)]),
+        "not a zkmha model secret file",
+    );
+    assert!(!dir.join("x.proof").exists(), "no proof written on a failure");
+    // --zk is the default for model layers; --transparent and --zk together are refused.
+    prove(&vk, &dir.join("z.proof"), &["--zk", "--secret", s(&elsewhere)]).assert().success();
+    let both = prove(&plain_vk, &dir.join("x.proof"), &["--zk", "--transparent"]).output().unwrap();
+    assert!(!both.status.success());
+    // --transparent belongs to model layers.
+    fails_with(
+        zkmha()
+            .args(["prove", "--seq", "4", "--heads", "2", "--head-dim", "2", "--transparent", "--out"])
+            .arg(dir.join("x.proof")),
+        "--transparent applies to model layers",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -440,7 +535,7 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("not proven: the layer norm from the hidden state H to X"), "{stdout}");
-    assert!(stdout.contains("not zero-knowledge"), "{stdout}");
+    assert!(stdout.contains("zero knowledge: the weights"), "{stdout}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
     // Verify shows the hidden state's commitment beside X's.
     let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
@@ -873,6 +968,12 @@ fn commitment_len(bytes: &[u8], at: usize) -> usize {
     16 + rows.div_ceil(8) + 32 * points as usize
 }
 
+/// The magic bytes and version before a model proof's statement: `ZKMHA-MODEL-ZK\0` (zero
+/// knowledge) or `ZKMHA-MODEL\0` (plain), then 4 bytes.
+fn header_len(bytes: &[u8]) -> usize {
+    if bytes.starts_with(b"ZKMHA-MODEL-ZK\0") { 19 } else { 16 }
+}
+
 fn blake3_128(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex()[..32].to_string()
 }
@@ -882,7 +983,7 @@ fn blake3_128(bytes: &[u8]) -> String {
 fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, String) {
     // Magic and version, the shape (attention 32, d_model 8, shifts 16, residual 1,
     // h_kv 8, no rotary 1), the mask, the softmax (code and five parameters).
-    let mut at = 16 + 32 + 8 + 16 + 1 + 8;
+    let mut at = header_len(bytes) + 32 + 8 + 16 + 1 + 8;
     assert_eq!(bytes[at], 0, "no rotary embeddings");
     at += 1 + 1 + 1 + 24;
     let x_len = commitment_len(bytes, at);
@@ -932,7 +1033,10 @@ fn verify_shows_the_model_commitment_and_digests_and_escapes_the_key_description
     let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((json["valid"].as_bool(), json["kind"].as_str()), (Some(true), Some("model layer")));
+    assert_eq!(
+        (json["valid"].as_bool(), json["kind"].as_str(), json["zero_knowledge"].as_bool()),
+        (Some(true), Some("zero-knowledge model layer"), Some(true))
+    );
     assert_eq!(json["model"]["commitment"].as_str(), Some(published.as_str()));
     assert_eq!(json["model"]["description_authenticated"], false);
     assert_eq!(json["model"]["description"], "model.safetensors layer 0 (bert)");
@@ -1001,7 +1105,7 @@ fn verify_shows_the_model_commitment_and_digests_and_escapes_the_key_description
         serde_json::from_slice(&zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap().stdout)
             .unwrap();
     let statement_bytes = info["statement_bytes"].as_u64().unwrap() as usize;
-    tampered[16 + statement_bytes - 8] ^= 1;
+    tampered[header_len(&bytes) + statement_bytes - 8] ^= 1;
     let tampered_path = dir.join("tampered.proof");
     std::fs::write(&tampered_path, tampered).unwrap();
     let out = zkmha().args(["verify", "--proof", s(&tampered_path), "--vk", s(&vk)]).output().unwrap();
@@ -1037,13 +1141,14 @@ fn model_files_with_huge_sizes_or_lengths_fail_fast_without_panicking() {
         out[at..at + 8].copy_from_slice(&value.to_le_bytes());
         out
     };
-    // The proof's size fields: s, h, m, m_v, d_model (after the 16 bytes of magic and version).
+    // The proof's size fields: s, h, m, m_v, d_model (after the magic and version).
+    let header = header_len(&proof_bytes);
     for (at, name) in [
-        (16, "the sequence length"),
-        (24, "the number of heads"),
-        (32, "the head width"),
-        (40, "the value head width"),
-        (48, "d_model"),
+        (header, "the sequence length"),
+        (header + 8, "the number of heads"),
+        (header + 16, "the head width"),
+        (header + 24, "the value head width"),
+        (header + 32, "d_model"),
     ] {
         for value in [1u64 << 40, u64::MAX] {
             let (out, elapsed) = run(&set(&proof_bytes, at, value), &key_bytes);

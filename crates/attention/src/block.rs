@@ -97,7 +97,7 @@ pub enum BlockPolynomial {
 }
 
 /// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights.
-fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
+pub fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     let mut out = vec![BlockPolynomial::Input];
     if shape.residual == Residual::HiddenState {
         out.push(BlockPolynomial::HiddenState);

@@ -164,16 +164,7 @@ impl CommittedStatement {
 }
 
 impl InputCommitments {
-    /// Checks each commitment's size and layout against the shape.
-    pub(crate) fn validate(
-        &self,
-        shape: &AttentionShape,
-        softmax: SoftmaxMode,
-    ) -> Result<(), AttentionError> {
-        self.validate_layout(shape, layout_column_vars(shape, softmax))
-    }
-
-    /// [`Self::validate`] for the layout `layout`.
+    /// Checks each commitment's size and layout against the shape, for the layout `layout`.
     pub(crate) fn validate_layout(
         &self,
         shape: &AttentionShape,

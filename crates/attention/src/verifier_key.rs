@@ -3,20 +3,85 @@
 //!
 //! ```text
 //! key        architecture (d_model, h, h_kv, m, m_v, mask, residual kind, rotary base and
-//!            fraction bits), the quantization (scales, shifts), the
+//!            fraction bits), the quantization (scales, shifts), the kind of weight
+//!            commitments (binding: plain proofs; hiding: zero-knowledge proofs), the
 //!            model commitment (W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o)
 //! checks     a proof's statement uses exactly this commitment, these shapes and shifts, this
-//!            mask and the softmax the quantization fixes for its length; then the block's
-//!            verifier (crate::model_layer) runs on it
+//!            mask and the softmax the quantization fixes for its length, and the proof's mode
+//!            is the key's; then the block's verifier (crate::block) runs on it
+//! secret     beside a hiding key the model owner keeps ModelSecret: the blinds of every
+//!            weight commitment (one per row), needed to prove and never published
 //! ```
 
-use crate::model_layer::{
-    ModelCommitment, ModelLayerProof, ModelShape, ModelStatement, model_hyrax_params, verify_model_layer,
-};
+use crate::block::{ModelBlockProof, block_hyrax_params, verify_block};
+use crate::mode::Mode;
+use crate::model_layer::{ModelCommitment, ModelShape, ModelStatement};
 use crate::model_quantization::ModelQuantization;
 use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, VerifierTimings};
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_serialize::{
+    CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Valid, Validate,
+};
+use zkmha_field::Fr;
+use zkmha_pcs::HyraxBlinds;
+
+/// How a key's weights are committed, and so which proofs it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeightCommitments {
+    /// Binding Hyrax commitments: plain proofs, which reveal evaluations of the weights.
+    Binding,
+    /// Hiding commitments (every row blinded): zero-knowledge proofs; the model owner keeps
+    /// the blinds ([`ModelSecret`]).
+    Hiding,
+}
+
+impl WeightCommitments {
+    /// The kind mode `M` proves with.
+    pub fn of<M: Mode>() -> Self {
+        if M::HIDING { Self::Hiding } else { Self::Binding }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Self::Binding => 0,
+            Self::Hiding => 1,
+        }
+    }
+}
+
+impl CanonicalSerialize for WeightCommitments {
+    fn serialize_with_mode<W: std::io::Write>(
+        &self,
+        writer: W,
+        compress: Compress,
+    ) -> Result<(), SerializationError> {
+        self.code().serialize_with_mode(writer, compress)
+    }
+
+    fn serialized_size(&self, compress: Compress) -> usize {
+        self.code().serialized_size(compress)
+    }
+}
+
+impl Valid for WeightCommitments {
+    fn check(&self) -> Result<(), SerializationError> {
+        Ok(())
+    }
+}
+
+impl CanonicalDeserialize for WeightCommitments {
+    fn deserialize_with_mode<R: std::io::Read>(
+        reader: R,
+        compress: Compress,
+        validate: Validate,
+    ) -> Result<Self, SerializationError> {
+        match u8::deserialize_with_mode(reader, compress, validate)? {
+            0 => Ok(Self::Binding),
+            1 => Ok(Self::Hiding),
+            _ => Err(SerializationError::InvalidData),
+        }
+    }
+}
 
 /// Everything public about one committed model layer.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -41,6 +106,8 @@ pub struct ModelVerifierKey {
     pub rotary: Option<RotaryParams>,
     /// Scales and shifts.
     pub quantization: ModelQuantization,
+    /// Binding (plain proofs) or hiding (zero-knowledge proofs).
+    pub weight_commitments: WeightCommitments,
     /// The commitment to the weights.
     pub commitment: ModelCommitment,
 }
@@ -84,21 +151,74 @@ impl ModelVerifierKey {
         }
         Ok(())
     }
+
+    /// A digest of the weight commitments (what a [`ModelSecret`] is tied to).
+    pub fn commitment_digest(&self) -> [u8; 32] {
+        let mut bytes = Vec::new();
+        // Serializing into a Vec cannot fail.
+        let _ = (self.weight_commitments, &self.commitment).serialize_compressed(&mut bytes);
+        *blake3::hash(&bytes).as_bytes()
+    }
 }
 
-/// Checks the statement against the key, then verifies the proof.
+/// What the model owner keeps beside a hiding verifier key and never publishes: the blinds of
+/// every weight commitment, tied to the key by a digest of its commitments.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ModelSecret {
+    /// [`ModelVerifierKey::commitment_digest`] of the key these blinds belong to.
+    pub key_digest: Vec<u8>,
+    /// One blind per row of each weight commitment, in the key's table order.
+    pub blinds: Vec<Vec<Fr>>,
+}
+
+impl ModelSecret {
+    /// The secret of `key`, from the blinds [`crate::block::commit_model_with`] returned.
+    pub fn new(key: &ModelVerifierKey, blinds: &[HyraxBlinds]) -> Self {
+        Self {
+            key_digest: key.commitment_digest().to_vec(),
+            blinds: blinds.iter().map(|b| b.rows.clone()).collect(),
+        }
+    }
+
+    /// The blinds to prove with against `key`.
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`] (`"model secret"`) when the secret belongs to another
+    /// key, the key's commitments are not hiding, or a table's blinds do not match its
+    /// commitment's row count.
+    pub fn blinds_for(&self, key: &ModelVerifierKey) -> Result<Vec<HyraxBlinds>, AttentionError> {
+        let fail = Err(AttentionError::CheckFailed { step: "model secret" });
+        if key.weight_commitments != WeightCommitments::Hiding
+            || self.key_digest != key.commitment_digest()
+            || self.blinds.len() != key.commitment.tables.len()
+            || self.blinds.iter().zip(&key.commitment.tables).any(|(b, c)| b.len() != c.rows.len())
+        {
+            return fail;
+        }
+        Ok(self.blinds.iter().map(|rows| HyraxBlinds { rows: rows.clone() }).collect())
+    }
+}
+
+/// Checks the statement against the key, then verifies the proof in mode `M` (which must be
+/// the key's: plain proofs against binding keys, zero-knowledge proofs against hiding ones).
 ///
 /// # Errors
-/// As [`ModelVerifierKey::check_statement`] and [`verify_model_layer`].
+/// As [`ModelVerifierKey::check_statement`] and [`verify_block`]; [`AttentionError::CheckFailed`]
+/// (`"verifier key: ..."`) for a proof of the other mode.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_with_key(
+pub fn verify_with_key<M: Mode>(
     key: &ModelVerifierKey,
     statement: &ModelStatement,
-    proof: &ModelLayerProof,
+    proof: &ModelBlockProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
+    if key.weight_commitments != WeightCommitments::of::<M>() {
+        return Err(AttentionError::CheckFailed {
+            step: "verifier key: the proof's mode does not match the key's commitments (zero-knowledge proofs need a hiding key, plain proofs a binding one)",
+        });
+    }
     key.check_statement(statement)?;
     // Every size checked before the generators are derived.
     statement.validate()?;
-    let params = model_hyrax_params(&statement.shape, statement.softmax);
-    verify_model_layer(&params, statement, proof)
+    let params = block_hyrax_params::<M>(&statement.shape, statement.softmax)?;
+    verify_block::<M>(&params, statement, proof)
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use zkmha_attention::block::{BlockPolynomial, proof_polynomials, statement_polynomials};
 use zkmha_attention::model_layer::*;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
@@ -14,6 +15,11 @@ struct Run {
     params: zkmha_pcs::HyraxParams,
     statement: ModelStatement,
     proof: ModelLayerProof,
+}
+
+/// Where the commitment to `key` sits in the proof's commitments.
+fn at(shape: &ModelShape, key: BlockPolynomial) -> usize {
+    proof_polynomials(shape).iter().position(|k| *k == key).unwrap()
 }
 
 fn run(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Run {
@@ -77,20 +83,12 @@ fn rejects_another_input_or_another_model() {
             );
         }
         // A prover that commits to other Q, K, V, O or Y than the block gives.
-        for t in 0..3 {
+        use BlockPolynomial::{AttentionInput, AttentionOutput, Projected};
+        for key in [AttentionInput(0), AttentionInput(1), AttentionInput(2), AttentionOutput, Projected] {
             let mut proof = r.proof.clone();
-            let c = &other.proof.intermediates;
-            match t {
-                0 => proof.intermediates.queries = c.queries.clone(),
-                1 => proof.intermediates.keys = c.keys.clone(),
-                _ => proof.intermediates.values = c.values.clone(),
-            }
-            assert!(verify_model_layer(&r.params, &r.statement, &proof).is_err(), "intermediate {t}");
-        }
-        for t in 0..2 {
-            let mut proof = r.proof.clone();
-            proof.block[t] = other.proof.block[t].clone();
-            assert!(verify_model_layer(&r.params, &r.statement, &proof).is_err(), "block {t}");
+            let t = at(&shape, key);
+            proof.commitments[t] = other.proof.commitments[t].clone();
+            assert!(verify_model_layer(&r.params, &r.statement, &proof).is_err(), "{key:?}");
         }
     }
 }
@@ -123,7 +121,11 @@ fn rejects_tampered_parts_and_missing_parts() {
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
     );
     let mut bad = r.proof.clone();
-    bad.multiplicities.swap(0, 3);
+    let (low_q, low_o) = (
+        at(&shape, BlockPolynomial::LowMultiplicities(0)),
+        at(&shape, BlockPolynomial::LowMultiplicities(3)),
+    );
+    bad.commitments.swap(low_q, low_o);
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     // A wrong residual input value.
     let mut bad = r.proof.clone();
@@ -131,15 +133,18 @@ fn rejects_tampered_parts_and_missing_parts() {
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     // The output projection's remainder (k_o = 20) has two digits: its high digits and their
     // multiplicities are committed; swapped or missing commitments are rejected.
-    assert_eq!(r.proof.high_digits.len(), 2);
+    let keys = proof_polynomials(&shape);
+    let high = [BlockPolynomial::HighDigits(3), BlockPolynomial::HighMultiplicities(3)];
+    assert_eq!(keys.iter().filter(|k| matches!(k, BlockPolynomial::HighDigits(_))).count(), 1);
+    let (digits, multiplicities) = (at(&shape, high[0]), at(&shape, high[1]));
     let mut bad = r.proof.clone();
-    bad.high_digits.swap(0, 1);
+    bad.commitments.swap(digits, multiplicities);
     assert_eq!(
         verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
     );
     let mut bad = r.proof.clone();
-    bad.high_digits.pop();
+    bad.commitments.remove(multiplicities);
     assert_eq!(
         verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
@@ -151,11 +156,11 @@ fn rejects_tampered_parts_and_missing_parts() {
     // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
     // the four multiplicity columns, O, Y, D_hi, m_hi and the three output ranges'
     // multiplicities: a wrong evaluation of any of them fails it.
-    let openings = r.proof.layer.openings.as_ref().unwrap();
-    assert_eq!(openings.evaluations.len(), 31);
+    let opened = statement_polynomials(&shape).len() + keys.len();
+    assert_eq!((r.proof.openings.evaluations.len(), opened), (31, 31));
     for k in 0..31 {
         let mut bad = r.proof.clone();
-        bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
+        bad.openings.evaluations[k] += Fr::one();
         assert_eq!(
             verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
             Err(AttentionError::CheckFailed { step: "openings" }),
@@ -164,20 +169,12 @@ fn rejects_tampered_parts_and_missing_parts() {
     }
     // The attention output's claim value is sent (O is committed): a wrong one fails.
     let mut bad = r.proof.clone();
-    *bad.layer.output_value.as_mut().unwrap() += Fr::one();
+    bad.output_value += Fr::one();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
-    let mut bad = r.proof.clone();
-    bad.layer.output_value = None;
-    assert_eq!(
-        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "output value" })
-    );
+    // No opening at all.
     let mut bad = r.proof;
-    bad.layer.openings = None;
-    assert_eq!(
-        verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "openings" })
-    );
+    bad.openings.evaluations.clear();
+    assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
 }
 
 #[test]
@@ -295,7 +292,7 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
     );
     // The opening answers H as one more polynomial (32 with k_o = 20's high digits and the
     // three output ranges).
-    assert_eq!(r.proof.layer.openings.as_ref().unwrap().evaluations.len(), 32);
+    assert_eq!(r.proof.openings.evaluations.len(), 32);
     // The prover needs H exactly when the shape says so.
     let w = weights(&shape, 12);
     let model = commit_model(&r.params, &shape, &w).unwrap();
@@ -401,7 +398,13 @@ fn rotary_embeddings_round_trip_against_the_plain_block() {
             let r = run(&shape, MaskKind::Causal, softmax, 31);
             verify_model_layer(&r.params, &r.statement, &r.proof)
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
-            assert_eq!((r.proof.rotary.len(), r.proof.rotations.len()), (4, 2));
+            let rotary = proof_polynomials(&shape)
+                .into_iter()
+                .filter(|k| {
+                    matches!(k, BlockPolynomial::RotaryInput(_) | BlockPolynomial::RotaryMultiplicities(_))
+                })
+                .count();
+            assert_eq!((rotary, r.proof.rotations.len()), (4, 2));
             assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 31), "{shape:?}");
         }
     }
@@ -424,8 +427,10 @@ fn rotary_embeddings_reject_tampering() {
         assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err(), "rotation {k} output");
     }
     // Q_pre and K_pre swapped; a rotation missing; the commitments absent.
+    let (q_pre, k_pre) =
+        (at(&shape, BlockPolynomial::RotaryInput(0)), at(&shape, BlockPolynomial::RotaryInput(1)));
     let mut bad = r.proof.clone();
-    bad.rotary.swap(0, 1);
+    bad.commitments.swap(q_pre, k_pre);
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
     let mut bad = r.proof.clone();
     bad.rotations.pop();
@@ -434,7 +439,7 @@ fn rotary_embeddings_reject_tampering() {
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
     );
     let mut bad = r.proof.clone();
-    bad.rotary.clear();
+    bad.commitments.retain(|c| c != &r.proof.commitments[q_pre] && c != &r.proof.commitments[k_pre]);
     assert_eq!(
         verify_model_layer(&r.params, &r.statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "model layer proof shape" })
@@ -451,7 +456,9 @@ fn rotary_embeddings_reject_tampering() {
     // open Q where the rotation's claim lands: the same proof with Q's commitment from an
     // unrotated run fails.
     let unrotated = run(&ModelShape { rotary: None, ..shape }, MaskKind::Causal, softmax, 32);
+    let unrotated_shape = ModelShape { rotary: None, ..shape };
     let mut bad = r.proof.clone();
-    bad.intermediates.queries = unrotated.proof.intermediates.queries.clone();
+    bad.commitments[at(&shape, BlockPolynomial::AttentionInput(0))] =
+        unrotated.proof.commitments[at(&unrotated_shape, BlockPolynomial::AttentionInput(0))].clone();
     assert!(verify_model_layer(&r.params, &r.statement, &bad).is_err());
 }

@@ -2,6 +2,7 @@
 //! accuracy of the proven output.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use zkmha_attention::model_layer::*;
 use zkmha_attention::model_quantization::*;
@@ -161,7 +162,7 @@ fn bad_floats_get_one_sentence() {
 
 #[test]
 fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
-    use zkmha_attention::verifier_key::{ModelVerifierKey, verify_with_key};
+    use zkmha_attention::verifier_key::{ModelVerifierKey, WeightCommitments, verify_with_key};
     let base = shape(6, 2, 4, 8);
     let weights = float_weights(&base, 11);
     let x = normal(&mut StdRng::seed_from_u64(12), 6 * 8, 1.0);
@@ -180,6 +181,7 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
         key_value_heads: 2,
         rotary: None,
         quantization: q,
+        weight_commitments: WeightCommitments::Binding,
         commitment,
     };
     let softmax = q.softmax(&base.attention).unwrap();
@@ -217,4 +219,87 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
     let mut other_model = key.clone();
     other_model.commitment.tables.swap(0, 1);
     assert_eq!(step(failure(&other_model)), "verifier key: the proof is about another model commitment");
+}
+
+#[test]
+fn a_hiding_key_takes_zero_knowledge_proofs_only_and_its_secret_is_tied_to_it() {
+    use rand_chacha::ChaCha20Rng;
+    use zkmha_attention::block::{block_hyrax_params, commit_model_with, prove_block};
+    use zkmha_attention::mode::Zk;
+    use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
+    let base = shape(5, 2, 4, 8);
+    let weights = float_weights(&base, 21);
+    let x = normal(&mut StdRng::seed_from_u64(22), 5 * 8, 1.0);
+    let q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+    let model_shape = q.model_shape(base.attention, 8, Residual::LayerInput, 2, None);
+    let integers = q.quantize_weights(&weights).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(23);
+    let commit = |rng: &mut ChaCha20Rng| {
+        commit_model_with::<Zk>(&weights_hyrax_params(&model_shape), &model_shape, &integers, rng).unwrap()
+    };
+    let (commitment, blinds) = commit(&mut rng);
+    let key = ModelVerifierKey {
+        description: "test".into(),
+        model_width: 8,
+        heads: 2,
+        head_dim: 4,
+        value_head_dim: 4,
+        mask: MaskKind::Causal,
+        residual: Residual::LayerInput,
+        key_value_heads: 2,
+        rotary: None,
+        quantization: q,
+        weight_commitments: WeightCommitments::Hiding,
+        commitment,
+    };
+    // The secret round-trips through bytes and gives the blinds back for its key only.
+    let secret = ModelSecret::new(&key, &blinds);
+    let mut bytes = Vec::new();
+    secret.serialize_compressed(&mut bytes).unwrap();
+    let read = ModelSecret::deserialize_compressed(bytes.as_slice()).unwrap();
+    assert_eq!(read.blinds_for(&key).unwrap(), blinds);
+    let (other_commitment, _) = commit(&mut rng);
+    let other_key = ModelVerifierKey { commitment: other_commitment, ..key.clone() };
+    assert_eq!(read.blinds_for(&other_key), Err(AttentionError::CheckFailed { step: "model secret" }));
+    let binding = ModelVerifierKey { weight_commitments: WeightCommitments::Binding, ..key.clone() };
+    assert_eq!(read.blinds_for(&binding), Err(AttentionError::CheckFailed { step: "model secret" }));
+    // A zero-knowledge proof verifies against the hiding key and not against the same key
+    // labelled binding.
+    let softmax = q.softmax(&base.attention).unwrap();
+    let params = block_hyrax_params::<Zk>(&model_shape, softmax).unwrap();
+    let (statement, proof, _) = prove_block::<Zk>(
+        &params,
+        &model_shape,
+        MaskKind::Causal,
+        softmax,
+        &q.quantize_input(&x).unwrap(),
+        None,
+        &integers,
+        &key.commitment,
+        &blinds,
+        &mut rng,
+    )
+    .unwrap();
+    verify_with_key(&key, &statement, &proof).unwrap();
+    assert!(matches!(
+        verify_with_key(&binding, &statement, &proof),
+        Err(AttentionError::CheckFailed { step }) if step.starts_with("verifier key: the proof's mode")
+    ));
+    // A plain proof against the hiding key (the same commitments, read as binding ones).
+    let plain_params = model_hyrax_params(&model_shape, softmax);
+    let plain = prove_model_layer(
+        &plain_params,
+        &model_shape,
+        MaskKind::Causal,
+        softmax,
+        &q.quantize_input(&x).unwrap(),
+        None,
+        &integers,
+        &key.commitment,
+    )
+    .unwrap();
+    assert!(matches!(
+        verify_with_key(&key, &plain.0, &plain.1),
+        Err(AttentionError::CheckFailed { step }) if step.starts_with("verifier key: the proof's mode")
+    ));
 }
