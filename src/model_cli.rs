@@ -887,18 +887,6 @@ fn size<T: CanonicalSerialize>(value: &T) -> usize {
     value.compressed_size()
 }
 
-/// A block proof's parts and their sizes.
-fn proof_parts<M: Mode>(proof: &ModelBlockProof<M>) -> Vec<(&'static str, usize)> {
-    vec![
-        ("commitments", size(&proof.commitments)),
-        ("projections", size(&proof.projections) + size(&proof.shared_heads)),
-        ("rotary embeddings", size(&proof.rotations)),
-        ("attention", size(&proof.attention) + size(&proof.residual_input) + size(&proof.output_value)),
-        ("openings", size(&proof.openings)),
-        ("masks (zero knowledge)", size(&proof.session) + size(&proof.session_proof)),
-    ]
-}
-
 /// Runs `zkmha inspect`.
 ///
 /// # Errors
@@ -909,8 +897,8 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         let statement = file.statement();
         let a = &statement.shape.attention;
         let (zero_knowledge, proof_bytes, parts) = match &file {
-            ModelProofFile::Plain(_, proof) => (false, size(proof.as_ref()), proof_parts(proof)),
-            ModelProofFile::ZeroKnowledge(_, proof) => (true, size(proof.as_ref()), proof_parts(proof)),
+            ModelProofFile::Plain(_, proof) => (false, size(proof.as_ref()), proof.part_sizes()),
+            ModelProofFile::ZeroKnowledge(_, proof) => (true, size(proof.as_ref()), proof.part_sizes()),
         };
         if args.json {
             let parts: serde_json::Map<String, serde_json::Value> =

@@ -126,11 +126,21 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     out
 }
 
+/// Column variables the zero-knowledge mode adds to the layout of the polynomials the proof
+/// commits to ([`proof_polynomials`]; the statement's `X`, `H` and the weights keep theirs).
+/// A hiding commitment blinds every row, so a row is a point in the proof whatever it holds,
+/// while the opening's inner-product argument is logarithmic in the row's width: two more
+/// variables cut those commitments to a quarter of their rows (measured in
+/// docs/BENCHMARKS.md, `zkmha bench block`).
+pub const ZK_EXTRA_COLUMNS: usize = 2;
+
 /// The sizes and layouts of a block's committed polynomials (the softmax's table sizes read
 /// once).
 struct Layouts<'s> {
     shape: &'s ModelShape,
     softmax: SoftmaxMode,
+    /// Column variables added to the proof's polynomials' layouts (zero knowledge).
+    extra_columns: usize,
     /// The softmax's eight columns' variables (`crate::softmax::softmax_commitment_list`
     /// order); `None` for linear attention.
     softmax_vars: Option<[usize; 8]>,
@@ -139,7 +149,7 @@ struct Layouts<'s> {
 impl<'s> Layouts<'s> {
     /// # Errors
     /// Softmax parameters out of range.
-    fn new(shape: &'s ModelShape, softmax: SoftmaxMode) -> Result<Self, AttentionError> {
+    fn new<M: Mode>(shape: &'s ModelShape, softmax: SoftmaxMode) -> Result<Self, AttentionError> {
         let softmax_vars = match softmax {
             SoftmaxMode::Exponential(params) => {
                 let (n, n_rows) = crate::softmax::tensor_vars(&shape.attention);
@@ -157,7 +167,8 @@ impl<'s> Layouts<'s> {
             }
             SoftmaxMode::Identity => None,
         };
-        Ok(Self { shape, softmax, softmax_vars })
+        let extra_columns = if M::HIDING { ZK_EXTRA_COLUMNS } else { 0 };
+        Ok(Self { shape, softmax, extra_columns, softmax_vars })
     }
 
     /// The `(variables, column variables)` of a committed polynomial: its size from the shape,
@@ -167,7 +178,13 @@ impl<'s> Layouts<'s> {
     /// # Errors
     /// [`AttentionError::CheckFailed`] for a key the shape does not have.
     fn of(&self, key: BlockPolynomial) -> Result<(usize, usize), AttentionError> {
-        polynomial_layout(self.shape, self.softmax, self.softmax_vars.as_ref(), key)
+        let (num_vars, columns) =
+            polynomial_layout(self.shape, self.softmax, self.softmax_vars.as_ref(), key)?;
+        let widened = match key {
+            BlockPolynomial::Input | BlockPolynomial::HiddenState | BlockPolynomial::Weight(_) => columns,
+            _ => (columns + self.extra_columns).min(num_vars),
+        };
+        Ok((num_vars, widened))
     }
 }
 
@@ -224,7 +241,8 @@ pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<Mas
         }
     }
     schedule.extend(chain_zk_schedule(a, softmax)?);
-    let layouts = Layouts::new(shape, softmax)?;
+    // The sizes only (the layouts do not change them).
+    let layouts = Layouts::new::<crate::mode::Plain>(shape, softmax)?;
     let sizes = statement_polynomials(shape)
         .into_iter()
         .chain(proof_polynomials(shape))
@@ -244,7 +262,9 @@ pub fn block_hyrax_params<M: Mode>(
     softmax: SoftmaxMode,
 ) -> Result<HyraxParams, AttentionError> {
     shape.validate()?;
-    let tables = shape.largest_vars(softmax);
+    // Generators for the widest layout: 2^⌈n/2⌉ of them for n variables.
+    let extra = if M::HIDING { 2 * ZK_EXTRA_COLUMNS } else { 0 };
+    let tables = shape.largest_vars(softmax) + extra;
     let masks = if M::HIDING { 2 * block_zk_schedule(shape, softmax)?.generator_vars() } else { 0 };
     Ok(HyraxParams::new(tables.max(masks)))
 }
@@ -301,6 +321,23 @@ pub struct ModelBlockProof<M: Mode> {
     pub openings: M::OpeningProof,
     /// The session's close (zero knowledge: the masks' openings).
     pub session_proof: M::SessionProof,
+}
+
+impl<M: Mode> ModelBlockProof<M> {
+    /// The proof's parts and their sizes in bytes (compressed), for reports.
+    pub fn part_sizes(&self) -> Vec<(&'static str, usize)> {
+        fn size<T: CanonicalSerialize>(value: &T) -> usize {
+            value.compressed_size()
+        }
+        vec![
+            ("commitments", size(&self.commitments)),
+            ("projections", size(&self.projections) + size(&self.shared_heads)),
+            ("rotary embeddings", size(&self.rotations)),
+            ("attention", size(&self.attention) + size(&self.residual_input) + size(&self.output_value)),
+            ("openings", size(&self.openings)),
+            ("masks (zero knowledge)", size(&self.session) + size(&self.session_proof)),
+        ]
+    }
 }
 
 /// Every claim of the block keyed by its polynomial, in one order for both sides.
@@ -588,7 +625,7 @@ fn prove_block_with_claims<M: Mode>(
 
     // The tables the proof commits to, keyed.
     let start = Instant::now();
-    let layouts = Layouts::new(shape, softmax)?;
+    let layouts = Layouts::new::<M>(shape, softmax)?;
     let grid = |values: &[i64], width: usize, vars: usize| pad(values, a.seq_len, width, a.seq_vars(), vars);
     let mut owned: Vec<Owned> = Vec::new();
     {
@@ -799,7 +836,7 @@ pub fn verify_block<M: Mode>(
     let a = &shape.attention;
     let shape_error = AttentionError::CheckFailed { step: STEP_SHAPE };
     let proof_keys = proof_polynomials(shape);
-    let layouts = Layouts::new(shape, softmax)?;
+    let layouts = Layouts::new::<M>(shape, softmax)?;
     if proof.commitments.len() != proof_keys.len()
         || proof.projections.projections.len() != 4
         || proof.shared_heads.len() != if shape.is_grouped() { 4 } else { 0 }

@@ -37,7 +37,7 @@ use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 10;
+pub const PROOF_FORMAT_VERSION: u32 = 11;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 /// The zero-knowledge layer's transcript domain (`crate::zk_layer`).

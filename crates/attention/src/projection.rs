@@ -207,17 +207,14 @@ pub struct ProjectionRanges {
     pub output_multiplicities: Vec<i64>,
 }
 
-/// One projection's messages before the batched sum-check, in either mode: `L` the lookups'
-/// proof, `S` a sent value (`Fr` or a commitment), `Z` a relations proof (nothing in the
+/// One projection's messages after the batched lookups and before the batched sum-check, in
+/// either mode: `S` a sent value (`Fr` or a commitment), `Z` a relations proof (nothing in the
 /// plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProjectionProof<
-    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two), and the output range.
-    pub lookup: L,
     /// `h = D_hi([r_c ‖ r_i])` (two digits only).
     pub high_digit_value: Option<S>,
     /// `y = Y([r_c ‖ r_i])` and `β = b(r_c)`.
@@ -226,9 +223,10 @@ pub struct ProjectionProof<
     pub output_range: Option<Z>,
 }
 
-/// Several projections: each one's lookup, values and output range, then one batched
-/// sum-check of all their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])` (the `Q`, `K`, `V` and
-/// output projections of a block in one). `P` the sum-check's proof, `Z` the relations'.
+/// Several projections: every one's lookups in one batch, then each one's values and output
+/// range, then one batched sum-check of all their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])`
+/// (the `Q`, `K`, `V` and output projections of a block in one). `L` the lookups' proof, `P`
+/// the sum-check's, `Z` the relations'.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProjectionsProof<
     L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
@@ -236,8 +234,11 @@ pub struct ProjectionsProof<
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
+    /// Every projection's `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two) and
+    /// output range, in projection order, as one batch.
+    pub lookups: L,
     /// Per projection, in order.
-    pub projections: Vec<ProjectionProof<L, S, Z>>,
+    pub projections: Vec<ProjectionProof<S, Z>>,
     /// The batched sum-check (per projection, `x_t = X_t([ρ_t ‖ r_i])`, `w_t = W_t([r_c ‖ ρ_t])`
     /// at its end).
     pub sumcheck: P,
@@ -500,7 +501,7 @@ pub(crate) struct Front<V> {
 
 /// The prover's front: the messages, the claims, and the product instance (not run yet).
 pub(crate) struct ProverFront<M: Mode> {
-    proof: ProjectionProof<M::LookupProof, M::Sent, M::ZeroProof>,
+    proof: ProjectionProof<M::Sent, M::ZeroProof>,
     front: Front<M::ProverValue>,
     instance: ProductSumcheck,
 }
@@ -627,25 +628,29 @@ fn lookup_statements<'a>(
 }
 
 /// The masked sum-checks of projections proven together in zero knowledge, in proof order:
-/// each one's lookups (their fraction depths), then the batched product sum-check.
+/// their lookups (one batch: its fraction depths), then the batched product sum-check.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape [`ProjectionShape::validate`] refuses.
 pub fn projection_zk_schedule(shapes: &[ProjectionShape]) -> Result<Vec<(usize, usize)>, AttentionError> {
-    let mut schedule = Vec::new();
+    let mut tables = Vec::with_capacity(shapes.len());
     for shape in shapes {
         shape.validate()?;
-        let tables = range_tables(shape)?;
-        schedule.extend(zk_lookup_schedule(&lookup_statements(shape, &tables)?));
+        tables.push(range_tables(shape)?);
     }
+    let mut statements = Vec::new();
+    for (shape, tables) in shapes.iter().zip(&tables) {
+        statements.extend(lookup_statements(shape, tables)?);
+    }
+    let mut schedule = zk_lookup_schedule(&statements);
     schedule.push((shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 3));
     Ok(schedule)
 }
 
 /// Proves the projections for `witnesses` with their range data ([`projection_ranges`]; a
-/// cheating prover may pass others) in mode `M`: each one's lookup and values in order, the
-/// output ranges' relations, then one batched sum-check of their products. The caller has
-/// committed to and absorbed the high digits of two-digit projections.
+/// cheating prover may pass others) in mode `M`: every one's lookups in one batch, each one's
+/// values and output range's relation in order, then one batched sum-check of their products.
+/// The caller has committed to and absorbed the high digits of two-digit projections.
 ///
 /// # Errors
 /// Bad shapes or tensors (as [`compute_projection`]), inputs of different lengths, range data
@@ -660,17 +665,20 @@ pub fn prove_projections<M: Mode>(
     if shapes.is_empty() || witnesses.len() != shapes.len() || ranges.len() != shapes.len() {
         return Err(AttentionError::InvalidShape("one witness and range data per projection".into()));
     }
-    let mut fronts = Vec::with_capacity(shapes.len());
-    for ((shape, witness), ranges) in shapes.iter().zip(witnesses).zip(ranges) {
-        fronts.push(prove_front::<M>(prover, shape, witness, ranges, transcript)?);
-    }
-    prove_back::<M>(prover, fronts, transcript)
+    let inputs = shapes
+        .iter()
+        .zip(witnesses)
+        .zip(ranges)
+        .map(|((shape, witness), ranges)| FrontInput::honest(shape, witness, ranges))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (lookups, fronts) = prove_fronts::<M>(prover, &inputs, transcript)?;
+    prove_back::<M>(prover, lookups, fronts, transcript)
 }
 
-/// The projections after their fronts: the output ranges' relations and the batched
-/// sum-check, and the claims.
+/// The projections after their fronts: the batched sum-check, and the claims.
 pub(crate) fn prove_back<M: Mode>(
     prover: &mut M::Prover<'_>,
+    lookups: M::LookupProof,
     fronts: Vec<ProverFront<M>>,
     transcript: &mut Transcript,
 ) -> Result<ProvedProjections<M>, AttentionError> {
@@ -692,7 +700,7 @@ pub(crate) fn prove_back<M: Mode>(
         .zip(&outcomes)
         .map(|(front, outcome)| projection_claims(front, outcome))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
+    Ok((ProjectionsProof { lookups, projections: proofs, sumcheck }, claims))
 }
 
 /// The batched sum-check's member: `[j < d]·X([j ‖ r_i])·W([r_c ‖ j])`, the selector public.
@@ -726,14 +734,69 @@ fn projection_claims<V: Clone>(
     })
 }
 
-/// One projection's lookups and values, and its product sum-check instance (not run yet).
-pub(crate) fn prove_front<M: Mode>(
-    prover: &mut M::Prover<'_>,
+/// One projection's prover data: its range data checked, the low digits and the output its
+/// lookups and values read.
+pub(crate) struct FrontInput<'a> {
+    shape: &'a ProjectionShape,
+    witness: &'a ProjectionWitness,
+    ranges: &'a ProjectionRanges,
+    /// `D_lo` over the padded grid.
+    lows: Vec<i64>,
+    /// `Y` over the padded grid.
+    integers: Vec<i64>,
+    /// A cheating prover's field table over the padded grid, evaluated in place of `Y` while
+    /// the output range looks up the integers (tests).
+    field: Option<&'a [Fr]>,
+    /// The output range's column `Y + 2^(b−1)` (empty without one).
+    shifted: Vec<i64>,
+    /// The low digit's, the high digit's and the output range's tables.
+    tables: [RangeTable; 3],
+}
+
+impl<'a> FrontInput<'a> {
+    /// The honest prover's: `D_lo = D − 2^k_lo·D_hi` with the range data's high digits.
+    fn honest(
+        shape: &'a ProjectionShape,
+        witness: &'a ProjectionWitness,
+        ranges: &'a ProjectionRanges,
+    ) -> Result<Self, AttentionError> {
+        check_ranges(shape, witness, ranges)?;
+        // A cheating prover's value may not fit i64: clamp it (the lookup then fails on it).
+        let (low_bits, high_bits) = shape.digits();
+        let lows: Vec<i64> = witness
+            .remainders(shape)
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let high = if high_bits > 0 { i128::from(ranges.high_digits[i]) } else { 0 };
+                clamp_to_i64(d - (high << low_bits))
+            })
+            .collect();
+        Self::with(shape, witness, ranges, lows, None)
+    }
+
+    /// With the low digits (and a field output table) given.
+    fn with(
+        shape: &'a ProjectionShape,
+        witness: &'a ProjectionWitness,
+        ranges: &'a ProjectionRanges,
+        lows: Vec<i64>,
+        field: Option<&'a [Fr]>,
+    ) -> Result<Self, AttentionError> {
+        check_ranges(shape, witness, ranges)?;
+        let integers = witness.padded_output(shape);
+        let shifted = shape.output_range()?.map_or(Vec::new(), |r| r.entries(&integers));
+        let tables = range_tables(shape)?;
+        Ok(Self { shape, witness, ranges, lows, integers, field, shifted, tables })
+    }
+}
+
+/// The witness and range data against the shape.
+fn check_ranges(
     shape: &ProjectionShape,
     witness: &ProjectionWitness,
     ranges: &ProjectionRanges,
-    transcript: &mut Transcript,
-) -> Result<ProverFront<M>, AttentionError> {
+) -> Result<(), AttentionError> {
     witness.validate(shape)?;
     let (high_bits, grid_vars) = (shape.digits().1, shape.grid_vars());
     if high_bits > 0 && ranges.high_digits.len() != 1usize << grid_vars {
@@ -757,86 +820,98 @@ pub(crate) fn prove_front<M: Mode>(
             got: ranges.output_multiplicities.len(),
         });
     }
-    // D_lo = D − 2^k_lo·D_hi with the prover's high digits; a cheating prover's value may not
-    // fit i64: clamp it (the lookup then fails on it).
-    let low_bits = shape.digits().0;
-    let lows: Vec<i64> = witness
-        .remainders(shape)
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let high = if high_bits > 0 { i128::from(ranges.high_digits[i]) } else { 0 };
-            clamp_to_i64(d - (high << low_bits))
+    Ok(())
+}
+
+type EntryFn<'b> = Box<dyn Fn(usize, usize) -> i64 + Sync + 'b>;
+type EvaluateFn<'b> = Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, zkmha_lookup::LookupError> + 'b>;
+
+/// A one-column lookup witness over an integer table.
+fn integer_column<'b>(values: &'b [i64]) -> (EntryFn<'b>, EvaluateFn<'b>) {
+    (
+        Box::new(move |row, _| values[row]),
+        Box::new(move |point| {
+            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), values)?.evaluate(point)?])
+        }),
+    )
+}
+
+/// Every projection's lookups in one batch (each one's shape absorbed first), then each one's
+/// values and product instance.
+pub(crate) fn prove_fronts<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    inputs: &[FrontInput<'_>],
+    transcript: &mut Transcript,
+) -> Result<(M::LookupProof, Vec<ProverFront<M>>), AttentionError> {
+    for input in inputs {
+        input.shape.append_to_transcript(transcript);
+    }
+    // Per lookup: its column, witness size, table and multiplicities (statements' order).
+    let mut columns = Vec::new();
+    let mut counts = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let grid_vars = input.shape.grid_vars();
+        let [low, high, output] = &input.tables;
+        let before = columns.len();
+        columns.push((
+            integer_column(&input.lows),
+            grid_vars,
+            low,
+            input.ranges.low_multiplicities.as_slice(),
+        ));
+        if input.shape.has_high_digit() {
+            let column = integer_column(&input.ranges.high_digits);
+            columns.push((column, grid_vars, high, input.ranges.high_multiplicities.as_slice()));
+        }
+        if input.shape.output_range()?.is_some() {
+            let column = integer_column(&input.shifted);
+            columns.push((column, grid_vars, output, input.ranges.output_multiplicities.as_slice()));
+        }
+        counts.push(columns.len() - before);
+    }
+    let witnesses: Vec<LookupWitness<'_>> = columns
+        .iter()
+        .map(|((entry, evaluate), num_vars, _, _)| LookupWitness {
+            num_vars: *num_vars,
+            entry: entry.as_ref(),
+            evaluate: evaluate.as_ref(),
         })
         .collect();
-    let y = witness.padded_output(shape);
-    let output = FrontOutput { integers: &y, field: None };
-    prove_front_with::<M>(prover, shape, witness, ranges, &lows, output, transcript)
+    let lookups: Vec<Lookup<'_>> = columns
+        .iter()
+        .zip(&witnesses)
+        .map(|((_, _, table, multiplicities), witness)| Lookup {
+            table: *table as &dyn LookupTable,
+            witness,
+            multiplicities,
+        })
+        .collect();
+    let (proof, claims) = M::prove_lookups(prover, &lookups, transcript)?;
+    drop(lookups);
+    let mut claims = claims.into_iter();
+    let mut fronts = Vec::with_capacity(inputs.len());
+    for (input, count) in inputs.iter().zip(counts) {
+        let own: Vec<_> = claims.by_ref().take(count).collect();
+        fronts.push(prove_front::<M>(prover, input, own, transcript)?);
+    }
+    Ok((proof, fronts))
 }
 
-/// The output table a front evaluates: the padded integers, and (a cheating prover's, in
-/// tests) a field table over the padded grid evaluated in their place while the output range
-/// looks up the integers.
-pub(crate) struct FrontOutput<'a> {
-    integers: &'a [i64],
-    field: Option<&'a [Fr]>,
-}
-
-/// [`prove_front`] with the low digits and the output table given.
-pub(crate) fn prove_front_with<M: Mode>(
+/// One projection's messages after the lookups (its claims `claims`), and its product
+/// sum-check instance (not run yet).
+fn prove_front<M: Mode>(
     prover: &mut M::Prover<'_>,
-    shape: &ProjectionShape,
-    witness: &ProjectionWitness,
-    ranges: &ProjectionRanges,
-    lows: &[i64],
-    output: FrontOutput<'_>,
+    input: &FrontInput<'_>,
+    claims: Vec<ZkLookupClaims<M::ProverValue>>,
     transcript: &mut Transcript,
 ) -> Result<ProverFront<M>, AttentionError> {
-    shape.append_to_transcript(transcript);
+    let (shape, witness, ranges) = (input.shape, input.witness, input.ranges);
     let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
     let grid_vars = shape.grid_vars();
     let high_bits = shape.digits().1;
     let x = pad(&witness.input, shape.rows, shape.inputs, row_vars, input_vars);
     let w = pad(&witness.weights, shape.inputs, shape.outputs, input_vars, output_vars);
     let b = pad(&witness.bias, 1, shape.outputs, 0, output_vars);
-    let output_integers = output.integers;
-    let output_range = shape.output_range()?;
-    let [low_table, high_table, output_table] = range_tables(shape)?;
-    let low_entry = |row: usize, _: usize| lows[row];
-    let high_entry = |row: usize, _: usize| ranges.high_digits[row];
-    let evaluate_low = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), lows)?.evaluate(point)?])
-    };
-    let evaluate_high = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &ranges.high_digits)?.evaluate(point)?])
-    };
-    // The output range's column Y + 2^(b−1) (empty without one).
-    let shifted: Vec<i64> = output_range.map_or(Vec::new(), |r| r.entries(output_integers));
-    let output_entry = |row: usize, _: usize| shifted[row];
-    let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
-    };
-    let low_witness = LookupWitness { num_vars: grid_vars, entry: &low_entry, evaluate: &evaluate_low };
-    let high_witness = LookupWitness { num_vars: grid_vars, entry: &high_entry, evaluate: &evaluate_high };
-    let output_witness =
-        LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
-    let mut lookups =
-        vec![Lookup { table: &low_table, witness: &low_witness, multiplicities: &ranges.low_multiplicities }];
-    if high_bits > 0 {
-        lookups.push(Lookup {
-            table: &high_table,
-            witness: &high_witness,
-            multiplicities: &ranges.high_multiplicities,
-        });
-    }
-    if output_range.is_some() {
-        lookups.push(Lookup {
-            table: &output_table,
-            witness: &output_witness,
-            multiplicities: &ranges.output_multiplicities,
-        });
-    }
-    let (lookup, claims) = M::prove_lookups(prover, &lookups, transcript)?;
     let point =
         claims.first().map(|c| c.witness_point.clone()).ok_or(AttentionError::CheckFailed { step: STEP })?;
     let (high_digit_value, high_held) = if high_bits > 0 {
@@ -847,8 +922,8 @@ pub(crate) fn prove_front_with<M: Mode>(
         (None, None)
     };
     let (r_c, r_i) = point.split_at(output_vars.min(point.len()));
-    let output_value = match output.field {
-        None => DenseMultilinearExtension::from_i64(grid_vars, output_integers)?.evaluate(&point)?,
+    let output_value = match input.field {
+        None => DenseMultilinearExtension::from_i64(grid_vars, &input.integers)?.evaluate(&point)?,
         Some(table) => DenseMultilinearExtension::new(grid_vars, table.to_vec())?.evaluate(&point)?,
     };
     let bias_value = DenseMultilinearExtension::from_i64(output_vars, &b)?.evaluate(r_c)?;
@@ -868,7 +943,7 @@ pub(crate) fn prove_front_with<M: Mode>(
         Some(target) => Some(M::prove_zero(prover, STEP_OUTPUT_RANGE, vec![target], transcript)?),
         None => None,
     };
-    let proof = ProjectionProof { lookup, high_digit_value, values, output_range };
+    let proof = ProjectionProof { high_digit_value, values, output_range };
     Ok(ProverFront { proof, front, instance })
 }
 
@@ -890,9 +965,25 @@ pub fn verify_projections<M: Mode>(
     if shapes.is_empty() || proof.projections.len() != shapes.len() {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
+    let mut tables = Vec::with_capacity(shapes.len());
+    for shape in shapes {
+        shape.validate()?;
+        shape.append_to_transcript(transcript);
+        tables.push(range_tables(shape)?);
+    }
+    let mut statements = Vec::new();
+    let mut counts = Vec::with_capacity(shapes.len());
+    for (shape, tables) in shapes.iter().zip(&tables) {
+        let own = lookup_statements(shape, tables)?;
+        counts.push(own.len());
+        statements.extend(own);
+    }
+    let claims = M::verify_lookups(verifier, &statements, &proof.lookups, transcript)?;
+    let mut claims = claims.into_iter();
     let mut fronts = Vec::with_capacity(shapes.len());
-    for (shape, p) in shapes.iter().zip(&proof.projections) {
-        fronts.push(verify_front::<M>(verifier, shape, p, transcript)?);
+    for ((shape, p), count) in shapes.iter().zip(&proof.projections).zip(counts) {
+        let own: Vec<_> = claims.by_ref().take(count).collect();
+        fronts.push(verify_front::<M>(verifier, shape, p, own, transcript)?);
     }
     let product = product_shape()?;
     let members: Vec<BatchMember<'_>> = shapes.iter().map(|s| (&product, s.input_vars())).collect();
@@ -911,15 +1002,11 @@ pub fn verify_projections<M: Mode>(
 fn verify_front<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &ProjectionShape,
-    proof: &ProjectionProof<M::LookupProof, M::Sent, M::ZeroProof>,
+    proof: &ProjectionProof<M::Sent, M::ZeroProof>,
+    claims: Vec<ZkLookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<Front<M::Value>, AttentionError> {
-    shape.validate()?;
-    shape.append_to_transcript(transcript);
     let high_bits = shape.digits().1;
-    let tables = range_tables(shape)?;
-    let statements = lookup_statements(shape, &tables)?;
-    let claims = M::verify_lookups(verifier, &statements, &proof.lookup, transcript)?;
     let high = match (high_bits > 0, &proof.high_digit_value) {
         (true, Some(h)) => {
             M::receive(verifier, LABEL_HIGH_DIGIT, std::slice::from_ref(h), transcript).into_iter().next()
@@ -965,24 +1052,6 @@ pub(crate) mod audit_forgery {
         pub(crate) output: Vec<Fr>,
     }
 
-    fn forged_front<M: Mode>(
-        prover: &mut M::Prover<'_>,
-        shape: &ProjectionShape,
-        witness: &ProjectionWitness,
-        ranges: &ProjectionRanges,
-        ov: Option<&Override>,
-        transcript: &mut Transcript,
-    ) -> Result<ProverFront<M>, AttentionError> {
-        let Some(ov) = ov else { return prove_front::<M>(prover, shape, witness, ranges, transcript) };
-        assert!(!shape.has_high_digit(), "the forgery handles one digit");
-        witness.validate(shape)?;
-        // The output range: the closest a cheater gets is an integer column (the honest Y);
-        // the committed output is a field table, evaluated as such.
-        let integers = witness.padded_output(shape);
-        let output = FrontOutput { integers: &integers, field: Some(&ov.output) };
-        prove_front_with::<M>(prover, shape, witness, ranges, &ov.lows, output, transcript)
-    }
-
     /// [`prove_projections`] with per-projection overrides.
     pub(crate) fn prove_projections_forged<M: Mode>(
         prover: &mut M::Prover<'_>,
@@ -992,18 +1061,20 @@ pub(crate) mod audit_forgery {
         overrides: &[Option<&Override>],
         transcript: &mut Transcript,
     ) -> Result<ProvedProjections<M>, AttentionError> {
-        let mut fronts = Vec::with_capacity(shapes.len());
+        let mut inputs = Vec::with_capacity(shapes.len());
         for (k, ((shape, witness), ranges)) in shapes.iter().zip(witnesses).zip(ranges).enumerate() {
-            fronts.push(forged_front::<M>(
-                prover,
-                shape,
-                witness,
-                ranges,
-                overrides.get(k).copied().flatten(),
-                transcript,
-            )?);
+            inputs.push(match overrides.get(k).copied().flatten() {
+                None => FrontInput::honest(shape, witness, ranges)?,
+                Some(ov) => {
+                    assert!(!shape.has_high_digit(), "the forgery handles one digit");
+                    // The output range: the closest a cheater gets is an integer column (the
+                    // honest Y); the committed output is a field table, evaluated as such.
+                    FrontInput::with(shape, witness, ranges, ov.lows.clone(), Some(&ov.output))?
+                }
+            });
         }
-        prove_back::<M>(prover, fronts, transcript)
+        let (lookups, fronts) = prove_fronts::<M>(prover, &inputs, transcript)?;
+        prove_back::<M>(prover, lookups, fronts, transcript)
     }
 
     /// The honest remainders `D` over the padded grid (exposed for the forgery).

@@ -11,7 +11,9 @@
 //!          C(f(r_G)) per polynomial (r_G = r[..n_G]); V checks E_G(r_G)
 //! open     the polynomials against their hiding commitments at r_G, values committed
 //!          (zkmha_pcs::Hyrax::open_batch_committed_log, logarithmic size): one batch when the
-//!          layouts allow, else one each
+//!          layouts allow, else one per column count (opening_batches), single-row commitments
+//!          joining the widest multi-row batch; a batch whose points do not share their column
+//!          part is opened one polynomial at a time
 //! ```
 //!
 //! Every term of the reduction has one hidden factor, so its final relation is linear (no
@@ -54,6 +56,46 @@ pub struct ZkMultiOpeningProof {
     /// The openings against committed values (logarithmic-size inner-product arguments): one
     /// for all, or one per polynomial.
     pub openings: Vec<ZkInnerProductProof>,
+}
+
+/// How the openings are batched (both sides derive it from the commitments and points): all
+/// together when they can share one combined row ([`Hyrax::can_batch`]); else one batch per
+/// column count of the multi-row commitments, each single-row commitment no wider than the
+/// widest of them joining that one, smallest column count first; a batch that still cannot
+/// share a row is split into single openings.
+///
+/// # Errors
+/// [`ZkError::MaskOpening`] for a commitment whose row count is not a power of two.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn opening_batches(layout: &[(&HyraxCommitment, &[Fr])]) -> Result<Vec<Vec<usize>>, ZkError> {
+    if Hyrax::can_batch(layout) {
+        return Ok(vec![(0..layout.len()).collect()]);
+    }
+    let columns = layout
+        .iter()
+        .map(|(c, _)| c.column_vars().map_err(|_| malformed("a commitment's layout")))
+        .collect::<Result<Vec<usize>, _>>()?;
+    let widest_multi_row =
+        layout.iter().zip(&columns).filter(|((c, _), _)| c.rows.len() > 1).map(|(_, &n)| n).max();
+    let mut by_columns: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    for (i, ((commitment, _), &c)) in layout.iter().zip(&columns).enumerate() {
+        let key = match widest_multi_row {
+            Some(w) if commitment.rows.len() == 1 && c <= w => w,
+            _ => c,
+        };
+        by_columns.entry(key).or_default().push(i);
+    }
+    let mut batches = Vec::with_capacity(by_columns.len());
+    for batch in by_columns.into_values() {
+        let members: Vec<(&HyraxCommitment, &[Fr])> =
+            batch.iter().filter_map(|&i| layout.get(i)).copied().collect();
+        if Hyrax::can_batch(&members) {
+            batches.push(batch);
+        } else {
+            batches.extend(batch.into_iter().map(|i| vec![i]));
+        }
+    }
+    Ok(batches)
 }
 
 /// The mask shape of the reduction for polynomials of these sizes.
@@ -275,11 +317,11 @@ pub fn prove_multi_opening_zk<R: RngCore + CryptoRng>(
         items.push((*table, *commitment, *blinds, point.as_slice(), (*c, o.value, o.blinding)));
     }
     let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(_, c, _, p, _)| (*c, *p)).collect();
-    let chunks: Vec<&[_]> =
-        if Hyrax::can_batch(&layout) { vec![&items[..]] } else { items.chunks(1).collect() };
-    let mut proofs = Vec::with_capacity(chunks.len());
-    for chunk in chunks {
-        proofs.push(Hyrax::open_batch_committed_log(params, chunk, transcript, rng)?);
+    let batches = opening_batches(&layout)?;
+    let mut proofs = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let chunk: Vec<_> = batch.iter().filter_map(|&i| items.get(i)).copied().collect();
+        proofs.push(Hyrax::open_batch_committed_log(params, &chunk, transcript, rng)?);
     }
     Ok(ZkMultiOpeningProof { reduction, openings: proofs })
 }
@@ -353,13 +395,16 @@ pub fn verify_multi_opening_zk_deferred(
         items.push((*commitment, point.as_slice(), *c));
     }
     let layout: Vec<(&HyraxCommitment, &[Fr])> = items.iter().map(|(c, p, _)| (*c, *p)).collect();
-    let chunks: Vec<&[_]> =
-        if Hyrax::can_batch(&layout) { vec![&items[..]] } else { items.chunks(1).collect() };
-    if chunks.len() != proof.openings.len() {
+    let batches = opening_batches(&layout)?;
+    if batches.len() != proof.openings.len() {
         return Err(malformed("one opening per batch"));
     }
-    for (chunk, opening) in chunks.into_iter().zip(&proof.openings) {
-        let equation = Hyrax::batch_committed_log_equation(params, chunk, opening, transcript)?;
+    for (batch, opening) in batches.iter().zip(&proof.openings) {
+        let chunk: Vec<_> = batch.iter().filter_map(|&i| items.get(i)).copied().collect();
+        if chunk.len() != batch.len() {
+            return Err(malformed("a batch member"));
+        }
+        let equation = Hyrax::batch_committed_log_equation(params, &chunk, opening, transcript)?;
         checks.push(equation, ZkError::CommittedOpening);
     }
     Ok(())
