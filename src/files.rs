@@ -34,8 +34,15 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     temporary_name.push(name);
     temporary_name.push(format!(".{}.tmp", std::process::id()));
     let temporary = path.with_file_name(temporary_name);
+    // A file or link left at the temporary name (a killed run, or planted) is removed, and the
+    // temporary is created new: never written through a link, never with a stale file's
+    // permissions.
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+        _ => {}
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     if private {
         use std::os::unix::fs::OpenOptionsExt;
@@ -86,5 +93,32 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"blinds");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The review's case: a temporary file already at the predictable name (mode 0644) must not
+    /// lend the secret its permissions, and a link there is not written through.
+    #[cfg(unix)]
+    #[test]
+    fn a_stale_temporary_file_or_link_does_not_leak_the_secret() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("zkmha-review-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("model.secret");
+        let stale = dir.join(format!(".model.secret.{}.tmp", std::process::id()));
+        std::fs::write(&stale, b"").unwrap();
+        std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_private_file(&path, b"blinds").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the secret was written with mode {mode:o}");
+        // A link at the temporary name to a file elsewhere: that file is left untouched.
+        let elsewhere = dir.join("elsewhere");
+        std::fs::write(&elsewhere, b"untouched").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &stale).unwrap();
+        write_private_file(&path, b"blinds 2").unwrap();
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"untouched");
+        assert_eq!(std::fs::read(&path).unwrap(), b"blinds 2");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(mode, 0o600);
     }
 }

@@ -233,6 +233,11 @@ fn read_key(path: &Path) -> Result<ModelVerifierKey> {
     Ok(key)
 }
 
+/// Whether two paths name one file (the same path, or one existing file).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The default path of a key's model secret: the key's with `.secret` appended.
 fn secret_path(key: &Path) -> PathBuf {
     let mut name = key.as_os_str().to_owned();
@@ -438,16 +443,25 @@ fn bias_names(float: &zkmha_attention::model_quantization::FloatModelWeights) ->
 /// # Errors
 /// A missing or malformed model, or an unwritable key file (one sentence each).
 pub fn commit(args: &CommitModelArgs) -> Result<()> {
+    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
+        bail!("--secret and --out name the same file: the key would overwrite its secret");
+    }
     let start = Instant::now();
     let loaded = load(&args.model, args.heads, args.mask, args.json)?;
     let (key, secret) = make_key(&loaded, &args.model, commitments_for(args.transparent), args.json)?;
     let bytes = encode(KEY_MAGIC, &key)?;
-    // The secret first: a hiding key without its secret proves nothing.
     let secret_file = secret.as_ref().map(|_| args.secret.clone().unwrap_or_else(|| secret_path(&args.out)));
-    if let (Some(secret), Some(path)) = (&secret, &secret_file) {
-        write_secret(path, secret)?;
-    }
+    // The key first: if the secret cannot be written, an earlier secret at its path (another
+    // key's, perhaps published) is left as it was.
     crate::files::write_file(&args.out, &bytes)?;
+    if let (Some(secret), Some(path)) = (&secret, &secret_file) {
+        write_secret(path, secret).map_err(|e| {
+            anyhow!(
+                "{e}; the verifier key {} was written but cannot prove without its secret",
+                args.out.display()
+            )
+        })?;
+    }
     let q = &key.quantization;
     if args.json {
         println!(

@@ -381,6 +381,11 @@ fn hiding_keys_their_secrets_and_the_transparent_mode() {
         "not a zkmha model secret file",
     );
     assert!(!dir.join("x.proof").exists(), "no proof written on a failure");
+    // --secret must not be the key itself.
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk2), "--secret", s(&vk2)]),
+        "--secret and --out name the same file",
+    );
     // --zk is the default for model layers; --transparent and --zk together are refused.
     prove(&vk, &dir.join("z.proof"), &["--zk", "--secret", s(&elsewhere)]).assert().success();
     let both = prove(&plain_vk, &dir.join("x.proof"), &["--zk", "--transparent"]).output().unwrap();

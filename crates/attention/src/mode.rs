@@ -716,6 +716,9 @@ impl Mode for Zk {
         transcript: &mut Transcript,
         rng: &mut dyn ProverRng,
     ) -> Result<(ProverMasks, G1Affine), AttentionError> {
+        // A proof makes hundreds of Pedersen commitments `v·U + β·H`: fixed-base tables for
+        // `U` and `H` (built once per parameters) make each a few additions.
+        params.prepare_pedersen_tables();
         ProverMasks::commit(params, schedule()?, transcript, &mut &mut *rng).map_err(zk_error(STEP_MASKS))
     }
 

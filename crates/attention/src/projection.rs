@@ -1169,6 +1169,60 @@ pub(crate) mod audit_forgery {
         assert!(verdict.is_ok());
     }
 
+    /// The forgery hidden in a batch of honest projections of other sizes (before,
+    /// between and after it) is rejected in both modes; the honest batch is accepted.
+    #[test]
+    fn the_forgery_in_a_mixed_batch_is_rejected() {
+        use crate::mode::Zk;
+        use crate::mode::zk_test_support::zk_round;
+        use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+        let (forged_shape, forged_witness, forged_ranges, ov, _) = forgery(Some(16));
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut honest = |rows: usize, inputs: usize, outputs: usize, shift: u32, bits: Option<u32>| {
+            let shape = ProjectionShape { rows, inputs, outputs, shift, output_bits: bits };
+            let mut draw = |n: usize, b: i64| -> Vec<i64> { (0..n).map(|_| rng.gen_range(-b..=b)).collect() };
+            let (x, w, b) = (draw(rows * inputs, 100), draw(inputs * outputs, 100), draw(outputs, 1000));
+            let y = compute_projection(&shape, &x, &w, &b).unwrap();
+            let witness = ProjectionWitness { input: x, weights: w, bias: b, output: y };
+            let ranges = projection_ranges(&shape, &witness).unwrap();
+            (shape, witness, ranges)
+        };
+        let a = honest(5, 7, 6, 4, Some(16));
+        let b = honest(2, 3, 2, 5, Some(16));
+        let c = honest(5, 6, 9, 3, None);
+        let shapes = [a.0, forged_shape, b.0, c.0];
+        let witnesses = [&a.1, &forged_witness, &b.1, &c.1];
+        let ranges = [&a.2, &forged_ranges, &b.2, &c.2];
+        let honest_forged_ranges = projection_ranges(&forged_shape, &forged_witness).unwrap();
+        let honest_ranges = [&a.2, &honest_forged_ranges, &b.2, &c.2];
+        for forge in [false, true] {
+            let overrides: Vec<Option<&Override>> =
+                if forge { vec![None, Some(&ov), None, None] } else { vec![None; 4] };
+            let r = if forge { &ranges } else { &honest_ranges };
+            let mut tp = Transcript::new(b"review");
+            let plain =
+                prove_projections_forged::<Plain>(&mut (), &shapes, &witnesses, r, &overrides, &mut tp)
+                    .map(|(proof, _)| proof);
+            let plain_verdict = plain.map(|proof| {
+                verify_projections::<Plain>(&mut (), &shapes, &proof, &mut Transcript::new(b"review"))
+            });
+            let zk_verdict = zk_round(
+                projection_zk_schedule(&shapes).unwrap(),
+                |p, t| prove_projections_forged::<Zk>(p, &shapes, &witnesses, r, &overrides, t),
+                |v, t, (proof, _)| verify_projections::<Zk>(v, &shapes, proof, t),
+            );
+            println!("forge {forge}: plain {:?}", plain_verdict.as_ref().map(|v| v.as_ref().map(|_| ())));
+            println!("forge {forge}: zk {:?}", zk_verdict.as_ref().map(|_| ()));
+            if forge {
+                assert!(!matches!(plain_verdict, Ok(Ok(_))));
+                assert!(zk_verdict.is_err());
+            } else {
+                assert!(matches!(plain_verdict, Ok(Ok(_))));
+                assert!(zk_verdict.is_ok());
+            }
+        }
+    }
+
     /// With an output range the non-integer `Y'` is rejected.
     #[test]
     fn a_non_integer_projection_output_is_rejected() {
