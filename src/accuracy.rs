@@ -46,7 +46,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     };
     let model = BertModel::load(&dir, args.heads)?;
     let ids = sample_ids(&model, args.tokens)?;
-    let (shape, inputs) = model.attention_inputs(0, &ids)?;
+    let (dims, inputs) = model.attention_inputs(0, &ids)?;
+    let shape = zkmha_attention::AttentionShape::try_from(dims)?;
     let (report, _) = accuracy(&shape, args.mask, &inputs, args.bits)?;
     let proof = if args.prove {
         let quantized = quantize_attention(&shape, &inputs, args.bits)?;

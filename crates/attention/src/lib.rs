@@ -121,36 +121,7 @@ macro_rules! serialize_as_code {
 
 serialize_as_code!(MaskKind);
 
-/// What the block's residual adds the attention's contribution `Y` to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Residual {
-    /// `Z = X + Y`: post-norm encoders (BERT), whose layer norm follows the residual.
-    LayerInput,
-    /// `Z = H + Y` where `X = norm(H)`: pre-norm decoders (GPT-2, Llama). `H` is committed
-    /// beside `X`; the norm between them is not proven.
-    HiddenState,
-}
-
-impl Residual {
-    /// The one-byte code absorbed into transcripts and written in files.
-    pub fn code(self) -> u8 {
-        match self {
-            Residual::LayerInput => 1,
-            Residual::HiddenState => 2,
-        }
-    }
-
-    /// The kind with this code.
-    pub fn from_code(code: u8) -> Option<Self> {
-        match code {
-            1 => Some(Residual::LayerInput),
-            2 => Some(Residual::HiddenState),
-            _ => None,
-        }
-    }
-}
-
-serialize_as_code!(Residual);
+pub use zkmha_nn::Residual;
 
 impl core::fmt::Display for MaskKind {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -307,44 +307,7 @@ pub fn model_hyrax_params(shape: &ModelShape, softmax: SoftmaxMode) -> HyraxPara
     HyraxParams::new(shape.largest_vars(softmax))
 }
 
-/// A layer's quantized weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
-/// h_kv·m`), `W_v` (`d_model × h_kv·m_v`), the biases (`h·m`, `h_kv·m`, `h_kv·m_v`), `W_o`
-/// (`h·m_v × d_model`), `b_o` (`d_model`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelWeights<T = i64> {
-    /// `W_q`.
-    pub queries: Vec<T>,
-    /// `W_k`.
-    pub keys: Vec<T>,
-    /// `W_v`.
-    pub values: Vec<T>,
-    /// `b_q`.
-    pub queries_bias: Vec<T>,
-    /// `b_k`.
-    pub keys_bias: Vec<T>,
-    /// `b_v`.
-    pub values_bias: Vec<T>,
-    /// `W_o`.
-    pub output: Vec<T>,
-    /// `b_o`.
-    pub output_bias: Vec<T>,
-}
-
-impl<T> ModelWeights<T> {
-    /// The lengths of `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`.
-    pub(crate) fn lengths(&self) -> [usize; 8] {
-        [
-            self.queries.len(),
-            self.keys.len(),
-            self.values.len(),
-            self.queries_bias.len(),
-            self.keys_bias.len(),
-            self.values_bias.len(),
-            self.output.len(),
-            self.output_bias.len(),
-        ]
-    }
-}
+pub use zkmha_nn::ModelWeights;
 
 /// Commitments to a layer's weights, made once per model and reused by every proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]

@@ -40,8 +40,7 @@ pub const VALUE_BITS: u32 = 12;
 /// normalized: decoders' residual streams grow far beyond `X`'s range).
 pub const HIDDEN_STATE_BOUND_BITS: u32 = 40;
 
-/// A layer's float weights, `[in, out]` row-major (as [`ModelWeights`]).
-pub type FloatModelWeights = ModelWeights<f64>;
+pub use zkmha_nn::FloatModelWeights;
 
 /// The scales and shifts of a quantized model layer (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]

@@ -53,16 +53,7 @@ pub fn quantize(tensor: &[f64], bits: u32, name: &str) -> Result<QuantizedTensor
     Ok(QuantizedTensor { values, scale })
 }
 
-/// Float inputs of one attention layer (`s × h·m`, `s × h·m`, `s × h·m_v`, row-major).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FloatAttentionInputs {
-    /// Q.
-    pub queries: Vec<f64>,
-    /// K.
-    pub keys: Vec<f64>,
-    /// V.
-    pub values: Vec<f64>,
-}
+pub use zkmha_nn::FloatAttentionInputs;
 
 /// The quantized layer: integer inputs, the proven softmax's parameters, the output scale.
 #[derive(Clone, Debug)]

@@ -175,6 +175,15 @@ impl AttentionShape {
     }
 }
 
+impl TryFrom<zkmha_nn::AttentionDims> for AttentionShape {
+    type Error = AttentionError;
+
+    /// A loader's sizes, checked against the stated limits ([`AttentionShape::new`]).
+    fn try_from(dims: zkmha_nn::AttentionDims) -> Result<Self, AttentionError> {
+        Self::new(dims.seq_len, dims.heads, dims.head_dim, dims.value_head_dim)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +198,14 @@ mod tests {
         assert_eq!((s.model_vars(), s.value_model_vars()), (10, 10));
         let t = AttentionShape::new(1, 1, 1, 1).unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(t.seq_vars() + t.head_vars() + t.model_vars(), 0);
+    }
+
+    #[test]
+    fn a_loaders_sizes_become_a_checked_shape() {
+        let dims = zkmha_nn::AttentionDims { seq_len: 33, heads: 12, head_dim: 64, value_head_dim: 48 };
+        assert_eq!(AttentionShape::try_from(dims), AttentionShape::new(33, 12, 64, 48));
+        let huge = zkmha_nn::AttentionDims { heads: usize::MAX, ..dims };
+        assert!(matches!(AttentionShape::try_from(huge), Err(AttentionError::InvalidShape(_))));
     }
 
     #[test]

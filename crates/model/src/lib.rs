@@ -28,8 +28,7 @@ pub mod tokenizer;
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use zkmha_attention::AttentionShape;
-use zkmha_attention::quantization::FloatAttentionInputs;
+use zkmha_nn::{AttentionDims, FloatAttentionInputs};
 
 /// Errors of model loading.
 #[derive(Debug, thiserror::Error)]
@@ -253,7 +252,7 @@ impl BertModel {
         &self,
         layer: usize,
         ids: &[usize],
-    ) -> Result<(AttentionShape, FloatAttentionInputs), ModelError> {
+    ) -> Result<(AttentionDims, FloatAttentionInputs), ModelError> {
         if layer != 0 {
             return Err(ModelError::Input("only layer 0's attention inputs are computed so far".into()));
         }
@@ -307,9 +306,8 @@ impl BertModel {
             values: project("value")?,
         };
         let head = d / self.heads;
-        let shape = AttentionShape::new(s, self.heads, head, head)
-            .map_err(|e| ModelError::Input(format!("shape: {e}")))?;
-        Ok((shape, inputs))
+        let dims = AttentionDims { seq_len: s, heads: self.heads, head_dim: head, value_head_dim: head };
+        Ok((dims, inputs))
     }
 }
 

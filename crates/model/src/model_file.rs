@@ -17,8 +17,7 @@ use crate::architecture::{self, MetadataSource, Unsupported};
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
 use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
-use zkmha_attention::Residual;
-use zkmha_attention::model_quantization::FloatModelWeights;
+use zkmha_nn::{FloatModelWeights, Residual};
 
 /// A model file and what its metadata says.
 pub struct ModelFile {

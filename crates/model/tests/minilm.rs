@@ -21,7 +21,8 @@ fn minilm_layer0_attention_meets_the_accuracy_target() {
     let Some(model) = model() else { return };
     for tokens in [32usize, 128] {
         let ids = sample_ids(&model, tokens).unwrap();
-        let (shape, inputs) = model.attention_inputs(0, &ids).unwrap();
+        let (dims, inputs) = model.attention_inputs(0, &ids).unwrap();
+        let shape = zkmha_attention::AttentionShape::try_from(dims).unwrap();
         assert_eq!((shape.heads, shape.head_dim, shape.model_width()), (12, 32, 384));
         let (report, _) = accuracy(&shape, MaskKind::None, &inputs, DEFAULT_INPUT_BITS).unwrap();
         eprintln!("{tokens} tokens: {report:?}");
@@ -34,7 +35,8 @@ fn minilm_layer0_attention_meets_the_accuracy_target() {
 fn minilm_layer0_attention_proves_and_verifies() {
     let Some(model) = model() else { return };
     let ids = sample_ids(&model, 24).unwrap();
-    let (shape, inputs) = model.attention_inputs(0, &ids).unwrap();
+    let (dims, inputs) = model.attention_inputs(0, &ids).unwrap();
+    let shape = zkmha_attention::AttentionShape::try_from(dims).unwrap();
     let quantized = quantize_attention(&shape, &inputs, DEFAULT_INPUT_BITS).unwrap();
     let (statement, proof, _) =
         prove_layer(&shape, MaskKind::None, SoftmaxMode::Exponential(quantized.softmax), &quantized.inputs)

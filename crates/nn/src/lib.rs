@@ -1,0 +1,179 @@
+//! The tensors of a transformer layer that the model loaders (`zkmha-model`) produce and the
+//! prover (`zkmha-attention`) consumes, with no proof machinery: the loaders depend on this
+//! crate alone.
+//!
+//! ```text
+//! ModelWeights<T>       W_q (d_model × h·m), W_k (d_model × h_kv·m), W_v (d_model × h_kv·m_v),
+//!                       b_q, b_k, b_v, W_o (h·m_v × d_model), b_o (d_model), row-major;
+//!                       T = f64 as loaded (FloatModelWeights), i64 once quantized
+//! FloatAttentionInputs  Q, K (s × h·m), V (s × h·m_v), row-major floats
+//! AttentionDims         s, h, m, m_v as a loader reads them (the prover checks them against
+//!                       its stated limits)
+//! Residual              what the block's residual adds Y to: X (post-norm) or H (pre-norm)
+//! ```
+
+use ark_serialize::{
+    CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Valid, Validate,
+};
+
+/// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
+/// h_kv·m`), `W_v` (`d_model × h_kv·m_v`), the biases (`h·m`, `h_kv·m`, `h_kv·m_v`), `W_o`
+/// (`h·m_v × d_model`), `b_o` (`d_model`). Integers (`i64`, the default) once quantized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelWeights<T = i64> {
+    /// `W_q`.
+    pub queries: Vec<T>,
+    /// `W_k`.
+    pub keys: Vec<T>,
+    /// `W_v`.
+    pub values: Vec<T>,
+    /// `b_q`.
+    pub queries_bias: Vec<T>,
+    /// `b_k`.
+    pub keys_bias: Vec<T>,
+    /// `b_v`.
+    pub values_bias: Vec<T>,
+    /// `W_o`.
+    pub output: Vec<T>,
+    /// `b_o`.
+    pub output_bias: Vec<T>,
+}
+
+impl<T> ModelWeights<T> {
+    /// The lengths of `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`.
+    pub fn lengths(&self) -> [usize; 8] {
+        [
+            self.queries.len(),
+            self.keys.len(),
+            self.values.len(),
+            self.queries_bias.len(),
+            self.keys_bias.len(),
+            self.values_bias.len(),
+            self.output.len(),
+            self.output_bias.len(),
+        ]
+    }
+}
+
+/// A layer's weights as a model file holds them.
+pub type FloatModelWeights = ModelWeights<f64>;
+
+/// Float inputs of one attention layer (`s × h·m`, `s × h·m`, `s × h·m_v`, row-major).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatAttentionInputs {
+    /// Q.
+    pub queries: Vec<f64>,
+    /// K.
+    pub keys: Vec<f64>,
+    /// V.
+    pub values: Vec<f64>,
+}
+
+/// An attention layer's sizes as a loader reads them: `s` tokens, `h` heads of width `m`
+/// (queries and keys) and `m_v` (values). Unchecked: the prover's `AttentionShape::new` checks
+/// them against its stated limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttentionDims {
+    /// `s`.
+    pub seq_len: usize,
+    /// `h`.
+    pub heads: usize,
+    /// `m`.
+    pub head_dim: usize,
+    /// `m_v`.
+    pub value_head_dim: usize,
+}
+
+/// What the block's residual adds the attention's contribution `Y` to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Residual {
+    /// `Z = X + Y`: post-norm encoders (BERT), whose layer norm follows the residual.
+    LayerInput,
+    /// `Z = H + Y` where `X = norm(H)`: pre-norm decoders (GPT-2, Llama). `H` is committed
+    /// beside `X`; the norm between them is not proven.
+    HiddenState,
+}
+
+impl Residual {
+    /// The one-byte code absorbed into transcripts and written in files.
+    pub fn code(self) -> u8 {
+        match self {
+            Residual::LayerInput => 1,
+            Residual::HiddenState => 2,
+        }
+    }
+
+    /// The kind with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            1 => Some(Residual::LayerInput),
+            2 => Some(Residual::HiddenState),
+            _ => None,
+        }
+    }
+}
+
+impl CanonicalSerialize for Residual {
+    fn serialize_with_mode<W: std::io::Write>(
+        &self,
+        writer: W,
+        compress: Compress,
+    ) -> Result<(), SerializationError> {
+        self.code().serialize_with_mode(writer, compress)
+    }
+
+    fn serialized_size(&self, compress: Compress) -> usize {
+        self.code().serialized_size(compress)
+    }
+}
+
+impl Valid for Residual {
+    fn check(&self) -> Result<(), SerializationError> {
+        Ok(())
+    }
+}
+
+impl CanonicalDeserialize for Residual {
+    fn deserialize_with_mode<R: std::io::Read>(
+        reader: R,
+        compress: Compress,
+        validate: Validate,
+    ) -> Result<Self, SerializationError> {
+        let code = u8::deserialize_with_mode(reader, compress, validate)?;
+        Residual::from_code(code).ok_or(SerializationError::InvalidData)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_residual_round_trips_through_its_code_and_refuses_others() {
+        for residual in [Residual::LayerInput, Residual::HiddenState] {
+            let mut bytes = Vec::new();
+            residual.serialize_compressed(&mut bytes).unwrap();
+            assert_eq!(bytes, [residual.code()]);
+            assert_eq!(Residual::deserialize_compressed(bytes.as_slice()).unwrap(), residual);
+        }
+        for code in [0u8, 3, 255] {
+            assert!(Residual::deserialize_compressed([code].as_slice()).is_err());
+        }
+    }
+
+    #[test]
+    fn lengths_are_in_the_documented_order() {
+        let w = ModelWeights {
+            queries: vec![0; 1],
+            keys: vec![0; 2],
+            values: vec![0; 3],
+            queries_bias: vec![0; 4],
+            keys_bias: vec![0; 5],
+            values_bias: vec![0; 6],
+            output: vec![0; 7],
+            output_bias: vec![0; 8],
+        };
+        assert_eq!(w.lengths(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+}
