@@ -36,6 +36,9 @@ pub struct BlockArgs {
     /// Runs of each mode, interleaved (plain, zero knowledge, plain, …); medians are printed.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Print one JSON object (medians, milliseconds and bytes).
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -89,10 +92,12 @@ pub fn run(args: &BlockArgs) -> Result<()> {
     let score_scale = 4.0 / (spread(&q) * spread(&k) * (args.head_dim as f64).sqrt());
     let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(score_scale, attention.seq_len)?);
 
-    println!(
-        "attention block s = {}, h = {}, m = {}, d_model = {}, shifts k = {shift}, k_o = 12 (random 8-bit X and weights, causal, softmax proven, residual on a committed hidden state)",
-        args.seq, args.heads, args.head_dim, d
-    );
+    if !args.json {
+        println!(
+            "attention block s = {}, h = {}, m = {}, d_model = {}, shifts k = {shift}, k_o = 12 (random 8-bit X and weights, causal, softmax proven, residual on a committed hidden state)",
+            args.seq, args.heads, args.head_dim, d
+        );
+    }
     ensure!(args.runs > 0, "--runs must be positive");
     let inputs = (input.as_slice(), hidden_state.as_slice(), &weights);
     let (mut plain, mut zk) = (Vec::with_capacity(args.runs), Vec::with_capacity(args.runs));
@@ -102,6 +107,19 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         zk.push(measure::<Zk>(&shape, softmax, inputs, seed)?);
     }
     let (plain, zk) = (Measured::median(plain), Measured::median(zk));
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "seq": args.seq, "heads": args.heads, "head_dim": args.head_dim, "model_width": d,
+                "shifts": [shift, shift, shift, 12], "runs": args.runs,
+                "plain": plain.to_json(), "zero_knowledge": zk.to_json(),
+                "prove_ratio": zk.prove.as_secs_f64() / plain.prove.as_secs_f64(),
+                "proof_ratio": zk.bytes as f64 / plain.bytes as f64,
+            })
+        );
+        return Ok(());
+    }
     plain.report("block, plain");
     zk.report("block, zero-knowledge");
     println!(
@@ -147,6 +165,23 @@ impl Measured {
         runs.sort_by_key(|m| m.prove);
         let middle = runs.swap_remove(runs.len() / 2);
         Measured { commit_model, verify, protocol, timings, ..middle }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let parts: serde_json::Map<String, serde_json::Value> =
+            self.parts.iter().map(|(name, b)| (name.to_string(), serde_json::json!(b))).collect();
+        serde_json::json!({
+            "commit_model_ms": ms(self.commit_model),
+            "prove_ms": ms(self.prove),
+            "forward_ms": ms(self.timings.witness),
+            "commitments_ms": ms(self.timings.commit),
+            "projections_ms": ms(self.timings.statement),
+            "softmax_ms": ms(self.timings.softmax),
+            "final_opening_ms": ms(self.timings.open),
+            "verify_ms": ms(self.verify),
+            "proof_bytes": self.bytes,
+            "parts": parts,
+        })
     }
 
     fn report(&self, name: &str) {

@@ -598,6 +598,18 @@ pub fn prove(
     args: &ModelInputArgs,
     out: &Path,
 ) -> Result<()> {
+    // Every file this run writes must be a different one: the proof, Z, the key made here.
+    if args.output.as_ref().is_some_and(|z| same_file(z, out)) {
+        bail!("--out and --output name the same file: the output tensor would overwrite the proof");
+    }
+    for input in [&args.vk, &args.secret, &args.input].into_iter().flatten() {
+        if same_file(input, out) || args.output.as_ref().is_some_and(|z| same_file(z, input)) {
+            bail!(
+                "{} is read by this run and would be overwritten: write the proof and Z elsewhere",
+                input.display()
+            );
+        }
+    }
     let quiet = args.json;
     let start = Instant::now();
     let loaded = load(model, heads, mask, quiet)?;

@@ -90,6 +90,40 @@ fn layer_command_rejects_impossible_shapes() {
 }
 
 #[test]
+fn bench_block_prints_both_modes_as_json() {
+    let out = zkmha(&[
+        "bench",
+        "block",
+        "--seq",
+        "5",
+        "--heads",
+        "2",
+        "--head-dim",
+        "4",
+        "--model-width",
+        "12",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| unreachable!("{e}"));
+    for mode in ["plain", "zero_knowledge"] {
+        let m = &report[mode];
+        assert!(m["prove_ms"].as_f64().is_some_and(|t| t > 0.0), "{report}");
+        assert!(m["proof_bytes"].as_u64().is_some_and(|b| b > 1000), "{report}");
+        assert!(m["parts"]["commitments"].as_u64().is_some(), "{report}");
+    }
+    assert_eq!(
+        report["zero_knowledge"]["parts"]["masks (zero knowledge)"].as_u64().map(|b| b > 0),
+        Some(true)
+    );
+    assert_eq!(report["plain"]["parts"]["masks (zero knowledge)"].as_u64(), Some(0));
+    assert!(report["prove_ratio"].as_f64().is_some_and(|r| r > 0.0), "{report}");
+}
+
+#[test]
 fn bench_heads_prints_json_and_draws_a_plot() {
     let dir = std::env::temp_dir().join(format!("zkmha-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));

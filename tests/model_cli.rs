@@ -381,6 +381,17 @@ fn hiding_keys_their_secrets_and_the_transparent_mode() {
         "not a zkmha model secret file",
     );
     assert!(!dir.join("x.proof").exists(), "no proof written on a failure");
+    // Files of one run must differ: the proof and Z, or an input and an output.
+    fails_with(
+        &mut prove(
+            &vk,
+            &dir.join("same.proof"),
+            &["--secret", s(&elsewhere), "--output", s(&dir.join("same.proof"))],
+        ),
+        "--out and --output name the same file",
+    );
+    fails_with(&mut prove(&vk, &vk, &["--secret", s(&elsewhere)]), "would be overwritten");
+    assert!(std::fs::read(&vk).unwrap().starts_with(b"ZKMHA-VK"), "the key was left as it was");
     // --secret must not be the key itself.
     fails_with(
         zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk2), "--secret", s(&vk2)]),
