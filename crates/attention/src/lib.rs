@@ -85,41 +85,10 @@ impl MaskKind {
     }
 }
 
-/// `CanonicalSerialize`/`CanonicalDeserialize` for a fieldless enum written as its one-byte
-/// `code()`, read back with `from_code` (an unknown byte is `InvalidData`).
-macro_rules! serialize_as_code {
-    ($type:ty) => {
-        impl ark_serialize::CanonicalSerialize for $type {
-            fn serialize_with_mode<W: ark_serialize::Write>(
-                &self,
-                writer: W,
-                compress: ark_serialize::Compress,
-            ) -> Result<(), ark_serialize::SerializationError> {
-                self.code().serialize_with_mode(writer, compress)
-            }
-            fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
-                self.code().serialized_size(compress)
-            }
-        }
-        impl ark_serialize::Valid for $type {
-            fn check(&self) -> Result<(), ark_serialize::SerializationError> {
-                Ok(())
-            }
-        }
-        impl ark_serialize::CanonicalDeserialize for $type {
-            fn deserialize_with_mode<R: ark_serialize::Read>(
-                reader: R,
-                compress: ark_serialize::Compress,
-                validate: ark_serialize::Validate,
-            ) -> Result<Self, ark_serialize::SerializationError> {
-                let code = u8::deserialize_with_mode(reader, compress, validate)?;
-                <$type>::from_code(code).ok_or(ark_serialize::SerializationError::InvalidData)
-            }
-        }
-    };
-}
+use zkmha_nn::serialize_as_code;
 
 serialize_as_code!(MaskKind);
+serialize_as_code!(verifier_key::WeightCommitments);
 
 pub use zkmha_nn::Residual;
 

@@ -19,9 +19,7 @@ use crate::model_layer::{ModelCommitment, ModelShape, ModelStatement};
 use crate::model_quantization::ModelQuantization;
 use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, VerifierTimings};
-use ark_serialize::{
-    CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Valid, Validate,
-};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::Fr;
 use zkmha_pcs::HyraxBlinds;
 
@@ -41,44 +39,20 @@ impl WeightCommitments {
         if M::HIDING { Self::Hiding } else { Self::Binding }
     }
 
-    fn code(self) -> u8 {
+    /// The one-byte code written in keys.
+    pub fn code(self) -> u8 {
         match self {
             Self::Binding => 0,
             Self::Hiding => 1,
         }
     }
-}
 
-impl CanonicalSerialize for WeightCommitments {
-    fn serialize_with_mode<W: std::io::Write>(
-        &self,
-        writer: W,
-        compress: Compress,
-    ) -> Result<(), SerializationError> {
-        self.code().serialize_with_mode(writer, compress)
-    }
-
-    fn serialized_size(&self, compress: Compress) -> usize {
-        self.code().serialized_size(compress)
-    }
-}
-
-impl Valid for WeightCommitments {
-    fn check(&self) -> Result<(), SerializationError> {
-        Ok(())
-    }
-}
-
-impl CanonicalDeserialize for WeightCommitments {
-    fn deserialize_with_mode<R: std::io::Read>(
-        reader: R,
-        compress: Compress,
-        validate: Validate,
-    ) -> Result<Self, SerializationError> {
-        match u8::deserialize_with_mode(reader, compress, validate)? {
-            0 => Ok(Self::Binding),
-            1 => Ok(Self::Hiding),
-            _ => Err(SerializationError::InvalidData),
+    /// The kind with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            0 => Some(Self::Binding),
+            1 => Some(Self::Hiding),
+            _ => None,
         }
     }
 }

@@ -5,11 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use rand_chacha::ChaCha20Rng;
-use rand_chacha::rand_core::SeedableRng;
-use zkmha_attention::block::{
-    ModelBlockProof, block_hyrax_params, commit_model_with, proof_polynomials, prove_block, verify_block,
-};
+use zkmha_attention::block::{ModelBlockProof, block_hyrax_params, proof_polynomials, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_attention::model_layer::{ModelShape, ModelStatement};
 use zkmha_attention::{AttentionError, MaskKind, SoftmaxMode};
@@ -17,7 +13,9 @@ use zkmha_pcs::HyraxParams;
 
 mod common;
 mod modes;
-use common::{base, grouped, hidden_state, input, modes, pre_norm, reference, rotary, small, weights};
+use common::{
+    base, grouped, hidden_state, input, modes, pre_norm, proven_block, reference, rotary, small, weights,
+};
 use modes::TestMode;
 
 struct Run<M: Mode> {
@@ -27,15 +25,7 @@ struct Run<M: Mode> {
 }
 
 fn run<M: Mode>(shape: &ModelShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Run<M> {
-    let params = block_hyrax_params::<M>(shape, softmax).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let w = weights(shape, seed);
-    let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
-    let h = hidden_state(shape, seed);
-    let x = input(shape, seed + 100);
-    let (statement, proof, _) =
-        prove_block::<M>(&params, shape, mask, softmax, &x, h.as_deref(), &w, &model, &blinds, &mut rng)
-            .unwrap();
+    let (params, statement, proof) = proven_block::<M>(shape, mask, softmax, seed);
     Run { params, statement, proof }
 }
 

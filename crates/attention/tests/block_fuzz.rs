@@ -3,38 +3,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
-use rand_chacha::ChaCha20Rng;
 use zkmha_attention::MaskKind;
-use zkmha_attention::block::{
-    ModelBlockProof, block_hyrax_params, commit_model_with, prove_block, verify_block,
-};
+use zkmha_attention::block::{ModelBlockProof, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 
 mod common;
-use common::{grouped, hidden_state, input, modes, pre_norm, rotary, weights};
+use common::{grouped, modes, pre_norm, proven_block, rotary};
 
 fn fuzz<M: Mode>() {
     let [(softmax, shape), _] = modes(&rotary(pre_norm(grouped(6, 4, 2, 4, 2, 9))));
-    let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let w = weights(&shape, 1);
-    let (model, blinds) = commit_model_with::<M>(&params, &shape, &w, &mut rng).unwrap();
-    let h = hidden_state(&shape, 1);
-    let x = input(&shape, 101);
-    let (statement, proof, _) = prove_block::<M>(
-        &params,
-        &shape,
-        MaskKind::Causal,
-        softmax,
-        &x,
-        h.as_deref(),
-        &w,
-        &model,
-        &blinds,
-        &mut rng,
-    )
-    .unwrap();
-    verify_block::<M>(&params, &statement, &proof).unwrap();
+    let (params, statement, proof) = proven_block::<M>(&shape, MaskKind::Causal, softmax, 1);
     let mut bytes = Vec::new();
     proof.serialize_compressed(&mut bytes).unwrap();
     println!("{}: proof {} bytes", M::NAME, bytes.len());

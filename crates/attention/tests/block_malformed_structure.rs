@@ -1,17 +1,13 @@
 //! Structured malformed zero-knowledge block proofs, a fresh-context review's cases (the batched lookups, the
 //! widened commitments, the opening batches). Every one must be rejected without a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-use rand_chacha::ChaCha20Rng;
-use rand_chacha::rand_core::SeedableRng;
 use zkmha_attention::MaskKind;
-use zkmha_attention::block::{
-    ModelBlockProof, block_hyrax_params, commit_model_with, prove_block, verify_block,
-};
+use zkmha_attention::block::{ModelBlockProof, block_hyrax_params, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_pcs::HyraxCommitment;
 
 mod common;
-use common::{grouped, hidden_state, input, modes, pre_norm, rotary, weights};
+use common::{grouped, modes, pre_norm, proven_block, rotary};
 
 fn check<M: Mode>(
     name: &str,
@@ -33,27 +29,7 @@ fn runs<M: Mode>(
     seed: u64,
 ) -> (zkmha_pcs::HyraxParams, zkmha_attention::model_layer::ModelStatement, ModelBlockProof<M>) {
     let [(softmax, shape), _] = modes(&rotary(pre_norm(grouped(6, 4, 2, 4, 2, 9))));
-    let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let w = weights(&shape, 1);
-    let (model, blinds) = commit_model_with::<M>(&params, &shape, &w, &mut rng).unwrap();
-    let h = hidden_state(&shape, seed);
-    let x = input(&shape, 100 + seed);
-    let (statement, proof, _) = prove_block::<M>(
-        &params,
-        &shape,
-        MaskKind::Causal,
-        softmax,
-        &x,
-        h.as_deref(),
-        &w,
-        &model,
-        &blinds,
-        &mut rng,
-    )
-    .unwrap();
-    verify_block::<M>(&params, &statement, &proof).unwrap();
-    (params, statement, proof)
+    proven_block::<M>(&shape, MaskKind::Causal, softmax, seed)
 }
 
 #[test]

@@ -12,10 +12,6 @@
 //! Residual              what the block's residual adds Y to: X (post-norm) or H (pre-norm)
 //! ```
 
-use ark_serialize::{
-    CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Valid, Validate,
-};
-
 /// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
 /// h_kv·m`), `W_v` (`d_model × h_kv·m_v`), the biases (`h·m`, `h_kv·m`, `h_kv·m_v`), `W_o`
 /// (`h·m_v × d_model`), `b_o` (`d_model`). Integers (`i64`, the default) once quantized.
@@ -113,41 +109,49 @@ impl Residual {
     }
 }
 
-impl CanonicalSerialize for Residual {
-    fn serialize_with_mode<W: std::io::Write>(
-        &self,
-        writer: W,
-        compress: Compress,
-    ) -> Result<(), SerializationError> {
-        self.code().serialize_with_mode(writer, compress)
-    }
-
-    fn serialized_size(&self, compress: Compress) -> usize {
-        self.code().serialized_size(compress)
-    }
+/// `CanonicalSerialize`/`CanonicalDeserialize` for a fieldless enum written as its one-byte
+/// `code()`, read back with `from_code` (an unknown byte is `InvalidData`). The
+/// caller's crate depends on `ark-serialize`.
+#[macro_export]
+macro_rules! serialize_as_code {
+    ($type:ty) => {
+        impl ark_serialize::CanonicalSerialize for $type {
+            fn serialize_with_mode<W: ark_serialize::Write>(
+                &self,
+                writer: W,
+                compress: ark_serialize::Compress,
+            ) -> Result<(), ark_serialize::SerializationError> {
+                self.code().serialize_with_mode(writer, compress)
+            }
+            fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+                self.code().serialized_size(compress)
+            }
+        }
+        impl ark_serialize::Valid for $type {
+            fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+                Ok(())
+            }
+        }
+        impl ark_serialize::CanonicalDeserialize for $type {
+            fn deserialize_with_mode<R: ark_serialize::Read>(
+                reader: R,
+                compress: ark_serialize::Compress,
+                validate: ark_serialize::Validate,
+            ) -> Result<Self, ark_serialize::SerializationError> {
+                let code = u8::deserialize_with_mode(reader, compress, validate)?;
+                <$type>::from_code(code).ok_or(ark_serialize::SerializationError::InvalidData)
+            }
+        }
+    };
 }
 
-impl Valid for Residual {
-    fn check(&self) -> Result<(), SerializationError> {
-        Ok(())
-    }
-}
-
-impl CanonicalDeserialize for Residual {
-    fn deserialize_with_mode<R: std::io::Read>(
-        reader: R,
-        compress: Compress,
-        validate: Validate,
-    ) -> Result<Self, SerializationError> {
-        let code = u8::deserialize_with_mode(reader, compress, validate)?;
-        Residual::from_code(code).ok_or(SerializationError::InvalidData)
-    }
-}
+serialize_as_code!(Residual);
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
     #[test]
     fn the_residual_round_trips_through_its_code_and_refuses_others() {

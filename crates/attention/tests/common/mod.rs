@@ -134,3 +134,31 @@ pub fn rotary(shape: ModelShape) -> ModelShape {
     use zkmha_attention::rope::RotaryParams;
     ModelShape { rotary: Some(RotaryParams { base: 10_000, fraction_bits: 12 }), ..shape }
 }
+
+/// The block proven in mode `M` on `shape`'s random weights (seed `seed`), input (seed
+/// `seed + 100`) and hidden state (seed `seed`), masks and blinds from a ChaCha20 seeded with
+/// `seed`: the generators, the statement and the proof, checked to verify.
+pub fn proven_block<M: zkmha_attention::mode::Mode>(
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    seed: u64,
+) -> (
+    zkmha_pcs::HyraxParams,
+    zkmha_attention::model_layer::ModelStatement,
+    zkmha_attention::block::ModelBlockProof<M>,
+) {
+    use rand_chacha::rand_core::SeedableRng as _;
+    use zkmha_attention::block::{block_hyrax_params, commit_model_with, prove_block, verify_block};
+    let params = block_hyrax_params::<M>(shape, softmax).unwrap();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let w = weights(shape, seed);
+    let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
+    let h = hidden_state(shape, seed);
+    let x = input(shape, seed + 100);
+    let (statement, proof, _) =
+        prove_block::<M>(&params, shape, mask, softmax, &x, h.as_deref(), &w, &model, &blinds, &mut rng)
+            .unwrap();
+    verify_block::<M>(&params, &statement, &proof).unwrap();
+    (params, statement, proof)
+}
