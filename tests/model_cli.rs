@@ -360,6 +360,15 @@ fn hiding_keys_their_secrets_and_the_transparent_mode() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with("valid: model layer"));
+    // Without --vk the plain mode calibrates and commits as commit-model --transparent does:
+    // that key verifies the proof.
+    let made = dir.join("made-plain.proof");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--tokens", "3,4", "--transparent", "--out", s(&made)])
+        .assert()
+        .success();
+    assert!(!dir.join("made-plain.proof.vk").exists(), "a binding key is not written: anyone can remake it");
+    zkmha().args(["verify", "--proof", s(&made), "--vk", s(&plain_vk)]).assert().success();
     let zk = dir.join("zk.proof");
     prove(&vk, &zk, &[]).assert().success();
     fails_with(zkmha().args(["verify", "--proof", s(&zk), "--vk", s(&plain_vk)]), "mode");
