@@ -1,30 +1,30 @@
-//! Committed mode: the verifier sees commitments to `Q`, `K`, `V` instead of the tensors.
+//! Committed inputs: the verifier sees commitments to `Q`, `K`, `V` instead of the tensors,
+//! binding (plain) or hiding (zero knowledge); one driver for both ([`crate::layer`]).
 //!
 //! ```text
 //! statement: shape, mask kind, softmax mode, Hyrax commitments C_Q, C_K, C_V, the output O
-//! proof:     the layer proof, whose final multi-point opening also answers the three input
-//!            claims (one combined row for them and the softmax's columns: one layout,
-//!            `crate::commitment_layout`)
-//! verifier:  runs the chain to the claims Q(p_Q) = y_Q, K(p_K) = y_K, V(p_V) = y_V and checks each
-//!            against its commitment; it never reads Q, K or V
+//! proof:     the layer proof in mode M, whose final opening also answers the three input
+//!            claims (one layout for them and the softmax's columns, crate::commitment_layout)
+//! verifier:  runs the chain to the claims Q(p_Q) = y_Q, K(p_K) = y_K, V(p_V) = y_V and checks
+//!            them against the commitments in that opening; it never reads Q, K or V
 //! ```
 //!
 //! Hyrax is the scheme here because its opening costs the prover no group operation and its
 //! setup is transparent (the generators depend only on the shape); `docs/PCS.md` compares it
 //! with HyperKZG, whose proofs are smaller but whose openings cost seconds at 2^20.
 
-use crate::commitment_layout::{largest_committed_vars, layout_column_vars, table_column_vars};
+use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_layout_column_vars};
 use crate::layer::{
-    AttentionLayerProof, CommittedInputTables, CommittedInputs, DOMAIN, LABEL_COMMITMENTS, LABEL_MASK,
-    LABEL_SOFTMAX, ProverTimings, VerifierTimings, absorb_output, check_output_len, prove_chain,
-    verify_chain, witness_alongside_table,
+    LayerInputs, LayerProof, ProverInputs, ProverTimings, VerifierTimings, layer_layout, layer_zk_schedule,
+    prove_layer_with, verify_layer_steps, verify_layer_with, witness_alongside_table,
 };
+use crate::mode::{Mode, Plain, ProverRng, Zk};
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_std::rand::{CryptoRng, RngCore};
 use std::time::Instant;
 use zkmha_field::Fr;
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, PcsError};
-use zkmha_transcript::Transcript;
+use zkmha_pcs::{HyraxBlinds, HyraxCommitment, HyraxParams};
 
 /// Commitments to the padded `Q`, `K` (`ŝ × d`) and `V` (`ŝ × d_v`).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -37,7 +37,7 @@ pub struct InputCommitments {
     pub values: HyraxCommitment,
 }
 
-/// The public statement of a committed-mode proof.
+/// The public statement of a committed-inputs proof (either mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct CommittedStatement {
     /// Shapes.
@@ -52,22 +52,48 @@ pub struct CommittedStatement {
     pub output: Vec<Fr>,
 }
 
-/// A committed-mode proof: the layer proof, whose final opening covers `Q`, `K`, `V`.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct CommittedLayerProof {
-    /// The layer proof.
-    pub layer: AttentionLayerProof,
-}
+/// A plain committed-inputs proof: the layer proof, whose final opening covers `Q`, `K`, `V`.
+pub type CommittedLayerProof = LayerProof<Plain>;
 
-/// The Hyrax generators for `shape` and `softmax` (transparent: anyone derives the same ones):
-/// enough for the inputs and, when the softmax is proven, for its `ĥ × ŝ × ŝ` witness and its
-/// lookup's multiplicities.
+/// A zero-knowledge committed-inputs proof.
+pub type ZkLayerProof = LayerProof<Zk>;
+
+/// The Hyrax generators for `shape` and `softmax` in the plain mode (transparent: anyone
+/// derives the same ones): enough for the inputs and, when the softmax is proven, for its
+/// `ĥ × ŝ × ŝ` witness and its lookup's multiplicities.
 pub fn hyrax_params_for(shape: &AttentionShape, softmax: SoftmaxMode) -> HyraxParams {
     HyraxParams::new(largest_committed_vars(shape, softmax))
 }
 
-fn pcs_error(step: &'static str) -> impl Fn(PcsError) -> AttentionError {
-    move |_| AttentionError::CheckFailed { step }
+/// The Hyrax generators a layer proof of mode `M` needs: the committed tables' and, in zero
+/// knowledge, one per coefficient of all the masks together and the wider layout's.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape over the stated limits (checked first), and as
+/// [`layer_zk_schedule`].
+pub fn layer_hyrax_params<M: Mode>(
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+) -> Result<HyraxParams, AttentionError> {
+    // The stated limits first: nothing below is sized from an unchecked shape.
+    shape.validate()?;
+    if !M::HIDING {
+        return Ok(hyrax_params_for(shape, softmax));
+    }
+    let masks = 2 * layer_zk_schedule(shape, softmax, true)?.generator_vars();
+    let columns = 2 * zk_layout_column_vars(shape, softmax);
+    Ok(HyraxParams::new(largest_committed_vars(shape, softmax).max(masks).max(columns)))
+}
+
+/// [`layer_hyrax_params`] in zero knowledge.
+///
+/// # Errors
+/// As [`layer_hyrax_params`].
+pub fn zk_hyrax_params_for(
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+) -> Result<HyraxParams, AttentionError> {
+    layer_hyrax_params::<Zk>(shape, softmax)
 }
 
 /// `Q`, `K`, `V` padded with zeros to their power-of-two matrices, as integers.
@@ -87,79 +113,104 @@ pub(crate) fn padded_inputs(shape: &AttentionShape, inputs: &AttentionInputs) ->
     ]
 }
 
-/// Commits to the inputs in the layout of a layer with this shape and softmax mode
-/// ([`crate::commitment_layout`]).
+/// Commits to padded tables in mode `M`, in the layer's layout.
+fn commit_padded_inputs<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    padded: &[(usize, Vec<i64>); 3],
+    rng: &mut dyn ProverRng,
+) -> Result<(InputCommitments, Vec<M::Blinds>), AttentionError> {
+    let layout = layer_layout::<M>(shape, softmax);
+    let mut commitments = Vec::with_capacity(3);
+    let mut blinds = Vec::with_capacity(3);
+    for (num_vars, table) in padded {
+        let (c, b) = M::commit_table(params, *num_vars, table_column_vars(*num_vars, layout), table, rng)?;
+        commitments.push(c);
+        blinds.push(b);
+    }
+    let [queries, keys, values]: [HyraxCommitment; 3] =
+        commitments.try_into().map_err(|_| AttentionError::CheckFailed { step: "input commitment" })?;
+    Ok((InputCommitments { queries, keys, values }, blinds))
+}
+
+/// Commits to `Q`, `K`, `V` in mode `M` (binding, or hiding with the blinds returned for the
+/// prover), in the layout of a layer with this shape and softmax mode.
 ///
 /// # Errors
-/// [`AttentionError::WrongTensorSize`] / [`AttentionError::ValueOutOfRange`] for bad inputs, or
-/// [`AttentionError::CheckFailed`] when the generators are too few for the shape.
+/// [`AttentionError::WrongTensorSize`] / [`AttentionError::ValueOutOfRange`] for bad inputs,
+/// [`AttentionError::Commitment`] when the generators are too few.
+pub fn commit_inputs_with<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    rng: &mut dyn ProverRng,
+) -> Result<(InputCommitments, Vec<M::Blinds>), AttentionError> {
+    inputs.validate(shape)?;
+    commit_padded_inputs::<M>(params, shape, softmax, &padded_inputs(shape, inputs), rng)
+}
+
+/// [`commit_inputs_with`], binding.
+///
+/// # Errors
+/// As [`commit_inputs_with`].
 pub fn commit_inputs(
     params: &HyraxParams,
     shape: &AttentionShape,
     softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<InputCommitments, AttentionError> {
-    inputs.validate(shape)?;
-    commit_padded_inputs(params, shape, softmax, &padded_inputs(shape, inputs))
+    use ark_std::rand::SeedableRng;
+    // The plain mode draws nothing.
+    let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+    Ok(commit_inputs_with::<Plain>(params, shape, softmax, inputs, &mut unused)?.0)
 }
 
-pub(crate) fn commit_padded_inputs(
+/// [`commit_inputs_with`], hiding.
+///
+/// # Errors
+/// As [`commit_inputs_with`].
+pub fn commit_inputs_hiding<R: RngCore + CryptoRng>(
     params: &HyraxParams,
     shape: &AttentionShape,
     softmax: SoftmaxMode,
-    [q, k, v]: &[(usize, Vec<i64>); 3],
-) -> Result<InputCommitments, AttentionError> {
-    let layout = layout_column_vars(shape, softmax);
-    let commit = |(num_vars, table): &(usize, Vec<i64>)| {
-        Hyrax::commit_small_with_columns(params, *num_vars, table_column_vars(*num_vars, layout), table)
-            .map_err(pcs_error("input commitment"))
-    };
-    Ok(InputCommitments { queries: commit(q)?, keys: commit(k)?, values: commit(v)? })
+    inputs: &AttentionInputs,
+    rng: &mut R,
+) -> Result<(InputCommitments, Vec<HyraxBlinds>), AttentionError> {
+    commit_inputs_with::<Zk>(params, shape, softmax, inputs, rng)
 }
 
 impl CommittedStatement {
-    pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
-        self.shape.append_to_transcript(transcript);
-        transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
-        self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
-        let mut bytes = Vec::new();
-        // Serializing into a Vec cannot fail.
-        let _ = self.commitments.serialize_compressed(&mut bytes);
-        transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
-        absorb_output(&self.output, transcript);
-    }
-
-    /// Checks the statement of a plain committed-mode proof before anything is derived from
-    /// it: the shape against the stated limits ([`AttentionShape::validate`]), the output's
-    /// length and each commitment's size and layout. [`verify_layer_committed`] runs it
-    /// first; a reader of proof files calls it before deriving the generators
-    /// ([`hyrax_params_for`]).
+    /// Checks the statement of a proof of mode `M` before anything is derived from it: the
+    /// shape against the stated limits ([`AttentionShape::validate`]), the output's length and
+    /// each commitment's size and layout. The verifiers run it first; a reader of proof files
+    /// calls it before deriving the generators ([`layer_hyrax_params`]).
     ///
     /// # Errors
     /// [`AttentionError::InvalidShape`] for a shape over the limits,
     /// [`AttentionError::WrongTensorSize`] for the output, [`AttentionError::CheckFailed`] for a
     /// commitment of the wrong size.
-    pub fn validate(&self) -> Result<(), AttentionError> {
+    pub fn validate_for<M: Mode>(&self) -> Result<(), AttentionError> {
         self.shape.validate()?;
-        self.validate_layout(layout_column_vars(&self.shape, self.softmax))
+        crate::layer::check_output_len(&self.shape, &self.output)?;
+        self.commitments.validate_layout(&self.shape, layer_layout::<M>(&self.shape, self.softmax))
     }
 
-    /// [`Self::validate`] for a zero-knowledge proof's statement (its commitments' layout is
-    /// the zero-knowledge layer's; call it before [`crate::zk_hyrax_params_for`]).
+    /// [`Self::validate_for`] in the plain mode.
     ///
     /// # Errors
-    /// As [`Self::validate`].
-    pub fn validate_zk(&self) -> Result<(), AttentionError> {
-        self.shape.validate()?;
-        self.validate_layout(crate::commitment_layout::zk_layout_column_vars(&self.shape, self.softmax))
+    /// As [`Self::validate_for`].
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        self.validate_for::<Plain>()
     }
 
-    /// [`Self::validate`] for the commitments' layout `layout` (the zero-knowledge layer's).
-    pub(crate) fn validate_layout(&self, layout: usize) -> Result<(), AttentionError> {
-        let shape = &self.shape;
-        shape.validate()?;
-        check_output_len(shape, &self.output)?;
-        self.commitments.validate_layout(shape, layout)
+    /// [`Self::validate_for`] in zero knowledge.
+    ///
+    /// # Errors
+    /// As [`Self::validate_for`].
+    pub fn validate_zk(&self) -> Result<(), AttentionError> {
+        self.validate_for::<Zk>()
     }
 }
 
@@ -186,11 +237,81 @@ impl InputCommitments {
     }
 }
 
-/// Commits to the inputs, runs the forward pass and proves it; the statement holds the
-/// commitments, not the tensors.
+/// Runs the forward pass on inputs already committed with [`commit_inputs_with`] (in the same
+/// mode) and proves it in mode `M`; the statement holds the commitments and the output.
 ///
 /// # Errors
-/// As [`crate::prove_layer`] and [`commit_inputs`].
+/// Invalid shapes or inputs ([`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`],
+/// [`AttentionError::ValueOutOfRange`]), [`AttentionError::NumericRange`] for scores the softmax
+/// tables cannot hold, [`AttentionError::CheckFailed`] when the blinds do not fit the
+/// commitments, [`AttentionError::ZeroKnowledge`].
+#[allow(clippy::too_many_arguments)]
+pub fn prove_committed_layer<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    commitments: InputCommitments,
+    blinds: &[M::Blinds],
+    rng: &mut dyn ProverRng,
+) -> Result<(CommittedStatement, LayerProof<M>, ProverTimings), AttentionError> {
+    let mut timings = ProverTimings::default();
+    let start = Instant::now();
+    inputs.validate(shape)?;
+    let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
+    let padded = padded_inputs(shape, inputs);
+    timings.witness = start.elapsed();
+    #[cfg(test)]
+    let output = cheating_output::output(witness.output.clone());
+    #[cfg(not(test))]
+    let output = witness.output.clone();
+    let statement = CommittedStatement { shape: *shape, mask, softmax, commitments, output };
+    statement.validate_for::<M>()?;
+    let prover_inputs =
+        ProverInputs::Committed { commitments: &statement.commitments, tables: &padded, blinds };
+    let proof = prove_layer_with::<M>(
+        params,
+        shape,
+        mask,
+        softmax,
+        prover_inputs,
+        &mut witness,
+        &statement.output,
+        rng,
+        &mut timings,
+    )?;
+    Ok((statement, proof, timings))
+}
+
+/// Verifies a committed-inputs proof of mode `M` from the statement (commitments and output)
+/// and the transparent generators; checks the statement first
+/// ([`CommittedStatement::validate_for`]).
+///
+/// # Errors
+/// Statement errors, the first failing step, [`AttentionError::CheckFailed`] (`"openings"`)
+/// for a plain opening that fails, [`AttentionError::ZeroKnowledge`] for a failing group
+/// equation.
+pub fn verify_committed_layer<M: Mode>(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &LayerProof<M>,
+) -> Result<VerifierTimings, AttentionError> {
+    verify_layer_with::<M>(
+        params,
+        &statement.shape,
+        statement.mask,
+        statement.softmax,
+        LayerInputs::Committed(&statement.commitments),
+        &statement.output,
+        proof,
+    )
+}
+
+/// Commits to the inputs (binding), runs the forward pass and proves it in the plain mode.
+///
+/// # Errors
+/// As [`prove_committed_layer`] and [`commit_inputs_with`].
 pub fn prove_layer_committed(
     params: &HyraxParams,
     shape: &AttentionShape,
@@ -198,76 +319,209 @@ pub fn prove_layer_committed(
     softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<(CommittedStatement, CommittedLayerProof, ProverTimings), AttentionError> {
-    let mut timings = ProverTimings::default();
+    use ark_std::rand::SeedableRng;
     let start = Instant::now();
-    let mut witness = witness_alongside_table(shape, mask, softmax, inputs, Some(params))?;
-    timings.witness = start.elapsed();
-    let start = Instant::now();
-    let padded = padded_inputs(shape, inputs);
-    let commitments = commit_padded_inputs(params, shape, softmax, &padded)?;
-    timings.commit = start.elapsed();
-    let statement =
-        CommittedStatement { shape: *shape, mask, softmax, commitments, output: witness.output.clone() };
-    let start = Instant::now();
-    let mut transcript = Transcript::new(DOMAIN);
-    statement.append_to_transcript(&mut transcript);
-    timings.statement = start.elapsed();
-    let committed = CommittedInputTables {
-        commitments: &statement.commitments,
-        tables: &padded,
-        extra_items: Vec::new(),
-        extra_claims: Vec::new(),
-        output_polynomial: None,
-    };
-    let (layer, _) = prove_chain(
+    // The plain mode draws nothing.
+    let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+    let (commitments, blinds) = commit_inputs_with::<Plain>(params, shape, softmax, inputs, &mut unused)?;
+    let commit = start.elapsed();
+    let (statement, proof, mut timings) = prove_committed_layer::<Plain>(
+        params,
         shape,
         mask,
-        statement.softmax,
-        params,
-        &mut witness,
-        Some(committed),
-        &mut transcript,
-        &mut timings,
+        softmax,
+        inputs,
+        commitments,
+        &blinds,
+        &mut unused,
     )?;
-    Ok((statement, CommittedLayerProof { layer }, timings))
+    timings.commit = commit;
+    Ok((statement, proof, timings))
 }
 
-/// Verifies a committed-mode proof using only the statement (commitments and output) and the
-/// transparent generators.
+/// [`verify_committed_layer`] in the plain mode.
 ///
 /// # Errors
-/// Statement errors, the first failing sub-protocol, or [`AttentionError::CheckFailed`] naming
-/// the input whose opening fails.
-#[deny(clippy::indexing_slicing)]
+/// As [`verify_committed_layer`].
 pub fn verify_layer_committed(
     params: &HyraxParams,
     statement: &CommittedStatement,
     proof: &CommittedLayerProof,
 ) -> Result<VerifierTimings, AttentionError> {
-    statement.validate()?;
-    let shape = &statement.shape;
+    verify_committed_layer::<Plain>(params, statement, proof)
+}
+
+/// Commits to `Q`, `K`, `V` with blinding, runs the forward pass (linear attention or the
+/// fixed-point softmax) and proves it in zero knowledge; the statement holds the hiding
+/// commitments and the output.
+///
+/// # Errors
+/// As [`prove_committed_layer`].
+pub fn prove_layer_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    rng: &mut R,
+) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
+    let (commitments, blinds) = commit_inputs_hiding(params, shape, softmax, inputs, rng)?;
+    prove_committed_layer_zk(params, shape, mask, softmax, inputs, commitments, &blinds, rng)
+}
+
+/// [`prove_committed_layer`] in zero knowledge (another proof of the same statement).
+///
+/// # Errors
+/// As [`prove_committed_layer`].
+#[allow(clippy::too_many_arguments)]
+pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    commitments: InputCommitments,
+    blinds: &[HyraxBlinds],
+    rng: &mut R,
+) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
+    let (statement, proof, _) =
+        prove_committed_layer::<Zk>(params, shape, mask, softmax, inputs, commitments, blinds, rng)?;
+    Ok((statement, proof))
+}
+
+/// [`verify_committed_layer`] in zero knowledge.
+///
+/// # Errors
+/// As [`verify_committed_layer`].
+pub fn verify_layer_zk(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<(), AttentionError> {
+    verify_committed_layer::<Zk>(params, statement, proof).map(|_| ())
+}
+
+/// The batching weights with which [`verify_layer_zk`] combines the proof's deferred group
+/// equations: drawn after the whole proof, its final responses included, is absorbed, so any
+/// change to a prover message changes them (what the soundness tests check byte by byte).
+///
+/// # Errors
+/// As [`verify_layer_zk`], for every check made before the group equations.
+pub fn layer_zk_batching_weights(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<Vec<Fr>, AttentionError> {
     let mut timings = VerifierTimings::default();
-    let start = Instant::now();
-    let mut transcript = Transcript::new(DOMAIN);
-    statement.append_to_transcript(&mut transcript);
-    timings.public_evaluations += start.elapsed();
-    verify_chain(
-        shape,
+    let ((masks, mut checks), mut transcript) = verify_layer_steps::<Zk>(
+        params,
+        &statement.shape,
         statement.mask,
         statement.softmax,
-        params,
+        LayerInputs::Committed(&statement.commitments),
         &statement.output,
-        &proof.layer,
-        Some(CommittedInputs {
-            commitments: &statement.commitments,
-            extra_commitments: Vec::new(),
-            extra_claims: Vec::new(),
-            output_polynomial: None,
-        }),
-        &mut transcript,
+        proof,
         &mut timings,
     )?;
-    Ok(timings)
+    masks
+        .verify_openings(params, &proof.session_proof, &mut transcript, &mut checks)
+        .map_err(|source| AttentionError::ZeroKnowledge { step: "masks", source })?;
+    Ok(checks.weights(&transcript))
+}
+
+/// Malicious-prover regression (the audit's zero-knowledge forgery, `shared/audit/
+/// audit_zk_forgery.rs`, made on the former zero-knowledge layer): the honest prover on the
+/// true inputs with a false output `O'[0] = O[0] + 1` in the statement. The chain runs from the
+/// true output's claim, so in the plain mode the first sum-check does not match the verifier's
+/// `Õ'(r)`, and in zero knowledge the committed claim `y·U` is not what the prover opens. The
+/// audit's forgery moved the last responses after the weights were known; that every proof
+/// byte changes the weights is checked by
+/// `tests/zk_layer.rs::any_changed_proof_byte_fails_to_parse_or_changes_the_batching_weights`.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod cheating_output {
+    use super::*;
+    use ark_std::rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+    use std::cell::Cell;
+    use zkmha_field::One;
+
+    thread_local! {
+        static CHEAT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The prover's hook: the statement's output.
+    pub(super) fn output(mut output: Vec<Fr>) -> Vec<Fr> {
+        if CHEAT.with(Cell::get) {
+            output[0] += Fr::one();
+        }
+        output
+    }
+
+    fn attempt<M: Mode>(softmax: SoftmaxMode) -> Result<VerifierTimings, AttentionError> {
+        let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+        let inputs = AttentionInputs {
+            queries: draw(shape.seq_len * shape.model_width()),
+            keys: draw(shape.seq_len * shape.model_width()),
+            values: draw(shape.seq_len * shape.value_model_width()),
+        };
+        let params = layer_hyrax_params::<M>(&shape, softmax).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(6);
+        let (commitments, blinds) =
+            commit_inputs_with::<M>(&params, &shape, softmax, &inputs, &mut rng).unwrap();
+        let prove = |rng: &mut ChaCha20Rng| {
+            prove_committed_layer::<M>(
+                &params,
+                &shape,
+                MaskKind::Causal,
+                softmax,
+                &inputs,
+                commitments.clone(),
+                &blinds,
+                rng,
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"))
+        };
+        let (honest, honest_proof, _) = prove(&mut rng);
+        verify_committed_layer::<M>(&params, &honest, &honest_proof).unwrap();
+        CHEAT.with(|c| c.set(true));
+        let (statement, proof, _) = prove(&mut rng);
+        CHEAT.with(|c| c.set(false));
+        assert_ne!(statement.output, honest.output, "the cheating prover claims a false output");
+        verify_committed_layer::<M>(&params, &statement, &proof)
+    }
+
+    fn softmax() -> SoftmaxMode {
+        let scale = 4.0 / (3.0 * 127.0 * 127.0 / 3.0);
+        SoftmaxMode::Exponential(crate::SoftmaxParams::for_score_scale(scale, 8).unwrap())
+    }
+
+    #[test]
+    fn a_false_output_proven_from_the_true_one_is_rejected_in_the_plain_mode() {
+        for softmax in [SoftmaxMode::Identity, softmax()] {
+            assert!(
+                matches!(attempt::<Plain>(softmax), Err(AttentionError::Sumcheck { step: "unpadding", .. })),
+                "{softmax:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_false_output_proven_from_the_true_one_is_rejected_in_zero_knowledge() {
+        for softmax in [SoftmaxMode::Identity, softmax()] {
+            let verdict = attempt::<Zk>(softmax);
+            assert!(
+                matches!(
+                    verdict,
+                    Err(AttentionError::CheckFailed { step: "unpadding" }
+                        | AttentionError::ZeroKnowledge { .. })
+                ),
+                "{softmax:?}: {verdict:?}"
+            );
+        }
+    }
 }
 
 /// Malicious-prover regression (the audit's reproducer): in committed linear-attention
@@ -279,7 +533,8 @@ pub fn verify_layer_committed(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod padded_values_regression {
     use super::*;
-    use crate::layer::prove_chain;
+    use ark_std::rand::SeedableRng;
+    use zkmha_field::Fr;
 
     #[test]
     fn garbage_in_the_padded_rows_of_a_committed_v_is_rejected() {
@@ -308,31 +563,24 @@ mod padded_values_regression {
                 witness.output[i * shape.value_model_width()] += crate::structured::mask_value();
             }
         }
-        let commitments = commit_padded_inputs(&params, &shape, softmax, &padded).unwrap();
+        let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+        let (commitments, blinds) =
+            commit_padded_inputs::<Plain>(&params, &shape, softmax, &padded, &mut unused).unwrap();
         let statement =
             CommittedStatement { shape, mask, softmax, commitments, output: witness.output.clone() };
-        let mut transcript = Transcript::new(DOMAIN);
-        statement.append_to_transcript(&mut transcript);
-        let committed = CommittedInputTables {
-            commitments: &statement.commitments,
-            tables: &padded,
-            extra_items: Vec::new(),
-            extra_claims: Vec::new(),
-            output_polynomial: None,
-        };
-        let mut timings = ProverTimings::default();
-        let (layer, _) = prove_chain(
+        let proof = prove_layer_with::<Plain>(
+            &params,
             &shape,
             mask,
             softmax,
-            &params,
+            ProverInputs::Committed { commitments: &statement.commitments, tables: &padded, blinds: &blinds },
             &mut witness,
-            Some(committed),
-            &mut transcript,
-            &mut timings,
+            &statement.output,
+            &mut unused,
+            &mut ProverTimings::default(),
         )
         .unwrap();
-        let result = verify_layer_committed(&params, &statement, &CommittedLayerProof { layer });
+        let result = verify_layer_committed(&params, &statement, &proof);
         assert_ne!(statement.output, honest_output);
         assert!(matches!(result, Err(AttentionError::Sumcheck { step: "padding", .. })), "{result:?}");
     }

@@ -1,58 +1,68 @@
-//! The layer proof: every sub-protocol chained from the output back to the inputs.
+//! The attention layer's one driver, for both modes (plain and zero-knowledge) and both kinds
+//! of inputs (public tensors, or commitments to them).
 //!
 //! ```text
-//! statement: shape (s, h, m, m_v), mask kind, softmax mode, Q, K, V (public integers), O (claimed)
-//! absorb the statement; draw r = [r_col ‖ r_row];  y = Õ(r)
-//!   unpadding      Õ(r)            → Ô(q)                      (q = [q_m ‖ q_h ‖ q_i])
-//!   softmax·V      Ô(q)            → Ã([t_j ‖ q_i ‖ t_h]),  V̂([q_m ‖ t_h ‖ t_j])
-//!   softmax slot   Ã(p)            → QK̃_M(p)                   (identity: linear attention)
-//!   masking        QK̃_M(p)         → QK̂(u)
-//!   batched QKᵀ    QK̂(u)           → Q̂([w ‖ u_i]),  K̂([w ‖ u_j])
-//!   padding        Q̂, K̂, V̂ claims  → Q, K, V claims             (one batched sum-check)
-//! the verifier discharges the Q, K, V claims by evaluating the public inputs' MLEs
+//! statement: shape (s, h, m, m_v), mask kind, softmax mode, the output O (public), and
+//!            Q, K, V as public tensors or as commitments C_Q, C_K, C_V (hiding in zero knowledge)
+//! absorb: the domain, the mode's name, the whole statement (tensors as BLAKE3 digests)
+//! proven softmax: commit to its eight columns (mode M) and absorb the commitments
+//! open the session (zero knowledge: one hiding commitment to every sum-check's mask)
+//! draw r;  y = Õ(r), public (a constant claim in either mode)
+//!   chain (crate::chain)   O(r) → claims on Q, K, V and on the softmax's columns
+//!   public inputs          the verifier evaluates Q̃, K̃, Ṽ at the claims' points; the prover
+//!                          proves claim − evaluation = 0 (M::prove_zero: checked at once when
+//!                          plain, a relations proof on the committed claims in zero knowledge)
+//!   openings               every committed polynomial's claims (the softmax's columns, then
+//!                          Q, K, V when committed) in one M::prove_openings
+//! close the session (zero knowledge: the masks' values in one inner-product argument); the
+//! verifier checks every deferred group equation in one MSM, with weights drawn after the
+//! whole proof is absorbed
 //! ```
 //!
 //! Soundness: each sum-check errs with probability ≤ (variables · degree)/|F|, the batching
-//! with ≤ 1/|F|; every structured factor is recomputed by the verifier.
+//! with ≤ 1/|F|; every structured factor is recomputed by the verifier; every committed
+//! polynomial is opened at every point a claim names it.
 
-use crate::attention_values::AttentionValuesProof;
-use crate::chain::{ChainProof, prove_chain_steps, verify_chain_steps};
+use crate::chain::{ChainProofOf, chain_zk_schedule, prove_chain_steps, verify_chain_steps};
+use crate::commitment_layout::{layout_column_vars, zk_layout_column_vars};
 use crate::committed::InputCommitments;
-use crate::masking::MaskingProof;
-use crate::mode::Plain;
-use crate::padding::{InputClaims, PaddingProof};
-use crate::qk::QkProof;
+use crate::mode::{Mode, Plain, ProverRng};
+use crate::padding::InputClaims;
 use crate::softmax::{
-    SoftmaxCommitments, SoftmaxMode, SoftmaxSlotProof, SoftmaxStageTimings, commit_softmax,
-    softmax_commitment_list, softmax_opening_tables,
+    SoftmaxCommitments, SoftmaxMode, SoftmaxProverData, SoftmaxStageTimings, commit_softmax_with,
+    softmax_column_tables, softmax_commitment_list, softmax_multiplicities, softmax_tables, tensor_vars,
 };
-use crate::unpadding::UnpaddingProof;
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::{Duration, Instant};
-use zkmha_field::Fr;
+use zkmha_field::{Fr, One};
+use zkmha_lookup::LookupTable;
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, MultiOpeningProof, OpeningClaim, PolynomialTable};
+use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
+use zkmha_zk::{LinearValue, MaskSchedule, zk_multi_opening_schedule};
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 11;
+pub const PROOF_FORMAT_VERSION: u32 = 12;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
-/// The zero-knowledge layer's transcript domain (`crate::zk_layer`).
-pub(crate) const DOMAIN_ZK: &[u8] = b"attention-layer-zk";
-pub(crate) const LABEL_MASK: &[u8] = b"attention/statement/mask";
-pub(crate) const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
+const LABEL_MODE: &[u8] = b"attention/statement/mode";
+const LABEL_MASK: &[u8] = b"attention/statement/mask";
+const LABEL_SOFTMAX: &[u8] = b"attention/statement/softmax";
 const LABEL_QUERIES: &[u8] = b"attention/statement/queries";
 const LABEL_KEYS: &[u8] = b"attention/statement/keys";
 const LABEL_VALUES: &[u8] = b"attention/statement/values";
 const LABEL_OUTPUT: &[u8] = b"attention/statement/output";
 pub(crate) const LABEL_OUTPUT_POINT: &[u8] = b"attention/output-point";
-const LABEL_OUTPUT_VALUE: &[u8] = b"attention/output-value";
-pub(crate) const LABEL_COMMITMENTS: &[u8] = b"attention/statement/commitments";
+const LABEL_COMMITMENTS: &[u8] = b"attention/statement/commitments";
+const STEP_PUBLIC_INPUTS: &str = "public inputs";
+const STEP_OPENINGS: &str = "openings";
+const STEP_SOFTMAX_MODE: &str = "the proof's softmax mode";
+/// The softmax's committed columns ([`softmax_commitment_list`]).
+const SOFTMAX_COLUMNS: usize = 8;
 
-/// The public statement of a layer proof.
+/// The public statement of a layer proof with public inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttentionStatement {
     /// Shapes.
@@ -67,111 +77,459 @@ pub struct AttentionStatement {
     pub output: Vec<Fr>,
 }
 
-impl AttentionStatement {
-    /// Absorbs the whole statement. The tensors enter as BLAKE3 digests of their canonical
-    /// encodings (inputs: little-endian i64; output: 32-byte field elements), so the transcript
-    /// binds every entry while absorbing a few hundred bytes.
-    fn append_to_transcript(&self, transcript: &mut Transcript) {
-        self.shape.append_to_transcript(transcript);
-        transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
-        self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
-        for (label, data) in [
-            (LABEL_QUERIES, &self.inputs.queries),
-            (LABEL_KEYS, &self.inputs.keys),
-            (LABEL_VALUES, &self.inputs.values),
-        ] {
-            let mut hasher = blake3::Hasher::new();
-            hasher.update(&(data.len() as u64).to_le_bytes());
-            let mut bytes = Vec::with_capacity(8 * 4096);
-            for chunk in data.chunks(4096) {
-                bytes.clear();
-                bytes.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
-                hasher.update(&bytes);
-            }
-            transcript.append_bytes(label, hasher.finalize().as_bytes());
-        }
-        absorb_output(&self.output, transcript);
-    }
+/// The inputs as a statement holds them.
+#[derive(Clone, Copy, Debug)]
+pub enum LayerInputs<'a> {
+    /// The tensors: the verifier evaluates their MLEs itself.
+    Public(&'a AttentionInputs),
+    /// Commitments to the padded tensors: their claims join the final opening.
+    Committed(&'a InputCommitments),
+}
 
-    fn validate(&self) -> Result<(), AttentionError> {
-        self.shape.validate()?;
-        self.inputs.validate(&self.shape)?;
-        check_output_len(&self.shape, &self.output)
+/// The inputs as the prover holds them.
+pub(crate) enum ProverInputs<'a, M: Mode> {
+    /// Public tensors.
+    Public(&'a AttentionInputs),
+    /// Committed: the commitments, the padded integer tables `(num_vars, entries)` and the
+    /// blinds, in the order `Q`, `K`, `V`.
+    Committed {
+        commitments: &'a InputCommitments,
+        tables: &'a [(usize, Vec<i64>); 3],
+        blinds: &'a [M::Blinds],
+    },
+}
+
+impl<M: Mode> ProverInputs<'_, M> {
+    fn statement(&self) -> LayerInputs<'_> {
+        match self {
+            ProverInputs::Public(inputs) => LayerInputs::Public(inputs),
+            ProverInputs::Committed { commitments, .. } => LayerInputs::Committed(commitments),
+        }
     }
 }
 
-/// A layer proof (serializable; carries its format version).
+impl LayerInputs<'_> {
+    fn committed(&self) -> bool {
+        matches!(self, LayerInputs::Committed(_))
+    }
+}
+
+/// A layer proof in mode `M` (serializable; carries its format version).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct AttentionLayerProof {
+pub struct LayerProof<M: Mode> {
     /// [`PROOF_FORMAT_VERSION`].
     pub version: u32,
-    /// Unpadding.
-    pub unpadding: UnpaddingProof,
-    /// `softmax·V`.
-    pub attention_values: AttentionValuesProof,
-    /// Commitments to the softmax witness (exponential mode), absorbed right after the
+    /// Commitments to the softmax's columns (proven softmax), absorbed right after the
     /// statement.
     pub softmax_commitments: Option<SoftmaxCommitments>,
-    /// The softmax slot.
-    pub softmax: SoftmaxSlotProof,
-    /// Masking (linear attention only: the proven softmax multiplies by the zeroifier itself).
-    pub masking: Option<MaskingProof>,
-    /// Batched `QKᵀ`.
-    pub qk: QkProof,
-    /// Padding of Q, K, V.
-    pub padding: PaddingProof,
-    /// One multi-point opening of every committed polynomial's claims: the softmax's columns
-    /// (exponential mode) and `Q`, `K`, `V` (committed mode); absent when nothing is committed.
-    pub openings: Option<MultiOpeningProof>,
-    /// `Õ(r)` when the output itself is committed (a model layer's intermediate): the
-    /// verifier cannot evaluate it, so it is sent and its claim joins the final opening.
-    pub output_value: Option<Fr>,
+    /// What opens the mode's session (zero knowledge: the masks' commitment).
+    pub session: M::SessionCommitment,
+    /// The chain's steps, from the output back to the inputs.
+    pub chain: ChainProofOf<M>,
+    /// Public inputs: that the input claims are the inputs' evaluations.
+    pub public_inputs: Option<M::ZeroProof>,
+    /// Every committed polynomial's claims in one opening; absent when nothing is committed
+    /// (public inputs and linear attention).
+    pub openings: Option<M::OpeningProof>,
+    /// What closes the session (zero knowledge: the masks' values at their points).
+    pub session_proof: M::SessionProof,
 }
 
-/// The committed inputs as the prover holds them: commitments and the padded integer tables
-/// `(num_vars, entries)` of `Q`, `K`, `V`.
-pub(crate) struct CommittedInputTables<'a> {
-    pub(crate) commitments: &'a InputCommitments,
-    pub(crate) tables: &'a [(usize, Vec<i64>); 3],
-    /// Further committed polynomials and their claims for the final opening (a model layer's
-    /// projections): claim indices count `Q`, `K`, `V` as 0, 1, 2 and `extra_items` from 3.
-    pub(crate) extra_items: Vec<(PolynomialTable<'a>, &'a HyraxCommitment)>,
-    pub(crate) extra_claims: Vec<OpeningClaim>,
-    /// The index (counted as for `extra_claims`) of a committed output `O`: its claim then
-    /// joins the final opening instead of being evaluated from a public output.
-    pub(crate) output_polynomial: Option<usize>,
+/// A plain layer proof (public or committed inputs).
+pub type AttentionLayerProof = LayerProof<Plain>;
+
+/// The column variables of the layer's commitments in mode `M`: the plain layout
+/// ([`layout_column_vars`]) or the zero-knowledge one ([`zk_layout_column_vars`]).
+pub fn layer_layout<M: Mode>(shape: &AttentionShape, softmax: SoftmaxMode) -> usize {
+    if M::HIDING { zk_layout_column_vars(shape, softmax) } else { layout_column_vars(shape, softmax) }
 }
 
-/// The verifier's side of [`CommittedInputTables`].
-pub(crate) struct CommittedInputs<'a> {
-    pub(crate) commitments: &'a InputCommitments,
-    pub(crate) extra_commitments: Vec<&'a HyraxCommitment>,
-    pub(crate) extra_claims: Vec<OpeningClaim>,
-    pub(crate) output_polynomial: Option<usize>,
+/// The sizes of the polynomials a layer opens, in opening order: the softmax's eight columns
+/// (proven softmax), then `Q`, `K`, `V` (committed inputs).
+fn opened_sizes(
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    committed_inputs: bool,
+) -> Result<Vec<usize>, AttentionError> {
+    let mut sizes = Vec::with_capacity(11);
+    if let SoftmaxMode::Exponential(params) = softmax {
+        let tables = softmax_tables(&params)?;
+        let (n, n_rows) = tensor_vars(shape);
+        sizes.extend([
+            n,
+            n,
+            n,
+            n,
+            n_rows,
+            tables.exponent.num_vars(),
+            tables.remainder.num_vars(),
+            tables.row_sum.num_vars(),
+        ]);
+    }
+    if committed_inputs {
+        let s = shape.seq_vars();
+        sizes.extend([s + shape.model_vars(), s + shape.model_vars(), s + shape.value_model_vars()]);
+    }
+    Ok(sizes)
 }
 
-/// The committed-mode claims of the final opening, the same list on both sides: `Q`, `K`, `V`
-/// at `base..base + 3`, then the extra claims (indices counted from `base`), then the committed
-/// output's claim.
-fn committed_claims(
+/// The `(variables, degree)` of every zero-knowledge sum-check of a layer, in proof order: the
+/// chain's, then the final opening's (when anything is committed).
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for softmax parameters out of range.
+pub fn layer_zk_schedule(
+    shape: &AttentionShape,
+    softmax: SoftmaxMode,
+    committed_inputs: bool,
+) -> Result<MaskSchedule, AttentionError> {
+    let mut schedule = chain_zk_schedule(shape, softmax)?;
+    let sizes = opened_sizes(shape, softmax, committed_inputs)?;
+    if !sizes.is_empty() {
+        schedule.push(zk_multi_opening_schedule(&sizes));
+    }
+    Ok(MaskSchedule(schedule))
+}
+
+/// The transcript after the statement (the first step of proving and verifying; a reader
+/// replaying a proof starts here).
+pub fn layer_transcript<M: Mode>(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: LayerInputs<'_>,
+    output: &[Fr],
+) -> Transcript {
+    let mut transcript = Transcript::new(DOMAIN);
+    transcript.append_bytes(LABEL_MODE, M::NAME.as_bytes());
+    shape.append_to_transcript(&mut transcript);
+    transcript.append_u64(LABEL_MASK, u64::from(mask.code()));
+    softmax.append_to_transcript(LABEL_SOFTMAX, &mut transcript);
+    match inputs {
+        // The tensors enter as BLAKE3 digests of their canonical encodings (little-endian
+        // i64), so the transcript binds every entry while absorbing a few hundred bytes.
+        LayerInputs::Public(inputs) => {
+            for (label, data) in
+                [(LABEL_QUERIES, &inputs.queries), (LABEL_KEYS, &inputs.keys), (LABEL_VALUES, &inputs.values)]
+            {
+                let mut hasher = blake3::Hasher::new();
+                hasher.update(&(data.len() as u64).to_le_bytes());
+                let mut bytes = Vec::with_capacity(8 * 4096);
+                for chunk in data.chunks(4096) {
+                    bytes.clear();
+                    bytes.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+                    hasher.update(&bytes);
+                }
+                transcript.append_bytes(label, hasher.finalize().as_bytes());
+            }
+        }
+        LayerInputs::Committed(commitments) => {
+            let mut bytes = Vec::new();
+            // Serializing into a Vec cannot fail.
+            let _ = commitments.serialize_compressed(&mut bytes);
+            transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
+        }
+    }
+    absorb_output(output, &mut transcript);
+    transcript
+}
+
+/// The output point drawn after the statement, the softmax's commitments and the session.
+pub fn output_point(shape: &AttentionShape, transcript: &mut Transcript) -> Vec<Fr> {
+    transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars())
+}
+
+/// The evaluations of the public inputs' MLEs at their claims' points.
+fn public_input_values(
+    shape: &AttentionShape,
+    inputs: &AttentionInputs,
+    points: [&[Fr]; 3],
+) -> Result<[Fr; 3], AttentionError> {
+    let mut values = [Fr::from(0u64); 3];
+    for ((value, (data, columns)), point) in values
+        .iter_mut()
+        .zip([
+            (&inputs.queries, shape.model_width()),
+            (&inputs.keys, shape.model_width()),
+            (&inputs.values, shape.value_model_width()),
+        ])
+        .zip(points)
+    {
+        let field: Vec<Fr> = data.iter().map(|&v| zkmha_field::fr_from_i64(v)).collect();
+        *value = matrix_mle(shape.seq_len, columns, &field)?.evaluate(point)?;
+    }
+    Ok(values)
+}
+
+/// The final opening's claims, the same list on both sides: the softmax's columns
+/// (polynomials `0..8`, several claims each), then `Q`, `K`, `V` (polynomials `base..base + 3`,
+/// `base` the number of softmax columns) when committed.
+fn final_claims<V: Clone>(
+    softmax: Vec<OpeningClaim<V>>,
     base: usize,
-    input_claims: &InputClaims,
-    extra: &[OpeningClaim],
-    output_polynomial: Option<usize>,
-    output_claim: &EvalClaim,
-) -> Vec<OpeningClaim> {
-    let claim = |polynomial: usize, c: &EvalClaim| OpeningClaim {
-        polynomial,
-        point: c.point.clone(),
-        value: c.value,
-    };
-    let inputs = [&input_claims.queries, &input_claims.keys, &input_claims.values];
-    let mut claims: Vec<OpeningClaim> = inputs.iter().enumerate().map(|(k, c)| claim(base + k, c)).collect();
-    claims.extend(extra.iter().map(|c| OpeningClaim { polynomial: c.polynomial + base, ..c.clone() }));
-    if let Some(index) = output_polynomial {
-        claims.push(claim(base + index, output_claim));
+    inputs: &InputClaims<V>,
+    committed_inputs: bool,
+) -> Vec<OpeningClaim<V>> {
+    let mut claims = softmax;
+    if committed_inputs {
+        for (k, claim) in [&inputs.queries, &inputs.keys, &inputs.values].into_iter().enumerate() {
+            claims.push(OpeningClaim {
+                polynomial: base + k,
+                point: claim.point.clone(),
+                value: claim.value.clone(),
+            });
+        }
     }
     claims
+}
+
+/// Proves a layer in mode `M` from its witness: the statement's output `output` is absorbed
+/// (the honest prover's is `witness.output`), the chain runs on the witness.
+///
+/// # Errors
+/// The softmax's commitment and multiplicities' errors, the steps' errors,
+/// [`AttentionError::ZeroKnowledge`] in zero knowledge.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn prove_layer_with<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: ProverInputs<'_, M>,
+    witness: &mut crate::AttentionWitness,
+    output: &[Fr],
+    rng: &mut dyn ProverRng,
+    timings: &mut ProverTimings,
+) -> Result<LayerProof<M>, AttentionError> {
+    let start = Instant::now();
+    let committed_inputs = inputs.statement().committed();
+    let mut transcript = layer_transcript::<M>(shape, mask, softmax, inputs.statement(), output);
+    let t = &mut transcript;
+    timings.statement += start.elapsed();
+
+    // The softmax's columns are committed before the first challenge.
+    let start = Instant::now();
+    let layout = layer_layout::<M>(shape, softmax);
+    let mut softmax_data = match (softmax, witness.softmax.take()) {
+        (SoftmaxMode::Exponential(softmax_params), Some(softmax_witness)) => {
+            let multiplicities = softmax_multiplicities(&softmax_params, &softmax_witness)?;
+            let data = SoftmaxProverData::new(shape, softmax_witness, multiplicities, &softmax_params);
+            let (commitments, blinds) =
+                commit_softmax_with::<M>(params, shape, &softmax_params, &data, layout, rng)?;
+            commitments.append_to_transcript(t);
+            Some((softmax_params, commitments, blinds, data))
+        }
+        (SoftmaxMode::Exponential(_), None) => {
+            return Err(AttentionError::CheckFailed { step: "softmax witness" });
+        }
+        (SoftmaxMode::Identity, _) => None,
+    };
+    timings.softmax_commit = start.elapsed();
+
+    let start = Instant::now();
+    let (mut session, session_commitment) =
+        M::start_prover(params, &|| layer_zk_schedule(shape, softmax, committed_inputs), t, rng)?;
+    let mut prover = M::prover(params, &mut session, rng);
+    let point = output_point(shape, t);
+    let value = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?.evaluate(&point)?;
+    let output_claim = EvalClaim { point, value: M::prover_constant(&prover, value) };
+    timings.statement += start.elapsed();
+
+    let (chain, chain_claims) = prove_chain_steps::<M>(
+        &mut prover,
+        shape,
+        mask,
+        softmax,
+        witness,
+        softmax_data.as_mut().map(|(_, _, _, data)| data),
+        &output_claim,
+        t,
+        timings,
+    )?;
+
+    let start = Instant::now();
+    let public_inputs = match &inputs {
+        ProverInputs::Public(x) => {
+            let c = &chain_claims.inputs;
+            let claims = [&c.queries, &c.keys, &c.values];
+            let values = public_input_values(shape, x, claims.map(|claim| claim.point.as_slice()))?;
+            let targets = claims
+                .iter()
+                .zip(values)
+                .map(|(claim, v)| claim.value.plus_scaled(-Fr::one(), &M::prover_constant(&prover, v)))
+                .collect();
+            Some(M::prove_zero(&mut prover, STEP_PUBLIC_INPUTS, targets, t)?)
+        }
+        ProverInputs::Committed { .. } => None,
+    };
+
+    // Every committed polynomial's claims, one opening.
+    let mut polynomials: Vec<(PolynomialTable<'_>, &HyraxCommitment, &M::Blinds)> = Vec::new();
+    if let Some((softmax_params, commitments, blinds, data)) = &softmax_data {
+        let tables = softmax_column_tables(shape, softmax_params, data)?;
+        polynomials.extend(
+            tables
+                .into_iter()
+                .zip(softmax_commitment_list(commitments))
+                .zip(blinds)
+                .map(|((p, c), b)| (p, c, b)),
+        );
+    }
+    if let ProverInputs::Committed { commitments: c, tables, blinds } = &inputs {
+        if blinds.len() != 3 {
+            return Err(AttentionError::CheckFailed { step: "input commitment" });
+        }
+        for (((num_vars, values), commitment), blind) in
+            tables.iter().zip([&c.queries, &c.keys, &c.values]).zip(*blinds)
+        {
+            polynomials.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment, blind));
+        }
+    }
+    let base = if softmax_data.is_some() { SOFTMAX_COLUMNS } else { 0 };
+    let claims = final_claims(chain_claims.softmax, base, &chain_claims.inputs, committed_inputs);
+    let openings = if polynomials.is_empty() {
+        None
+    } else {
+        Some(M::prove_openings(&mut prover, params, &polynomials, &claims, t)?)
+    };
+    drop(polynomials);
+    drop(prover);
+    let session_proof = M::finish_prover(params, session, t, rng)?;
+    timings.open = start.elapsed();
+    Ok(LayerProof {
+        version: PROOF_FORMAT_VERSION,
+        softmax_commitments: softmax_data.map(|(_, commitments, _, _)| commitments),
+        session: session_commitment,
+        chain,
+        public_inputs,
+        openings,
+        session_proof,
+    })
+}
+
+/// Everything the verifier of a layer in mode `M` checks but the session's close: returns the
+/// session (zero knowledge: the masks and the deferred group equations) and the transcript.
+/// Checks the statement first: the shape against the stated limits, the output's length, the
+/// public inputs' sizes or each commitment's size and layout.
+///
+/// # Errors
+/// Statement errors, [`AttentionError::UnsupportedVersion`], a proof of the other softmax mode
+/// or with parts the statement does not call for ([`AttentionError::CheckFailed`]), the first
+/// failing step.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn verify_layer_steps<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: LayerInputs<'_>,
+    output: &[Fr],
+    proof: &LayerProof<M>,
+    timings: &mut VerifierTimings,
+) -> Result<(M::VerifierSession, Transcript), AttentionError> {
+    if proof.version != PROOF_FORMAT_VERSION {
+        return Err(AttentionError::UnsupportedVersion(proof.version));
+    }
+    // The stated limits first: nothing below is sized from an unchecked shape.
+    shape.validate()?;
+    check_output_len(shape, output)?;
+    let layout = layer_layout::<M>(shape, softmax);
+    match inputs {
+        LayerInputs::Public(x) => x.validate(shape)?,
+        LayerInputs::Committed(c) => c.validate_layout(shape, layout)?,
+    }
+    let start = Instant::now();
+    let mut transcript = layer_transcript::<M>(shape, mask, softmax, inputs, output);
+    timings.public_evaluations += start.elapsed();
+    let start = Instant::now();
+    let t = &mut transcript;
+    match (softmax, &proof.softmax_commitments, &proof.chain.masking) {
+        (SoftmaxMode::Exponential(p), Some(commitments), None) => {
+            commitments.validate_layout(shape, &softmax_tables(&p)?, layout)?;
+            commitments.append_to_transcript(t);
+        }
+        (SoftmaxMode::Identity, None, Some(_)) => {}
+        _ => return Err(AttentionError::CheckFailed { step: STEP_SOFTMAX_MODE }),
+    }
+    let committed_inputs = inputs.committed();
+    let mut session =
+        M::start_verifier(&|| layer_zk_schedule(shape, softmax, committed_inputs), &proof.session, t)?;
+    let mut verifier = M::verifier(params, &mut session);
+    let point = output_point(shape, t);
+    timings.protocol += start.elapsed();
+    let start = Instant::now();
+    let value = matrix_mle(shape.seq_len, shape.value_model_width(), output)?.evaluate(&point)?;
+    let output_claim = EvalClaim { point, value: M::verifier_constant(&verifier, value) };
+    timings.public_evaluations += start.elapsed();
+
+    let start = Instant::now();
+    let chain_claims =
+        verify_chain_steps::<M>(&mut verifier, shape, mask, softmax, &output_claim, &proof.chain, t)?;
+    timings.protocol += start.elapsed();
+    match (inputs, &proof.public_inputs) {
+        (LayerInputs::Public(x), Some(zero)) => {
+            let start = Instant::now();
+            let c = &chain_claims.inputs;
+            let claims = [&c.queries, &c.keys, &c.values];
+            let values = public_input_values(shape, x, claims.map(|claim| claim.point.as_slice()))?;
+            timings.public_evaluations += start.elapsed();
+            let targets = claims
+                .iter()
+                .zip(values)
+                .map(|(claim, v)| claim.value.plus_scaled(-Fr::one(), &M::verifier_constant(&verifier, v)))
+                .collect();
+            M::verify_zero(&mut verifier, STEP_PUBLIC_INPUTS, targets, zero, t)?;
+        }
+        (LayerInputs::Committed(_), None) => {}
+        _ => return Err(AttentionError::CheckFailed { step: STEP_PUBLIC_INPUTS }),
+    }
+
+    let start = Instant::now();
+    let mut commitments: Vec<&HyraxCommitment> = Vec::new();
+    if let Some(softmax_commitments) = &proof.softmax_commitments {
+        commitments.extend(softmax_commitment_list(softmax_commitments));
+    }
+    let base = commitments.len();
+    if let LayerInputs::Committed(c) = inputs {
+        commitments.extend([&c.queries, &c.keys, &c.values]);
+    }
+    let claims = final_claims(chain_claims.softmax, base, &chain_claims.inputs, committed_inputs);
+    match (&proof.openings, commitments.is_empty()) {
+        (None, true) => {}
+        (Some(openings), false) => {
+            M::verify_openings(&mut verifier, params, &commitments, &claims, openings, t)?
+        }
+        _ => return Err(AttentionError::CheckFailed { step: STEP_OPENINGS }),
+    }
+    drop(verifier);
+    timings.protocol += start.elapsed();
+    Ok((session, transcript))
+}
+
+/// Verifies a layer proof in mode `M` (see [`verify_layer_steps`] for what is checked first),
+/// closing the session: in zero knowledge the masks' openings and then every deferred group
+/// equation in one multi-scalar multiplication.
+///
+/// # Errors
+/// As [`verify_layer_steps`]; [`AttentionError::ZeroKnowledge`] for a failing group equation.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn verify_layer_with<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: LayerInputs<'_>,
+    output: &[Fr],
+    proof: &LayerProof<M>,
+) -> Result<VerifierTimings, AttentionError> {
+    let mut timings = VerifierTimings::default();
+    let (session, mut transcript) =
+        verify_layer_steps::<M>(params, shape, mask, softmax, inputs, output, proof, &mut timings)?;
+    let start = Instant::now();
+    M::finish_verifier(params, session, &proof.session_proof, &mut transcript)?;
+    timings.protocol += start.elapsed();
+    Ok(timings)
 }
 
 /// Prover wall-clock time per stage.
@@ -281,194 +639,6 @@ pub(crate) fn absorb_output(output: &[Fr], transcript: &mut Transcript) {
     transcript.append_bytes(LABEL_OUTPUT, hasher.finalize().as_bytes());
 }
 
-/// Everything after the statement: draws the output point and runs every sub-protocol from
-/// the output back to the claims on the inputs (prover side).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn prove_chain(
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax_mode: SoftmaxMode,
-    hyrax: &HyraxParams,
-    witness: &mut crate::AttentionWitness,
-    committed_inputs: Option<CommittedInputTables<'_>>,
-    transcript: &mut Transcript,
-    timings: &mut ProverTimings,
-) -> Result<(AttentionLayerProof, InputClaims), AttentionError> {
-    // The softmax witness is committed before the first challenge.
-    let start = Instant::now();
-    let mut softmax_data = match (softmax_mode, witness.softmax.take()) {
-        (SoftmaxMode::Exponential(params), Some(softmax)) => {
-            let (commitments, data) = commit_softmax(hyrax, shape, &params, softmax)?;
-            commitments.append_to_transcript(transcript);
-            Some((commitments, data))
-        }
-        (SoftmaxMode::Exponential(_), None) => {
-            return Err(AttentionError::CheckFailed { step: "softmax witness" });
-        }
-        (SoftmaxMode::Identity, _) => None,
-    };
-    timings.softmax_commit = start.elapsed();
-
-    let start = Instant::now();
-    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
-    let output = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?;
-    let output_claim = EvalClaim { value: output.evaluate(&point)?, point };
-    let committed_output = committed_inputs.as_ref().and_then(|inputs| inputs.output_polynomial);
-    let output_value = committed_output.map(|_| output_claim.value);
-    if let Some(value) = &output_value {
-        transcript.append_field(LABEL_OUTPUT_VALUE, value);
-    }
-    timings.statement += start.elapsed();
-
-    let (steps, chain_claims) = prove_chain_steps::<Plain>(
-        &mut (),
-        shape,
-        mask,
-        softmax_mode,
-        witness,
-        softmax_data.as_mut().map(|(_, data)| data),
-        &output_claim,
-        transcript,
-        timings,
-    )?;
-    let input_claims = chain_claims.inputs;
-
-    // Every committed polynomial's claims, one multi-point opening.
-    let start = Instant::now();
-    let mut items: Vec<(PolynomialTable<'_>, &HyraxCommitment)> = Vec::new();
-    let mut claims = Vec::new();
-    if let (SoftmaxMode::Exponential(params), Some((commitments, data))) = (softmax_mode, &softmax_data) {
-        items.extend(softmax_opening_tables(shape, &params, commitments, data)?);
-        claims.extend(chain_claims.softmax);
-    }
-    if let Some(inputs) = committed_inputs {
-        let c = inputs.commitments;
-        let base = items.len();
-        for ((num_vars, values), commitment) in inputs.tables.iter().zip([&c.queries, &c.keys, &c.values]) {
-            items.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment));
-        }
-        claims.extend(committed_claims(
-            base,
-            &input_claims,
-            &inputs.extra_claims,
-            inputs.output_polynomial,
-            &output_claim,
-        ));
-        items.extend(inputs.extra_items);
-    }
-    let openings = if items.is_empty() {
-        None
-    } else {
-        Some(
-            Hyrax::open_multi(&items, &claims, transcript)
-                .map_err(|_| AttentionError::CheckFailed { step: "openings" })?,
-        )
-    };
-    drop(items);
-    timings.open = start.elapsed();
-    let ChainProof { unpadding, attention_values, softmax, masking, qk, padding } = steps;
-    let proof = AttentionLayerProof {
-        version: PROOF_FORMAT_VERSION,
-        unpadding,
-        attention_values,
-        softmax_commitments: softmax_data.map(|(c, _)| c),
-        softmax,
-        masking,
-        qk,
-        padding,
-        openings,
-        output_value,
-    };
-    Ok((proof, input_claims))
-}
-
-/// The verifier's mirror of [`prove_chain`]: returns the claims on `Q`, `K`, `V` the caller
-/// must discharge (already discharged by the final opening when `input_commitments` is given),
-/// and the output claim's evaluation time (public-tensor work).
-#[deny(clippy::indexing_slicing)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn verify_chain(
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax_mode: SoftmaxMode,
-    hyrax: &HyraxParams,
-    output: &[Fr],
-    proof: &AttentionLayerProof,
-    committed_inputs: Option<CommittedInputs<'_>>,
-    transcript: &mut Transcript,
-    timings: &mut VerifierTimings,
-) -> Result<InputClaims, AttentionError> {
-    if proof.version != PROOF_FORMAT_VERSION {
-        return Err(AttentionError::UnsupportedVersion(proof.version));
-    }
-    let start = Instant::now();
-    match (softmax_mode, &proof.softmax_commitments) {
-        (SoftmaxMode::Exponential(params), Some(commitments)) => {
-            commitments.validate(shape, &params)?;
-            commitments.append_to_transcript(transcript);
-        }
-        (SoftmaxMode::Identity, None) => {}
-        _ => return Err(AttentionError::CheckFailed { step: "softmax commitments" }),
-    }
-    let point = transcript.challenge_fields(LABEL_OUTPUT_POINT, shape.value_model_vars() + shape.seq_vars());
-    timings.protocol += start.elapsed();
-    let start = Instant::now();
-    let committed_output = committed_inputs.as_ref().and_then(|inputs| inputs.output_polynomial);
-    let output_claim = match (committed_output, proof.output_value) {
-        (None, None) => {
-            let output_mle = matrix_mle(shape.seq_len, shape.value_model_width(), output)?;
-            EvalClaim { value: output_mle.evaluate(&point)?, point }
-        }
-        (Some(_), Some(value)) => {
-            transcript.append_field(LABEL_OUTPUT_VALUE, &value);
-            EvalClaim { value, point }
-        }
-        _ => return Err(AttentionError::CheckFailed { step: "output value" }),
-    };
-    timings.public_evaluations += start.elapsed();
-
-    let start = Instant::now();
-    let steps = ChainProof {
-        unpadding: proof.unpadding.clone(),
-        attention_values: proof.attention_values.clone(),
-        softmax: proof.softmax.clone(),
-        masking: proof.masking.clone(),
-        qk: proof.qk.clone(),
-        padding: proof.padding.clone(),
-    };
-    let chain_claims =
-        verify_chain_steps::<Plain>(&mut (), shape, mask, softmax_mode, &output_claim, &steps, transcript)?;
-    let (input_claims, softmax_claims) = (chain_claims.inputs, chain_claims.softmax);
-
-    let mut commitments: Vec<&HyraxCommitment> = Vec::new();
-    let mut claims = Vec::new();
-    if let Some(softmax) = &proof.softmax_commitments {
-        commitments.extend(softmax_commitment_list(softmax));
-        claims.extend(softmax_claims);
-    }
-    if let Some(inputs) = committed_inputs {
-        let c = inputs.commitments;
-        let base = commitments.len();
-        commitments.extend([&c.queries, &c.keys, &c.values]);
-        claims.extend(committed_claims(
-            base,
-            &input_claims,
-            &inputs.extra_claims,
-            inputs.output_polynomial,
-            &output_claim,
-        ));
-        commitments.extend(inputs.extra_commitments);
-    }
-    match (&proof.openings, commitments.is_empty()) {
-        (None, true) => {}
-        (Some(openings), false) => Hyrax::verify_multi(hyrax, &commitments, &claims, openings, transcript)
-            .map_err(|_| AttentionError::CheckFailed { step: "openings" })?,
-        _ => return Err(AttentionError::CheckFailed { step: "openings" }),
-    }
-    timings.protocol += start.elapsed();
-    Ok(input_claims)
-}
-
 /// The forward pass, with the commitment's table of multiples built alongside it when
 /// `hyrax` is given (the table depends only on the generators; a no-op once built).
 pub(crate) fn witness_alongside_table(
@@ -502,33 +672,28 @@ pub fn prove_layer(
     softmax: SoftmaxMode,
     inputs: &AttentionInputs,
 ) -> Result<(AttentionStatement, AttentionLayerProof, ProverTimings), AttentionError> {
+    use ark_std::rand::SeedableRng;
     let mut timings = ProverTimings::default();
     let start = Instant::now();
     let hyrax = crate::hyrax_params_for(shape, softmax);
     let mut witness =
         witness_alongside_table(shape, mask, softmax, inputs, softmax.is_proven().then_some(&hyrax))?;
     timings.witness = start.elapsed();
-    let statement = AttentionStatement {
-        shape: *shape,
-        mask,
-        softmax,
-        inputs: inputs.clone(),
-        output: witness.output.clone(),
-    };
-    let start = Instant::now();
-    let mut transcript = Transcript::new(DOMAIN);
-    statement.append_to_transcript(&mut transcript);
-    timings.statement = start.elapsed();
-    let (proof, _) = prove_chain(
+    let output = witness.output.clone();
+    // The plain mode draws nothing.
+    let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+    let proof = prove_layer_with::<Plain>(
+        &hyrax,
         shape,
         mask,
-        statement.softmax,
-        &hyrax,
+        softmax,
+        ProverInputs::Public(inputs),
         &mut witness,
-        None,
-        &mut transcript,
+        &output,
+        &mut unused,
         &mut timings,
     )?;
+    let statement = AttentionStatement { shape: *shape, mask, softmax, inputs: inputs.clone(), output };
     Ok((statement, proof, timings))
 }
 
@@ -536,49 +701,100 @@ pub fn prove_layer(
 ///
 /// # Errors
 /// [`AttentionError::UnsupportedVersion`], statement errors, or the first failing step
-/// ([`AttentionError::Sumcheck`] / [`AttentionError::CheckFailed`]).
-#[deny(clippy::indexing_slicing)]
+/// ([`AttentionError::Sumcheck`] / [`AttentionError::CheckFailed`]; `"public inputs"` when a
+/// claim on `Q`, `K` or `V` is not the input's evaluation).
 pub fn verify_layer(
     statement: &AttentionStatement,
     proof: &AttentionLayerProof,
 ) -> Result<VerifierTimings, AttentionError> {
-    if proof.version != PROOF_FORMAT_VERSION {
-        return Err(AttentionError::UnsupportedVersion(proof.version));
-    }
-    statement.validate()?;
-    let shape = &statement.shape;
-    let mut timings = VerifierTimings::default();
-    let start = Instant::now();
-    let mut transcript = Transcript::new(DOMAIN);
-    statement.append_to_transcript(&mut transcript);
-    timings.public_evaluations += start.elapsed();
-    let hyrax = crate::hyrax_params_for(shape, statement.softmax);
-    let input_claims = verify_chain(
-        shape,
+    statement.shape.validate()?;
+    let hyrax = crate::hyrax_params_for(&statement.shape, statement.softmax);
+    verify_layer_with::<Plain>(
+        &hyrax,
+        &statement.shape,
         statement.mask,
         statement.softmax,
-        &hyrax,
+        LayerInputs::Public(&statement.inputs),
         &statement.output,
         proof,
-        None,
-        &mut transcript,
-        &mut timings,
-    )?;
+    )
+}
 
-    // Public inputs: the verifier evaluates their MLEs itself.
-    let start = Instant::now();
-    let inputs = &statement.inputs;
-    for (step, data, columns, claim) in [
-        ("input Q", &inputs.queries, shape.model_width(), &input_claims.queries),
-        ("input K", &inputs.keys, shape.model_width(), &input_claims.keys),
-        ("input V", &inputs.values, shape.value_model_width(), &input_claims.values),
-    ] {
-        let field: Vec<Fr> = data.iter().map(|&v| zkmha_field::fr_from_i64(v)).collect();
-        let mle = matrix_mle(shape.seq_len, columns, &field)?;
-        if mle.evaluate(&claim.point)? != claim.value {
-            return Err(AttentionError::CheckFailed { step });
+/// Public inputs in both modes, and a malicious prover that proves the forward pass of inputs
+/// `X` under a statement naming `X'` (one entry changed): the chain is honest for `X`, so only
+/// the check that the input claims are the statement's inputs' evaluations can catch it.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod public_inputs {
+    use super::*;
+    use crate::mode::Zk;
+    use ark_std::rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    fn attempt<M: Mode>(softmax: SoftmaxMode, change: bool) -> Result<VerifierTimings, AttentionError> {
+        let shape = AttentionShape::new(5, 3, 2, 3).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let mut draw = |n: usize| (0..n).map(|_| rng.gen_range(-127i64..=127)).collect::<Vec<_>>();
+        let inputs = AttentionInputs {
+            queries: draw(shape.seq_len * shape.model_width()),
+            keys: draw(shape.seq_len * shape.model_width()),
+            values: draw(shape.seq_len * shape.value_model_width()),
+        };
+        let params = crate::layer_hyrax_params::<M>(&shape, softmax).unwrap();
+        let mut witness = compute_witness_for_mode(&shape, MaskKind::Causal, softmax, &inputs).unwrap();
+        let output = witness.output.clone();
+        let mut claimed = inputs.clone();
+        if change {
+            claimed.values[4] += 1;
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let proof = prove_layer_with::<M>(
+            &params,
+            &shape,
+            MaskKind::Causal,
+            softmax,
+            ProverInputs::Public(&claimed),
+            &mut witness,
+            &output,
+            &mut rng,
+            &mut ProverTimings::default(),
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        proof.serialize_compressed(&mut bytes).unwrap();
+        assert_eq!(LayerProof::<M>::deserialize_compressed(&bytes[..]).unwrap(), proof);
+        let statement = LayerInputs::Public(&claimed);
+        verify_layer_with::<M>(&params, &shape, MaskKind::Causal, softmax, statement, &output, &proof)
+    }
+
+    fn softmax() -> SoftmaxMode {
+        let scale = 4.0 / (2.0 * 127.0 * 127.0 / 3.0);
+        SoftmaxMode::Exponential(crate::SoftmaxParams::for_score_scale(scale, 8).unwrap())
+    }
+
+    #[test]
+    fn public_inputs_prove_and_verify_in_both_modes() {
+        for softmax in [SoftmaxMode::Identity, softmax()] {
+            attempt::<Plain>(softmax, false).unwrap();
+            attempt::<Zk>(softmax, false).unwrap();
         }
     }
-    timings.public_evaluations += start.elapsed();
-    Ok(timings)
+
+    #[test]
+    fn a_proof_of_other_public_inputs_is_rejected_in_the_plain_mode() {
+        for softmax in [SoftmaxMode::Identity, softmax()] {
+            assert_eq!(
+                attempt::<Plain>(softmax, true).map(|_| ()),
+                Err(AttentionError::CheckFailed { step: STEP_PUBLIC_INPUTS })
+            );
+        }
+    }
+
+    #[test]
+    fn a_proof_of_other_public_inputs_is_rejected_in_zero_knowledge() {
+        for softmax in [SoftmaxMode::Identity, softmax()] {
+            let verdict = attempt::<Zk>(softmax, true);
+            assert!(matches!(verdict, Err(AttentionError::ZeroKnowledge { .. })), "{verdict:?}");
+        }
+    }
 }

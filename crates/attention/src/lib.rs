@@ -34,27 +34,24 @@ pub mod unpadding;
 pub mod verifier_key;
 mod witness;
 pub mod zk_claims;
-pub mod zk_layer;
 
 pub use committed::{
-    CommittedLayerProof, CommittedStatement, InputCommitments, commit_inputs, hyrax_params_for,
-    prove_layer_committed, verify_layer_committed,
+    CommittedLayerProof, CommittedStatement, InputCommitments, ZkLayerProof, commit_inputs,
+    commit_inputs_hiding, commit_inputs_with, hyrax_params_for, layer_hyrax_params,
+    layer_zk_batching_weights, prove_committed_layer, prove_committed_layer_zk, prove_layer_committed,
+    prove_layer_zk, verify_committed_layer, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
 };
 pub use error::AttentionError;
 pub use fixed_point::{SoftmaxParams, SoftmaxWitness, compute_softmax_witness};
 pub use layer::{
-    AttentionLayerProof, AttentionStatement, PROOF_FORMAT_VERSION, ProverTimings, VerifierTimings,
-    prove_layer, verify_layer,
+    AttentionLayerProof, AttentionStatement, LayerInputs, LayerProof, PROOF_FORMAT_VERSION, ProverTimings,
+    VerifierTimings, prove_layer, verify_layer,
 };
 pub use output_range::MAX_OUTPUT_BITS;
 pub use shape::{AttentionShape, MAX_ATTENTION_WIDTH, MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN, MAX_TENSOR_VARS};
 pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{
     AttentionInputs, AttentionWitness, INPUT_BOUND_BITS, compute_witness, compute_witness_for_mode, keeps,
-};
-pub use zk_layer::{
-    ZkLayerProof, commit_inputs_hiding, layer_zk_batching_weights, prove_committed_layer_zk, prove_layer_zk,
-    verify_layer_zk, zk_hyrax_params_for,
 };
 
 /// Which scores a query may attend to.

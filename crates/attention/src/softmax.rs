@@ -38,7 +38,6 @@
 //! row-sum lookup pins the shift (rows of `A` sum to `2^f ± δ`). Fully masked padded rows
 //! (`i ≥ s`) only reach rows of `Ô` that unpadding drops.
 
-use crate::commitment_layout::zk_layout_column_vars;
 use crate::commitment_layout::{
     IndexPermutation, layout_column_vars, permute_point, table_column_vars, tensor_variable_order,
 };
@@ -49,7 +48,6 @@ use crate::structured::{prefix_eq_sum, zeroifier};
 use crate::witness::keeps;
 use crate::{AttentionError, AttentionShape, MaskKind};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64, fr_from_i128};
 use zkmha_lookup::{
@@ -57,7 +55,7 @@ use zkmha_lookup::{
     ZkLookupClaims, identity_column, zk_lookup_schedule,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
-use zkmha_pcs::{Hyrax, HyraxBlinds, HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
+use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::{EvalClaim, StreamedProductSumcheck};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{LinearValue, ZkProductShape};
@@ -414,10 +412,11 @@ pub fn softmax_multiplicities(
     Ok(SoftmaxMultiplicities { exponent, remainder, row_sum })
 }
 
-/// Commits to the softmax witness (computing its multiplicities).
+/// Commits to the softmax witness (computing its multiplicities), binding, in the plain
+/// layer's layout.
 ///
 /// # Errors
-/// As [`softmax_multiplicities`] and [`commit_softmax_data`].
+/// As [`softmax_multiplicities`] and [`commit_softmax_with`].
 pub fn commit_softmax(
     hyrax: &HyraxParams,
     shape: &AttentionShape,
@@ -428,71 +427,49 @@ pub fn commit_softmax(
     commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(shape, witness, multiplicities, params))
 }
 
-/// Commits to a witness and multiplicities as given (a cheating prover's entry point in tests:
-/// nothing is checked here, the verifier rejects what does not fit). The remainders `ρ` are
-/// not committed: the verifier recomputes them from the exponent relation.
+/// Commits to a witness and multiplicities as given, binding, in the plain layer's layout (a
+/// cheating prover's entry point in tests: nothing is checked here, the verifier rejects what
+/// does not fit).
 ///
 /// # Errors
-/// [`AttentionError::Commitment`] for generators that are too few or tables of the wrong size.
+/// As [`commit_softmax_with`].
 pub fn commit_softmax_data(
     hyrax: &HyraxParams,
     shape: &AttentionShape,
     params: &SoftmaxParams,
     data: SoftmaxProverData,
 ) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
-    let (n, n_rows) = tensor_vars(shape);
-    let tables = softmax_tables(params)?;
-    let w = &data.witness;
-    let m = &data.multiplicities;
     let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
-    let commit = |vars: usize, values: &[i64]| {
-        Hyrax::commit_small_with_columns(hyrax, vars, table_column_vars(vars, layout), values)
-    };
-    let [lo, hi, e_bar, o_bar] = &data.committed;
-    let commitments = SoftmaxCommitments {
-        low: commit(n, lo)?,
-        high: commit(n, hi)?,
-        exponent_complement: commit(n, e_bar)?,
-        overflow: commit(n, o_bar)?,
-        shift: commit(n_rows, &w.shift)?,
-        exponent_multiplicities: commit(tables.exponent.num_vars(), &m.exponent)?,
-        remainder_multiplicities: commit(tables.remainder.num_vars(), &m.remainder)?,
-        row_sum_multiplicities: commit(tables.row_sum.num_vars(), &m.row_sum)?,
-    };
+    use ark_std::rand::SeedableRng;
+    // The plain mode draws nothing.
+    let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+    let (commitments, _) =
+        commit_softmax_with::<crate::mode::Plain>(hyrax, shape, params, &data, layout, &mut unused)?;
     Ok((commitments, data))
 }
 
-/// Commits to the softmax data with blinding, in the layer's layout; returns the blinds in
-/// [`crate::softmax::softmax_commitment_list`] order.
+/// Commits to the softmax's eight columns in mode `M` (binding, or hiding with the blinds
+/// returned in [`softmax_commitment_list`] order), each table with `min(n, layout)` column
+/// variables. The remainders `ρ` are not committed: the verifier recomputes them from the
+/// exponent relation.
 ///
 /// # Errors
-/// [`AttentionError::Commitment`] when the generators are too few.
-pub fn commit_softmax_hiding<R: RngCore + CryptoRng>(
+/// [`AttentionError::Commitment`] for generators that are too few or tables of the wrong size.
+pub fn commit_softmax_with<M: Mode>(
     hyrax: &HyraxParams,
     shape: &AttentionShape,
     params: &SoftmaxParams,
     data: &SoftmaxProverData,
-    rng: &mut R,
-) -> Result<(SoftmaxCommitments, Vec<HyraxBlinds>), AttentionError> {
-    let (n, n_rows) = tensor_vars(shape);
-    let tables = softmax_tables(params)?;
-    let layout = zk_layout_column_vars(shape, SoftmaxMode::Exponential(*params));
-    let (w, m) = (&data.witness, &data.multiplicities);
-    let [lo, hi, e_bar, o_bar] = &data.committed;
-    let columns: [(usize, &[i64]); 8] = [
-        (n, lo),
-        (n, hi),
-        (n, e_bar),
-        (n, o_bar),
-        (n_rows, &w.shift),
-        (tables.exponent.num_vars(), &m.exponent),
-        (tables.remainder.num_vars(), &m.remainder),
-        (tables.row_sum.num_vars(), &m.row_sum),
-    ];
+    layout: usize,
+    rng: &mut dyn crate::mode::ProverRng,
+) -> Result<(SoftmaxCommitments, Vec<M::Blinds>), AttentionError> {
     let mut commitments = Vec::with_capacity(8);
     let mut blinds = Vec::with_capacity(8);
-    for (vars, values) in columns {
-        let (c, b) = Hyrax::commit_small_hiding(hyrax, vars, table_column_vars(vars, layout), values, rng)?;
+    for table in softmax_column_tables(shape, params, data)? {
+        let PolynomialTable::Integers { num_vars, values } = table else {
+            return Err(AttentionError::CheckFailed { step: STEP });
+        };
+        let (c, b) = M::commit_table(hyrax, num_vars, table_column_vars(num_vars, layout), values, rng)?;
         commitments.push(c);
         blinds.push(b);
     }
@@ -520,21 +497,7 @@ impl SoftmaxCommitments {
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
     }
 
-    /// Checks every commitment's size and layout against the shape.
-    ///
-    /// # Errors
-    /// [`AttentionError::CheckFailed`] for a commitment of another size or layout, and
-    /// [`AttentionError::Lookup`] for parameters out of range.
-    pub(crate) fn validate(
-        &self,
-        shape: &AttentionShape,
-        params: &SoftmaxParams,
-    ) -> Result<(), AttentionError> {
-        let layout = layout_column_vars(shape, SoftmaxMode::Exponential(*params));
-        self.validate_layout(shape, &softmax_tables(params)?, layout)
-    }
-
-    /// [`Self::validate`] for the layout `layout` (the zero-knowledge layer's).
+    /// Checks each commitment's size and layout (`layout` column variables at most).
     pub(crate) fn validate_layout(
         &self,
         shape: &AttentionShape,
@@ -1261,7 +1224,7 @@ mod cheating_blocks {
         let mode = SoftmaxMode::Exponential(params);
         // The claim on A: committed by the prover, that commitment for the verifier (the value
         // and blinding generators do not depend on the parameters' size).
-        let hyrax = crate::zk_layer::zk_hyrax_params_for(&shape, mode).unwrap();
+        let hyrax = crate::zk_hyrax_params_for(&shape, mode).unwrap();
         let opening = ValueOpening::hide(value, &mut StdRng::seed_from_u64(10));
         let commitment = zkmha_pcs::G1Affine::from(opening.commit(&hyrax));
         let claim = EvalClaim { point: point.clone(), value: CommittedValue::new(commitment, opening) };
@@ -1378,7 +1341,7 @@ mod reshifted_rows {
         let slot =
             prove_slot::<Plain>(&mut (), mode, shape, MASK, &claim, Some(&data), &mut transcript).unwrap();
         let tables = softmax_opening_tables(shape, params, &commitments, &data).unwrap();
-        let openings = Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
+        let openings = zkmha_pcs::Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
         let mut transcript = Transcript::new(b"slot");
         commitments.append_to_transcript(&mut transcript);
         let (_, claims) = verify_slot::<Plain>(
@@ -1391,7 +1354,7 @@ mod reshifted_rows {
             &mut transcript,
         )
         .unwrap();
-        Hyrax::verify_multi(
+        zkmha_pcs::Hyrax::verify_multi(
             &hyrax,
             &softmax_commitment_list(&commitments),
             &claims,

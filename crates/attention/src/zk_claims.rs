@@ -10,17 +10,11 @@
 //! A zero-knowledge sub-protocol takes a committed claim on its output and returns committed
 //! claims on its inputs; its structured factors are still checked in the clear by the verifier.
 
-use crate::AttentionError;
 use zkmha_sumcheck::EvalClaim;
-use zkmha_zk::{Combination, CommittedValue, ZkError};
+use zkmha_zk::{Combination, CommittedValue};
 
 /// A claim `f(point) = v` with `v` hidden in a Pedersen commitment (the verifier's side).
 pub type CommittedClaim = EvalClaim<Combination>;
 
 /// A committed claim with the prover's opening of it.
 pub type WitnessClaim = EvalClaim<CommittedValue>;
-
-/// Maps a zero-knowledge error of sub-protocol `step`.
-pub(crate) fn zk_error(step: &'static str) -> impl Fn(ZkError) -> AttentionError {
-    move |source| AttentionError::ZeroKnowledge { step, source }
-}

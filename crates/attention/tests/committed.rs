@@ -70,19 +70,15 @@ fn tampered_opening_and_output_are_rejected() {
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::None, SoftmaxMode::Identity, &inputs(&shape, 3))
             .unwrap();
-    assert_eq!(
-        proof.layer.openings.as_ref().unwrap().openings.len(),
-        1,
-        "the three claims share one opening"
-    );
+    assert_eq!(proof.openings.as_ref().unwrap().openings.len(), 1, "the three claims share one opening");
     let mut bad = proof.clone();
-    bad.layer.openings.as_mut().unwrap().openings[0].combined_row[0] += Fr::one();
+    bad.openings.as_mut().unwrap().openings[0].combined_row[0] += Fr::one();
     assert_eq!(
         verify_layer_committed(&params, &statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "openings" })
     );
     let mut bad = proof.clone();
-    bad.layer.openings = None;
+    bad.openings = None;
     assert_eq!(
         verify_layer_committed(&params, &statement, &bad).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "openings" })
@@ -118,13 +114,13 @@ fn different_value_width_still_shares_one_opening() {
     let (statement, proof, _) =
         prove_layer_committed(&params, &shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs(&shape, 5))
             .unwrap();
-    let openings = proof.layer.openings.as_ref().unwrap();
+    let openings = proof.openings.as_ref().unwrap();
     assert_eq!(openings.openings.len(), 1);
     assert_eq!(openings.openings[0].combined_row.len(), 16);
     assert!(verify_layer_committed(&params, &statement, &proof).is_ok());
     for k in 0..3 {
         let mut bad = proof.clone();
-        bad.layer.openings.as_mut().unwrap().evaluations[k] += Fr::one();
+        bad.openings.as_mut().unwrap().evaluations[k] += Fr::one();
         assert_eq!(
             verify_layer_committed(&params, &statement, &bad).map(|_| ()),
             Err(AttentionError::CheckFailed { step: "openings" }),

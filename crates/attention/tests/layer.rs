@@ -157,11 +157,13 @@ fn output_of_one_wrong_head_is_rejected() {
 #[test]
 fn tampered_round_of_each_sub_protocol_is_rejected() {
     let cases: [Tamper; 5] = [
-        ("unpadding", |p| p.unpadding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
-        ("softmax·V", |p| p.attention_values.product.sumcheck.rounds[0].evaluations[1] += Fr::one()),
-        ("masking", |p| p.masking.as_mut().unwrap().product.sumcheck.rounds[2].evaluations[0] += Fr::one()),
-        ("batched QKᵀ", |p| p.qk.product.sumcheck.rounds[0].evaluations[2] += Fr::one()),
-        ("padding", |p| p.padding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
+        ("unpadding", |p| p.chain.unpadding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
+        ("softmax·V", |p| p.chain.attention_values.product.sumcheck.rounds[0].evaluations[1] += Fr::one()),
+        ("masking", |p| {
+            p.chain.masking.as_mut().unwrap().product.sumcheck.rounds[2].evaluations[0] += Fr::one()
+        }),
+        ("batched QKᵀ", |p| p.chain.qk.product.sumcheck.rounds[0].evaluations[2] += Fr::one()),
+        ("padding", |p| p.chain.padding.product.sumcheck.rounds[1].evaluations[0] += Fr::one()),
     ];
     for (step, tamper) in cases {
         let (statement, mut proof) = default_case();
@@ -174,10 +176,10 @@ fn tampered_round_of_each_sub_protocol_is_rejected() {
 fn tampered_claims_passed_between_steps_are_rejected() {
     // A final MLE value handed on as the next step's claim.
     let cases: [Tamper; 4] = [
-        ("unpadding", |p| p.unpadding.product.final_evaluations[0][0] += Fr::one()),
-        ("softmax·V", |p| p.attention_values.product.final_evaluations[0][1] += Fr::one()),
-        ("masking", |p| p.masking.as_mut().unwrap().product.final_evaluations[0][2] += Fr::one()),
-        ("batched QKᵀ", |p| p.qk.product.final_evaluations[0][1] += Fr::one()),
+        ("unpadding", |p| p.chain.unpadding.product.final_evaluations[0][0] += Fr::one()),
+        ("softmax·V", |p| p.chain.attention_values.product.final_evaluations[0][1] += Fr::one()),
+        ("masking", |p| p.chain.masking.as_mut().unwrap().product.final_evaluations[0][2] += Fr::one()),
+        ("batched QKᵀ", |p| p.chain.qk.product.final_evaluations[0][1] += Fr::one()),
     ];
     for (step, tamper) in cases {
         let (statement, mut proof) = default_case();
@@ -188,7 +190,7 @@ fn tampered_claims_passed_between_steps_are_rejected() {
     // matches; the next step (or the input discharge) catches it.
     let (statement, mut proof) = default_case();
     let two = Fr::from(2u64);
-    let finals = &mut proof.qk.product.final_evaluations[0];
+    let finals = &mut proof.chain.qk.product.final_evaluations[0];
     finals[1] *= two;
     finals[2] *= zkmha_field::Field::inverse(&two).unwrap();
     assert!(verify_layer(&statement, &proof).is_err());
@@ -199,19 +201,19 @@ fn tampered_structured_values_are_rejected() {
     // The prover's value for a matrix the verifier recomputes in closed form.
     let cases: [Tamper; 3] = [
         ("unpadding", |p| {
-            let f = &mut p.unpadding.product.final_evaluations[0];
+            let f = &mut p.chain.unpadding.product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[0] *= inv;
         }),
         ("masking", |p| {
-            let f = &mut p.masking.as_mut().unwrap().product.final_evaluations[0];
+            let f = &mut p.chain.masking.as_mut().unwrap().product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[2] *= inv;
         }),
         ("padding", |p| {
-            let f = &mut p.padding.product.final_evaluations[0];
+            let f = &mut p.chain.padding.product.final_evaluations[0];
             let inv = zkmha_field::Field::inverse(&Fr::from(3u64)).unwrap();
             f[1] *= Fr::from(3u64);
             f[0] *= inv;
@@ -252,16 +254,16 @@ fn wrong_version_and_malformed_bytes_are_rejected() {
 fn malformed_proof_shapes_give_errors_not_panics() {
     let (statement, proof) = default_case();
     let mut short = proof.clone();
-    short.masking.as_mut().unwrap().product.sumcheck.rounds.pop();
+    short.chain.masking.as_mut().unwrap().product.sumcheck.rounds.pop();
     assert!(matches!(
         verify_layer(&statement, &short),
         Err(AttentionError::Sumcheck { step: "masking", .. })
     ));
     let mut no_finals = proof.clone();
-    no_finals.qk.product.final_evaluations.clear();
+    no_finals.chain.qk.product.final_evaluations.clear();
     assert!(verify_layer(&statement, &no_finals).is_err());
     let mut few_padding = proof.clone();
-    few_padding.padding.product.final_evaluations.pop();
+    few_padding.chain.padding.product.final_evaluations.pop();
     assert_eq!(
         verify_layer(&statement, &few_padding).map(|_| ()),
         Err(AttentionError::CheckFailed { step: "padding" })
@@ -271,13 +273,13 @@ fn malformed_proof_shapes_give_errors_not_panics() {
     slot.softmax_commitments = Some(exponential_commitments());
     assert_eq!(
         verify_layer(&statement, &slot).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "softmax commitments" })
+        Err(AttentionError::CheckFailed { step: "the proof's softmax mode" })
     );
     let mut no_masking = proof;
-    no_masking.masking = None;
+    no_masking.chain.masking = None;
     assert_eq!(
         verify_layer(&statement, &no_masking).map(|_| ()),
-        Err(AttentionError::CheckFailed { step: "masking" })
+        Err(AttentionError::CheckFailed { step: "the proof's softmax mode" })
     );
 }
 

@@ -83,7 +83,7 @@ fn layers_with_the_proven_softmax_round_trip_and_match_the_float_reference() {
             let mode = SoftmaxMode::Exponential(params);
             let (statement, proof, _) = prove_layer(&shape, mask, mode, &inputs).unwrap();
             assert!(verify_layer(&statement, &proof).is_ok(), "{shape:?} {mask:?}");
-            assert!(proof.masking.is_none());
+            assert!(proof.chain.masking.is_none());
 
             // Against the float reference: each probability is within 0.5 + 2^-g·p + 1 of
             // 2^f·softmax, so each output within (ŝ + 2^(f−g+1))·max|V| (a loose, documented bound).
@@ -128,7 +128,7 @@ fn one_combined_row_opens_every_committed_column_of_the_layer() {
     // In committed mode the same opening also answers Q, K and V: 11 polynomials, one row.
     let params = hyrax_params_for(&shape, mode);
     let (_, committed, _) = prove_layer_committed(&params, &shape, MaskKind::Causal, mode, &inputs).unwrap();
-    let openings = committed.layer.openings.as_ref().unwrap();
+    let openings = committed.openings.as_ref().unwrap();
     assert_eq!((openings.evaluations.len(), openings.openings.len()), (11, 1));
 }
 

@@ -7,8 +7,9 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::attention_values::verify_attention_values;
+use zkmha_attention::layer::{layer_transcript, layer_zk_schedule, output_point};
 use zkmha_attention::masking::verify_masking;
-use zkmha_attention::mode::{Zk, ZkVerifier};
+use zkmha_attention::mode::{Mode, Zk, ZkVerifier};
 use zkmha_attention::padding::verify_padding;
 use zkmha_attention::qk::verify_qk;
 use zkmha_attention::softmax::{ExponentialSoftmaxProofOf, SlotOutput, verify_slot};
@@ -99,8 +100,8 @@ fn two_proofs_of_the_same_statement_differ() {
     let (second_statement, second) = prove_again(3);
     assert_eq!(first_statement, second_statement);
     assert_ne!(first, second);
-    assert_ne!(first.unpadding, second.unpadding);
-    assert_ne!(first.padding, second.padding);
+    assert_ne!(first.chain.unpadding, second.chain.unpadding);
+    assert_ne!(first.chain.padding, second.chain.padding);
     assert_ne!(first.openings, second.openings);
     verify_layer_zk(&params, &first_statement, &first).unwrap();
     verify_layer_zk(&params, &second_statement, &second).unwrap();
@@ -113,30 +114,13 @@ fn mle(table: &[Fr]) -> DenseMultilinearExtension {
     DenseMultilinearExtension::from_vector_padded(table.to_vec()).unwrap()
 }
 
-/// Every field element the proof sends.
-fn sent_values(proof: &ZkLayerProof) -> Vec<Fr> {
-    let mut out = Vec::new();
-    for product in [
-        &proof.unpadding.product,
-        &proof.attention_values.product,
-        &proof.masking.as_ref().unwrap().product,
-        &proof.qk.product,
-        &proof.padding.product,
-    ] {
-        let s = &product.sumcheck;
-        out.extend(s.sumcheck.rounds.iter().flat_map(|r| r.evaluations.clone()));
-        out.push(s.masked_sum);
-        out.push(s.masked_sum_proof.response);
-        out.extend(&product.factors.public_values);
-        out.extend(&product.factors.relations.factor_responses);
-        out.push(product.factors.relations.blinding_response);
-    }
-    out.extend(proof.mask_openings.responses);
-    for opening in &proof.openings {
-        out.extend(&opening.response);
-        out.extend([opening.blinding_response, opening.value_blinding_response]);
-    }
-    out
+/// Whether the field element's canonical bytes appear anywhere in the serialized proof.
+fn appears_in(proof: &ZkLayerProof, value: &Fr) -> bool {
+    let mut bytes = Vec::new();
+    proof.serialize_compressed(&mut bytes).unwrap();
+    let mut needle = Vec::new();
+    value.serialize_compressed(&mut needle).unwrap();
+    bytes.windows(needle.len()).any(|window| window == needle)
 }
 
 #[test]
@@ -182,9 +166,10 @@ fn no_value_the_plain_proof_would_reveal_is_in_the_proof() {
     ];
     let secrets: Vec<Fr> =
         claims.iter().zip(tensors).map(|(c, t)| mle(t).evaluate(&c.point).unwrap()).collect();
-    let sent = sent_values(&p.proof);
+    // The search finds what is there (a public factor value of a sum-check).
+    assert!(appears_in(&p.proof, &p.proof.chain.qk.product.factors.public_values[0]));
     for secret in &secrets {
-        assert!(!sent.contains(secret), "a witness evaluation appears in the proof");
+        assert!(!appears_in(&p.proof, secret), "a witness evaluation appears in the proof");
     }
 }
 
@@ -197,12 +182,15 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 /// K, V (the same steps as `verify_layer_zk`, whose transcript this must match).
 fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
     let shape = &statement.shape;
-    let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
-    let schedule = zkmha_attention::zk_layer::mask_schedule(shape, statement.softmax).unwrap();
-    let mut m = VerifierMasks::absorb(schedule, proof.masks, &mut t);
-    let output = zkmha_attention::zk_layer::output_claim(params, shape, &statement.output, &mut t).unwrap();
+    let inputs = LayerInputs::Committed(&statement.commitments);
+    let mut t = layer_transcript::<Zk>(shape, statement.mask, statement.softmax, inputs, &statement.output);
+    let schedule = layer_zk_schedule(shape, statement.softmax, true).unwrap();
+    let mut m = VerifierMasks::absorb(schedule, proof.session, &mut t);
+    let point = output_point(shape, &mut t);
     let t = &mut t;
     let v = &mut ZkVerifier { params, masks: &mut m, checks: &mut DeferredChecks::new() };
+    let output = CommittedClaim { value: Zk::verifier_constant(v, output_value(statement, &point)), point };
+    let proof = &proof.chain;
     let output_hat = verify_unpadding::<Zk>(v, shape, &output, &proof.unpadding, t).unwrap();
     let av = verify_attention_values::<Zk>(v, shape, &output_hat, &proof.attention_values, t).unwrap();
     let (slot, _) =
@@ -227,8 +215,17 @@ fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerP
     ]
 }
 
+/// `Õ(point)` of the statement's output.
+fn output_value(statement: &CommittedStatement, point: &[Fr]) -> Fr {
+    let shape = &statement.shape;
+    DenseMultilinearExtension::from_matrix(shape.seq_len, shape.value_model_width(), &statement.output)
+        .unwrap()
+        .evaluate(point)
+        .unwrap()
+}
+
 fn slot(proof: &mut ZkLayerProof) -> &mut ExponentialSoftmaxProofOf<Zk> {
-    &mut proof.softmax.as_mut().unwrap().1
+    proof.chain.softmax.exponential.as_mut().unwrap()
 }
 
 #[test]
@@ -246,7 +243,7 @@ fn proven_softmax_layers_round_trip_in_zero_knowledge() {
             let plain =
                 compute_witness_for_mode(&shape, mask, softmax, &inputs(&shape, 40 + n as u64)).unwrap();
             assert_eq!(p.statement.output, plain.output);
-            assert!(p.proof.masking.is_none() && p.proof.softmax.is_some() && p.proof.openings.is_empty());
+            assert!(p.proof.chain.masking.is_none() && p.proof.softmax_commitments.is_some());
             let mut bytes = Vec::new();
             p.proof.serialize_compressed(&mut bytes).unwrap();
             assert_eq!(ZkLayerProof::deserialize_compressed(&bytes[..]).unwrap(), p.proof);
@@ -260,7 +257,7 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     let softmax = softmax_for(&shape);
     let p = prove_with(&shape, MaskKind::Causal, softmax, 50);
     let q = prove_with(&shape, MaskKind::Causal, softmax, 50 + 1);
-    assert_ne!(p.proof.softmax, q.proof.softmax);
+    assert_ne!(p.proof.chain.softmax, q.proof.chain.softmax);
     let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
     check(&p.proof).unwrap();
 
@@ -281,11 +278,11 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "softmax" }));
     // The softmax's commitments swapped (lo for hi).
     let mut bad = p.proof.clone();
-    let commitments = &mut bad.softmax.as_mut().unwrap().0;
+    let commitments = bad.softmax_commitments.as_mut().unwrap();
     std::mem::swap(&mut commitments.low, &mut commitments.high);
     assert!(check(&bad).is_err());
     let mut bad = p.proof.clone();
-    bad.multi_opening.as_mut().unwrap().openings[0].responses[0] += Fr::one();
+    bad.openings.as_mut().unwrap().openings[0].responses[0] += Fr::one();
     assert_eq!(
         check(&bad),
         Err(AttentionError::ZeroKnowledge {
@@ -295,7 +292,7 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     );
     // A proof of the other mode.
     let mut bad = p.proof.clone();
-    bad.softmax = None;
+    bad.softmax_commitments = None;
     assert_eq!(check(&bad), Err(AttentionError::CheckFailed { step: "the proof's softmax mode" }));
     let linear = prove(&shape, MaskKind::Causal, 52);
     let mut statement = linear.statement.clone();
@@ -340,15 +337,15 @@ fn tampered_proofs_are_rejected_with_the_failing_step() {
     let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
 
     let mut round = p.proof.clone();
-    round.qk.product.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
+    round.chain.qk.product.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();
     assert!(check(&round).is_err());
 
     let mut selector = p.proof.clone();
-    selector.attention_values.product.factors.public_values[0] += Fr::one();
+    selector.chain.attention_values.product.factors.public_values[0] += Fr::one();
     assert_eq!(check(&selector), Err(AttentionError::CheckFailed { step: "softmax·V" }));
 
     let mut opening = p.proof.clone();
-    opening.openings[0].response[0] += Fr::one();
+    opening.openings.as_mut().unwrap().openings[0].responses[0] += Fr::one();
     assert_eq!(
         check(&opening),
         Err(AttentionError::ZeroKnowledge {
@@ -358,7 +355,7 @@ fn tampered_proofs_are_rejected_with_the_failing_step() {
     );
 
     let mut mask_openings = p.proof.clone();
-    mask_openings.mask_openings.responses[0] += Fr::one();
+    mask_openings.session_proof.responses[0] += Fr::one();
     assert_eq!(
         check(&mask_openings),
         Err(AttentionError::ZeroKnowledge {
@@ -368,12 +365,12 @@ fn tampered_proofs_are_rejected_with_the_failing_step() {
     );
 
     let mut masks = p.proof.clone();
-    masks.masks = p.params.value_generator;
+    masks.session = p.params.value_generator;
     assert!(check(&masks).is_err());
 
     let mut missing = p.proof.clone();
-    missing.openings.clear();
-    assert_eq!(check(&missing), Err(AttentionError::CheckFailed { step: "zero-knowledge openings" }));
+    missing.openings = None;
+    assert_eq!(check(&missing), Err(AttentionError::CheckFailed { step: "openings" }));
 
     let mut version = p.proof.clone();
     version.version += 1;
@@ -406,16 +403,20 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
     let s = w.softmax.as_ref().unwrap();
     let statement = &p.statement;
     let pp = &p.params;
-    let mut t = zkmha_attention::zk_layer::statement_transcript(statement);
-    let (commitments, slot) = p.proof.softmax.as_ref().unwrap();
+    let inputs = LayerInputs::Committed(&statement.commitments);
+    let mut t = layer_transcript::<Zk>(&shape, mask, softmax, inputs, &statement.output);
+    let commitments = p.proof.softmax_commitments.as_ref().unwrap();
+    let slot = p.proof.chain.softmax.exponential.as_ref().unwrap();
     commitments.append_to_transcript(&mut t);
-    let schedule = zkmha_attention::zk_layer::mask_schedule(&shape, softmax).unwrap();
-    let mut m = VerifierMasks::absorb(schedule, p.proof.masks, &mut t);
-    let output = zkmha_attention::zk_layer::output_claim(pp, &shape, &statement.output, &mut t).unwrap();
+    let schedule = layer_zk_schedule(&shape, softmax, true).unwrap();
+    let mut m = VerifierMasks::absorb(schedule, p.proof.session, &mut t);
+    let point = output_point(&shape, &mut t);
     let t = &mut t;
     let v = &mut ZkVerifier { params: pp, masks: &mut m, checks: &mut DeferredChecks::new() };
-    let output_hat = verify_unpadding::<Zk>(v, &shape, &output, &p.proof.unpadding, t).unwrap();
-    let av = verify_attention_values::<Zk>(v, &shape, &output_hat, &p.proof.attention_values, t).unwrap();
+    let output = CommittedClaim { value: Zk::verifier_constant(v, output_value(statement, &point)), point };
+    let output_hat = verify_unpadding::<Zk>(v, &shape, &output, &p.proof.chain.unpadding, t).unwrap();
+    let av =
+        verify_attention_values::<Zk>(v, &shape, &output_hat, &p.proof.chain.attention_values, t).unwrap();
     let (scores, _) = verify_slot::<Zk>(v, softmax, &shape, mask, &av.attention, Some(slot), t).unwrap();
     let SlotOutput::Scores(scores) = scores else { panic!("the proven softmax") };
     let t_star = &scores.point;
