@@ -519,8 +519,12 @@ pub fn prove_block<M: Mode>(
 }
 
 /// A block statement and proof in mode `M`, with the prover's timings and final claims.
-type ProvedBlock<M> =
-    (ModelStatement, ModelBlockProof<M>, ProverTimings, Vec<OpeningClaim<<M as Mode>::ProverValue>>);
+type ProvedBlock<M> = (
+    ModelStatement,
+    ModelBlockProof<M>,
+    ProverTimings,
+    Vec<OpeningClaim<<M as crate::mode::ProductMode>::ProverValue>>,
+);
 
 /// [`prove_block`], with the final opening's claims as the prover holds them (for the tests
 /// that look for their values in a proof).

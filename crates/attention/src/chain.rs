@@ -53,7 +53,8 @@ pub struct ChainProof<
 }
 
 /// A [`ChainProof`] in mode `M`.
-pub type ChainProofOf<M> = ChainProof<<M as Mode>::ProductProof, ExponentialSoftmaxProofOf<M>>;
+pub type ChainProofOf<M> =
+    ChainProof<<M as crate::mode::ProductMode>::ProductProof, ExponentialSoftmaxProofOf<M>>;
 
 /// What the steps leave to the caller's final opening.
 #[derive(Clone, Debug, PartialEq, Eq)]

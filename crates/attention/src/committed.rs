@@ -75,8 +75,11 @@ pub fn layer_hyrax_params<M: Mode>(
     shape: &AttentionShape,
     softmax: SoftmaxMode,
 ) -> Result<HyraxParams, AttentionError> {
-    // The stated limits first: nothing below is sized from an unchecked shape.
+    // The stated limits first: nothing below is sized from an unchecked shape or parameters.
     shape.validate()?;
+    if let SoftmaxMode::Exponential(params) = softmax {
+        params.validate()?;
+    }
     if !M::HIDING {
         return Ok(hyrax_params_for(shape, softmax));
     }

@@ -69,3 +69,15 @@ pub enum AttentionError {
     #[error(transparent)]
     Mle(#[from] zkmha_mle::MleError),
 }
+
+impl From<zkmha_zk::mode::ModeError> for AttentionError {
+    /// A step's error under the same name.
+    fn from(error: zkmha_zk::mode::ModeError) -> Self {
+        use zkmha_zk::mode::ModeError;
+        match error {
+            ModeError::CheckFailed { step } => AttentionError::CheckFailed { step },
+            ModeError::Sumcheck { step, source } => AttentionError::Sumcheck { step, source },
+            ModeError::ZeroKnowledge { step, source } => AttentionError::ZeroKnowledge { step, source },
+        }
+    }
+}

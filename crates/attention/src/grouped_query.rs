@@ -126,7 +126,8 @@ pub struct SharedHeadsProof<
 }
 
 /// A [`SharedHeadsProof`] in mode `M`.
-pub type SharedHeadsProofOf<M> = SharedHeadsProof<<M as Mode>::Sent, <M as Mode>::ZeroProof>;
+pub type SharedHeadsProofOf<M> =
+    SharedHeadsProof<<M as crate::mode::ProductMode>::Sent, <M as crate::mode::ProductMode>::ZeroProof>;
 
 /// `Σ_c e(r_h, c)·u_c − v`, zero for an honest proof.
 fn discrepancy<V: LinearValue>(weights: &[Fr], values: &[V], claim: &V) -> V {

@@ -431,8 +431,11 @@ pub(crate) fn verify_layer_steps<M: Mode>(
     if proof.version != PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
-    // The stated limits first: nothing below is sized from an unchecked shape.
+    // The stated limits first: nothing below is sized from an unchecked shape or parameters.
     shape.validate()?;
+    if let SoftmaxMode::Exponential(params) = softmax {
+        params.validate()?;
+    }
     check_output_len(shape, output)?;
     let layout = layer_layout::<M>(shape, softmax);
     match inputs {
@@ -795,6 +798,56 @@ mod public_inputs {
         for softmax in [SoftmaxMode::Identity, softmax()] {
             let verdict = attempt::<Zk>(softmax, true);
             assert!(matches!(verdict, Err(AttentionError::ZeroKnowledge { .. })), "{verdict:?}");
+        }
+    }
+}
+
+/// The review's findings (2026-11-26): statements the verifier must refuse before deriving
+/// anything from them.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod statement_limits {
+    use super::*;
+
+    #[test]
+    fn an_input_of_i64_min_is_out_of_range() {
+        // `i64::MIN.abs()` overflows: the bound is checked on unsigned magnitudes.
+        let shape = AttentionShape::new(2, 1, 1, 1).unwrap();
+        let inputs = AttentionInputs { queries: vec![0, 0], keys: vec![0, 0], values: vec![i64::MIN, 0] };
+        assert!(matches!(inputs.validate(&shape), Err(AttentionError::ValueOutOfRange { tensor: "V", .. })));
+        assert!(matches!(
+            crate::prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Identity, &inputs),
+            Err(AttentionError::ValueOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn invalid_softmax_parameters_are_refused_before_any_table_is_built() {
+        let shape = AttentionShape::new(5, 3, 2, 3).unwrap();
+        let inputs = AttentionInputs { queries: vec![1; 30], keys: vec![2; 30], values: vec![3; 45] };
+        let scale = 4.0 / (2.0 * 127.0 * 127.0 / 3.0);
+        let good = crate::SoftmaxParams::for_score_scale(scale, 8).unwrap();
+        let (statement, proof, _) =
+            crate::prove_layer(&shape, MaskKind::Causal, SoftmaxMode::Exponential(good), &inputs).unwrap();
+        for bad in [
+            crate::SoftmaxParams { output_bits: 40, ..good },
+            crate::SoftmaxParams { exponent_bits: 40, ..good },
+            crate::SoftmaxParams { tolerance_bits: 0, ..good },
+            crate::SoftmaxParams { shift: 0, ..good },
+        ] {
+            let softmax = SoftmaxMode::Exponential(bad);
+            let params = HyraxParams::new(4);
+            let verdict = verify_layer_with::<Plain>(
+                &params,
+                &shape,
+                MaskKind::Causal,
+                softmax,
+                LayerInputs::Public(&inputs),
+                &statement.output,
+                &proof,
+            );
+            assert!(verdict.is_err(), "{bad:?}");
+            assert!(crate::layer_hyrax_params::<Plain>(&shape, softmax).is_err(), "{bad:?}");
         }
     }
 }

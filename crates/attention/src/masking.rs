@@ -304,5 +304,5 @@ pub fn verify_masking<M: Mode>(
     let u = split_point(point, &parts(shape), STEP)?;
     let [u_j, u_i] = [0, 1].map(|k| u.get(k).copied().unwrap_or_default());
     out.check_public(1, zeroifier(mask, shape.seq_len, u_i, u_j), STEP)?;
-    out.hidden(2, point.clone(), STEP)
+    Ok(out.hidden(2, point.clone(), STEP)?)
 }

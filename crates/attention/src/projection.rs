@@ -2,7 +2,7 @@
 //! `Q`, `K`, `V` projections and the output projection (issue 6). Claims on `Y` are not
 //! needed: the step ties the tensors together, and its claims on `X`, `W`, `b`, `Y` and the
 //! range multiplicities go to the caller's openings (or public evaluations). One
-//! implementation for both modes ([`crate::mode`]): the lookups through `M::prove_lookups`, the
+//! implementation for both modes ([`crate::mode`]): the lookups through `zkmha_lookup::prove_lookups`, the
 //! sent values through `M::send`, the output range's relation through `M::prove_zero`, the
 //! batched products through `M::prove_products` (`X` and `W` hidden factors).
 //!
@@ -49,9 +49,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::One;
 use zkmha_field::{Fr, UnreducedSum, fr_from_i64};
-use zkmha_lookup::{
-    Lookup, LookupProof, LookupTable, LookupWitness, RangeTable, ZkLookupClaims, zk_lookup_schedule,
-};
+use zkmha_lookup::{Lookup, LookupClaims, LookupTable, LookupWitness, RangeTable, zk_lookup_schedule};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -229,7 +227,7 @@ pub struct ProjectionProof<
 /// the sum-check's, `Z` the relations'.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProjectionsProof<
-    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
@@ -246,10 +244,10 @@ pub struct ProjectionsProof<
 
 /// A [`ProjectionsProof`] in mode `M`.
 pub type ProjectionsProofOf<M> = ProjectionsProof<
-    <M as Mode>::LookupProof,
-    <M as Mode>::ProductProof,
-    <M as Mode>::Sent,
-    <M as Mode>::ZeroProof,
+    zkmha_lookup::LookupProofOf<M>,
+    <M as crate::mode::ProductMode>::ProductProof,
+    <M as crate::mode::ProductMode>::Sent,
+    <M as crate::mode::ProductMode>::ZeroProof,
 >;
 
 /// What the step leaves to the caller (values `Fr` in the plain mode, committed in zero
@@ -507,9 +505,7 @@ pub(crate) struct ProverFront<M: Mode> {
 }
 
 /// The claim on a one-column lookup's column, and on its multiplicities.
-fn lookup_claims<V: Clone>(
-    claims: ZkLookupClaims<V>,
-) -> Result<(EvalClaim<V>, EvalClaim<V>), AttentionError> {
+fn lookup_claims<V: Clone>(claims: LookupClaims<V>) -> Result<(EvalClaim<V>, EvalClaim<V>), AttentionError> {
     let column = match claims.columns.as_slice() {
         [value] => EvalClaim { point: claims.witness_point, value: value.clone() },
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
@@ -540,7 +536,7 @@ fn product_claim<V: LinearValue>(
 fn front_from<V: LinearValue>(
     shape: &ProjectionShape,
     one: &V,
-    lookups: Vec<ZkLookupClaims<V>>,
+    lookups: Vec<LookupClaims<V>>,
     high_value: Option<&V>,
     [output, bias]: [V; 2],
 ) -> Result<(Front<V>, Option<V>), AttentionError> {
@@ -608,7 +604,8 @@ fn range_tables(shape: &ProjectionShape) -> Result<[RangeTable; 3], AttentionErr
 }
 
 /// The prover's result: the proof and the claims.
-pub type ProvedProjections<M> = (ProjectionsProofOf<M>, Vec<ProjectionClaims<<M as Mode>::ProverValue>>);
+pub type ProvedProjections<M> =
+    (ProjectionsProofOf<M>, Vec<ProjectionClaims<<M as crate::mode::ProductMode>::ProverValue>>);
 
 /// A shape's lookups, `(table, witness variables)` in proof order: the low digit's range, the
 /// high digit's (two digits), the output range (with one).
@@ -678,7 +675,7 @@ pub fn prove_projections<M: Mode>(
 /// The projections after their fronts: the batched sum-check, and the claims.
 pub(crate) fn prove_back<M: Mode>(
     prover: &mut M::Prover<'_>,
-    lookups: M::LookupProof,
+    lookups: zkmha_lookup::LookupProofOf<M>,
     fronts: Vec<ProverFront<M>>,
     transcript: &mut Transcript,
 ) -> Result<ProvedProjections<M>, AttentionError> {
@@ -842,7 +839,7 @@ pub(crate) fn prove_fronts<M: Mode>(
     prover: &mut M::Prover<'_>,
     inputs: &[FrontInput<'_>],
     transcript: &mut Transcript,
-) -> Result<(M::LookupProof, Vec<ProverFront<M>>), AttentionError> {
+) -> Result<(zkmha_lookup::LookupProofOf<M>, Vec<ProverFront<M>>), AttentionError> {
     for input in inputs {
         input.shape.append_to_transcript(transcript);
     }
@@ -886,7 +883,7 @@ pub(crate) fn prove_fronts<M: Mode>(
             multiplicities,
         })
         .collect();
-    let (proof, claims) = M::prove_lookups(prover, &lookups, transcript)?;
+    let (proof, claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
     drop(lookups);
     let mut claims = claims.into_iter();
     let mut fronts = Vec::with_capacity(inputs.len());
@@ -902,7 +899,7 @@ pub(crate) fn prove_fronts<M: Mode>(
 fn prove_front<M: Mode>(
     prover: &mut M::Prover<'_>,
     input: &FrontInput<'_>,
-    claims: Vec<ZkLookupClaims<M::ProverValue>>,
+    claims: Vec<LookupClaims<M::ProverValue>>,
     transcript: &mut Transcript,
 ) -> Result<ProverFront<M>, AttentionError> {
     let (shape, witness, ranges) = (input.shape, input.witness, input.ranges);
@@ -978,7 +975,7 @@ pub fn verify_projections<M: Mode>(
         counts.push(own.len());
         statements.extend(own);
     }
-    let claims = M::verify_lookups(verifier, &statements, &proof.lookups, transcript)?;
+    let claims = zkmha_lookup::verify_lookups::<M>(verifier, &statements, &proof.lookups, transcript)?;
     let mut claims = claims.into_iter();
     let mut fronts = Vec::with_capacity(shapes.len());
     for ((shape, p), count) in shapes.iter().zip(&proof.projections).zip(counts) {
@@ -1003,7 +1000,7 @@ fn verify_front<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &ProjectionShape,
     proof: &ProjectionProof<M::Sent, M::ZeroProof>,
-    claims: Vec<ZkLookupClaims<M::Value>>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<Front<M::Value>, AttentionError> {
     let high_bits = shape.digits().1;

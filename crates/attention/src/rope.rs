@@ -2,7 +2,7 @@
 //! rotation Llama-family models apply to `Q` and `K` after their projections. Like
 //! [`crate::projection`], it needs no claim on its output: it ties `P` and `R` together and
 //! hands claims on both (and on the range multiplicities) to the caller's openings. One
-//! implementation for both modes ([`crate::mode`]): lookups through `M::prove_lookups`, `y`
+//! implementation for both modes ([`crate::mode`]): lookups through `zkmha_lookup::prove_lookups`, `y`
 //! and the pair values through `M::send`, the output range and the pair split as relations
 //! through `M::prove_zero`, the sum-check through `M::prove_products` (`eq`, `C`, `S` public,
 //! `P`, `Pσ` hidden).
@@ -45,7 +45,7 @@ use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupProof, LookupWitness, RangeTable, ZkLookupClaims, zk_lookup_schedule};
+use zkmha_lookup::{Lookup, LookupClaims, LookupWitness, RangeTable, zk_lookup_schedule};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -359,7 +359,7 @@ fn remainders(shape: &RotaryShape, witness: &RotaryWitness) -> Result<Vec<i64>, 
 /// value (`Fr` or a commitment), `Z` a relations proof (nothing in the plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct RotaryProof<
-    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
@@ -380,10 +380,10 @@ pub struct RotaryProof<
 
 /// A [`RotaryProof`] in mode `M`.
 pub type RotaryProofOf<M> = RotaryProof<
-    <M as Mode>::LookupProof,
-    <M as Mode>::ProductProof,
-    <M as Mode>::Sent,
-    <M as Mode>::ZeroProof,
+    zkmha_lookup::LookupProofOf<M>,
+    <M as crate::mode::ProductMode>::ProductProof,
+    <M as crate::mode::ProductMode>::Sent,
+    <M as crate::mode::ProductMode>::ZeroProof,
 >;
 
 /// The claims a rotation leaves to the caller (values `Fr` in the plain mode, committed in
@@ -432,12 +432,12 @@ pub fn rotation_zk_schedule(shape: &RotaryShape) -> Result<Vec<(usize, usize)>, 
 #[allow(clippy::type_complexity)]
 fn lookup_claims<V: LinearValue>(
     shape: &RotaryShape,
-    claims: Vec<ZkLookupClaims<V>>,
+    claims: Vec<LookupClaims<V>>,
     output: &V,
     one: &V,
 ) -> Result<(EvalClaim<V>, [EvalClaim<V>; 2], V), AttentionError> {
     let fail = || AttentionError::CheckFailed { step: STEP };
-    let [remainder, output_range] = <[ZkLookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
+    let [remainder, output_range] = <[LookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
     let (remainder_value, output_column) =
         match (remainder.columns.as_slice(), output_range.columns.as_slice()) {
             ([a], [b]) => (a.clone(), b.clone()),
@@ -538,7 +538,7 @@ pub(crate) fn prove_rotation_with<M: Mode>(
             multiplicities: &ranges.output_multiplicities,
         },
     ];
-    let (lookup, claims) = M::prove_lookups(prover, &lookups, transcript)?;
+    let (lookup, claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
     let r =
         claims.first().map(|c| c.witness_point.clone()).ok_or(AttentionError::CheckFailed { step: STEP })?;
     let output_value = match output_field {
@@ -635,7 +635,7 @@ pub fn verify_rotation<M: Mode>(
     let fail = || AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
     let [table, output_table] = lookup_tables(shape)?;
-    let claims = M::verify_lookups(
+    let claims = zkmha_lookup::verify_lookups::<M>(
         verifier,
         &[(&table, grid_vars), (&output_table, grid_vars)],
         &proof.lookup,

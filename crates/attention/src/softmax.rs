@@ -12,7 +12,7 @@
 //! lookups    exponent  (0, lo, ē = 2^f − T(lo)), (1, hi, ō = [hi ≠ 0])  2·ĥŝŝ rows → point (r ‖ c)
 //!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
 //!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s, h < h_real]·(Σ_j A − 2^f + δ)   ĥŝ rows → r_u
-//!            (M::prove_lookups); P sends lo, hi, ē, ō at r (M::send); relations
+//!            (zkmha_lookup::prove_lookups); P sends lo, hi, ē, ō at r (M::send); relations
 //!            w_0 = id(tag), w_1 = W_0·lo + W_1·hi, w_2 = W_0·ē + W_1·ō  (W = eq(tag, ·))
 //! sum-check  β_a, β_b ← V;  one batched sum of products over t (M::prove_products;
 //!            eq, z public, e, flag, D hidden):
@@ -51,8 +51,8 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64, fr_from_i128};
 use zkmha_lookup::{
-    Lookup, LookupProof, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput, SegmentedTable,
-    ZkLookupClaims, identity_column, zk_lookup_schedule,
+    Lookup, LookupClaims, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput, SegmentedTable,
+    identity_column, zk_lookup_schedule,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
@@ -184,7 +184,7 @@ pub struct SoftmaxCommitments {
 /// the relations' proof (nothing in the plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ExponentialSoftmaxProof<
-    L: CanonicalSerialize + CanonicalDeserialize = LookupProof,
+    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
@@ -205,10 +205,10 @@ pub struct ExponentialSoftmaxProof<
 
 /// An [`ExponentialSoftmaxProof`] in mode `M`.
 pub type ExponentialSoftmaxProofOf<M> = ExponentialSoftmaxProof<
-    <M as Mode>::LookupProof,
-    <M as Mode>::ProductProof,
-    <M as Mode>::Sent,
-    <M as Mode>::ZeroProof,
+    zkmha_lookup::LookupProofOf<M>,
+    <M as crate::mode::ProductMode>::ProductProof,
+    <M as crate::mode::ProductMode>::Sent,
+    <M as crate::mode::ProductMode>::ZeroProof,
 >;
 
 /// The slot's proof: present for the exponential softmax.
@@ -834,7 +834,7 @@ fn column_claims<V: Clone>(
     t_committed: &[Fr],
     t_rows: &[Fr],
     [e_bar_t, o_bar_t, shift_t, _, lo_t, hi_t]: [&V; 6],
-    lookups: [&ZkLookupClaims<V>; 3],
+    lookups: [&LookupClaims<V>; 3],
 ) -> Vec<OpeningClaim<V>> {
     let claim = |polynomial: usize, point: &[Fr], value: &V| OpeningClaim {
         polynomial,
@@ -867,8 +867,8 @@ fn exactly<V, const N: usize>(values: Vec<V>, step: &'static str) -> Result<[V; 
 /// committed columns and the timings.
 type ExponentialProverOutput<M> = (
     ExponentialSoftmaxProofOf<M>,
-    EvalClaim<<M as Mode>::ProverValue>,
-    Vec<OpeningClaim<<M as Mode>::ProverValue>>,
+    EvalClaim<<M as crate::mode::ProductMode>::ProverValue>,
+    Vec<OpeningClaim<<M as crate::mode::ProductMode>::ProverValue>>,
     SoftmaxStageTimings,
 );
 
@@ -894,7 +894,7 @@ fn prove_exponential<M: Mode>(
     let [c_lo, c_hi, c_e_bar, c_o_bar] = &data.committed;
     let slot_lookups = SlotLookups::new(shape, data);
     let [witness, remainder_witness, row_sum_witness] = slot_lookups.witnesses();
-    let (lookups, claims) = M::prove_lookups(
+    let (lookups, claims) = zkmha_lookup::prove_lookups::<M>(
         prover,
         &[
             Lookup { table: &tables.exponent, witness: &witness, multiplicities: &m.exponent },
@@ -1077,8 +1077,12 @@ fn verify_exponential<M: Mode>(
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let one = M::verifier_constant(verifier, Fr::one());
-    let claims =
-        M::verify_lookups(verifier, &lookup_statements(&tables, n, n_rows), &proof.lookups, transcript)?;
+    let claims = zkmha_lookup::verify_lookups::<M>(
+        verifier,
+        &lookup_statements(&tables, n, n_rows),
+        &proof.lookups,
+        transcript,
+    )?;
     let [exponent, remainder, row_sum] = exactly(claims, STEP)?;
     if exponent.witness_point.len() != n + 1 {
         return Err(AttentionError::CheckFailed { step: STEP });

@@ -135,5 +135,5 @@ pub fn verify_unpadding<M: Mode>(
         transcript,
     )?;
     out.check_public(1, weight_value(shape, r_col, r_row, &out.point), STEP)?;
-    out.hidden(0, out.point.clone(), STEP)
+    Ok(out.hidden(0, out.point.clone(), STEP)?)
 }

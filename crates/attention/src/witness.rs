@@ -56,7 +56,9 @@ impl AttentionInputs {
                     got: data.len(),
                 });
             }
-            if let Some((index, &value)) = data.iter().enumerate().find(|(_, v)| v.abs() >= bound) {
+            if let Some((index, &value)) =
+                data.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= bound.unsigned_abs())
+            {
                 return Err(AttentionError::ValueOutOfRange { tensor, index, value });
             }
         }

@@ -5,7 +5,7 @@
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::AttentionError;
-use zkmha_attention::mode::{Mode, Plain};
+use zkmha_attention::mode::Plain;
 use zkmha_attention::projection::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
@@ -108,8 +108,11 @@ fn discharge<M: TestMode>(
 }
 
 /// A proof, the prover's claims and the mode's extra data.
-type Run<M> =
-    (ProjectionsProofOf<M>, Vec<ProjectionClaims<<M as Mode>::ProverValue>>, <M as TestMode>::Extra);
+type Run<M> = (
+    ProjectionsProofOf<M>,
+    Vec<ProjectionClaims<<M as zkmha_attention::mode::ProductMode>::ProverValue>>,
+    <M as TestMode>::Extra,
+);
 
 fn prove_all<M: TestMode>(
     shapes: &[ProjectionShape],

@@ -13,7 +13,7 @@ use zkmha_attention::grouped_query::{
     SharedHeadsShape, expand_heads, prove_shared_heads, verify_shared_heads,
 };
 use zkmha_attention::masking::{self, prove_masking, prove_masking_dense, verify_masking};
-use zkmha_attention::mode::{Mode, Plain, Zk};
+use zkmha_attention::mode::{Plain, Zk};
 use zkmha_attention::padding::{self, prove_padding, verify_padding};
 use zkmha_attention::qk::{self, prove_qk, verify_qk};
 use zkmha_attention::softmax::{
@@ -111,7 +111,10 @@ fn zero() -> Fr {
 // ---------------------------------------------------------------- unpadding
 
 type UnpaddingRun<M> = (
-    (unpadding::UnpaddingProof<<M as Mode>::ProductProof>, EvalClaim<<M as Mode>::ProverValue>),
+    (
+        unpadding::UnpaddingProof<<M as zkmha_attention::mode::ProductMode>::ProductProof>,
+        EvalClaim<<M as zkmha_attention::mode::ProductMode>::ProverValue>,
+    ),
     <M as TestMode>::Extra,
 );
 
@@ -169,8 +172,8 @@ fn unpadding_rejects_a_false_claim_and_a_changed_weight<M: TestMode>() {
 
 type AttentionValuesRun<M> = (
     (
-        attention_values::AttentionValuesProof<<M as Mode>::ProductProof>,
-        attention_values::AttentionValuesClaims<<M as Mode>::ProverValue>,
+        attention_values::AttentionValuesProof<<M as zkmha_attention::mode::ProductMode>::ProductProof>,
+        attention_values::AttentionValuesClaims<<M as zkmha_attention::mode::ProductMode>::ProverValue>,
     ),
     <M as TestMode>::Extra,
 );
@@ -282,7 +285,10 @@ fn masking_rejects_the_other_mask_kind<M: TestMode>() {
 // ---------------------------------------------------------------- batched QKᵀ
 
 type QkRun<M> = (
-    (qk::QkProof<<M as Mode>::ProductProof>, qk::QkClaims<<M as Mode>::ProverValue>),
+    (
+        qk::QkProof<<M as zkmha_attention::mode::ProductMode>::ProductProof>,
+        qk::QkClaims<<M as zkmha_attention::mode::ProductMode>::ProverValue>,
+    ),
     <M as TestMode>::Extra,
 );
 
@@ -385,7 +391,10 @@ fn qk_rejects_claims_at_moved_points<M: TestMode>() {
 // ---------------------------------------------------------------- padding
 
 type PaddingRun<M> = (
-    (padding::PaddingProof<<M as Mode>::ProductProof>, padding::InputClaims<<M as Mode>::ProverValue>),
+    (
+        padding::PaddingProof<<M as zkmha_attention::mode::ProductMode>::ProductProof>,
+        padding::InputClaims<<M as zkmha_attention::mode::ProductMode>::ProverValue>,
+    ),
     <M as TestMode>::Extra,
 );
 
@@ -708,7 +717,11 @@ fn tensor_index(shape: &AttentionShape, head: usize, i: usize, j: usize) -> usiz
     (head * sp + i) * sp + j
 }
 
-type SoftmaxRun<M> = (SlotProverOutput<M>, EvalClaim<<M as Mode>::Value>, <M as TestMode>::Extra);
+type SoftmaxRun<M> = (
+    SlotProverOutput<M>,
+    EvalClaim<<M as zkmha_attention::mode::ProductMode>::Value>,
+    <M as TestMode>::Extra,
+);
 
 /// Proves the slot on a claim on the case's `A` (plus `offset`).
 fn prove_softmax_step<M: TestMode>(case: &SoftmaxCase, offset: Fr, rng: &mut ChaCha20Rng) -> SoftmaxRun<M> {

@@ -9,7 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use zkmha_attention::attention_values::verify_attention_values;
 use zkmha_attention::layer::{layer_transcript, layer_zk_schedule, output_point};
 use zkmha_attention::masking::verify_masking;
-use zkmha_attention::mode::{Mode, Zk, ZkVerifier};
+use zkmha_attention::mode::{ProductMode, Zk, ZkVerifier};
 use zkmha_attention::padding::verify_padding;
 use zkmha_attention::qk::verify_qk;
 use zkmha_attention::softmax::{ExponentialSoftmaxProofOf, SlotOutput, verify_slot};

@@ -30,10 +30,6 @@ pub enum LookupError {
     /// The proof has the wrong number of layers or values.
     #[error("malformed lookup proof: {0}")]
     MalformedProof(&'static str),
-    /// The two fractional sums differ: some witness entry is not in the table (with these
-    /// multiplicities).
-    #[error("the witness and table sums differ: a value is outside the table or a multiplicity is wrong")]
-    SumMismatch,
     /// A fraction layer's sum-check does not end at the claimed layer values.
     #[error("the fractional sum-check fails at layer {layer}")]
     LayerMismatch {
@@ -43,9 +39,12 @@ pub enum LookupError {
     /// A zero denominator (the challenge hit a table value; probability ≈ table size / |F|).
     #[error("a zero denominator; prove again with a fresh transcript")]
     ZeroDenominator,
-    /// The leaf values sent for the witness columns do not give the leaf denominator.
-    #[error("the witness columns' values do not match the lookup's leaf claim")]
-    LeafMismatch,
+    /// The lookup's root or leaf relations fail (plain mode): a value outside the table, a
+    /// wrong multiplicity, or witness values that do not give the leaf denominator.
+    #[error(
+        "the lookup's relations fail: a value is outside the table, a multiplicity is wrong or the witness values do not match the leaf"
+    )]
+    RelationMismatch,
     /// An error of the underlying sum-check.
     #[error(transparent)]
     Sumcheck(#[from] zkmha_sumcheck::SumcheckError),
@@ -55,4 +54,7 @@ pub enum LookupError {
     /// An error of the MLE layer.
     #[error(transparent)]
     Mle(#[from] zkmha_mle::MleError),
+    /// A step's sum of products or relations (either mode).
+    #[error(transparent)]
+    Step(#[from] zkmha_zk::mode::ModeError),
 }

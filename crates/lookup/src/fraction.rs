@@ -30,36 +30,15 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Field, Fr, One, UnreducedSum, Zero};
 use zkmha_mle::{PARALLEL_THRESHOLD, eq_evaluation, eq_table_sequential};
-use zkmha_sumcheck::{
-    FinalEvaluations, ProductTerm, SumOfProducts, SumcheckClaim, SumcheckInstance, SumcheckProof,
-    prove_batched, verify_batched,
-};
+use zkmha_sumcheck::{FinalEvaluations, ProductTerm, SumOfProducts, SumcheckInstance};
 use zkmha_transcript::Transcript;
+use zkmha_zk::mode::{Factor, ModeError, ProductMode, ProductOutcome, ProverMember};
+use zkmha_zk::{BatchMember, LinearValue, ZkProductShape};
 
 const LABEL_FIRST_LAYER: &[u8] = b"lookup/fraction/first-layer";
-const LABEL_LAYER_VALUES: &[u8] = b"lookup/fraction/layer-values";
+const STEP_LAYER: &str = "fraction layer";
 const LABEL_LINE: &[u8] = b"lookup/fraction/line";
 const LABEL_LAMBDA: &[u8] = b"lookup/fraction/lambda";
-
-/// One depth of a batch of trees: the batched sum-check and, per tree still descending, the
-/// half-tables' values at its point.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct FractionLayerProof {
-    /// The layer's sum-check (all trees deeper than this layer, batched).
-    pub sumcheck: SumcheckProof,
-    /// Per tree still descending: `p0, p1, q0, q1` at the sum-check's point (`q0, q1` for
-    /// unit leaves).
-    pub values: Vec<Vec<Fr>>,
-}
-
-/// The proof of one or several fractional sums.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct FractionSumProof {
-    /// Per tree: `p_1(0), p_1(1), q_1(0), q_1(1)`.
-    pub first_layers: Vec<Vec<Fr>>,
-    /// Depths 1, 2, …, (deepest tree) − 1.
-    pub layers: Vec<FractionLayerProof>,
-}
 
 /// A fraction `numerator / denominator`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,18 +46,6 @@ pub struct Fraction {
     /// Numerator.
     pub numerator: Fr,
     /// Denominator.
-    pub denominator: Fr,
-}
-
-/// The claim left on the leaves: `p_n(point) = numerator` (1 for unit leaves) and
-/// `q_n(point) = denominator`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeafClaim {
-    /// The point (`n` coordinates, variable order).
-    pub point: Vec<Fr>,
-    /// `p_n(point)`.
-    pub numerator: Fr,
-    /// `q_n(point)`.
     pub denominator: Fr,
 }
 
@@ -270,18 +237,6 @@ pub fn layer_shape(unit: bool, lambda: Fr) -> Result<SumOfProducts, LookupError>
         SumOfProducts::new(5, vec![term(one, &[0, 1, 4]), term(one, &[0, 2, 3]), term(lambda, &[0, 3, 4])])
     };
     Ok(shape?)
-}
-
-fn line(a: Fr, b: Fr, t: Fr) -> Fr {
-    a + t * (b - a)
-}
-
-fn combine_layer(unit: bool, lambda: Fr, eq: Fr, values: &[Fr]) -> Result<Fr, LookupError> {
-    match (unit, values) {
-        (true, [q0, q1]) => Ok(eq * (*q0 + q1 + lambda * q0 * q1)),
-        (false, [p0, p1, q0, q1]) => Ok(eq * (*p0 * q1 + *p1 * q0 + lambda * q0 * q1)),
-        _ => Err(LookupError::MalformedProof("wrong number of layer values")),
-    }
 }
 
 /// One layer of a fraction tree: numerators (absent for unit leaves) and denominators.
@@ -509,144 +464,241 @@ impl TreeLayers {
     }
 }
 
-/// Proves `Σ_x p(x)/q(x)` for leaves of `2^num_vars` entries (`num_vars ≥ 1`); `numerators`
-/// `None` means every numerator is 1. Returns the proof, the root and the leaf claim.
-///
-/// # Errors
-/// [`LookupError::WrongLength`] for tables that are not `2^n` long with `n ≥ 1`.
-pub fn prove_fraction_sum(
-    numerators: Option<Vec<Fr>>,
-    denominators: Vec<Fr>,
-    transcript: &mut Transcript,
-) -> Result<(FractionSumProof, Fraction, LeafClaim), LookupError> {
-    let (proof, mut roots, mut leaves) =
-        prove_fraction_sums(vec![FractionLeaves::Dense { numerators, denominators }], transcript)?;
-    match (roots.pop(), leaves.pop()) {
-        (Some(root), Some(leaf)) => Ok((proof, root, leaf)),
-        _ => Err(LookupError::MalformedProof("no tree")),
+/// A proof of one or several fractional sums in a mode: `S` a sent value, `P` a layer's
+/// (batched) sum-of-products proof.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct FractionSumProof<
+    S: CanonicalSerialize + CanonicalDeserialize,
+    P: CanonicalSerialize + CanonicalDeserialize,
+> {
+    /// Per tree: `p_1(0), p_1(1), q_1(0), q_1(1)` (only the `q`s for unit leaves of one
+    /// variable, whose `p`s are the constant 1).
+    pub first_layers: Vec<Vec<S>>,
+    /// Depths 1, 2, …, (deepest tree) − 1: one batched sum of products each.
+    pub layers: Vec<P>,
+}
+
+/// A [`FractionSumProof`] in mode `M`.
+pub type FractionSumProofOf<M> = FractionSumProof<<M as ProductMode>::Sent, <M as ProductMode>::ProductProof>;
+
+/// A fractional-sum proof in mode `M` and each tree's results as the prover holds them.
+pub type ProvedFractions<M> = (FractionSumProofOf<M>, Vec<FractionTree<<M as ProductMode>::ProverValue>>);
+
+/// One tree's results, values as the mode holds them (`Fr` plain; committed in zero
+/// knowledge): its first layer, from which its root follows, and its leaf claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FractionTree<V> {
+    /// `p_1(0), p_1(1), q_1(0), q_1(1)`: the root is `p_0 = p0·q1 + p1·q0`, `q_0 = q0·q1`.
+    pub first_layer: [V; 4],
+    /// The leaf point `r_n`.
+    pub leaf_point: Vec<Fr>,
+    /// `p_n(r_n)` (the constant 1 for unit leaves).
+    pub leaf_numerator: V,
+    /// `q_n(r_n)`.
+    pub leaf_denominator: V,
+}
+
+impl FractionTree<Fr> {
+    /// The root `p_0/q_0` (plain values).
+    pub fn root(&self) -> Fraction {
+        let [p0, p1, q0, q1] = self.first_layer;
+        Fraction { numerator: p0 * q1 + p1 * q0, denominator: q0 * q1 }
     }
 }
 
-/// The first layer's line at `μ` and the root.
-fn first_layer_claims(values: &[Fr], mu: Fr) -> Result<(Fraction, Fr, Fr), LookupError> {
-    let [p0, p1, q0, q1] = values else {
-        return Err(LookupError::MalformedProof("the first layer has four values"));
-    };
-    let root = Fraction { numerator: *p0 * q1 + *p1 * q0, denominator: *q0 * q1 };
-    Ok((root, line(*p0, *p1, mu), line(*q0, *q1, mu)))
+/// The `(variables, degree)` of the masked sum-checks of trees of the given depths, in proof
+/// order (for the caller's mask schedule in zero knowledge).
+pub fn zk_fraction_schedule(depths: &[usize]) -> Vec<(usize, usize)> {
+    let deepest = depths.iter().copied().max().unwrap_or(0);
+    (1..deepest).map(|depth| (depth, 3)).collect()
 }
 
-/// The next claims from a layer's values at the line point `μ`.
-fn next_claims(values: &[Fr], mu: Fr) -> Result<(Fr, Fr), LookupError> {
-    match values {
-        [q0, q1] => Ok((Fr::one(), line(*q0, *q1, mu))),
-        [p0, p1, q0, q1] => Ok((line(*p0, *p1, mu), line(*q0, *q1, mu))),
+/// A layer's member shape: `eq` public, the halves hidden.
+fn member_shape(unit: bool, lambda: Fr) -> Result<ZkProductShape, LookupError> {
+    let shape = layer_shape(unit, lambda)?;
+    let mut public = vec![false; shape.num_mles()];
+    if let Some(eq) = public.first_mut() {
+        *eq = true;
+    }
+    Ok(ZkProductShape::new(shape, public)?)
+}
+
+/// Whether tree `t` of depth `n` and unit flag `unit` runs its unit-leaf layer at `depth`.
+fn unit_layer(n: usize, unit: bool, depth: usize) -> bool {
+    unit && n == depth + 1
+}
+
+/// Records the leaf claims of the trees of depth `depth`.
+fn finish<V: Clone>(
+    leaves: &mut [Option<(Vec<Fr>, V, V)>],
+    trees: &[(usize, bool)],
+    point: &[Fr],
+    claims: &[(V, V)],
+    depth: usize,
+) {
+    for ((slot, (n, _)), (p, q)) in leaves.iter_mut().zip(trees).zip(claims) {
+        if *n == depth {
+            *slot = Some((point.to_vec(), p.clone(), q.clone()));
+        }
+    }
+}
+
+/// Assembles the trees' results.
+fn results<V: Clone>(
+    first_layers: Vec<[V; 4]>,
+    leaves: Vec<Option<(Vec<Fr>, V, V)>>,
+) -> Result<Vec<FractionTree<V>>, LookupError> {
+    first_layers
+        .into_iter()
+        .zip(leaves)
+        .map(|(first_layer, leaf)| {
+            let (leaf_point, leaf_numerator, leaf_denominator) =
+                leaf.ok_or(LookupError::MalformedProof("a tree without its leaf claim"))?;
+            Ok(FractionTree { first_layer, leaf_point, leaf_numerator, leaf_denominator })
+        })
+        .collect()
+}
+
+/// The next claims from a layer's hidden values at the line point `μ`.
+fn next_claims<V: LinearValue>(hidden: &[V], one: &V, mu: Fr) -> Result<(V, V), LookupError> {
+    match hidden {
+        [q0, q1] => Ok((one.clone(), V::line(q0, q1, mu))),
+        [p0, p1, q0, q1] => Ok((V::line(p0, p1, mu), V::line(q0, q1, mu))),
         _ => Err(LookupError::MalformedProof("wrong number of layer values")),
     }
 }
 
-/// Proves several fractional sums at once (each tree's leaves as in [`prove_fraction_sum`],
-/// dense or indexed, any depths ≥ 1): one batched sum-check per depth. Returns the proof,
-/// each tree's root and each tree's leaf claim (at a prefix of one shared point).
+/// A layer's hidden values (its outcome's factors after the public `eq`), checking the public
+/// one against `eq` (the verifier's `eq(r, ρ)`; `None` on the prover's side).
+fn layer_values<V: Clone>(
+    outcome: &ProductOutcome<V>,
+    eq: Option<Fr>,
+    depth: usize,
+) -> Result<Vec<V>, LookupError> {
+    let mismatch = LookupError::LayerMismatch { layer: depth + 1 };
+    let (first, rest) = outcome.factors.split_first().ok_or(mismatch.clone())?;
+    match (first, eq) {
+        (Factor::Public(value), Some(eq)) if *value == eq => {}
+        (Factor::Public(_), None) => {}
+        _ => return Err(mismatch),
+    }
+    rest.iter()
+        .map(|factor| match factor {
+            Factor::Hidden(value) => Ok(value.clone()),
+            Factor::Public(_) => Err(LookupError::MalformedProof("a layer value made public")),
+        })
+        .collect()
+}
+
+/// A layer's sum-of-products error: a plain final value that does not fit is the layer's
+/// mismatch.
+fn layer_error(depth: usize) -> impl Fn(ModeError) -> LookupError {
+    move |error| match error {
+        ModeError::Sumcheck { .. } => LookupError::LayerMismatch { layer: depth + 1 },
+        other => other.into(),
+    }
+}
+
+/// Proves several fractional sums in mode `M` (each tree's leaves dense or indexed, any depths
+/// ≥ 1): the first layers sent, then one batched sum of products per depth. Returns the proof
+/// and each tree's results (first layer and leaf claim, at a prefix of one shared point), whose
+/// relations the caller proves.
 ///
 /// # Errors
 /// [`LookupError::WrongLength`] for a tree that is not `2^n` long with `n ≥ 1`, or an empty
-/// batch; [`LookupError::MalformedProof`] for an index outside its dictionary.
-pub fn prove_fraction_sums(
+/// batch; [`LookupError::MalformedProof`] for an index outside its dictionary; the mode's
+/// errors.
+pub fn prove_fraction_sums<M: ProductMode>(
+    prover: &mut M::Prover<'_>,
     trees: Vec<FractionLeaves>,
     transcript: &mut Transcript,
-) -> Result<(FractionSumProof, Vec<Fraction>, Vec<LeafClaim>), LookupError> {
-    let mut trees = TreeLayers::new(trees)?;
-    let first_layers = trees.first_layers()?;
-    let (depths, units) = (trees.depths.clone(), trees.units.clone());
-    for values in &first_layers {
-        transcript.append_fields(LABEL_FIRST_LAYER, values);
+) -> Result<ProvedFractions<M>, LookupError> {
+    let mut layers = TreeLayers::new(trees)?;
+    let values = layers.first_layers()?;
+    let shapes: Vec<(usize, bool)> =
+        layers.depths.iter().copied().zip(layers.units.iter().copied()).collect();
+    let one = M::prover_constant(prover, Fr::one());
+    let mut sent = Vec::with_capacity(values.len());
+    let mut first_layers = Vec::with_capacity(values.len());
+    for (values, &(n, unit)) in values.iter().zip(&shapes) {
+        let [p0, p1, q0, q1] = values.as_slice() else {
+            return Err(LookupError::MalformedProof("the first layer has four values"));
+        };
+        if unit && n == 1 {
+            let (s, mut held) = M::send(prover, LABEL_FIRST_LAYER, &[*q0, *q1], transcript);
+            let (Some(q1), Some(q0)) = (held.pop(), held.pop()) else {
+                return Err(LookupError::MalformedProof("the first layer has four values"));
+            };
+            sent.push(s);
+            first_layers.push([one.clone(), one.clone(), q0, q1]);
+        } else {
+            let (s, held) = M::send(prover, LABEL_FIRST_LAYER, &[*p0, *p1, *q0, *q1], transcript);
+            let layer: [M::ProverValue; 4] = held
+                .try_into()
+                .map_err(|_| LookupError::MalformedProof("the first layer has four values"))?;
+            sent.push(s);
+            first_layers.push(layer);
+        }
     }
     let mu = transcript.challenge_field(LABEL_LINE);
     let mut point = vec![mu];
-    let mut roots = Vec::with_capacity(first_layers.len());
-    let mut claims = Vec::with_capacity(first_layers.len());
-    for values in &first_layers {
-        let (root, p, q) = first_layer_claims(values, mu)?;
-        roots.push(root);
-        claims.push((p, q));
-    }
-    let mut leaves: Vec<Option<LeafClaim>> = vec![None; depths.len()];
-    let finish = |leaves: &mut Vec<Option<LeafClaim>>, point: &[Fr], claims: &[(Fr, Fr)], depth: usize| {
-        for (t, slot) in leaves.iter_mut().enumerate() {
-            if depths[t] == depth {
-                let numerator = if units[t] { Fr::one() } else { claims[t].0 };
-                *slot = Some(LeafClaim { point: point.to_vec(), numerator, denominator: claims[t].1 });
-            }
-        }
-    };
-    finish(&mut leaves, &point, &claims, 1);
+    let mut claims: Vec<(M::ProverValue, M::ProverValue)> = first_layers
+        .iter()
+        .map(|[p0, p1, q0, q1]| (LinearValue::line(p0, p1, mu), LinearValue::line(q0, q1, mu)))
+        .collect();
+    let mut leaves = vec![None; shapes.len()];
+    finish(&mut leaves, &shapes, &point, &claims, 1);
 
-    let deepest = depths.iter().copied().max().unwrap_or(1);
+    let deepest = shapes.iter().map(|(n, _)| *n).max().unwrap_or(1);
     let mut proofs = Vec::with_capacity(deepest.saturating_sub(1));
     for depth in 1..deepest {
         let lambda = transcript.challenge_field(LABEL_LAMBDA);
-        let active: Vec<usize> = (0..depths.len()).filter(|&t| depths[t] > depth).collect();
+        let active: Vec<usize> = (0..shapes.len()).filter(|&t| shapes[t].0 > depth).collect();
+        let mut member_shapes = Vec::with_capacity(active.len());
         let mut instances = Vec::with_capacity(active.len());
         let mut sums = Vec::with_capacity(active.len());
         for &t in &active {
-            instances.push(trees.layer_instance(t, depth, &point, lambda)?);
-            sums.push(claims[t].0 + lambda * claims[t].1);
+            let (n, unit) = shapes[t];
+            member_shapes.push(member_shape(unit_layer(n, unit, depth), lambda)?);
+            instances.push(layers.layer_instance(t, depth, &point, lambda)?);
+            let (p, q) = &claims[t];
+            sums.push(p.plus_scaled(lambda, q));
         }
-        let dyn_instances: Vec<&mut dyn SumcheckInstance> =
-            instances.iter_mut().map(|i| i as &mut dyn SumcheckInstance).collect();
-        let (sumcheck, reduced) = prove_batched(dyn_instances, &sums, transcript)?;
-        let values: Vec<Vec<Fr>> = instances.iter().map(LayerInstance::final_values).collect();
+        let members: Vec<ProverMember<'_>> = member_shapes
+            .iter()
+            .zip(instances.iter_mut())
+            .map(|(shape, instance)| (shape, instance as &mut dyn FinalEvaluations))
+            .collect();
+        let sum_refs: Vec<&M::ProverValue> = sums.iter().collect();
+        let (proof, outcomes) = M::prove_products(prover, STEP_LAYER, members, &sum_refs, transcript)
+            .map_err(layer_error(depth))?;
         drop(instances);
-        for v in &values {
-            transcript.append_fields(LABEL_LAYER_VALUES, v);
-        }
         let mu = transcript.challenge_field(LABEL_LINE);
-        for (&t, v) in active.iter().zip(&values) {
-            claims[t] = next_claims(v, mu)?;
+        for (&t, outcome) in active.iter().zip(&outcomes) {
+            claims[t] = next_claims(&layer_values(outcome, None, depth)?, &one, mu)?;
         }
-        point = reduced.point;
+        point = outcomes.first().map(|o| o.point.clone()).unwrap_or_default();
         point.push(mu);
-        finish(&mut leaves, &point, &claims, depth + 1);
-        proofs.push(FractionLayerProof { sumcheck, values });
+        finish(&mut leaves, &shapes, &point, &claims, depth + 1);
+        proofs.push(proof);
     }
-    let leaves =
-        leaves.into_iter().collect::<Option<Vec<LeafClaim>>>().ok_or(LookupError::MalformedProof("leaf"))?;
-    Ok((FractionSumProof { first_layers, layers: proofs }, roots, leaves))
+    Ok((FractionSumProof { first_layers: sent, layers: proofs }, results(first_layers, leaves)?))
 }
 
-/// Verifies a [`FractionSumProof`] over `2^num_vars` leaves; returns the root and the leaf
-/// claim, which the caller must check against the leaves' definition.
+/// Verifies [`prove_fraction_sums`] for trees of the given `(num_vars, unit_leaves)`. Returns
+/// each tree's first layer and leaf claim, whose relations the caller must check (in zero
+/// knowledge the group equations are left in the verifier's deferred checks).
 ///
 /// # Errors
-/// As [`verify_fraction_sums`].
-pub fn verify_fraction_sum(
-    num_vars: usize,
-    unit_leaves: bool,
-    proof: &FractionSumProof,
-    transcript: &mut Transcript,
-) -> Result<(Fraction, LeafClaim), LookupError> {
-    let (mut roots, mut leaves) = verify_fraction_sums(&[(num_vars, unit_leaves)], proof, transcript)?;
-    match (roots.pop(), leaves.pop()) {
-        (Some(root), Some(leaf)) => Ok((root, leaf)),
-        _ => Err(LookupError::MalformedProof("no tree")),
-    }
-}
-
-/// Verifies a batch of fractional sums proved with [`prove_fraction_sums`]; `trees` gives each
-/// tree's `(num_vars, unit_leaves)`. Returns the roots and the leaf claims, which the caller
-/// must check against the leaves' definitions.
-///
-/// # Errors
-/// [`LookupError::MalformedProof`] for wrong counts (including non-unit first-layer
-/// numerators for unit leaves of one variable), [`LookupError::LayerMismatch`],
-/// [`LookupError::ZeroDenominator`] for a root with denominator 0, or a sum-check error.
+/// [`LookupError::MalformedProof`] for wrong counts, [`LookupError::LayerMismatch`] for a layer
+/// whose values do not fit (plain) or a wrong public `eq` value, and the mode's errors.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_fraction_sums(
+pub fn verify_fraction_sums<M: ProductMode>(
+    verifier: &mut M::Verifier<'_>,
     trees: &[(usize, bool)],
-    proof: &FractionSumProof,
+    proof: &FractionSumProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<(Vec<Fraction>, Vec<LeafClaim>), LookupError> {
+) -> Result<Vec<FractionTree<M::Value>>, LookupError> {
     let deepest = trees.iter().map(|(n, _)| *n).max().unwrap_or(0);
     if trees.is_empty() || trees.iter().any(|(n, _)| *n == 0) {
         return Err(LookupError::MalformedProof("every tree needs a variable"));
@@ -654,72 +706,57 @@ pub fn verify_fraction_sums(
     if proof.first_layers.len() != trees.len() || proof.layers.len() != deepest - 1 {
         return Err(LookupError::MalformedProof("wrong number of layers"));
     }
-    for (values, (n, unit)) in proof.first_layers.iter().zip(trees) {
-        if *unit && *n == 1 && values.get(..2).is_none_or(|p| !p.iter().all(One::is_one)) {
-            return Err(LookupError::MalformedProof("unit leaves have numerator 1"));
-        }
-        transcript.append_fields(LABEL_FIRST_LAYER, values);
+    let one = M::verifier_constant(verifier, Fr::one());
+    let mut first_layers = Vec::with_capacity(trees.len());
+    for (sent, &(n, unit)) in proof.first_layers.iter().zip(trees) {
+        let held = M::receive(verifier, LABEL_FIRST_LAYER, sent, transcript);
+        let layer = match (held.as_slice(), unit && n == 1) {
+            ([q0, q1], true) => [one.clone(), one.clone(), q0.clone(), q1.clone()],
+            ([p0, p1, q0, q1], false) => [p0.clone(), p1.clone(), q0.clone(), q1.clone()],
+            _ => return Err(LookupError::MalformedProof("wrong number of first-layer values")),
+        };
+        first_layers.push(layer);
     }
     let mu = transcript.challenge_field(LABEL_LINE);
     let mut point = vec![mu];
-    let mut roots = Vec::with_capacity(trees.len());
-    let mut claims = Vec::with_capacity(trees.len());
-    for values in &proof.first_layers {
-        let (root, p, q) = first_layer_claims(values, mu)?;
-        if root.denominator.is_zero() {
-            return Err(LookupError::ZeroDenominator);
-        }
-        roots.push(root);
-        claims.push((p, q));
-    }
-    let mut leaves: Vec<Option<LeafClaim>> = vec![None; trees.len()];
-    let finish = |leaves: &mut Vec<Option<LeafClaim>>, point: &[Fr], claims: &[(Fr, Fr)], depth: usize| {
-        for ((slot, (n, unit)), (p, q)) in leaves.iter_mut().zip(trees).zip(claims) {
-            if *n == depth {
-                let numerator = if *unit { Fr::one() } else { *p };
-                *slot = Some(LeafClaim { point: point.to_vec(), numerator, denominator: *q });
-            }
-        }
-    };
-    finish(&mut leaves, &point, &claims, 1);
+    let mut claims: Vec<(M::Value, M::Value)> = first_layers
+        .iter()
+        .map(|[p0, p1, q0, q1]| (LinearValue::line(p0, p1, mu), LinearValue::line(q0, q1, mu)))
+        .collect();
+    let mut leaves = vec![None; trees.len()];
+    finish(&mut leaves, trees, &point, &claims, 1);
     for (index, layer) in proof.layers.iter().enumerate() {
         let depth = index + 1;
         let lambda = transcript.challenge_field(LABEL_LAMBDA);
         let active: Vec<usize> =
             (0..trees.len()).filter(|&t| trees.get(t).is_some_and(|(n, _)| *n > depth)).collect();
-        if layer.values.len() != active.len() {
-            return Err(LookupError::MalformedProof("one set of layer values per descending tree"));
-        }
-        let mut sumcheck_claims = Vec::with_capacity(active.len());
+        let mut member_shapes = Vec::with_capacity(active.len());
+        let mut sums = Vec::with_capacity(active.len());
         for &t in &active {
-            let (p, q) = claims.get(t).copied().ok_or(LookupError::MalformedProof("tree index"))?;
-            sumcheck_claims.push(SumcheckClaim::new(depth, 3, p + lambda * q));
+            let (Some(&(n, unit)), Some((p, q))) = (trees.get(t), claims.get(t)) else {
+                return Err(LookupError::MalformedProof("tree index"));
+            };
+            member_shapes.push(member_shape(unit_layer(n, unit, depth), lambda)?);
+            sums.push(p.plus_scaled(lambda, q));
         }
-        let reduced = verify_batched(&sumcheck_claims, &layer.sumcheck, transcript)?;
-        let eq = eq_evaluation(&point, &reduced.point)?;
-        let mut products = Vec::with_capacity(active.len());
-        for (&t, values) in active.iter().zip(&layer.values) {
-            let unit = trees.get(t).is_some_and(|(n, u)| *u && *n == depth + 1);
-            products.push(combine_layer(unit, lambda, eq, values)?);
-        }
-        reduced.check(&products).map_err(|_| LookupError::LayerMismatch { layer: depth + 1 })?;
-        for values in &layer.values {
-            transcript.append_fields(LABEL_LAYER_VALUES, values);
-        }
+        let members: Vec<BatchMember<'_>> = member_shapes.iter().map(|shape| (shape, depth)).collect();
+        let sum_refs: Vec<&M::Value> = sums.iter().collect();
+        let outcomes = M::verify_products(verifier, STEP_LAYER, &members, &sum_refs, layer, transcript)
+            .map_err(layer_error(depth))?;
         let mu = transcript.challenge_field(LABEL_LINE);
-        for (&t, values) in active.iter().zip(&layer.values) {
-            let next = next_claims(values, mu)?;
+        let reduced = outcomes.first().map(|o| o.point.clone()).unwrap_or_default();
+        let eq = eq_evaluation(&point, &reduced)?;
+        for (&t, outcome) in active.iter().zip(&outcomes) {
+            let next = next_claims(&layer_values(outcome, Some(eq), depth)?, &one, mu)?;
             if let Some(slot) = claims.get_mut(t) {
                 *slot = next;
             }
         }
-        point = reduced.point;
+        point = reduced;
         point.push(mu);
-        finish(&mut leaves, &point, &claims, depth + 1);
+        finish(&mut leaves, trees, &point, &claims, depth + 1);
     }
-    let leaves =
-        leaves.into_iter().collect::<Option<Vec<LeafClaim>>>().ok_or(LookupError::MalformedProof("leaf"))?;
-    Ok((roots, leaves))
+    results(first_layers, leaves)
 }
 
 #[cfg(test)]
@@ -730,6 +767,18 @@ mod tests {
     use ark_std::rand::{SeedableRng, rngs::StdRng};
     use zkmha_field::Field;
     use zkmha_mle::DenseMultilinearExtension;
+    use zkmha_zk::mode::Plain;
+
+    /// Proves one tree in the plain mode.
+    fn prove_one(
+        numerators: Option<Vec<Fr>>,
+        denominators: Vec<Fr>,
+    ) -> (FractionSumProofOf<Plain>, FractionTree<Fr>) {
+        let trees = vec![FractionLeaves::Dense { numerators, denominators }];
+        let (proof, mut results) =
+            prove_fraction_sums::<Plain>(&mut (), trees, &mut Transcript::new(b"t")).unwrap();
+        (proof, results.pop().unwrap())
+    }
 
     #[test]
     fn root_is_the_sum_and_leaf_claims_match_the_leaves() {
@@ -739,28 +788,32 @@ mod tests {
                 let q: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
                 let p: Vec<Fr> = (0..1usize << n).map(|_| Fr::rand(&mut rng)).collect();
                 let numerators = if unit { None } else { Some(p.as_slice()) };
-                let (proof, root, leaf) =
-                    prove_fraction_sum(numerators.map(<[Fr]>::to_vec), q.clone(), &mut Transcript::new(b"t"))
-                        .unwrap();
+                let (proof, tree) = prove_one(numerators.map(<[Fr]>::to_vec), q.clone());
+                let root = tree.root();
                 let expected: Fr = q
                     .iter()
                     .enumerate()
                     .map(|(i, q)| numerators.map_or(Fr::one(), |p| p[i]) * q.inverse().unwrap_or_default())
                     .sum();
                 assert_eq!(root.numerator * root.denominator.inverse().unwrap_or_default(), expected);
-                let (v_root, v_leaf) =
-                    verify_fraction_sum(n, unit, &proof, &mut Transcript::new(b"t")).unwrap();
-                assert_eq!((v_root, &v_leaf), (root, &leaf));
+                let verified =
+                    verify_fraction_sums::<Plain>(&mut (), &[(n, unit)], &proof, &mut Transcript::new(b"t"))
+                        .unwrap();
+                assert_eq!(verified, vec![tree.clone()]);
                 let q_mle = DenseMultilinearExtension::new(n, q.clone()).unwrap();
-                assert_eq!(q_mle.evaluate(&leaf.point).unwrap_or_default(), leaf.denominator, "n = {n}");
+                assert_eq!(
+                    q_mle.evaluate(&tree.leaf_point).unwrap_or_default(),
+                    tree.leaf_denominator,
+                    "n = {n}"
+                );
                 let p_value = if unit {
                     Fr::one()
                 } else {
                     DenseMultilinearExtension::new(n, p.clone())
-                        .and_then(|m| m.evaluate(&leaf.point))
+                        .and_then(|m| m.evaluate(&tree.leaf_point))
                         .unwrap_or_default()
                 };
-                assert_eq!(p_value, leaf.numerator, "n = {n}");
+                assert_eq!(p_value, tree.leaf_numerator, "n = {n}");
             }
         }
     }
@@ -781,11 +834,15 @@ mod tests {
             .iter()
             .map(|(p, q)| FractionLeaves::Dense { numerators: p.clone(), denominators: q.clone() })
             .collect();
-        let (proof, roots, leaves) = prove_fraction_sums(dense, &mut Transcript::new(b"b")).unwrap();
+        let (proof, results) =
+            prove_fraction_sums::<Plain>(&mut (), dense, &mut Transcript::new(b"b")).unwrap();
         assert_eq!(proof.layers.len(), 5, "one layer proof per depth, not per tree");
-        let (v_roots, v_leaves) = verify_fraction_sums(&shapes, &proof, &mut Transcript::new(b"b")).unwrap();
-        assert_eq!((&v_roots, &v_leaves), (&roots, &leaves));
-        for ((p, q), (root, leaf)) in trees.iter().zip(roots.iter().zip(&leaves)) {
+        let verify = |proof: &FractionSumProofOf<Plain>| {
+            verify_fraction_sums::<Plain>(&mut (), &shapes, proof, &mut Transcript::new(b"b"))
+        };
+        assert_eq!(verify(&proof).unwrap(), results);
+        for ((p, q), tree) in trees.iter().zip(&results) {
+            let root = tree.root();
             let n = q.len().trailing_zeros() as usize;
             let expected: Fr = q
                 .iter()
@@ -794,28 +851,31 @@ mod tests {
                 .sum();
             assert_eq!(root.numerator * root.denominator.inverse().unwrap_or_default(), expected);
             let q_mle = DenseMultilinearExtension::new(n, q.clone()).unwrap();
-            assert_eq!(q_mle.evaluate(&leaf.point).unwrap(), leaf.denominator);
+            assert_eq!(q_mle.evaluate(&tree.leaf_point).unwrap(), tree.leaf_denominator);
             let p_value = p.as_ref().map_or(Fr::one(), |p| {
-                DenseMultilinearExtension::new(n, p.clone()).unwrap().evaluate(&leaf.point).unwrap()
+                DenseMultilinearExtension::new(n, p.clone()).unwrap().evaluate(&tree.leaf_point).unwrap()
             });
-            assert_eq!(p_value, leaf.numerator);
+            assert_eq!(p_value, tree.leaf_numerator);
         }
-        // A shallow tree's value at depth 2 (the (3, false) tree is the first still descending).
+        // A shallow tree's value at depth 2 (the (3, false) tree is the first still descending;
+        // its values follow the public eq).
         let mut bad = proof.clone();
-        bad.layers[1].values[0][0] += Fr::one();
-        assert_eq!(
-            verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")),
-            Err(LookupError::LayerMismatch { layer: 3 })
-        );
+        bad.layers[1].final_evaluations[0][1] += Fr::one();
+        assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 3 }));
+        // Its public eq value.
+        let mut bad = proof.clone();
+        bad.layers[1].final_evaluations[0][0] += Fr::one();
+        assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 3 }));
         let mut bad = proof.clone();
         bad.first_layers[4][2] += Fr::one();
-        assert!(verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")).is_err());
+        assert!(verify(&bad).is_err());
+        let mut bad = proof.clone();
+        bad.layers[3].final_evaluations.pop();
+        assert!(matches!(verify(&bad), Err(LookupError::Step(ModeError::CheckFailed { step: STEP_LAYER }))));
+        // Unit leaves of one variable send their first layer's denominators only.
         let mut bad = proof;
-        bad.layers[3].values.pop();
-        assert_eq!(
-            verify_fraction_sums(&shapes, &bad, &mut Transcript::new(b"b")),
-            Err(LookupError::MalformedProof("one set of layer values per descending tree"))
-        );
+        bad.first_layers[0].insert(0, Fr::one());
+        assert_eq!(verify(&bad), Err(LookupError::MalformedProof("wrong number of first-layer values")));
     }
 }
 
@@ -825,6 +885,7 @@ mod indexed_tests {
     use super::*;
     use ark_std::UniformRand;
     use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
+    use zkmha_zk::mode::Plain;
 
     #[test]
     fn indexed_leaves_prove_exactly_like_their_dense_denominators() {
@@ -845,13 +906,13 @@ mod indexed_tests {
                 .iter()
                 .map(|ix| FractionLeaves::Indexed { dictionary: dictionary.clone(), indices: ix.clone() })
                 .collect();
-            let expected = prove_fraction_sums(dense, &mut Transcript::new(b"i")).unwrap();
-            let got = prove_fraction_sums(indexed, &mut Transcript::new(b"i")).unwrap();
+            let expected = prove_fraction_sums::<Plain>(&mut (), dense, &mut Transcript::new(b"i")).unwrap();
+            let got = prove_fraction_sums::<Plain>(&mut (), indexed, &mut Transcript::new(b"i")).unwrap();
             assert_eq!(got, expected, "depths {depths:?}");
         }
         let bad = FractionLeaves::Indexed { dictionary, indices: vec![0, 1, 2, 5] };
         assert_eq!(
-            prove_fraction_sums(vec![bad], &mut Transcript::new(b"i")).map(|_| ()),
+            prove_fraction_sums::<Plain>(&mut (), vec![bad], &mut Transcript::new(b"i")).map(|_| ()),
             Err(LookupError::MalformedProof("a leaf index outside its dictionary"))
         );
     }
@@ -863,7 +924,7 @@ mod kernel_tests {
     use super::*;
     use ark_std::UniformRand;
     use ark_std::rand::{SeedableRng, rngs::StdRng};
-    use zkmha_sumcheck::{prove, verify};
+    use zkmha_sumcheck::{SumcheckClaim, prove, verify};
 
     #[test]
     fn layer_kernel_matches_brute_force() {

@@ -16,23 +16,17 @@ mod error;
 pub mod fraction;
 mod logup;
 mod table;
-pub mod zk_fraction;
-pub mod zk_logup;
 
 pub use error::LookupError;
 pub use fraction::{
-    Fraction, FractionLayerProof, FractionLeaves, FractionSumProof, LeafClaim, layer_shape,
-    prove_fraction_sum, prove_fraction_sums, verify_fraction_sum, verify_fraction_sums,
+    Fraction, FractionLeaves, FractionSumProof, FractionSumProofOf, FractionTree, ProvedFractions,
+    layer_shape, prove_fraction_sums, verify_fraction_sums, zk_fraction_schedule,
 };
 pub use logup::{
-    ColumnEvaluator, Lookup, LookupClaims, LookupProof, LookupWitness, multiplicities, prove_lookup,
-    prove_lookup_with, prove_lookups, verify_lookup, verify_lookups,
+    ColumnEvaluator, Lookup, LookupClaims, LookupProof, LookupProofOf, LookupWitness, ProvedLookups,
+    multiplicities, prove_lookup, prove_lookups, verify_lookup, verify_lookups, zk_lookup_schedule,
 };
 pub use table::{
     FunctionTable, LookupTable, MAX_TABLE_VARS, RangeTable, Segment, SegmentOutput, SegmentedTable,
     identity_column, zero_indicator,
 };
-pub use zk_fraction::{
-    ZkFractionSumProof, ZkFractionTree, prove_fraction_sums_zk, verify_fraction_sums_zk, zk_fraction_schedule,
-};
-pub use zk_logup::{ZkLookupClaims, ZkLookupProof, prove_lookups_zk, verify_lookups_zk, zk_lookup_schedule};

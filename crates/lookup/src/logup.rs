@@ -1,4 +1,5 @@
-//! The logUp lookup: every row of the witness columns is a row of a public table.
+//! The logUp lookup: every row of the witness columns is a row of a public table, in either
+//! mode (plain values, or committed values in zero knowledge: `zkmha_zk::mode`).
 //!
 //! ```text
 //! statement  the table (name, t, c), the witness size n; commitments to the witness columns
@@ -6,49 +7,82 @@
 //! challenges α, γ
 //! witness    Σ_x 1/(α − Σ_k γ^k·w_k(x))       GKR fractional sum, unit leaves   → root a/b, leaf r_w
 //! table      Σ_y m(y)/(α − Σ_k γ^k·T_k(y))    GKR fractional sum                → root a'/b', leaf r_t
-//! check      a·b' = a'·b, b ≠ 0 ≠ b'
-//!            leaf r_w: P sends w_k(r_w); V checks α − Σ_k γ^k·w_k(r_w) = q(r_w)
-//!            leaf r_t: V evaluates T_k(r_t) itself and checks α − Σ_k γ^k·T_k(r_t) = q'(r_t)
-//! out        claims w_k(r_w) = v_k and m(r_t) = p'(r_t): the caller discharges them (openings of
+//! P → V      per lookup a, b, a', b' and w_k(r_w) per column (sent: in the clear or committed)
+//! relations  (one M::prove_relations for the whole batch; plain: checked at once)
+//!            b = q0·q1,  a = q0·p1 + q1·p0,  b' = q0'·q1',  a' = q0'·p1' + q1'·p0'
+//!            0 = a·b' − c·a'·b                      (c = 2 for a one-row witness: two copies)
+//!            q(r_w) − α + Σ_k γ^k·w_k(r_w) = 0      (witness leaf, unit numerators)
+//!            q'(r_t) − (α − Σ_k γ^k·T_k(r_t)) = 0   (table leaf: V evaluates T_k itself)
+//! out        claims w_k(r_w) and m(r_t) = p'(r_t): the caller discharges them (openings of
 //!            the committed columns, or later steps of a layer proof)
-//! one row    a witness of one row (n = 0) is proved as two copies of it (the check becomes
-//!            a·b' = 2·a'·b) and its claims sit at the empty point
+//! one row    a witness of one row (n = 0) is proved as two copies of it and its claims sit at
+//!            the empty point
 //! batch      several lookups absorb all their statements, then draw (α, γ) each; their
 //!            2 per lookup fraction trees run as one batch (`fraction::prove_fraction_sums`)
 //! ```
+//!
+//! `b ≠ 0` needs no check: the fractional sum-checks tie `b` to the product of the leaves
+//! `α − Σ_k γ^k·w_k(x)` of columns committed before `α`, which is 0 only if `α` hits one of
+//! `2^n` values fixed in advance (probability `2^n/|F|`; likewise `b'` with `2^t/|F|`).
 
 use crate::LookupError;
-use crate::fraction::{FractionLeaves, FractionSumProof, prove_fraction_sums, verify_fraction_sums};
+use crate::fraction::{
+    FractionLeaves, FractionSumProof, FractionTree, prove_fraction_sums, verify_fraction_sums,
+    zk_fraction_schedule,
+};
 use crate::table::LookupTable;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
-use zkmha_field::{Fr, Zero, fr_from_i64};
+use zkmha_field::{Fr, One, Zero, fr_from_i64};
 use zkmha_mle::DenseMultilinearExtension;
-use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
+use zkmha_zk::LinearValue;
+use zkmha_zk::mode::{ModeError, ProductMode, Relation};
 
 const LABEL_TABLE: &[u8] = b"lookup/table";
 const LABEL_SHAPE: &[u8] = b"lookup/shape";
 const LABEL_ALPHA: &[u8] = b"lookup/alpha";
 const LABEL_GAMMA: &[u8] = b"lookup/gamma";
+const LABEL_ROOTS: &[u8] = b"lookup/roots";
 const LABEL_WITNESS_VALUES: &[u8] = b"lookup/witness-values";
+const STEP_RELATIONS: &str = "lookup relations";
 
-/// A logUp proof of one or several lookups (their fractional sums batched).
+/// A logUp proof of one or several lookups (their fractional sums batched): `S` a sent value,
+/// `P` a layer's sum-of-products proof, `Z` the relations' proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct LookupProof {
+pub struct LookupProof<
+    S: CanonicalSerialize + CanonicalDeserialize,
+    P: CanonicalSerialize + CanonicalDeserialize,
+    Z: CanonicalSerialize + CanonicalDeserialize,
+> {
     /// The fractional sums, trees in the order witness 1, table 1, witness 2, table 2, ….
-    pub fractions: FractionSumProof,
+    pub fractions: FractionSumProof<S, P>,
+    /// Per lookup: `a, b, a', b'` (the roots `a/b`, `a'/b'`).
+    pub roots: Vec<Vec<S>>,
     /// Per lookup, `w_k(r_w)`, one per column.
-    pub witness_values: Vec<Vec<Fr>>,
+    pub witness_values: Vec<Vec<S>>,
+    /// The roots' and leaves' relations.
+    pub relations: Z,
 }
 
-/// What a lookup leaves to the caller.
+/// A [`LookupProof`] in mode `M`.
+pub type LookupProofOf<M> =
+    LookupProof<<M as ProductMode>::Sent, <M as ProductMode>::ProductProof, <M as ProductMode>::ZeroProof>;
+
+/// A lookup proof in mode `M` and each lookup's claims as the prover holds them.
+pub type ProvedLookups<M> = (LookupProofOf<M>, Vec<LookupClaims<<M as ProductMode>::ProverValue>>);
+
+/// What a lookup leaves to the caller: claims whose values are as the mode holds them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LookupClaims {
-    /// `w_k(r_w) = v_k`, one per witness column (all at the same point).
-    pub columns: Vec<EvalClaim>,
-    /// `m(r_t) = value` on the multiplicities.
-    pub multiplicities: EvalClaim,
+pub struct LookupClaims<V = Fr> {
+    /// `r_w`, where every column's claim is.
+    pub witness_point: Vec<Fr>,
+    /// `w_k(r_w)`, one per column.
+    pub columns: Vec<V>,
+    /// `r_t`, the multiplicities' point.
+    pub table_point: Vec<Fr>,
+    /// `m(r_t)`.
+    pub multiplicities: V,
 }
 
 /// How often each table row is used by the witness rows.
@@ -122,18 +156,18 @@ pub(crate) fn fold(alpha: Fr, gamma: Fr, values: &[Fr]) -> Fr {
     acc
 }
 
-/// Proves that every row of `columns` is a row of `table`, given the `multiplicities` the
-/// caller committed to (from [`multiplicities`]).
+/// Proves in mode `M` that every row of `columns` is a row of `table`, given the
+/// `multiplicities` the caller committed to (from [`multiplicities`]).
 ///
 /// # Errors
-/// As [`multiplicities`] for bad columns, [`LookupError::WrongLength`] for multiplicities of
-/// another size, [`LookupError::ZeroDenominator`] when a challenge hits a table row.
-pub fn prove_lookup(
+/// As [`multiplicities`] for bad columns, as [`prove_lookups`] otherwise.
+pub fn prove_lookup<M: ProductMode>(
+    prover: &mut M::Prover<'_>,
     table: &dyn LookupTable,
     columns: &[&[i64]],
     multiplicities: &[i64],
     transcript: &mut Transcript,
-) -> Result<(LookupProof, LookupClaims), LookupError> {
+) -> Result<(LookupProofOf<M>, LookupClaims<M::ProverValue>), LookupError> {
     let witness_vars = check_columns(table, columns)?;
     let witness = LookupWitness {
         num_vars: witness_vars,
@@ -146,7 +180,10 @@ pub fn prove_lookup(
                 .map_err(LookupError::from)
         },
     };
-    prove_lookup_with(table, &witness, multiplicities, transcript)
+    let (proof, mut claims) =
+        prove_lookups::<M>(prover, &[Lookup { table, witness: &witness, multiplicities }], transcript)?;
+    let claims = claims.pop().ok_or(LookupError::MalformedProof("no lookup"))?;
+    Ok((proof, claims))
 }
 
 /// Every column's MLE at a point (the caller's evaluator for a [`LookupWitness`]).
@@ -163,21 +200,6 @@ pub struct LookupWitness<'a> {
     pub evaluate: ColumnEvaluator<'a>,
 }
 
-/// [`prove_lookup`] for a [`LookupWitness`].
-///
-/// # Errors
-/// As [`prove_lookup`], and whatever `evaluate` returns.
-pub fn prove_lookup_with(
-    table: &dyn LookupTable,
-    witness: &LookupWitness<'_>,
-    multiplicities: &[i64],
-    transcript: &mut Transcript,
-) -> Result<(LookupProof, LookupClaims), LookupError> {
-    let (proof, mut claims) = prove_lookups(&[Lookup { table, witness, multiplicities }], transcript)?;
-    let claims = claims.pop().ok_or(LookupError::MalformedProof("no lookup"))?;
-    Ok((proof, claims))
-}
-
 /// One lookup of a batch: the table, the witness and the multiplicities the caller committed to.
 pub struct Lookup<'a> {
     /// The table.
@@ -188,25 +210,99 @@ pub struct Lookup<'a> {
     pub multiplicities: &'a [i64],
 }
 
-/// Proves several lookups with one batched fractional-sum proof (one sum-check per tree
-/// depth for all of them). Returns one [`LookupClaims`] per lookup, in order.
+/// The trees' `(num_vars, unit)` of a batch of lookups.
+fn tree_shapes(lookups: &[(&dyn LookupTable, usize)]) -> Vec<(usize, bool)> {
+    lookups
+        .iter()
+        .flat_map(|(table, witness_vars)| [((*witness_vars).max(1), true), (table.num_vars(), false)])
+        .collect()
+}
+
+/// The `(variables, degree)` of the masked sum-checks of a batch of lookups in zero
+/// knowledge, in proof order.
+pub fn zk_lookup_schedule(lookups: &[(&dyn LookupTable, usize)]) -> Vec<(usize, usize)> {
+    let depths: Vec<usize> = tree_shapes(lookups).iter().map(|(n, _)| *n).collect();
+    zk_fraction_schedule(&depths)
+}
+
+/// One lookup's factors and relations, for either side: `roots = [a, b, a', b']`, `values`
+/// the columns' values at `r_w`, `table_value` the public `α − Σ γ^k·T_k(r_t)` (as a value),
+/// `alpha` the constant `α` (as a value). Factors (in order): `q0, q1, q0', q1', a, a'` from
+/// `offset` on.
+#[allow(clippy::too_many_arguments)]
+fn lookup_relations<V: LinearValue>(
+    witness: &FractionTree<V>,
+    table: &FractionTree<V>,
+    roots: &[V],
+    values: &[V],
+    gamma: Fr,
+    (alpha, table_value, zero): (&V, &V, &V),
+    copies: Fr,
+    offset: usize,
+) -> Result<(Vec<V>, Vec<Relation<V>>), LookupError> {
+    let [p0, p1, q0, q1] = &witness.first_layer;
+    let [t_p0, t_p1, t_q0, t_q1] = &table.first_layer;
+    let [a, b, t_a, t_b] = roots else {
+        return Err(LookupError::MalformedProof("four roots per lookup"));
+    };
+    let factors = vec![q0.clone(), q1.clone(), t_q0.clone(), t_q1.clone(), a.clone(), t_a.clone()];
+    let mut leaf = witness.leaf_denominator.plus_scaled(-Fr::one(), alpha);
+    let mut power = Fr::one();
+    for value in values {
+        leaf = leaf.plus_scaled(power, value);
+        power *= gamma;
+    }
+    let table_leaf = table.leaf_denominator.plus_scaled(-Fr::one(), table_value);
+    let relations = vec![
+        (b.clone(), vec![(offset, q1.clone())]),
+        (a.clone(), vec![(offset, p1.clone()), (offset + 1, p0.clone())]),
+        (t_b.clone(), vec![(offset + 2, t_q1.clone())]),
+        (t_a.clone(), vec![(offset + 2, t_p1.clone()), (offset + 3, t_p0.clone())]),
+        (zero.clone(), vec![(offset + 4, t_b.clone()), (offset + 5, b.times(-copies))]),
+        (leaf, Vec::new()),
+        (table_leaf, Vec::new()),
+    ];
+    Ok((factors, relations))
+}
+
+/// The relations' error: a plain relation that does not hold is a lookup that fails.
+fn relations_error(error: ModeError) -> LookupError {
+    match error {
+        ModeError::CheckFailed { .. } => LookupError::RelationMismatch,
+        other => other.into(),
+    }
+}
+
+/// Proves several lookups in mode `M` with one batched fractional-sum proof (one sum of
+/// products per tree depth for all of them) and one relations proof. Returns one
+/// [`LookupClaims`] per lookup, in order.
 ///
 /// # Errors
-/// As [`prove_lookup`], and whatever an `evaluate` returns.
-pub fn prove_lookups(
+/// [`LookupError::WrongLength`] for multiplicities of another size,
+/// [`LookupError::ZeroDenominator`] when a challenge hits a table row, whatever an `evaluate`
+/// returns, and the mode's errors.
+pub fn prove_lookups<M: ProductMode>(
+    prover: &mut M::Prover<'_>,
     lookups: &[Lookup<'_>],
     transcript: &mut Transcript,
-) -> Result<(LookupProof, Vec<LookupClaims>), LookupError> {
+) -> Result<ProvedLookups<M>, LookupError> {
     let challenges = start_lookups(lookups, transcript)?;
-    let trees = lookup_trees(lookups, &challenges)?;
-    let (fractions, _, leaves) = prove_fraction_sums(trees, transcript)?;
-    let mut witness_values = Vec::with_capacity(lookups.len());
-    let mut all_claims = Vec::with_capacity(lookups.len());
-    for (lookup, pair) in lookups.iter().zip(leaves.chunks(2)) {
-        let [witness_leaf, table_leaf] = pair else {
+    let trees: Vec<FractionLeaves> = lookup_trees(lookups, &challenges)?;
+    let (fractions, results) = prove_fraction_sums::<M>(prover, trees, transcript)?;
+    // The roots' values and the columns' values at r_w, in the clear (the prover's).
+    let mut root_values = Vec::with_capacity(4 * lookups.len());
+    let mut column_values = Vec::with_capacity(lookups.len());
+    for (lookup, pair) in lookups.iter().zip(results.chunks(2)) {
+        let [witness, table] = pair else {
             return Err(LookupError::MalformedProof("two trees per lookup"));
         };
-        let witness_point = witness_leaf.point.get(..lookup.witness.num_vars).unwrap_or_default().to_vec();
+        let root = |t: &FractionTree<M::ProverValue>| {
+            let [p0, p1, q0, q1] = t.first_layer.each_ref().map(M::clear);
+            (p0 * q1 + p1 * q0, q0 * q1)
+        };
+        let ((a, b), (t_a, t_b)) = (root(witness), root(table));
+        root_values.push(vec![a, b, t_a, t_b]);
+        let witness_point = witness.leaf_point.get(..lookup.witness.num_vars).unwrap_or_default().to_vec();
         let values = (lookup.witness.evaluate)(&witness_point)?;
         if values.len() != lookup.table.num_columns() {
             return Err(LookupError::WrongLength {
@@ -215,16 +311,48 @@ pub fn prove_lookups(
                 got: values.len(),
             });
         }
-        all_claims.push(LookupClaims {
-            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
-            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
+        column_values.push((witness_point, values));
+    }
+    let mut roots = Vec::with_capacity(lookups.len());
+    let mut held_roots = Vec::with_capacity(lookups.len());
+    for values in &root_values {
+        let (sent, held) = M::send(prover, LABEL_ROOTS, values, transcript);
+        roots.push(sent);
+        held_roots.push(held);
+    }
+    let mut witness_values = Vec::with_capacity(lookups.len());
+    let mut held_columns = Vec::with_capacity(lookups.len());
+    for (point, values) in column_values {
+        let (sent, held) = M::send(prover, LABEL_WITNESS_VALUES, &values, transcript);
+        witness_values.push(sent);
+        held_columns.push((point, held));
+    }
+    let zero = M::prover_constant(prover, Fr::zero());
+    let mut factors = Vec::new();
+    let mut relations = Vec::new();
+    let mut claims = Vec::with_capacity(lookups.len());
+    for (((lookup, pair), roots), ((witness_point, values), &(alpha, gamma))) in
+        lookups.iter().zip(results.chunks(2)).zip(&held_roots).zip(held_columns.into_iter().zip(&challenges))
+    {
+        let [witness, table] = pair else {
+            return Err(LookupError::MalformedProof("two trees per lookup"));
+        };
+        let table_value = fold(alpha, gamma, &lookup.table.evaluate_columns(&table.leaf_point)?);
+        let constants = (&M::prover_constant(prover, alpha), &M::prover_constant(prover, table_value), &zero);
+        let copies = Fr::from(if lookup.witness.num_vars == 0 { 2u64 } else { 1 });
+        let (f, r) =
+            lookup_relations(witness, table, roots, &values, gamma, constants, copies, factors.len())?;
+        factors.extend(f);
+        relations.extend(r);
+        claims.push(LookupClaims {
+            witness_point,
+            columns: values,
+            table_point: table.leaf_point.clone(),
+            multiplicities: table.leaf_numerator.clone(),
         });
-        witness_values.push(values);
     }
-    for values in &witness_values {
-        transcript.append_fields(LABEL_WITNESS_VALUES, values);
-    }
-    Ok((LookupProof { fractions, witness_values }, all_claims))
+    let relations = M::prove_relations(prover, STEP_RELATIONS, factors, relations, transcript)?;
+    Ok((LookupProof { fractions, roots, witness_values, relations }, claims))
 }
 
 /// Checks the multiplicities' sizes, absorbs the statements and draws `(α, γ)` per lookup.
@@ -298,78 +426,80 @@ pub(crate) fn lookup_trees(
     Ok(trees)
 }
 
-/// Verifies a [`LookupProof`] for a witness of `2^witness_vars` rows.
+/// Verifies a [`LookupProof`] of one lookup for a witness of `2^witness_vars` rows.
 ///
 /// # Errors
 /// As [`verify_lookups`].
-pub fn verify_lookup(
+pub fn verify_lookup<M: ProductMode>(
+    verifier: &mut M::Verifier<'_>,
     table: &dyn LookupTable,
     witness_vars: usize,
-    proof: &LookupProof,
+    proof: &LookupProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<LookupClaims, LookupError> {
-    verify_lookups(&[(table, witness_vars)], proof, transcript)?
+) -> Result<LookupClaims<M::Value>, LookupError> {
+    verify_lookups::<M>(verifier, &[(table, witness_vars)], proof, transcript)?
         .pop()
         .ok_or(LookupError::MalformedProof("no lookup"))
 }
 
 /// Verifies lookups proved with [`prove_lookups`]; `lookups` gives each table and its
 /// witness size `2^witness_vars`. Returns one [`LookupClaims`] per lookup, which the caller
-/// must discharge.
+/// must discharge (in zero knowledge the group equations are left in the verifier's deferred
+/// checks, where a false lookup fails).
 ///
 /// # Errors
-/// [`LookupError::SumMismatch`] (a row outside the table, wrong multiplicities),
-/// [`LookupError::LeafMismatch`] (witness values that do not match the leaf), the errors of
-/// the fractional sums, or [`LookupError::MalformedProof`].
+/// [`LookupError::RelationMismatch`] (plain: a row outside the table, wrong multiplicities,
+/// witness values that do not match the leaf), [`LookupError::MalformedProof`] for wrong
+/// counts, the fractional sums' errors and the mode's.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn verify_lookups(
+pub fn verify_lookups<M: ProductMode>(
+    verifier: &mut M::Verifier<'_>,
     lookups: &[(&dyn LookupTable, usize)],
-    proof: &LookupProof,
+    proof: &LookupProofOf<M>,
     transcript: &mut Transcript,
-) -> Result<Vec<LookupClaims>, LookupError> {
-    if proof.witness_values.len() != lookups.len()
+) -> Result<Vec<LookupClaims<M::Value>>, LookupError> {
+    if proof.roots.len() != lookups.len()
+        || proof.roots.iter().any(|r| r.len() != 4)
+        || proof.witness_values.len() != lookups.len()
         || proof.witness_values.iter().zip(lookups).any(|(v, (table, _))| v.len() != table.num_columns())
     {
-        return Err(LookupError::MalformedProof("one witness value per column"));
+        return Err(LookupError::MalformedProof("four roots and one value per column for each lookup"));
     }
     let challenges = absorb_statements(lookups, transcript);
-    let trees: Vec<(usize, bool)> = lookups
+    let results = verify_fraction_sums::<M>(verifier, &tree_shapes(lookups), &proof.fractions, transcript)?;
+    let roots: Vec<Vec<M::Value>> =
+        proof.roots.iter().map(|sent| M::receive(verifier, LABEL_ROOTS, sent, transcript)).collect();
+    let values: Vec<Vec<M::Value>> = proof
+        .witness_values
         .iter()
-        .flat_map(|(table, witness_vars)| [((*witness_vars).max(1), true), (table.num_vars(), false)])
+        .map(|sent| M::receive(verifier, LABEL_WITNESS_VALUES, sent, transcript))
         .collect();
-    let (roots, leaves) = verify_fraction_sums(&trees, &proof.fractions, transcript)?;
-    let mut all_claims = Vec::with_capacity(lookups.len());
-    for (index, ((table, witness_vars), &(alpha, gamma))) in lookups.iter().zip(&challenges).enumerate() {
-        let (Some(witness_root), Some(table_root), Some(witness_leaf), Some(table_leaf), Some(values)) = (
-            roots.get(2 * index),
-            roots.get(2 * index + 1),
-            leaves.get(2 * index),
-            leaves.get(2 * index + 1),
-            proof.witness_values.get(index),
-        ) else {
+    let zero = M::verifier_constant(verifier, Fr::zero());
+    let mut factors = Vec::new();
+    let mut relations = Vec::new();
+    let mut claims = Vec::with_capacity(lookups.len());
+    for ((((table_def, witness_vars), pair), (roots, values)), &(alpha, gamma)) in
+        lookups.iter().zip(results.chunks(2)).zip(roots.iter().zip(values)).zip(&challenges)
+    {
+        let [witness, table] = pair else {
             return Err(LookupError::MalformedProof("two trees per lookup"));
         };
-        // A one-row witness is proved as two copies of its row: twice the table's sum.
+        let table_value = fold(alpha, gamma, &table_def.evaluate_columns(&table.leaf_point)?);
+        let constants =
+            (&M::verifier_constant(verifier, alpha), &M::verifier_constant(verifier, table_value), &zero);
         let copies = Fr::from(if *witness_vars == 0 { 2u64 } else { 1 });
-        if witness_root.numerator * table_root.denominator
-            != copies * table_root.numerator * witness_root.denominator
-        {
-            return Err(LookupError::SumMismatch);
-        }
-        if fold(alpha, gamma, &table.evaluate_columns(&table_leaf.point)?) != table_leaf.denominator {
-            return Err(LookupError::LeafMismatch);
-        }
-        if fold(alpha, gamma, values) != witness_leaf.denominator {
-            return Err(LookupError::LeafMismatch);
-        }
-        let witness_point = witness_leaf.point.get(..*witness_vars).unwrap_or_default().to_vec();
-        all_claims.push(LookupClaims {
-            columns: values.iter().map(|v| EvalClaim { point: witness_point.clone(), value: *v }).collect(),
-            multiplicities: EvalClaim { point: table_leaf.point.clone(), value: table_leaf.numerator },
+        let (f, r) =
+            lookup_relations(witness, table, roots, &values, gamma, constants, copies, factors.len())?;
+        factors.extend(f);
+        relations.extend(r);
+        claims.push(LookupClaims {
+            witness_point: witness.leaf_point.get(..*witness_vars).unwrap_or_default().to_vec(),
+            columns: values,
+            table_point: table.leaf_point.clone(),
+            multiplicities: table.leaf_numerator.clone(),
         });
     }
-    for values in &proof.witness_values {
-        transcript.append_fields(LABEL_WITNESS_VALUES, values);
-    }
-    Ok(all_claims)
+    M::verify_relations(verifier, STEP_RELATIONS, factors, relations, &proof.relations, transcript)
+        .map_err(relations_error)?;
+    Ok(claims)
 }

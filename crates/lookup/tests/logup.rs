@@ -8,6 +8,28 @@ use zkmha_lookup::*;
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{Hyrax, HyraxCommitment, HyraxParams, PcsError};
 use zkmha_transcript::Transcript;
+use zkmha_zk::mode::Plain;
+
+/// The plain mode's proof.
+type LookupProof = LookupProofOf<Plain>;
+
+fn prove_lookup(
+    table: &dyn LookupTable,
+    columns: &[&[i64]],
+    counts: &[i64],
+    transcript: &mut Transcript,
+) -> Result<(LookupProof, LookupClaims), LookupError> {
+    zkmha_lookup::prove_lookup::<Plain>(&mut (), table, columns, counts, transcript)
+}
+
+fn verify_lookup(
+    table: &dyn LookupTable,
+    witness_vars: usize,
+    proof: &LookupProof,
+    transcript: &mut Transcript,
+) -> Result<LookupClaims, LookupError> {
+    zkmha_lookup::verify_lookup::<Plain>(&mut (), table, witness_vars, proof, transcript)
+}
 
 fn random_column(n: usize, bits: usize, rng: &mut StdRng) -> Vec<i64> {
     (0..1usize << n).map(|_| rng.gen_range(0..1i64 << bits)).collect()
@@ -22,11 +44,11 @@ fn check_claims(columns: &[&[i64]], counts: &[i64], claims: &LookupClaims) {
     for (column, claim) in columns.iter().zip(&claims.columns) {
         let n = column.len().trailing_zeros() as usize;
         let mle = DenseMultilinearExtension::from_i64(n, column).unwrap();
-        assert_eq!(mle.evaluate(&claim.point).unwrap(), claim.value);
+        assert_eq!(mle.evaluate(&claims.witness_point).unwrap(), *claim);
     }
     let t = counts.len().trailing_zeros() as usize;
     let mle = DenseMultilinearExtension::from_i64(t, counts).unwrap();
-    assert_eq!(mle.evaluate(&claims.multiplicities.point).unwrap(), claims.multiplicities.value);
+    assert_eq!(mle.evaluate(&claims.table_point).unwrap(), claims.multiplicities);
 }
 
 #[test]
@@ -84,11 +106,17 @@ fn rejects_a_value_outside_the_table() {
     let column = vec![1, 2, 16, 3, 0, 0, 5, 5];
     let mut counts = multiplicities(&table, &[&[1, 2, 15, 3, 0, 0, 5, 5]]).unwrap();
     let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
     // Or with the count left out altogether.
     counts[15] = 0;
     let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 3, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
 }
 
 #[test]
@@ -99,7 +127,10 @@ fn rejects_a_wrong_multiplicity() {
     let mut counts = multiplicities(&table, &[&column]).unwrap();
     counts[7] += 1;
     let (proof, _) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 6, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 6, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
 }
 
 #[test]
@@ -109,7 +140,10 @@ fn rejects_a_wrong_function_output() {
     let outputs = vec![1 - 7, 4 - 7, 10, 16 - 7];
     let counts = multiplicities(&table, &[&inputs, &[1 - 7, 4 - 7, 9 - 7, 16 - 7]]).unwrap();
     let (proof, _) = prove_lookup(&table, &[&inputs, &outputs], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 2, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 2, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
 }
 
 #[test]
@@ -123,10 +157,10 @@ fn rejects_tampered_witness_values_and_layers() {
 
     let mut bad = proof.clone();
     bad.witness_values[0][0] += Fr::one();
-    assert_eq!(verify(&bad), Err(LookupError::LeafMismatch));
+    assert_eq!(verify(&bad), Err(LookupError::RelationMismatch));
 
     let mut bad = proof.clone();
-    bad.fractions.layers[2].values[0][1] += Fr::one();
+    bad.fractions.layers[2].final_evaluations[0][2] += Fr::one();
     assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 4 }));
 
     let mut bad = proof.clone();
@@ -143,7 +177,15 @@ fn rejects_tampered_witness_values_and_layers() {
 
     let mut bad = proof.clone();
     bad.witness_values[0].push(Fr::one());
-    assert_eq!(verify(&bad), Err(LookupError::MalformedProof("one witness value per column")));
+    assert_eq!(
+        verify(&bad),
+        Err(LookupError::MalformedProof("four roots and one value per column for each lookup"))
+    );
+
+    // A false root sent beside the true first layer: the roots' relation fails.
+    let mut bad = proof.clone();
+    bad.roots[0][1] += Fr::one();
+    assert_eq!(verify(&bad), Err(LookupError::RelationMismatch));
 
     // A proof for another witness size or another table.
     assert_eq!(
@@ -172,7 +214,7 @@ fn prove_committed(
     transcript.append_bytes(b"m", &bytes);
     let (proof, claims) = prove_lookup(table, &[column], counts, &mut transcript).unwrap();
     let m = DenseMultilinearExtension::from_i64(table.num_vars(), counts).unwrap();
-    let (opening, _) = Hyrax::open(&m, absorbed, &claims.multiplicities.point, &mut transcript).unwrap();
+    let (opening, _) = Hyrax::open(&m, absorbed, &claims.table_point, &mut transcript).unwrap();
     (proof, opening)
 }
 
@@ -189,8 +231,7 @@ fn verify_committed(
     commitment.serialize_compressed(&mut bytes).unwrap();
     transcript.append_bytes(b"m", &bytes);
     let claims = verify_lookup(table, n, proof, &mut transcript).map_err(|e| format!("{e:?}"))?;
-    let m = &claims.multiplicities;
-    Hyrax::verify(params, commitment, &m.point, m.value, opening, &mut transcript)
+    Hyrax::verify(params, commitment, &claims.table_point, claims.multiplicities, opening, &mut transcript)
         .map_err(|e| format!("{e:?}"))
 }
 
@@ -269,7 +310,7 @@ fn segmented_lookups_round_trip_and_reject_cross_segment_rows() {
             .unwrap();
     assert_eq!(
         verify_lookup(&table, n + 2, &proof, &mut Transcript::new(b"l")),
-        Err(LookupError::SumMismatch)
+        Err(LookupError::RelationMismatch)
     );
 }
 
@@ -280,17 +321,23 @@ fn a_one_row_witness_is_proved_as_two_copies_and_a_wrong_count_is_rejected() {
     let counts = multiplicities(&table, &[&column]).unwrap();
     assert_eq!(counts.iter().sum::<i64>(), 1);
     let (proof, claims) = prove_lookup(&table, &[&column], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert!(claims.columns[0].point.is_empty());
-    assert_eq!(claims.columns[0].value, Fr::from(9u64));
+    assert!(claims.witness_point.is_empty());
+    assert_eq!(claims.columns[0], Fr::from(9u64));
     assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")).unwrap(), claims);
     // Counting the row twice (the padded copy) is a wrong multiplicity.
     let mut doubled = counts.clone();
     doubled[9] = 2;
     let (proof, _) = prove_lookup(&table, &[&column], &doubled, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
     // A value outside the table.
     let (proof, _) = prove_lookup(&table, &[&[16i64]], &counts, &mut Transcript::new(b"l")).unwrap();
-    assert_eq!(verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")), Err(LookupError::SumMismatch));
+    assert_eq!(
+        verify_lookup(&table, 0, &proof, &mut Transcript::new(b"l")),
+        Err(LookupError::RelationMismatch)
+    );
 }
 
 type Entry<'a> = dyn Fn(usize, usize) -> i64 + Sync + 'a;
@@ -355,16 +402,16 @@ fn batched_lookups_round_trip_and_a_bad_member_is_rejected() {
         let lookups: Vec<Lookup<'_>> = (0..3)
             .map(|k| Lookup { table: tables[k], witness: &witnesses[k], multiplicities: &counts[k] })
             .collect();
-        let (proof, claims) = prove_lookups(&lookups, &mut Transcript::new(b"m")).unwrap();
+        let (proof, claims) = prove_lookups::<Plain>(&mut (), &lookups, &mut Transcript::new(b"m")).unwrap();
         let statements: Vec<(&dyn LookupTable, usize)> = (0..3).map(|k| (tables[k], vars[k])).collect();
-        let verified = verify_lookups(&statements, &proof, &mut Transcript::new(b"m"));
+        let verified = verify_lookups::<Plain>(&mut (), &statements, &proof, &mut Transcript::new(b"m"));
         if bad_member {
-            assert_eq!(verified, Err(LookupError::SumMismatch));
+            assert_eq!(verified, Err(LookupError::RelationMismatch));
         } else {
             assert_eq!(verified.unwrap(), claims);
             check_claims(&[&a], &counts[0], &claims[0]);
             check_claims(&[&x, &y], &counts[1], &claims[1]);
-            assert_eq!(claims[2].columns[0].value, Fr::from(3u64));
+            assert_eq!(claims[2].columns[0], Fr::from(3u64));
             // One fractional-sum layer proof per depth for all six trees.
             assert_eq!(proof.fractions.layers.len(), 7);
         }

@@ -10,9 +10,13 @@ use zkmha_lookup::*;
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_transcript::Transcript;
+use zkmha_zk::mode::{Zk, ZkProver, ZkVerifier};
 use zkmha_zk::{
     Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks, ZkError,
 };
+
+/// The zero-knowledge proof.
+type ZkLookupProof = LookupProofOf<Zk>;
 
 const DOMAIN: &[u8] = b"zk-logup-test";
 
@@ -70,7 +74,7 @@ fn params(cases: &[Case]) -> HyraxParams {
 
 struct Proved {
     proof: ZkLookupProof,
-    claims: Vec<ZkLookupClaims<CommittedValue>>,
+    claims: Vec<LookupClaims<CommittedValue>>,
     masks: (G1Affine, ZkInnerProductProof),
 }
 
@@ -116,7 +120,8 @@ fn prove(params: &HyraxParams, cases: &[Case], seed: u64) -> Proved {
     let mut transcript = Transcript::new(DOMAIN);
     let (mut masks, commitment) =
         ProverMasks::commit(params, schedule(cases), &mut transcript, &mut rng).unwrap();
-    let (proof, claims) = prove_lookups_zk(params, &lookups, &mut masks, &mut transcript, &mut rng).unwrap();
+    let mut prover = ZkProver { params, masks: &mut masks, rng: &mut rng };
+    let (proof, claims) = prove_lookups::<Zk>(&mut prover, &lookups, &mut transcript).unwrap();
     let masks_proof = masks.prove_openings(params, &mut transcript, &mut rng).unwrap();
     Proved { proof, claims, masks: (commitment, masks_proof) }
 }
@@ -126,13 +131,13 @@ fn verify(
     cases: &[Case],
     proof: &ZkLookupProof,
     masks: &(G1Affine, ZkInnerProductProof),
-) -> Result<Vec<ZkLookupClaims<Combination>>, LookupError> {
+) -> Result<Vec<LookupClaims<Combination>>, LookupError> {
     let statements: Vec<(&dyn LookupTable, usize)> = cases.iter().map(Case::statement).collect();
     let mut transcript = Transcript::new(DOMAIN);
     let mut verifier_masks = VerifierMasks::absorb(schedule(cases), masks.0, &mut transcript);
     let mut checks = DeferredChecks::new();
-    let claims =
-        verify_lookups_zk(params, &statements, proof, &mut verifier_masks, &mut transcript, &mut checks)?;
+    let mut verifier = ZkVerifier { params, masks: &mut verifier_masks, checks: &mut checks };
+    let claims = verify_lookups::<Zk>(&mut verifier, &statements, proof, &mut transcript)?;
     verifier_masks.verify_openings(params, &masks.1, &mut transcript, &mut checks)?;
     checks.finish(&transcript)?;
     Ok(claims)
@@ -140,7 +145,7 @@ fn verify(
 
 /// The prover's committed claims open to the columns' and multiplicities' MLEs, and the
 /// verifier's combinations are the same commitments.
-fn check_claims(params: &HyraxParams, cases: &[Case], p: &Proved, verified: &[ZkLookupClaims<Combination>]) {
+fn check_claims(params: &HyraxParams, cases: &[Case], p: &Proved, verified: &[LookupClaims<Combination>]) {
     let _ = params;
     for ((case, claims), seen) in cases.iter().zip(&p.claims).zip(verified) {
         assert_eq!(claims.witness_point, seen.witness_point);

@@ -21,6 +21,7 @@
 )]
 
 pub mod deferred;
+pub mod mode;
 pub mod multi_opening;
 pub mod pedersen;
 pub mod product;

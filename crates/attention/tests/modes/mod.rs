@@ -155,7 +155,7 @@ impl TestMode for Plain {
     }
 
     fn lookup_error() -> AttentionError {
-        AttentionError::Lookup(zkmha_lookup::LookupError::SumMismatch)
+        AttentionError::Lookup(zkmha_lookup::LookupError::RelationMismatch)
     }
 
     fn tamper_sent(sent: &mut Fr) {
