@@ -26,7 +26,9 @@
 //! binding or hiding (the model owner keeps the weight commitments' blinds,
 //! [`commit_model_with`]).
 
-use crate::chain::{ChainClaims, ChainProofOf, chain_zk_schedule, prove_chain_steps, verify_chain_steps};
+use crate::chain::{
+    ChainClaims, ChainProofOf, chain_zk_schedule, opening_claims, prove_chain_steps, verify_chain_steps,
+};
 use crate::commitment_layout::{layout_column_vars, table_column_vars};
 use crate::common::check_tensor_sizes;
 use crate::grouped_query::{SharedHeadsProofOf, prove_shared_heads, verify_shared_heads};
@@ -65,7 +67,8 @@ const LABEL_OUTPUT_VALUE: &[u8] = b"attention/block/output-value";
 const STEP_SHAPE: &str = "model layer proof shape";
 const STEP_CLAIMS: &str = "block claims";
 
-/// A polynomial the block commits to: what every claim of the final opening is keyed by.
+/// A polynomial a block (or an attention layer, `crate::layer`: its `Q`, `K`, `V` and softmax
+/// columns) commits to: what every claim of the final opening is keyed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockPolynomial {
     /// The layer input `X` (`s × d_model`).
@@ -394,40 +397,9 @@ fn block_claims<V: Clone + zkmha_zk::LinearValue>(
     };
     out.push((residual, EvalClaim { point: residual_point.to_vec(), value: residual_input.clone() }));
     out.push((Projected, EvalClaim { point: residual_point.to_vec(), value: projected }));
-    let inputs = attention.inputs;
-    out.extend([
-        (AttentionInput(0), inputs.queries),
-        (AttentionInput(1), inputs.keys),
-        (AttentionInput(2), inputs.values),
-    ]);
-    out.extend(
-        attention
-            .softmax
-            .into_iter()
-            .map(|c| (Softmax(c.polynomial), EvalClaim { point: c.point, value: c.value })),
-    );
+    out.extend(attention.keyed());
     out.push((AttentionOutput, output));
     out
-}
-
-/// The keyed claims as opening claims on `order`'s positions.
-///
-/// # Errors
-/// [`AttentionError::CheckFailed`] for a claim on a polynomial not in `order` (a bug).
-fn opening_claims<V>(
-    order: &[BlockPolynomial],
-    claims: Vec<(BlockPolynomial, EvalClaim<V>)>,
-) -> Result<Vec<OpeningClaim<V>>, AttentionError> {
-    claims
-        .into_iter()
-        .map(|(key, claim)| {
-            let polynomial = order
-                .iter()
-                .position(|k| *k == key)
-                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?;
-            Ok(OpeningClaim { polynomial, point: claim.point, value: claim.value })
-        })
-        .collect()
 }
 
 fn absorb_statement<M: Mode>(statement: &ModelStatement, commitments: &[HyraxCommitment]) -> Transcript {
@@ -783,7 +755,7 @@ fn prove_block_with_claims<M: Mode>(
         projected_value,
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
-    let opening_claims = opening_claims(&order, keyed)?;
+    let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
     let statement_commitments: Vec<(&HyraxCommitment, &M::Blinds)> =
         std::iter::once((&statement.input, &input_blinds))
             .chain(hidden.as_ref().map(|(c, b)| (c, b)))
@@ -910,7 +882,7 @@ pub fn verify_block<M: Mode>(
         projected_value,
     );
     let order: Vec<BlockPolynomial> = statement_polynomials(shape).into_iter().chain(proof_keys).collect();
-    let opening_claims = opening_claims(&order, keyed)?;
+    let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
     let commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
         .chain(&statement.residual)
         .chain(&statement.model.tables)

@@ -17,6 +17,7 @@
 use crate::attention_values::{
     AttentionMatrix, AttentionValuesProof, prove_attention_values, verify_attention_values,
 };
+use crate::block::BlockPolynomial;
 use crate::masking::{MaskingProof, prove_masking, verify_masking};
 use crate::mode::Mode;
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
@@ -64,6 +65,45 @@ pub struct ChainClaims<V> {
     /// On the proven softmax's committed columns (`crate::softmax::softmax_commitment_list`
     /// order; empty for linear attention).
     pub softmax: Vec<OpeningClaim<V>>,
+}
+
+impl<V> ChainClaims<V> {
+    /// The claims keyed by their polynomials: `Q`, `K`, `V` as [`BlockPolynomial::AttentionInput`]
+    /// 0, 1, 2, the softmax's columns as [`BlockPolynomial::Softmax`].
+    pub fn keyed(self) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
+        let inputs = self.inputs;
+        let mut out = vec![
+            (BlockPolynomial::AttentionInput(0), inputs.queries),
+            (BlockPolynomial::AttentionInput(1), inputs.keys),
+            (BlockPolynomial::AttentionInput(2), inputs.values),
+        ];
+        out.extend(
+            self.softmax.into_iter().map(|c| {
+                (BlockPolynomial::Softmax(c.polynomial), EvalClaim { point: c.point, value: c.value })
+            }),
+        );
+        out
+    }
+}
+
+/// Keyed claims as the claims of one opening of the polynomials `order` (a claim's polynomial
+/// its key's position there), the same list on both sides.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] naming `step` for a claim on a polynomial not in `order`.
+pub(crate) fn opening_claims<K: PartialEq, V>(
+    order: &[K],
+    claims: Vec<(K, EvalClaim<V>)>,
+    step: &'static str,
+) -> Result<Vec<OpeningClaim<V>>, AttentionError> {
+    claims
+        .into_iter()
+        .map(|(key, claim)| {
+            let polynomial =
+                order.iter().position(|k| *k == key).ok_or(AttentionError::CheckFailed { step })?;
+            Ok(OpeningClaim { polynomial, point: claim.point, value: claim.value })
+        })
+        .collect()
 }
 
 /// The `(variables, degree)` of the steps' masked sum-checks in zero knowledge, in proof order.

@@ -23,11 +23,13 @@
 //! with ≤ 1/|F|; every structured factor is recomputed by the verifier; every committed
 //! polynomial is opened at every point a claim names it.
 
-use crate::chain::{ChainProofOf, chain_zk_schedule, prove_chain_steps, verify_chain_steps};
+use crate::block::BlockPolynomial;
+use crate::chain::{
+    ChainClaims, ChainProofOf, chain_zk_schedule, opening_claims, prove_chain_steps, verify_chain_steps,
+};
 use crate::commitment_layout::{layout_column_vars, zk_layout_column_vars};
 use crate::committed::InputCommitments;
 use crate::mode::{Mode, Plain, ProverRng};
-use crate::padding::InputClaims;
 use crate::softmax::{
     SoftmaxCommitments, SoftmaxMode, SoftmaxProverData, SoftmaxStageTimings, commit_softmax_with,
     softmax_column_tables, softmax_commitment_list, softmax_multiplicities, softmax_tables, tensor_vars,
@@ -261,26 +263,32 @@ fn public_input_values(
     Ok(values)
 }
 
-/// The final opening's claims, the same list on both sides: the softmax's columns
-/// (polynomials `0..8`, several claims each), then `Q`, `K`, `V` (polynomials `base..base + 3`,
-/// `base` the number of softmax columns) when committed.
-fn final_claims<V: Clone>(
-    softmax: Vec<OpeningClaim<V>>,
-    base: usize,
-    inputs: &InputClaims<V>,
-    committed_inputs: bool,
-) -> Vec<OpeningClaim<V>> {
-    let mut claims = softmax;
-    if committed_inputs {
-        for (k, claim) in [&inputs.queries, &inputs.keys, &inputs.values].into_iter().enumerate() {
-            claims.push(OpeningClaim {
-                polynomial: base + k,
-                point: claim.point.clone(),
-                value: claim.value.clone(),
-            });
-        }
+/// The polynomials of the final opening, in order: the softmax's columns (proven softmax),
+/// then `Q`, `K`, `V` (committed inputs).
+fn opened_polynomials(softmax: bool, committed_inputs: bool) -> Vec<BlockPolynomial> {
+    let mut order = Vec::with_capacity(SOFTMAX_COLUMNS + 3);
+    if softmax {
+        order.extend((0..SOFTMAX_COLUMNS).map(BlockPolynomial::Softmax));
     }
-    claims
+    if committed_inputs {
+        order.extend((0..3).map(BlockPolynomial::AttentionInput));
+    }
+    order
+}
+
+/// The final opening's claims, keyed by their polynomials and placed on `order` (public
+/// inputs' claims are discharged before, not opened).
+fn final_claims<V>(
+    chain: ChainClaims<V>,
+    order: &[BlockPolynomial],
+    committed_inputs: bool,
+) -> Result<Vec<OpeningClaim<V>>, AttentionError> {
+    let keyed = chain
+        .keyed()
+        .into_iter()
+        .filter(|(key, _)| committed_inputs || !matches!(key, BlockPolynomial::AttentionInput(_)))
+        .collect();
+    opening_claims(order, keyed, STEP_OPENINGS)
 }
 
 /// Proves a layer in mode `M` from its witness: the statement's output `output` is absorbed
@@ -385,8 +393,8 @@ pub(crate) fn prove_layer_with<M: Mode>(
             polynomials.push((PolynomialTable::Integers { num_vars: *num_vars, values }, commitment, blind));
         }
     }
-    let base = if softmax_data.is_some() { SOFTMAX_COLUMNS } else { 0 };
-    let claims = final_claims(chain_claims.softmax, base, &chain_claims.inputs, committed_inputs);
+    let order = opened_polynomials(softmax_data.is_some(), committed_inputs);
+    let claims = final_claims(chain_claims, &order, committed_inputs)?;
     let openings = if polynomials.is_empty() {
         None
     } else {
@@ -493,11 +501,11 @@ pub(crate) fn verify_layer_steps<M: Mode>(
     if let Some(softmax_commitments) = &proof.softmax_commitments {
         commitments.extend(softmax_commitment_list(softmax_commitments));
     }
-    let base = commitments.len();
     if let LayerInputs::Committed(c) = inputs {
         commitments.extend([&c.queries, &c.keys, &c.values]);
     }
-    let claims = final_claims(chain_claims.softmax, base, &chain_claims.inputs, committed_inputs);
+    let order = opened_polynomials(proof.softmax_commitments.is_some(), committed_inputs);
+    let claims = final_claims(chain_claims, &order, committed_inputs)?;
     match (&proof.openings, commitments.is_empty()) {
         (None, true) => {}
         (Some(openings), false) => {

@@ -21,9 +21,17 @@
 //!            2 per lookup fraction trees run as one batch (`fraction::prove_fraction_sums`)
 //! ```
 //!
-//! `b ≠ 0` needs no check: the fractional sum-checks tie `b` to the product of the leaves
-//! `α − Σ_k γ^k·w_k(x)` of columns committed before `α`, which is 0 only if `α` hits one of
-//! `2^n` values fixed in advance (probability `2^n/|F|`; likewise `b'` with `2^t/|F|`).
+//! **The caller must bind the witness columns and the multiplicities before α and γ are drawn**
+//! (commit to them and absorb the commitments, or derive them from tensors so bound): logUp is
+//! sound only for a witness fixed before its challenges. A witness chosen after α can satisfy
+//! the sum identity with rows outside the table (a one-row witness `w = α − 2/S`, or two rows
+//! with `α − fold(row) = 0`, which make `a = b = 0`); the review of 2026-11-26
+//! (`a3_degenerate_root_with_an_adaptive_witness`) built both. Hence no `b ≠ 0` check either:
+//! for a bound witness the fractional sum-checks tie `b` to the product of the leaves
+//! `α − Σ_k γ^k·w_k(x)`, which is 0 only if `α` hits one of `2^n` values fixed in advance
+//! (probability `2^n/|F|`; likewise `b'` with `2^t/|F|`), and for an unbound one it would not
+//! help. Every caller in `zkmha_attention` (projections, rotations, the softmax) commits its
+//! witness columns and multiplicities before the first challenge of its proof.
 
 use crate::LookupError;
 use crate::fraction::{
@@ -443,8 +451,9 @@ pub fn verify_lookup<M: ProductMode>(
 }
 
 /// Verifies lookups proved with [`prove_lookups`]; `lookups` gives each table and its
-/// witness size `2^witness_vars`. Returns one [`LookupClaims`] per lookup, which the caller
-/// must discharge (in zero knowledge the group equations are left in the verifier's deferred
+/// witness size `2^witness_vars`. The transcript must already bind the witness columns and the
+/// multiplicities (their commitments absorbed; see the module's notes). Returns one
+/// [`LookupClaims`] per lookup, which the caller must discharge (in zero knowledge the group equations are left in the verifier's deferred
 /// checks, where a false lookup fails).
 ///
 /// # Errors
