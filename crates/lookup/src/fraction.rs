@@ -568,20 +568,11 @@ fn next_claims<V: LinearValue>(hidden: &[V], one: &V, mu: Fr) -> Result<(V, V), 
     }
 }
 
-/// A layer's hidden values (its outcome's factors after the public `eq`), checking the public
-/// one against `eq` (the verifier's `eq(r, ρ)`; `None` on the prover's side).
-fn layer_values<V: Clone>(
-    outcome: &ProductOutcome<V>,
-    eq: Option<Fr>,
-    depth: usize,
-) -> Result<Vec<V>, LookupError> {
-    let mismatch = LookupError::LayerMismatch { layer: depth + 1 };
-    let (first, rest) = outcome.factors.split_first().ok_or(mismatch.clone())?;
-    match (first, eq) {
-        (Factor::Public(value), Some(eq)) if *value == eq => {}
-        (Factor::Public(_), None) => {}
-        _ => return Err(mismatch),
-    }
+/// A layer's hidden values: its outcome's factors after the public `eq` (which the verifier
+/// has computed or checked itself).
+fn layer_values<V: Clone>(outcome: &ProductOutcome<V>) -> Result<Vec<V>, LookupError> {
+    let (_, rest) =
+        outcome.factors.split_first().ok_or(LookupError::MalformedProof("a layer without values"))?;
     rest.iter()
         .map(|factor| match factor {
             Factor::Hidden(value) => Ok(value.clone()),
@@ -590,11 +581,13 @@ fn layer_values<V: Clone>(
         .collect()
 }
 
-/// A layer's sum-of-products error: a plain final value that does not fit is the layer's
-/// mismatch.
+/// A layer's sum-of-products error: a final value that does not fit (plain), a public `eq`
+/// that is not `eq(r, ρ)` or values of the wrong count are the layer's mismatch.
 fn layer_error(depth: usize) -> impl Fn(ModeError) -> LookupError {
     move |error| match error {
-        ModeError::Sumcheck { .. } => LookupError::LayerMismatch { layer: depth + 1 },
+        ModeError::Sumcheck { .. } | ModeError::CheckFailed { .. } => {
+            LookupError::LayerMismatch { layer: depth + 1 }
+        }
         other => other.into(),
     }
 }
@@ -670,12 +663,13 @@ pub fn prove_fraction_sums<M: ProductMode>(
             .map(|(shape, instance)| (shape, instance as &mut dyn FinalEvaluations))
             .collect();
         let sum_refs: Vec<&M::ProverValue> = sums.iter().collect();
-        let (proof, outcomes) = M::prove_products(prover, STEP_LAYER, members, &sum_refs, transcript)
-            .map_err(layer_error(depth))?;
+        let (proof, outcomes) =
+            M::prove_products_computed(prover, STEP_LAYER, members, &sum_refs, transcript)
+                .map_err(layer_error(depth))?;
         drop(instances);
         let mu = transcript.challenge_field(LABEL_LINE);
         for (&t, outcome) in active.iter().zip(&outcomes) {
-            claims[t] = next_claims(&layer_values(outcome, None, depth)?, &one, mu)?;
+            claims[t] = next_claims(&layer_values(outcome)?, &one, mu)?;
         }
         point = outcomes.first().map(|o| o.point.clone()).unwrap_or_default();
         point.push(mu);
@@ -741,13 +735,19 @@ pub fn verify_fraction_sums<M: ProductMode>(
         }
         let members: Vec<BatchMember<'_>> = member_shapes.iter().map(|shape| (shape, depth)).collect();
         let sum_refs: Vec<&M::Value> = sums.iter().collect();
-        let outcomes = M::verify_products(verifier, STEP_LAYER, &members, &sum_refs, layer, transcript)
-            .map_err(layer_error(depth))?;
+        // The public eq(r, ρ): computed here, not sent (plain), or checked against what is sent.
+        let eq = |_: usize, reduced: &[Fr]| {
+            eq_evaluation(&point, reduced)
+                .map(|eq| vec![eq])
+                .map_err(|_| ModeError::CheckFailed { step: STEP_LAYER })
+        };
+        let outcomes =
+            M::verify_products_computed(verifier, STEP_LAYER, &members, &sum_refs, layer, transcript, &eq)
+                .map_err(layer_error(depth))?;
         let mu = transcript.challenge_field(LABEL_LINE);
         let reduced = outcomes.first().map(|o| o.point.clone()).unwrap_or_default();
-        let eq = eq_evaluation(&point, &reduced)?;
         for (&t, outcome) in active.iter().zip(&outcomes) {
-            let next = next_claims(&layer_values(outcome, Some(eq), depth)?, &one, mu)?;
+            let next = next_claims(&layer_values(outcome)?, &one, mu)?;
             if let Some(slot) = claims.get_mut(t) {
                 *slot = next;
             }
@@ -862,16 +862,17 @@ mod tests {
         let mut bad = proof.clone();
         bad.layers[1].final_evaluations[0][1] += Fr::one();
         assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 3 }));
-        // Its public eq value.
+        // The public eq is not sent: the verifier computes it.
+        assert_eq!(proof.layers[1].final_evaluations[0].len(), 4, "p0, p1, q0, q1");
         let mut bad = proof.clone();
-        bad.layers[1].final_evaluations[0][0] += Fr::one();
+        bad.layers[1].final_evaluations[0].insert(0, Fr::one());
         assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 3 }));
         let mut bad = proof.clone();
         bad.first_layers[4][2] += Fr::one();
         assert!(verify(&bad).is_err());
         let mut bad = proof.clone();
         bad.layers[3].final_evaluations.pop();
-        assert!(matches!(verify(&bad), Err(LookupError::Step(ModeError::CheckFailed { step: STEP_LAYER }))));
+        assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 5 }));
         // Unit leaves of one variable send their first layer's denominators only.
         let mut bad = proof;
         bad.first_layers[0].insert(0, Fr::one());

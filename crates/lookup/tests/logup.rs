@@ -160,7 +160,7 @@ fn rejects_tampered_witness_values_and_layers() {
     assert_eq!(verify(&bad), Err(LookupError::RelationMismatch));
 
     let mut bad = proof.clone();
-    bad.fractions.layers[2].final_evaluations[0][2] += Fr::one();
+    bad.fractions.layers[2].final_evaluations[0][1] += Fr::one();
     assert_eq!(verify(&bad), Err(LookupError::LayerMismatch { layer: 4 }));
 
     let mut bad = proof.clone();

@@ -131,6 +131,10 @@ impl<V: Clone> ProductOutcome<V> {
 /// A step's prover result: its proof and the claims it hands on.
 pub type Proved<P, C> = Result<(P, C), ModeError>;
 
+/// A step's public factors computed by the verifier: `(member, its point) → the member's public
+/// factors' values, in shape order`.
+pub type PublicValues<'a> = &'a dyn Fn(usize, &[Fr]) -> Result<Vec<Fr>, ModeError>;
+
 /// A relation `target = Σ_i factors[index_i]·term_i`: `(target, [(index_i, term_i)])`.
 pub type Relation<V> = (V, Vec<(usize, V)>);
 
@@ -218,6 +222,52 @@ pub trait ProductMode: Sized + Clone + Debug + PartialEq + Eq + 'static {
         proof: &Self::ProductProof,
         transcript: &mut Transcript,
     ) -> Result<Vec<ProductOutcome<Self::Value>>, ModeError>;
+
+    /// [`ProductMode::prove_products`] for members whose public factors the verifier computes
+    /// itself at the sum-check's point ([`ProductMode::verify_products_computed`]): the plain
+    /// proof does not carry their values.
+    ///
+    /// # Errors
+    /// As [`ProductMode::prove_products`].
+    fn prove_products_computed(
+        prover: &mut Self::Prover<'_>,
+        step: &'static str,
+        members: Vec<ProverMember<'_>>,
+        claims: &[&Self::ProverValue],
+        transcript: &mut Transcript,
+    ) -> Proved<Self::ProductProof, Vec<ProductOutcome<Self::ProverValue>>> {
+        Self::prove_products(prover, step, members, claims, transcript)
+    }
+
+    /// Verifies [`ProductMode::prove_products_computed`]: `public(member, point)` gives a
+    /// member's public factors' values (shape order) at its point, and every public factor is
+    /// checked against them here (plain: they are what the final value is checked with; zero
+    /// knowledge: the values the proof sends must equal them).
+    ///
+    /// # Errors
+    /// As [`ProductMode::verify_products`]; [`ModeError::CheckFailed`] naming `step` for a
+    /// public value that differs, and whatever `public` returns.
+    fn verify_products_computed(
+        verifier: &mut Self::Verifier<'_>,
+        step: &'static str,
+        members: &[BatchMember<'_>],
+        claims: &[&Self::Value],
+        proof: &Self::ProductProof,
+        transcript: &mut Transcript,
+        public: PublicValues<'_>,
+    ) -> Result<Vec<ProductOutcome<Self::Value>>, ModeError> {
+        let outcomes = Self::verify_products(verifier, step, members, claims, proof, transcript)?;
+        for (member, outcome) in outcomes.iter().enumerate() {
+            let sent = outcome.factors.iter().filter_map(|f| match f {
+                Factor::Public(v) => Some(*v),
+                Factor::Hidden(_) => None,
+            });
+            if !sent.eq(public(member, &outcome.point)?) {
+                return Err(ModeError::CheckFailed { step });
+            }
+        }
+        Ok(outcomes)
+    }
 
     /// The public constant `c` as a prover value (`c·U` with blinding 0 in zero knowledge).
     fn prover_constant(prover: &Self::Prover<'_>, c: Fr) -> Self::ProverValue;
@@ -329,6 +379,162 @@ fn factors<V>(shape: &ZkProductShape, values: impl IntoIterator<Item = (Fr, V)>)
         .collect()
 }
 
+/// The plain prover of a (batched) sum of products; `omit_public`: the proof carries the
+/// hidden factors' final values only (the verifier computes the public ones).
+fn plain_prove(
+    step: &'static str,
+    mut members: Vec<ProverMember<'_>>,
+    claims: &[&Fr],
+    transcript: &mut Transcript,
+    omit_public: bool,
+) -> Result<(PlainProductProof, Vec<ProductOutcome<Fr>>), ModeError> {
+    let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
+    if members.len() != sums.len() || members.is_empty() {
+        return Err(ModeError::CheckFailed { step });
+    }
+    if members.iter().any(|(shape, instance)| instance.degree() != shape.shape().degree()) {
+        return Err(ModeError::CheckFailed { step });
+    }
+    transcript.append_bytes(LABEL_STEP, step.as_bytes());
+    transcript.append_fields(LABEL_CLAIMS, &sums);
+    let (sumcheck, points) = match (members.as_mut_slice(), sums.as_slice()) {
+        ([(_, instance)], [sum]) => {
+            let (proof, claim) = prove(&mut **instance, *sum, transcript);
+            (proof, vec![claim.point])
+        }
+        _ => {
+            let instances: Vec<&mut dyn SumcheckInstance> =
+                members.iter_mut().map(|(_, i)| &mut **i as &mut dyn SumcheckInstance).collect();
+            let (proof, outcome) =
+                prove_batched(instances, &sums, transcript).map_err(sumcheck_error(step))?;
+            let points = (0..sums.len())
+                .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
+                .collect::<Option<Vec<_>>>()
+                .ok_or(ModeError::CheckFailed { step })?;
+            (proof, points)
+        }
+    };
+    let values: Vec<Vec<Fr>> = members.iter().map(|(_, i)| i.final_evaluations()).collect();
+    let final_evaluations: Vec<Vec<Fr>> = if omit_public {
+        members
+            .iter()
+            .zip(&values)
+            .map(|((shape, _), v)| {
+                v.iter().zip(shape.public()).filter(|(_, p)| !**p).map(|(v, _)| *v).collect()
+            })
+            .collect()
+    } else {
+        values.clone()
+    };
+    transcript.append_fields(LABEL_FINAL_EVALUATIONS, &final_evaluations.concat());
+    let outcomes = members
+        .iter()
+        .zip(points)
+        .zip(&values)
+        .map(|(((shape, _), point), values)| ProductOutcome {
+            point,
+            factors: factors(shape, values.iter().map(|v| (*v, *v))),
+        })
+        .collect();
+    Ok((PlainProductProof { sumcheck, final_evaluations }, outcomes))
+}
+
+/// Every factor's value in shape order: the sent ones, or the computed public ones merged with
+/// the sent hidden ones.
+#[deny(clippy::indexing_slicing)]
+fn plain_values(
+    step: &'static str,
+    shape: &ZkProductShape,
+    sent: &[Fr],
+    computed: Option<Vec<Fr>>,
+) -> Result<Vec<Fr>, ModeError> {
+    let fail = || ModeError::CheckFailed { step };
+    let Some(public) = computed else {
+        return if sent.len() == shape.shape().num_mles() { Ok(sent.to_vec()) } else { Err(fail()) };
+    };
+    let flags = shape.public();
+    if public.len() != flags.iter().filter(|p| **p).count() || sent.len() + public.len() != flags.len() {
+        return Err(fail());
+    }
+    let (mut public, mut hidden) = (public.into_iter(), sent.iter().copied());
+    flags.iter().map(|&p| if p { public.next() } else { hidden.next() }.ok_or_else(fail)).collect()
+}
+
+/// The plain verifier; `public`: the verifier computes the public factors at each member's
+/// point (the proof carries the hidden ones only).
+#[deny(clippy::indexing_slicing)]
+fn plain_verify(
+    step: &'static str,
+    members: &[BatchMember<'_>],
+    claims: &[&Fr],
+    proof: &PlainProductProof,
+    transcript: &mut Transcript,
+    public: Option<PublicValues<'_>>,
+) -> Result<Vec<ProductOutcome<Fr>>, ModeError> {
+    let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
+    if members.len() != sums.len() || members.is_empty() || proof.final_evaluations.len() != members.len() {
+        return Err(ModeError::CheckFailed { step });
+    }
+    transcript.append_bytes(LABEL_STEP, step.as_bytes());
+    transcript.append_fields(LABEL_CLAIMS, &sums);
+    let sumcheck_claims: Vec<SumcheckClaim> = members
+        .iter()
+        .zip(&sums)
+        .map(|((shape, num_vars), sum)| SumcheckClaim::new(*num_vars, shape.shape().degree(), *sum))
+        .collect();
+    let values_at = |points: &[Vec<Fr>]| -> Result<Vec<Vec<Fr>>, ModeError> {
+        members
+            .iter()
+            .zip(&proof.final_evaluations)
+            .zip(points)
+            .enumerate()
+            .map(|(member, (((shape, _), sent), point))| {
+                let computed = public.map(|f| f(member, point)).transpose()?;
+                plain_values(step, shape, sent, computed)
+            })
+            .collect()
+    };
+    let combine = |values: &[Vec<Fr>]| -> Result<Vec<Fr>, ModeError> {
+        members
+            .iter()
+            .zip(values)
+            .map(|((shape, _), v)| shape.shape().combine(v).map_err(sumcheck_error(step)))
+            .collect()
+    };
+    let (points, values) = match sumcheck_claims.as_slice() {
+        [claim] => {
+            let end = verify(claim, &proof.sumcheck, transcript).map_err(sumcheck_error(step))?;
+            let points = vec![end.point.clone()];
+            let values = values_at(&points)?;
+            let combined = combine(&values)?;
+            end.check(*combined.first().ok_or(ModeError::CheckFailed { step })?)
+                .map_err(sumcheck_error(step))?;
+            (points, values)
+        }
+        _ => {
+            let outcome = verify_batched(&sumcheck_claims, &proof.sumcheck, transcript)
+                .map_err(sumcheck_error(step))?;
+            let points = (0..members.len())
+                .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
+                .collect::<Option<Vec<_>>>()
+                .ok_or(ModeError::CheckFailed { step })?;
+            let values = values_at(&points)?;
+            outcome.check(&combine(&values)?).map_err(sumcheck_error(step))?;
+            (points, values)
+        }
+    };
+    transcript.append_fields(LABEL_FINAL_EVALUATIONS, &proof.final_evaluations.concat());
+    Ok(members
+        .iter()
+        .zip(points)
+        .zip(&values)
+        .map(|(((shape, _), point), values)| ProductOutcome {
+            point,
+            factors: factors(shape, values.iter().map(|v| (*v, *v))),
+        })
+        .collect())
+}
+
 impl ProductMode for Plain {
     const NAME: &'static str = "plain";
     const HIDING: bool = false;
@@ -343,51 +549,23 @@ impl ProductMode for Plain {
     fn prove_products(
         _prover: &mut (),
         step: &'static str,
-        mut members: Vec<ProverMember<'_>>,
+        members: Vec<ProverMember<'_>>,
         claims: &[&Fr],
         transcript: &mut Transcript,
     ) -> Result<(PlainProductProof, Vec<ProductOutcome<Fr>>), ModeError> {
-        let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
-        if members.len() != sums.len() || members.is_empty() {
-            return Err(ModeError::CheckFailed { step });
-        }
-        if members.iter().any(|(shape, instance)| instance.degree() != shape.shape().degree()) {
-            return Err(ModeError::CheckFailed { step });
-        }
-        transcript.append_bytes(LABEL_STEP, step.as_bytes());
-        transcript.append_fields(LABEL_CLAIMS, &sums);
-        let (sumcheck, points) = match (members.as_mut_slice(), sums.as_slice()) {
-            ([(_, instance)], [sum]) => {
-                let (proof, claim) = prove(&mut **instance, *sum, transcript);
-                (proof, vec![claim.point])
-            }
-            _ => {
-                let instances: Vec<&mut dyn SumcheckInstance> =
-                    members.iter_mut().map(|(_, i)| &mut **i as &mut dyn SumcheckInstance).collect();
-                let (proof, outcome) =
-                    prove_batched(instances, &sums, transcript).map_err(sumcheck_error(step))?;
-                let points = (0..sums.len())
-                    .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or(ModeError::CheckFailed { step })?;
-                (proof, points)
-            }
-        };
-        let final_evaluations: Vec<Vec<Fr>> = members.iter().map(|(_, i)| i.final_evaluations()).collect();
-        transcript.append_fields(LABEL_FINAL_EVALUATIONS, &final_evaluations.concat());
-        let outcomes = members
-            .iter()
-            .zip(points)
-            .zip(&final_evaluations)
-            .map(|(((shape, _), point), values)| ProductOutcome {
-                point,
-                factors: factors(shape, values.iter().map(|v| (*v, *v))),
-            })
-            .collect();
-        Ok((PlainProductProof { sumcheck, final_evaluations }, outcomes))
+        plain_prove(step, members, claims, transcript, false)
     }
 
-    #[deny(clippy::indexing_slicing)]
+    fn prove_products_computed(
+        _prover: &mut (),
+        step: &'static str,
+        members: Vec<ProverMember<'_>>,
+        claims: &[&Fr],
+        transcript: &mut Transcript,
+    ) -> Result<(PlainProductProof, Vec<ProductOutcome<Fr>>), ModeError> {
+        plain_prove(step, members, claims, transcript, true)
+    }
+
     fn verify_products(
         _verifier: &mut (),
         step: &'static str,
@@ -396,53 +574,19 @@ impl ProductMode for Plain {
         proof: &PlainProductProof,
         transcript: &mut Transcript,
     ) -> Result<Vec<ProductOutcome<Fr>>, ModeError> {
-        let sums: Vec<Fr> = claims.iter().map(|c| **c).collect();
-        if members.len() != sums.len()
-            || members.is_empty()
-            || proof.final_evaluations.len() != members.len()
-            || members.iter().zip(&proof.final_evaluations).any(|((s, _), v)| v.len() != s.shape().num_mles())
-        {
-            return Err(ModeError::CheckFailed { step });
-        }
-        transcript.append_bytes(LABEL_STEP, step.as_bytes());
-        transcript.append_fields(LABEL_CLAIMS, &sums);
-        let sumcheck_claims: Vec<SumcheckClaim> = members
-            .iter()
-            .zip(&sums)
-            .map(|((shape, num_vars), sum)| SumcheckClaim::new(*num_vars, shape.shape().degree(), *sum))
-            .collect();
-        let combined = members
-            .iter()
-            .zip(&proof.final_evaluations)
-            .map(|((shape, _), values)| shape.shape().combine(values))
-            .collect::<Result<Vec<Fr>, _>>()
-            .map_err(sumcheck_error(step))?;
-        let points = match (sumcheck_claims.as_slice(), combined.as_slice()) {
-            ([claim], [value]) => {
-                let end = verify(claim, &proof.sumcheck, transcript).map_err(sumcheck_error(step))?;
-                end.check(*value).map_err(sumcheck_error(step))?;
-                vec![end.point]
-            }
-            _ => {
-                let outcome = verify_batched(&sumcheck_claims, &proof.sumcheck, transcript)
-                    .map_err(sumcheck_error(step))?;
-                outcome.check(&combined).map_err(sumcheck_error(step))?;
-                (0..members.len())
-                    .map(|k| outcome.instance_point(k).map(<[Fr]>::to_vec))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or(ModeError::CheckFailed { step })?
-            }
-        };
-        transcript.append_fields(LABEL_FINAL_EVALUATIONS, &proof.final_evaluations.concat());
-        Ok(members
-            .iter()
-            .zip(points)
-            .zip(&proof.final_evaluations)
-            .map(|(((shape, _), point), values)| ProductOutcome {
-                point,
-                factors: factors(shape, values.iter().map(|v| (*v, *v))),
-            })
-            .collect())
+        plain_verify(step, members, claims, proof, transcript, None)
+    }
+
+    fn verify_products_computed(
+        _verifier: &mut (),
+        step: &'static str,
+        members: &[BatchMember<'_>],
+        claims: &[&Fr],
+        proof: &PlainProductProof,
+        transcript: &mut Transcript,
+        public: PublicValues<'_>,
+    ) -> Result<Vec<ProductOutcome<Fr>>, ModeError> {
+        plain_verify(step, members, claims, proof, transcript, Some(public))
     }
 
     fn prover_constant(_prover: &(), c: Fr) -> Fr {
