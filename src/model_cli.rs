@@ -46,7 +46,9 @@ const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// checked architectures.
 /// 4: the block's proofs, one implementation for both modes; keys name their weight
 /// commitments (binding or hiding); zero-knowledge proofs and the model secret.
-const FILE_VERSION: u32 = 4;
+/// 5: the lookups written once for both modes (the proofs' format; keys and secrets as in 4,
+/// their version follows the proofs').
+const FILE_VERSION: u32 = 5;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 /// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
