@@ -539,8 +539,8 @@ mod padded_values_regression {
     use ark_std::rand::SeedableRng;
     use zkmha_field::Fr;
 
-    #[test]
-    fn garbage_in_the_padded_rows_of_a_committed_v_is_rejected() {
+    /// The malicious prover's verdict in mode `M`.
+    fn attempt<M: Mode>() -> Result<VerifierTimings, AttentionError> {
         let shape = AttentionShape::new(3, 2, 2, 2).unwrap(); // ŝ = 4: one padded row
         let (mask, softmax) = (MaskKind::Causal, SoftmaxMode::Identity);
         let inputs = AttentionInputs {
@@ -548,7 +548,7 @@ mod padded_values_regression {
             keys: (0..12).map(|k| (k as i64 * 5) % 13 - 6).collect(),
             values: (0..12).map(|k| (k as i64 * 3) % 7 - 3).collect(),
         };
-        let params = hyrax_params_for(&shape, softmax);
+        let params = layer_hyrax_params::<M>(&shape, softmax).unwrap();
         let mut witness = crate::compute_witness_for_mode(&shape, mask, softmax, &inputs).unwrap();
         let honest_output = witness.output.clone();
         let mut padded = padded_inputs(&shape, &inputs);
@@ -566,12 +566,12 @@ mod padded_values_regression {
                 witness.output[i * shape.value_model_width()] += crate::structured::mask_value();
             }
         }
-        let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
+        let mut rng = ark_std::rand::rngs::StdRng::seed_from_u64(0);
         let (commitments, blinds) =
-            commit_padded_inputs::<Plain>(&params, &shape, softmax, &padded, &mut unused).unwrap();
+            commit_padded_inputs::<M>(&params, &shape, softmax, &padded, &mut rng).unwrap();
         let statement =
             CommittedStatement { shape, mask, softmax, commitments, output: witness.output.clone() };
-        let proof = prove_layer_with::<Plain>(
+        let proof = prove_layer_with::<M>(
             &params,
             &shape,
             mask,
@@ -579,12 +579,23 @@ mod padded_values_regression {
             ProverInputs::Committed { commitments: &statement.commitments, tables: &padded, blinds: &blinds },
             &mut witness,
             &statement.output,
-            &mut unused,
+            &mut rng,
             &mut ProverTimings::default(),
         )
         .unwrap();
-        let result = verify_layer_committed(&params, &statement, &proof);
         assert_ne!(statement.output, honest_output);
+        verify_committed_layer::<M>(&params, &statement, &proof)
+    }
+
+    #[test]
+    fn garbage_in_the_padded_rows_of_a_committed_v_is_rejected_in_the_plain_mode() {
+        let result = attempt::<Plain>();
         assert!(matches!(result, Err(AttentionError::Sumcheck { step: "padding", .. })), "{result:?}");
+    }
+
+    #[test]
+    fn garbage_in_the_padded_rows_of_a_committed_v_is_rejected_in_zero_knowledge() {
+        let result = attempt::<Zk>();
+        assert!(matches!(result, Err(AttentionError::ZeroKnowledge { .. })), "{result:?}");
     }
 }
