@@ -15,8 +15,8 @@
 
 use crate::commitment_layout::{largest_committed_vars, table_column_vars, zk_layout_column_vars};
 use crate::layer::{
-    LayerInputs, LayerProof, ProverInputs, ProverTimings, VerifierTimings, layer_layout, layer_zk_schedule,
-    prove_layer_with, verify_layer_steps, verify_layer_with, witness_alongside_table,
+    LayerInputs, LayerProof, LayerStatement, ProverInputs, ProverTimings, VerifierTimings, layer_layout,
+    layer_zk_schedule, prove_layer_with, verify_layer_steps, verify_layer_with, witness_alongside_table,
 };
 use crate::mode::{Mode, Plain, ProverRng, Zk};
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, SoftmaxMode};
@@ -185,6 +185,17 @@ pub fn commit_inputs_hiding<R: RngCore + CryptoRng>(
 }
 
 impl CommittedStatement {
+    /// The statement as the driver reads it.
+    pub fn layer(&self) -> LayerStatement<'_> {
+        LayerStatement {
+            shape: &self.shape,
+            mask: self.mask,
+            softmax: self.softmax,
+            inputs: LayerInputs::Committed(&self.commitments),
+            output: &self.output,
+        }
+    }
+
     /// Checks the statement of a proof of mode `M` before anything is derived from it: the
     /// shape against the stated limits ([`AttentionShape::validate`]), the output's length and
     /// each commitment's size and layout. The verifiers run it first; a reader of proof files
@@ -300,15 +311,7 @@ pub fn verify_committed_layer<M: Mode>(
     statement: &CommittedStatement,
     proof: &LayerProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
-    verify_layer_with::<M>(
-        params,
-        &statement.shape,
-        statement.mask,
-        statement.softmax,
-        LayerInputs::Committed(&statement.commitments),
-        &statement.output,
-        proof,
-    )
+    verify_layer_with::<M>(params, statement.layer(), proof)
 }
 
 /// Commits to the inputs (binding), runs the forward pass and proves it in the plain mode.
@@ -416,16 +419,8 @@ pub fn layer_zk_batching_weights(
     proof: &ZkLayerProof,
 ) -> Result<Vec<Fr>, AttentionError> {
     let mut timings = VerifierTimings::default();
-    let ((masks, mut checks), mut transcript) = verify_layer_steps::<Zk>(
-        params,
-        &statement.shape,
-        statement.mask,
-        statement.softmax,
-        LayerInputs::Committed(&statement.commitments),
-        &statement.output,
-        proof,
-        &mut timings,
-    )?;
+    let ((masks, mut checks), mut transcript) =
+        verify_layer_steps::<Zk>(params, statement.layer(), proof, &mut timings)?;
     masks
         .verify_openings(params, &proof.session_proof, &mut transcript, &mut checks)
         .map_err(|source| AttentionError::ZeroKnowledge { step: "masks", source })?;

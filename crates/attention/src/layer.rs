@@ -88,6 +88,34 @@ pub enum LayerInputs<'a> {
     Committed(&'a InputCommitments),
 }
 
+/// A layer's public statement as the driver reads it (either kind of inputs).
+#[derive(Clone, Copy, Debug)]
+pub struct LayerStatement<'a> {
+    /// Shapes.
+    pub shape: &'a AttentionShape,
+    /// Mask kind.
+    pub mask: MaskKind,
+    /// What the softmax slot holds.
+    pub softmax: SoftmaxMode,
+    /// `Q`, `K`, `V`, public or committed.
+    pub inputs: LayerInputs<'a>,
+    /// The claimed output `O`, `s × h·m_v`, row-major.
+    pub output: &'a [Fr],
+}
+
+impl AttentionStatement {
+    /// The statement as the driver reads it.
+    pub fn layer(&self) -> LayerStatement<'_> {
+        LayerStatement {
+            shape: &self.shape,
+            mask: self.mask,
+            softmax: self.softmax,
+            inputs: LayerInputs::Public(&self.inputs),
+            output: &self.output,
+        }
+    }
+}
+
 /// The inputs as the prover holds them.
 pub(crate) enum ProverInputs<'a, M: Mode> {
     /// Public tensors.
@@ -195,13 +223,8 @@ pub fn layer_zk_schedule(
 
 /// The transcript after the statement (the first step of proving and verifying; a reader
 /// replaying a proof starts here).
-pub fn layer_transcript<M: Mode>(
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax: SoftmaxMode,
-    inputs: LayerInputs<'_>,
-    output: &[Fr],
-) -> Transcript {
+pub fn layer_transcript<M: Mode>(statement: LayerStatement<'_>) -> Transcript {
+    let LayerStatement { shape, mask, softmax, inputs, output } = statement;
     let mut transcript = Transcript::new(DOMAIN);
     transcript.append_bytes(LABEL_MODE, M::NAME.as_bytes());
     shape.append_to_transcript(&mut transcript);
@@ -311,7 +334,8 @@ pub(crate) fn prove_layer_with<M: Mode>(
 ) -> Result<LayerProof<M>, AttentionError> {
     let start = Instant::now();
     let committed_inputs = inputs.statement().committed();
-    let mut transcript = layer_transcript::<M>(shape, mask, softmax, inputs.statement(), output);
+    let statement = LayerStatement { shape, mask, softmax, inputs: inputs.statement(), output };
+    let mut transcript = layer_transcript::<M>(statement);
     let t = &mut transcript;
     timings.statement += start.elapsed();
 
@@ -425,17 +449,13 @@ pub(crate) fn prove_layer_with<M: Mode>(
 /// or with parts the statement does not call for ([`AttentionError::CheckFailed`]), the first
 /// failing step.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_layer_steps<M: Mode>(
     params: &HyraxParams,
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax: SoftmaxMode,
-    inputs: LayerInputs<'_>,
-    output: &[Fr],
+    statement: LayerStatement<'_>,
     proof: &LayerProof<M>,
     timings: &mut VerifierTimings,
 ) -> Result<(M::VerifierSession, Transcript), AttentionError> {
+    let LayerStatement { shape, mask, softmax, inputs, output } = statement;
     if proof.version != PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
@@ -451,7 +471,7 @@ pub(crate) fn verify_layer_steps<M: Mode>(
         LayerInputs::Committed(c) => c.validate_layout(shape, layout)?,
     }
     let start = Instant::now();
-    let mut transcript = layer_transcript::<M>(shape, mask, softmax, inputs, output);
+    let mut transcript = layer_transcript::<M>(statement);
     timings.public_evaluations += start.elapsed();
     let start = Instant::now();
     let t = &mut transcript;
@@ -524,19 +544,13 @@ pub(crate) fn verify_layer_steps<M: Mode>(
 ///
 /// # Errors
 /// As [`verify_layer_steps`]; [`AttentionError::ZeroKnowledge`] for a failing group equation.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_layer_with<M: Mode>(
     params: &HyraxParams,
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax: SoftmaxMode,
-    inputs: LayerInputs<'_>,
-    output: &[Fr],
+    statement: LayerStatement<'_>,
     proof: &LayerProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
     let mut timings = VerifierTimings::default();
-    let (session, mut transcript) =
-        verify_layer_steps::<M>(params, shape, mask, softmax, inputs, output, proof, &mut timings)?;
+    let (session, mut transcript) = verify_layer_steps::<M>(params, statement, proof, &mut timings)?;
     let start = Instant::now();
     M::finish_verifier(params, session, &proof.session_proof, &mut transcript)?;
     timings.protocol += start.elapsed();
@@ -720,15 +734,7 @@ pub fn verify_layer(
 ) -> Result<VerifierTimings, AttentionError> {
     statement.shape.validate()?;
     let hyrax = crate::hyrax_params_for(&statement.shape, statement.softmax);
-    verify_layer_with::<Plain>(
-        &hyrax,
-        &statement.shape,
-        statement.mask,
-        statement.softmax,
-        LayerInputs::Public(&statement.inputs),
-        &statement.output,
-        proof,
-    )
+    verify_layer_with::<Plain>(&hyrax, statement.layer(), proof)
 }
 
 /// Public inputs in both modes, and a malicious prover that proves the forward pass of inputs
@@ -775,7 +781,14 @@ mod public_inputs {
         proof.serialize_compressed(&mut bytes).unwrap();
         assert_eq!(LayerProof::<M>::deserialize_compressed(&bytes[..]).unwrap(), proof);
         let statement = LayerInputs::Public(&claimed);
-        verify_layer_with::<M>(&params, &shape, MaskKind::Causal, softmax, statement, &output, &proof)
+        let statement = LayerStatement {
+            shape: &shape,
+            mask: MaskKind::Causal,
+            softmax,
+            inputs: statement,
+            output: &output,
+        };
+        verify_layer_with::<M>(&params, statement, &proof)
     }
 
     fn softmax() -> SoftmaxMode {
@@ -845,15 +858,8 @@ mod statement_limits {
         ] {
             let softmax = SoftmaxMode::Exponential(bad);
             let params = HyraxParams::new(4);
-            let verdict = verify_layer_with::<Plain>(
-                &params,
-                &shape,
-                MaskKind::Causal,
-                softmax,
-                LayerInputs::Public(&inputs),
-                &statement.output,
-                &proof,
-            );
+            let layer = LayerStatement { softmax, ..statement.layer() };
+            let verdict = verify_layer_with::<Plain>(&params, layer, &proof);
             assert!(verdict.is_err(), "{bad:?}");
             assert!(crate::layer_hyrax_params::<Plain>(&shape, softmax).is_err(), "{bad:?}");
         }

@@ -44,8 +44,8 @@ pub use committed::{
 pub use error::AttentionError;
 pub use fixed_point::{SoftmaxParams, SoftmaxWitness, compute_softmax_witness};
 pub use layer::{
-    AttentionLayerProof, AttentionStatement, LayerInputs, LayerProof, PROOF_FORMAT_VERSION, ProverTimings,
-    VerifierTimings, prove_layer, verify_layer,
+    AttentionLayerProof, AttentionStatement, LayerInputs, LayerProof, LayerStatement, PROOF_FORMAT_VERSION,
+    ProverTimings, VerifierTimings, prove_layer, verify_layer,
 };
 pub use output_range::MAX_OUTPUT_BITS;
 pub use shape::{AttentionShape, MAX_ATTENTION_WIDTH, MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN, MAX_TENSOR_VARS};

@@ -412,21 +412,6 @@ pub fn softmax_multiplicities(
     Ok(SoftmaxMultiplicities { exponent, remainder, row_sum })
 }
 
-/// Commits to the softmax witness (computing its multiplicities), binding, in the plain
-/// layer's layout.
-///
-/// # Errors
-/// As [`softmax_multiplicities`] and [`commit_softmax_with`].
-pub fn commit_softmax(
-    hyrax: &HyraxParams,
-    shape: &AttentionShape,
-    params: &SoftmaxParams,
-    witness: SoftmaxWitness,
-) -> Result<(SoftmaxCommitments, SoftmaxProverData), AttentionError> {
-    let multiplicities = softmax_multiplicities(params, &witness)?;
-    commit_softmax_data(hyrax, shape, params, SoftmaxProverData::new(shape, witness, multiplicities, params))
-}
-
 /// Commits to a witness and multiplicities as given, binding, in the plain layer's layout (a
 /// cheating prover's entry point in tests: nothing is checked here, the verifier rejects what
 /// does not fit).

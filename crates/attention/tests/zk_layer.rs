@@ -163,8 +163,7 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 /// K, V (the same steps as `verify_layer_zk`, whose transcript this must match).
 fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
     let shape = &statement.shape;
-    let inputs = LayerInputs::Committed(&statement.commitments);
-    let mut t = layer_transcript::<Zk>(shape, statement.mask, statement.softmax, inputs, &statement.output);
+    let mut t = layer_transcript::<Zk>(statement.layer());
     let schedule = layer_zk_schedule(shape, statement.softmax, true).unwrap();
     let mut m = VerifierMasks::absorb(schedule, proof.session, &mut t);
     let point = output_point(shape, &mut t);
@@ -331,8 +330,7 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
     let s = w.softmax.as_ref().unwrap();
     let statement = &p.statement;
     let pp = &p.params;
-    let inputs = LayerInputs::Committed(&statement.commitments);
-    let mut t = layer_transcript::<Zk>(&shape, mask, softmax, inputs, &statement.output);
+    let mut t = layer_transcript::<Zk>(statement.layer());
     let commitments = p.proof.softmax_commitments.as_ref().unwrap();
     let slot = p.proof.chain.softmax.exponential.as_ref().unwrap();
     commitments.append_to_transcript(&mut t);
