@@ -21,6 +21,7 @@ pub mod masking;
 pub mod mode;
 pub mod model_layer;
 pub mod model_quantization;
+pub mod norm;
 mod output_range;
 pub mod padding;
 pub mod projection;
