@@ -73,6 +73,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         values_bias: draw(n, 1000),
         output: draw(n * d, 127),
         output_bias: draw(d, 1000),
+        norm: None,
     };
     // Q, K, V of standard deviation ≈ 2^7 (shift), scores of standard deviation 4 in exponent
     // units (score scale), an output shift that keeps |Y| < 2^31 (|O| ≤ 2^16·max|V|).
@@ -85,6 +86,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         residual: Residual::HiddenState,
         key_value_heads: args.heads,
         rotary: None,
+        norm: None,
     };
     let project = |w: &[i64], b: &[i64]| compute_projection(&shape.projections()[0], &input, w, b);
     let (q, k) =

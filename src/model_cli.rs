@@ -367,8 +367,15 @@ fn make_key(
         }
         Family::Bert | Family::Gpt2 => None,
     };
-    let calibration_shape =
-        ModelShape { attention, model_width: d, shifts: [1; 4], residual, key_value_heads: kv, rotary };
+    let calibration_shape = ModelShape {
+        attention,
+        model_width: d,
+        shifts: [1; 4],
+        residual,
+        key_value_heads: kv,
+        rotary,
+        norm: None,
+    };
     let quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, &x)?;
     bar.finish_and_clear();
     let bar = step("committing to the weights", quiet);

@@ -6,14 +6,17 @@
 //! by one final opening.
 //!
 //! ```text
-//! relation   Q = round((X·W_q + b_q) / 2^k), K, V likewise (rotated under RoPE);
+//! relation   X = norm(H) when the shape proves the norm (pre-norm decoders: RMSNorm or
+//!            LayerNorm in fixed point, crate::norm, γ and β in the model commitment);
+//!            Q = round((X·W_q + b_q) / 2^k), K, V likewise (rotated under RoPE);
 //!            O = attention(Q, K, V);  Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y,
-//!            R = X (post-norm) or the committed hidden state H (pre-norm; the norm is not proven)
+//!            R = X (post-norm) or the committed hidden state H (pre-norm)
 //! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
 //!            weight table), the output Z — absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
-//!            block_zk_schedule); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) = Z̃(r_z) − α);
+//!            block_zk_schedule); the norm from H to X (when proven); r_z ← V;
+//!            α = R̃(r_z) sent (residual: Ỹ(r_z) = Z̃(r_z) − α);
 //!            the four projections; the grouped-query reductions; the rotations; r ← V,
 //!            Õ(r) sent; the attention's steps from Õ(r) to Q, K, V and the softmax's columns;
 //!            one opening of every claim (plain: multi-point opening; zero knowledge: its
@@ -37,6 +40,10 @@ use crate::mode::{Mode, ProverRng};
 use crate::model_layer::{
     ModelCommitment, ModelShape, ModelStatement, ModelWeights, integer_output, output_value, padded_tables,
     require_proven_softmax,
+};
+use crate::norm::{
+    NormClaims, NormProofOf, NormWitness, compute_norm, norm_ranges, norm_zk_schedule, prove_norm,
+    verify_norm,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionWitness, ProjectionsProofOf, compute_projection, pad,
@@ -97,6 +104,12 @@ pub enum BlockPolynomial {
     RotaryMultiplicities(usize),
     /// Output range `k`'s multiplicities: the `Q`, `K`, `V` projections', then the rotations'.
     OutputMultiplicities(usize),
+    /// The proven norm's digit stack `G` (`crate::norm`).
+    NormDigits,
+    /// The proven norm's remainder high digits `R_hi` (two-digit shifts).
+    NormHighRemainders,
+    /// The proven norm's lookup `k`'s multiplicities (`R_lo`, `R_hi`, `X`'s range, `G`).
+    NormMultiplicities(usize),
 }
 
 /// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights.
@@ -105,7 +118,7 @@ pub fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     if shape.residual == Residual::HiddenState {
         out.push(BlockPolynomial::HiddenState);
     }
-    out.extend((0..8).map(BlockPolynomial::Weight));
+    out.extend((0..8 + shape.norm_tables()).map(BlockPolynomial::Weight));
     out
 }
 
@@ -126,7 +139,26 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         out.extend([RotaryInput(0), RotaryInput(1), RotaryMultiplicities(0), RotaryMultiplicities(1)]);
     }
     out.extend((0..shape.output_range_vars().len()).map(OutputMultiplicities));
+    if let Some(norm) = shape.norm_shape() {
+        out.push(NormDigits);
+        if norm.has_high_digit() {
+            out.push(NormHighRemainders);
+        }
+        out.extend((0..norm_lookup_vars(&norm).len()).map(NormMultiplicities));
+    }
     out
+}
+
+/// The variables of the proven norm's lookup tables, in its lookups' order: `R_lo`'s, `R_hi`'s
+/// (two digits), `X`'s output range, the digits'.
+fn norm_lookup_vars(norm: &crate::norm::NormShape) -> Vec<usize> {
+    let (low, high) = norm.digits();
+    let mut vars = vec![low as usize];
+    if high > 0 {
+        vars.push(high as usize);
+    }
+    vars.extend([norm.output_bits as usize, crate::norm::NORM_DIGIT_BITS as usize]);
+    vars
 }
 
 /// Column variables the zero-knowledge mode adds to the layout of the polynomials the proof
@@ -223,6 +255,12 @@ fn polynomial_layout(
         OutputMultiplicities(k) => {
             (*shape.output_range_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
         }
+        NormDigits => (shape.norm_shape().ok_or_else(missing)?.stack_vars(), shape.layout(softmax)),
+        NormHighRemainders => (shape.norm_shape().ok_or_else(missing)?.grid_vars(), shape.layout(softmax)),
+        NormMultiplicities(k) => {
+            let norm = shape.norm_shape().ok_or_else(missing)?;
+            (*norm_lookup_vars(&norm).get(k).ok_or_else(missing)?, shape.layout(softmax))
+        }
     };
     Ok((num_vars, table_column_vars(num_vars, layout)))
 }
@@ -236,7 +274,11 @@ fn polynomial_layout(
 pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<MaskSchedule, AttentionError> {
     shape.validate()?;
     let a = &shape.attention;
-    let mut schedule = projection_zk_schedule(&shape.projections())?;
+    let mut schedule = match shape.norm_shape() {
+        Some(norm) => norm_zk_schedule(&norm)?,
+        None => Vec::new(),
+    };
+    schedule.extend(projection_zk_schedule(&shape.projections())?);
     if let Some(rotary) = shape.rotary {
         let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
         for _ in 0..2 {
@@ -307,6 +349,8 @@ pub struct ModelBlockProof<M: Mode> {
     pub commitments: Vec<HyraxCommitment>,
     /// The mode's session (zero knowledge: the masks' commitment).
     pub session: M::SessionCommitment,
+    /// The norm from `H` to `X`, when the shape proves it.
+    pub norm: Option<NormProofOf<M>>,
     /// `α = R̃(r_z)`.
     pub residual_input: M::Sent,
     /// The `Q`, `K`, `V` and output projections.
@@ -334,6 +378,7 @@ impl<M: Mode> ModelBlockProof<M> {
         }
         vec![
             ("commitments", size(&self.commitments)),
+            ("norm", size(&self.norm)),
             ("projections", size(&self.projections) + size(&self.shared_heads)),
             ("rotary embeddings", size(&self.rotations)),
             ("attention", size(&self.attention) + size(&self.residual_input) + size(&self.output_value)),
@@ -354,10 +399,11 @@ fn block_claims<V: Clone + zkmha_zk::LinearValue>(
     residual_point: &[Fr],
     residual_input: &V,
     projected: V,
+    norm: Vec<(BlockPolynomial, EvalClaim<V>)>,
 ) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
     use BlockPolynomial::*;
     let rotated = shape.rotary.is_some();
-    let mut out = Vec::new();
+    let mut out = norm;
     for (p, c) in projections.iter().enumerate() {
         let (output_key, input_key, weights, bias) = match p {
             0 | 1 if rotated => (RotaryInput(p), Input, Weight(p), Weight(3 + p)),
@@ -420,10 +466,66 @@ struct Owned {
     values: Vec<i64>,
 }
 
+/// The proven norm's claims keyed by the block's polynomials: on `H` (its input), `X` (its
+/// output), `γ`, `β` (`Weight(8)`, `Weight(9)`), its digits, high remainders and
+/// multiplicities. The norm's grids have at least one row variable: for one token (`ŝ = 1`) its
+/// claims on `H` and `X` are on the tables with a zero row appended, `T̃′(c, r_0) = (1 − r_0)·T̃(c)`,
+/// so they become claims on `T` at `c` of value `v / (1 − r_0)`.
+fn norm_block_claims<V: zkmha_zk::LinearValue>(
+    shape: &ModelShape,
+    claims: NormClaims<V>,
+) -> Result<Vec<(BlockPolynomial, EvalClaim<V>)>, AttentionError> {
+    use BlockPolynomial::*;
+    let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
+    let grid = shape.attention.seq_vars() + shape.model_vars();
+    let on_block_grid = |claim: EvalClaim<V>| -> Result<EvalClaim<V>, AttentionError> {
+        match claim.point.len().checked_sub(grid) {
+            Some(0) => Ok(claim),
+            Some(1) => {
+                let (point, last) = claim.point.split_at(grid);
+                let one_minus = Fr::one() - last.first().copied().ok_or_else(fail)?;
+                let inverse = zkmha_field::Field::inverse(&one_minus).ok_or_else(fail)?;
+                Ok(EvalClaim { point: point.to_vec(), value: claim.value.times(inverse) })
+            }
+            _ => Err(fail()),
+        }
+    };
+    let mut out = Vec::new();
+    for claim in claims.input {
+        out.push((HiddenState, on_block_grid(claim)?));
+    }
+    out.push((Input, on_block_grid(claims.output)?));
+    out.push((Weight(8), claims.scale));
+    if let Some(bias) = claims.bias {
+        out.push((Weight(9), bias));
+    }
+    out.extend(claims.digits.into_iter().map(|c| (NormDigits, c)));
+    out.extend(claims.high_remainders.map(|c| (NormHighRemainders, c)));
+    out.extend(claims.multiplicities.into_iter().enumerate().map(|(k, c)| (NormMultiplicities(k), c)));
+    Ok(out)
+}
+
+/// `X = norm(H)` for a block that proves its norm (the prover's `X`, whose commitment the
+/// statement holds).
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape without a proven norm or weights without its
+/// weights, and as [`crate::norm::compute_norm`].
+pub fn normalized_input(
+    shape: &ModelShape,
+    weights: &ModelWeights,
+    hidden_state: &[i64],
+) -> Result<Vec<i64>, AttentionError> {
+    match (shape.norm_shape(), &weights.norm) {
+        (Some(norm), Some(w)) => compute_norm(&norm, hidden_state, &w.scale, &w.bias),
+        _ => Err(AttentionError::InvalidShape("this block does not prove a norm from H to X".into())),
+    }
+}
+
 /// Where the prover's committed tables are.
 struct TableSources<'t> {
-    /// The padded `X` and weight tables.
-    tables: &'t [Vec<i64>; 9],
+    /// The padded `X` and weight tables (the norm's `γ`, `β` last).
+    tables: &'t [Vec<i64>],
     /// The padded `H` (pre-norm).
     hidden_state: Option<&'t [i64]>,
     /// The intermediates.
@@ -444,7 +546,9 @@ impl<'t> TableSources<'t> {
         Ok(match key {
             BlockPolynomial::Input => integers(vars[0], &self.tables[0]),
             BlockPolynomial::HiddenState => integers(vars[0], self.hidden_state.ok_or(missing)?),
-            BlockPolynomial::Weight(i) if i < 8 => integers(vars[1 + i], &self.tables[1 + i]),
+            BlockPolynomial::Weight(i) if 1 + i < self.tables.len() => {
+                integers(vars[1 + i], &self.tables[1 + i])
+            }
             BlockPolynomial::Softmax(i) => *softmax.get(i).ok_or(missing)?,
             _ => {
                 let table = self.owned.iter().find(|t| t.key == key).ok_or(missing)?;
@@ -520,7 +624,8 @@ fn prove_block_with_claims<M: Mode>(
     let SoftmaxMode::Exponential(softmax_params) = softmax else {
         return Err(AttentionError::CheckFailed { step: "softmax mode" });
     };
-    if model.tables.len() != 8 || model_blinds.len() != 8 {
+    let weight_tables = shape.table_vars().len() - 1;
+    if model.tables.len() != weight_tables || model_blinds.len() != weight_tables {
         return Err(AttentionError::CheckFailed { step: "model commitment shape" });
     }
     let tables = padded_tables(shape, input, weights)?;
@@ -543,6 +648,25 @@ fn prove_block_with_claims<M: Mode>(
         }
     };
     let residual_values = residual.unwrap_or(input);
+    let norm_data = match (shape.norm_shape(), residual, &weights.norm) {
+        (Some(norm), Some(h), Some(w)) => {
+            if compute_norm(&norm, h, &w.scale, &w.bias)? != input {
+                return Err(AttentionError::InvalidShape(
+                    "X is not the proven norm of H: compute it with block::normalized_input".into(),
+                ));
+            }
+            let witness = NormWitness {
+                input: h.to_vec(),
+                scale: w.scale.clone(),
+                bias: w.bias.clone(),
+                output: input.to_vec(),
+            };
+            let ranges = norm_ranges(&norm, &witness)?;
+            Some((norm, witness, ranges))
+        }
+        (None, _, _) => None,
+        _ => return Err(AttentionError::CheckFailed { step: "norm weights" }),
+    };
     let projections = shape.projections();
     let expanded = shape.expanded_key_values(weights);
     let biases = [&weights.queries_bias, &expanded[1], &expanded[3]];
@@ -636,6 +760,20 @@ fn prove_block_with_claims<M: Mode>(
         for (k, values) in output_ranges.enumerate() {
             push(OutputMultiplicities(k), values)?;
         }
+        if let Some((norm, _, r)) = &norm_data {
+            push(NormDigits, r.digits.clone())?;
+            if norm.has_high_digit() {
+                push(NormHighRemainders, r.high_remainders.clone())?;
+            }
+            let mut multiplicities = vec![r.low_multiplicities.clone()];
+            if norm.has_high_digit() {
+                multiplicities.push(r.high_multiplicities.clone());
+            }
+            multiplicities.extend([r.output_multiplicities.clone(), r.digit_multiplicities.clone()]);
+            for (k, values) in multiplicities.into_iter().enumerate() {
+                push(NormMultiplicities(k), values)?;
+            }
+        }
     }
     let statement_keys = statement_polynomials(shape);
     let proof_keys = proof_polynomials(shape);
@@ -682,6 +820,13 @@ fn prove_block_with_claims<M: Mode>(
     let (mut session, session_commitment) =
         M::start_prover(params, &|| block_zk_schedule(shape, softmax), t, rng)?;
     let mut prover = M::prover(params, &mut session, rng);
+    let (norm_proof, norm_claims) = match &norm_data {
+        Some((norm, witness, ranges)) => {
+            let (proof, claims) = prove_norm::<M>(&mut prover, norm, witness, ranges, t)?;
+            (Some(proof), norm_block_claims(shape, claims)?)
+        }
+        None => (None, Vec::new()),
+    };
     let vars = shape.table_vars();
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
     let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
@@ -753,6 +898,7 @@ fn prove_block_with_claims<M: Mode>(
         &r_z,
         &alpha_held,
         projected_value,
+        norm_claims,
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -777,6 +923,7 @@ fn prove_block_with_claims<M: Mode>(
         version: crate::PROOF_FORMAT_VERSION,
         commitments,
         session: session_commitment,
+        norm: norm_proof,
         residual_input: residual_sent,
         projections: projection_proofs,
         shared_heads,
@@ -817,6 +964,7 @@ pub fn verify_block<M: Mode>(
         || proof.projections.projections.len() != 4
         || proof.shared_heads.len() != if shape.is_grouped() { 4 } else { 0 }
         || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
+        || proof.norm.is_some() != shape.norm.is_some()
     {
         return Err(shape_error);
     }
@@ -832,6 +980,11 @@ pub fn verify_block<M: Mode>(
     let t = &mut transcript;
     let mut session = M::start_verifier(&|| block_zk_schedule(shape, softmax), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
+    let norm_claims = match (shape.norm_shape(), &proof.norm) {
+        (Some(norm), Some(p)) => norm_block_claims(shape, verify_norm::<M>(&mut verifier, &norm, p, t)?)?,
+        (None, None) => Vec::new(),
+        _ => return Err(shape_error),
+    };
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, model_vars);
     let alpha = M::receive(&verifier, LABEL_RESIDUAL_VALUE, std::slice::from_ref(&proof.residual_input), t)
@@ -880,6 +1033,7 @@ pub fn verify_block<M: Mode>(
         &r_z,
         &alpha,
         projected_value,
+        norm_claims,
     );
     let order: Vec<BlockPolynomial> = statement_polynomials(shape).into_iter().chain(proof_keys).collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -917,6 +1071,7 @@ mod tests {
             residual,
             key_value_heads: 2,
             rotary: None,
+            norm: None,
         };
         let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
         let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -933,6 +1088,7 @@ mod tests {
             values_bias: draw(a.value_model_width(), 1000),
             output: draw(a.value_model_width() * d, 127),
             output_bias: draw(d, 1000),
+            norm: None,
         };
         let x = draw(a.seq_len * d, 127);
         let h = (residual == Residual::HiddenState).then(|| draw(a.seq_len * d, 1 << 20));
@@ -1142,6 +1298,7 @@ mod padding_junk {
             residual: Residual::LayerInput,
             key_value_heads: 2,
             rotary: None,
+            norm: None,
         };
         let shape13 = ModelShape { model_width: 13, ..shape12 };
         let a = shape12.attention;
@@ -1159,6 +1316,7 @@ mod padding_junk {
             values_bias: draw(nv, 1000),
             output: draw(nv * 12, 127),
             output_bias: draw(12, 1000),
+            norm: None,
         };
         let x12 = draw(a.seq_len * 12, 127);
         // The same tables with junk at index 12 (a padded row or column for d = 12).

@@ -38,6 +38,7 @@ use crate::common::check_tensor_sizes;
 use crate::grouped_query::{SharedHeadsShape, expand_heads};
 use crate::layer::{ProverTimings, VerifierTimings};
 use crate::mode::Plain;
+use crate::norm::{BlockNorm, NormShape};
 use crate::projection::{ProjectionShape, pad};
 use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, SoftmaxMode};
@@ -56,6 +57,7 @@ const LABEL_MASK: &[u8] = b"attention/model/mask";
 const LABEL_SOFTMAX: &[u8] = b"attention/model/softmax";
 const LABEL_COMMITMENTS: &[u8] = b"attention/model/commitments";
 const LABEL_OUTPUT: &[u8] = b"attention/model/output";
+const LABEL_NORM: &[u8] = b"attention/model/norm";
 
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
@@ -86,6 +88,10 @@ pub struct ModelShape {
     pub key_value_heads: usize,
     /// Rotary embeddings of `Q` and `K` (Llama), or none.
     pub rotary: Option<RotaryParams>,
+    /// The norm from the hidden state `H` to `X` when the block proves it (pre-norm decoders:
+    /// `X = norm(H)`, its `γ` and `β` in the model commitment), or none (`X` and `H` committed
+    /// side by side, the norm between them not proven).
+    pub norm: Option<BlockNorm>,
 }
 
 impl ModelShape {
@@ -127,7 +133,29 @@ impl ModelShape {
         if let Some(rotary) = self.rotary {
             rotary.shape(a.seq_len, a.heads, a.head_dim).validate()?;
         }
+        if let Some(norm) = self.norm_shape() {
+            if self.residual != Residual::HiddenState {
+                return Err(AttentionError::InvalidShape(
+                    "a proven norm from H to X needs a pre-norm block (its residual adds to H)".into(),
+                ));
+            }
+            if self.model_width < 2 {
+                return Err(AttentionError::InvalidShape("a proven norm needs d_model ≥ 2".into()));
+            }
+            norm.validate()?;
+        }
         Ok(())
+    }
+
+    /// The proven norm's shape (`s × d_model`, output range `X`'s), if the block proves one.
+    pub fn norm_shape(&self) -> Option<NormShape> {
+        self.norm.map(|n| n.shape(self.attention.seq_len, self.model_width))
+    }
+
+    /// How many norm weight tables the model commitment holds after the eight attention
+    /// tables: `γ`, and `β` when the norm has a shift.
+    pub(crate) fn norm_tables(&self) -> usize {
+        self.norm.map_or(0, |n| 1 + usize::from(n.bias))
     }
 
     /// Whether key/value heads are shared (`h_kv < h`).
@@ -201,13 +229,13 @@ impl ModelShape {
     }
 
     /// The variables of the input and weight tables: `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`,
-    /// `b_v`, `W_o`, `b_o` (padded to powers of two).
-    pub(crate) fn table_vars(&self) -> [usize; 9] {
+    /// `b_v`, `W_o`, `b_o`, then the proven norm's `γ` (and `β`) (padded to powers of two).
+    pub(crate) fn table_vars(&self) -> Vec<usize> {
         let a = &self.attention;
         let m = self.model_vars();
         let (k, v) = self.key_value_widths();
         let (k, v) = (log2_ceil(k), log2_ceil(v));
-        [
+        let mut vars = vec![
             a.seq_vars() + m,
             m + a.model_vars(),
             m + k,
@@ -217,7 +245,9 @@ impl ModelShape {
             v,
             a.value_model_vars() + m,
             m,
-        ]
+        ];
+        vars.extend(std::iter::repeat_n(m, self.norm_tables()));
+        vars
     }
 
     /// The Hyrax layout (column variables) of the weight tables, from their sizes alone: one
@@ -249,7 +279,11 @@ impl ModelShape {
                 .max(r.fraction_bits as usize)
                 .max(crate::rope::ROTARY_OUTPUT_BITS as usize)
         });
-        tables.max(ranges).max(rotary).max(largest_committed_vars(&self.attention, softmax))
+        let norm = self.norm_shape().map_or(0, |n| {
+            let (low, high) = n.digits();
+            n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
+        });
+        tables.max(ranges).max(rotary).max(norm).max(largest_committed_vars(&self.attention, softmax))
     }
 
     /// The variables of the output ranges' multiplicities: the `Q`, `K`, `V` projections',
@@ -293,6 +327,18 @@ impl ModelShape {
                 f,
             ],
         );
+        // The norm's constants (its own transcript adds them again when its step starts).
+        let norm = self.norm.map_or([0; 6], |n| {
+            [
+                usize::from(n.kind.code()),
+                n.epsilon as usize,
+                n.scale_bits as usize,
+                n.shift_bits as usize,
+                usize::from(n.bias),
+                n.remainder_digits as usize,
+            ]
+        });
+        transcript.append_shape(LABEL_NORM, &norm);
     }
 }
 
@@ -312,7 +358,8 @@ pub use zkmha_nn::ModelWeights;
 /// Commitments to a layer's weights, made once per model and reused by every proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelCommitment {
-    /// To `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`, in that order.
+    /// To `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`, then the proven norm's `γ`
+    /// (and `β`), in that order.
     pub tables: Vec<HyraxCommitment>,
 }
 
@@ -364,16 +411,34 @@ pub(crate) fn check_block_sizes<T>(
         ("b_v", b_v, 1, v),
         ("W_o", w_o, nv, d),
         ("b_o", b_o, 1, d),
-    ])
+    ])?;
+    match (&shape.norm, &weights.norm) {
+        (None, None) => Ok(()),
+        (Some(norm), Some(weights)) if norm.kind == weights.kind => check_tensor_sizes(&[
+            ("γ", weights.scale.len(), 1, d),
+            ("β", weights.bias.len(), 1, if norm.bias { d } else { 0 }),
+        ]),
+        (Some(norm), Some(weights)) => Err(AttentionError::InvalidShape(format!(
+            "the shape proves a {} but the weights are a {}'s",
+            norm.kind.name(),
+            weights.kind.name()
+        ))),
+        (Some(_), None) => Err(AttentionError::InvalidShape(
+            "the shape proves the norm from H to X: pass its weights (γ, β)".into(),
+        )),
+        (None, Some(_)) => Err(AttentionError::InvalidShape(
+            "norm weights were given, but this shape does not prove the norm".into(),
+        )),
+    }
 }
 
-/// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, after
-/// checking sizes.
+/// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, then the
+/// proven norm's `γ` (and `β`), after checking sizes.
 pub(crate) fn padded_tables(
     shape: &ModelShape,
     input: &[i64],
     weights: &ModelWeights,
-) -> Result<[Vec<i64>; 9], AttentionError> {
+) -> Result<Vec<Vec<i64>>, AttentionError> {
     check_block_sizes(shape, input.len(), weights)?;
     let a = &shape.attention;
     let d = shape.model_width;
@@ -382,7 +447,7 @@ pub(crate) fn padded_tables(
     let (sv, mv) = (a.seq_vars(), shape.model_vars());
     let (qv, vv) = (a.model_vars(), a.value_model_vars());
     let (kv, vkv) = (log2_ceil(k), log2_ceil(v));
-    Ok([
+    let mut tables = vec![
         pad(input, a.seq_len, d, sv, mv),
         pad(&weights.queries, d, n, mv, qv),
         pad(&weights.keys, d, k, mv, kv),
@@ -392,7 +457,14 @@ pub(crate) fn padded_tables(
         pad(&weights.values_bias, 1, v, 0, vkv),
         pad(&weights.output, nv, d, vv, mv),
         pad(&weights.output_bias, 1, d, 0, mv),
-    ])
+    ];
+    if let (Some(norm), Some(w)) = (&shape.norm, &weights.norm) {
+        tables.push(pad(&w.scale, 1, d, 0, mv));
+        if norm.bias {
+            tables.push(pad(&w.bias, 1, d, 0, mv));
+        }
+    }
+    Ok(tables)
 }
 
 /// Commits to a layer's weights (once per model), binding: the plain mode's

@@ -15,6 +15,11 @@
 //!            b_o,int = round(b_o · 2^(f_x + k_o)); k_o ≤ 32 (f_o lowered if needed)
 //! widths     X: 16 bits at calibration, weights 14 bits, Q and K 11 bits, V 12 bits
 //!            (all-MiniLM-L6-v2 layer 0: Z within 0.12 %, Y = Z − X within 0.45 % of float64)
+//! norm       (pre-norm decoders, when proven: crate::norm) H_int = round(H·2^f_x), |H_int| <
+//!            2^20; E = the image of ε at 2^f_x; γ_int = round(γ·2^g) (14 bits), β_int =
+//!            round(β·2^f_x); k so that q = ⌊2^k·sqrt(d/T)⌋ reaches 2^16 on the calibration
+//!            input's largest row and stays below 2^32 on a zero row (T = E); f = k + g − f_x, so
+//!            X_int = norm(H_int) is X at 2^f_x
 //! ```
 //!
 //! Every choice is deterministic in the weights and the calibration input; the prover and
@@ -40,7 +45,21 @@ pub const VALUE_BITS: u32 = 12;
 /// normalized: decoders' residual streams grow far beyond `X`'s range).
 pub const HIDDEN_STATE_BOUND_BITS: u32 = 40;
 
+use crate::norm::{
+    BlockNorm, MAX_NORM_REMAINDER_DIGITS, MAX_NORM_SCALE_BITS, MAX_NORM_SHIFT_BITS, NORM_INPUT_BOUND_BITS,
+    NORM_WEIGHT_BOUND_BITS, NormKind, epsilon_image,
+};
 pub use zkmha_nn::FloatModelWeights;
+use zkmha_nn::NormWeights;
+
+/// The proven norm's constants and its weights' scale (part of the verifier key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct NormQuantization {
+    /// The block's norm (kind, `E`, `k`, `f`, bias, digits).
+    pub block: BlockNorm,
+    /// `g`: `γ_int = round(γ·2^g)` (`β` sits at `X`'s scale `2^f_x`).
+    pub scale_fraction_bits: i32,
+}
 
 /// The scales and shifts of a quantized model layer (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -51,6 +70,8 @@ pub struct ModelQuantization {
     pub weight_fraction_bits: [i32; 4],
     /// `k_q, k_k, k_v, k_o`.
     pub shifts: [u32; 4],
+    /// The norm from `H` to `X`, when the block proves it ([`ModelQuantization::calibrate_norm`]).
+    pub norm: Option<NormQuantization>,
 }
 
 fn largest(values: &[f64], name: &str) -> Result<f64, AttentionError> {
@@ -150,7 +171,91 @@ impl ModelQuantization {
             k_o = 1;
         }
         shifts[3] = k_o as u32;
-        Ok(Self { input_fraction_bits: f_x, weight_fraction_bits: f_w, shifts })
+        Ok(Self { input_fraction_bits: f_x, weight_fraction_bits: f_w, shifts, norm: None })
+    }
+
+    /// Chooses the proven norm's constants (after [`ModelQuantization::calibrate`], whose `f_x`
+    /// is `H`'s scale too) from its float weights, its `ε` and the calibration input's hidden
+    /// state `H` (`s × d_model`), so that the block proves `X = norm(H)`.
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values, a hidden state beyond
+    /// `2^20` at `X`'s scale, or a norm no shift can reach; [`AttentionError::WrongTensorSize`]
+    /// for weights or a hidden state of the wrong size.
+    pub fn calibrate_norm(
+        &mut self,
+        model_width: usize,
+        norm: &NormWeights<f64>,
+        epsilon: f64,
+        hidden_state: &[f64],
+    ) -> Result<(), AttentionError> {
+        let d = model_width;
+        let bias = !norm.bias.is_empty();
+        crate::common::check_tensor_sizes(&[
+            ("γ", norm.scale.len(), 1, d),
+            ("β", norm.bias.len(), 1, if bias { d } else { 0 }),
+            ("H", hidden_state.len(), hidden_state.len() / d.max(1), d),
+        ])?;
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err(AttentionError::NumericRange(format!(
+                "the norm's ε is {epsilon}, not a positive number"
+            )));
+        }
+        let f_x = self.input_fraction_bits;
+        let h = scale(hidden_state, f_x, NORM_INPUT_BOUND_BITS, "H")?;
+        let a = u32::try_from(f_x).map_err(|_| {
+            AttentionError::NumericRange(format!(
+                "the proven norm needs X's scale 2^{f_x} to be a whole power ≥ 1"
+            ))
+        })?;
+        let e = epsilon_image(norm.kind, d, epsilon, a);
+        let g = fraction_bits(largest(&norm.scale, "γ")?, WEIGHT_BITS);
+        largest(&norm.bias, "β")?;
+        // The largest row's T, exactly as the norm computes it.
+        let df = d as f64;
+        let largest_t = h
+            .chunks(d.max(1))
+            .map(|row| {
+                let sum: f64 = row.iter().map(|&x| x as f64).sum();
+                let t: f64 = match norm.kind {
+                    NormKind::Rms => row.iter().map(|&x| (x as f64) * (x as f64)).sum(),
+                    NormKind::Layer => row.iter().map(|&x| (df * x as f64 - sum).powi(2)).sum(),
+                };
+                t + e as f64
+            })
+            .fold(e as f64, f64::max);
+        // q ≈ 2^k·sqrt(d/T): at least 2^16 on the largest row, below 2^32 on a zero row (T = E).
+        let wanted = (16.0 + 0.5 * (largest_t / df).log2()).ceil();
+        let ceiling = (31.9 - 0.5 * (df / e as f64).log2()).floor();
+        let k = wanted.min(ceiling).clamp(0.0, f64::from(MAX_NORM_SCALE_BITS)) as i32;
+        let mut g = g;
+        let mut f = k + g - f_x;
+        if f > MAX_NORM_SHIFT_BITS as i32 {
+            g -= f - MAX_NORM_SHIFT_BITS as i32;
+            f = MAX_NORM_SHIFT_BITS as i32;
+        }
+        if f < 1 {
+            g += 1 - f;
+            f = 1;
+        }
+        // u, v < (2q + 1)·T ≤ 2^(k+1)·sqrt(d·T) + T, at the largest T any |H| < 2^20 gives.
+        let bound = f64::from(1u32 << NORM_INPUT_BOUND_BITS);
+        let t_bound = match norm.kind {
+            NormKind::Rms => df * bound * bound,
+            NormKind::Layer => df * (2.0 * df * bound).powi(2),
+        } + e as f64;
+        let remainder_bits = (2f64.powi(k + 1) * (df * t_bound).sqrt() + t_bound).log2().ceil() + 1.0;
+        let digits = ((remainder_bits / 16.0).ceil() as u32).clamp(1, MAX_NORM_REMAINDER_DIGITS);
+        let block = BlockNorm {
+            kind: norm.kind,
+            epsilon: e,
+            scale_bits: k as u32,
+            shift_bits: f as u32,
+            bias,
+            remainder_digits: digits,
+        };
+        self.norm = Some(NormQuantization { block, scale_fraction_bits: g });
+        Ok(())
     }
 
     /// `2^−(f_x + f_q − k_q) · 2^−(f_x + f_k − k_k) / √m`: the real value of one unit of
@@ -183,7 +288,15 @@ impl ModelQuantization {
         key_value_heads: usize,
         rotary: Option<RotaryParams>,
     ) -> ModelShape {
-        ModelShape { attention, model_width, shifts: self.shifts, residual, key_value_heads, rotary }
+        ModelShape {
+            attention,
+            model_width,
+            shifts: self.shifts,
+            residual,
+            key_value_heads,
+            rotary,
+            norm: self.norm.map(|n| n.block),
+        }
     }
 
     /// The integer weights.
@@ -202,6 +315,14 @@ impl ModelQuantization {
             values_bias: scale(&weights.values_bias, f_x + f_v, BIAS_BOUND_BITS, "b_v")?,
             output: scale(&weights.output, f_o, 31, "W_o")?,
             output_bias: scale(&weights.output_bias, f_x + self.shifts[3] as i32, BIAS_BOUND_BITS, "b_o")?,
+            norm: match (&self.norm, &weights.norm) {
+                (Some(q), Some(w)) => Some(NormWeights {
+                    kind: w.kind,
+                    scale: scale(&w.scale, q.scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ")?,
+                    bias: scale(&w.bias, f_x, NORM_WEIGHT_BOUND_BITS, "β")?,
+                }),
+                _ => None,
+            },
         })
     }
 

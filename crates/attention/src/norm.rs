@@ -49,8 +49,18 @@
 //! rounding (unique). The padded slots of `G` are pinned to zero; its padded rows hold the
 //! honest values of a zero row (`T = E`); `Y` is zero on the padding.
 //!
+//! **The caller must open every claim the step returns**, the three on `G` included: the step
+//! alone accepts a wrong `q` or wrong digit values `e_k` (the review of 2026-11-26 built both);
+//! only the openings of `G` at `(τ ‖ r_u)` and at the factor points catch them. Likewise `X`,
+//! `Y`, `γ`, `β`, `R_hi` and the multiplicities are tied to their commitments only there.
+//!
+//! Completeness: the padded rows (and any zero row) have `T = E`, so they carry the largest
+//! `q = ⌊2^k·sqrt(d/E)⌋` of a proof, which must stay below `2^32`: that bounds `k` more tightly
+//! than the real rows do (the calibration, `crate::model_quantization`, keeps it there).
+//!
 //! Soundness error: the lookups (`O((ŝ·d̂ + ŝ·K̂)/|F|)`), the four sum-checks (`≤ 4·log(ŝd̂)/|F|`
-//! each), the zero checks at `r_u` and the fold at `τ` (`≤ (log ŝ + log K̂)/|F|`).
+//! each), the zero checks at `r_u` and the fold at `τ` (`≤ (log ŝ + log K̂)/|F|`), the rows'
+//! combination `λ` (`1/|F|`).
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
@@ -85,7 +95,7 @@ pub const NORM_WEIGHT_BOUND_BITS: u32 = 20;
 pub const MAX_NORM_ROWS: usize = 1 << 13;
 /// Largest `d`.
 pub const MAX_NORM_WIDTH: usize = 1 << 14;
-/// Largest `k` (so `C₁ = 2^(2k)·d < 2^110`).
+/// Largest `k` (so `C₁ = 2^(2k)·d ≤ 2^110`).
 pub const MAX_NORM_SCALE_BITS: u32 = 48;
 /// Largest `f` (two balanced digits of at most 20 bits; above 32 a digit's range table exceeds
 /// `2^16` rows).
@@ -99,14 +109,7 @@ pub const NORM_DIGIT_BITS: u32 = 16;
 /// `q`'s digits: `q < 2^32`.
 const FACTOR_DIGITS: usize = 2;
 
-/// Which norm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NormKind {
-    /// `y = x·γ / sqrt(mean(x²) + ε) (+ β)`: Llama, Qwen2, Gemma.
-    Rms,
-    /// `y = (x − mean(x))·γ / sqrt(var(x) + ε) + β`: GPT-2, BERT.
-    Layer,
-}
+pub use zkmha_nn::NormKind;
 
 /// The public shape of one norm: sizes and the fixed-point constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -129,6 +132,47 @@ pub struct NormShape {
     pub bias: bool,
     /// `n_d`: `u` and `v` are range-checked in `n_d` digits of 16 bits (`1..=8`).
     pub remainder_digits: u32,
+}
+
+/// The range of a block's proven norm output `X`: `|X| ≤ 2^15` (the calibration puts `X` at
+/// 15 bits, `crate::model_quantization::INPUT_BITS`).
+pub const BLOCK_NORM_OUTPUT_BITS: u32 = 16;
+
+/// The norm from the hidden state `H` to `X` of a pre-norm block
+/// ([`crate::model_layer::ModelShape::norm`]): its kind and fixed-point constants, chosen at
+/// calibration and kept in the verifier key. Its rows and width are the block's `s` and
+/// `d_model`, its output range `X`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct BlockNorm {
+    /// RMSNorm or LayerNorm.
+    pub kind: NormKind,
+    /// `E ≥ 1` ([`epsilon_image`]).
+    pub epsilon: u64,
+    /// `k`.
+    pub scale_bits: u32,
+    /// `f`.
+    pub shift_bits: u32,
+    /// Whether `β` is added.
+    pub bias: bool,
+    /// `n_d`.
+    pub remainder_digits: u32,
+}
+
+impl BlockNorm {
+    /// The norm's shape on `rows × width`.
+    pub fn shape(&self, rows: usize, width: usize) -> NormShape {
+        NormShape {
+            kind: self.kind,
+            rows,
+            width,
+            epsilon: self.epsilon,
+            scale_bits: self.scale_bits,
+            shift_bits: self.shift_bits,
+            output_bits: BLOCK_NORM_OUTPUT_BITS,
+            bias: self.bias,
+            remainder_digits: self.remainder_digits,
+        }
+    }
 }
 
 fn vars(n: usize) -> usize {
@@ -218,7 +262,7 @@ impl NormShape {
         self.digits().1 > 0
     }
 
-    /// `C₁ = 2^(2k)·d` (below `2^110`).
+    /// `C₁ = 2^(2k)·d` (at most `2^110`).
     fn numerator(&self) -> u128 {
         (self.width as u128) << (2 * self.scale_bits)
     }
@@ -227,10 +271,7 @@ impl NormShape {
         transcript.append_shape(
             LABEL_SHAPE,
             &[
-                match self.kind {
-                    NormKind::Rms => 0,
-                    NormKind::Layer => 1,
-                },
+                usize::from(self.kind.code()),
                 self.rows,
                 self.width,
                 self.epsilon as usize,
@@ -424,7 +465,8 @@ fn digit_stack(shape: &NormShape, squares: &[i128]) -> Result<Vec<i64>, Attentio
         let t = t as u128;
         let u = numerator - q * q * t;
         let v = (q + 1) * (q + 1) * t - numerator - 1;
-        if (u | v) >> (16 * digits) != 0 {
+        // (16·n_d may be 128: a checked shift, not one that wraps.)
+        if (u | v).checked_shr(16 * digits as u32).unwrap_or(0) != 0 {
             return Err(AttentionError::NumericRange(format!(
                 "the norm's square-root remainders at row {i} need more than {digits} digits of 16 bits"
             )));
@@ -1423,8 +1465,8 @@ mod malicious_provers {
     /// `v` wraps, as a cheater's digits must).
     fn set_row(shape: &NormShape, stack: &mut [i64], q: u128, u: i128, v: i128) {
         let digits = shape.remainder_digits as usize;
-        let modulus = 1i128 << (16 * digits);
-        let wrap = |x: i128| x.rem_euclid(modulus) as u128;
+        let wrap =
+            |x: i128| if digits >= 8 { x as u128 } else { x.rem_euclid(1i128 << (16 * digits)) as u128 };
         let row =
             digits_of(q, FACTOR_DIGITS).chain(digits_of(wrap(u), digits)).chain(digits_of(wrap(v), digits));
         for (slot, d) in stack.iter_mut().zip(row) {

@@ -30,6 +30,7 @@ fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
         values_bias: normal(&mut rng, v, 0.1),
         output: normal(&mut rng, nv * d, 1.0 / (nv as f64).sqrt()),
         output_bias: normal(&mut rng, d, 0.05),
+        norm: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         residual: Residual::LayerInput,
         key_value_heads: h,
         rotary: None,
+        norm: None,
     }
 }
 
@@ -97,6 +99,7 @@ fn the_reference_is_the_plain_formula() {
         values_bias: vec![0.5, -0.5],
         output: vec![1.0, 0.0, 0.0, 2.0],
         output_bias: vec![0.25, 0.0],
+        norm: None,
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.

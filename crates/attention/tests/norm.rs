@@ -185,6 +185,10 @@ fn round_trips_on_many_shapes<M: TestMode>() {
             let r = run::<M>(shape, (rows * 31 + width) as u64);
             check(&r, &r.proof).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
         }
+        // The most remainder digits (u, v < 2^128: the review's shift by 128 bits).
+        let widest = NormShape { remainder_digits: MAX_NORM_REMAINDER_DIGITS, ..shape(kind, 3, 4, true, 20) };
+        let r = run::<M>(widest, 5);
+        check(&r, &r.proof).unwrap();
     }
 }
 

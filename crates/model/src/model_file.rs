@@ -357,6 +357,7 @@ impl AttentionWeights {
             values_bias: self.values_bias.clone(),
             output: self.output.clone(),
             output_bias: self.output_bias.clone(),
+            norm: None,
         }
     }
 }

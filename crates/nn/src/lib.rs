@@ -10,6 +10,8 @@
 //! AttentionDims         s, h, m, m_v as a loader reads them (the prover checks them against
 //!                       its stated limits)
 //! Residual              what the block's residual adds Y to: X (post-norm) or H (pre-norm)
+//! NormWeights<T>        the norm from H to X of a pre-norm decoder: its kind, γ (d_model),
+//!                       β (d_model, or empty for a norm without a shift)
 //! ```
 
 /// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
@@ -33,6 +35,57 @@ pub struct ModelWeights<T = i64> {
     pub output: Vec<T>,
     /// `b_o`.
     pub output_bias: Vec<T>,
+    /// The norm from the hidden state `H` to `X` when the block proves it (pre-norm
+    /// decoders), else `None`.
+    pub norm: Option<NormWeights<T>>,
+}
+
+/// Which norm a layer applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NormKind {
+    /// `y = x·γ / sqrt(mean(x²) + ε) (+ β)`: Llama, Qwen2, Gemma.
+    Rms,
+    /// `y = (x − mean(x))·γ / sqrt(var(x) + ε) + β`: GPT-2, BERT.
+    Layer,
+}
+
+impl NormKind {
+    /// The one-byte code absorbed into transcripts and written in files.
+    pub fn code(self) -> u8 {
+        match self {
+            NormKind::Rms => 1,
+            NormKind::Layer => 2,
+        }
+    }
+
+    /// The kind with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            1 => Some(NormKind::Rms),
+            2 => Some(NormKind::Layer),
+            _ => None,
+        }
+    }
+
+    /// `RMSNorm` or `LayerNorm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NormKind::Rms => "RMSNorm",
+            NormKind::Layer => "LayerNorm",
+        }
+    }
+}
+
+/// A norm's weights: its kind, the scale `γ` and the shift `β` (`d_model` each; `β` empty
+/// when the norm has none). Its `ε` is a constant of the shape, not a weight.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NormWeights<T = i64> {
+    /// RMSNorm or LayerNorm.
+    pub kind: NormKind,
+    /// `γ`.
+    pub scale: Vec<T>,
+    /// `β` (empty without a shift).
+    pub bias: Vec<T>,
 }
 
 impl<T> ModelWeights<T> {
@@ -146,6 +199,7 @@ macro_rules! serialize_as_code {
 }
 
 serialize_as_code!(Residual);
+serialize_as_code!(NormKind);
 
 #[cfg(test)]
 mod tests {
@@ -177,6 +231,7 @@ mod tests {
             values_bias: vec![0; 6],
             output: vec![0; 7],
             output_bias: vec![0; 8],
+            norm: None,
         };
         assert_eq!(w.lengths(), [1, 2, 3, 4, 5, 6, 7, 8]);
     }

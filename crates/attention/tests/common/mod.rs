@@ -31,6 +31,7 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
         values_bias: draw(&mut rng, v, 1000),
         output: draw(&mut rng, a.value_model_width() * d, 127),
         output_bias: draw(&mut rng, d, 1000),
+        norm: None,
     }
 }
 
@@ -70,6 +71,7 @@ pub fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         residual: Residual::LayerInput,
         key_value_heads: h,
         rotary: None,
+        norm: None,
     }
 }
 
