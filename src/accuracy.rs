@@ -64,17 +64,19 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     };
     if args.json {
         println!(
-            "{{\"model\":\"{}\",\"tokens\":{},\"heads\":{},\"head_dim\":{},\"bits\":{},\"mask\":\"{}\",\"max_abs_error\":{:e},\"relative_l2_error\":{:e},\"cosine_similarity\":{:.9}{}}}",
-            dir.display(),
-            shape.seq_len,
-            shape.heads,
-            shape.head_dim,
-            args.bits,
-            args.mask,
-            report.max_absolute_error,
-            report.relative_l2_error,
-            report.cosine_similarity,
-            proof.map(|d| format!(",\"prove_ms\":{:.1}", d.as_secs_f64() * 1e3)).unwrap_or_default()
+            "{}",
+            serde_json::json!({
+                "model": dir.display().to_string(),
+                "tokens": shape.seq_len,
+                "heads": shape.heads,
+                "head_dim": shape.head_dim,
+                "bits": args.bits,
+                "mask": args.mask.to_string(),
+                "max_abs_error": report.max_absolute_error,
+                "relative_l2_error": report.relative_l2_error,
+                "cosine_similarity": report.cosine_similarity,
+                "prove_ms": proof.map(|d| d.as_secs_f64() * 1e3),
+            })
         );
         return Ok(());
     }

@@ -24,7 +24,7 @@ pub struct HeadsArgs {
     /// Mask: causal or none.
     #[arg(long, default_value = "causal", value_parser = parse_mask)]
     pub mask: MaskKind,
-    /// Print one JSON object per line instead of the table.
+    /// Print one JSON object (its `points`: one per head count) instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Also draw the results as an SVG plot into this file.
@@ -115,9 +115,6 @@ pub fn run(command: &BenchCommand) -> Result<()> {
             proof_bytes: run.proof_bytes,
             separate,
         };
-        if args.json {
-            print_json(&point, args);
-        }
         points.push(point);
     }
     if !args.json {
@@ -130,36 +127,54 @@ pub fn run(command: &BenchCommand) -> Result<()> {
             println!("plot written to {}", path.display());
         }
     }
+    if args.json {
+        print_json(&points, args);
+    }
     Ok(())
 }
 
-fn print_json(p: &Point, args: &HeadsArgs) {
-    let separate = p.separate.map_or(String::new(), |(prove, verify, bytes)| {
-        format!(
-            ",\"separate_prove_ms\":{:.3},\"separate_verify_ms\":{:.3},\"separate_proof_bytes\":{}",
-            ms(prove),
-            ms(verify),
-            bytes
-        )
-    });
+fn print_json(points: &[Point], args: &HeadsArgs) {
+    let points: Vec<serde_json::Value> = points
+        .iter()
+        .map(|p| {
+            let mut point = serde_json::json!({
+                "heads": p.heads,
+                "prove_ms": ms(p.prove),
+                "verify_ms": ms(p.verify),
+                "verify_public_inputs_ms": ms(p.verify_public),
+                "proof_bytes": p.proof_bytes,
+            });
+            if let (Some((prove, verify, bytes)), Some(map)) = (p.separate, point.as_object_mut()) {
+                map.insert("separate_prove_ms".into(), serde_json::json!(ms(prove)));
+                map.insert("separate_verify_ms".into(), serde_json::json!(ms(verify)));
+                map.insert("separate_proof_bytes".into(), serde_json::json!(bytes));
+            }
+            point
+        })
+        .collect();
     println!(
-        "{{\"heads\":{},\"seq\":{},\"head_dim\":{},\"mask\":\"{}\",\"prove_ms\":{:.3},\"verify_ms\":{:.3},\"verify_public_inputs_ms\":{:.3},\"proof_bytes\":{}{}}}",
-        p.heads,
-        args.seq,
-        args.head_dim,
-        args.mask,
-        ms(p.prove),
-        ms(p.verify),
-        ms(p.verify_public),
-        p.proof_bytes,
-        separate
+        "{}",
+        serde_json::json!({
+            "seq": args.seq,
+            "head_dim": args.head_dim,
+            "mask": args.mask.to_string(),
+            "softmax_proven": args.softmax == SoftmaxChoice::Exponential,
+            "plot": args.plot.as_ref().map(|p| p.display().to_string()),
+            "points": points,
+        })
     );
 }
 
 fn print_table(points: &[Point], args: &HeadsArgs) {
     println!(
-        "zkmha bench heads — s = {}, m = m_v = {}, mask = {}, softmax: identity slot (linear attention; softmax not proven)",
-        args.seq, args.head_dim, args.mask
+        "zkmha bench heads — s = {}, m = m_v = {}, mask = {}, softmax: {}",
+        args.seq,
+        args.head_dim,
+        args.mask,
+        match args.softmax {
+            SoftmaxChoice::Exponential => "exp (fixed point, proven with lookups)",
+            SoftmaxChoice::Linear => "identity slot (linear attention; softmax not proven)",
+        }
     );
     println!("verify = protocol only; hashing and evaluating the public tensors is the last column.");
     println!();

@@ -27,7 +27,7 @@ pub struct SumcheckArgs {
     /// Seed of the random inputs (ChaCha20).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print one JSON object per line instead of a table.
+    /// Print one JSON object (its `rows`: one per polynomial) instead of a table.
     #[arg(long)]
     pub json: bool,
 }
@@ -94,7 +94,7 @@ pub fn run(args: &SumcheckArgs) -> Result<()> {
             )?);
         }
     }
-    print_rows(&rows, args.json);
+    print_rows(&rows, args);
     Ok(())
 }
 
@@ -137,20 +137,24 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn print_rows(rows: &[Row], json: bool) {
+fn print_rows(rows: &[Row], args: &SumcheckArgs) {
+    let json = args.json;
     if json {
-        for r in rows {
-            println!(
-                "{{\"polynomial\":\"{}\",\"degree\":{},\"num_vars\":{},\"prove_ms\":{:.3},\"verify_ms\":{:.3},\"discharge_ms\":{:.3},\"proof_bytes\":{}}}",
-                r.name,
-                r.degree,
-                r.num_vars,
-                millis(r.prove),
-                millis(r.verify),
-                millis(r.discharge),
-                r.proof_bytes
-            );
-        }
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "polynomial": r.name,
+                    "degree": r.degree,
+                    "num_vars": r.num_vars,
+                    "prove_ms": millis(r.prove),
+                    "verify_ms": millis(r.verify),
+                    "discharge_ms": millis(r.discharge),
+                    "proof_bytes": r.proof_bytes,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::json!({ "num_vars": args.num_vars, "seed": args.seed, "rows": rows }));
         return;
     }
     println!("zkmha {} — sum-check engine", env!("CARGO_PKG_VERSION"));

@@ -2,7 +2,7 @@
 //! a failure (a full disk, a killed process) never leaves a truncated file in place of an
 //! earlier, complete one.
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
@@ -11,8 +11,9 @@ use std::path::Path;
 /// then renamed).
 ///
 /// # Errors
-/// One sentence naming `path` when the folder cannot be written; the temporary file is removed
-/// and any earlier file at `path` is left as it was.
+/// One sentence naming `path` when the folder cannot be written (the I/O error kept as its
+/// cause: a full disk is told apart, `crate::verdict`); the temporary file is removed and any
+/// earlier file at `path` is left as it was.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, bytes, false)
 }
@@ -27,7 +28,8 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
-    let fail = |e: std::io::Error| anyhow!("could not write {}: {e}", path.display());
+    let fail =
+        |e: std::io::Error| Err::<(), _>(e).with_context(|| format!("could not write {}", path.display()));
     let name =
         path.file_name().ok_or_else(|| anyhow!("could not write {}: not a file name", path.display()))?;
     let mut temporary_name = OsString::from(".");
@@ -38,7 +40,7 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     // temporary is created new: never written through a link, never with a stale file's
     // permissions.
     match std::fs::remove_file(&temporary) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return fail(e),
         _ => {}
     }
     let mut options = std::fs::OpenOptions::new();
@@ -54,7 +56,7 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
         .open(&temporary)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
         .and_then(|()| std::fs::rename(&temporary, path));
-    written.map_err(|e| {
+    written.or_else(|e| {
         let _ = std::fs::remove_file(&temporary);
         fail(e)
     })
@@ -76,8 +78,11 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         // A folder that does not exist: one sentence, nothing written.
         let missing = dir.join("missing").join("out.bin");
-        let error = write_file(&missing, b"x").unwrap_err().to_string();
+        let error = write_file(&missing, b"x").unwrap_err();
+        assert!(error.chain().any(|cause| cause.is::<std::io::Error>()), "the I/O error is kept");
+        let error = format!("{error:#}");
         assert!(error.starts_with("could not write") && !error.contains('\n'), "{error}");
+        assert!(error.contains("No such file"), "{error}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }

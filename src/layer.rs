@@ -11,7 +11,7 @@ use zkmha_attention::{
 };
 
 /// The layer's shape, mask and inputs, shared by `zkmha layer` and `zkmha prove`.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct ShapeArgs {
     /// Tokens s (default 128; with --input, the file's).
     #[arg(long)]
@@ -19,9 +19,9 @@ pub struct ShapeArgs {
     /// Heads h (default 8; with --model, the model's).
     #[arg(long)]
     pub heads: Option<usize>,
-    /// Query/key head width m.
-    #[arg(long, default_value_t = 64)]
-    pub head_dim: usize,
+    /// Query/key head width m (default 64).
+    #[arg(long)]
+    pub head_dim: Option<usize>,
     /// Value head width m_v (defaults to the head width).
     #[arg(long)]
     pub value_head_dim: Option<usize>,
@@ -35,10 +35,10 @@ pub struct ShapeArgs {
     /// try seeds against the proof's public output.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Softmax: exp (fixed-point softmax, proven with lookups) or linear (no softmax: linear
-    /// attention, the softmax is not proven).
-    #[arg(long, default_value = "exp", value_parser = parse_softmax)]
-    pub softmax: SoftmaxChoice,
+    /// Softmax: exp (fixed-point softmax, proven with lookups; the default) or linear (no
+    /// softmax: linear attention, the softmax is not proven).
+    #[arg(long, value_parser = parse_softmax)]
+    pub softmax: Option<SoftmaxChoice>,
     /// Real exponent per unit of integer score (1/√m and the input scales included); by
     /// default one that gives the random inputs scores of standard deviation 4.
     #[arg(long)]
@@ -63,21 +63,6 @@ pub fn parse_softmax(text: &str) -> Result<SoftmaxChoice, String> {
         "exp" => Ok(SoftmaxChoice::Exponential),
         "linear" => Ok(SoftmaxChoice::Linear),
         other => Err(format!("unknown softmax '{other}': use exp or linear")),
-    }
-}
-
-impl Default for ShapeArgs {
-    fn default() -> Self {
-        Self {
-            seq: None,
-            heads: None,
-            head_dim: 64,
-            value_head_dim: None,
-            mask: None,
-            seed: None,
-            softmax: SoftmaxChoice::Exponential,
-            score_scale: None,
-        }
     }
 }
 
@@ -111,7 +96,29 @@ impl ShapeArgs {
     /// # Errors
     /// Impossible shapes, as one sentence.
     pub fn shape(&self) -> Result<AttentionShape> {
-        Ok(AttentionShape::new(self.seq(), self.heads(), self.head_dim, self.value_head_dim())?)
+        Ok(AttentionShape::new(self.seq(), self.heads(), self.head_dim(), self.value_head_dim())?)
+    }
+
+    /// `m` (64 unless given).
+    pub fn head_dim(&self) -> usize {
+        self.head_dim.unwrap_or(64)
+    }
+
+    /// The options given that shape or draw an attention layer of its own, which a model layer
+    /// (`--model`) takes from the model instead: `--seq`, `--head-dim`, `--value-head-dim`,
+    /// `--seed`, `--softmax`, `--score-scale`.
+    pub fn attention_only_options(&self) -> Vec<&'static str> {
+        [
+            ("--seq", self.seq.is_some()),
+            ("--head-dim", self.head_dim.is_some()),
+            ("--value-head-dim", self.value_head_dim.is_some()),
+            ("--seed", self.seed.is_some()),
+            ("--softmax", self.softmax.is_some()),
+            ("--score-scale", self.score_scale.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
     }
 
     /// `s` (128 unless given).
@@ -121,7 +128,7 @@ impl ShapeArgs {
 
     /// `m_v` (the head width unless given).
     pub fn value_head_dim(&self) -> usize {
-        self.value_head_dim.unwrap_or(self.head_dim)
+        self.value_head_dim.unwrap_or_else(|| self.head_dim())
     }
 
     /// `h` (8 unless given).
@@ -139,7 +146,7 @@ impl ShapeArgs {
     /// # Errors
     /// As [`softmax_mode`].
     pub fn softmax_mode(&self, shape: &AttentionShape) -> Result<SoftmaxMode> {
-        softmax_mode(shape, self.softmax, self.score_scale)
+        softmax_mode(shape, self.softmax.unwrap_or(SoftmaxChoice::Exponential), self.score_scale)
     }
 }
 
@@ -235,25 +242,28 @@ pub fn run(args: &LayerArgs) -> Result<()> {
     let p = &run.prover;
     if args.json {
         println!(
-            "{{\"seq\":{},\"heads\":{},\"head_dim\":{},\"value_head_dim\":{},\"mask\":\"{}\",\"softmax\":\"{}\",\"prove_ms\":{:.3},\"witness_ms\":{:.3},\"unpadding_ms\":{:.3},\"softmax_v_ms\":{:.3},\"softmax_commit_ms\":{:.3},\"softmax_ms\":{:.3},\"masking_ms\":{:.3},\"qk_ms\":{:.3},\"padding_ms\":{:.3},\"verify_ms\":{:.3},\"verify_public_inputs_ms\":{:.3},\"proof_bytes\":{}}}",
-            shape.seq_len,
-            shape.heads,
-            shape.head_dim,
-            shape.value_head_dim,
-            args.layer.mask(),
-            softmax_name,
-            ms(p.total()),
-            ms(p.witness),
-            ms(p.unpadding),
-            ms(p.attention_values),
-            ms(p.softmax_commit),
-            ms(p.softmax),
-            ms(p.masking),
-            ms(p.qk),
-            ms(p.padding),
-            ms(run.verifier.protocol),
-            ms(run.verifier.public_evaluations),
-            run.proof_bytes
+            "{}",
+            serde_json::json!({
+                "seq": shape.seq_len,
+                "heads": shape.heads,
+                "head_dim": shape.head_dim,
+                "value_head_dim": shape.value_head_dim,
+                "mask": args.layer.mask().to_string(),
+                "softmax": softmax_name,
+                "prove_ms": ms(p.total()),
+                "witness_ms": ms(p.witness),
+                "unpadding_ms": ms(p.unpadding),
+                "softmax_v_ms": ms(p.attention_values),
+                "softmax_commit_ms": ms(p.softmax_commit),
+                "softmax_ms": ms(p.softmax),
+                "masking_ms": ms(p.masking),
+                "qk_ms": ms(p.qk),
+                "padding_ms": ms(p.padding),
+                "verify_ms": ms(run.verifier.protocol),
+                "verify_public_inputs_ms": ms(run.verifier.public_evaluations),
+                "proof_bytes": run.proof_bytes,
+                "valid": true,
+            })
         );
         return Ok(());
     }

