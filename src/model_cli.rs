@@ -48,7 +48,7 @@ const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// commitments (binding or hiding); zero-knowledge proofs and the model secret.
 /// 5: the lookups written once for both modes (the proofs' format; keys and secrets as in 4,
 /// their version follows the proofs').
-const FILE_VERSION: u32 = 5;
+const FILE_VERSION: u32 = 6;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 /// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
@@ -336,7 +336,9 @@ fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: b
     let bar = step("reading the model", quiet);
     let file = ModelFile::open(path, args.family, heads)?;
     let weights = file.attention_weights(args.layer())?;
-    let float = weights.float_model_weights();
+    let mut float = weights.float_model_weights();
+    // Pre-norm decoders: the norm from H to X is proven with the block.
+    float.norm = file.norm_weights(args.layer())?;
     bar.finish_and_clear();
     let mask = mask.unwrap_or(match file.family {
         Family::Bert => MaskKind::None,
@@ -359,7 +361,8 @@ fn make_key(
     let ids = calibration_ids(file.vocabulary_size()?, tokens);
     let bar = step("calibrating the fixed-point scales", quiet);
     // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
-    let x = file.block_input(args.layer(), file.embed(&ids)?)?.input;
+    let calibration = file.block_input(args.layer(), file.embed(&ids)?)?;
+    let x = &calibration.input;
     let attention = AttentionShape::new(ids.len(), file.heads, loaded.head_dim, loaded.head_dim)?;
     let residual = file.residual();
     let kv = loaded.key_value_heads;
@@ -384,7 +387,10 @@ fn make_key(
         rotary,
         norm: None,
     };
-    let quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, &x)?;
+    let mut quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, x)?;
+    if let (Some(norm), Some(hidden)) = (&loaded.float.norm, &calibration.residual) {
+        quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
+    }
     bar.finish_and_clear();
     let bar = step("committing to the weights", quiet);
     let shape = quantization.model_shape(attention, d, residual, kv, rotary);
@@ -529,6 +535,17 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         "fixed point: X at 2^-{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample)",
         q.input_fraction_bits, q.weight_fraction_bits, q.shifts
     );
+    if let Some(norm) = q.norm {
+        println!(
+            "proven norm: {} from H to X (γ at 2^-{}, E = {}, q = ⌊2^{}·sqrt(d/T)⌋, shift {}, {} remainder digits)",
+            norm.block.kind.name(),
+            norm.scale_fraction_bits,
+            norm.block.epsilon,
+            norm.block.scale_bits,
+            norm.block.shift_bits,
+            norm.block.remainder_digits
+        );
+    }
     println!(
         "model commitment {} ({}); wrote the verifier key {} ({} bytes) in {:.1} ms",
         fingerprint(&key),
@@ -700,7 +717,11 @@ pub fn prove(
     let integers = key.quantization.quantize_weights(&loaded.float)?;
     // H first: a bad entry in it is named as H's, not as the X computed from it.
     let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
-    let input = key.quantization.quantize_input(x)?;
+    // A proven norm: X is the integer norm of H (the float X is the accuracy reference only).
+    let input = match (&shape.norm, &hidden_state) {
+        (Some(_), Some(h)) => zkmha_attention::block::normalized_input(&shape, &integers, h)?,
+        _ => key.quantization.quantize_input(x)?,
+    };
     let proved = match &secret {
         None => prove_in::<Plain>(
             &key,
@@ -709,7 +730,7 @@ pub fn prove(
             &input,
             hidden_state.as_deref(),
             &integers,
-            &[(); 8],
+            &vec![(); key.commitment.tables.len()],
             quiet,
         )?,
         Some(blinds) => {
@@ -766,15 +787,7 @@ pub fn prove(
         report.output.relative_l2_error * 100.0,
         report.attention.relative_l2_error * 100.0
     );
-    println!(
-        "{}",
-        match key.residual {
-            Residual::LayerInput =>
-                "not proven: the layer norm that follows (and, for token input, the embedding lookup and its norm)",
-            Residual::HiddenState =>
-                "not proven: the layer norm from the hidden state H to X (H and X are committed separately; Z = H + Y is proven), and for token input the embedding lookup",
-        }
-    );
+    println!("{}", proven_scope(&key));
     match secret {
         Some(_) => println!("{ZERO_KNOWLEDGE_MODEL}"),
         None => println!("{NOT_ZERO_KNOWLEDGE}"),
@@ -793,6 +806,22 @@ pub fn prove(
         );
     }
     Ok(())
+}
+
+/// What a model-layer proof covers beyond the attention block, and what it does not, in one
+/// sentence for the key's kind of layer.
+fn proven_scope(key: &ModelVerifierKey) -> String {
+    match (key.residual, key.quantization.norm) {
+        (Residual::LayerInput, _) => {
+            "not proven: the layer norm that follows (and, for token input, the embedding lookup and its norm)".into()
+        }
+        (Residual::HiddenState, Some(norm)) => format!(
+            "proven: X = {}(H) in fixed point (ε, γ{} from the committed model; H committed, Z = H + Y); not proven: for token input the embedding lookup",
+            norm.block.kind.name(),
+            if norm.block.bias { ", β" } else { "" }
+        ),
+        (Residual::HiddenState, None) => "not proven: the layer norm from the hidden state H to X (H and X are committed separately; Z = H + Y is proven), and for token input the embedding lookup".into(),
+    }
 }
 
 /// Printed after a zero-knowledge model-layer proof.

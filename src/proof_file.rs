@@ -34,13 +34,13 @@ const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// The zero-knowledge proof file's format version (2: one relations proof per sum-check
 /// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
 /// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once).
-const FILE_VERSION_ZK: u32 = 4;
+const FILE_VERSION_ZK: u32 = 5;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).
 /// 5: Hyrax rows absorbed, V's padding over its rows (the trust issue).
 /// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
-const FILE_VERSION: u32 = 6;
+const FILE_VERSION: u32 = 7;
 
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]

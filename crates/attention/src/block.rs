@@ -509,6 +509,7 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
 /// statement holds).
 ///
 /// # Errors
+/// [`AttentionError::NumericRange`] for a hidden state beyond `±2^20`,
 /// [`AttentionError::InvalidShape`] for a shape without a proven norm or weights without its
 /// weights, and as [`crate::norm::compute_norm`].
 pub fn normalized_input(
@@ -516,6 +517,14 @@ pub fn normalized_input(
     weights: &ModelWeights,
     hidden_state: &[i64],
 ) -> Result<Vec<i64>, AttentionError> {
+    let bound = 1i64 << crate::norm::NORM_INPUT_BOUND_BITS;
+    if let Some((index, h)) = hidden_state.iter().enumerate().find(|(_, h)| h.unsigned_abs() >= bound as u64)
+    {
+        return Err(AttentionError::NumericRange(format!(
+            "the hidden state's entry {index} is {h} at X's scale, beyond the ±2^{} the proven norm takes (the layer's inputs are far larger than its calibration's)",
+            crate::norm::NORM_INPUT_BOUND_BITS
+        )));
+    }
     match (shape.norm_shape(), &weights.norm) {
         (Some(norm), Some(w)) => compute_norm(&norm, hidden_state, &w.scale, &w.bias),
         _ => Err(AttentionError::InvalidShape("this block does not prove a norm from H to X".into())),

@@ -396,6 +396,20 @@ pub(crate) fn check_block_sizes<T>(
     input_len: usize,
     weights: &ModelWeights<T>,
 ) -> Result<(), AttentionError> {
+    check_attention_sizes(shape, input_len, weights)?;
+    check_norm_weights(shape, weights)
+}
+
+/// [`check_block_sizes`] without the norm (the float block around `X`, before calibration has
+/// chosen the norm's constants).
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`] for the first of the wrong length.
+pub(crate) fn check_attention_sizes<T>(
+    shape: &ModelShape,
+    input_len: usize,
+    weights: &ModelWeights<T>,
+) -> Result<(), AttentionError> {
     let a = &shape.attention;
     let (d, n, nv) = (shape.model_width, a.model_width(), a.value_model_width());
     let (k, v) = shape.key_value_widths();
@@ -411,7 +425,15 @@ pub(crate) fn check_block_sizes<T>(
         ("b_v", b_v, 1, v),
         ("W_o", w_o, nv, d),
         ("b_o", b_o, 1, d),
-    ])?;
+    ])
+}
+
+/// Checks that the shape and the weights agree on the proven norm, and `γ`'s and `β`'s lengths.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
+    let d = shape.model_width;
     match (&shape.norm, &weights.norm) {
         (None, None) => Ok(()),
         (Some(norm), Some(weights)) if norm.kind == weights.kind => check_tensor_sizes(&[

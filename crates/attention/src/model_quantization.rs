@@ -25,7 +25,7 @@
 //! Every choice is deterministic in the weights and the calibration input; the prover and
 //! the verifier read the same [`ModelQuantization`] from the verifier key.
 
-use crate::model_layer::{ModelShape, ModelWeights, check_block_sizes};
+use crate::model_layer::{ModelShape, ModelWeights, check_attention_sizes};
 use crate::projection::{BIAS_BOUND_BITS, MAX_SHIFT_BITS, ProjectionShape, compute_projection};
 use crate::quantization::{AccuracyReport, FloatAttentionInputs, compare, reference_attention};
 use crate::rope::RotaryParams;
@@ -365,7 +365,7 @@ fn check_sizes(
     weights: &FloatModelWeights,
     input_len: usize,
 ) -> Result<(), AttentionError> {
-    check_block_sizes(shape, input_len, weights)
+    check_attention_sizes(shape, input_len, weights)
 }
 
 /// `X·W + b` in float64 (`rows × inputs` times `inputs × outputs`).

@@ -8,10 +8,15 @@ use zkmha_attention::block::{ModelBlockProof, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 
 mod common;
-use common::{grouped, modes, pre_norm, proven_block, rotary};
+use common::{base, grouped, modes, pre_norm, proven_block, rotary, with_norm};
+use zkmha_nn::NormKind;
 
 fn fuzz<M: Mode>() {
-    let [(softmax, shape), _] = modes(&rotary(pre_norm(grouped(6, 4, 2, 4, 2, 9))));
+    fuzz_shape::<M>(&rotary(pre_norm(grouped(6, 4, 2, 4, 2, 9))));
+}
+
+fn fuzz_shape<M: Mode>(shape: &zkmha_attention::model_layer::ModelShape) {
+    let [(softmax, shape), _] = modes(shape);
     let (params, statement, proof) = proven_block::<M>(&shape, MaskKind::Causal, softmax, 1);
     let mut bytes = Vec::new();
     proof.serialize_compressed(&mut bytes).unwrap();
@@ -64,4 +69,10 @@ fn mutated_plain_proofs_are_rejected_without_a_panic() {
 #[test]
 fn mutated_zero_knowledge_proofs_are_rejected_without_a_panic() {
     fuzz::<Zk>()
+}
+
+#[test]
+fn mutated_proofs_of_a_block_with_its_norm_are_rejected_without_a_panic() {
+    fuzz_shape::<Plain>(&with_norm(rotary(grouped(5, 4, 2, 4, 4, 10)), NormKind::Rms));
+    fuzz_shape::<Zk>(&with_norm(base(5, 2, 4, 4, 10), NormKind::Layer));
 }

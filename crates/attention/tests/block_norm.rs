@@ -7,8 +7,8 @@
 mod common;
 mod modes;
 
-use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
-use common::{base, grouped, modes as softmax_modes, rotary, weights};
+use ark_std::rand::SeedableRng;
+use common::{base, grouped, hidden_state, modes as softmax_modes, rotary, weights, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
     ModelBlockProof, block_hyrax_params, commit_model_with, normalized_input, prove_block, verify_block,
@@ -27,30 +27,6 @@ in_both_modes!(
     rejects_a_changed_norm_or_a_missing_norm_proof,
 );
 
-/// `shape` with its norm proven: RMSNorm without a shift, or LayerNorm with one.
-fn with_norm(shape: ModelShape, kind: NormKind) -> ModelShape {
-    let (scale_bits, bias) = match kind {
-        NormKind::Rms => (24, false),
-        NormKind::Layer => (28, true),
-    };
-    let norm = BlockNorm { kind, epsilon: 3, scale_bits, shift_bits: scale_bits, bias, remainder_digits: 4 };
-    ModelShape { residual: Residual::HiddenState, norm: Some(norm), ..shape }
-}
-
-fn norm_weights(shape: &ModelShape, seed: u64) -> ModelWeights {
-    let mut rng = StdRng::seed_from_u64(seed + 7);
-    let norm = shape.norm.unwrap();
-    let d = shape.model_width;
-    let scale = (0..d).map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 }).collect();
-    let bias = if norm.bias { (0..d).map(|_| rng.gen_range(-256..=256)).collect() } else { Vec::new() };
-    ModelWeights { norm: Some(NormWeights { kind: norm.kind, scale, bias }), ..weights(shape, seed) }
-}
-
-fn hidden(shape: &ModelShape, seed: u64) -> Vec<i64> {
-    let mut rng = StdRng::seed_from_u64(seed + 11);
-    (0..shape.attention.seq_len * shape.model_width).map(|_| rng.gen_range(-3000..=3000) + 150).collect()
-}
-
 struct Proved<M: Mode> {
     params: HyraxParams,
     statement: ModelStatement,
@@ -62,9 +38,9 @@ struct Proved<M: Mode> {
 fn prove<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64) -> Proved<M> {
     let params = block_hyrax_params::<M>(shape, softmax).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let w = norm_weights(shape, seed);
+    let w = weights(shape, seed);
     let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
-    let h = hidden(shape, seed);
+    let h = hidden_state(shape, seed).unwrap();
     let x = normalized_input(shape, &w, &h).unwrap();
     let (statement, proof, _) = prove_block::<M>(
         &params,
@@ -198,12 +174,12 @@ fn rejects_a_changed_norm_or_a_missing_norm_proof<M: Mode>() {
 #[test]
 fn shapes_and_weights_must_agree_on_the_norm() {
     let [(softmax, shape), _] = softmax_modes(&with_norm(base(3, 2, 4, 4, 8), NormKind::Rms));
-    let w = norm_weights(&shape, 1);
+    let w = weights(&shape, 1);
     // A post-norm block cannot prove a norm from H to X.
     let post = ModelShape { residual: Residual::LayerInput, ..shape };
     assert!(matches!(post.validate(), Err(AttentionError::InvalidShape(_))));
     // Weights without the norm, or of the other kind, are refused by name.
-    let h = hidden(&shape, 1);
+    let h = hidden_state(&shape, 1).unwrap();
     let x = normalized_input(&shape, &w, &h).unwrap();
     let params = block_hyrax_params::<zkmha_attention::mode::Plain>(&shape, softmax).unwrap();
     for bad in [

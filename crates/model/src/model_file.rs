@@ -17,7 +17,7 @@ use crate::architecture::{self, MetadataSource, Unsupported};
 use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
 use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
-use zkmha_nn::{FloatModelWeights, Residual};
+use zkmha_nn::{FloatModelWeights, NormKind, NormWeights, Residual};
 
 /// A model file and what its metadata says.
 pub struct ModelFile {
@@ -292,6 +292,29 @@ impl ModelFile {
             }
         }
         Ok(BlockInput { input: x, residual: Some(hidden) })
+    }
+
+    /// The norm from the hidden state to `X` of layer `layer`, which the block proves
+    /// (pre-norm decoders: GPT-2's LayerNorm with its shift, Llama's RMSNorm), or `None`
+    /// (BERT: its layer norm follows the block and is not proven).
+    ///
+    /// # Errors
+    /// Missing or malformed norm tensors.
+    pub fn norm_weights(&self, layer: usize) -> Result<Option<NormWeights<f64>>, ModelError> {
+        let d = self.model_width()?;
+        Ok(match self.family {
+            Family::Bert => None,
+            Family::Gpt2 => Some(NormWeights {
+                kind: NormKind::Layer,
+                scale: self.vector(&format!("h.{layer}.ln_1.weight"), d)?.to_vec(),
+                bias: self.vector(&format!("h.{layer}.ln_1.bias"), d)?.to_vec(),
+            }),
+            Family::Llama => Some(NormWeights {
+                kind: NormKind::Rms,
+                scale: self.vector(&format!("layers.{layer}.input_layernorm.weight"), d)?.to_vec(),
+                bias: Vec::new(),
+            }),
+        })
     }
 
     /// `d_model` (the token-embedding table's columns).

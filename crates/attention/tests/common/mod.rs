@@ -31,7 +31,14 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
         values_bias: draw(&mut rng, v, 1000),
         output: draw(&mut rng, a.value_model_width() * d, 127),
         output_bias: draw(&mut rng, d, 1000),
-        norm: None,
+        norm: shape.norm.map(|norm| {
+            // γ of either sign, 6 to 8 bits; β (LayerNorm) 8 bits: X = norm(H) stays near 2^10.
+            let mut rng = StdRng::seed_from_u64(seed + 7);
+            let scale =
+                (0..d).map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 }).collect();
+            let bias = if norm.bias { draw(&mut rng, d, 256) } else { Vec::new() };
+            zkmha_nn::NormWeights { kind: norm.kind, scale, bias }
+        }),
     }
 }
 
@@ -41,10 +48,49 @@ pub fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
 
 /// A pre-norm decoder's hidden state (wider than X: it is not normalized), when the shape's
 /// residual takes one.
+/// Under a proven norm, `|H| ≤ 3150` (within the norm's `2^20`, with an offset so LayerNorm's
+/// mean is not 0).
 pub fn hidden_state(shape: &ModelShape, seed: u64) -> Option<Vec<i64>> {
     (shape.residual == Residual::HiddenState).then(|| {
-        draw(&mut StdRng::seed_from_u64(seed + 1000), shape.attention.seq_len * shape.model_width, 1 << 24)
+        let n = shape.attention.seq_len * shape.model_width;
+        match shape.norm {
+            None => draw(&mut StdRng::seed_from_u64(seed + 1000), n, 1 << 24),
+            Some(_) => {
+                draw(&mut StdRng::seed_from_u64(seed + 11), n, 3000).into_iter().map(|h| h + 150).collect()
+            }
+        }
     })
+}
+
+/// `shape` with its norm from `H` to `X` proven: RMSNorm without a shift, or LayerNorm with one
+/// (`f = k`, so `X ≈ γ·(the normalized value) + β`).
+pub fn with_norm(shape: ModelShape, kind: zkmha_nn::NormKind) -> ModelShape {
+    let (scale_bits, bias) = match kind {
+        zkmha_nn::NormKind::Rms => (24, false),
+        zkmha_nn::NormKind::Layer => (28, true),
+    };
+    let norm = zkmha_attention::norm::BlockNorm {
+        kind,
+        epsilon: 3,
+        scale_bits,
+        shift_bits: scale_bits,
+        bias,
+        remainder_digits: 4,
+    };
+    ModelShape { residual: Residual::HiddenState, norm: Some(norm), ..shape }
+}
+
+/// The block's input: random under no proven norm, else `X = norm(H)`.
+pub fn block_input(shape: &ModelShape, seed: u64) -> Vec<i64> {
+    match shape.norm {
+        None => input(shape, seed + 100),
+        Some(_) => zkmha_attention::block::normalized_input(
+            shape,
+            &weights(shape, seed),
+            &hidden_state(shape, seed).unwrap(),
+        )
+        .unwrap(),
+    }
 }
 
 /// The proven softmax with shifts that keep every intermediate in range (its outputs are
@@ -157,7 +203,7 @@ pub fn proven_block<M: zkmha_attention::mode::Mode>(
     let w = weights(shape, seed);
     let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
     let h = hidden_state(shape, seed);
-    let x = input(shape, seed + 100);
+    let x = block_input(shape, seed);
     let (statement, proof, _) =
         prove_block::<M>(&params, shape, mask, softmax, &x, h.as_deref(), &w, &model, &blinds, &mut rng)
             .unwrap();
