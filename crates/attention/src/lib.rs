@@ -7,6 +7,7 @@
 
 #![allow(clippy::indexing_slicing)] // prover code; the verifier modules deny it locally
 
+pub mod activation;
 pub mod attention_values;
 pub mod block;
 pub mod chain;
