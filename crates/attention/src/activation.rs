@@ -20,7 +20,11 @@
 //!
 //! Sound for any `X`, `Y` fixed before the lookup's challenges (the caller commits them): a
 //! pair outside the table makes the fractional sums differ except with probability
-//! `O(ŝn̂/|F|)`, and both columns are integers of the table's range, so nothing holds only mod p.
+//! `O((ŝn̂ + 2^b)/|F|)` (the witness's and the table's poles, the columns' folding by `γ`) plus
+//! the fractional sum-checks' error, and both columns are integers of the table's range, so
+//! nothing holds only mod p. The fresh-context review of 2026-11-26 (every cheating pair on small
+//! grids exhaustively, one-entry grids in both modes, every shape field, malformed and fuzzed
+//! proofs) found no forgery and no panic.
 
 use crate::AttentionError;
 use crate::common::check_tensor_sizes;
@@ -129,7 +133,8 @@ impl ActivationShape {
         self.width.next_power_of_two().trailing_zeros() as usize
     }
 
-    /// `log ŝ + log n̂`.
+    /// `log ŝ + log n̂` (of a shape [`ActivationShape::validate`] accepts; every entry point
+    /// validates first).
     pub fn grid_vars(&self) -> usize {
         self.row_vars() + self.column_vars()
     }
@@ -208,7 +213,7 @@ pub struct ActivationWitness {
 }
 
 /// The multiplicities of `witness`'s pairs in the table (what the caller commits beside `X`,
-/// `Y`).
+/// `Y`), the padding's `ŝn̂ − sn` pairs `(2^(b−1), 0)` included.
 ///
 /// # Errors
 /// As [`compute_activation`]; [`AttentionError::Lookup`] for a pair not in the table (an output

@@ -108,6 +108,8 @@ pub enum BlockPolynomial {
     NormDigits,
     /// The proven norm's remainder high digits `R_hi` (two-digit shifts).
     NormHighRemainders,
+    /// The proven norm's input range's high digits `X_hi` (the hidden state's).
+    NormInputHigh,
     /// The proven norm's lookup `k`'s multiplicities (`R_lo`, `R_hi`, `X`'s range, `G`).
     NormMultiplicities(usize),
 }
@@ -144,21 +146,16 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         if norm.has_high_digit() {
             out.push(NormHighRemainders);
         }
+        out.push(NormInputHigh);
         out.extend((0..norm_lookup_vars(&norm).len()).map(NormMultiplicities));
     }
     out
 }
 
-/// The variables of the proven norm's lookup tables, in its lookups' order: `R_lo`'s, `R_hi`'s
-/// (two digits), `X`'s output range, the digits'.
+/// The variables of the proven norm's lookup tables, in its lookups' order
+/// ([`crate::norm::NormShape::lookup_vars`]).
 fn norm_lookup_vars(norm: &crate::norm::NormShape) -> Vec<usize> {
-    let (low, high) = norm.digits();
-    let mut vars = vec![low as usize];
-    if high > 0 {
-        vars.push(high as usize);
-    }
-    vars.extend([norm.output_bits as usize, crate::norm::NORM_DIGIT_BITS as usize]);
-    vars
+    norm.lookup_vars()
 }
 
 /// Column variables the zero-knowledge mode adds to the layout of the polynomials the proof
@@ -256,7 +253,9 @@ fn polynomial_layout(
             (*shape.output_range_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
         }
         NormDigits => (shape.norm_shape().ok_or_else(missing)?.stack_vars(), shape.layout(softmax)),
-        NormHighRemainders => (shape.norm_shape().ok_or_else(missing)?.grid_vars(), shape.layout(softmax)),
+        NormHighRemainders | NormInputHigh => {
+            (shape.norm_shape().ok_or_else(missing)?.grid_vars(), shape.layout(softmax))
+        }
         NormMultiplicities(k) => {
             let norm = shape.norm_shape().ok_or_else(missing)?;
             (*norm_lookup_vars(&norm).get(k).ok_or_else(missing)?, shape.layout(softmax))
@@ -501,6 +500,7 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
     }
     out.extend(claims.digits.into_iter().map(|c| (NormDigits, c)));
     out.extend(claims.high_remainders.map(|c| (NormHighRemainders, c)));
+    out.push((NormInputHigh, claims.input_high));
     out.extend(claims.multiplicities.into_iter().enumerate().map(|(k, c)| (NormMultiplicities(k), c)));
     Ok(out)
 }
@@ -774,13 +774,9 @@ fn prove_block_with_claims<M: Mode>(
             if norm.has_high_digit() {
                 push(NormHighRemainders, r.high_remainders.clone())?;
             }
-            let mut multiplicities = vec![r.low_multiplicities.clone()];
-            if norm.has_high_digit() {
-                multiplicities.push(r.high_multiplicities.clone());
-            }
-            multiplicities.extend([r.output_multiplicities.clone(), r.digit_multiplicities.clone()]);
-            for (k, values) in multiplicities.into_iter().enumerate() {
-                push(NormMultiplicities(k), values)?;
+            push(NormInputHigh, r.input_high.clone())?;
+            for (k, values) in r.multiplicities().into_iter().enumerate() {
+                push(NormMultiplicities(k), values.to_vec())?;
             }
         }
     }

@@ -19,9 +19,11 @@
 //!            the low bits: q's two 16-bit digits, then u's and v's n_d digits each, then
 //!            zeros), R_hi (f > 16), the multiplicities
 //! lookups    one batch: R_lo = R − 2^f_lo·R_hi ∈ [0, 2^f_lo) and R_hi ∈ [0, 2^f_hi) over the
-//!            grid (one digit when f ≤ 16), Y + 2^(b−1) ∈ [0, 2^b) over the grid (the grid's
-//!            trees share the leaf point r = [r_c ‖ r_i]), G ∈ [0, 2^16) over the stack
-//!            (leaf point [r_k ‖ r_u])
+//!            grid (one digit when f ≤ 16), Y + 2^(b−1) ∈ [0, 2^b) over the grid, the input's
+//!            range X + 2^20 = X_lo + 2^11·X_hi with X_lo ∈ [0, 2^11), X_hi ∈ [0, 2^10) (X_hi
+//!            committed; the grid's trees share the leaf point r = [r_c ‖ r_i], so X(r) =
+//!            X_lo(r) − 2^20 + 2^11·X_hi(r) is one more claim on X), G ∈ [0, 2^16) over the
+//!            stack (leaf point [r_k ‖ r_u])
 //! output     Σ_g eqsel_r(g)·(C·Q·Γ + 2^f·B)(g) = R_lo(r) + 2^f_lo·R_hi(r) − 2^(f−1) + 2^f·Y(r)
 //!  sum-check   eqsel_r(g) = eq(r, g)·sel(g) public (closed form: two prefix pair sums),
 //!            Q, Γ, B, S broadcast (Q̃(ρ) = q̃(ρ_i)); C expanded into X and S
@@ -36,12 +38,13 @@
 //!            → ρ″: X(ρ″), S(ρ″_i)
 //! row sums   (LayerNorm) S(ρ_i), S(ρ″_i): one batched sum-check of Σ_j [j < d]·X̃(j ‖ ·) over
 //!            the columns → σ: X(σ ‖ ρ_i), X(σ ‖ ρ″_i)
-//! claims out X (2 points; LayerNorm 4), Y(r), γ(ρ_c), β(ρ_c), G (3 points), R_hi(r), the
-//!            multiplicities (one per lookup)
+//! claims out X (3 points; LayerNorm 5), Y(r), γ(ρ_c), β(ρ_c), G (3 points), R_hi(r), X_hi(r),
+//!            the multiplicities (one per lookup)
 //! ```
 //!
-//! Why it holds over the integers (SOUNDNESS.md's first rule): the caller pins `X` to integers
-//! with `|X| < 2^20` and `γ`, `β` are the model's integer weights with `|γ|, |β| < 2^20`;
+//! Why it holds over the integers (SOUNDNESS.md's first rule): the step pins `X` to integers
+//! with `|X| ≤ 2^20` (its own range check: a committed hidden state is the prover's) and `γ`,
+//! `β` are the model's integer weights with `|γ|, |β| < 2^20`;
 //! `G`'s digits are range-checked, so `q < 2^32` and `0 ≤ u, v < 2^(16·n_d) ≤ 2^128` are
 //! integers, and `R`, `Y` are range-checked. Then `|C| < 2^35`, `T < 2^85`, and every term of
 //! every identity stays below `2^150 ≪ p/2`: each relation mod p is the integer relation, `u,
@@ -87,8 +90,12 @@ const LABEL_DIGITS: &[u8] = b"attention/norm/digit-values";
 const LABEL_LAMBDA: &[u8] = b"attention/norm/rows-combination";
 const LABEL_FOLD: &[u8] = b"attention/norm/digit-point";
 
-/// Largest `|X|` (the caller pins `X` to integers below it).
+/// Largest `|X|` (the step range-checks `X + 2^20 ∈ [0, 2^21)`).
 pub const NORM_INPUT_BOUND_BITS: u32 = 20;
+/// The input range's low digit: `X + 2^20 = X_lo + 2^11·X_hi`.
+const INPUT_LOW_BITS: u32 = 11;
+/// The input range's high digit.
+const INPUT_HIGH_BITS: u32 = NORM_INPUT_BOUND_BITS + 1 - INPUT_LOW_BITS;
 /// Largest `|γ|` and `|β|`.
 pub const NORM_WEIGHT_BOUND_BITS: u32 = 20;
 /// Largest `s`.
@@ -255,6 +262,18 @@ impl NormShape {
             let low = self.shift_bits.div_ceil(2);
             (low, self.shift_bits - low)
         }
+    }
+
+    /// The variables of the lookups' tables, in their order (that of [`NormClaims::multiplicities`]):
+    /// `R_lo`'s, `R_hi`'s (two digits), `Y`'s range, `X_lo`'s, `X_hi`'s, `G`'s.
+    pub fn lookup_vars(&self) -> Vec<usize> {
+        let (low, high) = self.digits();
+        let mut vars = vec![low as usize];
+        if high > 0 {
+            vars.push(high as usize);
+        }
+        vars.extend([self.output_bits, INPUT_LOW_BITS, INPUT_HIGH_BITS, NORM_DIGIT_BITS].map(|b| b as usize));
+        vars
     }
 
     /// Whether the remainder is checked in two digits (the caller commits `R_hi`).
@@ -446,6 +465,42 @@ pub struct NormRanges {
     pub output_multiplicities: Vec<i64>,
     /// Multiplicities of `G` in `[0, 2^16)`.
     pub digit_multiplicities: Vec<i64>,
+    /// `X_hi = (X + 2^20) >> 11` over the grid.
+    pub input_high: Vec<i64>,
+    /// Multiplicities of `X_lo` in `[0, 2^11)`.
+    pub input_low_multiplicities: Vec<i64>,
+    /// Multiplicities of `X_hi` in `[0, 2^10)`.
+    pub input_high_multiplicities: Vec<i64>,
+}
+
+impl NormRanges {
+    /// Every lookup's multiplicities, in the lookups' order ([`NormShape::lookup_vars`]).
+    pub fn multiplicities(&self) -> Vec<&[i64]> {
+        let mut out = vec![self.low_multiplicities.as_slice()];
+        if !self.high_multiplicities.is_empty() {
+            out.push(&self.high_multiplicities);
+        }
+        out.extend([
+            self.output_multiplicities.as_slice(),
+            &self.input_low_multiplicities,
+            &self.input_high_multiplicities,
+            &self.digit_multiplicities,
+        ]);
+        out
+    }
+}
+
+/// `X + 2^20` over the padded grid, and its honest high digit.
+fn input_digits(padded_input: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    let shifted: Vec<i64> =
+        padded_input.iter().map(|x| x.saturating_add(1 << NORM_INPUT_BOUND_BITS)).collect();
+    let high = shifted.iter().map(|v| v >> INPUT_LOW_BITS).collect();
+    (shifted, high)
+}
+
+/// `X_lo = X + 2^20 − 2^11·X_hi` for a (perhaps cheating) high digit.
+fn input_low(shifted: &[i64], high: &[i64]) -> Vec<i64> {
+    shifted.iter().zip(high).map(|(v, h)| v.saturating_sub(h.saturating_mul(1 << INPUT_LOW_BITS))).collect()
 }
 
 fn digits_of(value: u128, count: usize) -> impl Iterator<Item = i64> {
@@ -560,6 +615,10 @@ pub fn norm_ranges(shape: &NormShape, witness: &NormWitness) -> Result<NormRange
     };
     let output_multiplicities = SignedRange::new(shape.output_bits)?.multiplicities("Y", &output)?;
     let digit_multiplicities = count(NORM_DIGIT_BITS, digits.iter().map(|&d| i128::from(d)))?;
+    let (shifted, input_high) = input_digits(&tables.input);
+    let input_low_multiplicities =
+        count(INPUT_LOW_BITS, input_low(&shifted, &input_high).into_iter().map(i128::from))?;
+    let input_high_multiplicities = count(INPUT_HIGH_BITS, input_high.iter().map(|&h| i128::from(h)))?;
     Ok(NormRanges {
         digits,
         high_remainders,
@@ -567,6 +626,9 @@ pub fn norm_ranges(shape: &NormShape, witness: &NormWitness) -> Result<NormRange
         high_multiplicities,
         output_multiplicities,
         digit_multiplicities,
+        input_high,
+        input_low_multiplicities,
+        input_high_multiplicities,
     })
 }
 
@@ -624,11 +686,15 @@ pub struct NormClaims<V = Fr> {
     pub digits: Vec<EvalClaim<V>>,
     /// On `R_hi` (grid), with two digits.
     pub high_remainders: Option<EvalClaim<V>>,
-    /// On the multiplicities: `R_lo`'s, `R_hi`'s (two digits), `Y`'s range, `G`'s.
+    /// On `X_hi` (grid).
+    pub input_high: EvalClaim<V>,
+    /// On the multiplicities: `R_lo`'s, `R_hi`'s (two digits), `Y`'s range, `X_lo`'s, `X_hi`'s,
+    /// `G`'s.
     pub multiplicities: Vec<EvalClaim<V>>,
 }
 
-/// The range tables: `R_lo`'s, `R_hi`'s (two digits), the output range's, the digits'.
+/// The range tables: `R_lo`'s, `R_hi`'s (two digits), the output range's, the input's two
+/// digits', `G`'s.
 fn lookup_tables(shape: &NormShape) -> Result<Vec<RangeTable>, AttentionError> {
     let (low, high) = shape.digits();
     let mut tables = vec![RangeTable::new(low as usize)?];
@@ -636,6 +702,8 @@ fn lookup_tables(shape: &NormShape) -> Result<Vec<RangeTable>, AttentionError> {
         tables.push(RangeTable::new(high as usize)?);
     }
     tables.push(SignedRange::new(shape.output_bits)?.table()?);
+    tables.push(RangeTable::new(INPUT_LOW_BITS as usize)?);
+    tables.push(RangeTable::new(INPUT_HIGH_BITS as usize)?);
     tables.push(RangeTable::new(NORM_DIGIT_BITS as usize)?);
     Ok(tables)
 }
@@ -879,6 +947,8 @@ struct LookupOut<V> {
     low: V,
     high: Option<V>,
     shifted: V,
+    input_low: V,
+    input_high: V,
     stack_point: Vec<Fr>,
     digits: V,
     multiplicities: Vec<EvalClaim<V>>,
@@ -889,7 +959,7 @@ fn split_lookups<V: LinearValue>(
     claims: Vec<LookupClaims<V>>,
 ) -> Result<LookupOut<V>, AttentionError> {
     let fail = || AttentionError::CheckFailed { step: STEP_LOOKUPS };
-    let expected = 3 + usize::from(shape.has_high_digit());
+    let expected = 5 + usize::from(shape.has_high_digit());
     if claims.len() != expected {
         return Err(fail());
     }
@@ -916,8 +986,20 @@ fn split_lookups<V: LinearValue>(
     let low = columns.next().ok_or_else(fail)?;
     let high = if shape.has_high_digit() { Some(columns.next().ok_or_else(fail)?) } else { None };
     let shifted = columns.next().ok_or_else(fail)?;
+    let input_low = columns.next().ok_or_else(fail)?;
+    let input_high = columns.next().ok_or_else(fail)?;
     let digits = columns.next().ok_or_else(fail)?;
-    Ok(LookupOut { grid_point, low, high, shifted, stack_point, digits, multiplicities })
+    Ok(LookupOut {
+        grid_point,
+        low,
+        high,
+        shifted,
+        input_low,
+        input_high,
+        stack_point,
+        digits,
+        multiplicities,
+    })
 }
 
 /// Proves the norm of `witness` with its range data ([`norm_ranges`]; a cheating prover may
@@ -944,6 +1026,7 @@ pub fn prove_norm<M: Mode>(
             usize::from(shape.has_high_digit()) << shape.row_vars(),
             1 << shape.column_vars(),
         ),
+        ("X_hi", ranges.input_high.len(), 1 << shape.row_vars(), 1 << shape.column_vars()),
     ])?;
     let tables = integers(shape, &witness.input);
     #[cfg(test)]
@@ -965,12 +1048,15 @@ pub fn prove_norm<M: Mode>(
         })
         .collect();
     let shifted = SignedRange::new(shape.output_bits)?.entries(&output);
+    let input_low_digits = input_low(&input_digits(&tables.input).0, &ranges.input_high);
     let columns: Vec<(&[i64], usize, &[i64])> = {
         let mut c: Vec<(&[i64], usize, &[i64])> = vec![(&low, grid_vars, &ranges.low_multiplicities)];
         if shape.has_high_digit() {
             c.push((&ranges.high_remainders, grid_vars, &ranges.high_multiplicities));
         }
         c.push((&shifted, grid_vars, &ranges.output_multiplicities));
+        c.push((&input_low_digits, grid_vars, &ranges.input_low_multiplicities));
+        c.push((&ranges.input_high, grid_vars, &ranges.input_high_multiplicities));
         c.push((&ranges.digits, shape.stack_vars(), &ranges.digit_multiplicities));
         c
     };
@@ -1117,6 +1203,7 @@ pub fn prove_norm<M: Mode>(
         r_u,
         &tau,
         &e,
+        &one,
     )?;
     let proof = NormProof {
         lookup,
@@ -1160,6 +1247,7 @@ fn finish_claims<V: LinearValue>(
     r_u: &[Fr],
     tau: &[Fr],
     e: &[V],
+    one: &V,
 ) -> Result<NormClaims<V>, AttentionError> {
     let column_vars = shape.column_vars();
     let f = Factors { kind: shape.kind, bias: shape.bias };
@@ -1187,6 +1275,15 @@ fn finish_claims<V: LinearValue>(
         digits.push(EvalClaim { point: at, value: end.value.times(inverse) });
     }
     let high_remainders = out.high.clone().map(|value| EvalClaim { point: out.grid_point.clone(), value });
+    // X(r) = X_lo(r) − 2^20 + 2^11·X_hi(r): the input range's claim on X.
+    input.push(EvalClaim {
+        point: out.grid_point.clone(),
+        value: out
+            .input_low
+            .plus_scaled(-Fr::from(1u64 << NORM_INPUT_BOUND_BITS), one)
+            .plus_scaled(Fr::from(1u64 << INPUT_LOW_BITS), &out.input_high),
+    });
+    let input_high = EvalClaim { point: out.grid_point.clone(), value: out.input_high.clone() };
     Ok(NormClaims {
         input,
         output: EvalClaim { point: out.grid_point.clone(), value: y },
@@ -1194,6 +1291,7 @@ fn finish_claims<V: LinearValue>(
         bias,
         digits,
         high_remainders,
+        input_high,
         multiplicities: out.multiplicities.clone(),
     })
 }
@@ -1333,6 +1431,7 @@ pub fn verify_norm<M: Mode>(
         r_u,
         &tau,
         &e,
+        &one,
     )
 }
 
@@ -1425,8 +1524,30 @@ mod malicious_provers {
                 .unwrap(),
             digit_multiplicities: count(NORM_DIGIT_BITS, stack.iter().map(|&d| i128::from(d))).unwrap(),
             digits: stack,
+            ..norm_ranges_of_input(shape, &tables)
         };
         (witness, ranges)
+    }
+
+    /// The honest input range data (the remainder's and digits' fields left empty).
+    fn norm_ranges_of_input(_shape: &NormShape, tables: &Integers) -> NormRanges {
+        let (shifted, input_high) = input_digits(&tables.input);
+        NormRanges {
+            digits: Vec::new(),
+            high_remainders: Vec::new(),
+            low_multiplicities: Vec::new(),
+            high_multiplicities: Vec::new(),
+            output_multiplicities: Vec::new(),
+            digit_multiplicities: Vec::new(),
+            input_low_multiplicities: count(
+                INPUT_LOW_BITS,
+                input_low(&shifted, &input_high).into_iter().map(i128::from),
+            )
+            .unwrap(),
+            input_high_multiplicities: count(INPUT_HIGH_BITS, input_high.iter().map(|&h| i128::from(h)))
+                .unwrap(),
+            input_high,
+        }
     }
 
     fn both_modes(

@@ -181,6 +181,9 @@ fn the_shape_is_absorbed<M: TestMode>() {
         ActivationShape { input_fraction_bits: 9, ..r.shape },
         ActivationShape { output_fraction_bits: 11, ..r.shape },
         ActivationShape { rows: 4, ..r.shape },
+        ActivationShape { width: 6, ..r.shape },
+        ActivationShape { rows: 5, width: 3, ..r.shape },
+        ActivationShape { input_bits: 13, ..r.shape },
     ] {
         assert!(verify::<M>(&other, &r.proof, &r.extra).is_err(), "{other:?}");
     }

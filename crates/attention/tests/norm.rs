@@ -18,6 +18,7 @@ in_both_modes!(
     rejects_a_wrong_output,
     rejects_wrong_digit_values,
     rejects_junk_in_an_unused_digit_slot,
+    rejects_a_wrong_input_high_digit,
     rejects_a_changed_round_and_public_factors,
     rejects_another_input_or_output_through_the_openings,
     the_shape_is_absorbed,
@@ -112,6 +113,7 @@ struct Tables {
     bias: Vec<Fr>,
     digits: Vec<Fr>,
     high: Vec<Fr>,
+    input_high: Vec<Fr>,
 }
 
 fn tables(shape: &NormShape, witness: &NormWitness, ranges: &NormRanges) -> Tables {
@@ -123,6 +125,7 @@ fn tables(shape: &NormShape, witness: &NormWitness, ranges: &NormRanges) -> Tabl
         bias: padded(&witness.bias, 1, shape.width, 0, cv),
         digits: ranges.digits.iter().map(|&v| fr_from_i64(v)).collect(),
         high: ranges.high_remainders.iter().map(|&v| fr_from_i64(v)).collect(),
+        input_high: ranges.input_high.iter().map(|&v| fr_from_i64(v)).collect(),
     }
 }
 
@@ -155,12 +158,9 @@ fn check_against<M: TestMode>(
         (None, None) => !run.shape.has_high_digit(),
         _ => false,
     };
-    let r = &run.ranges;
-    let mut multiplicities = vec![&r.low_multiplicities];
-    if run.shape.has_high_digit() {
-        multiplicities.push(&r.high_multiplicities);
-    }
-    multiplicities.extend([&r.output_multiplicities, &r.digit_multiplicities]);
+    fine &= M::discharges(&t.input_high, &p.input_high, &claims.input_high);
+    let multiplicities = run.ranges.multiplicities();
+    fine &= multiplicities.len() == p.multiplicities.len();
     for ((a, b), m) in p.multiplicities.iter().zip(&claims.multiplicities).zip(multiplicities) {
         fine &= M::discharges(&counts(m), a, b);
     }
@@ -330,6 +330,19 @@ fn rejects_junk_in_an_unused_digit_slot<M: TestMode>() {
     assert_eq!(check(&cheat, &cheat.proof), Err(M::false_relation_error("norm digits")));
 }
 
+fn rejects_a_wrong_input_high_digit<M: TestMode>() {
+    // X's range: X + 2^20 = X_lo + 2^11·X_hi. A high digit one too large makes X_lo negative
+    // (the honest low multiplicities cannot count it): the low digit's lookup rejects it.
+    let shape = shape(NormKind::Layer, 3, 5, true, 20);
+    let (witness, mut ranges) = honest(&shape, 14);
+    let old = ranges.input_high[2];
+    ranges.input_high[2] += 1;
+    ranges.input_high_multiplicities[old as usize] -= 1;
+    ranges.input_high_multiplicities[old as usize + 1] += 1;
+    let cheat = prove::<M>(shape, witness, ranges);
+    assert_eq!(verify::<M>(&cheat.shape, &cheat.proof, &cheat.extra).err(), Some(M::lookup_error()));
+}
+
 fn rejects_a_changed_round_and_public_factors<M: TestMode>() {
     let r = run::<M>(shape(NormKind::Layer, 6, 8, true, 24), 10);
     for step in 0..4 {
@@ -376,6 +389,7 @@ fn rejects_another_input_or_output_through_the_openings<M: TestMode>() {
         Box::new(|t| t.bias[3] += Fr::from(1u64)),
         Box::new(|t| t.digits[0] += Fr::from(1u64)),
         Box::new(|t| t.high[5] += Fr::from(1u64)),
+        Box::new(|t| t.input_high[3] += Fr::from(1u64)),
     ];
     for (k, change) in changes.iter().enumerate() {
         let mut t = tables(&r.shape, &r.witness, &r.ranges);

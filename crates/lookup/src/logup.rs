@@ -30,8 +30,10 @@
 //! for a bound witness the fractional sum-checks tie `b` to the product of the leaves
 //! `α − Σ_k γ^k·w_k(x)`, which is 0 only if `α` hits one of `2^n` values fixed in advance
 //! (probability `2^n/|F|`; likewise `b'` with `2^t/|F|`), and for an unbound one it would not
-//! help. Every caller in `zkmha_attention` (projections, rotations, the softmax) commits its
-//! witness columns and multiplicities before the first challenge of its proof.
+//! help. Every caller in `zkmha_attention` (projections, rotations, the softmax, the norm, the
+//! MLP's activations) commits its witness columns and multiplicities before the first challenge
+//! of its proof — or, for the activation not yet wired into a block, states that its caller
+//! must.
 
 use crate::LookupError;
 use crate::fraction::{
