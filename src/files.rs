@@ -27,6 +27,30 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, bytes, true)
 }
 
+/// Writes a `rows × columns` tensor as a .npy file (row-major, the element type's own dtype),
+/// through [`write_file`].
+///
+/// # Errors
+/// An encoding or I/O error, naming the file.
+pub fn write_npy<T: npyz::AutoSerialize + Copy>(
+    path: &Path,
+    rows: usize,
+    columns: usize,
+    values: &[T],
+) -> Result<()> {
+    use npyz::WriterBuilder;
+    let mut bytes = Vec::with_capacity(128 + 8 * values.len());
+    let mut writer = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(&[rows as u64, columns as u64])
+        .writer(&mut bytes)
+        .begin_nd()
+        .with_context(|| format!("could not encode {}", path.display()))?;
+    writer.extend(values.iter().copied()).with_context(|| format!("could not encode {}", path.display()))?;
+    writer.finish().with_context(|| format!("could not encode {}", path.display()))?;
+    write_file(path, &bytes)
+}
+
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     let fail =
         |e: std::io::Error| Err::<(), _>(e).with_context(|| format!("could not write {}", path.display()));

@@ -601,20 +601,6 @@ fn read_input(path: &Path, columns: usize) -> Result<Vec<f64>> {
     }
 }
 
-fn write_output(path: &Path, rows: usize, columns: usize, values: &[f64]) -> Result<()> {
-    use npyz::WriterBuilder;
-    let mut bytes = Vec::with_capacity(128 + 8 * values.len());
-    let mut writer = npyz::WriteOptions::<f64>::new()
-        .default_dtype()
-        .shape(&[rows as u64, columns as u64])
-        .writer(&mut bytes)
-        .begin_nd()
-        .with_context(|| format!("could not encode {}", path.display()))?;
-    writer.extend(values.iter().copied()).with_context(|| format!("could not encode {}", path.display()))?;
-    writer.finish().with_context(|| format!("could not encode {}", path.display()))?;
-    crate::files::write_file(path, &bytes)
-}
-
 /// Runs `zkmha prove --model`.
 ///
 /// # Errors
@@ -751,7 +737,7 @@ pub fn prove(
     crate::files::write_file(out, &bytes)?;
     let z = key.quantization.dequantize_output(&statement.output);
     if let Some(path) = &args.output {
-        write_output(path, s, d, &z)?;
+        crate::files::write_npy(path, s, d, &z)?;
     }
     let report = reference_model_layer(&shape, key.mask, &loaded.float, x, residual)
         .map(|r| model_accuracy(residual.unwrap_or(x), &z, &r))?;
@@ -917,7 +903,7 @@ pub fn verify(
     // Only a valid proof's output is written: Z as `prove --output` writes it.
     if let Some(path) = output {
         let z = key.quantization.dequantize_output(&statement.output);
-        write_output(path, a.seq_len, statement.shape.model_width, &z)?;
+        crate::files::write_npy(path, a.seq_len, statement.shape.model_width, &z)?;
     }
     let mut commitments = vec![("X", report::fingerprint(&statement.input))];
     if let Some(hidden) = &statement.residual {

@@ -384,19 +384,8 @@ pub fn attention_output_integers(statement: &CommittedStatement) -> Result<Vec<i
 
 /// Writes an attention layer's output O (s × h·m_v, int64) as a .npy file.
 fn write_attention_output(path: &Path, statement: &CommittedStatement) -> Result<()> {
-    use npyz::WriterBuilder;
     let values = attention_output_integers(statement)?;
-    let (rows, columns) = (statement.shape.seq_len, statement.shape.value_model_width());
-    let mut bytes = Vec::with_capacity(128 + 8 * values.len());
-    let mut writer = npyz::WriteOptions::<i64>::new()
-        .default_dtype()
-        .shape(&[rows as u64, columns as u64])
-        .writer(&mut bytes)
-        .begin_nd()
-        .with_context(|| format!("could not encode {}", path.display()))?;
-    writer.extend(values.iter().copied()).with_context(|| format!("could not encode {}", path.display()))?;
-    writer.finish().with_context(|| format!("could not encode {}", path.display()))?;
-    crate::files::write_file(path, &bytes)
+    crate::files::write_npy(path, statement.shape.seq_len, statement.shape.value_model_width(), &values)
 }
 
 /// What a zero-knowledge proof covers of the softmax.
