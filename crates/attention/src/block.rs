@@ -110,7 +110,8 @@ pub enum BlockPolynomial {
     NormHighRemainders,
     /// The proven norm's input range's high digits `X_hi` (the hidden state's).
     NormInputHigh,
-    /// The proven norm's lookup `k`'s multiplicities (`R_lo`, `R_hi`, `X`'s range, `G`).
+    /// The proven norm's lookup `k`'s multiplicities (`R_lo`, `R_hi`, `X`'s range, `H`'s two
+    /// range digits `X_lo` and `X_hi`, `G`: `crate::norm::NormShape::lookup_vars`).
     NormMultiplicities(usize),
 }
 

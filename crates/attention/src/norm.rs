@@ -55,7 +55,15 @@
 //! **The caller must open every claim the step returns**, the three on `G` included: the step
 //! alone accepts a wrong `q` or wrong digit values `e_k` (the review of 2026-11-26 built both);
 //! only the openings of `G` at `(τ ‖ r_u)` and at the factor points catch them. Likewise `X`,
-//! `Y`, `γ`, `β`, `R_hi` and the multiplicities are tied to their commitments only there.
+//! `Y`, `γ`, `β`, `R_hi`, `X_hi` and the multiplicities are tied to their commitments only
+//! there.
+//!
+//! The input range proven is exactly `X ∈ [−2^20, 2^20)` (the prover refuses `−2^20` too).
+//! The norm leaves `X`'s padding free but for that range (every other relation is restricted to
+//! the real entries, and LayerNorm's padded rows' sums only feed `C`, which the selector
+//! zeroes): a caller that needs `X`'s padding pinned must pin it (the block's residual does; for
+//! one token its claims are moved off the appended zero row, so the openings of `H` catch junk
+//! there — the review of 2026-11-26 tried both).
 //!
 //! Completeness: the padded rows (and any zero row) have `T = E`, so they carry the largest
 //! `q = ⌊2^k·sqrt(d/E)⌋` of a proof, which must stay below `2^32`: that bounds `k` more tightly
@@ -645,7 +653,7 @@ pub struct NormProof<
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// The range lookups (remainder digits, output range, digit stack).
+    /// The range lookups (remainder digits, output range, the input's digits, digit stack).
     pub lookup: L,
     /// The output's sum-check.
     pub output: P,
@@ -940,8 +948,8 @@ fn output_claim<V: LinearValue>(
     Ok((claim, y))
 }
 
-/// The lookups' claims, split: the grid point with `R_lo`, `R_hi`, `Y + 2^(b−1)`; the stack
-/// point with `G`; the multiplicities.
+/// The lookups' claims, split: the grid point with `R_lo`, `R_hi`, `Y + 2^(b−1)`, `X_lo`,
+/// `X_hi`; the stack point with `G`; the multiplicities.
 struct LookupOut<V> {
     grid_point: Vec<Fr>,
     low: V,
@@ -1004,7 +1012,7 @@ fn split_lookups<V: LinearValue>(
 
 /// Proves the norm of `witness` with its range data ([`norm_ranges`]; a cheating prover may
 /// pass others) in mode `M`. The caller has committed to and absorbed `X`, `Y`, `γ`, `β`, `G`,
-/// `R_hi` and the multiplicities.
+/// `R_hi`, `X_hi` and the multiplicities.
 ///
 /// # Errors
 /// Bad shapes or tensors (as [`compute_norm`]), range data of the wrong size, the lookups',
@@ -1297,7 +1305,7 @@ fn finish_claims<V: LinearValue>(
 }
 
 /// Verifies a norm in mode `M`; returns the claims the caller must discharge (openings of
-/// `X`, `Y`, `γ`, `β`, `G`, `R_hi` and the multiplicities).
+/// `X`, `Y`, `γ`, `β`, `G`, `R_hi`, `X_hi` and the multiplicities).
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::Sumcheck`], or
