@@ -148,15 +148,9 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
             out.push(NormHighRemainders);
         }
         out.push(NormInputHigh);
-        out.extend((0..norm_lookup_vars(&norm).len()).map(NormMultiplicities));
+        out.extend((0..norm.lookup_vars().len()).map(NormMultiplicities));
     }
     out
-}
-
-/// The variables of the proven norm's lookup tables, in its lookups' order
-/// ([`crate::norm::NormShape::lookup_vars`]).
-fn norm_lookup_vars(norm: &crate::norm::NormShape) -> Vec<usize> {
-    norm.lookup_vars()
 }
 
 /// Column variables the zero-knowledge mode adds to the layout of the polynomials the proof
@@ -259,7 +253,7 @@ fn polynomial_layout(
         }
         NormMultiplicities(k) => {
             let norm = shape.norm_shape().ok_or_else(missing)?;
-            (*norm_lookup_vars(&norm).get(k).ok_or_else(missing)?, shape.layout(softmax))
+            (*norm.lookup_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
         }
     };
     Ok((num_vars, table_column_vars(num_vars, layout)))

@@ -703,17 +703,10 @@ pub struct NormClaims<V = Fr> {
 
 /// The range tables: `R_lo`'s, `R_hi`'s (two digits), the output range's, the input's two
 /// digits', `G`'s.
+/// (`Y`'s signed range is the unsigned table of its shifted column: `crate::output_range`.)
 fn lookup_tables(shape: &NormShape) -> Result<Vec<RangeTable>, AttentionError> {
-    let (low, high) = shape.digits();
-    let mut tables = vec![RangeTable::new(low as usize)?];
-    if high > 0 {
-        tables.push(RangeTable::new(high as usize)?);
-    }
-    tables.push(SignedRange::new(shape.output_bits)?.table()?);
-    tables.push(RangeTable::new(INPUT_LOW_BITS as usize)?);
-    tables.push(RangeTable::new(INPUT_HIGH_BITS as usize)?);
-    tables.push(RangeTable::new(NORM_DIGIT_BITS as usize)?);
-    Ok(tables)
+    SignedRange::new(shape.output_bits)?;
+    shape.lookup_vars().into_iter().map(|bits| Ok(RangeTable::new(bits)?)).collect()
 }
 
 fn lookup_statements<'a>(
@@ -1057,17 +1050,23 @@ pub fn prove_norm<M: Mode>(
         .collect();
     let shifted = SignedRange::new(shape.output_bits)?.entries(&output);
     let input_low_digits = input_low(&input_digits(&tables.input).0, &ranges.input_high);
-    let columns: Vec<(&[i64], usize, &[i64])> = {
-        let mut c: Vec<(&[i64], usize, &[i64])> = vec![(&low, grid_vars, &ranges.low_multiplicities)];
-        if shape.has_high_digit() {
-            c.push((&ranges.high_remainders, grid_vars, &ranges.high_multiplicities));
-        }
-        c.push((&shifted, grid_vars, &ranges.output_multiplicities));
-        c.push((&input_low_digits, grid_vars, &ranges.input_low_multiplicities));
-        c.push((&ranges.input_high, grid_vars, &ranges.input_high_multiplicities));
-        c.push((&ranges.digits, shape.stack_vars(), &ranges.digit_multiplicities));
-        c
-    };
+    // The witness columns in the lookups' order, beside their multiplicities (the same order).
+    let mut witness_columns: Vec<(&[i64], usize)> = vec![(&low, grid_vars)];
+    if shape.has_high_digit() {
+        witness_columns.push((&ranges.high_remainders, grid_vars));
+    }
+    witness_columns.extend([
+        (shifted.as_slice(), grid_vars),
+        (&input_low_digits, grid_vars),
+        (&ranges.input_high, grid_vars),
+        (&ranges.digits, shape.stack_vars()),
+    ]);
+    let all_multiplicities = ranges.multiplicities();
+    if all_multiplicities.len() != witness_columns.len() {
+        return Err(AttentionError::CheckFailed { step: STEP_LOOKUPS });
+    }
+    let columns: Vec<(&[i64], usize, &[i64])> =
+        witness_columns.into_iter().zip(all_multiplicities).map(|((v, n), m)| (v, n, m)).collect();
     let lookup_tables = lookup_tables(shape)?;
     let entries: Vec<_> =
         columns.iter().map(|(values, _, _)| move |row: usize, _: usize| values[row]).collect();
@@ -1532,13 +1531,13 @@ mod malicious_provers {
                 .unwrap(),
             digit_multiplicities: count(NORM_DIGIT_BITS, stack.iter().map(|&d| i128::from(d))).unwrap(),
             digits: stack,
-            ..norm_ranges_of_input(shape, &tables)
+            ..norm_ranges_of_input(&tables)
         };
         (witness, ranges)
     }
 
     /// The honest input range data (the remainder's and digits' fields left empty).
-    fn norm_ranges_of_input(_shape: &NormShape, tables: &Integers) -> NormRanges {
+    fn norm_ranges_of_input(tables: &Integers) -> NormRanges {
         let (shifted, input_high) = input_digits(&tables.input);
         NormRanges {
             digits: Vec::new(),

@@ -343,16 +343,21 @@ fn rejects_a_wrong_input_high_digit<M: TestMode>() {
     assert_eq!(verify::<M>(&cheat.shape, &cheat.proof, &cheat.extra).err(), Some(M::lookup_error()));
 }
 
+/// The proof's `step`-th sum-check: the output's, the rows', the squares', the row sums'.
+fn sumcheck_mut<M: TestMode>(proof: &mut NormProofOf<M>, step: usize) -> &mut M::ProductProof {
+    match step {
+        0 => &mut proof.output,
+        1 => &mut proof.rows,
+        2 => &mut proof.squares,
+        _ => proof.sums.as_mut().unwrap(),
+    }
+}
+
 fn rejects_a_changed_round_and_public_factors<M: TestMode>() {
     let r = run::<M>(shape(NormKind::Layer, 6, 8, true, 24), 10);
     for step in 0..4 {
         let mut proof = r.proof.clone();
-        let sumcheck = match step {
-            0 => &mut proof.output,
-            1 => &mut proof.rows,
-            2 => &mut proof.squares,
-            _ => proof.sums.as_mut().unwrap(),
-        };
+        let sumcheck = sumcheck_mut::<M>(&mut proof, step);
         M::tamper_round(sumcheck);
         assert!(check(&r, &proof).is_err(), "round of sum-check {step}");
     }
@@ -361,12 +366,7 @@ fn rejects_a_changed_round_and_public_factors<M: TestMode>() {
         [(0, "norm output"), (1, "norm inverse square root"), (2, "norm squares"), (3, "norm row sums")]
     {
         let mut proof = r.proof.clone();
-        let sumcheck = match step {
-            0 => &mut proof.output,
-            1 => &mut proof.rows,
-            2 => &mut proof.squares,
-            _ => proof.sums.as_mut().unwrap(),
-        };
+        let sumcheck = sumcheck_mut::<M>(&mut proof, step);
         M::tamper_public(sumcheck, 0, 0);
         assert_eq!(check(&r, &proof), Err(M::public_factor_error(name)), "{name}");
     }
