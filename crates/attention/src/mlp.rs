@@ -1,0 +1,600 @@
+//! A transformer's MLP in fixed point, proven in either mode from one code path: GPT-2's and
+//! BERT's `W₂·act(W₁·x + b₁) + b₂` ([`MlpGating::Dense`]) and Llama's SwiGLU
+//! `W_down·(SiLU(W_gate·x) ⊙ W_up·x)` ([`MlpGating::Gated`]; GeGLU with a GELU). Like the
+//! steps it is made of, it needs no claim on its output: it ties the committed tensors together
+//! and hands claims on every one of them, keyed by [`MlpPolynomial`], to the caller's openings.
+//! Built for the whole-transformer issue; not yet wired into a block.
+//!
+//! ```text
+//! dense      U = round((X·W_up + b_up) / 2^k_up)          projection, no output range of its
+//!                                                          own: the activation's lookup pins U
+//!            A = act(U)                                    crate::activation (U ∈ [−2^(b−1), 2^(b−1)))
+//!            Y = round((A·W_down + b_down) / 2^k_down)     projection
+//! gated      G = round((X·W_gate + b_gate) / 2^k_gate)     projection, pinned by the activation
+//!            U = round((X·W_up + b_up) / 2^k_up)           projection, output range b_up bits
+//!            A = act(G)                                    crate::activation
+//!            P = round(A ⊙ U / 2^k_p)                      crate::hadamard, output range b_p bits
+//!            Y = round((P·W_down + b_down) / 2^k_down)     projection
+//! absorb     the whole shape; the caller absorbs its commitments to X, the weights, U, G, A,
+//!            P, Y, the projections' high digits and every multiplicity before
+//! proof      the projections (up, gate, down: one batch of lookups, one batched sum-check);
+//!            the activation's lookup; the gated product
+//! claims out on X, every W and b, U, G, A, P, Y and every multiplicity (mlp_polynomials)
+//! ```
+//!
+//! What the caller must still do: open every claim against its commitment (a claim left
+//! unopened is a relation left unproven), pin `X` to integers with `|X| < 2^31` and zero
+//! padded rows (the norm before it does both; then `U`, `G`, `A`, `P` and `Y` are zero on the
+//! padded rows too, each forced by its rounding), and pin `Y` when the shape names no output
+//! range for it (the residual with a range-checked sum does). Integer soundness: every tensor
+//! entering a product is an integer of bounded size — `U` and `G` by the activation's table,
+//! `A` by its outputs (`|A| ≤ 2^(b−1−a+o) + 1 < 2^31`, checked by [`MlpShape::validate`]), the
+//! gated `U` and `P` by their output ranges — so every relation holds over the integers (see
+//! each step's module).
+
+use crate::AttentionError;
+use crate::activation::{
+    Activation, ActivationClaims, ActivationProofOf, ActivationShape, ActivationWitness,
+    activation_multiplicities, activation_zk_schedule, compute_activation, prove_activation,
+    verify_activation,
+};
+use crate::hadamard::{
+    HadamardClaims, HadamardProofOf, HadamardRanges, HadamardShape, HadamardWitness, compute_hadamard,
+    hadamard_ranges, hadamard_zk_schedule, prove_hadamard, verify_hadamard,
+};
+use crate::mode::Mode;
+use crate::projection::{
+    ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProofOf,
+    compute_projection, projection_ranges, projection_zk_schedule, prove_projections, verify_projections,
+};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use zkmha_sumcheck::EvalClaim;
+use zkmha_transcript::Transcript;
+
+const STEP: &str = "mlp";
+const LABEL_SHAPE: &[u8] = b"attention/mlp/shape";
+
+/// One of the MLP's projections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MlpProjection {
+    /// `W_up` (`d → n`): the activation's input in a dense MLP, the product's right factor in
+    /// a gated one.
+    Up,
+    /// `W_gate` (`d → n`, gated MLPs): the activation's input.
+    Gate,
+    /// `W_down` (`n → d`): the MLP's output.
+    Down,
+}
+
+/// Whether the MLP multiplies the activation by a second projection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MlpGating {
+    /// `Y = W_down·act(W_up·x + b_up) + b_down` (GPT-2, BERT).
+    Dense,
+    /// `Y = W_down·(act(W_gate·x) ⊙ W_up·x)` (Llama's SwiGLU, Gemma's GeGLU).
+    Gated {
+        /// `k_gate`: the gate projection's shift.
+        gate_shift: u32,
+        /// `b_up`: the up projection's output range (`|U| ≤ 2^(b_up − 1)`).
+        up_bits: u32,
+        /// `k_p`: the product's shift, `P = round(A ⊙ U / 2^k_p)` (`1..=16`).
+        product_shift: u32,
+        /// `b_p`: the product's output range.
+        product_bits: u32,
+    },
+}
+
+/// The public shape of an MLP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MlpShape {
+    /// Tokens `s`.
+    pub rows: usize,
+    /// The model width `d` (the input's and the output's columns).
+    pub width: usize,
+    /// The hidden width `n`.
+    pub hidden: usize,
+    /// The activation.
+    pub activation: Activation,
+    /// `a`: the activation's input scale (`U = u·2^a` dense, `G` gated).
+    pub activation_input_fraction_bits: u32,
+    /// `o`: the activation's output scale (`A = act(u)·2^o`).
+    pub activation_output_fraction_bits: u32,
+    /// `b`: the activation's input range, `[−2^(b−1), 2^(b−1))` (`1..=16`).
+    pub activation_input_bits: u32,
+    /// `k_up`: the up projection's shift.
+    pub up_shift: u32,
+    /// Dense or gated, with the gated MLP's own constants.
+    pub gating: MlpGating,
+    /// `k_down`: the down projection's shift.
+    pub down_shift: u32,
+    /// `Some(b)`: `Y` is range-checked to `b` bits here; `None`: the caller pins it.
+    pub output_bits: Option<u32>,
+}
+
+impl MlpShape {
+    /// The projections in proof order: up and down (dense); gate, up and down (gated).
+    pub fn projection_order(&self) -> Vec<MlpProjection> {
+        match self.gating {
+            MlpGating::Dense => vec![MlpProjection::Up, MlpProjection::Down],
+            MlpGating::Gated { .. } => vec![MlpProjection::Gate, MlpProjection::Up, MlpProjection::Down],
+        }
+    }
+
+    /// The shape of one projection (`None`: the gate of a dense MLP).
+    pub fn projection(&self, projection: MlpProjection) -> Option<ProjectionShape> {
+        let (rows, width, hidden) = (self.rows, self.width, self.hidden);
+        let widening =
+            |shift, output_bits| ProjectionShape { rows, inputs: width, outputs: hidden, shift, output_bits };
+        match (projection, self.gating) {
+            (MlpProjection::Up, MlpGating::Dense) => Some(widening(self.up_shift, None)),
+            (MlpProjection::Up, MlpGating::Gated { up_bits, .. }) => {
+                Some(widening(self.up_shift, Some(up_bits)))
+            }
+            (MlpProjection::Gate, MlpGating::Dense) => None,
+            (MlpProjection::Gate, MlpGating::Gated { gate_shift, .. }) => Some(widening(gate_shift, None)),
+            (MlpProjection::Down, _) => Some(ProjectionShape {
+                rows,
+                inputs: hidden,
+                outputs: width,
+                shift: self.down_shift,
+                output_bits: self.output_bits,
+            }),
+        }
+    }
+
+    /// The projections' shapes in proof order.
+    pub fn projections(&self) -> Vec<ProjectionShape> {
+        self.projection_order().into_iter().filter_map(|p| self.projection(p)).collect()
+    }
+
+    /// The activation's shape (over `s × n`).
+    pub fn activation_shape(&self) -> ActivationShape {
+        ActivationShape {
+            activation: self.activation,
+            rows: self.rows,
+            width: self.hidden,
+            input_fraction_bits: self.activation_input_fraction_bits,
+            output_fraction_bits: self.activation_output_fraction_bits,
+            input_bits: self.activation_input_bits,
+        }
+    }
+
+    /// The gated product's shape (gated MLPs).
+    pub fn product_shape(&self) -> Option<HadamardShape> {
+        match self.gating {
+            MlpGating::Dense => None,
+            MlpGating::Gated { product_shift, product_bits, .. } => Some(HadamardShape {
+                rows: self.rows,
+                width: self.hidden,
+                shift_bits: product_shift,
+                output_bits: product_bits,
+            }),
+        }
+    }
+
+    /// Checks every step's shape, and that the activation's outputs fit the next step's
+    /// inputs (`|A| < 2^31`: `|act(x)| ≤ max(|x|, 1)` for GELU and SiLU, so `|A| ≤
+    /// 2^(b−1−a+o) + 1`).
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] naming the first limit it breaks.
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        for shape in self.projections() {
+            shape.validate()?;
+        }
+        self.activation_shape().validate()?;
+        if let Some(product) = self.product_shape() {
+            product.validate()?;
+        }
+        let magnitude =
+            i64::from(self.activation_input_bits) - 1 - i64::from(self.activation_input_fraction_bits)
+                + i64::from(self.activation_output_fraction_bits);
+        if magnitude > 30 {
+            return Err(AttentionError::InvalidShape(format!(
+                "the activation's outputs reach 2^{magnitude}: the next projection takes |A| < 2^31"
+            )));
+        }
+        Ok(())
+    }
+
+    fn append_to_transcript(&self, transcript: &mut Transcript) {
+        let (gated, gate_shift, up_bits, product_shift, product_bits) = match self.gating {
+            MlpGating::Dense => (0, 0, 0, 0, 0),
+            MlpGating::Gated { gate_shift, up_bits, product_shift, product_bits } => {
+                (1, gate_shift, up_bits, product_shift, product_bits)
+            }
+        };
+        transcript.append_shape(
+            LABEL_SHAPE,
+            &[
+                self.rows,
+                self.width,
+                self.hidden,
+                usize::from(self.activation.code()),
+                self.activation_input_fraction_bits as usize,
+                self.activation_output_fraction_bits as usize,
+                self.activation_input_bits as usize,
+                self.up_shift as usize,
+                gated,
+                gate_shift as usize,
+                up_bits as usize,
+                product_shift as usize,
+                product_bits as usize,
+                self.down_shift as usize,
+                self.output_bits.map_or(0, |b| b as usize),
+            ],
+        );
+    }
+}
+
+/// A projection's weights: `W` (`inputs × outputs`, row-major) and `b` (`outputs`; zeros for a
+/// model without one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinearWeights {
+    /// `W`.
+    pub weights: Vec<i64>,
+    /// `b`.
+    pub bias: Vec<i64>,
+}
+
+/// The MLP's weights.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MlpWeights {
+    /// `W_up`, `b_up` (`d × n`).
+    pub up: LinearWeights,
+    /// `W_gate`, `b_gate` (`d × n`; gated MLPs only).
+    pub gate: Option<LinearWeights>,
+    /// `W_down`, `b_down` (`n × d`).
+    pub down: LinearWeights,
+}
+
+impl MlpWeights {
+    fn of(&self, projection: MlpProjection) -> Option<&LinearWeights> {
+        match projection {
+            MlpProjection::Up => Some(&self.up),
+            MlpProjection::Gate => self.gate.as_ref(),
+            MlpProjection::Down => Some(&self.down),
+        }
+    }
+}
+
+/// Every tensor of an MLP's forward pass and every range datum the caller commits: the
+/// prover's data. Built by [`compute_mlp`]; a cheating prover (tests) may change any of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MlpWitness {
+    /// Per projection in [`MlpShape::projection_order`]: its input, weights and output (the
+    /// output of the down projection is the MLP's `Y`).
+    pub projections: Vec<(MlpProjection, ProjectionWitness)>,
+    /// `A = act(U or G)`, with its input.
+    pub activation: ActivationWitness,
+    /// `P = round(A ⊙ U / 2^k_p)` (gated MLPs).
+    pub product: Option<HadamardWitness>,
+}
+
+impl MlpWitness {
+    /// The projection's witness.
+    pub fn projection(&self, projection: MlpProjection) -> Option<&ProjectionWitness> {
+        self.projections.iter().find(|(p, _)| *p == projection).map(|(_, w)| w)
+    }
+
+    /// `Y`, the MLP's output (`s × d`, row-major).
+    pub fn output(&self) -> &[i64] {
+        self.projection(MlpProjection::Down).map_or(&[], |w| w.output.as_slice())
+    }
+}
+
+/// The range data the caller commits beside the tensors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MlpRanges {
+    /// Per projection in [`MlpShape::projection_order`].
+    pub projections: Vec<ProjectionRanges>,
+    /// The activation's multiplicities.
+    pub activation: Vec<i64>,
+    /// The gated product's (gated MLPs).
+    pub product: Option<HadamardRanges>,
+}
+
+/// The integer forward pass of the MLP on `input` (`s × d`, row-major).
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`], weights missing for
+/// a projection of the shape, or [`AttentionError::ValueOutOfRange`] for an activation input or
+/// a range-checked output outside its range (an input far from the calibration's).
+pub fn compute_mlp(
+    shape: &MlpShape,
+    input: &[i64],
+    weights: &MlpWeights,
+) -> Result<MlpWitness, AttentionError> {
+    shape.validate()?;
+    let missing = || AttentionError::InvalidShape("the MLP's shape and weights disagree on the gate".into());
+    if weights.gate.is_some() != matches!(shape.gating, MlpGating::Gated { .. }) {
+        return Err(missing());
+    }
+    let project = |projection: MlpProjection, input: &[i64]| -> Result<ProjectionWitness, AttentionError> {
+        let projection_shape = shape.projection(projection).ok_or_else(missing)?;
+        let linear = weights.of(projection).ok_or_else(missing)?;
+        let output = compute_projection(&projection_shape, input, &linear.weights, &linear.bias)?;
+        if let Some(bits) = projection_shape.output_bits {
+            let half = 1i64 << (bits - 1);
+            if let Some((index, &value)) =
+                output.iter().enumerate().find(|(_, v)| !(-half..half).contains(*v))
+            {
+                return Err(AttentionError::ValueOutOfRange { tensor: "Y", index, value });
+            }
+        }
+        Ok(ProjectionWitness {
+            input: input.to_vec(),
+            weights: linear.weights.clone(),
+            bias: linear.bias.clone(),
+            output,
+        })
+    };
+    let activated_projection = match shape.gating {
+        MlpGating::Dense => MlpProjection::Up,
+        MlpGating::Gated { .. } => MlpProjection::Gate,
+    };
+    let mut projections = Vec::new();
+    let pre_activation = project(activated_projection, input)?;
+    let activation_input = pre_activation.output.clone();
+    projections.push((activated_projection, pre_activation));
+    let activated = compute_activation(&shape.activation_shape(), &activation_input)?;
+    let activation = ActivationWitness { input: activation_input, output: activated.clone() };
+    let (product, down_input) = match shape.product_shape() {
+        None => (None, activated),
+        Some(product_shape) => {
+            let up = project(MlpProjection::Up, input)?;
+            let output = compute_hadamard(&product_shape, &activated, &up.output)?;
+            let product =
+                HadamardWitness { left: activated, right: up.output.clone(), output: output.clone() };
+            projections.push((MlpProjection::Up, up));
+            (Some(product), output)
+        }
+    };
+    projections.push((MlpProjection::Down, project(MlpProjection::Down, &down_input)?));
+    Ok(MlpWitness { projections, activation, product })
+}
+
+/// The range data of `witness` (what the caller commits beside the tensors).
+///
+/// # Errors
+/// As the steps' range functions: a remainder or an output out of range (a witness that is
+/// not the forward pass), a pair not in the activation's table.
+pub fn mlp_ranges(shape: &MlpShape, witness: &MlpWitness) -> Result<MlpRanges, AttentionError> {
+    let projections = shape
+        .projection_order()
+        .into_iter()
+        .map(|p| {
+            let projection_shape = shape.projection(p).ok_or(AttentionError::CheckFailed { step: STEP })?;
+            let projection_witness =
+                witness.projection(p).ok_or(AttentionError::CheckFailed { step: STEP })?;
+            projection_ranges(&projection_shape, projection_witness)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let activation = activation_multiplicities(&shape.activation_shape(), &witness.activation)?;
+    let product = match (shape.product_shape(), &witness.product) {
+        (Some(product_shape), Some(product)) => Some(hadamard_ranges(&product_shape, product)?),
+        (None, None) => None,
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    Ok(MlpRanges { projections, activation, product })
+}
+
+/// A polynomial an MLP's claims are about (what the caller commits or holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MlpPolynomial {
+    /// `X` (`ŝ × d̂`).
+    Input,
+    /// A projection's `W`.
+    Weights(MlpProjection),
+    /// A projection's `b`.
+    Bias(MlpProjection),
+    /// A projection's output over `ŝ × n̂` (`U`, `G`), or the MLP's output `Y` (`ŝ × d̂`,
+    /// [`MlpProjection::Down`]).
+    Projected(MlpProjection),
+    /// `A = act(·)` (`ŝ × n̂`).
+    Activated,
+    /// `P` (`ŝ × n̂`, gated MLPs).
+    Product,
+    /// A projection's (low digit's) range multiplicities.
+    LowMultiplicities(MlpProjection),
+    /// A two-digit projection's high remainder digits (`ŝ × n̂` grid of its output).
+    HighDigits(MlpProjection),
+    /// Their range multiplicities.
+    HighMultiplicities(MlpProjection),
+    /// A range-checked projection output's multiplicities.
+    OutputMultiplicities(MlpProjection),
+    /// The activation's lookup multiplicities (`2^b`).
+    ActivationMultiplicities,
+    /// The product's remainder multiplicities (`2^k_p`).
+    ProductRemainderMultiplicities,
+    /// The product's output range multiplicities (`2^b_p`).
+    ProductOutputMultiplicities,
+}
+
+/// The polynomials the caller commits for the proof (besides `X` and the weights, which the
+/// statement holds), in one order.
+pub fn mlp_polynomials(shape: &MlpShape) -> Vec<MlpPolynomial> {
+    use MlpPolynomial::*;
+    let mut out = Vec::new();
+    for p in shape.projection_order() {
+        out.extend([Projected(p), LowMultiplicities(p)]);
+        if let Some(projection) = shape.projection(p) {
+            if projection.has_high_digit() {
+                out.extend([HighDigits(p), HighMultiplicities(p)]);
+            }
+            if projection.output_bits.is_some() {
+                out.push(OutputMultiplicities(p));
+            }
+        }
+    }
+    out.extend([Activated, ActivationMultiplicities]);
+    if shape.product_shape().is_some() {
+        out.extend([Product, ProductRemainderMultiplicities, ProductOutputMultiplicities]);
+    }
+    out
+}
+
+/// An MLP's proof in mode `M`.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct MlpProof<M: Mode> {
+    /// The projections, in [`MlpShape::projection_order`].
+    pub projections: ProjectionsProofOf<M>,
+    /// The activation's lookup.
+    pub activation: ActivationProofOf<M>,
+    /// The gated product (gated MLPs).
+    pub product: Option<HadamardProofOf<M>>,
+}
+
+/// Every claim of an MLP keyed by its polynomial (a polynomial may carry several, at
+/// different points).
+pub type MlpClaims<V> = Vec<(MlpPolynomial, EvalClaim<V>)>;
+
+/// The masked sum-checks of an MLP in zero knowledge, in proof order.
+///
+/// # Errors
+/// As [`MlpShape::validate`].
+pub fn mlp_zk_schedule(shape: &MlpShape) -> Result<Vec<(usize, usize)>, AttentionError> {
+    shape.validate()?;
+    let mut schedule = projection_zk_schedule(&shape.projections())?;
+    schedule.extend(activation_zk_schedule(&shape.activation_shape())?);
+    if let Some(product) = shape.product_shape() {
+        schedule.extend(hadamard_zk_schedule(&product)?);
+    }
+    Ok(schedule)
+}
+
+/// The steps' claims keyed by their polynomials, in one order for both sides.
+fn keyed<V: Clone>(
+    shape: &MlpShape,
+    projections: Vec<ProjectionClaims<V>>,
+    activation: ActivationClaims<V>,
+    product: Option<HadamardClaims<V>>,
+) -> Result<MlpClaims<V>, AttentionError> {
+    use MlpPolynomial::*;
+    let order = shape.projection_order();
+    if projections.len() != order.len() {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let activated_projection = match shape.gating {
+        MlpGating::Dense => MlpProjection::Up,
+        MlpGating::Gated { .. } => MlpProjection::Gate,
+    };
+    let mut out = Vec::new();
+    for (p, c) in order.into_iter().zip(projections) {
+        let input = match (p, shape.gating) {
+            (MlpProjection::Down, MlpGating::Dense) => Activated,
+            (MlpProjection::Down, MlpGating::Gated { .. }) => Product,
+            _ => Input,
+        };
+        out.extend([
+            (input, c.input),
+            (Weights(p), c.weights),
+            (Bias(p), c.bias),
+            (Projected(p), c.output),
+            (LowMultiplicities(p), c.multiplicities),
+        ]);
+        if let Some(high) = c.high {
+            out.extend([
+                (HighDigits(p), high.at_remainder),
+                (HighDigits(p), high.at_lookup),
+                (HighMultiplicities(p), high.multiplicities),
+            ]);
+        }
+        if let Some(m) = c.output_multiplicities {
+            out.push((OutputMultiplicities(p), m));
+        }
+    }
+    out.extend([
+        (Projected(activated_projection), activation.input),
+        (Activated, activation.output),
+        (ActivationMultiplicities, activation.multiplicities),
+    ]);
+    match (product, shape.product_shape()) {
+        (Some(c), Some(_)) => out.extend([
+            (Activated, c.left),
+            (Projected(MlpProjection::Up), c.right),
+            (Product, c.output),
+            (ProductRemainderMultiplicities, c.multiplicities),
+            (ProductOutputMultiplicities, c.output_multiplicities),
+        ]),
+        (None, None) => {}
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    }
+    Ok(out)
+}
+
+/// Proves the MLP of `witness` with its range data ([`compute_mlp`], [`mlp_ranges`]; a
+/// cheating prover may pass others) in mode `M`. The caller has committed to and absorbed
+/// every polynomial of [`mlp_polynomials`], `X` and the weights.
+///
+/// # Errors
+/// Bad shapes or tensors, range data of the wrong size, a witness of another gating, the
+/// steps' errors.
+pub fn prove_mlp<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &MlpShape,
+    witness: &MlpWitness,
+    ranges: &MlpRanges,
+    transcript: &mut Transcript,
+) -> Result<(MlpProof<M>, MlpClaims<M::ProverValue>), AttentionError> {
+    shape.validate()?;
+    let order = shape.projection_order();
+    let mismatch = || AttentionError::InvalidShape("the MLP's witness does not match its shape".into());
+    let witnesses =
+        order.iter().map(|p| witness.projection(*p).ok_or_else(mismatch)).collect::<Result<Vec<_>, _>>()?;
+    if ranges.projections.len() != order.len() {
+        return Err(mismatch());
+    }
+    shape.append_to_transcript(transcript);
+    let projection_ranges: Vec<&ProjectionRanges> = ranges.projections.iter().collect();
+    let (projections, projection_claims) =
+        prove_projections::<M>(prover, &shape.projections(), &witnesses, &projection_ranges, transcript)?;
+    let (activation, activation_claims) = prove_activation::<M>(
+        prover,
+        &shape.activation_shape(),
+        &witness.activation,
+        &ranges.activation,
+        transcript,
+    )?;
+    let (product, product_claims) = match (shape.product_shape(), &witness.product, &ranges.product) {
+        (None, None, None) => (None, None),
+        (Some(product_shape), Some(product), Some(product_ranges)) => {
+            let (proof, claims) =
+                prove_hadamard::<M>(prover, &product_shape, product, product_ranges, transcript)?;
+            (Some(proof), Some(claims))
+        }
+        _ => return Err(mismatch()),
+    };
+    let claims = keyed(shape, projection_claims, activation_claims, product_claims)?;
+    Ok((MlpProof { projections, activation, product }, claims))
+}
+
+/// Verifies an MLP in mode `M`; returns every claim the caller must discharge (openings of
+/// each polynomial at each of its points).
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`], [`AttentionError::CheckFailed`] for a proof of another
+/// gating, the steps' errors (in zero knowledge the relations' group equations are left in the
+/// deferred checks).
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_mlp<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    shape: &MlpShape,
+    proof: &MlpProof<M>,
+    transcript: &mut Transcript,
+) -> Result<MlpClaims<M::Value>, AttentionError> {
+    shape.validate()?;
+    shape.append_to_transcript(transcript);
+    let projection_claims =
+        verify_projections::<M>(verifier, &shape.projections(), &proof.projections, transcript)?;
+    let activation_claims =
+        verify_activation::<M>(verifier, &shape.activation_shape(), &proof.activation, transcript)?;
+    let product_claims = match (shape.product_shape(), &proof.product) {
+        (None, None) => None,
+        (Some(product_shape), Some(product)) => {
+            Some(verify_hadamard::<M>(verifier, &product_shape, product, transcript)?)
+        }
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    keyed(shape, projection_claims, activation_claims, product_claims)
+}
