@@ -74,6 +74,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         output: draw(n * d, 127),
         output_bias: draw(d, 1000),
         norm: None,
+        feed_forward: None,
     };
     // Q, K, V of standard deviation ≈ 2^7 (shift), scores of standard deviation 4 in exponent
     // units (score scale), an output shift that keeps |Y| < 2^31 (|O| ≤ 2^16·max|V|).
@@ -87,6 +88,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         key_value_heads: args.heads,
         rotary: None,
         norm: None,
+        mlp: None,
     };
     let project = |w: &[i64], b: &[i64]| compute_projection(&shape.projections()[0], &input, w, b);
     let (q, k) =

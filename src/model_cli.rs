@@ -48,7 +48,10 @@ const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// commitments (binding or hiding); zero-knowledge proofs and the model secret.
 /// 5: the lookups written once for both modes (the proofs' format; keys and secrets as in 4,
 /// their version follows the proofs').
-const FILE_VERSION: u32 = 6;
+/// 6: the proven norm from H to X (its constants in the shape and key, γ and β committed).
+/// 7: the shape and key carry the proven MLP's constants (absent from keys the command line
+/// makes so far), the block proof its second half.
+const FILE_VERSION: u32 = 7;
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
 /// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
@@ -386,6 +389,7 @@ fn make_key(
         key_value_heads: kv,
         rotary,
         norm: None,
+        mlp: None,
     };
     let mut quantization = ModelQuantization::calibrate(&calibration_shape, &loaded.float, x)?;
     if let (Some(norm), Some(hidden)) = (&loaded.float.norm, &calibration.residual) {

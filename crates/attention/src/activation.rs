@@ -68,6 +68,11 @@ impl Activation {
         }
     }
 
+    /// The activation with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        [Activation::GeluErf, Activation::GeluTanh, Activation::Silu].into_iter().find(|a| a.code() == code)
+    }
+
     /// The function in float64 (libm: the same bits on every machine).
     pub fn apply(self, x: f64) -> f64 {
         match self {

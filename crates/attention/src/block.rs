@@ -2,21 +2,27 @@
 //! or [`Zk`](crate::mode::Zk)) from one code path: the `Q`, `K`, `V` projections
 //! ([`crate::projection`]), the grouped-query reductions ([`crate::grouped_query`]), the
 //! rotations ([`crate::rope`]), the attention ([`crate::chain`]), the output projection and the
-//! residual, every claim keyed by the polynomial it is about ([`BlockPolynomial`]) and answered
-//! by one final opening.
+//! residual — and, when the shape says so, the layer's second half: the norm after the
+//! attention and the MLP ([`crate::mlp`]) with its residual — every claim keyed by the
+//! polynomial it is about ([`BlockPolynomial`]) and answered by one final opening.
 //!
 //! ```text
 //! relation   X = norm(H) when the shape proves the norm (pre-norm decoders: RMSNorm or
 //!            LayerNorm in fixed point, crate::norm, γ and β in the model commitment);
 //!            Q = round((X·W_q + b_q) / 2^k), K, V likewise (rotated under RoPE);
 //!            O = attention(Q, K, V);  Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y,
-//!            R = X (post-norm) or the committed hidden state H (pre-norm)
+//!            R = X (post-norm) or the committed hidden state H (pre-norm);
+//!            with the MLP proven (pre-norm, norm proven): X₂ = norm₂(Z), Y₂ = MLP(X₂),
+//!            H' = Z + Y₂ the output, Z and X₂ committed by the proof
 //! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
-//!            weight table), the output Z — absorbed first, after the mode's name
+//!            weight table: the attention's, γ and β, then γ₂, β₂ and the MLP's W and b), the
+//!            output Z (or H') — absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
-//!            block_zk_schedule); the norm from H to X (when proven); r_z ← V;
-//!            α = R̃(r_z) sent (residual: Ỹ(r_z) = Z̃(r_z) − α);
+//!            block_zk_schedule); the norm from H to X (when proven); the norm from Z to X₂
+//!            and the MLP (when proven); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) =
+//!            Z̃(r_z) − α, Z̃ the public output's MLE; with the MLP ζ = Z̃(r_z) sent, a claim on
+//!            the committed Z, and Ỹ(r_z) = ζ − α, Ỹ₂(r_z) = H̃′(r_z) − ζ);
 //!            the four projections; the grouped-query reductions; the rotations; r ← V,
 //!            Õ(r) sent; the attention's steps from Õ(r) to Q, K, V and the softmax's columns;
 //!            one opening of every claim (plain: multi-point opening; zero knowledge: its
@@ -36,14 +42,19 @@ use crate::commitment_layout::{layout_column_vars, table_column_vars};
 use crate::common::check_tensor_sizes;
 use crate::grouped_query::{SharedHeadsProofOf, prove_shared_heads, verify_shared_heads};
 use crate::layer::{LABEL_OUTPUT_POINT, ProverTimings, VerifierTimings, matrix_mle, witness_alongside_table};
+use crate::mlp::{
+    MlpPolynomial, MlpProjection, MlpProof, MlpWitness, compute_mlp, mlp_polynomials, mlp_ranges, mlp_tables,
+    mlp_zk_schedule, prove_mlp, verify_mlp,
+};
 use crate::mode::{Mode, ProverRng};
+use crate::model_layer::MlpTable;
 use crate::model_layer::{
     ModelCommitment, ModelShape, ModelStatement, ModelWeights, integer_output, output_value, padded_tables,
     require_proven_softmax,
 };
 use crate::norm::{
-    NormClaims, NormProofOf, NormWitness, compute_norm, norm_ranges, norm_zk_schedule, prove_norm,
-    verify_norm,
+    NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_ranges, norm_zk_schedule,
+    prove_norm, verify_norm,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionWitness, ProjectionsProofOf, compute_projection, pad,
@@ -70,6 +81,7 @@ const LABEL_MODE: &[u8] = b"attention/block/mode";
 const LABEL_COMMITMENTS: &[u8] = b"attention/block/commitments";
 const LABEL_RESIDUAL_POINT: &[u8] = b"attention/block/residual-point";
 const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/block/residual-input";
+const LABEL_MIDDLE_VALUE: &[u8] = b"attention/block/middle-hidden-state";
 const LABEL_OUTPUT_VALUE: &[u8] = b"attention/block/output-value";
 const STEP_SHAPE: &str = "model layer proof shape";
 const STEP_CLAIMS: &str = "block claims";
@@ -104,15 +116,32 @@ pub enum BlockPolynomial {
     RotaryMultiplicities(usize),
     /// Output range `k`'s multiplicities: the `Q`, `K`, `V` projections', then the rotations'.
     OutputMultiplicities(usize),
-    /// The proven norm's digit stack `G` (`crate::norm`).
-    NormDigits,
-    /// The proven norm's remainder high digits `R_hi` (two-digit shifts).
-    NormHighRemainders,
-    /// The proven norm's input range's high digits `X_hi` (the hidden state's).
-    NormInputHigh,
-    /// The proven norm's lookup `k`'s multiplicities (`R_lo`, `R_hi`, `X`'s range, `H`'s two
-    /// range digits `X_lo` and `X_hi`, `G`: `crate::norm::NormShape::lookup_vars`).
-    NormMultiplicities(usize),
+    /// A polynomial of the proven norm from `H` to `X`.
+    Norm(NormPolynomial),
+    /// The hidden state between the attention and the MLP, `Z = H + Y` (blocks that prove
+    /// their MLP: the output is then `H' = Z + Y₂`).
+    MiddleHiddenState,
+    /// The MLP's input `X₂ = norm₂(Z)`.
+    MlpInput,
+    /// A polynomial of the norm from `Z` to `X₂`.
+    MlpNorm(NormPolynomial),
+    /// A polynomial of the MLP (`crate::mlp::mlp_polynomials`; its input and weights are
+    /// `MlpInput` and `Weight(_)`).
+    Mlp(MlpPolynomial),
+}
+
+/// A polynomial a proven norm commits to (`crate::norm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormPolynomial {
+    /// The digit stack `G`.
+    Digits,
+    /// The remainder's high digits `R_hi` (two-digit shifts).
+    HighRemainders,
+    /// The input range's high digits `X_hi`.
+    InputHigh,
+    /// Lookup `k`'s multiplicities (`R_lo`, `R_hi`, the output's range, the input's two range
+    /// digits `X_lo` and `X_hi`, `G`: `crate::norm::NormShape::lookup_vars`).
+    Multiplicities(usize),
 }
 
 /// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights.
@@ -121,7 +150,7 @@ pub fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     if shape.residual == Residual::HiddenState {
         out.push(BlockPolynomial::HiddenState);
     }
-    out.extend((0..8 + shape.norm_tables()).map(BlockPolynomial::Weight));
+    out.extend((0..shape.table_vars().len() - 1).map(BlockPolynomial::Weight));
     out
 }
 
@@ -143,13 +172,24 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
     }
     out.extend((0..shape.output_range_vars().len()).map(OutputMultiplicities));
     if let Some(norm) = shape.norm_shape() {
-        out.push(NormDigits);
-        if norm.has_high_digit() {
-            out.push(NormHighRemainders);
-        }
-        out.push(NormInputHigh);
-        out.extend((0..norm.lookup_vars().len()).map(NormMultiplicities));
+        out.extend(norm_polynomials(&norm).into_iter().map(Norm));
     }
+    if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
+        out.extend([MiddleHiddenState, MlpInput]);
+        out.extend(norm_polynomials(&norm).into_iter().map(MlpNorm));
+        out.extend(mlp_polynomials(&mlp).into_iter().map(Mlp));
+    }
+    out
+}
+
+/// The polynomials a proven norm commits to, in one order.
+fn norm_polynomials(norm: &NormShape) -> Vec<NormPolynomial> {
+    let mut out = vec![NormPolynomial::Digits];
+    if norm.has_high_digit() {
+        out.push(NormPolynomial::HighRemainders);
+    }
+    out.push(NormPolynomial::InputHigh);
+    out.extend((0..norm.lookup_vars().len()).map(NormPolynomial::Multiplicities));
     out
 }
 
@@ -247,16 +287,30 @@ fn polynomial_layout(
         OutputMultiplicities(k) => {
             (*shape.output_range_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
         }
-        NormDigits => (shape.norm_shape().ok_or_else(missing)?.stack_vars(), shape.layout(softmax)),
-        NormHighRemainders | NormInputHigh => {
-            (shape.norm_shape().ok_or_else(missing)?.grid_vars(), shape.layout(softmax))
+        Norm(part) => {
+            (norm_polynomial_vars(&shape.norm_shape().ok_or_else(missing)?, part)?, shape.layout(softmax))
         }
-        NormMultiplicities(k) => {
-            let norm = shape.norm_shape().ok_or_else(missing)?;
-            (*norm.lookup_vars().get(k).ok_or_else(missing)?, shape.layout(softmax))
+        MlpNorm(part) => {
+            (norm_polynomial_vars(&shape.mlp_norm_shape().ok_or_else(missing)?, part)?, shape.layout(softmax))
         }
+        MiddleHiddenState | MlpInput => (vars[0], shape.layout(softmax)),
+        Mlp(key) => (
+            shape.mlp_shape().and_then(|m| m.polynomial_vars(key)).ok_or_else(missing)?,
+            shape.layout(softmax),
+        ),
     };
     Ok((num_vars, table_column_vars(num_vars, layout)))
+}
+
+/// The variables of a proven norm's polynomial.
+fn norm_polynomial_vars(norm: &NormShape, part: NormPolynomial) -> Result<usize, AttentionError> {
+    match part {
+        NormPolynomial::Digits => Ok(norm.stack_vars()),
+        NormPolynomial::HighRemainders | NormPolynomial::InputHigh => Ok(norm.grid_vars()),
+        NormPolynomial::Multiplicities(k) => {
+            norm.lookup_vars().get(k).copied().ok_or(AttentionError::CheckFailed { step: STEP_SHAPE })
+        }
+    }
 }
 
 /// Every masked sum-check of a zero-knowledge block proof, in proof order: the projections',
@@ -272,6 +326,10 @@ pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<Mas
         Some(norm) => norm_zk_schedule(&norm)?,
         None => Vec::new(),
     };
+    if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
+        schedule.extend(norm_zk_schedule(&norm)?);
+        schedule.extend(mlp_zk_schedule(&mlp)?);
+    }
     schedule.extend(projection_zk_schedule(&shape.projections())?);
     if let Some(rotary) = shape.rotary {
         let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
@@ -345,6 +403,8 @@ pub struct ModelBlockProof<M: Mode> {
     pub session: M::SessionCommitment,
     /// The norm from `H` to `X`, when the shape proves it.
     pub norm: Option<NormProofOf<M>>,
+    /// The norm from `Z` to `X₂` and the MLP, when the shape proves them.
+    pub feed_forward: Option<FeedForwardProof<M>>,
     /// `α = R̃(r_z)`.
     pub residual_input: M::Sent,
     /// The `Q`, `K`, `V` and output projections.
@@ -364,6 +424,18 @@ pub struct ModelBlockProof<M: Mode> {
     pub session_proof: M::SessionProof,
 }
 
+/// The second half of a block's proof in mode `M`: the norm from `Z` to `X₂`, the MLP, and
+/// `ζ = Z̃(r_z)` (the residuals: `Ỹ(r_z) = ζ − α`, `Ỹ₂(r_z) = H̃′(r_z) − ζ`).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct FeedForwardProof<M: Mode> {
+    /// The norm from `Z` to `X₂`.
+    pub norm: NormProofOf<M>,
+    /// The MLP.
+    pub mlp: MlpProof<M>,
+    /// `ζ = Z̃(r_z)`.
+    pub middle_value: M::Sent,
+}
+
 impl<M: Mode> ModelBlockProof<M> {
     /// The proof's parts and their sizes in bytes (compressed), for reports.
     pub fn part_sizes(&self) -> Vec<(&'static str, usize)> {
@@ -373,6 +445,7 @@ impl<M: Mode> ModelBlockProof<M> {
         vec![
             ("commitments", size(&self.commitments)),
             ("norm", size(&self.norm)),
+            ("mlp", size(&self.feed_forward)),
             ("projections", size(&self.projections) + size(&self.shared_heads)),
             ("rotary embeddings", size(&self.rotations)),
             ("attention", size(&self.attention) + size(&self.residual_input) + size(&self.output_value)),
@@ -460,16 +533,55 @@ struct Owned {
     values: Vec<i64>,
 }
 
-/// The proven norm's claims keyed by the block's polynomials: on `H` (its input), `X` (its
-/// output), `γ`, `β` (`Weight(8)`, `Weight(9)`), its digits, high remainders and
-/// multiplicities. The norm's grids have at least one row variable: for one token (`ŝ = 1`) its
-/// claims on `H` and `X` are on the tables with a zero row appended, `T̃′(c, r_0) = (1 − r_0)·T̃(c)`,
-/// so they become claims on `T` at `c` of value `v / (1 − r_0)`.
+/// Where a proven norm's claims go: its input's and output's keys, its weights' tables, the
+/// wrapper of its own polynomials.
+struct NormKeys {
+    input: BlockPolynomial,
+    output: BlockPolynomial,
+    scale: usize,
+    bias: Option<usize>,
+    part: fn(NormPolynomial) -> BlockPolynomial,
+}
+
+impl NormKeys {
+    /// The norm from `H` to `X`: `γ`, `β` are `Weight(8)`, `Weight(9)`.
+    fn attention(shape: &ModelShape) -> Self {
+        let bias = shape.norm.is_some_and(|n| n.bias).then_some(9);
+        Self {
+            input: BlockPolynomial::HiddenState,
+            output: BlockPolynomial::Input,
+            scale: 8,
+            bias,
+            part: BlockPolynomial::Norm,
+        }
+    }
+
+    /// The norm from `Z` to `X₂`.
+    fn mlp(shape: &ModelShape) -> Result<Self, AttentionError> {
+        Ok(Self {
+            input: BlockPolynomial::MiddleHiddenState,
+            output: BlockPolynomial::MlpInput,
+            scale: shape
+                .mlp_weight_index(MlpTable::NormScale)
+                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
+            bias: shape.mlp_weight_index(MlpTable::NormBias),
+            part: BlockPolynomial::MlpNorm,
+        })
+    }
+}
+
+/// A proven norm's claims keyed by the block's polynomials: on its input and output, `γ`, `β`,
+/// its digits, high remainders and multiplicities. The norm's grids have at least one row
+/// variable: for one token (`ŝ = 1`) its claims on its input and output are on the tables with
+/// a zero row appended, `T̃′(c, r_0) = (1 − r_0)·T̃(c)`, so they become claims on `T` at `c` of
+/// value `v / (1 − r_0)`.
 fn norm_block_claims<V: zkmha_zk::LinearValue>(
     shape: &ModelShape,
     claims: NormClaims<V>,
+    keys: &NormKeys,
 ) -> Result<Vec<(BlockPolynomial, EvalClaim<V>)>, AttentionError> {
     use BlockPolynomial::*;
+    use NormPolynomial::*;
     let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
     let grid = shape.attention.seq_vars() + shape.model_vars();
     let on_block_grid = |claim: EvalClaim<V>| -> Result<EvalClaim<V>, AttentionError> {
@@ -484,20 +596,115 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
             _ => Err(fail()),
         }
     };
+    let part = keys.part;
     let mut out = Vec::new();
     for claim in claims.input {
-        out.push((HiddenState, on_block_grid(claim)?));
+        out.push((keys.input, on_block_grid(claim)?));
     }
-    out.push((Input, on_block_grid(claims.output)?));
-    out.push((Weight(8), claims.scale));
-    if let Some(bias) = claims.bias {
-        out.push((Weight(9), bias));
+    out.push((keys.output, on_block_grid(claims.output)?));
+    out.push((Weight(keys.scale), claims.scale));
+    match (claims.bias, keys.bias) {
+        (Some(bias), Some(index)) => out.push((Weight(index), bias)),
+        (None, None) => {}
+        _ => return Err(fail()),
     }
-    out.extend(claims.digits.into_iter().map(|c| (NormDigits, c)));
-    out.extend(claims.high_remainders.map(|c| (NormHighRemainders, c)));
-    out.push((NormInputHigh, claims.input_high));
-    out.extend(claims.multiplicities.into_iter().enumerate().map(|(k, c)| (NormMultiplicities(k), c)));
+    out.extend(claims.digits.into_iter().map(|c| (part(Digits), c)));
+    out.extend(claims.high_remainders.map(|c| (part(HighRemainders), c)));
+    out.push((part(InputHigh), claims.input_high));
+    out.extend(claims.multiplicities.into_iter().enumerate().map(|(k, c)| (part(Multiplicities(k)), c)));
     Ok(out)
+}
+
+/// A proven norm's tables in [`norm_polynomials`] order.
+fn norm_tables(norm: &NormShape, ranges: &NormRanges) -> Vec<(NormPolynomial, Vec<i64>)> {
+    let mut out = vec![(NormPolynomial::Digits, ranges.digits.clone())];
+    if norm.has_high_digit() {
+        out.push((NormPolynomial::HighRemainders, ranges.high_remainders.clone()));
+    }
+    out.push((NormPolynomial::InputHigh, ranges.input_high.clone()));
+    for (k, values) in ranges.multiplicities().into_iter().enumerate() {
+        out.push((NormPolynomial::Multiplicities(k), values.to_vec()));
+    }
+    out
+}
+
+/// The prover's data of a block's second half.
+struct FeedForwardData {
+    norm: NormShape,
+    norm_witness: NormWitness,
+    norm_ranges: NormRanges,
+    mlp: crate::mlp::MlpShape,
+    mlp_witness: MlpWitness,
+    mlp_ranges: crate::mlp::MlpRanges,
+}
+
+/// `X₂ = norm₂(Z)` and the MLP on it, for a block that proves its MLP.
+///
+/// # Errors
+/// A shape and weights that disagree on the MLP; as the norm's and the MLP's forward passes
+/// (a `Z` or an intermediate outside its range).
+fn feed_forward_data(
+    shape: &ModelShape,
+    weights: &ModelWeights,
+    middle: &[i64],
+) -> Result<Option<FeedForwardData>, AttentionError> {
+    let (norm, mlp, w) = match (shape.mlp_norm_shape(), shape.mlp_shape(), &weights.feed_forward) {
+        (Some(norm), Some(mlp), Some(w)) => (norm, mlp, w),
+        (None, None, None) => return Ok(None),
+        _ => return Err(AttentionError::CheckFailed { step: "MLP weights" }),
+    };
+    let output = compute_norm(&norm, middle, &w.norm.scale, &w.norm.bias)?;
+    let norm_witness = NormWitness {
+        input: middle.to_vec(),
+        scale: w.norm.scale.clone(),
+        bias: w.norm.bias.clone(),
+        output,
+    };
+    let norm_ranges = norm_ranges(&norm, &norm_witness)?;
+    let mlp_witness = compute_mlp(&mlp, &norm_witness.output, &w.mlp)?;
+    let mlp_ranges = mlp_ranges(&mlp, &mlp_witness)?;
+    Ok(Some(FeedForwardData { norm, norm_witness, norm_ranges, mlp, mlp_witness, mlp_ranges }))
+}
+
+/// The MLP's claims keyed by the block's polynomials: its input is `X₂`, its weights the model
+/// commitment's tables.
+fn mlp_block_claims<V>(
+    shape: &ModelShape,
+    claims: crate::mlp::MlpClaims<V>,
+) -> Result<Vec<(BlockPolynomial, EvalClaim<V>)>, AttentionError> {
+    let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
+    claims
+        .into_iter()
+        .map(|(key, claim)| {
+            let block_key = match key {
+                MlpPolynomial::Input => BlockPolynomial::MlpInput,
+                MlpPolynomial::Weights(p) => {
+                    BlockPolynomial::Weight(shape.mlp_weight_index(MlpTable::Weights(p)).ok_or_else(fail)?)
+                }
+                MlpPolynomial::Bias(p) => {
+                    BlockPolynomial::Weight(shape.mlp_weight_index(MlpTable::Bias(p)).ok_or_else(fail)?)
+                }
+                other => BlockPolynomial::Mlp(other),
+            };
+            Ok((block_key, claim))
+        })
+        .collect()
+}
+
+/// The second residual's claims at `r_z`: `Z̃(r_z) = ζ` and `Ỹ₂(r_z) = H̃′(r_z) − ζ` (`H′` the
+/// public output).
+fn middle_residual_claims<V: zkmha_zk::LinearValue>(
+    r_z: &[Fr],
+    zeta: &V,
+    public_value: &V,
+) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
+    vec![
+        (BlockPolynomial::MiddleHiddenState, EvalClaim { point: r_z.to_vec(), value: zeta.clone() }),
+        (
+            BlockPolynomial::Mlp(MlpPolynomial::Projected(MlpProjection::Down)),
+            EvalClaim { point: r_z.to_vec(), value: public_value.plus_scaled(-Fr::one(), zeta) },
+        ),
+    ]
 }
 
 /// `X = norm(H)` for a block that proves its norm (the prover's `X`, whose commitment the
@@ -704,7 +911,12 @@ fn prove_block_with_claims<M: Mode>(
     let attention_output = integer_output(&witness.output)?;
     let projected =
         compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
-    let output: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    let middle: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    let feed_forward = feed_forward_data(shape, weights, &middle)?;
+    let output: Vec<i64> = match &feed_forward {
+        Some(f) => middle.iter().zip(f.mlp_witness.output()).map(|(z, y)| z + y).collect(),
+        None => middle.clone(),
+    };
     #[cfg(test)]
     let (honest_output, output) = (output.clone(), cheating_residual::output(output));
     witnesses.push(ProjectionWitness {
@@ -744,6 +956,16 @@ fn prove_block_with_claims<M: Mode>(
         push(AttentionInput(2), grid(&inputs.values, a.value_model_width(), a.value_model_vars()))?;
         push(AttentionOutput, grid(&witnesses[3].input, a.value_model_width(), a.value_model_vars()))?;
         push(Projected, grid(&witnesses[3].output, shape.model_width, shape.model_vars()))?;
+        if let Some(f) = &feed_forward {
+            push(MiddleHiddenState, grid(&middle, shape.model_width, shape.model_vars()))?;
+            push(MlpInput, grid(&f.norm_witness.output, shape.model_width, shape.model_vars()))?;
+            for (part, values) in norm_tables(&f.norm, &f.norm_ranges) {
+                push(MlpNorm(part), values)?;
+            }
+            for (key, values) in mlp_tables(&f.mlp, &f.mlp_witness, &f.mlp_ranges)? {
+                push(Mlp(key), values)?;
+            }
+        }
         for (p, (r, projection)) in ranges.iter().zip(&projections).enumerate() {
             push(LowMultiplicities(p), r.low_multiplicities.clone())?;
             if projection.has_high_digit() {
@@ -765,13 +987,8 @@ fn prove_block_with_claims<M: Mode>(
             push(OutputMultiplicities(k), values)?;
         }
         if let Some((norm, _, r)) = &norm_data {
-            push(NormDigits, r.digits.clone())?;
-            if norm.has_high_digit() {
-                push(NormHighRemainders, r.high_remainders.clone())?;
-            }
-            push(NormInputHigh, r.input_high.clone())?;
-            for (k, values) in r.multiplicities().into_iter().enumerate() {
-                push(NormMultiplicities(k), values.to_vec())?;
+            for (part, values) in norm_tables(norm, r) {
+                push(Norm(part), values)?;
             }
         }
     }
@@ -823,7 +1040,18 @@ fn prove_block_with_claims<M: Mode>(
     let (norm_proof, norm_claims) = match &norm_data {
         Some((norm, witness, ranges)) => {
             let (proof, claims) = prove_norm::<M>(&mut prover, norm, witness, ranges, t)?;
-            (Some(proof), norm_block_claims(shape, claims)?)
+            (Some(proof), norm_block_claims(shape, claims, &NormKeys::attention(shape))?)
+        }
+        None => (None, Vec::new()),
+    };
+    let (feed_forward_proofs, feed_forward_claims) = match &feed_forward {
+        Some(f) => {
+            let (norm, norm_claims) =
+                prove_norm::<M>(&mut prover, &f.norm, &f.norm_witness, &f.norm_ranges, t)?;
+            let (mlp, mlp_claims) = prove_mlp::<M>(&mut prover, &f.mlp, &f.mlp_witness, &f.mlp_ranges, t)?;
+            let mut keyed = norm_block_claims(shape, norm_claims, &NormKeys::mlp(shape)?)?;
+            keyed.extend(mlp_block_claims(shape, mlp_claims)?);
+            (Some((norm, mlp)), keyed)
         }
         None => (None, Vec::new()),
     };
@@ -839,8 +1067,25 @@ fn prove_block_with_claims<M: Mode>(
         (Some(s), Some(h)) => (s, h),
         _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
     };
-    let z_value = output_value(shape, &statement.output, &r_z)?;
-    let projected_value = M::prover_constant(&prover, z_value).plus_scaled(-Fr::one(), &alpha_held);
+    let public_value = M::prover_constant(&prover, output_value(shape, &statement.output, &r_z)?);
+    let (middle_sent, projected_value, residual_claims) = match feed_forward_proofs.is_some() {
+        // Y(r_z) = Z̃(r_z) − α, Y₂(r_z) = H̃′(r_z) − Z̃(r_z), Z̃(r_z) = ζ sent.
+        true => {
+            let zeta = DenseMultilinearExtension::from_i64(
+                vars[0],
+                &pad(&middle, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
+            )?
+            .evaluate(&r_z)?;
+            let (mut sent, mut held) = M::send(&mut prover, LABEL_MIDDLE_VALUE, &[zeta], t);
+            let (middle_sent, zeta_held) = match (sent.pop(), held.pop()) {
+                (Some(s), Some(h)) => (s, h),
+                _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+            };
+            let residual_claims = middle_residual_claims(&r_z, &zeta_held, &public_value);
+            (Some(middle_sent), zeta_held.plus_scaled(-Fr::one(), &alpha_held), residual_claims)
+        }
+        false => (None, public_value.plus_scaled(-Fr::one(), &alpha_held), Vec::new()),
+    };
     let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
     let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
     let (projection_proofs, mut claims) =
@@ -898,7 +1143,7 @@ fn prove_block_with_claims<M: Mode>(
         &r_z,
         &alpha_held,
         projected_value,
-        norm_claims,
+        [norm_claims, feed_forward_claims, residual_claims].concat(),
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -924,6 +1169,11 @@ fn prove_block_with_claims<M: Mode>(
         commitments,
         session: session_commitment,
         norm: norm_proof,
+        feed_forward: match (feed_forward_proofs, middle_sent) {
+            (Some((norm, mlp)), Some(middle_value)) => Some(FeedForwardProof { norm, mlp, middle_value }),
+            (None, None) => None,
+            _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+        },
         residual_input: residual_sent,
         projections: projection_proofs,
         shared_heads,
@@ -965,6 +1215,7 @@ pub fn verify_block<M: Mode>(
         || proof.shared_heads.len() != if shape.is_grouped() { 4 } else { 0 }
         || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
         || proof.norm.is_some() != shape.norm.is_some()
+        || proof.feed_forward.is_some() != shape.mlp.is_some()
     {
         return Err(shape_error);
     }
@@ -981,8 +1232,23 @@ pub fn verify_block<M: Mode>(
     let mut session = M::start_verifier(&|| block_zk_schedule(shape, softmax), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
     let norm_claims = match (shape.norm_shape(), &proof.norm) {
-        (Some(norm), Some(p)) => norm_block_claims(shape, verify_norm::<M>(&mut verifier, &norm, p, t)?)?,
+        (Some(norm), Some(p)) => norm_block_claims(
+            shape,
+            verify_norm::<M>(&mut verifier, &norm, p, t)?,
+            &NormKeys::attention(shape),
+        )?,
         (None, None) => Vec::new(),
+        _ => return Err(shape_error),
+    };
+    let feed_forward_claims = match (shape.mlp_norm_shape(), shape.mlp_shape(), &proof.feed_forward) {
+        (Some(norm), Some(mlp), Some(p)) => {
+            let norm_claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, t)?;
+            let mlp_claims = verify_mlp::<M>(&mut verifier, &mlp, &p.mlp, t)?;
+            let mut keyed = norm_block_claims(shape, norm_claims, &NormKeys::mlp(shape)?)?;
+            keyed.extend(mlp_block_claims(shape, mlp_claims)?);
+            keyed
+        }
+        (None, None, None) => Vec::new(),
         _ => return Err(shape_error),
     };
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
@@ -991,9 +1257,18 @@ pub fn verify_block<M: Mode>(
         .pop()
         .ok_or(shape_error.clone())?;
     let public_start = Instant::now();
-    let z_value = output_value(shape, &statement.output, &r_z)?;
+    let public_value = M::verifier_constant(&verifier, output_value(shape, &statement.output, &r_z)?);
     timings.public_evaluations += public_start.elapsed();
-    let projected_value = M::verifier_constant(&verifier, z_value).plus_scaled(-Fr::one(), &alpha);
+    let (projected_value, residual_claims) = match &proof.feed_forward {
+        Some(p) => {
+            let zeta = M::receive(&verifier, LABEL_MIDDLE_VALUE, std::slice::from_ref(&p.middle_value), t)
+                .pop()
+                .ok_or(shape_error.clone())?;
+            let residual_claims = middle_residual_claims(&r_z, &zeta, &public_value);
+            (zeta.plus_scaled(-Fr::one(), &alpha), residual_claims)
+        }
+        None => (public_value.plus_scaled(-Fr::one(), &alpha), Vec::new()),
+    };
     let projections = shape.projections();
     let mut claims = verify_projections::<M>(&mut verifier, &projections, &proof.projections, t)?;
     if shape.is_grouped() {
@@ -1033,7 +1308,7 @@ pub fn verify_block<M: Mode>(
         &r_z,
         &alpha,
         projected_value,
-        norm_claims,
+        [norm_claims, feed_forward_claims, residual_claims].concat(),
     );
     let order: Vec<BlockPolynomial> = statement_polynomials(shape).into_iter().chain(proof_keys).collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -1072,6 +1347,7 @@ mod tests {
             key_value_heads: 2,
             rotary: None,
             norm: None,
+            mlp: None,
         };
         let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
         let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -1089,6 +1365,7 @@ mod tests {
             output: draw(a.value_model_width() * d, 127),
             output_bias: draw(d, 1000),
             norm: None,
+            feed_forward: None,
         };
         let x = draw(a.seq_len * d, 127);
         let h = (residual == Residual::HiddenState).then(|| draw(a.seq_len * d, 1 << 20));
@@ -1299,6 +1576,7 @@ mod padding_junk {
             key_value_heads: 2,
             rotary: None,
             norm: None,
+            mlp: None,
         };
         let shape13 = ModelShape { model_width: 13, ..shape12 };
         let a = shape12.attention;
@@ -1317,6 +1595,7 @@ mod padding_junk {
             output: draw(nv * 12, 127),
             output_bias: draw(12, 1000),
             norm: None,
+            feed_forward: None,
         };
         let x12 = draw(a.seq_len * 12, 127);
         // The same tables with junk at index 12 (a padded row or column for d = 12).

@@ -90,20 +90,32 @@ impl<V> ChainClaims<V> {
 /// its key's position there), the same list on both sides.
 ///
 /// # Errors
-/// [`AttentionError::CheckFailed`] naming `step` for a claim on a polynomial not in `order`.
+/// [`AttentionError::CheckFailed`] naming `step` for a claim on a polynomial not in `order`,
+/// or a polynomial of `order` no claim is about (committed and constrained by nothing).
 pub(crate) fn opening_claims<K: PartialEq, V>(
     order: &[K],
     claims: Vec<(K, EvalClaim<V>)>,
     step: &'static str,
 ) -> Result<Vec<OpeningClaim<V>>, AttentionError> {
-    claims
+    let claims: Vec<OpeningClaim<V>> = claims
         .into_iter()
         .map(|(key, claim)| {
             let polynomial =
                 order.iter().position(|k| *k == key).ok_or(AttentionError::CheckFailed { step })?;
             Ok(OpeningClaim { polynomial, point: claim.point, value: claim.value })
         })
-        .collect()
+        .collect::<Result<_, AttentionError>>()?;
+    // A committed polynomial no claim is about would be constrained by nothing.
+    let mut opened = vec![false; order.len()];
+    for claim in &claims {
+        if let Some(slot) = opened.get_mut(claim.polynomial) {
+            *slot = true;
+        }
+    }
+    if opened.contains(&false) {
+        return Err(AttentionError::CheckFailed { step });
+    }
+    Ok(claims)
 }
 
 /// The `(variables, degree)` of the steps' masked sum-checks in zero knowledge, in proof order.

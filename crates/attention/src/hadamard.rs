@@ -9,7 +9,8 @@
 //! ```text
 //! tensors    A, U, P: ŝ × n̂ (index i·n̂ + c, MLE points [column ‖ row]), zero-padded
 //! relation   D = A∘U + 2^(k−1) − 2^k·P ∈ [0, 2^k)  ⇔  P = ⌊(A∘U + 2^(k−1)) / 2^k⌋ entrywise
-//!            (round half up); on the padding A = U = 0, so D ∈ [0, 2^k) forces P = 0 there
+//!            (round half up); where A = U = 0 (the padding, when the caller's tables are zero
+//!            there) D ∈ [0, 2^k) forces P = 0
 //! absorb     the shape (s, n, k, b); the caller absorbs its commitments to A, U, P and the
 //!            multiplicities before
 //! lookup     D ∈ [0, 2^k) (logUp, D never committed)  → D(r) = v, m(r_t) = μ

@@ -46,7 +46,7 @@ use zkmha_transcript::Transcript;
 use zkmha_zk::{LinearValue, MaskSchedule, zk_multi_opening_schedule};
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 13;
+pub const PROOF_FORMAT_VERSION: u32 = 14;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 const LABEL_MODE: &[u8] = b"attention/statement/mode";

@@ -1,6 +1,6 @@
 //! A transformer's MLP in fixed point, proven in either mode from one code path: GPT-2's and
-//! BERT's `W₂·act(W₁·x + b₁) + b₂` ([`MlpGating::Dense`]) and Llama's SwiGLU
-//! `W_down·(SiLU(W_gate·x) ⊙ W_up·x)` ([`MlpGating::Gated`]; GeGLU with a GELU). Like the
+//! BERT's `W₂·act(W₁·x + b₁) + b₂` (dense, [`MlpParams::gate`] `None`) and Llama's SwiGLU
+//! `W_down·(SiLU(W_gate·x) ⊙ W_up·x)` (gated, [`GatedProduct`]; GeGLU with a GELU). Like the
 //! steps it is made of, it needs no claim on its output: it ties the committed tensors together
 //! and hands claims on every one of them, keyed by [`MlpPolynomial`], to the caller's openings.
 //! Built for the whole-transformer issue; not yet wired into a block.
@@ -17,20 +17,27 @@
 //!            Y = round((P·W_down + b_down) / 2^k_down)     projection
 //! absorb     the whole shape; the caller absorbs its commitments to X, the weights, U, G, A,
 //!            P, Y, the projections' high digits and every multiplicity before
-//! proof      the projections (up, gate, down: one batch of lookups, one batched sum-check);
+//! proof      the projections (up, down; or gate, up, down: one batch of lookups, one batched
+//!            sum-check);
 //!            the activation's lookup; the gated product
 //! claims out on X, every W and b, U, G, A, P, Y and every multiplicity (mlp_polynomials)
 //! ```
 //!
 //! What the caller must still do: open every claim against its commitment (a claim left
 //! unopened is a relation left unproven), pin `X` to integers with `|X| < 2^31` and zero
-//! padded rows (the norm before it does both; then `U`, `G`, `A`, `P` and `Y` are zero on the
-//! padded rows too, each forced by its rounding), and pin `Y` when the shape names no output
-//! range for it (the residual with a range-checked sum does). Integer soundness: every tensor
+//! padded rows (the norm before it does both; then `U`, `G`, `A` and `P` are zero on the padded
+//! rows too, each forced by its rounding, and so is `Y` once it is pinned to integers), and pin
+//! `Y` when the shape names no output range for it (the block's residual `H' = Z + Y` with `Z`
+//! range-checked and `H'` public does). Padded columns (`c ≥ n`) of `U`, `G`, `A`, `P` are zero
+//! only when the weights' and biases' padding is; whatever they hold, the down projection's
+//! selector `[j < n]` keeps them out of `Y`. Integer soundness: every tensor
 //! entering a product is an integer of bounded size — `U` and `G` by the activation's table,
 //! `A` by its outputs (`|A| ≤ 2^(b−1−a+o) + 1 < 2^31`, checked by [`MlpShape::validate`]), the
 //! gated `U` and `P` by their output ranges — so every relation holds over the integers (see
-//! each step's module).
+//! each step's module). The fresh-context review of 2026-11-26 (non-integer `U`, `G`, `Y` at
+//! real and padded entries, every absorbed shape field, the other gating, swapped and dropped
+//! proof parts, the claims' keys, ~10 000 malformed proofs, one-entry shapes; both modes) found
+//! no forgery and no panic; its notes on the padding and on `|A|` are applied above.
 
 use crate::AttentionError;
 use crate::activation::{
@@ -43,6 +50,7 @@ use crate::hadamard::{
     hadamard_ranges, hadamard_zk_schedule, prove_hadamard, verify_hadamard,
 };
 use crate::mode::Mode;
+use crate::norm::BlockNorm;
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProofOf,
     compute_projection, projection_ranges, projection_zk_schedule, prove_projections, verify_projections,
@@ -66,31 +74,23 @@ pub enum MlpProjection {
     Down,
 }
 
-/// Whether the MLP multiplies the activation by a second projection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MlpGating {
-    /// `Y = W_down·act(W_up·x + b_up) + b_down` (GPT-2, BERT).
-    Dense,
-    /// `Y = W_down·(act(W_gate·x) ⊙ W_up·x)` (Llama's SwiGLU, Gemma's GeGLU).
-    Gated {
-        /// `k_gate`: the gate projection's shift.
-        gate_shift: u32,
-        /// `b_up`: the up projection's output range (`|U| ≤ 2^(b_up − 1)`).
-        up_bits: u32,
-        /// `k_p`: the product's shift, `P = round(A ⊙ U / 2^k_p)` (`1..=16`).
-        product_shift: u32,
-        /// `b_p`: the product's output range.
-        product_bits: u32,
-    },
+/// A gated MLP's own constants (Llama's SwiGLU, Gemma's GeGLU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct GatedProduct {
+    /// `k_gate`: the gate projection's shift.
+    pub gate_shift: u32,
+    /// `b_up`: the up projection's output range (`|U| ≤ 2^(b_up − 1)`).
+    pub up_bits: u32,
+    /// `k_p`: the product's shift, `P = round(A ⊙ U / 2^k_p)` (`1..=16`).
+    pub product_shift: u32,
+    /// `b_p`: the product's output range.
+    pub product_bits: u32,
 }
 
-/// The public shape of an MLP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MlpShape {
-    /// Tokens `s`.
-    pub rows: usize,
-    /// The model width `d` (the input's and the output's columns).
-    pub width: usize,
+/// An MLP's constants, independent of the sequence: what a model's verifier key holds (the
+/// block adds the token count, the model width and `Y`'s range, [`MlpParams::shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct MlpParams {
     /// The hidden width `n`.
     pub hidden: usize,
     /// The activation.
@@ -103,43 +103,106 @@ pub struct MlpShape {
     pub activation_input_bits: u32,
     /// `k_up`: the up projection's shift.
     pub up_shift: u32,
-    /// Dense or gated, with the gated MLP's own constants.
-    pub gating: MlpGating,
+    /// `None`: a dense MLP, `Y = W_down·act(W_up·x + b_up) + b_down` (GPT-2, BERT); `Some`: a
+    /// gated one, `Y = W_down·(act(W_gate·x) ⊙ W_up·x)`, with its own constants.
+    pub gate: Option<GatedProduct>,
     /// `k_down`: the down projection's shift.
     pub down_shift: u32,
+}
+
+impl MlpParams {
+    /// The MLP's shape on `rows × width` inputs, with `Y` range-checked to `output_bits`
+    /// (`None`: the caller pins it).
+    pub fn shape(&self, rows: usize, width: usize, output_bits: Option<u32>) -> MlpShape {
+        MlpShape { rows, width, output_bits, params: *self }
+    }
+}
+
+/// The MLP half of a pre-norm block (`H' = Z + MLP(norm₂(Z))`): the norm's constants and the
+/// MLP's, chosen at calibration and kept in the verifier key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct BlockMlp {
+    /// The norm from `Z` to the MLP's input (GPT-2's `ln_2`, Llama's `post_attention_layernorm`).
+    pub norm: BlockNorm,
+    /// The MLP.
+    pub params: MlpParams,
+}
+
+/// The public shape of an MLP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MlpShape {
+    /// Tokens `s`.
+    pub rows: usize,
+    /// The model width `d` (the input's and the output's columns).
+    pub width: usize,
     /// `Some(b)`: `Y` is range-checked to `b` bits here; `None`: the caller pins it.
     pub output_bits: Option<u32>,
+    /// The constants.
+    pub params: MlpParams,
 }
 
 impl MlpShape {
     /// The projections in proof order: up and down (dense); gate, up and down (gated).
     pub fn projection_order(&self) -> Vec<MlpProjection> {
-        match self.gating {
-            MlpGating::Dense => vec![MlpProjection::Up, MlpProjection::Down],
-            MlpGating::Gated { .. } => vec![MlpProjection::Gate, MlpProjection::Up, MlpProjection::Down],
+        match self.params.gate {
+            None => vec![MlpProjection::Up, MlpProjection::Down],
+            Some(_) => vec![MlpProjection::Gate, MlpProjection::Up, MlpProjection::Down],
         }
     }
 
     /// The shape of one projection (`None`: the gate of a dense MLP).
     pub fn projection(&self, projection: MlpProjection) -> Option<ProjectionShape> {
-        let (rows, width, hidden) = (self.rows, self.width, self.hidden);
+        let (rows, width, hidden, p) = (self.rows, self.width, self.params.hidden, &self.params);
         let widening =
             |shift, output_bits| ProjectionShape { rows, inputs: width, outputs: hidden, shift, output_bits };
-        match (projection, self.gating) {
-            (MlpProjection::Up, MlpGating::Dense) => Some(widening(self.up_shift, None)),
-            (MlpProjection::Up, MlpGating::Gated { up_bits, .. }) => {
-                Some(widening(self.up_shift, Some(up_bits)))
-            }
-            (MlpProjection::Gate, MlpGating::Dense) => None,
-            (MlpProjection::Gate, MlpGating::Gated { gate_shift, .. }) => Some(widening(gate_shift, None)),
+        match (projection, p.gate) {
+            (MlpProjection::Up, None) => Some(widening(p.up_shift, None)),
+            (MlpProjection::Up, Some(gate)) => Some(widening(p.up_shift, Some(gate.up_bits))),
+            (MlpProjection::Gate, None) => None,
+            (MlpProjection::Gate, Some(gate)) => Some(widening(gate.gate_shift, None)),
             (MlpProjection::Down, _) => Some(ProjectionShape {
                 rows,
                 inputs: hidden,
                 outputs: width,
-                shift: self.down_shift,
+                shift: p.down_shift,
                 output_bits: self.output_bits,
             }),
         }
+    }
+
+    /// The projection the activation reads: up (dense) or gate (gated).
+    pub fn activated_projection(&self) -> MlpProjection {
+        match self.params.gate {
+            None => MlpProjection::Up,
+            Some(_) => MlpProjection::Gate,
+        }
+    }
+
+    /// The variables of a polynomial's table (`None`: not one of this shape's).
+    pub fn polynomial_vars(&self, key: MlpPolynomial) -> Option<usize> {
+        use MlpPolynomial::*;
+        let projection = |p| self.projection(p);
+        let high = |p| projection(p).filter(ProjectionShape::has_high_digit);
+        match key {
+            Input => projection(MlpProjection::Up).map(|s| s.row_vars() + s.input_vars()),
+            Weights(p) => projection(p).map(|s| s.input_vars() + s.output_vars()),
+            Bias(p) => projection(p).map(|s| s.output_vars()),
+            Projected(p) => projection(p).map(|s| s.grid_vars()),
+            Activated => Some(self.activation_shape().grid_vars()),
+            Product => self.product_shape().map(|s| s.grid_vars()),
+            LowMultiplicities(p) => projection(p).map(|s| s.digits().0 as usize),
+            HighDigits(p) => high(p).map(|s| s.grid_vars()),
+            HighMultiplicities(p) => high(p).map(|s| s.digits().1 as usize),
+            OutputMultiplicities(p) => projection(p).and_then(|s| s.output_bits).map(|b| b as usize),
+            ActivationMultiplicities => Some(self.params.activation_input_bits as usize),
+            ProductRemainderMultiplicities => self.params.gate.map(|g| g.product_shift as usize),
+            ProductOutputMultiplicities => self.params.gate.map(|g| g.product_bits as usize),
+        }
+    }
+
+    /// The most variables of a polynomial the proof commits to ([`mlp_polynomials`]).
+    pub fn largest_vars(&self) -> usize {
+        mlp_polynomials(self).into_iter().filter_map(|k| self.polynomial_vars(k)).max().unwrap_or(0)
     }
 
     /// The projections' shapes in proof order.
@@ -149,32 +212,30 @@ impl MlpShape {
 
     /// The activation's shape (over `s × n`).
     pub fn activation_shape(&self) -> ActivationShape {
+        let p = &self.params;
         ActivationShape {
-            activation: self.activation,
+            activation: p.activation,
             rows: self.rows,
-            width: self.hidden,
-            input_fraction_bits: self.activation_input_fraction_bits,
-            output_fraction_bits: self.activation_output_fraction_bits,
-            input_bits: self.activation_input_bits,
+            width: p.hidden,
+            input_fraction_bits: p.activation_input_fraction_bits,
+            output_fraction_bits: p.activation_output_fraction_bits,
+            input_bits: p.activation_input_bits,
         }
     }
 
     /// The gated product's shape (gated MLPs).
     pub fn product_shape(&self) -> Option<HadamardShape> {
-        match self.gating {
-            MlpGating::Dense => None,
-            MlpGating::Gated { product_shift, product_bits, .. } => Some(HadamardShape {
-                rows: self.rows,
-                width: self.hidden,
-                shift_bits: product_shift,
-                output_bits: product_bits,
-            }),
-        }
+        self.params.gate.map(|gate| HadamardShape {
+            rows: self.rows,
+            width: self.params.hidden,
+            shift_bits: gate.product_shift,
+            output_bits: gate.product_bits,
+        })
     }
 
     /// Checks every step's shape, and that the activation's outputs fit the next step's
-    /// inputs (`|A| < 2^31`: `|act(x)| ≤ max(|x|, 1)` for GELU and SiLU, so `|A| ≤
-    /// 2^(b−1−a+o) + 1`).
+    /// inputs (`|A| < 2^31`: GELU and SiLU are `x` times a factor in `(0, 1)`, so `|act(x)| ≤
+    /// |x|` and `|A| ≤ 2^(b−1−a+o) + 1`, the rounding's half included).
     ///
     /// # Errors
     /// [`AttentionError::InvalidShape`] naming the first limit it breaks.
@@ -186,9 +247,10 @@ impl MlpShape {
         if let Some(product) = self.product_shape() {
             product.validate()?;
         }
-        let magnitude =
-            i64::from(self.activation_input_bits) - 1 - i64::from(self.activation_input_fraction_bits)
-                + i64::from(self.activation_output_fraction_bits);
+        let magnitude = i64::from(self.params.activation_input_bits)
+            - 1
+            - i64::from(self.params.activation_input_fraction_bits)
+            + i64::from(self.params.activation_output_fraction_bits);
         if magnitude > 30 {
             return Err(AttentionError::InvalidShape(format!(
                 "the activation's outputs reach 2^{magnitude}: the next projection takes |A| < 2^31"
@@ -198,63 +260,42 @@ impl MlpShape {
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
-        let (gated, gate_shift, up_bits, product_shift, product_bits) = match self.gating {
-            MlpGating::Dense => (0, 0, 0, 0, 0),
-            MlpGating::Gated { gate_shift, up_bits, product_shift, product_bits } => {
-                (1, gate_shift, up_bits, product_shift, product_bits)
-            }
+        let p = &self.params;
+        let (gated, gate_shift, up_bits, product_shift, product_bits) = match p.gate {
+            None => (0, 0, 0, 0, 0),
+            Some(g) => (1, g.gate_shift, g.up_bits, g.product_shift, g.product_bits),
         };
         transcript.append_shape(
             LABEL_SHAPE,
             &[
                 self.rows,
                 self.width,
-                self.hidden,
-                usize::from(self.activation.code()),
-                self.activation_input_fraction_bits as usize,
-                self.activation_output_fraction_bits as usize,
-                self.activation_input_bits as usize,
-                self.up_shift as usize,
+                p.hidden,
+                usize::from(p.activation.code()),
+                p.activation_input_fraction_bits as usize,
+                p.activation_output_fraction_bits as usize,
+                p.activation_input_bits as usize,
+                p.up_shift as usize,
                 gated,
                 gate_shift as usize,
                 up_bits as usize,
                 product_shift as usize,
                 product_bits as usize,
-                self.down_shift as usize,
+                p.down_shift as usize,
                 self.output_bits.map_or(0, |b| b as usize),
             ],
         );
     }
 }
 
-/// A projection's weights: `W` (`inputs × outputs`, row-major) and `b` (`outputs`; zeros for a
-/// model without one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LinearWeights {
-    /// `W`.
-    pub weights: Vec<i64>,
-    /// `b`.
-    pub bias: Vec<i64>,
-}
+pub use zkmha_nn::{LinearWeights, MlpWeights};
 
-/// The MLP's weights.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MlpWeights {
-    /// `W_up`, `b_up` (`d × n`).
-    pub up: LinearWeights,
-    /// `W_gate`, `b_gate` (`d × n`; gated MLPs only).
-    pub gate: Option<LinearWeights>,
-    /// `W_down`, `b_down` (`n × d`).
-    pub down: LinearWeights,
-}
-
-impl MlpWeights {
-    fn of(&self, projection: MlpProjection) -> Option<&LinearWeights> {
-        match projection {
-            MlpProjection::Up => Some(&self.up),
-            MlpProjection::Gate => self.gate.as_ref(),
-            MlpProjection::Down => Some(&self.down),
-        }
+/// The weights of `projection` (`None`: the gate of a dense MLP).
+fn weights_of(weights: &MlpWeights, projection: MlpProjection) -> Option<&LinearWeights> {
+    match projection {
+        MlpProjection::Up => Some(&weights.up),
+        MlpProjection::Gate => weights.gate.as_ref(),
+        MlpProjection::Down => Some(&weights.down),
     }
 }
 
@@ -307,12 +348,12 @@ pub fn compute_mlp(
 ) -> Result<MlpWitness, AttentionError> {
     shape.validate()?;
     let missing = || AttentionError::InvalidShape("the MLP's shape and weights disagree on the gate".into());
-    if weights.gate.is_some() != matches!(shape.gating, MlpGating::Gated { .. }) {
+    if weights.gate.is_some() != shape.params.gate.is_some() {
         return Err(missing());
     }
     let project = |projection: MlpProjection, input: &[i64]| -> Result<ProjectionWitness, AttentionError> {
         let projection_shape = shape.projection(projection).ok_or_else(missing)?;
-        let linear = weights.of(projection).ok_or_else(missing)?;
+        let linear = weights_of(weights, projection).ok_or_else(missing)?;
         let output = compute_projection(&projection_shape, input, &linear.weights, &linear.bias)?;
         if let Some(bits) = projection_shape.output_bits {
             let half = 1i64 << (bits - 1);
@@ -329,10 +370,7 @@ pub fn compute_mlp(
             output,
         })
     };
-    let activated_projection = match shape.gating {
-        MlpGating::Dense => MlpProjection::Up,
-        MlpGating::Gated { .. } => MlpProjection::Gate,
-    };
+    let activated_projection = shape.activated_projection();
     let mut projections = Vec::new();
     let pre_activation = project(activated_projection, input)?;
     let activation_input = pre_activation.output.clone();
@@ -434,6 +472,59 @@ pub fn mlp_polynomials(shape: &MlpShape) -> Vec<MlpPolynomial> {
     out
 }
 
+/// The tables of [`mlp_polynomials`], in its order, padded to their MLE layouts (what the
+/// caller commits).
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a witness or range data of another shape.
+pub fn mlp_tables(
+    shape: &MlpShape,
+    witness: &MlpWitness,
+    ranges: &MlpRanges,
+) -> Result<Vec<(MlpPolynomial, Vec<i64>)>, AttentionError> {
+    use MlpPolynomial::*;
+    let fail = || AttentionError::CheckFailed { step: STEP };
+    let order = shape.projection_order();
+    let grid = |values: &[i64], columns: usize| {
+        let row_vars = shape.rows.next_power_of_two().trailing_zeros() as usize;
+        let column_vars = columns.next_power_of_two().trailing_zeros() as usize;
+        crate::projection::pad(values, shape.rows, columns, row_vars, column_vars)
+    };
+    mlp_polynomials(shape)
+        .into_iter()
+        .map(|key| {
+            let projection =
+                |p: MlpProjection| -> Result<(&ProjectionWitness, &ProjectionRanges, usize), AttentionError> {
+                    let k = order.iter().position(|q| *q == p).ok_or_else(fail)?;
+                    let outputs = shape.projection(p).ok_or_else(fail)?.outputs;
+                    Ok((
+                        witness.projection(p).ok_or_else(fail)?,
+                        ranges.projections.get(k).ok_or_else(fail)?,
+                        outputs,
+                    ))
+                };
+            let product = || witness.product.as_ref().zip(ranges.product.as_ref()).ok_or_else(fail);
+            let values = match key {
+                Projected(p) => {
+                    let (w, _, outputs) = projection(p)?;
+                    grid(&w.output, outputs)
+                }
+                LowMultiplicities(p) => projection(p)?.1.low_multiplicities.clone(),
+                HighDigits(p) => projection(p)?.1.high_digits.clone(),
+                HighMultiplicities(p) => projection(p)?.1.high_multiplicities.clone(),
+                OutputMultiplicities(p) => projection(p)?.1.output_multiplicities.clone(),
+                Activated => grid(&witness.activation.output, shape.params.hidden),
+                ActivationMultiplicities => ranges.activation.clone(),
+                Product => grid(&product()?.0.output, shape.params.hidden),
+                ProductRemainderMultiplicities => product()?.1.remainder_multiplicities.clone(),
+                ProductOutputMultiplicities => product()?.1.output_multiplicities.clone(),
+                Input | Weights(_) | Bias(_) => return Err(fail()),
+            };
+            Ok((key, values))
+        })
+        .collect()
+}
+
 /// An MLP's proof in mode `M`.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct MlpProof<M: Mode> {
@@ -475,15 +566,12 @@ fn keyed<V: Clone>(
     if projections.len() != order.len() {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let activated_projection = match shape.gating {
-        MlpGating::Dense => MlpProjection::Up,
-        MlpGating::Gated { .. } => MlpProjection::Gate,
-    };
+    let activated_projection = shape.activated_projection();
     let mut out = Vec::new();
     for (p, c) in order.into_iter().zip(projections) {
-        let input = match (p, shape.gating) {
-            (MlpProjection::Down, MlpGating::Dense) => Activated,
-            (MlpProjection::Down, MlpGating::Gated { .. }) => Product,
+        let input = match (p, shape.params.gate) {
+            (MlpProjection::Down, None) => Activated,
+            (MlpProjection::Down, Some(_)) => Product,
             _ => Input,
         };
         out.extend([

@@ -37,6 +37,7 @@ use crate::commitment_layout::{largest_committed_vars, table_column_vars};
 use crate::common::check_tensor_sizes;
 use crate::grouped_query::{SharedHeadsShape, expand_heads};
 use crate::layer::{ProverTimings, VerifierTimings};
+use crate::mlp::{BlockMlp, MlpProjection, MlpShape};
 use crate::mode::Plain;
 use crate::norm::{BlockNorm, NormShape};
 use crate::projection::{ProjectionShape, pad};
@@ -58,6 +59,7 @@ const LABEL_SOFTMAX: &[u8] = b"attention/model/softmax";
 const LABEL_COMMITMENTS: &[u8] = b"attention/model/commitments";
 const LABEL_OUTPUT: &[u8] = b"attention/model/output";
 const LABEL_NORM: &[u8] = b"attention/model/norm";
+const LABEL_MLP: &[u8] = b"attention/model/mlp";
 
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
@@ -92,6 +94,10 @@ pub struct ModelShape {
     /// `X = norm(H)`, its `γ` and `β` in the model commitment), or none (`X` and `H` committed
     /// side by side, the norm between them not proven).
     pub norm: Option<BlockNorm>,
+    /// The layer's second half when the block proves it (pre-norm decoders with a proven norm:
+    /// `X₂ = norm₂(Z)`, `H' = Z + MLP(X₂)` the output, `Z` committed; its weights in the model
+    /// commitment after the norm's), or none (the output is `Z`).
+    pub mlp: Option<BlockMlp>,
 }
 
 impl ModelShape {
@@ -144,7 +150,43 @@ impl ModelShape {
             }
             norm.validate()?;
         }
+        if let Some(mlp) = self.mlp {
+            if self.norm.is_none() {
+                return Err(AttentionError::InvalidShape(
+                    "a proven MLP needs the pre-norm block with its proven norm from H to X".into(),
+                ));
+            }
+            mlp.norm.shape(self.attention.seq_len, self.model_width).validate()?;
+            self.mlp_shape().map_or(Ok(()), |m| m.validate())?;
+        }
         Ok(())
+    }
+
+    /// The proven MLP's shape (`s × d_model`; `Y₂` pinned by the residual, no range of its own).
+    pub fn mlp_shape(&self) -> Option<MlpShape> {
+        self.mlp.map(|m| m.params.shape(self.attention.seq_len, self.model_width, None))
+    }
+
+    /// The norm before the proven MLP (`s × d_model`).
+    pub fn mlp_norm_shape(&self) -> Option<NormShape> {
+        self.mlp.map(|m| m.norm.shape(self.attention.seq_len, self.model_width))
+    }
+
+    /// The model commitment's index of an MLP weight table: after the attention's eight and
+    /// the first norm's, `γ₂` (and `β₂`), then each projection's `W` and `b` in
+    /// [`MlpShape::projection_order`].
+    pub(crate) fn mlp_weight_index(&self, table: MlpTable) -> Option<usize> {
+        let mlp = self.mlp?;
+        let start = 8 + self.norm_tables();
+        let norm_tables = 1 + usize::from(mlp.norm.bias);
+        match table {
+            MlpTable::NormScale => Some(start),
+            MlpTable::NormBias => mlp.norm.bias.then_some(start + 1),
+            MlpTable::Weights(p) | MlpTable::Bias(p) => {
+                let k = self.mlp_shape()?.projection_order().iter().position(|q| *q == p)?;
+                Some(start + norm_tables + 2 * k + usize::from(matches!(table, MlpTable::Bias(_))))
+            }
+        }
     }
 
     /// The proven norm's shape (`s × d_model`, output range `X`'s), if the block proves one.
@@ -247,6 +289,12 @@ impl ModelShape {
             m,
         ];
         vars.extend(std::iter::repeat_n(m, self.norm_tables()));
+        if let (Some(mlp), Some(shape)) = (self.mlp, self.mlp_shape()) {
+            vars.extend(std::iter::repeat_n(m, 1 + usize::from(mlp.norm.bias)));
+            for projection in shape.projections() {
+                vars.extend([projection.input_vars() + projection.output_vars(), projection.output_vars()]);
+            }
+        }
         vars
     }
 
@@ -283,7 +331,18 @@ impl ModelShape {
             let (low, high) = n.digits();
             n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
         });
-        tables.max(ranges).max(rotary).max(norm).max(largest_committed_vars(&self.attention, softmax))
+        let mlp = self.mlp_shape().map_or(0, |m| m.largest_vars());
+        let mlp_norm = self.mlp_norm_shape().map_or(0, |n| {
+            let (low, high) = n.digits();
+            n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
+        });
+        tables
+            .max(ranges)
+            .max(rotary)
+            .max(norm)
+            .max(mlp)
+            .max(mlp_norm)
+            .max(largest_committed_vars(&self.attention, softmax))
     }
 
     /// The variables of the output ranges' multiplicities: the `Q`, `K`, `V` projections',
@@ -339,6 +398,31 @@ impl ModelShape {
             ]
         });
         transcript.append_shape(LABEL_NORM, &norm);
+        // The MLP's constants (its step absorbs its whole shape again when it starts).
+        let mlp = self.mlp.map_or([0; 15], |m| {
+            let p = m.params;
+            let gate = p.gate.map_or([0; 4], |g| {
+                [g.gate_shift, g.up_bits, g.product_shift, g.product_bits].map(|v| v as usize)
+            });
+            [
+                usize::from(m.norm.kind.code()),
+                m.norm.epsilon as usize,
+                m.norm.scale_bits as usize,
+                m.norm.shift_bits as usize,
+                usize::from(m.norm.bias),
+                m.norm.remainder_digits as usize,
+                crate::block::absorbed_width(p.hidden),
+                usize::from(p.activation.code()),
+                p.activation_input_fraction_bits as usize,
+                p.activation_output_fraction_bits as usize,
+                p.activation_input_bits as usize,
+                p.up_shift as usize,
+                p.down_shift as usize,
+                usize::from(p.gate.is_some()),
+                gate.iter().fold(0, |acc, v| (acc << 8) | v),
+            ]
+        });
+        transcript.append_shape(LABEL_MLP, &mlp);
     }
 }
 
@@ -379,8 +463,9 @@ pub struct ModelStatement {
     pub residual: Option<HyraxCommitment>,
     /// The model commitment.
     pub model: ModelCommitment,
-    /// The claimed output `Z = R + Y`, `s × d_model`, row-major, as the integers it is (at
-    /// `X`'s scale; 8 bytes an entry in files instead of a field element's 32).
+    /// The claimed output `Z = R + Y` (or `H' = Z + Y₂` when the shape proves the MLP),
+    /// `s × d_model`, row-major, as the integers it is (at `X`'s scale; 8 bytes an entry in
+    /// files instead of a field element's 32).
     pub output: Vec<i64>,
 }
 
@@ -397,7 +482,91 @@ pub(crate) fn check_block_sizes<T>(
     weights: &ModelWeights<T>,
 ) -> Result<(), AttentionError> {
     check_attention_sizes(shape, input_len, weights)?;
-    check_norm_weights(shape, weights)
+    check_norm_weights(shape, weights)?;
+    check_feed_forward_weights(shape, weights)
+}
+
+/// An MLP weight table of the model commitment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MlpTable {
+    /// `γ₂`.
+    NormScale,
+    /// `β₂`.
+    NormBias,
+    /// A projection's `W`.
+    Weights(MlpProjection),
+    /// A projection's `b`.
+    Bias(MlpProjection),
+}
+
+/// Checks that the shape and the weights agree on the proven MLP, and its tables' lengths.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_feed_forward_weights<T>(
+    shape: &ModelShape,
+    weights: &ModelWeights<T>,
+) -> Result<(), AttentionError> {
+    let d = shape.model_width;
+    match (shape.mlp, shape.mlp_shape(), &weights.feed_forward) {
+        (None, _, None) => Ok(()),
+        (Some(mlp), Some(mlp_shape), Some(w)) => {
+            if mlp.norm.kind != w.norm.kind {
+                return Err(AttentionError::InvalidShape(format!(
+                    "the shape proves a {} before the MLP but the weights are a {}'s",
+                    mlp.norm.kind.name(),
+                    w.norm.kind.name()
+                )));
+            }
+            if mlp.params.gate.is_some() != w.mlp.gate.is_some() {
+                return Err(AttentionError::InvalidShape(
+                    "the shape and the MLP's weights disagree on the gate projection".into(),
+                ));
+            }
+            check_tensor_sizes(&[
+                ("γ₂", w.norm.scale.len(), 1, d),
+                ("β₂", w.norm.bias.len(), 1, if mlp.norm.bias { d } else { 0 }),
+            ])?;
+            for p in mlp_shape.projection_order() {
+                let (Some(projection), Some(linear)) = (mlp_shape.projection(p), mlp_linear(&w.mlp, p))
+                else {
+                    return Err(AttentionError::CheckFailed { step: "MLP weights" });
+                };
+                let name = mlp_projection_name(p);
+                check_tensor_sizes(&[
+                    (name.0, linear.weights.len(), projection.inputs, projection.outputs),
+                    (name.1, linear.bias.len(), 1, projection.outputs),
+                ])?;
+            }
+            Ok(())
+        }
+        (Some(_), _, None) => Err(AttentionError::InvalidShape(
+            "the shape proves the MLP: pass its weights (γ₂, β₂, W_up, W_gate, W_down and biases)".into(),
+        )),
+        _ => Err(AttentionError::InvalidShape(
+            "MLP weights were given, but this shape does not prove the MLP".into(),
+        )),
+    }
+}
+
+/// A projection's weights in an MLP's (`None`: the gate of a dense MLP).
+pub(crate) fn mlp_linear<T>(
+    weights: &zkmha_nn::MlpWeights<T>,
+    p: MlpProjection,
+) -> Option<&zkmha_nn::LinearWeights<T>> {
+    match p {
+        MlpProjection::Up => Some(&weights.up),
+        MlpProjection::Gate => weights.gate.as_ref(),
+        MlpProjection::Down => Some(&weights.down),
+    }
+}
+
+fn mlp_projection_name(p: MlpProjection) -> (&'static str, &'static str) {
+    match p {
+        MlpProjection::Up => ("W_up", "b_up"),
+        MlpProjection::Gate => ("W_gate", "b_gate"),
+        MlpProjection::Down => ("W_down", "b_down"),
+    }
 }
 
 /// [`check_block_sizes`] without the norm (the float block around `X`, before calibration has
@@ -484,6 +653,20 @@ pub(crate) fn padded_tables(
         tables.push(pad(&w.scale, 1, d, 0, mv));
         if norm.bias {
             tables.push(pad(&w.bias, 1, d, 0, mv));
+        }
+    }
+    if let (Some(mlp), Some(mlp_shape), Some(w)) = (shape.mlp, shape.mlp_shape(), &weights.feed_forward) {
+        tables.push(pad(&w.norm.scale, 1, d, 0, mv));
+        if mlp.norm.bias {
+            tables.push(pad(&w.norm.bias, 1, d, 0, mv));
+        }
+        for p in mlp_shape.projection_order() {
+            let (Some(projection), Some(linear)) = (mlp_shape.projection(p), mlp_linear(&w.mlp, p)) else {
+                return Err(AttentionError::CheckFailed { step: "MLP weights" });
+            };
+            let (input_vars, output_vars) = (projection.input_vars(), projection.output_vars());
+            tables.push(pad(&linear.weights, projection.inputs, projection.outputs, input_vars, output_vars));
+            tables.push(pad(&linear.bias, 1, projection.outputs, 0, output_vars));
         }
     }
     Ok(tables)

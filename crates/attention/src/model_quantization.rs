@@ -20,6 +20,13 @@
 //!            round(β·2^f_x); k so that q = ⌊2^k·sqrt(d/T)⌋ reaches 2^16 on the calibration
 //!            input's largest row and stays below 2^32 on a zero row (T = E); f = k + g − f_x, so
 //!            X_int = norm(H_int) is X at 2^f_x
+//! mlp        (when proven: crate::mlp) Z_int at 2^f_x, X₂_int = norm₂(Z_int) at 2^f_x (as above);
+//!            W_t,int = round(W_t·2^f_t) (14 bits), b_t,int = round(b_t·2^(f_x + f_t)) for
+//!            t = up, gate; k_up (k_gate) so the calibration input's |U_int| (|G_int|) reaches
+//!            2^13 (the activation's 16-bit domain, 4× headroom): U at 2^a, a = f_x + f_t − k_t;
+//!            A = act at 2^a (o = a); gated: P_int = round(A_int·U_int / 2^k_p) with |P_int|
+//!            reaching 2^13, at 2^p, p = a_g + a_u − k_p; down: k_down = h + f_down − f_x (h the
+//!            down input's scale), so Y₂ sits at 2^f_x and H' = Z + Y₂ is exact
 //! ```
 //!
 //! Every choice is deterministic in the weights and the calibration input; the prover and
@@ -45,12 +52,14 @@ pub const VALUE_BITS: u32 = 12;
 /// normalized: decoders' residual streams grow far beyond `X`'s range).
 pub const HIDDEN_STATE_BOUND_BITS: u32 = 40;
 
+use crate::activation::Activation;
+use crate::mlp::{BlockMlp, GatedProduct, MlpParams};
 use crate::norm::{
     BlockNorm, MAX_NORM_REMAINDER_DIGITS, MAX_NORM_SCALE_BITS, MAX_NORM_SHIFT_BITS, NORM_INPUT_BOUND_BITS,
     NORM_WEIGHT_BOUND_BITS, NormKind, epsilon_image,
 };
 pub use zkmha_nn::FloatModelWeights;
-use zkmha_nn::NormWeights;
+use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormWeights};
 
 /// The proven norm's constants and its weights' scale (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -72,7 +81,25 @@ pub struct ModelQuantization {
     pub shifts: [u32; 4],
     /// The norm from `H` to `X`, when the block proves it ([`ModelQuantization::calibrate_norm`]).
     pub norm: Option<NormQuantization>,
+    /// The norm after the attention and the MLP, when the block proves them
+    /// ([`ModelQuantization::calibrate_mlp`]).
+    pub mlp: Option<MlpQuantization>,
 }
+
+/// The proven MLP's constants and its weights' scales (part of the verifier key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct MlpQuantization {
+    /// The block's MLP half (its norm's and the MLP's constants).
+    pub block: BlockMlp,
+    /// `g₂`: `γ₂_int = round(γ₂·2^g₂)` (`β₂` sits at `2^f_x`).
+    pub norm_scale_fraction_bits: i32,
+    /// `f_up`, `f_gate` (0 for a dense MLP), `f_down`.
+    pub weight_fraction_bits: [i32; 3],
+}
+
+/// Bits of the calibration input's largest `|U_int|`, `|G_int|`, `|P_int|` (the activation's
+/// domain and the product's range take 16: 4× headroom for other inputs).
+pub const MLP_ACTIVATION_BITS: u32 = 14;
 
 fn largest(values: &[f64], name: &str) -> Result<f64, AttentionError> {
     if let Some(index) = values.iter().position(|x| !x.is_finite()) {
@@ -171,7 +198,7 @@ impl ModelQuantization {
             k_o = 1;
         }
         shifts[3] = k_o as u32;
-        Ok(Self { input_fraction_bits: f_x, weight_fraction_bits: f_w, shifts, norm: None })
+        Ok(Self { input_fraction_bits: f_x, weight_fraction_bits: f_w, shifts, norm: None, mlp: None })
     }
 
     /// Chooses the proven norm's constants (after [`ModelQuantization::calibrate`], whose `f_x`
@@ -189,6 +216,18 @@ impl ModelQuantization {
         epsilon: f64,
         hidden_state: &[f64],
     ) -> Result<(), AttentionError> {
+        self.norm = Some(self.norm_constants(model_width, norm, epsilon, hidden_state)?);
+        Ok(())
+    }
+
+    /// A proven norm's constants at `X`'s scale, from its weights, `ε` and its input.
+    fn norm_constants(
+        &self,
+        model_width: usize,
+        norm: &NormWeights<f64>,
+        epsilon: f64,
+        hidden_state: &[f64],
+    ) -> Result<NormQuantization, AttentionError> {
         let d = model_width;
         let bias = !norm.bias.is_empty();
         crate::common::check_tensor_sizes(&[
@@ -254,7 +293,122 @@ impl ModelQuantization {
             bias,
             remainder_digits: digits,
         };
-        self.norm = Some(NormQuantization { block, scale_fraction_bits: g });
+        Ok(NormQuantization { block, scale_fraction_bits: g })
+    }
+
+    /// Chooses the proven MLP's constants (after [`ModelQuantization::calibrate`] and
+    /// [`ModelQuantization::calibrate_norm`]) from its norm's and its own float weights, the
+    /// norm's `ε`, the activation, and the calibration input's hidden state after the
+    /// attention `Z` (`s × d_model`, the float block's output), so that the block proves
+    /// `H' = Z + MLP(norm₂(Z))`.
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values or scales no shift can
+    /// reach; [`AttentionError::WrongTensorSize`] for tensors of the wrong size.
+    pub fn calibrate_mlp(
+        &mut self,
+        model_width: usize,
+        weights: &FeedForwardWeights<f64>,
+        epsilon: f64,
+        activation: Activation,
+        middle: &[f64],
+    ) -> Result<(), AttentionError> {
+        let d = model_width;
+        let f_x = self.input_fraction_bits;
+        let norm = self.norm_constants(d, &weights.norm, epsilon, middle)?;
+        let s = middle.len() / d.max(1);
+        let n = weights.mlp.up.bias.len();
+        let float_input = float_norm(&weights.norm, epsilon, middle, d);
+        let x = scale(&float_input, f_x, 31, "X₂")?;
+        let range_error = |what: &str| {
+            AttentionError::NumericRange(format!(
+                "the MLP's {what} cannot be reached with a shift of 1 to 32 bits"
+            ))
+        };
+        // A widening projection's scale, integers and shift: |output| reaches 2^(MLP_ACTIVATION_BITS − 1).
+        let widen =
+            |linear: &LinearWeights<f64>, name: &str| -> Result<(i32, u32, Vec<i64>), AttentionError> {
+                let f = fraction_bits(largest(&linear.weights, name)?, WEIGHT_BITS);
+                let w = scale(&linear.weights, f, 31, name)?;
+                let b = scale(&linear.bias, f_x + f, BIAS_BOUND_BITS, name)?;
+                let shape = ProjectionShape { rows: s, inputs: d, outputs: n, shift: 1, output_bits: None };
+                let raw = compute_projection(&shape, &x, &w, &b)?;
+                let top = raw.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) * 2;
+                let limit = (1u64 << (MLP_ACTIVATION_BITS - 1)) - 1;
+                let mut k = 1u32;
+                while k < MAX_SHIFT_BITS && (top >> k) > limit {
+                    k += 1;
+                }
+                let output = compute_projection(&ProjectionShape { shift: k, ..shape }, &x, &w, &b)?;
+                Ok((f, k, output))
+            };
+        let (f_up, up_shift, up) = widen(&weights.mlp.up, "W_up")?;
+        let (f_gate, activated_shift, activation_input) = match &weights.mlp.gate {
+            Some(gate) => {
+                let (f, k, g) = widen(gate, "W_gate")?;
+                (f, k, g)
+            }
+            None => (0, up_shift, up.clone()),
+        };
+        let f_activated = if weights.mlp.gate.is_some() { f_gate } else { f_up };
+        let a = f_x + f_activated - activated_shift as i32;
+        let a =
+            u32::try_from(a).map_err(|_| range_error("activation input scale (negative fraction bits)"))?;
+        let activation_shape = crate::activation::ActivationShape {
+            activation,
+            rows: s,
+            width: n,
+            input_fraction_bits: a,
+            output_fraction_bits: a,
+            input_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
+        };
+        let activated = crate::activation::compute_activation(&activation_shape, &activation_input)?;
+        let (gate, down_input_bits) = match &weights.mlp.gate {
+            None => (None, a as i32),
+            Some(_) => {
+                let up_fraction = f_x + f_up - up_shift as i32;
+                let top = activated.iter().zip(&up).map(|(p, u)| (p * u).unsigned_abs()).max().unwrap_or(0);
+                let limit = (1u64 << (MLP_ACTIVATION_BITS - 1)) - 1;
+                let mut k = 1u32;
+                while k < crate::hadamard::MAX_HADAMARD_SHIFT_BITS && (top >> k) > limit {
+                    k += 1;
+                }
+                let gate = GatedProduct {
+                    gate_shift: activated_shift,
+                    up_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
+                    product_shift: k,
+                    product_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
+                };
+                (Some(gate), a as i32 + up_fraction - k as i32)
+            }
+        };
+        let mut f_down = fraction_bits(largest(&weights.mlp.down.weights, "W_down")?, WEIGHT_BITS);
+        largest(&weights.mlp.down.bias, "b_down")?;
+        let mut down_shift = down_input_bits + f_down - f_x;
+        if down_shift > MAX_SHIFT_BITS as i32 {
+            f_down -= down_shift - MAX_SHIFT_BITS as i32;
+            down_shift = MAX_SHIFT_BITS as i32;
+        }
+        if down_shift < 1 {
+            f_down += 1 - down_shift;
+            down_shift = 1;
+        }
+        let params = MlpParams {
+            hidden: n,
+            activation,
+            activation_input_fraction_bits: a,
+            activation_output_fraction_bits: a,
+            activation_input_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
+            up_shift,
+            gate,
+            down_shift: down_shift as u32,
+        };
+        params.shape(s, d, None).validate()?;
+        self.mlp = Some(MlpQuantization {
+            block: BlockMlp { norm: norm.block, params },
+            norm_scale_fraction_bits: norm.scale_fraction_bits,
+            weight_fraction_bits: [f_up, if gate.is_some() { f_gate } else { 0 }, f_down],
+        });
         Ok(())
     }
 
@@ -296,6 +450,7 @@ impl ModelQuantization {
             key_value_heads,
             rotary,
             norm: self.norm.map(|n| n.block),
+            mlp: self.mlp.map(|m| m.block),
         }
     }
 
@@ -322,6 +477,49 @@ impl ModelQuantization {
                     bias: scale(&w.bias, f_x, NORM_WEIGHT_BOUND_BITS, "β")?,
                 }),
                 _ => None,
+            },
+            feed_forward: match (&self.mlp, &weights.feed_forward) {
+                (Some(q), Some(w)) => Some(self.quantize_feed_forward(q, w)?),
+                _ => None,
+            },
+        })
+    }
+
+    /// The integer norm and MLP weights at the scales of `q`.
+    fn quantize_feed_forward(
+        &self,
+        q: &MlpQuantization,
+        w: &FeedForwardWeights<f64>,
+    ) -> Result<FeedForwardWeights, AttentionError> {
+        let f_x = self.input_fraction_bits;
+        let [f_up, f_gate, f_down] = q.weight_fraction_bits;
+        let p = q.block.params;
+        let linear = |l: &LinearWeights<f64>,
+                      f: i32,
+                      bias_bits: i32,
+                      name: &str|
+         -> Result<LinearWeights, AttentionError> {
+            Ok(LinearWeights {
+                weights: scale(&l.weights, f, 31, name)?,
+                bias: scale(&l.bias, bias_bits, BIAS_BOUND_BITS, name)?,
+            })
+        };
+        // The down projection's input scale: A's (dense) or P's (gated).
+        let a = p.activation_output_fraction_bits as i32;
+        let down_input = match p.gate {
+            None => a,
+            Some(g) => a + (f_x + f_up - p.up_shift as i32) - g.product_shift as i32,
+        };
+        Ok(FeedForwardWeights {
+            norm: NormWeights {
+                kind: w.norm.kind,
+                scale: scale(&w.norm.scale, q.norm_scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ₂")?,
+                bias: scale(&w.norm.bias, f_x, NORM_WEIGHT_BOUND_BITS, "β₂")?,
+            },
+            mlp: MlpWeights {
+                up: linear(&w.mlp.up, f_up, f_x + f_up, "W_up")?,
+                gate: w.mlp.gate.as_ref().map(|g| linear(g, f_gate, f_x + f_gate, "W_gate")).transpose()?,
+                down: linear(&w.mlp.down, f_down, down_input + f_down, "W_down")?,
             },
         })
     }
@@ -439,6 +637,54 @@ pub fn reference_model_layer(
     let projected =
         affine(&attention, s, shape.attention.value_model_width(), &weights.output, &weights.output_bias);
     Ok(residual.iter().zip(&projected).map(|(r, y)| r + y).collect())
+}
+
+/// A norm in float64 on `rows × width` (RMSNorm: `x·γ/sqrt(mean(x²) + ε)`; LayerNorm:
+/// `(x − mean)·γ/sqrt(var + ε) + β`).
+pub fn float_norm(weights: &NormWeights<f64>, epsilon: f64, input: &[f64], width: usize) -> Vec<f64> {
+    let d = width.max(1) as f64;
+    input
+        .chunks(width.max(1))
+        .flat_map(|row| {
+            let mean = match weights.kind {
+                NormKind::Rms => 0.0,
+                NormKind::Layer => row.iter().sum::<f64>() / d,
+            };
+            let variance = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / d;
+            let inverse = 1.0 / (variance + epsilon).sqrt();
+            row.iter()
+                .enumerate()
+                .map(|(j, x)| {
+                    (x - mean) * inverse * weights.scale[j] + weights.bias.get(j).copied().unwrap_or(0.0)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The float64 second half of a pre-norm layer: `H' = Z + MLP(norm₂(Z))` (dense:
+/// `act(X₂·W_up + b_up)·W_down + b_down`; gated: `(act(X₂·W_gate + b_gate) ⊙ (X₂·W_up + b_up))·W_down + b_down`).
+pub fn reference_feed_forward(
+    weights: &FeedForwardWeights<f64>,
+    epsilon: f64,
+    activation: Activation,
+    middle: &[f64],
+    width: usize,
+) -> Vec<f64> {
+    let rows = middle.len() / width.max(1);
+    let x = float_norm(&weights.norm, epsilon, middle, width);
+    let m = &weights.mlp;
+    let n = m.up.bias.len();
+    let up = affine(&x, rows, width, &m.up.weights, &m.up.bias);
+    let hidden: Vec<f64> = match &m.gate {
+        None => up.iter().map(|&u| activation.apply(u)).collect(),
+        Some(gate) => {
+            let g = affine(&x, rows, width, &gate.weights, &gate.bias);
+            g.iter().zip(&up).map(|(&g, &u)| activation.apply(g) * u).collect()
+        }
+    };
+    let down = affine(&hidden, rows, n, &m.down.weights, &m.down.bias);
+    middle.iter().zip(&down).map(|(z, y)| z + y).collect()
 }
 
 /// How far a proven block's output lands from float64: on `Z = R + Y` and on the attention's

@@ -122,6 +122,7 @@ fn model_shapes_over_the_limits_are_rejected_without_allocating() {
         key_value_heads: 2,
         rotary: None,
         norm: None,
+        mlp: None,
     };
     assert!(base.validate().is_ok());
     let huge = [1usize << 40, usize::MAX, 1 << 63];

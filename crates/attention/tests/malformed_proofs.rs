@@ -141,6 +141,7 @@ fn malformed_model_layer_proofs_neither_panic_nor_verify() {
         key_value_heads: 2,
         rotary: Some(RotaryParams { base: 10_000, fraction_bits: 12 }),
         norm: None,
+        mlp: None,
     };
     let scale = 1.0 / (attention.head_dim as f64 * 400.0);
     let softmax =

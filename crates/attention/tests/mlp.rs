@@ -29,26 +29,30 @@ in_both_modes!(
 );
 
 fn dense(activation: Activation, rows: usize, width: usize, hidden: usize) -> MlpShape {
-    MlpShape {
-        rows,
-        width,
+    MlpParams {
         hidden,
         activation,
         activation_input_fraction_bits: 6,
         activation_output_fraction_bits: 6,
         activation_input_bits: 13,
         up_shift: 6,
-        gating: MlpGating::Dense,
+        gate: None,
         down_shift: 10,
-        output_bits: Some(16),
     }
+    .shape(rows, width, Some(16))
 }
 
+const GATE: GatedProduct = GatedProduct { gate_shift: 6, up_bits: 13, product_shift: 8, product_bits: 15 };
+
 fn gated(rows: usize, width: usize, hidden: usize) -> MlpShape {
-    MlpShape {
-        gating: MlpGating::Gated { gate_shift: 6, up_bits: 13, product_shift: 8, product_bits: 15 },
-        ..dense(Activation::Silu, rows, width, hidden)
-    }
+    with(dense(Activation::Silu, rows, width, hidden), |p| p.gate = Some(GATE))
+}
+
+/// `shape` with its constants changed by `change`.
+fn with(shape: MlpShape, change: impl FnOnce(&mut MlpParams)) -> MlpShape {
+    let mut params = shape.params;
+    change(&mut params);
+    MlpShape { params, ..shape }
 }
 
 fn random(rng: &mut StdRng, count: usize, half: i64) -> Vec<i64> {
@@ -62,10 +66,10 @@ fn linear(rng: &mut StdRng, inputs: usize, outputs: usize) -> LinearWeights {
 /// Inputs and weights small enough that every tensor stays in its range on these shapes.
 fn data(shape: &MlpShape, seed: u64) -> (Vec<i64>, MlpWeights) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let (d, n) = (shape.width, shape.hidden);
+    let (d, n) = (shape.width, shape.params.hidden);
     let input = random(&mut rng, shape.rows * d, 64);
     let up = linear(&mut rng, d, n);
-    let gate = matches!(shape.gating, MlpGating::Gated { .. }).then(|| linear(&mut rng, d, n));
+    let gate = shape.params.gate.is_some().then(|| linear(&mut rng, d, n));
     let down = linear(&mut rng, n, d);
     (input, MlpWeights { up, gate, down })
 }
@@ -89,7 +93,7 @@ fn plain(values: &[i64]) -> Vec<Fr> {
 /// Every committed table of the MLP in its MLE layout: what the claims are opened against.
 fn tables(shape: &MlpShape, witness: &MlpWitness, ranges: &MlpRanges) -> HashMap<MlpPolynomial, Vec<Fr>> {
     use MlpPolynomial::*;
-    let (s, n) = (shape.rows, shape.hidden);
+    let (s, n) = (shape.rows, shape.params.hidden);
     let mut out = HashMap::new();
     for (k, p) in shape.projection_order().into_iter().enumerate() {
         let projection = shape.projection(p).unwrap();
@@ -172,14 +176,13 @@ fn shapes() -> Vec<MlpShape> {
     }
     out.push(dense(Activation::GeluErf, 4, 3, 12));
     // Two-digit remainders in the up and down projections; no output range on Y.
-    out.push(MlpShape {
-        up_shift: 20,
-        down_shift: 18,
-        activation_input_fraction_bits: 0,
-        output_bits: None,
-        ..dense(Activation::GeluErf, 3, 6, 10)
-    });
-    out.push(MlpShape { down_shift: 17, output_bits: None, ..gated(3, 9, 11) });
+    let wide_shifts = |p: &mut MlpParams| {
+        p.up_shift = 20;
+        p.down_shift = 18;
+        p.activation_input_fraction_bits = 0;
+    };
+    out.push(MlpShape { output_bits: None, ..with(dense(Activation::GeluErf, 3, 6, 10), wide_shifts) });
+    out.push(MlpShape { output_bits: None, ..with(gated(3, 9, 11), |p| p.down_shift = 17) });
     out
 }
 
@@ -193,7 +196,7 @@ fn round_trips_on_many_shapes<M: TestMode>() {
 /// The forward pass written plainly: nested loops, round half up, the activation from the
 /// float function rounded (not the lookup table).
 fn reference(shape: &MlpShape, input: &[i64], weights: &MlpWeights) -> Vec<i64> {
-    let (s, d, n) = (shape.rows, shape.width, shape.hidden);
+    let (s, d, n) = (shape.rows, shape.width, shape.params.hidden);
     let round_shift = |value: i128, k: u32| ((value + (1 << (k - 1))) >> k) as i64;
     let project = |x: &[i64], linear: &LinearWeights, inputs: usize, outputs: usize, k: u32| {
         let mut out = vec![0i64; s * outputs];
@@ -209,16 +212,17 @@ fn reference(shape: &MlpShape, input: &[i64], weights: &MlpWeights) -> Vec<i64> 
         out
     };
     let act = |u: i64| {
-        let x = u as f64 / f64::from(1u32 << shape.activation_input_fraction_bits);
-        (shape.activation.apply(x) * f64::from(1u32 << shape.activation_output_fraction_bits)).round() as i64
+        let x = u as f64 / f64::from(1u32 << shape.params.activation_input_fraction_bits);
+        (shape.params.activation.apply(x) * f64::from(1u32 << shape.params.activation_output_fraction_bits))
+            .round() as i64
     };
-    let hidden = match (shape.gating, &weights.gate) {
-        (MlpGating::Dense, None) => {
-            project(input, &weights.up, d, n, shape.up_shift).into_iter().map(act).collect::<Vec<_>>()
+    let hidden = match (shape.params.gate, &weights.gate) {
+        (None, None) => {
+            project(input, &weights.up, d, n, shape.params.up_shift).into_iter().map(act).collect::<Vec<_>>()
         }
-        (MlpGating::Gated { gate_shift, product_shift, .. }, Some(gate)) => {
+        (Some(GatedProduct { gate_shift, product_shift, .. }), Some(gate)) => {
             let g = project(input, gate, d, n, gate_shift);
-            let u = project(input, &weights.up, d, n, shape.up_shift);
+            let u = project(input, &weights.up, d, n, shape.params.up_shift);
             g.into_iter()
                 .zip(u)
                 .map(|(g, u)| round_shift(i128::from(act(g)) * i128::from(u), product_shift))
@@ -226,7 +230,7 @@ fn reference(shape: &MlpShape, input: &[i64], weights: &MlpWeights) -> Vec<i64> 
         }
         _ => panic!("gating and weights disagree"),
     };
-    project(&hidden, &weights.down, n, d, shape.down_shift)
+    project(&hidden, &weights.down, n, d, shape.params.down_shift)
 }
 
 #[test]
@@ -243,20 +247,19 @@ fn the_forward_pass_follows_the_float_mlp() {
     // x = X/2^6, w = W/2^4 and a bias B at the product's scale 2^10: every integer tensor is a
     // real one at a power-of-two scale, U at 2^(10−k_up), read by the activation at 2^a, so
     // the float MLP applies act(2^(10−k_up−a)·u). Compared at Y's scale.
-    let dense_shape = MlpShape { down_shift: 4, ..dense(Activation::GeluTanh, 3, 8, 32) };
-    let gated_shape = MlpShape {
-        gating: MlpGating::Gated { gate_shift: 2, up_bits: 13, product_shift: 8, product_bits: 15 },
-        up_shift: 2,
-        down_shift: 4,
-        ..dense(Activation::Silu, 3, 8, 32)
-    };
+    let dense_shape = with(dense(Activation::GeluTanh, 3, 8, 32), |p| p.down_shift = 4);
+    let gated_shape = with(dense(Activation::Silu, 3, 8, 32), |p| {
+        p.gate = Some(GatedProduct { gate_shift: 2, ..GATE });
+        p.up_shift = 2;
+        p.down_shift = 4;
+    });
     for shape in [dense_shape, gated_shape] {
         let (input, weights) = data(&shape, 7);
         let witness = compute_mlp(&shape, &input, &weights).unwrap();
-        let (s, d, n) = (shape.rows, shape.width, shape.hidden);
+        let (s, d, n) = (shape.rows, shape.width, shape.params.hidden);
         let pow = |bits: i32| 2f64.powi(bits);
-        let a = shape.activation_input_fraction_bits as i32;
-        let o = shape.activation_output_fraction_bits as i32;
+        let a = shape.params.activation_input_fraction_bits as i32;
+        let o = shape.params.activation_output_fraction_bits as i32;
         let x: Vec<f64> = input.iter().map(|&v| v as f64 / 64.0).collect();
         // y = x·w + B/2^bias_bits, w = W/16.
         let linear = |x: &[f64], l: &LinearWeights, inputs: usize, outputs: usize, bias_bits: i32| {
@@ -270,23 +273,27 @@ fn the_forward_pass_follows_the_float_mlp() {
                 })
                 .collect::<Vec<f64>>()
         };
-        let act = |u: f64, shift: u32| shape.activation.apply(u * pow(10 - shift as i32 - a));
+        let act = |u: f64, shift: u32| shape.params.activation.apply(u * pow(10 - shift as i32 - a));
         // The hidden tensor in real units and the scale its integers sit at.
-        let (hidden, hidden_bits) = match (shape.gating, &weights.gate) {
-            (MlpGating::Dense, None) => {
-                (linear(&x, &weights.up, d, n, 10).into_iter().map(|u| act(u, shape.up_shift)).collect(), o)
-            }
-            (MlpGating::Gated { gate_shift, product_shift, .. }, Some(gate)) => {
+        let (hidden, hidden_bits) = match (shape.params.gate, &weights.gate) {
+            (None, None) => (
+                linear(&x, &weights.up, d, n, 10)
+                    .into_iter()
+                    .map(|u| act(u, shape.params.up_shift))
+                    .collect(),
+                o,
+            ),
+            (Some(GatedProduct { gate_shift, product_shift, .. }), Some(gate)) => {
                 let g = linear(&x, gate, d, n, 10);
                 let u = linear(&x, &weights.up, d, n, 10);
-                let up_bits = 10 - shape.up_shift as i32;
+                let up_bits = 10 - shape.params.up_shift as i32;
                 let product: Vec<f64> = g.iter().zip(&u).map(|(g, u)| act(*g, gate_shift) * u).collect();
                 (product, o + up_bits - product_shift as i32)
             }
             _ => unreachable!(),
         };
         let y = linear(&hidden, &weights.down, n, d, hidden_bits + 4);
-        let y_bits = hidden_bits + 4 - shape.down_shift as i32;
+        let y_bits = hidden_bits + 4 - shape.params.down_shift as i32;
         let (mut error, mut norm) = (0f64, 0f64);
         for (integer, float) in witness.output().iter().zip(&y) {
             error += (*integer as f64 - float * pow(y_bits)).powi(2);
@@ -444,19 +451,14 @@ fn the_shape_is_absorbed<M: TestMode>() {
     let r = run::<M>(shape, 2);
     let honest = tables(&shape, &r.witness, &r.ranges);
     let others = [
-        MlpShape { activation: Activation::GeluTanh, ..shape },
-        MlpShape { activation_input_fraction_bits: 5, ..shape },
-        MlpShape { activation_output_fraction_bits: 7, ..shape },
-        MlpShape { up_shift: 7, ..shape },
-        MlpShape { down_shift: 9, ..shape },
-        MlpShape {
-            gating: MlpGating::Gated { gate_shift: 5, up_bits: 13, product_shift: 8, product_bits: 15 },
-            ..shape
-        },
-        MlpShape {
-            gating: MlpGating::Gated { gate_shift: 6, up_bits: 13, product_shift: 7, product_bits: 15 },
-            ..shape
-        },
+        with(shape, |p| p.activation = Activation::GeluTanh),
+        with(shape, |p| p.activation_input_fraction_bits = 5),
+        with(shape, |p| p.activation_output_fraction_bits = 7),
+        with(shape, |p| p.up_shift = 7),
+        with(shape, |p| p.down_shift = 9),
+        with(shape, |p| p.gate = Some(GatedProduct { gate_shift: 5, ..GATE })),
+        with(shape, |p| p.gate = Some(GatedProduct { product_shift: 7, ..GATE })),
+        with(shape, |p| p.gate = Some(GatedProduct { product_bits: 16, ..GATE })),
         MlpShape { output_bits: Some(15), ..shape },
     ];
     for other in others {
@@ -470,7 +472,10 @@ fn refuses_shapes_and_weights_that_disagree() {
     let (input, mut weights) = data(&shape, 1);
     weights.gate = None;
     assert!(matches!(compute_mlp(&shape, &input, &weights), Err(AttentionError::InvalidShape(_))));
-    let wide = MlpShape { activation_output_fraction_bits: 24, activation_input_fraction_bits: 0, ..shape };
+    let wide = with(shape, |p| {
+        p.activation_output_fraction_bits = 24;
+        p.activation_input_fraction_bits = 0;
+    });
     assert!(matches!(wide.validate(), Err(AttentionError::InvalidShape(_))));
     let product = HadamardShape { rows: 1, width: 1, shift_bits: 17, output_bits: 8 };
     assert!(matches!(product.validate(), Err(AttentionError::InvalidShape(_))));

@@ -31,6 +31,7 @@ fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
         output: normal(&mut rng, nv * d, 1.0 / (nv as f64).sqrt()),
         output_bias: normal(&mut rng, d, 0.05),
         norm: None,
+        feed_forward: None,
     }
 }
 
@@ -43,6 +44,7 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         key_value_heads: h,
         rotary: None,
         norm: None,
+        mlp: None,
     }
 }
 
@@ -164,6 +166,80 @@ fn the_proven_norm_matches_float64() {
     }
 }
 
+/// The whole pre-norm layer calibrated and proven: the attention block with its norm, then the
+/// norm after it and the MLP (GPT-2's dense GELU MLP after LayerNorms, Llama's gated SiLU MLP
+/// after RMSNorms, a hidden width that is not a power of two), `H'` within 1 % of float64 and
+/// the MLP's own contribution `H' − Z` within 2 %.
+#[test]
+fn the_proven_mlp_matches_float64() {
+    use zkmha_attention::activation::Activation;
+    use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormKind, NormWeights};
+    for (kind, gated, activation) in
+        [(NormKind::Layer, false, Activation::GeluTanh), (NormKind::Rms, true, Activation::Silu)]
+    {
+        let (s, h, m, d, n) = (12, 4, 8, 32, 72);
+        let base = ModelShape { residual: Residual::HiddenState, ..shape(s, h, m, d) };
+        let mut rng = StdRng::seed_from_u64(41);
+        let norm = |rng: &mut StdRng| NormWeights {
+            kind,
+            scale: (0..d).map(|_| rng.gen_range(0.3..2.5)).collect(),
+            bias: if kind == NormKind::Layer { normal(rng, d, 0.2) } else { Vec::new() },
+        };
+        let first_norm = norm(&mut rng);
+        let second_norm = norm(&mut rng);
+        let linear = |rng: &mut StdRng, inputs: usize, outputs: usize| LinearWeights {
+            weights: normal(rng, inputs * outputs, 1.0 / (inputs as f64).sqrt()),
+            bias: if gated { vec![0.0; outputs] } else { normal(rng, outputs, 0.1) },
+        };
+        let mlp = MlpWeights {
+            up: linear(&mut rng, d, n),
+            gate: gated.then(|| linear(&mut rng, d, n)),
+            down: linear(&mut rng, n, d),
+        };
+        let feed_forward = FeedForwardWeights { norm: second_norm, mlp };
+        let weights = FloatModelWeights {
+            norm: Some(first_norm.clone()),
+            feed_forward: Some(feed_forward.clone()),
+            ..float_weights(&base, 5)
+        };
+        let eps = 1e-5;
+        let hidden: Vec<f64> = normal(&mut rng, s * d, 3.0).iter().map(|v| v + 0.7).collect();
+        let x = float_norm(kind, &hidden, d, &first_norm, eps);
+        let mut q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+        q.calibrate_norm(d, &first_norm, eps, &hidden).unwrap();
+        let attention_shape = q.model_shape(base.attention, d, base.residual, h, None);
+        let middle =
+            reference_model_layer(&attention_shape, MaskKind::Causal, &weights, &x, Some(&hidden)).unwrap();
+        q.calibrate_mlp(d, &feed_forward, eps, activation, &middle).unwrap();
+        let model_shape = q.model_shape(base.attention, d, base.residual, h, None);
+        assert_eq!(model_shape.mlp.map(|m| m.params.gate.is_some()), Some(gated));
+        let softmax = q.softmax(&base.attention).unwrap();
+        let integers = q.quantize_weights(&weights).unwrap();
+        let hidden_int = q.quantize_hidden_state(&hidden).unwrap();
+        let input = zkmha_attention::block::normalized_input(&model_shape, &integers, &hidden_int).unwrap();
+        let params = model_hyrax_params(&model_shape, softmax);
+        let model = commit_model(&params, &model_shape, &integers).unwrap();
+        let (statement, proof, _) = prove_model_layer(
+            &params,
+            &model_shape,
+            MaskKind::Causal,
+            softmax,
+            &input,
+            Some(&hidden_int),
+            &integers,
+            &model,
+        )
+        .unwrap();
+        verify_model_layer(&params, &statement, &proof).unwrap();
+        let ours = q.dequantize_output(&statement.output);
+        let reference = reference_feed_forward(&feed_forward, eps, activation, &middle, d);
+        // On H', and on the MLP's own contribution H' − Z.
+        let report = model_accuracy(&middle, &ours, &reference);
+        assert!(report.output.relative_l2_error < 0.01, "{kind:?}: {report:?} ({q:?})");
+        assert!(report.attention.relative_l2_error < 0.02, "{kind:?}: {report:?} ({q:?})");
+    }
+}
+
 #[test]
 fn a_hidden_state_beyond_the_norms_range_is_refused_in_one_sentence() {
     use zkmha_nn::{NormKind, NormWeights};
@@ -196,6 +272,7 @@ fn the_reference_is_the_plain_formula() {
         output: vec![1.0, 0.0, 0.0, 2.0],
         output_bias: vec![0.25, 0.0],
         norm: None,
+        feed_forward: None,
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.

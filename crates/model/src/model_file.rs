@@ -381,6 +381,7 @@ impl AttentionWeights {
             output: self.output.clone(),
             output_bias: self.output_bias.clone(),
             norm: None,
+            feed_forward: None,
         }
     }
 }

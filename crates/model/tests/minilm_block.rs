@@ -32,6 +32,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
         key_value_heads: 12,
         rotary: None,
         norm: None,
+        mlp: None,
     };
     let x_calibration = file.layer_input(&calibration).unwrap().input;
     let q = ModelQuantization::calibrate(&calibration_shape, &float, &x_calibration).unwrap();

@@ -12,6 +12,10 @@
 //! Residual              what the block's residual adds Y to: X (post-norm) or H (pre-norm)
 //! NormWeights<T>        the norm from H to X of a pre-norm decoder: its kind, γ (d_model),
 //!                       β (d_model, or empty for a norm without a shift)
+//! MlpWeights<T>         an MLP's linear layers: up (d_model × n), gate (d_model × n, gated
+//!                       MLPs), down (n × d_model), each with its bias (zeros when the model
+//!                       has none)
+//! FeedForwardWeights<T> the half of a pre-norm layer after the attention: its norm and MLP
 //! ```
 
 /// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
@@ -38,6 +42,41 @@ pub struct ModelWeights<T = i64> {
     /// The norm from the hidden state `H` to `X` when the block proves it (pre-norm
     /// decoders), else `None`.
     pub norm: Option<NormWeights<T>>,
+    /// The norm and MLP after the attention when the block proves them (pre-norm decoders:
+    /// `H' = Z + MLP(norm₂(Z))`), else `None`.
+    pub feed_forward: Option<FeedForwardWeights<T>>,
+}
+
+/// A linear layer's weights: `W` (`inputs × outputs`, row-major) and `b` (`outputs`; zeros for a
+/// model without one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinearWeights<T = i64> {
+    /// `W`.
+    pub weights: Vec<T>,
+    /// `b`.
+    pub bias: Vec<T>,
+}
+
+/// An MLP's weights: `W_up`, `b_up` (`d × n`), `W_gate`, `b_gate` (`d × n`, gated MLPs only),
+/// `W_down`, `b_down` (`n × d`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MlpWeights<T = i64> {
+    /// The up projection (GPT-2's `c_fc`, Llama's `up_proj`).
+    pub up: LinearWeights<T>,
+    /// The gate projection (Llama's `gate_proj`), `None` for a dense MLP.
+    pub gate: Option<LinearWeights<T>>,
+    /// The down projection (GPT-2's `c_proj`, Llama's `down_proj`).
+    pub down: LinearWeights<T>,
+}
+
+/// The half of a pre-norm layer after the attention: the norm from `Z` to the MLP's input
+/// (GPT-2's `ln_2`, Llama's `post_attention_layernorm`) and the MLP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedForwardWeights<T = i64> {
+    /// The norm's weights.
+    pub norm: NormWeights<T>,
+    /// The MLP's.
+    pub mlp: MlpWeights<T>,
 }
 
 /// Which norm a layer applies.
@@ -232,6 +271,7 @@ mod tests {
             output: vec![0; 7],
             output_bias: vec![0; 8],
             norm: None,
+            feed_forward: None,
         };
         assert_eq!(w.lengths(), [1, 2, 3, 4, 5, 6, 7, 8]);
     }

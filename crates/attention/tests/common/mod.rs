@@ -39,6 +39,29 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
             let bias = if norm.bias { draw(&mut rng, d, 256) } else { Vec::new() };
             zkmha_nn::NormWeights { kind: norm.kind, scale, bias }
         }),
+        feed_forward: shape.mlp.zip(shape.mlp_shape()).map(|(mlp, mlp_shape)| {
+            let mut rng = StdRng::seed_from_u64(seed + 13);
+            let d = shape.model_width;
+            let scale =
+                (0..d).map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 }).collect();
+            let bias = if mlp.norm.bias { draw(&mut rng, d, 256) } else { Vec::new() };
+            let mut linear = |p| {
+                let projection: zkmha_attention::projection::ProjectionShape =
+                    mlp_shape.projection(p).unwrap();
+                zkmha_nn::LinearWeights {
+                    weights: draw(&mut rng, projection.inputs * projection.outputs, 127),
+                    bias: draw(&mut rng, projection.outputs, 1000),
+                }
+            };
+            use zkmha_attention::mlp::MlpProjection;
+            let up = linear(MlpProjection::Up);
+            let gate = mlp.params.gate.map(|_| linear(MlpProjection::Gate));
+            let down = linear(MlpProjection::Down);
+            zkmha_nn::FeedForwardWeights {
+                norm: zkmha_nn::NormWeights { kind: mlp.norm.kind, scale, bias },
+                mlp: zkmha_nn::MlpWeights { up, gate, down },
+            }
+        }),
     }
 }
 
@@ -118,7 +141,33 @@ pub fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         key_value_heads: h,
         rotary: None,
         norm: None,
+        mlp: None,
     }
+}
+
+/// `shape` (with its norm proven) with its MLP proven: GPT-2's dense GELU MLP after a
+/// LayerNorm, or Llama's gated SiLU MLP after an RMSNorm, of hidden width `hidden`, with
+/// shifts that keep every intermediate in range on `weights`' 8-bit weights.
+pub fn with_mlp(shape: ModelShape, gated: bool, hidden: usize) -> ModelShape {
+    use zkmha_attention::activation::Activation;
+    use zkmha_attention::mlp::{BlockMlp, GatedProduct, MlpParams};
+    let norm = shape.norm.expect("the MLP needs the proven norm before the attention");
+    let params = MlpParams {
+        hidden,
+        activation: if gated { Activation::Silu } else { Activation::GeluTanh },
+        activation_input_fraction_bits: 10,
+        activation_output_fraction_bits: 10,
+        activation_input_bits: 16,
+        up_shift: 8,
+        gate: gated.then_some(GatedProduct {
+            gate_shift: 8,
+            up_bits: 16,
+            product_shift: 12,
+            product_bits: 16,
+        }),
+        down_shift: 8,
+    };
+    ModelShape { mlp: Some(BlockMlp { norm, params }), ..shape }
 }
 
 /// The plain reference: project, attend (the witness code), project the output, add X (or
