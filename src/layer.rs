@@ -161,17 +161,7 @@ pub struct LayerArgs {
     pub json: bool,
 }
 
-/// Parses `causal` or `none`.
-///
-/// # Errors
-/// Any other word.
-pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
-    match text {
-        "causal" => Ok(MaskKind::Causal),
-        "none" => Ok(MaskKind::None),
-        other => Err(format!("unknown mask '{other}': use causal or none")),
-    }
-}
+pub use zkmha_api::parse_mask;
 
 /// One proved-and-verified layer.
 pub struct LayerRun {

@@ -17,7 +17,6 @@ mod attention_input;
 mod bench;
 mod bench_block;
 mod demo;
-mod files;
 mod layer;
 mod model_cli;
 mod proof_file;

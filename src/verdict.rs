@@ -75,12 +75,31 @@ fn is_out_of_resources(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Whether `error` is a refusal of a model the proof does not cover (from `zkmha_model`
+/// directly; the library's are told by [`zkmha_api::Error::kind`]).
+fn is_unsupported_model(error: &anyhow::Error) -> bool {
+    use zkmha_model::ModelError;
+    error.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<ModelError>(),
+            Some(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. })
+        )
+    })
+}
+
 /// The exit code of a failed command.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
+    use zkmha_api::ErrorKind;
+    let library =
+        error.chain().find_map(|cause| cause.downcast_ref::<zkmha_api::Error>()).map(zkmha_api::Error::kind);
     match error.chain().find_map(|cause| cause.downcast_ref::<Verdict>()) {
         Some(Verdict::Invalid(_)) => INVALID,
         Some(Verdict::Refused(_)) => REFUSED,
-        None if crate::model_cli::is_unsupported_model(error) => UNSUPPORTED_MODEL,
+        None if library == Some(ErrorKind::InvalidProof) => INVALID,
+        None if library == Some(ErrorKind::UnsupportedModel) || is_unsupported_model(error) => {
+            UNSUPPORTED_MODEL
+        }
+        None if library == Some(ErrorKind::Usage) => USAGE,
         None if error.chain().any(|cause| cause.is::<Usage>()) => USAGE,
         None if is_out_of_resources(error) => OUT_OF_RESOURCES,
         None => BAD_INPUT,
