@@ -355,7 +355,9 @@ pub fn prove(
     }
     let d = key.model_width;
     let input = match (&args.input, &args.tokens, &args.text) {
-        (Some(path), _, _) => ModelInput::HiddenState(zkmha_api::read_hidden_state(path, d)?),
+        (Some(path), _, _) => {
+            ModelInput::HiddenState { values: zkmha_api::read_hidden_state(path, d)?, columns: d }
+        }
         (None, Some(ids), _) => ModelInput::Tokens(ids.clone()),
         (None, None, Some(text)) => {
             let tokenizer = loaded.file().tokenizer()?;

@@ -84,6 +84,11 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
                 if ignored.len() == 1 { "it" } else { "them" }
             )));
         }
+        if args.layer.max_memory.is_some() {
+            bail!(Usage(
+                "--max-memory applies to attention layers, whose memory is estimated from the shape; a model layer (--model) is not estimated: leave it out".into()
+            ));
+        }
         // Model layers are zero-knowledge by default (--zk says so again); --transparent
         // asks for the plain mode.
         return model_cli::prove(
@@ -167,6 +172,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             (shape, inputs, source)
         }
     };
+    args.layer.check_memory(&shape)?;
     if !extra.json {
         println!("{}", source.describe());
     }

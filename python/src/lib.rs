@@ -142,7 +142,10 @@ fn prove<'py>(
     let input = match (tokens, text, input) {
         (Some(ids), None, None) => ModelInput::Tokens(ids),
         (None, Some(text), None) => ModelInput::Text(text),
-        (None, None, Some(array)) => ModelInput::HiddenState(array.as_array().iter().copied().collect()),
+        (None, None, Some(array)) => {
+            let array = array.as_array();
+            ModelInput::HiddenState { values: array.iter().copied().collect(), columns: array.ncols() }
+        }
         _ => return Err(UsageError::new_err("pass the layer input as exactly one of tokens, text or input")),
     };
     let proved = py

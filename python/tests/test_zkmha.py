@@ -117,8 +117,8 @@ def test_bad_inputs_raise_bad_input(tiny, tmp_path):
     with pytest.raises(zkmha.BadInput):
         zkmha.prove(model, key, tmp_path / "p", tokens=[1, 400])
     # A hidden state of the wrong width.
-    with pytest.raises(zkmha.BadInput, match="rows of 16|tokens × 16"):
-        zkmha.prove(model, key, tmp_path / "p", input=np.zeros((2, 16 * 3 + 1)))
+    with pytest.raises(zkmha.BadInput, match="in rows of 32; the layer input must be \\(tokens × 16\\)"):
+        zkmha.prove(model, key, tmp_path / "p", input=np.zeros((2, 32)))
     # The key's secret is missing.
     os.remove(str(key) + ".secret")
     with pytest.raises(zkmha.BadInput, match="model secret .* is missing"):

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use zkmha_attention::AttentionError;
 use zkmha_model::ModelError;
 
+/// Bytes in a GiB, for the sentences.
+const GIB: f64 = (1u64 << 30) as f64;
+
 /// What went wrong, in the classes the command line gives distinct exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -236,6 +239,24 @@ pub enum Error {
         #[source]
         source: rand::Error,
     },
+    /// A layer whose estimated memory exceeds the machine's (or the limit given).
+    #[error(
+        "this layer's proof needs about {:.1} GiB of memory ({entries} score entries ĥ·ŝ² at the measured bytes each), more than {} {:.1} GiB: use fewer tokens or heads{}",
+        *estimate as f64 / GIB,
+        if *given { "the --max-memory of" } else { "this machine's" },
+        *allowed as f64 / GIB,
+        if *given { ", or raise --max-memory" } else { ", or pass --max-memory SIZE to try anyway" }
+    )]
+    MemoryEstimate {
+        /// The estimate in bytes.
+        estimate: u64,
+        /// The memory allowed in bytes.
+        allowed: u64,
+        /// Whether the limit was given (`--max-memory`) rather than the machine's.
+        given: bool,
+        /// `ĥ·ŝ²`.
+        entries: u64,
+    },
     /// The model file (its reading, its architecture, its tokenizer).
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -257,6 +278,7 @@ impl Error {
                 ErrorKind::UnsupportedModel
             }
             Error::TokensNeedLayerZero { .. } => ErrorKind::Usage,
+            Error::MemoryEstimate { .. } => ErrorKind::OutOfResources,
             Error::Read { source, .. } | Error::Write { source, .. }
                 if matches!(
                     source.kind(),

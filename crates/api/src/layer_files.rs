@@ -13,7 +13,7 @@
 //! of its length.
 
 use crate::error::{Error, Result};
-use crate::model_files::{MAX_DECODED_ROWS, decode_part, read_bytes, split_version};
+use crate::model_files::{MAX_DECODED_ROWS, ProofFile, decode_part, read_bytes, split_version};
 use ark_serialize::CanonicalSerialize;
 use std::path::Path;
 use zkmha_attention::{CommittedLayerProof, CommittedStatement, ZkLayerProof};
@@ -32,14 +32,9 @@ const FILE_VERSION_ZK: u32 = 5;
 /// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
 const FILE_VERSION: u32 = 7;
 
-/// A decoded attention-layer proof file.
-#[derive(Debug, Clone)]
-pub enum LayerProof {
-    /// `zkmha prove --out`.
-    Plain(CommittedStatement, Box<CommittedLayerProof>),
-    /// `zkmha prove --zk --out`.
-    ZeroKnowledge(CommittedStatement, Box<ZkLayerProof>),
-}
+/// A decoded attention-layer proof file: `zkmha prove --out` (plain) or `zkmha prove --zk
+/// --out` (zero-knowledge).
+pub type LayerProof = ProofFile<CommittedStatement, CommittedLayerProof, ZkLayerProof>;
 
 /// An encoded attention-layer proof file.
 #[derive(Debug, Clone)]
@@ -68,26 +63,6 @@ fn encode<P: CanonicalSerialize>(
 }
 
 impl LayerProof {
-    /// The statement: the shape, the commitments to Q, K, V, the output.
-    pub fn statement(&self) -> &CommittedStatement {
-        match self {
-            Self::Plain(statement, _) | Self::ZeroKnowledge(statement, _) => statement,
-        }
-    }
-
-    /// Whether the proof is zero-knowledge.
-    pub fn is_zero_knowledge(&self) -> bool {
-        matches!(self, Self::ZeroKnowledge(..))
-    }
-
-    /// The proof's encoded length without the statement.
-    pub fn proof_bytes(&self) -> usize {
-        match self {
-            Self::Plain(_, proof) => proof.compressed_size(),
-            Self::ZeroKnowledge(_, proof) => proof.compressed_size(),
-        }
-    }
-
     /// The file's contents.
     ///
     /// # Errors

@@ -34,6 +34,7 @@ pub mod inspect;
 pub mod layer_files;
 pub mod model_files;
 pub mod model_layer;
+pub mod resources;
 
 pub use error::{Error, ErrorKind, Result};
 pub use model_layer::{

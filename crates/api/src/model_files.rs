@@ -238,18 +238,21 @@ pub fn read_secret_for(
     }
 }
 
-/// A model-layer proof with its statement, of either mode.
+/// A proof with its statement, of either mode: [`ModelProof`] and
+/// [`crate::layer_files::LayerProof`].
 #[derive(Debug, Clone)]
-pub enum ModelProof {
-    /// A plain proof (a binding key's): reveals evaluations of the weights.
-    Plain(ModelStatement, Box<ModelBlockProof<Plain>>),
-    /// A zero-knowledge proof (a hiding key's).
-    ZeroKnowledge(ModelStatement, Box<ModelBlockProof<Zk>>),
+pub enum ProofFile<Statement, PlainProof, ZeroKnowledgeProof> {
+    /// A plain proof: reveals evaluations of the committed tensors.
+    Plain(Statement, Box<PlainProof>),
+    /// A zero-knowledge proof.
+    ZeroKnowledge(Statement, Box<ZeroKnowledgeProof>),
 }
 
-impl ModelProof {
+impl<Statement, PlainProof: CanonicalSerialize, ZeroKnowledgeProof: CanonicalSerialize>
+    ProofFile<Statement, PlainProof, ZeroKnowledgeProof>
+{
     /// The statement: the shape, the commitments, the output.
-    pub fn statement(&self) -> &ModelStatement {
+    pub fn statement(&self) -> &Statement {
         match self {
             Self::Plain(statement, _) | Self::ZeroKnowledge(statement, _) => statement,
         }
@@ -267,7 +270,13 @@ impl ModelProof {
             Self::ZeroKnowledge(_, proof) => proof.compressed_size(),
         }
     }
+}
 
+/// A model-layer proof with its statement: plain (a binding key's) or zero-knowledge (a
+/// hiding key's).
+pub type ModelProof = ProofFile<ModelStatement, ModelBlockProof<Plain>, ModelBlockProof<Zk>>;
+
+impl ModelProof {
     /// The sizes of the proof's parts, by name.
     pub fn part_sizes(&self) -> Vec<(&'static str, usize)> {
         match self {

@@ -312,7 +312,12 @@ pub enum ModelInput {
     Text(String),
     /// The hidden state entering the layer, `s × d_model` row-major (for BERT that is X
     /// itself; for GPT-2 and Llama X is the layer's norm of it).
-    HiddenState(Vec<f64>),
+    HiddenState {
+        /// The entries, row-major.
+        values: Vec<f64>,
+        /// The entries of a row: the model's `d_model`.
+        columns: usize,
+    },
 }
 
 /// A model-layer proof made by [`prove`], checked against its key.
@@ -403,13 +408,15 @@ pub fn prove_with_progress(
             let ids = tokenizer.encode(text)?;
             (model.embed(&ids)?, Some(ids), Some(tokenizer.source.to_string()))
         }
-        ModelInput::HiddenState(values) => (values.clone(), None, None),
+        ModelInput::HiddenState { values, columns } => {
+            if *columns != d || values.len() % d != 0 {
+                return Err(Error::InputWidth { entries: values.len(), columns: *columns, model_width: d });
+            }
+            (values.clone(), None, None)
+        }
     };
     if hidden.is_empty() {
         return Err(Error::EmptyInput);
-    }
-    if hidden.len() % d != 0 {
-        return Err(Error::InputWidth { entries: hidden.len(), columns: d, model_width: d });
     }
     let block_input = model.file.block_input(model.layer, hidden)?;
     let (x, residual) = (&block_input.input, block_input.residual.as_deref());
