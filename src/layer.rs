@@ -239,6 +239,9 @@ fn ms(d: Duration) -> f64 {
 pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
     args.layer.check_memory(&shape)?;
+    let _span =
+        tracing::info_span!("layer", seq = shape.seq_len, heads = shape.heads, head_dim = shape.head_dim)
+            .entered();
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
     let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed.unwrap_or(1))?;

@@ -173,6 +173,13 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         }
     };
     args.layer.check_memory(&shape)?;
+    let _span = tracing::info_span!(
+        "prove_layer",
+        seq = shape.seq_len,
+        heads = shape.heads,
+        zero_knowledge = args.zk
+    )
+    .entered();
     if !extra.json {
         println!("{}", source.describe());
     }

@@ -1263,3 +1263,45 @@ fn model_commands_print_one_json_object_and_inspect_every_file_kind() {
     assert!(!dir.join("never.proof").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `RUST_LOG=info`: the library's spans (opening the model, each stage, proving, verifying)
+/// close on stderr with their times; stdout is the same one JSON object; without `RUST_LOG`
+/// stderr stays empty.
+#[test]
+fn rust_log_shows_the_stages_as_tracing_spans_on_stderr() {
+    let dir = scratch("tracing");
+    let model = write_model(&dir, 4, Some(4), None);
+    let (vk, proof) = (dir.join("m.vk"), dir.join("p.proof"));
+    let out = zkmha()
+        .env_remove("RUST_LOG")
+        .args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let logged = |args: &[&str]| {
+        let out = zkmha().env("RUST_LOG", "info").args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{stdout}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap();
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let stderr = logged(&[
+        "prove",
+        "--model",
+        s(&model),
+        "--vk",
+        s(&vk),
+        "--tokens",
+        "1,2,3",
+        "--out",
+        s(&proof),
+        "--json",
+    ]);
+    for span in ["open_model", "stage{name=\"proving\"}", "stage{name=\"verifying\"}", "prove{layer=0}"] {
+        let line = stderr.lines().find(|line| line.contains(span) && line.contains("close"));
+        assert!(line.is_some_and(|line| line.contains("time.busy")), "{span} closes with its time: {stderr}");
+    }
+    let stderr = logged(&["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]);
+    assert!(stderr.contains("verify{zero_knowledge=true}") && stderr.contains("close"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,6 +19,7 @@ benchmarks, which the command line has.
 """
 
 import json as _json
+import os as _os
 from os import PathLike as _PathLike
 from typing import Any, Dict, Optional, Sequence, Union
 
@@ -149,6 +150,4 @@ def write_example_model(directory: _Path, seed: int = 1) -> str:
 
 
 def _fspath(path: Optional[_Path]) -> Optional[str]:
-    import os
-
-    return None if path is None else os.fspath(path)
+    return None if path is None else _os.fspath(path)

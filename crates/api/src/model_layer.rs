@@ -57,6 +57,28 @@ impl Stage {
     }
 }
 
+/// Reports each [`Stage`] to the caller's progress and as a `tracing` span named `stage` (the
+/// previous stage's span closes as the next starts; `RUST_LOG=info` in the command line shows
+/// them with their times).
+struct Stages<'a> {
+    progress: &'a mut dyn FnMut(Stage),
+    span: Option<tracing::span::EnteredSpan>,
+}
+
+impl<'a> Stages<'a> {
+    fn new(progress: &'a mut dyn FnMut(Stage)) -> Self {
+        Self { progress, span: None }
+    }
+
+    fn start(&mut self, stage: Stage) {
+        self.span = None;
+        (self.progress)(stage);
+        if stage != Stage::Done {
+            self.span = Some(tracing::info_span!("stage", name = stage.describe()).entered());
+        }
+    }
+}
+
 /// Which layer of a model file, and what its file may not say.
 #[derive(Debug, Clone, Default)]
 pub struct ModelOptions {
@@ -110,6 +132,8 @@ impl Model {
     /// [`Error::Model`]: a missing or malformed file, a missing tensor, a feature the proof
     /// does not cover ([`crate::ErrorKind::UnsupportedModel`]).
     pub fn open(path: &Path, options: &ModelOptions) -> Result<Self> {
+        let _span =
+            tracing::info_span!("open_model", path = %path.display(), layer = options.layer).entered();
         let file = ModelFile::open(path, options.family, options.heads)?;
         let weights = file.attention_weights(options.layer)?;
         let mut float = weights.float_model_weights();
@@ -229,11 +253,14 @@ pub fn commit_model_with_progress(
     weight_commitments: WeightCommitments,
     progress: &mut dyn FnMut(Stage),
 ) -> Result<CommittedModel> {
+    let _span =
+        tracing::info_span!("commit_model", layer = model.layer, commitments = ?weight_commitments).entered();
+    let mut stages = Stages::new(progress);
     let file = &model.file;
     let d = model.model_width();
     let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
     let ids = calibration_ids(file.vocabulary_size()?, tokens);
-    progress(Stage::Calibrating);
+    stages.start(Stage::Calibrating);
     // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
     let calibration = file.block_input(model.layer, file.embed(&ids)?)?;
     let x = &calibration.input;
@@ -263,7 +290,7 @@ pub fn commit_model_with_progress(
     if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
         quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
     }
-    progress(Stage::Committing);
+    stages.start(Stage::Committing);
     let shape = quantization.model_shape(attention, d, residual, kv, rotary);
     let integers = quantization.quantize_weights(&model.float)?;
     let params = weights_hyrax_params(&shape);
@@ -275,7 +302,7 @@ pub fn commit_model_with_progress(
             (commitment, Some(blinds))
         }
     };
-    progress(Stage::Done);
+    stages.start(Stage::Done);
     let key = ModelVerifierKey {
         description: format!(
             "{} layer {} ({})",
@@ -384,6 +411,8 @@ pub fn prove_with_progress(
     input: &ModelInput,
     progress: &mut dyn FnMut(Stage),
 ) -> Result<ProvedLayer> {
+    let _span = tracing::info_span!("prove", layer = model.layer).entered();
+    let mut stages = Stages::new(progress);
     let blinds = match (key.weight_commitments, secret) {
         (WeightCommitments::Hiding, None) => return Err(Error::SecretRequired),
         (WeightCommitments::Binding, Some(_)) => return Err(Error::SecretNotNeeded),
@@ -434,8 +463,10 @@ pub fn prove_with_progress(
     let inputs =
         BlockInputs { shape: &shape, softmax, input: &layer_input, hidden_state: hidden_state.as_deref() };
     let (proof, prove_time) = match &blinds {
-        None => prove_in::<Plain>(key, &inputs, &integers, &vec![(); key.commitment.tables.len()], progress)?,
-        Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, progress)?,
+        None => {
+            prove_in::<Plain>(key, &inputs, &integers, &vec![(); key.commitment.tables.len()], &mut stages)?
+        }
+        Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, &mut stages)?,
     };
     let output = key.quantization.dequantize_output(&proof.statement().output);
     let reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
@@ -483,11 +514,11 @@ fn prove_in<M: IntoModelProof>(
     inputs: &BlockInputs<'_>,
     weights: &ModelWeights,
     blinds: &[M::Blinds],
-    progress: &mut dyn FnMut(Stage),
+    stages: &mut Stages<'_>,
 ) -> Result<(ModelProof, Duration)> {
     let params = block_hyrax_params::<M>(inputs.shape, inputs.softmax)?;
     let mut rng = secure_rng("masks")?;
-    progress(Stage::Proving);
+    stages.start(Stage::Proving);
     let start = Instant::now();
     let (statement, proof, _) = prove_block::<M>(
         &params,
@@ -502,9 +533,9 @@ fn prove_in<M: IntoModelProof>(
         &mut rng,
     )?;
     let prove_time = start.elapsed();
-    progress(Stage::Verifying);
+    stages.start(Stage::Verifying);
     verify_with_key(key, &statement, &proof).map_err(|error| Error::ModelDiffersFromKey { error })?;
-    progress(Stage::Done);
+    stages.start(Stage::Done);
     Ok((M::into_model_proof(statement, proof), prove_time))
 }
 
@@ -529,6 +560,7 @@ pub struct VerifiedOutput {
 /// [`Error::InvalidProof`] ([`crate::ErrorKind::InvalidProof`]): the proof does not verify
 /// against the key (another key, a changed output, a forged proof).
 pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutput> {
+    let _span = tracing::info_span!("verify", zero_knowledge = proof.is_zero_knowledge()).entered();
     let start = Instant::now();
     let result = match proof {
         ModelProof::Plain(statement, proof) => verify_with_key(key, statement, proof),
