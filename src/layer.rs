@@ -43,6 +43,10 @@ pub struct ShapeArgs {
     /// default one that gives the random inputs scores of standard deviation 4.
     #[arg(long)]
     pub score_scale: Option<f64>,
+    /// The most memory the proof may use (e.g. 20G, 512M): a layer whose estimate from its
+    /// shape exceeds it is refused before proving (exit code 6). Default: the machine's memory.
+    #[arg(long, value_parser = zkmha_api::resources::parse_memory_size)]
+    pub max_memory: Option<u64>,
 }
 
 /// The softmax choice on the command line.
@@ -141,6 +145,16 @@ impl ShapeArgs {
         self.mask.unwrap_or(MaskKind::Causal)
     }
 
+    /// Refuses a layer of `shape` whose estimated memory exceeds `--max-memory` or the
+    /// machine's memory.
+    ///
+    /// # Errors
+    /// `zkmha_api::Error::MemoryEstimate` (exit code 6).
+    pub fn check_memory(&self, shape: &AttentionShape) -> Result<()> {
+        zkmha_api::resources::check_layer_memory(shape, self.max_memory)?;
+        Ok(())
+    }
+
     /// The softmax mode these options ask for.
     ///
     /// # Errors
@@ -161,17 +175,7 @@ pub struct LayerArgs {
     pub json: bool,
 }
 
-/// Parses `causal` or `none`.
-///
-/// # Errors
-/// Any other word.
-pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
-    match text {
-        "causal" => Ok(MaskKind::Causal),
-        "none" => Ok(MaskKind::None),
-        other => Err(format!("unknown mask '{other}': use causal or none")),
-    }
-}
+pub use zkmha_api::parse_mask;
 
 /// One proved-and-verified layer.
 pub struct LayerRun {
@@ -234,6 +238,10 @@ fn ms(d: Duration) -> f64 {
 /// Impossible shapes (one sentence), or a failed verification.
 pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
+    args.layer.check_memory(&shape)?;
+    let _span =
+        tracing::info_span!("layer", seq = shape.seq_len, heads = shape.heads, head_dim = shape.head_dim)
+            .entered();
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
     let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed.unwrap_or(1))?;

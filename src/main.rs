@@ -9,7 +9,8 @@
 //! 3 `verify`: the proof's softmax is refused (name it with `--softmax-params`), 4 a model
 //! feature the proof does not cover, 5 usage (options), 6 out of resources (disk, memory).
 //! Under `--json` every command prints one JSON object on stdout, a failure as well
-//! (`{"error": …, "kind": …, "exit_code": …}`).
+//! (`{"error": …, "kind": …, "exit_code": …}`). With `RUST_LOG` set (`RUST_LOG=info`), the
+//! stages' `tracing` spans and their times go to stderr; nothing changes without it.
 
 mod accuracy;
 mod allocator;
@@ -17,7 +18,6 @@ mod attention_input;
 mod bench;
 mod bench_block;
 mod demo;
-mod files;
 mod layer;
 mod model_cli;
 mod proof_file;
@@ -88,6 +88,23 @@ impl Command {
     }
 }
 
+/// With `RUST_LOG` set: the `tracing` spans it selects (`info`: the library's stages, the
+/// layer proofs), each printed on stderr when it closes, with its time.
+fn log_to_stderr() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::fmt::format::FmtSpan;
+    if std::env::var_os(EnvFilter::DEFAULT_ENV).is_none() {
+        return;
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::from_default_env())
+        .with_span_events(FmtSpan::CLOSE)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -98,6 +115,7 @@ fn main() {
         }
     };
     let json = cli.command.as_ref().is_some_and(Command::json);
+    log_to_stderr();
     // Before any other thread exists (a `mallopt` requirement).
     if score_entries(&cli.command) <= RETAIN_FREED_MEMORY_UP_TO {
         allocator::retain_freed_memory();

@@ -1,17 +1,8 @@
 //! `zkmha prove` / `zkmha verify`: committed-mode proof files.
 //!
-//! File layout: the magic bytes `ZKMHA\0` (`ZKMHAZ` for a zero-knowledge proof), a
-//! little-endian u32 file-format version, then the statement and the proof in arkworks'
-//! compressed encoding.
-//!
-//! Reading a file ([`read_layer_file`]): the statement is decoded first and checked
-//! (`CommittedStatement::validate`: the shape against the stated limits of
-//! `zkmha_attention`'s shape module, the output's length, every commitment's size) before
-//! the proof is decoded or any generator derived; arkworks' decoder grows a vector as its
-//! items arrive (no allocation from a length prefix), commitments are capped per commitment
-//! and per file ([`MAX_DECODED_ROWS`]), so a file decodes to at most a small multiple of its
-//! length. `verify` then checks the softmax ([`crate::report`]), derives the generators and
-//! verifies, and prints what it accepted.
+//! The files' layout and reading (the statement checked before the proof is decoded, the
+//! decoded size bounded): `zkmha_api::layer_files`. `verify` checks the softmax
+//! ([`crate::report`]), derives the generators and verifies, and prints what it accepted.
 
 use crate::attention_input::read_attention_inputs;
 use crate::layer::{ShapeArgs, random_inputs};
@@ -19,28 +10,15 @@ use crate::layer::{SoftmaxChoice, softmax_mode};
 use crate::model_cli::{self, ModelArgs, ModelInputArgs};
 use crate::report::{self, Accepted, Kind, SoftmaxSource, SoftmaxSpec};
 use crate::verdict::{Usage, Verdict};
-use anyhow::{Context, Result, anyhow, bail};
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use anyhow::{Context, Result, bail};
+use ark_serialize::CanonicalSerialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use zkmha_api::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
 use zkmha_attention::{
-    AttentionShape, CommittedLayerProof, CommittedStatement, SoftmaxMode, ZkLayerProof, hyrax_params_for,
-    prove_layer_committed, prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+    AttentionShape, CommittedStatement, SoftmaxMode, hyrax_params_for, prove_layer_committed, prove_layer_zk,
+    verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
 };
-
-const MAGIC: &[u8; 6] = b"ZKMHA\0";
-/// The magic bytes of a zero-knowledge proof file.
-const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
-/// The zero-knowledge proof file's format version (2: one relations proof per sum-check
-/// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
-/// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once).
-const FILE_VERSION_ZK: u32 = 5;
-/// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
-/// per layer, tiled softmax columns, one final opening for every committed polynomial.
-/// 4: the layer proof carries the output value of a committed output (absent here).
-/// 5: Hyrax rows absorbed, V's padding over its rows (the trust issue).
-/// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
-const FILE_VERSION: u32 = 7;
 
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
@@ -105,6 +83,11 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
                 if ignored.len() == 1 { "shapes or draws" } else { "shape or draw" },
                 if ignored.len() == 1 { "it" } else { "them" }
             )));
+        }
+        if args.layer.max_memory.is_some() {
+            bail!(Usage(
+                "--max-memory applies to attention layers, whose memory is estimated from the shape; a model layer (--model) is not estimated: leave it out".into()
+            ));
         }
         // Model layers are zero-knowledge by default (--zk says so again); --transparent
         // asks for the plain mode.
@@ -189,6 +172,14 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             (shape, inputs, source)
         }
     };
+    args.layer.check_memory(&shape)?;
+    let _span = tracing::info_span!(
+        "prove_layer",
+        seq = shape.seq_len,
+        heads = shape.heads,
+        zero_knowledge = args.zk
+    )
+    .entered();
     if !extra.json {
         println!("{}", source.describe());
     }
@@ -200,21 +191,21 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             zkmha_zk::secure_rng().context("the operating system gave no randomness for the masks")?;
         let (statement, proof) =
             prove_layer_zk(&params, &shape, args.layer.mask(), softmax, &inputs, &mut rng)?;
-        encode_layer_file(MAGIC_ZK, FILE_VERSION_ZK, statement, &proof, None)?
+        encode_layer_file(LayerProof::ZeroKnowledge(statement, Box::new(proof)), None)?
     } else {
         let params = hyrax_params_for(&shape, softmax);
         let (statement, proof, timings) =
             prove_layer_committed(&params, &shape, args.layer.mask(), softmax, &inputs)?;
-        encode_layer_file(MAGIC, FILE_VERSION, statement, &proof, Some(timings))?
+        encode_layer_file(LayerProof::Plain(statement, Box::new(proof)), Some(timings))?
     };
     let elapsed = start.elapsed();
-    crate::files::write_file(&args.out, &proved.bytes)?;
+    zkmha_api::files::write_file(&args.out, &proved.encoded.bytes)?;
     if let Some(path) = &extra.output {
-        write_attention_output(path, &proved.statement)?;
+        write_attention_output(path, proved.file.statement())?;
     }
-    let statement = &proved.statement;
+    let statement = proved.file.statement();
     let (statement_bytes, proof_bytes) =
-        (proved.statement_bytes, proved.bytes.len() - proved.statement_bytes);
+        (proved.encoded.statement_bytes, proved.encoded.bytes.len() - proved.encoded.statement_bytes);
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if extra.json {
         let c = &statement.commitments;
@@ -334,58 +325,30 @@ impl Inputs {
     }
 }
 
-/// An encoded attention-layer proof file.
+/// An attention-layer proof and its file's contents.
 struct EncodedLayer {
-    statement: CommittedStatement,
-    bytes: Vec<u8>,
-    statement_bytes: usize,
+    file: LayerProof,
+    encoded: EncodedLayerProof,
     timings: Option<zkmha_attention::ProverTimings>,
 }
 
-fn encode_layer_file<P: CanonicalSerialize>(
-    magic: &[u8],
-    version: u32,
-    statement: CommittedStatement,
-    proof: &P,
+fn encode_layer_file(
+    file: LayerProof,
     timings: Option<zkmha_attention::ProverTimings>,
 ) -> Result<EncodedLayer> {
-    let mut bytes = Vec::with_capacity(1 << 20);
-    bytes.extend_from_slice(magic);
-    bytes.extend_from_slice(&version.to_le_bytes());
-    statement.serialize_compressed(&mut bytes).context("could not encode the statement")?;
-    let statement_bytes = bytes.len();
-    proof.serialize_compressed(&mut bytes).context("could not encode the proof")?;
-    Ok(EncodedLayer { statement, bytes, statement_bytes, timings })
-}
-
-/// The output O of an attention-layer statement as integers (each entry an integer, negative
-/// ones as `p − |v|`).
-///
-/// # Errors
-/// An entry outside the 64-bit integers (a statement no honest prover makes).
-pub fn attention_output_integers(statement: &CommittedStatement) -> Result<Vec<i64>> {
-    use zkmha_field::PrimeField;
-    let half = zkmha_field::Fr::MODULUS_MINUS_ONE_DIV_TWO;
-    let small = |x: zkmha_field::Fr| -> Option<i64> {
-        let limbs = x.into_bigint();
-        let words = limbs.as_ref();
-        let (low, high) = words.split_first()?;
-        (high.iter().all(|&w| w == 0) && *low <= i64::MAX as u64).then_some(*low as i64)
-    };
-    statement
-        .output
-        .iter()
-        .map(|&x| {
-            let value = if x.into_bigint() <= half { small(x) } else { small(-x).map(|v| -v) };
-            value.ok_or_else(|| anyhow!("an output entry is not a 64-bit integer"))
-        })
-        .collect()
+    let encoded = file.encode()?;
+    Ok(EncodedLayer { file, encoded, timings })
 }
 
 /// Writes an attention layer's output O (s × h·m_v, int64) as a .npy file.
 fn write_attention_output(path: &Path, statement: &CommittedStatement) -> Result<()> {
     let values = attention_output_integers(statement)?;
-    crate::files::write_npy(path, statement.shape.seq_len, statement.shape.value_model_width(), &values)
+    Ok(zkmha_api::files::write_npy(
+        path,
+        statement.shape.seq_len,
+        statement.shape.value_model_width(),
+        &values,
+    )?)
 }
 
 /// What a zero-knowledge proof covers of the softmax.
@@ -397,67 +360,6 @@ fn softmax_words(softmax: zkmha_attention::SoftmaxMode) -> &'static str {
     }
 }
 
-/// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
-/// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without
-/// a total a file of sparse commitments would decode to ~600 times its length. A valid proof
-/// of the largest shape within the stated limits (`zkmha_attention::MAX_TENSOR_VARS`) has
-/// fewer than 2^19.
-pub const MAX_DECODED_ROWS: u64 = 1 << 20;
-
-/// Decodes one `T` from `rest` (advancing it); a decoding failure is "corrupt".
-pub fn decode_part<T: CanonicalDeserialize>(rest: &mut &[u8], path: &Path, what: &str) -> Result<T> {
-    T::deserialize_compressed(rest)
-        .map_err(|e| anyhow!("{} is corrupt: the {what} does not decode ({e})", path.display()))
-}
-
-/// A decoded attention-layer proof file.
-enum LayerFile {
-    /// `zkmha prove --out`.
-    Plain(CommittedStatement, Box<CommittedLayerProof>),
-    /// `zkmha prove --zk --out`.
-    ZeroKnowledge(CommittedStatement, Box<ZkLayerProof>),
-}
-
-/// Reads an attention-layer proof file: the statement is decoded and checked against the
-/// stated limits and its own sizes before the proof is decoded; decoding allocates at most
-/// the file's length times a small factor and [`MAX_DECODED_ROWS`] commitment rows.
-fn read_layer_file(path: &Path) -> Result<LayerFile> {
-    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-    let (zero_knowledge, rest) = if let Some(rest) = bytes.strip_prefix(MAGIC_ZK) {
-        (true, rest)
-    } else if let Some(rest) = bytes.strip_prefix(MAGIC) {
-        (false, rest)
-    } else {
-        bail!("{} is not a zkmha proof file", path.display());
-    };
-    let (version, mut rest) = rest.split_at(4.min(rest.len()));
-    let version = u32::from_le_bytes(version.try_into().unwrap_or([0; 4]));
-    let (expected, words) = if zero_knowledge {
-        (FILE_VERSION_ZK, "zero-knowledge file format")
-    } else {
-        (FILE_VERSION, "file format")
-    };
-    if version != expected {
-        bail!("{} has {words} version {version}; this zkmha reads version {expected}", path.display());
-    }
-    zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || {
-        let statement: CommittedStatement = decode_part(&mut rest, path, "statement")?;
-        let checked = if zero_knowledge { statement.validate_zk() } else { statement.validate() };
-        checked.map_err(|e| {
-            anyhow!("{} holds a statement this verifier does not accept: {e}", path.display())
-        })?;
-        let file = if zero_knowledge {
-            LayerFile::ZeroKnowledge(statement, Box::new(decode_part(&mut rest, path, "proof")?))
-        } else {
-            LayerFile::Plain(statement, Box::new(decode_part(&mut rest, path, "proof")?))
-        };
-        if !rest.is_empty() {
-            bail!("{} is corrupt: {} unexpected bytes after the proof", path.display(), rest.len());
-        }
-        Ok(file)
-    })
-}
-
 /// The statement's commitments and output, as verify shows them.
 fn attention_report(
     kind: Kind,
@@ -466,7 +368,6 @@ fn attention_report(
     verify_ms: f64,
     setup_ms: f64,
 ) -> Accepted {
-    let c = &statement.commitments;
     let s = &statement.shape;
     Accepted {
         kind,
@@ -475,11 +376,7 @@ fn attention_report(
         mask: statement.mask,
         softmax: statement.softmax,
         softmax_source,
-        commitments: vec![
-            ("Q", report::fingerprint(&c.queries)),
-            ("K", report::fingerprint(&c.keys)),
-            ("V", report::fingerprint(&c.values)),
-        ],
+        commitments: zkmha_api::inspect::layer_commitments(statement),
         output: ("O", s.seq_len, s.value_model_width(), report::fingerprint(&statement.output)),
         verify_ms,
         setup_ms: Some(setup_ms),
@@ -510,7 +407,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             }
         }
     }
-    match (&args.vk, model_cli::is_model_proof(&args.proof)) {
+    match (&args.vk, zkmha_api::model_files::is_model_proof(&args.proof)) {
         (Some(vk), true) => {
             return model_cli::verify(&args.proof, vk, named, args.output.as_deref(), args.json);
         }
@@ -525,8 +422,8 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         }
         (None, false) => {}
     }
-    let file = read_layer_file(&args.proof)?;
-    let (LayerFile::Plain(statement, _) | LayerFile::ZeroKnowledge(statement, _)) = &file;
+    let file = LayerProof::read(&args.proof)?;
+    let statement = file.statement();
     let source = report::accept_softmax(
         statement.softmax,
         default_softmax(&statement.shape)?,
@@ -535,7 +432,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     )?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let mut report = match &file {
-        LayerFile::Plain(statement, proof) => {
+        LayerProof::Plain(statement, proof) => {
             let start = Instant::now();
             let params = hyrax_params_for(&statement.shape, statement.softmax);
             let setup = start.elapsed();
@@ -549,7 +446,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 ms(setup),
             )
         }
-        LayerFile::ZeroKnowledge(statement, proof) => {
+        LayerProof::ZeroKnowledge(statement, proof) => {
             let start = Instant::now();
             let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
             let setup = start.elapsed();
@@ -567,58 +464,13 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` starts with the magic bytes of an attention-layer proof (either mode).
-pub fn is_layer_proof(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 6];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
-        && (&head == MAGIC || &head == MAGIC_ZK)
-}
-
-/// `zkmha inspect` of an attention-layer proof: the statement (shape, mask, softmax, the
-/// fingerprints of Q, K, V and the output's digest, as `verify` shows them) and the sizes;
+/// `zkmha inspect` of an attention-layer proof, as text: the statement (shape, mask, softmax,
+/// the fingerprints of Q, K, V and the output's digest, as `verify` shows them) and the sizes;
 /// nothing is verified.
-///
-/// # Errors
-/// A missing, foreign, corrupt or over-the-limits file.
-pub fn inspect_layer(path: &Path, json: bool) -> Result<()> {
-    let file = read_layer_file(path)?;
-    let (kind, statement, proof_bytes) = match &file {
-        LayerFile::Plain(statement, proof) => (Kind::Layer, statement, proof.compressed_size()),
-        LayerFile::ZeroKnowledge(statement, proof) => {
-            (Kind::ZeroKnowledgeLayer, statement, proof.compressed_size())
-        }
-    };
-    let (s, c) = (&statement.shape, &statement.commitments);
-    let fingerprints = [
-        ("Q", report::fingerprint(&c.queries)),
-        ("K", report::fingerprint(&c.keys)),
-        ("V", report::fingerprint(&c.values)),
-    ];
-    let output = report::fingerprint(&statement.output);
-    let statement_bytes = statement.compressed_size();
-    if json {
-        let commitments: serde_json::Map<String, serde_json::Value> =
-            fingerprints.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
-        println!(
-            "{}",
-            serde_json::json!({
-                "kind": format!("{} proof", kind.name()),
-                "zero_knowledge": kind.is_zero_knowledge(),
-                "verified": false,
-                "tokens": s.seq_len, "heads": s.heads, "head_dim": s.head_dim,
-                "value_head_dim": s.value_head_dim,
-                "mask": statement.mask.to_string(),
-                "softmax_proven": statement.softmax.is_proven(),
-                "softmax": report::softmax_spec(statement.softmax),
-                "commitments": commitments,
-                "output": {"name": "O", "rows": s.seq_len, "columns": s.value_model_width(), "blake3": output},
-                "statement_bytes": statement_bytes,
-                "proof_bytes": proof_bytes,
-            })
-        );
-        return Ok(());
-    }
+pub fn print_layer_inspection(file: &LayerProof) {
+    let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeLayer } else { Kind::Layer };
+    let statement = file.statement();
+    let s = &statement.shape;
     println!(
         "{} proof (not verified: zkmha verify checks it): {} tokens, {} heads of {} (values {}), mask {}, softmax {}",
         kind.name(),
@@ -629,9 +481,16 @@ pub fn inspect_layer(path: &Path, json: bool) -> Result<()> {
         statement.mask,
         report::softmax_spec(statement.softmax)
     );
-    let shown: Vec<String> = fingerprints.iter().map(|(name, f)| format!("{name} {f}")).collect();
+    let shown: Vec<String> = zkmha_api::inspect::layer_commitments(statement)
+        .iter()
+        .map(|(name, f)| format!("{name} {f}"))
+        .collect();
     println!("commitments: {}", shown.join(", "));
-    println!("output O ({} × {}): BLAKE3 {output}", s.seq_len, s.value_model_width());
-    println!("statement: {statement_bytes} bytes; proof: {proof_bytes} bytes");
-    Ok(())
+    println!(
+        "output O ({} × {}): BLAKE3 {}",
+        s.seq_len,
+        s.value_model_width(),
+        report::fingerprint(&statement.output)
+    );
+    println!("statement: {} bytes; proof: {} bytes", statement.compressed_size(), file.proof_bytes());
 }

@@ -18,67 +18,14 @@
 //! ```
 
 use crate::verdict::Verdict;
-use ark_serialize::CanonicalSerialize;
 use serde_json::{Value, json};
 use zkmha_attention::{AttentionShape, MaskKind, SoftmaxMode};
 
-/// Hex digits of a fingerprint (128 bits).
-pub const FINGERPRINT_HEX_DIGITS: usize = 32;
-
-/// Characters of an untrusted text shown at most.
-const MAX_SHOWN_CHARS: usize = 200;
-
-/// The first [`FINGERPRINT_HEX_DIGITS`] hex digits of BLAKE3 over `value`'s canonical
-/// (compressed) encoding.
-pub fn fingerprint<T: CanonicalSerialize>(value: &T) -> String {
-    let mut bytes = Vec::with_capacity(value.compressed_size());
-    // Serializing into a Vec cannot fail.
-    let _ = value.serialize_compressed(&mut bytes);
-    let hex = blake3::hash(&bytes).to_hex();
-    hex.get(..FINGERPRINT_HEX_DIGITS).unwrap_or_default().to_string()
-}
-
-/// Whether `c` may not be shown as itself: control characters, and the invisible formatting
-/// characters that reorder or hide text (bidirectional overrides and isolates, zero-width
-/// characters, the byte-order mark).
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
-}
-
-/// An untrusted text made safe to print: a backslash becomes `\\`, every control or
-/// invisible formatting character `\u{…}` (so no escape sequence reaches the terminal and
-/// nothing is hidden), and text beyond 200 characters is cut with a note.
-pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(4 * MAX_SHOWN_CHARS));
-    for c in text.chars().take(MAX_SHOWN_CHARS) {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if is_hidden(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    let total = text.chars().count();
-    if total > MAX_SHOWN_CHARS {
-        out.push_str(&format!("… ({} more characters)", total - MAX_SHOWN_CHARS));
-    }
-    out
-}
+pub use zkmha_api::inspect::sanitize;
+pub use zkmha_api::{fingerprint, softmax_spec};
 
 /// The names of the softmax parameters in a spec, in their printed order.
 const SPEC_KEYS: [&str; 5] = ["multiplier", "shift", "exponent_bits", "output_bits", "tolerance_bits"];
-
-/// The softmax as `--softmax-params` names it: `linear`, or
-/// `multiplier=M,shift=K,exponent_bits=G,output_bits=F,tolerance_bits=T`.
-pub fn softmax_spec(mode: SoftmaxMode) -> String {
-    match mode {
-        SoftmaxMode::Identity => "linear".to_string(),
-        SoftmaxMode::Exponential(p) => format!(
-            "multiplier={},shift={},exponent_bits={},output_bits={},tolerance_bits={}",
-            p.multiplier, p.shift, p.exponent_bits, p.output_bits, p.tolerance_bits
-        ),
-    }
-}
 
 /// A softmax named on the command line, in the printed (canonical) form.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -75,12 +75,32 @@ fn is_out_of_resources(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Whether `error` is a refusal of a model the proof does not cover (from `zkmha_model`
+/// directly; the library's are told by [`zkmha_api::Error::kind`]).
+fn is_unsupported_model(error: &anyhow::Error) -> bool {
+    use zkmha_model::ModelError;
+    error.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<ModelError>(),
+            Some(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. })
+        )
+    })
+}
+
 /// The exit code of a failed command.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
+    use zkmha_api::ErrorKind;
+    let library =
+        error.chain().find_map(|cause| cause.downcast_ref::<zkmha_api::Error>()).map(zkmha_api::Error::kind);
     match error.chain().find_map(|cause| cause.downcast_ref::<Verdict>()) {
         Some(Verdict::Invalid(_)) => INVALID,
         Some(Verdict::Refused(_)) => REFUSED,
-        None if crate::model_cli::is_unsupported_model(error) => UNSUPPORTED_MODEL,
+        None if library == Some(ErrorKind::InvalidProof) => INVALID,
+        None if library == Some(ErrorKind::UnsupportedModel) || is_unsupported_model(error) => {
+            UNSUPPORTED_MODEL
+        }
+        None if library == Some(ErrorKind::Usage) => USAGE,
+        None if library == Some(ErrorKind::OutOfResources) => OUT_OF_RESOURCES,
         None if error.chain().any(|cause| cause.is::<Usage>()) => USAGE,
         None if is_out_of_resources(error) => OUT_OF_RESOURCES,
         None => BAD_INPUT,
@@ -156,6 +176,24 @@ mod tests {
         let missing = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
             .context("could not read f");
         assert_eq!(exit_code(&missing), BAD_INPUT);
+    }
+
+    #[test]
+    fn the_library_errors_have_the_codes_of_their_kinds() {
+        let memory = zkmha_api::Error::MemoryEstimate { estimate: 2, allowed: 1, given: true, entries: 1 };
+        assert_eq!(exit_code(&anyhow::Error::new(memory).context("while proving")), OUT_OF_RESOURCES);
+        let invalid = zkmha_api::Error::InvalidProof {
+            error: zkmha_attention::AttentionError::CheckFailed { step: "final" },
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(invalid)), INVALID);
+        assert_eq!(exit_code(&anyhow::Error::new(zkmha_api::Error::TokensNeedLayerZero { layer: 1 })), USAGE);
+        assert_eq!(exit_code(&anyhow::Error::new(zkmha_api::Error::EmptyInput)), BAD_INPUT);
+        let unsupported =
+            zkmha_model::ModelError::Unsupported(zkmha_model::architecture::Unsupported::Architecture {
+                name: "t5".into(),
+                reason: "an encoder-decoder".into(),
+            });
+        assert_eq!(exit_code(&anyhow::Error::new(zkmha_api::Error::Model(unsupported))), UNSUPPORTED_MODEL);
     }
 
     #[test]

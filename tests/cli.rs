@@ -928,3 +928,55 @@ fn options_a_model_layer_ignores_are_refused() {
     assert!(stderr.contains("--seq, --seed shape or draw"), "{stderr}");
     assert!(!std::path::Path::new("never").exists());
 }
+
+/// The memory estimate from the shape: a layer that would not fit is refused before proving
+/// (exit code 6, one sentence), `--max-memory` sets the limit, a model layer refuses the flag.
+#[test]
+fn layers_over_the_memory_estimate_are_refused_before_proving() {
+    const OUT_OF_RESOURCES: i32 = 6;
+    let dir = scratch("memory");
+    let out = dir.join("p.bin");
+    let out = out.to_str().unwrap();
+    // ĥ·ŝ² = 16 · 4096² score entries: about 53 GiB, more than a test machine has.
+    let started = std::time::Instant::now();
+    let (code, stderr) = failure(&zkmha(&["layer", "--seq", "4096", "--heads", "16"]));
+    assert_eq!(code, OUT_OF_RESOURCES, "{stderr}");
+    assert!(stderr.contains("needs about") && stderr.contains("this machine's"), "{stderr}");
+    assert!(started.elapsed().as_secs() < 10, "refused before proving");
+    let (code, json) =
+        json_run(&["prove", "--seq", "512", "--heads", "12", "--max-memory", "1G", "--out", out, "--json"]);
+    assert_eq!((code, json["kind"].as_str()), (OUT_OF_RESOURCES, Some("out_of_resources")), "{json}");
+    assert!(json["error"].as_str().unwrap().contains("more than the --max-memory of 1.0 GiB"), "{json}");
+    assert!(!std::path::Path::new(out).exists(), "nothing written");
+    // Under the limit it proves.
+    let (code, json) = json_run(&[
+        "layer",
+        "--seq",
+        "8",
+        "--heads",
+        "1",
+        "--head-dim",
+        "4",
+        "--max-memory",
+        "512M",
+        "--json",
+    ]);
+    assert_eq!((code, json["valid"].as_bool()), (0, Some(true)), "{json}");
+    let (code, json) = json_run(&["layer", "--max-memory", "lots", "--json"]);
+    assert_eq!(code, USAGE, "{json}");
+    let (code, json) = json_run(&[
+        "prove",
+        "--model",
+        "m.gguf",
+        "--tokens",
+        "1",
+        "--max-memory",
+        "8G",
+        "--out",
+        out,
+        "--json",
+    ]);
+    assert_eq!(code, USAGE, "{json}");
+    assert!(json["error"].as_str().unwrap().contains("--max-memory applies to attention layers"), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,11 +5,11 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use safetensors::tensor::{Dtype, TensorView, serialize};
 use std::path::{Path, PathBuf};
+use zkmha_api::example_model;
 
-const D: usize = 16;
-const VOCAB: usize = 40;
+const D: usize = example_model::MODEL_WIDTH;
+const VOCAB: usize = example_model::VOCABULARY;
 
 fn zkmha() -> Command {
     Command::cargo_bin("zkmha").unwrap()
@@ -18,31 +18,7 @@ fn zkmha() -> Command {
 /// A BERT-style model with random weights (seeded), `config.json` beside it unless `heads` is
 /// `None`; `drop` leaves one tensor out.
 fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) -> PathBuf {
-    let l = "encoder.layer.0.attention.";
-    let specs: Vec<(String, Vec<usize>)> = [
-        ("embeddings.word_embeddings.weight".to_string(), vec![VOCAB, D]),
-        ("embeddings.position_embeddings.weight".to_string(), vec![32, D]),
-        ("embeddings.token_type_embeddings.weight".to_string(), vec![2, D]),
-        ("embeddings.LayerNorm.weight".to_string(), vec![D]),
-        ("embeddings.LayerNorm.bias".to_string(), vec![D]),
-        (format!("{l}self.query.weight"), vec![D, D]),
-        (format!("{l}self.query.bias"), vec![D]),
-        (format!("{l}self.key.weight"), vec![D, D]),
-        (format!("{l}self.key.bias"), vec![D]),
-        (format!("{l}self.value.weight"), vec![D, D]),
-        (format!("{l}self.value.bias"), vec![D]),
-        (format!("{l}output.dense.weight"), vec![D, D]),
-        (format!("{l}output.dense.bias"), vec![D]),
-    ]
-    .into_iter()
-    .filter(|(name, _)| Some(name.as_str()) != drop)
-    .collect();
-    write_safetensors(
-        dir,
-        seed,
-        &specs,
-        heads.map(|h| format!("{{\"model_type\": \"bert\", \"num_attention_heads\": {h}}}")),
-    )
+    write_safetensors(dir, seed, &example_model::bert_tensors(drop), heads.map(example_model::bert_config))
 }
 
 /// A GPT-2-style model (two layers, fused Q|K|V in Conv1D layout) with random weights.
@@ -113,59 +89,14 @@ fn write_qwen2(dir: &Path, seed: u32) -> PathBuf {
 }
 
 /// Writes `model.safetensors` (f32, seeded random values; norm gains near 1) and
-/// `config.json` when given.
+/// `config.json` when given (`zkmha_api::example_model`).
 fn write_safetensors(
     dir: &Path,
     seed: u32,
     specs: &[(String, Vec<usize>)],
     config: Option<String>,
 ) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        (state as f32 / u32::MAX as f32 - 0.5) * 0.6
-    };
-    let buffers: Vec<Vec<u8>> = specs
-        .iter()
-        .map(|(name, shape)| {
-            let n: usize = shape.iter().product();
-            (0..n)
-                .flat_map(|_| {
-                    let gain = name.ends_with("LayerNorm.weight")
-                        || name.ends_with("ln_1.weight")
-                        || name.ends_with("input_layernorm.weight");
-                    // Projection biases as large as Qwen2's matter: three times the weights'.
-                    let v = if gain {
-                        1.0 + next()
-                    } else if name.ends_with("_proj.bias") {
-                        3.0 * next()
-                    } else {
-                        next()
-                    };
-                    v.to_le_bytes()
-                })
-                .collect()
-        })
-        .collect();
-    let views: Vec<(String, TensorView)> = specs
-        .iter()
-        .zip(&buffers)
-        .map(|((name, shape), data)| {
-            (name.clone(), TensorView::new(Dtype::F32, shape.clone(), data).unwrap())
-        })
-        .collect();
-    let path = dir.join("model.safetensors");
-    std::fs::write(&path, serialize(views, None).unwrap()).unwrap();
-    match config {
-        Some(text) => std::fs::write(dir.join("config.json"), text).unwrap(),
-        None => {
-            let _ = std::fs::remove_file(dir.join("config.json"));
-        }
-    }
-    path
+    example_model::write_safetensors(dir, seed, specs, config.as_deref()).unwrap()
 }
 
 /// A float64 `.npy` file of `rows × cols` values.
@@ -1330,5 +1261,47 @@ fn model_commands_print_one_json_object_and_inspect_every_file_kind() {
         assert!(refused["error"].as_str().unwrap().contains(ignored[0]), "{refused}");
     }
     assert!(!dir.join("never.proof").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `RUST_LOG=info`: the library's spans (opening the model, each stage, proving, verifying)
+/// close on stderr with their times; stdout is the same one JSON object; without `RUST_LOG`
+/// stderr stays empty.
+#[test]
+fn rust_log_shows_the_stages_as_tracing_spans_on_stderr() {
+    let dir = scratch("tracing");
+    let model = write_model(&dir, 4, Some(4), None);
+    let (vk, proof) = (dir.join("m.vk"), dir.join("p.proof"));
+    let out = zkmha()
+        .env_remove("RUST_LOG")
+        .args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let logged = |args: &[&str]| {
+        let out = zkmha().env("RUST_LOG", "info").args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{stdout}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap();
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let stderr = logged(&[
+        "prove",
+        "--model",
+        s(&model),
+        "--vk",
+        s(&vk),
+        "--tokens",
+        "1,2,3",
+        "--out",
+        s(&proof),
+        "--json",
+    ]);
+    for span in ["open_model", "stage{name=\"proving\"}", "stage{name=\"verifying\"}", "prove{layer=0}"] {
+        let line = stderr.lines().find(|line| line.contains(span) && line.contains("close"));
+        assert!(line.is_some_and(|line| line.contains("time.busy")), "{span} closes with its time: {stderr}");
+    }
+    let stderr = logged(&["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]);
+    assert!(stderr.contains("verify{zero_knowledge=true}") && stderr.contains("close"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

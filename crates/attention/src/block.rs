@@ -313,8 +313,9 @@ fn norm_polynomial_vars(norm: &NormShape, part: NormPolynomial) -> Result<usize,
     }
 }
 
-/// Every masked sum-check of a zero-knowledge block proof, in proof order: the projections',
-/// the rotations', the attention's steps', the final opening's.
+/// Every masked sum-check of a zero-knowledge block proof, in proof order: the first norm's,
+/// the second norm's and the MLP's (when proven), the projections', the rotations', the
+/// attention's steps', the final opening's.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape out of the limits, softmax parameters out of

@@ -179,8 +179,7 @@ fn rejects_changed_mlp_constants_or_a_missing_mlp_proof<M: Mode>() {
     assert!(verify_block::<M>(&p.params, &statement, &p.proof).is_err());
 }
 
-/// The output moved by one at an entry (the residual `H' = Z + Y₂` no longer holds), or
-/// swapped with the attention block's `Z` (the MLP left out).
+/// The output moved by one at an entry (the residual `H' = Z + Y₂` no longer holds).
 fn rejects_a_changed_output<M: Mode>() {
     let shape = shapes()[0];
     let [(softmax, shape), _] = softmax_modes(&shape);

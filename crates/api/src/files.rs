@@ -2,7 +2,7 @@
 //! a failure (a full disk, a killed process) never leaves a truncated file in place of an
 //! earlier, complete one.
 
-use anyhow::{Context, Result, anyhow};
+use crate::error::{Error, Result};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
@@ -10,16 +10,37 @@ use std::path::Path;
 /// Writes `bytes` to `path` atomically (a temporary file in the same folder, flushed to disk,
 /// then renamed).
 ///
+/// ```
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-write-{}.bin", std::process::id()));
+/// zkmha_api::files::write_file(&path, b"first, longer")?;
+/// zkmha_api::files::write_file(&path, b"second")?;
+/// assert_eq!(std::fs::read(&path)?, b"second");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Errors
-/// One sentence naming `path` when the folder cannot be written (the I/O error kept as its
-/// cause: a full disk is told apart, `crate::verdict`); the temporary file is removed and any
-/// earlier file at `path` is left as it was.
+/// [`Error::Write`] naming `path` when the folder cannot be written (the I/O error kept as its
+/// source: a full disk is [`crate::ErrorKind::OutOfResources`]), [`Error::NotAFileName`]; the
+/// temporary file is removed and any earlier file at `path` is left as it was.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, bytes, false)
 }
 
 /// [`write_file`] for a secret: on Unix the file is created readable and writable by its
 /// owner only (mode 0600).
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-private-{}.secret", std::process::id()));
+/// zkmha_api::files::write_private_file(&path, b"blinds")?;
+/// # #[cfg(unix)]
+/// # {
+/// use std::os::unix::fs::PermissionsExt;
+/// assert_eq!(std::fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
+/// # }
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Errors
 /// As [`write_file`].
@@ -30,8 +51,16 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes a `rows × columns` tensor as a .npy file (row-major, the element type's own dtype),
 /// through [`write_file`].
 ///
+/// ```
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-{}.npy", std::process::id()));
+/// zkmha_api::files::write_npy(&path, 2, 3, &[1i64, 2, 3, 4, 5, 6])?;
+/// assert!(std::fs::read(&path)?.starts_with(b"\x93NUMPY"));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Errors
-/// An encoding or I/O error, naming the file.
+/// [`Error::EncodeNpy`] or, from [`write_file`], [`Error::Write`], naming the file.
 pub fn write_npy<T: npyz::AutoSerialize + Copy>(
     path: &Path,
     rows: usize,
@@ -39,23 +68,22 @@ pub fn write_npy<T: npyz::AutoSerialize + Copy>(
     values: &[T],
 ) -> Result<()> {
     use npyz::WriterBuilder;
+    let encode_error = |source| Error::EncodeNpy { path: path.to_path_buf(), source };
     let mut bytes = Vec::with_capacity(128 + 8 * values.len());
     let mut writer = npyz::WriteOptions::<T>::new()
         .default_dtype()
         .shape(&[rows as u64, columns as u64])
         .writer(&mut bytes)
         .begin_nd()
-        .with_context(|| format!("could not encode {}", path.display()))?;
-    writer.extend(values.iter().copied()).with_context(|| format!("could not encode {}", path.display()))?;
-    writer.finish().with_context(|| format!("could not encode {}", path.display()))?;
+        .map_err(encode_error)?;
+    writer.extend(values.iter().copied()).map_err(encode_error)?;
+    writer.finish().map_err(encode_error)?;
     write_file(path, &bytes)
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
-    let fail =
-        |e: std::io::Error| Err::<(), _>(e).with_context(|| format!("could not write {}", path.display()));
-    let name =
-        path.file_name().ok_or_else(|| anyhow!("could not write {}: not a file name", path.display()))?;
+    let fail = |source: std::io::Error| Err(Error::Write { path: path.to_path_buf(), source });
+    let name = path.file_name().ok_or_else(|| Error::NotAFileName { path: path.to_path_buf() })?;
     let mut temporary_name = OsString::from(".");
     temporary_name.push(name);
     temporary_name.push(format!(".{}.tmp", std::process::id()));
@@ -103,10 +131,10 @@ mod tests {
         // A folder that does not exist: one sentence, nothing written.
         let missing = dir.join("missing").join("out.bin");
         let error = write_file(&missing, b"x").unwrap_err();
-        assert!(error.chain().any(|cause| cause.is::<std::io::Error>()), "the I/O error is kept");
-        let error = format!("{error:#}");
+        let source = std::error::Error::source(&error).map(ToString::to_string).unwrap_or_default();
+        assert!(source.contains("No such file"), "the I/O error is kept: {source}");
+        let error = error.to_string();
         assert!(error.starts_with("could not write") && !error.contains('\n'), "{error}");
-        assert!(error.contains("No such file"), "{error}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }

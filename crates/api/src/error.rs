@@ -1,0 +1,296 @@
+//! The library's errors: one sentence each, the underlying error kept as its source where
+//! there is one ([`Error::kind`] sorts them into the command line's exit codes).
+
+use std::path::PathBuf;
+use zkmha_attention::AttentionError;
+use zkmha_model::ModelError;
+
+/// Bytes in a GiB, for the sentences.
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What went wrong, in the classes the command line gives distinct exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// An unreadable, foreign, corrupt or over-the-limits file, a value the proof cannot take,
+    /// or another failure.
+    BadInput,
+    /// A well-formed proof that does not verify.
+    InvalidProof,
+    /// The model has a feature the proof does not cover.
+    UnsupportedModel,
+    /// Arguments that do not go together (an input the layer cannot take this way).
+    Usage,
+    /// The machine ran out of disk, quota or memory.
+    OutOfResources,
+}
+
+/// The errors of `zkmha-api`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read.
+    #[error("could not read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written (the earlier file at `path`, if any, is left as it was).
+    #[error("could not write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path to write to that names no file (`/`, `..`).
+    #[error("could not write {}: not a file name", path.display())]
+    NotAFileName {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A tensor could not be encoded as .npy.
+    #[error("could not encode {}", path.display())]
+    EncodeNpy {
+        /// The file it was for.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A value could not be encoded (arkworks' encoder).
+    #[error("could not encode the {what}")]
+    Encode {
+        /// What was encoded.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: ark_serialize::SerializationError,
+    },
+    /// A file that does not start with the magic bytes of the kind expected.
+    #[error("{} is not a zkmha {kind} file", path.display())]
+    NotZkmhaFile {
+        /// The file.
+        path: PathBuf,
+        /// The kind expected ("verifier key", "model secret", "proof").
+        kind: &'static str,
+    },
+    /// A file of no kind zkmha writes.
+    #[error(
+        "{} is not a zkmha file (inspect reads attention- and model-layer proofs, verifier keys and model secrets)",
+        path.display()
+    )]
+    UnknownFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file of another format version.
+    #[error("{} has {format} version {found}; this zkmha reads version {expected}", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The format's name ("verifier key file", "zero-knowledge file format").
+        format: &'static str,
+        /// The file's version.
+        found: u32,
+        /// The version this library reads.
+        expected: u32,
+    },
+    /// A part of a file that does not decode.
+    #[error("{} is corrupt: the {what} does not decode ({error})", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The part.
+        what: &'static str,
+        /// The decoder's error (in the sentence).
+        error: ark_serialize::SerializationError,
+    },
+    /// Bytes after the last part of a file.
+    #[error("{} is corrupt: {count} unexpected bytes after the {what}", path.display())]
+    TrailingBytes {
+        /// The file.
+        path: PathBuf,
+        /// How many.
+        count: usize,
+        /// The last part.
+        what: &'static str,
+    },
+    /// A statement outside the stated limits or inconsistent with itself.
+    #[error("{} holds a statement this verifier does not accept: {error}", path.display())]
+    UnacceptedStatement {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (in the sentence).
+        error: AttentionError,
+    },
+    /// A verifier key whose shapes are outside the stated limits.
+    #[error("{} is not a usable verifier key: {error}", path.display())]
+    UnusableKey {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (in the sentence).
+        error: AttentionError,
+    },
+    /// A hiding verifier key whose model secret is not at the expected path.
+    #[error(
+        "the verifier key {} holds hiding commitments and its model secret {} is missing: pass --secret FILE (written by zkmha commit-model beside the key)",
+        key.display(),
+        secret.display()
+    )]
+    MissingSecretFile {
+        /// The verifier key.
+        key: PathBuf,
+        /// Where its secret was looked for.
+        secret: PathBuf,
+    },
+    /// A model secret file of another verifier key.
+    #[error("{} is the model secret of another verifier key than {}", secret.display(), key.display())]
+    SecretFileOfAnotherKey {
+        /// The model secret.
+        secret: PathBuf,
+        /// The verifier key.
+        key: PathBuf,
+    },
+    /// A hiding verifier key given without its model secret.
+    #[error(
+        "the verifier key holds hiding commitments: proving needs its model secret (written by commit_model beside the key)"
+    )]
+    SecretRequired,
+    /// A model secret given with a binding verifier key, which has none.
+    #[error("the verifier key holds binding commitments, for plain proofs: it has no model secret")]
+    SecretNotNeeded,
+    /// A model secret of another verifier key.
+    #[error("the model secret belongs to another verifier key")]
+    SecretOfAnotherKey,
+    /// A mask asked for that differs from the key's.
+    #[error("the mask {given} differs from the verifier key's mask {key}")]
+    MaskDiffers {
+        /// The mask asked for.
+        given: zkmha_attention::MaskKind,
+        /// The key's.
+        key: zkmha_attention::MaskKind,
+    },
+    /// A key of a model with another residual (another family).
+    #[error("the verifier key was made for a model of another family (its residual differs)")]
+    ResidualDiffers,
+    /// The proof made does not verify against the key: the model differs from the committed one.
+    #[error(
+        "the proof does not verify against the verifier key ({error}): is the key made from this model file and layer?"
+    )]
+    ModelDiffersFromKey {
+        /// The verifier's error (in the sentence).
+        error: AttentionError,
+    },
+    /// A proof that does not verify.
+    #[error("invalid: {error}")]
+    InvalidProof {
+        /// The check that failed (in the sentence).
+        error: AttentionError,
+    },
+    /// Token ids for a layer other than 0, whose input is the layers' before it.
+    #[error(
+        "layer {layer}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids)"
+    )]
+    TokensNeedLayerZero {
+        /// The layer.
+        layer: usize,
+    },
+    /// An input without tokens.
+    #[error("the input has no tokens")]
+    EmptyInput,
+    /// A hidden state whose rows are not `d_model` wide.
+    #[error(
+        "the input has {entries} entries in rows of {columns}; the layer input must be (tokens × {model_width})"
+    )]
+    InputWidth {
+        /// Entries given.
+        entries: usize,
+        /// The width given.
+        columns: usize,
+        /// The model's width.
+        model_width: usize,
+    },
+    /// An input file that cannot be the layer's input.
+    #[error("{} {problem}", path.display())]
+    InputFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, completing the sentence.
+        problem: String,
+    },
+    /// A rotary base the proven rotation cannot take.
+    #[error("the rotary base {base} is not a whole number from 2 to 10^12, which the proven rotation needs")]
+    RotaryBase {
+        /// The model's base.
+        base: f64,
+    },
+    /// An output entry outside the 64-bit integers (a statement no honest prover makes).
+    #[error("an output entry is not a 64-bit integer")]
+    OutputOutOfRange,
+    /// The operating system gave no randomness.
+    #[error("the operating system gave no randomness for the {purpose}")]
+    Randomness {
+        /// What it was for.
+        purpose: &'static str,
+        /// Why.
+        #[source]
+        source: rand::Error,
+    },
+    /// A layer whose estimated memory exceeds the machine's (or the limit given).
+    #[error(
+        "this layer's proof needs about {:.1} GiB of memory ({entries} score entries ĥ·ŝ² at the measured bytes each), more than {} {:.1} GiB: use fewer tokens or heads{}",
+        *estimate as f64 / GIB,
+        if *given { "the --max-memory of" } else { "this machine's" },
+        *allowed as f64 / GIB,
+        if *given { ", or raise --max-memory" } else { ", or pass --max-memory SIZE to try anyway" }
+    )]
+    MemoryEstimate {
+        /// The estimate in bytes.
+        estimate: u64,
+        /// The memory allowed in bytes.
+        allowed: u64,
+        /// Whether the limit was given (`--max-memory`) rather than the machine's.
+        given: bool,
+        /// `ĥ·ŝ²`.
+        entries: u64,
+    },
+    /// The model file (its reading, its architecture, its tokenizer).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The proof system (shapes, values, commitments).
+    #[error(transparent)]
+    Attention(#[from] AttentionError),
+    /// The commitment scheme's setup.
+    #[error(transparent)]
+    Commitment(#[from] zkmha_pcs::PcsError),
+}
+
+impl Error {
+    /// The class of the error (the command line's exit code follows it).
+    pub fn kind(&self) -> ErrorKind {
+        use std::io::ErrorKind as Io;
+        match self {
+            Error::InvalidProof { .. } => ErrorKind::InvalidProof,
+            Error::Model(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. }) => {
+                ErrorKind::UnsupportedModel
+            }
+            Error::TokensNeedLayerZero { .. } => ErrorKind::Usage,
+            Error::MemoryEstimate { .. } => ErrorKind::OutOfResources,
+            Error::Read { source, .. } | Error::Write { source, .. }
+                if matches!(
+                    source.kind(),
+                    Io::StorageFull | Io::QuotaExceeded | Io::OutOfMemory | Io::FileTooLarge
+                ) =>
+            {
+                ErrorKind::OutOfResources
+            }
+            _ => ErrorKind::BadInput,
+        }
+    }
+}
+
+/// The library's results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

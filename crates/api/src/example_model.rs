@@ -1,0 +1,126 @@
+//! Small synthetic models with seeded random weights, written as safetensors files: for
+//! examples, doc-tests and tests that need a model file but not a real one (a real model's
+//! layer proves the same way, only slower).
+
+use crate::error::{Error, Result};
+use safetensors::tensor::{Dtype, TensorView, serialize};
+use std::path::{Path, PathBuf};
+
+/// `d_model` of [`write_bert`]'s model.
+pub const MODEL_WIDTH: usize = 16;
+/// The vocabulary of [`write_bert`]'s model.
+pub const VOCABULARY: usize = 40;
+
+/// Writes a one-layer BERT-style model (`d_model` 16, 4 heads of 4, a vocabulary of 40, 32
+/// positions) to `dir/model.safetensors` with its `config.json`; returns the model's path.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-example-{}", std::process::id()));
+/// let path = zkmha_api::example_model::write_bert(&dir, 7)?;
+/// assert!(path.ends_with("model.safetensors") && dir.join("config.json").exists());
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Write`] when `dir` cannot be made or written.
+pub fn write_bert(dir: &Path, seed: u32) -> Result<PathBuf> {
+    write_safetensors(dir, seed, &bert_tensors(None), Some(&bert_config(4)))
+}
+
+/// The tensors of [`write_bert`]'s model, less `drop` (to make a model that lacks one).
+pub fn bert_tensors(drop: Option<&str>) -> Vec<(String, Vec<usize>)> {
+    let (d, l) = (MODEL_WIDTH, "encoder.layer.0.attention.");
+    [
+        ("embeddings.word_embeddings.weight".to_string(), vec![VOCABULARY, d]),
+        ("embeddings.position_embeddings.weight".to_string(), vec![32, d]),
+        ("embeddings.token_type_embeddings.weight".to_string(), vec![2, d]),
+        ("embeddings.LayerNorm.weight".to_string(), vec![d]),
+        ("embeddings.LayerNorm.bias".to_string(), vec![d]),
+        (format!("{l}self.query.weight"), vec![d, d]),
+        (format!("{l}self.query.bias"), vec![d]),
+        (format!("{l}self.key.weight"), vec![d, d]),
+        (format!("{l}self.key.bias"), vec![d]),
+        (format!("{l}self.value.weight"), vec![d, d]),
+        (format!("{l}self.value.bias"), vec![d]),
+        (format!("{l}output.dense.weight"), vec![d, d]),
+        (format!("{l}output.dense.bias"), vec![d]),
+    ]
+    .into_iter()
+    .filter(|(name, _)| Some(name.as_str()) != drop)
+    .collect()
+}
+
+/// The `config.json` of a BERT model with `heads` attention heads.
+pub fn bert_config(heads: usize) -> String {
+    format!("{{\"model_type\": \"bert\", \"num_attention_heads\": {heads}}}")
+}
+
+fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Write { path: path.to_path_buf(), source }
+}
+
+/// Writes `dir/model.safetensors` (float32, seeded random values in ±0.3; norm gains near 1,
+/// `*_proj.bias` three times as large, as Qwen2's are) and `dir/config.json` when given
+/// (removing one left there otherwise); returns the model's path.
+///
+/// # Errors
+/// [`Error::Write`] when `dir` cannot be made or written; [`Error::InputFile`] for a tensor
+/// safetensors cannot encode.
+pub fn write_safetensors(
+    dir: &Path,
+    seed: u32,
+    tensors: &[(String, Vec<usize>)],
+    config: Option<&str>,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(write_error(dir))?;
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        (state as f32 / u32::MAX as f32 - 0.5) * 0.6
+    };
+    let buffers: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|(name, shape)| {
+            let gain = name.ends_with("LayerNorm.weight")
+                || name.ends_with("ln_1.weight")
+                || name.ends_with("input_layernorm.weight");
+            (0..shape.iter().product::<usize>())
+                .flat_map(|_| {
+                    let v = if gain {
+                        1.0 + next()
+                    } else if name.ends_with("_proj.bias") {
+                        3.0 * next()
+                    } else {
+                        next()
+                    };
+                    v.to_le_bytes()
+                })
+                .collect()
+        })
+        .collect();
+    let path = dir.join("model.safetensors");
+    let encode_error = |e: safetensors::SafeTensorError| Error::InputFile {
+        path: path.clone(),
+        problem: format!("could not be encoded: {e}"),
+    };
+    let views = tensors
+        .iter()
+        .zip(&buffers)
+        .map(|((name, shape), data)| {
+            Ok((name.clone(), TensorView::new(Dtype::F32, shape.clone(), data).map_err(encode_error)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let bytes = serialize(views, None).map_err(encode_error)?;
+    std::fs::write(&path, bytes).map_err(write_error(&path))?;
+    let config_path = dir.join("config.json");
+    match config {
+        Some(text) => std::fs::write(&config_path, text).map_err(write_error(&config_path))?,
+        None => {
+            let _ = std::fs::remove_file(&config_path);
+        }
+    }
+    Ok(path)
+}

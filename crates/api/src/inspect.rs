@@ -1,0 +1,200 @@
+//! What a file zkmha writes holds, without verifying anything: [`read`] decodes any file kind
+//! (checking it as verifying would: limits, sizes), [`Inspection::to_json`] describes it as
+//! `zkmha inspect --json` prints it (shapes, sizes, the fingerprints of its commitments).
+
+use crate::error::{Error, Result};
+use crate::layer_files::LayerProof;
+use crate::model_files::{self, FileKind, ModelProof};
+use crate::{fingerprint, softmax_spec};
+use ark_serialize::CanonicalSerialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use zkmha_attention::Residual;
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
+
+/// Characters of an untrusted text shown at most.
+const MAX_SHOWN_CHARS: usize = 200;
+
+/// Whether `c` may not be shown as itself: control characters, and the invisible formatting
+/// characters that reorder or hide text (bidirectional overrides and isolates, zero-width
+/// characters, the byte-order mark).
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+}
+
+/// An untrusted text made safe to print: a backslash becomes `\\`, every control or
+/// invisible formatting character `\u{…}` (so no escape sequence reaches the terminal and
+/// nothing is hidden), and text beyond 200 characters is cut with a note.
+///
+/// ```
+/// assert_eq!(zkmha_api::inspect::sanitize("a\u{202e}b"), "a\\u{202e}b");
+/// ```
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_SHOWN_CHARS));
+    for c in text.chars().take(MAX_SHOWN_CHARS) {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if is_hidden(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    let total = text.chars().count();
+    if total > MAX_SHOWN_CHARS {
+        out.push_str(&format!("… ({} more characters)", total - MAX_SHOWN_CHARS));
+    }
+    out
+}
+
+/// What the residual of a key or statement adds to, in words.
+pub fn residual_name(residual: Residual) -> &'static str {
+    match residual {
+        Residual::LayerInput => "X",
+        Residual::HiddenState => "the hidden state",
+    }
+}
+
+/// The kind of weight commitments as the JSON reports name it.
+pub fn weight_commitments_code(kind: WeightCommitments) -> &'static str {
+    match kind {
+        WeightCommitments::Binding => "binding",
+        WeightCommitments::Hiding => "hiding",
+    }
+}
+
+/// Lower-case hex digits of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A decoded file of any kind zkmha writes.
+#[derive(Debug, Clone)]
+pub enum Inspection {
+    /// An attention-layer proof.
+    LayerProof(LayerProof),
+    /// A model-layer proof.
+    ModelProof(ModelProof),
+    /// A verifier key.
+    VerifierKey(Box<ModelVerifierKey>),
+    /// A model secret.
+    ModelSecret(ModelSecret),
+}
+
+/// Reads a file of any kind zkmha writes (chosen by its magic bytes), checked as verifying
+/// would check it; nothing is verified.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-inspect-{}", std::process::id()));
+/// let model = zkmha_api::Model::open(&zkmha_api::example_model::write_bert(&dir, 1)?, &Default::default())?;
+/// let committed = zkmha_api::commit_model(&model, zkmha_api::WeightCommitments::Binding)?;
+/// zkmha_api::model_files::write_key(&dir.join("model.vk"), &committed.key)?;
+/// let json = zkmha_api::inspect::read(&dir.join("model.vk"))?.to_json();
+/// assert_eq!((json["kind"].as_str(), json["heads"].as_u64()), (Some("verifier key"), Some(4)));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Read`] for a missing file, [`Error::UnknownFile`] for one of no zkmha kind, and
+/// the errors of the kind's reader.
+pub fn read(path: &Path) -> Result<Inspection> {
+    match model_files::file_kind(path) {
+        Some(FileKind::LayerProof) => Ok(Inspection::LayerProof(LayerProof::read(path)?)),
+        Some(FileKind::ModelProof) => Ok(Inspection::ModelProof(ModelProof::read(path)?)),
+        Some(FileKind::VerifierKey) => Ok(Inspection::VerifierKey(Box::new(model_files::read_key(path)?))),
+        Some(FileKind::ModelSecret) => Ok(Inspection::ModelSecret(model_files::read_secret(path)?)),
+        None => {
+            // Read for its error: a missing file, or not a zkmha file.
+            model_files::read_bytes(path)?;
+            Err(Error::UnknownFile { path: path.to_path_buf() })
+        }
+    }
+}
+
+/// The fingerprints of a model-layer statement's commitments (X, and H where committed).
+pub fn model_commitments(
+    statement: &zkmha_attention::model_layer::ModelStatement,
+) -> Vec<(&'static str, String)> {
+    let mut commitments = vec![("X", fingerprint(&statement.input))];
+    if let Some(hidden) = &statement.residual {
+        commitments.push(("H", fingerprint(hidden)));
+    }
+    commitments
+}
+
+/// The fingerprints of an attention-layer statement's commitments (Q, K, V).
+pub fn layer_commitments(statement: &zkmha_attention::CommittedStatement) -> Vec<(&'static str, String)> {
+    let c = &statement.commitments;
+    vec![("Q", fingerprint(&c.queries)), ("K", fingerprint(&c.keys)), ("V", fingerprint(&c.values))]
+}
+
+fn object(pairs: &[(&'static str, String)]) -> Value {
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+}
+
+impl Inspection {
+    /// One JSON object: the kind, shapes, sizes and fingerprints (`"verified": false` on
+    /// proofs), as `zkmha inspect --json` prints it.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Inspection::LayerProof(file) => {
+                let statement = file.statement();
+                let s = &statement.shape;
+                let kind = if file.is_zero_knowledge() {
+                    "zero-knowledge attention layer"
+                } else {
+                    "attention layer"
+                };
+                json!({
+                    "kind": format!("{kind} proof"),
+                    "zero_knowledge": file.is_zero_knowledge(),
+                    "verified": false,
+                    "tokens": s.seq_len, "heads": s.heads, "head_dim": s.head_dim,
+                    "value_head_dim": s.value_head_dim,
+                    "mask": statement.mask.to_string(),
+                    "softmax_proven": statement.softmax.is_proven(),
+                    "softmax": softmax_spec(statement.softmax),
+                    "commitments": object(&layer_commitments(statement)),
+                    "output": {"name": "O", "rows": s.seq_len, "columns": s.value_model_width(), "blake3": fingerprint(&statement.output)},
+                    "statement_bytes": statement.compressed_size(),
+                    "proof_bytes": file.proof_bytes(),
+                })
+            }
+            Inspection::ModelProof(file) => {
+                let statement = file.statement();
+                let a = &statement.shape.attention;
+                let zero_knowledge = file.is_zero_knowledge();
+                let parts: serde_json::Map<String, Value> =
+                    file.part_sizes().iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+                json!({
+                    "kind": if zero_knowledge { "zero-knowledge model layer proof" } else { "model layer proof" },
+                    "zero_knowledge": zero_knowledge,
+                    "tokens": a.seq_len, "heads": a.heads, "head_dim": a.head_dim, "value_head_dim": a.value_head_dim,
+                    "model_width": statement.shape.model_width, "shifts": statement.shape.shifts,
+                    "mask": statement.mask.to_string(), "softmax_proven": statement.softmax.is_proven(),
+                    "statement_bytes": statement.compressed_size(), "proof_bytes": file.proof_bytes(), "parts": parts,
+                    "verified": false,
+                    "softmax": softmax_spec(statement.softmax),
+                    "model_commitment": fingerprint(&statement.model),
+                    "commitments": object(&model_commitments(statement)),
+                    "output": {"name": "Z", "rows": a.seq_len, "columns": statement.shape.model_width, "blake3": fingerprint(&statement.output)},
+                })
+            }
+            Inspection::VerifierKey(key) => {
+                let q = &key.quantization;
+                json!({"kind": "verifier key", "model": sanitize(&key.description), "description_authenticated": false,
+                       "commitment": fingerprint(&key.commitment), "model_width": key.model_width,
+                       "heads": key.heads, "key_value_heads": key.key_value_heads, "head_dim": key.head_dim,
+                       "mask": key.mask.to_string(), "residual": residual_name(key.residual),
+                       "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": key.compressed_size(),
+                       "weight_commitments": weight_commitments_code(key.weight_commitments),
+                       "commitment_digest": hex(&key.commitment_digest())})
+            }
+            Inspection::ModelSecret(secret) => {
+                json!({"kind": "model secret", "key_commitment_digest": hex(&secret.key_digest),
+                       "tables": secret.blinds.len(), "blinds": secret.blinds.iter().map(Vec::len).sum::<usize>(),
+                       "bytes": secret.compressed_size()})
+            }
+        }
+    }
+}

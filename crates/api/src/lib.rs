@@ -1,0 +1,118 @@
+//! The zkmha library: commit to one attention layer of a model file, prove the layer on an
+//! input in zero knowledge, verify the proof with the verifier key alone, and read and write
+//! every file kind zkmha uses (verifier keys, model secrets, model- and attention-layer
+//! proofs). The `zkmha` command line and the Python package are thin layers over it.
+//!
+//! ```
+//! use zkmha_api::{Model, ModelInput, WeightCommitments, commit_model, model_files, prove, verify};
+//! let dir = std::env::temp_dir().join(format!("zkmha-doc-crate-{}", std::process::id()));
+//! // A tiny synthetic BERT-style model (a GGUF or safetensors file of a real one works alike).
+//! let model = Model::open(&zkmha_api::example_model::write_bert(&dir, 1)?, &Default::default())?;
+//! // The model owner commits once: the key is published, the secret kept.
+//! let committed = commit_model(&model, WeightCommitments::Hiding)?;
+//! model_files::write_key(&dir.join("model.vk"), &committed.key)?;
+//! // Proving needs the model, the key and its secret.
+//! let proved = prove(&committed.key, committed.secret.as_ref(), &model, &ModelInput::Tokens(vec![3, 1, 4]))?;
+//! proved.proof.write(&dir.join("layer.proof"))?;
+//! // The verifier reads the key and the proof, nothing else.
+//! let key = model_files::read_key(&dir.join("model.vk"))?;
+//! let proof = model_files::ModelProof::read(&dir.join("layer.proof"))?;
+//! let output = verify(&key, &proof)?;
+//! assert_eq!(output.values, proved.output);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Not here: attention layers on their own (`zkmha prove` without `--model`) are proven by
+//! `zkmha_attention`'s functions directly; this crate reads and encodes their files
+//! ([`layer_files`]).
+
+mod error;
+pub mod example_model;
+pub mod files;
+pub mod inspect;
+pub mod layer_files;
+pub mod model_files;
+pub mod model_layer;
+pub mod resources;
+
+pub use error::{Error, ErrorKind, Result};
+pub use model_layer::{
+    CommittedModel, Model, ModelInput, ModelOptions, ProvedLayer, Stage, VerifiedOutput, commit_model,
+    commit_model_with_progress, prove, prove_with_progress, read_hidden_state, verify,
+};
+pub use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
+pub use zkmha_attention::{MaskKind, SoftmaxMode};
+pub use zkmha_model::families::Family;
+
+use ark_serialize::CanonicalSerialize;
+
+/// Hex digits of a [`fingerprint`] (128 bits).
+pub const FINGERPRINT_HEX_DIGITS: usize = 32;
+
+/// A short fingerprint of a commitment, a key or an output: the first 128 bits of the BLAKE3
+/// hash of its compressed encoding, in hex (as `zkmha verify` and `inspect` show them).
+///
+/// ```
+/// let fingerprint = zkmha_api::fingerprint(&42u64);
+/// assert_eq!(fingerprint.len(), zkmha_api::FINGERPRINT_HEX_DIGITS);
+/// assert_eq!(fingerprint, zkmha_api::fingerprint(&42u64));
+/// ```
+pub fn fingerprint<T: CanonicalSerialize>(value: &T) -> String {
+    let mut bytes = Vec::with_capacity(value.compressed_size());
+    // Serializing into a Vec cannot fail.
+    let _ = value.serialize_compressed(&mut bytes);
+    let hex = blake3::hash(&bytes).to_hex();
+    hex.get(..FINGERPRINT_HEX_DIGITS).unwrap_or_default().to_string()
+}
+
+/// The softmax as `zkmha verify --softmax-params` names it: `linear`, or
+/// `multiplier=M,shift=K,exponent_bits=G,output_bits=F,tolerance_bits=T`.
+///
+/// ```
+/// assert_eq!(zkmha_api::softmax_spec(zkmha_api::SoftmaxMode::Identity), "linear");
+/// ```
+pub fn softmax_spec(mode: SoftmaxMode) -> String {
+    match mode {
+        SoftmaxMode::Identity => "linear".to_string(),
+        SoftmaxMode::Exponential(p) => format!(
+            "multiplier={},shift={},exponent_bits={},output_bits={},tolerance_bits={}",
+            p.multiplier, p.shift, p.exponent_bits, p.output_bits, p.tolerance_bits
+        ),
+    }
+}
+
+/// Parses a mask's name: `causal` or `none`.
+///
+/// ```
+/// assert_eq!(zkmha_api::parse_mask("causal"), Ok(zkmha_api::MaskKind::Causal));
+/// assert!(zkmha_api::parse_mask("diagonal").is_err());
+/// ```
+///
+/// # Errors
+/// Any other word, in a sentence naming the two.
+pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
+    match text {
+        "causal" => Ok(MaskKind::Causal),
+        "none" => Ok(MaskKind::None),
+        other => Err(format!("unknown mask '{other}': use causal or none")),
+    }
+}
+
+/// Parses a model family's name: `bert`, `gpt2` or `llama`.
+///
+/// ```
+/// assert_eq!(zkmha_api::parse_family("llama"), Ok(zkmha_api::Family::Llama));
+/// assert!(zkmha_api::parse_family("t5").is_err());
+/// ```
+///
+/// # Errors
+/// Any other word, in a sentence naming the three.
+pub fn parse_family(text: &str) -> Result<Family, String> {
+    match text {
+        "bert" => Ok(Family::Bert),
+        "gpt2" => Ok(Family::Gpt2),
+        "llama" => Ok(Family::Llama),
+        _ => Err(format!("unknown family '{text}': use bert, gpt2 or llama")),
+    }
+}

@@ -1,0 +1,349 @@
+//! The model-layer file kinds: verifier keys, model secrets and model-layer proofs, read and
+//! written (through [`crate::files`]: a temporary name, then renamed).
+//!
+//! Layout (magic bytes, a little-endian u32 version, arkworks' compressed encoding):
+//! `ZKMHA-VK\0` + `ModelVerifierKey` (the verifier key: architecture, scales, the kind of
+//! weight commitments, the model commitment); `ZKMHA-SECRET\0` + `ModelSecret` (beside a
+//! hiding key: the weight commitments' blinds, which the model owner keeps to prove with);
+//! `ZKMHA-MODEL-ZK\0` + `ModelStatement` + `ModelBlockProof<Zk>` (a zero-knowledge
+//! model-layer proof); `ZKMHA-MODEL\0` + `ModelStatement` + `ModelBlockProof<Plain>` (a plain
+//! one).
+//!
+//! Reading decodes at most [`MAX_DECODED_ROWS`] commitment rows and checks every statement and
+//! key against the stated limits before it is returned.
+
+use crate::error::{Error, Result};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use std::path::{Path, PathBuf};
+use zkmha_attention::block::ModelBlockProof;
+use zkmha_attention::mode::{Plain, Zk};
+use zkmha_attention::model_layer::ModelStatement;
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey};
+
+const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
+const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
+const ZK_PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL-ZK\0";
+const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
+/// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
+/// 2: the residual's kind in the shape and key; a committed hidden state for pre-norm decoders.
+/// 3: range-checked Q, K, V and rotations (their multiplicities in the proof); keys of
+/// checked architectures.
+/// 4: the block's proofs, one implementation for both modes; keys name their weight
+/// commitments (binding or hiding); zero-knowledge proofs and the model secret.
+/// 5: the lookups written once for both modes (the proofs' format; keys and secrets as in 4,
+/// their version follows the proofs').
+/// 6: the proven norm from H to X (its constants in the shape and key, γ and β committed).
+/// 7: the shape and key carry the proven MLP's constants (absent from keys the command line
+/// makes so far), the block proof its second half.
+const FILE_VERSION: u32 = 7;
+
+/// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
+/// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without
+/// a total a file of sparse commitments would decode to ~600 times its length. A valid proof
+/// of the largest shape within the stated limits (`zkmha_attention::MAX_TENSOR_VARS`) has
+/// fewer than 2^19.
+pub const MAX_DECODED_ROWS: u64 = 1 << 20;
+
+/// Decodes one `T` from `rest` (advancing it); a decoding failure is [`Error::Corrupt`].
+///
+/// ```
+/// let bytes = 7u64.to_le_bytes();
+/// let mut rest = &bytes[..];
+/// let value: u64 = zkmha_api::model_files::decode_part(&mut rest, "x.bin".as_ref(), "count")?;
+/// assert_eq!((value, rest.len()), (7, 0));
+/// # Ok::<(), zkmha_api::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Corrupt`] naming `path` and `what` when the bytes do not decode.
+pub fn decode_part<T: CanonicalDeserialize>(rest: &mut &[u8], path: &Path, what: &'static str) -> Result<T> {
+    T::deserialize_compressed(rest).map_err(|error| Error::Corrupt { path: path.to_path_buf(), what, error })
+}
+
+/// Reads `path` whole.
+///
+/// # Errors
+/// [`Error::Read`] naming the file.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })
+}
+
+/// The little-endian version after the magic bytes, and the rest (a short file reads as
+/// version 0).
+pub(crate) fn split_version(rest: &[u8]) -> (u32, &[u8]) {
+    let (version, rest) = rest.split_at(4.min(rest.len()));
+    (u32::from_le_bytes(version.try_into().unwrap_or([0; 4])), rest)
+}
+
+fn encode<T: CanonicalSerialize>(magic: &[u8], parts: &T, what: &'static str) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(1 << 16);
+    bytes.extend_from_slice(magic);
+    bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());
+    parts.serialize_compressed(&mut bytes).map_err(|source| Error::Encode { what, source })?;
+    Ok(bytes)
+}
+
+fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &'static str) -> Result<T> {
+    let bytes = read_bytes(path)?;
+    let Some(rest) = bytes.strip_prefix(magic) else {
+        return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: what });
+    };
+    let (version, mut rest) = split_version(rest);
+    if version != FILE_VERSION {
+        let format = match what {
+            "verifier key" => "verifier key file",
+            "model secret" => "model secret file",
+            _ => "proof file",
+        };
+        return Err(Error::Version {
+            path: path.to_path_buf(),
+            format,
+            found: version,
+            expected: FILE_VERSION,
+        });
+    }
+    let value =
+        zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || decode_part::<T>(&mut rest, path, what))?;
+    if !rest.is_empty() {
+        return Err(Error::TrailingBytes { path: path.to_path_buf(), count: rest.len(), what });
+    }
+    Ok(value)
+}
+
+/// Whether the file at `path` starts with `magic`.
+fn starts_with(path: &Path, magic: &[u8]) -> bool {
+    use std::io::Read;
+    let mut head = vec![0u8; magic.len()];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == magic
+}
+
+/// The kinds of file zkmha writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// An attention-layer proof ([`crate::layer_files`]).
+    LayerProof,
+    /// A model-layer proof ([`ModelProof`]).
+    ModelProof,
+    /// A verifier key ([`read_key`]).
+    VerifierKey,
+    /// A model secret ([`read_secret`]).
+    ModelSecret,
+}
+
+/// The kind of the file at `path`, from its magic bytes (nothing else is read or checked);
+/// `None` for a missing file or one zkmha does not write.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-kind-{}.txt", std::process::id()));
+/// std::fs::write(&path, b"not a proof")?;
+/// assert_eq!(zkmha_api::model_files::file_kind(&path), None);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn file_kind(path: &Path) -> Option<FileKind> {
+    if crate::layer_files::is_layer_proof(path) {
+        Some(FileKind::LayerProof)
+    } else if starts_with(path, PROOF_MAGIC) || starts_with(path, ZK_PROOF_MAGIC) {
+        Some(FileKind::ModelProof)
+    } else if starts_with(path, KEY_MAGIC) {
+        Some(FileKind::VerifierKey)
+    } else if starts_with(path, SECRET_MAGIC) {
+        Some(FileKind::ModelSecret)
+    } else {
+        None
+    }
+}
+
+/// A verifier key's file contents.
+///
+/// # Errors
+/// [`Error::Encode`] (not expected: encoding into memory).
+pub fn encode_key(key: &ModelVerifierKey) -> Result<Vec<u8>> {
+    encode(KEY_MAGIC, key, "verifier key")
+}
+
+/// Writes a verifier key; returns the file's length.
+///
+/// # Errors
+/// As [`crate::files::write_file`].
+pub fn write_key(path: &Path, key: &ModelVerifierKey) -> Result<usize> {
+    let bytes = encode_key(key)?;
+    crate::files::write_file(path, &bytes)?;
+    Ok(bytes.len())
+}
+
+/// Reads a verifier key and checks its shapes against the stated limits.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-foreign-{}.vk", std::process::id()));
+/// std::fs::write(&path, b"not a key")?;
+/// let error = zkmha_api::model_files::read_key(&path).unwrap_err();
+/// assert!(matches!(error, zkmha_api::Error::NotZkmhaFile { kind: "verifier key", .. }));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Read`], [`Error::NotZkmhaFile`], [`Error::Version`], [`Error::Corrupt`],
+/// [`Error::TrailingBytes`] or [`Error::UnusableKey`], naming the file.
+pub fn read_key(path: &Path) -> Result<ModelVerifierKey> {
+    let key = decode::<ModelVerifierKey>(path, KEY_MAGIC, "verifier key")?;
+    key.shape(1).map_err(|error| Error::UnusableKey { path: path.to_path_buf(), error })?;
+    Ok(key)
+}
+
+/// Writes a model secret (readable by its owner only, where the system has permissions).
+///
+/// # Errors
+/// As [`crate::files::write_private_file`].
+pub fn write_secret(path: &Path, secret: &ModelSecret) -> Result<()> {
+    crate::files::write_private_file(path, &encode(SECRET_MAGIC, secret, "model secret")?)
+}
+
+/// Reads a model secret (not checked against any key: [`read_secret_for`] does).
+///
+/// # Errors
+/// As [`read_key`], without [`Error::UnusableKey`].
+pub fn read_secret(path: &Path) -> Result<ModelSecret> {
+    decode::<ModelSecret>(path, SECRET_MAGIC, "model secret")
+}
+
+/// The default path of a key's model secret: the key's with `.secret` appended.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(zkmha_api::model_files::secret_path(Path::new("m.vk")), Path::new("m.vk.secret"));
+/// ```
+pub fn secret_path(key: &Path) -> PathBuf {
+    let mut name = key.as_os_str().to_owned();
+    name.push(".secret");
+    PathBuf::from(name)
+}
+
+/// Reads the model secret of the hiding key `key` (read from `key_path`) from `secret`, or
+/// from the key's path with `.secret` appended, and checks that it is that key's.
+///
+/// # Errors
+/// [`Error::MissingSecretFile`], [`Error::SecretFileOfAnotherKey`], or as [`read_secret`].
+pub fn read_secret_for(
+    key: &ModelVerifierKey,
+    key_path: &Path,
+    secret: Option<&Path>,
+) -> Result<ModelSecret> {
+    let path = secret.map_or_else(|| secret_path(key_path), Path::to_path_buf);
+    if !path.exists() {
+        return Err(Error::MissingSecretFile { key: key_path.to_path_buf(), secret: path });
+    }
+    let read = read_secret(&path)?;
+    match read.blinds_for(key) {
+        Ok(_) => Ok(read),
+        Err(_) => Err(Error::SecretFileOfAnotherKey { secret: path, key: key_path.to_path_buf() }),
+    }
+}
+
+/// A proof with its statement, of either mode: [`ModelProof`] and
+/// [`crate::layer_files::LayerProof`].
+#[derive(Debug, Clone)]
+pub enum ProofFile<Statement, PlainProof, ZeroKnowledgeProof> {
+    /// A plain proof: reveals evaluations of the committed tensors.
+    Plain(Statement, Box<PlainProof>),
+    /// A zero-knowledge proof.
+    ZeroKnowledge(Statement, Box<ZeroKnowledgeProof>),
+}
+
+impl<Statement, PlainProof: CanonicalSerialize, ZeroKnowledgeProof: CanonicalSerialize>
+    ProofFile<Statement, PlainProof, ZeroKnowledgeProof>
+{
+    /// The statement: the shape, the commitments, the output.
+    pub fn statement(&self) -> &Statement {
+        match self {
+            Self::Plain(statement, _) | Self::ZeroKnowledge(statement, _) => statement,
+        }
+    }
+
+    /// Whether the proof is zero-knowledge.
+    pub fn is_zero_knowledge(&self) -> bool {
+        matches!(self, Self::ZeroKnowledge(..))
+    }
+
+    /// The proof's encoded length without the statement.
+    pub fn proof_bytes(&self) -> usize {
+        match self {
+            Self::Plain(_, proof) => proof.compressed_size(),
+            Self::ZeroKnowledge(_, proof) => proof.compressed_size(),
+        }
+    }
+}
+
+/// A model-layer proof with its statement: plain (a binding key's) or zero-knowledge (a
+/// hiding key's).
+pub type ModelProof = ProofFile<ModelStatement, ModelBlockProof<Plain>, ModelBlockProof<Zk>>;
+
+impl ModelProof {
+    /// The sizes of the proof's parts, by name.
+    pub fn part_sizes(&self) -> Vec<(&'static str, usize)> {
+        match self {
+            Self::Plain(_, proof) => proof.part_sizes(),
+            Self::ZeroKnowledge(_, proof) => proof.part_sizes(),
+        }
+    }
+
+    /// The file's contents.
+    ///
+    /// # Errors
+    /// [`Error::Encode`] (not expected: encoding into memory).
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        match self {
+            Self::Plain(statement, proof) => encode(PROOF_MAGIC, &(statement, proof.as_ref()), "proof"),
+            Self::ZeroKnowledge(statement, proof) => {
+                encode(ZK_PROOF_MAGIC, &(statement, proof.as_ref()), "proof")
+            }
+        }
+    }
+
+    /// Writes the proof file; returns its length.
+    ///
+    /// # Errors
+    /// As [`crate::files::write_file`].
+    pub fn write(&self, path: &Path) -> Result<usize> {
+        let bytes = self.encode()?;
+        crate::files::write_file(path, &bytes)?;
+        Ok(bytes.len())
+    }
+
+    /// Reads a model-layer proof of either mode and checks its statement (the shapes against
+    /// the stated limits, the output's length, every commitment's size).
+    ///
+    /// # Errors
+    /// As [`read_key`], and [`Error::UnacceptedStatement`].
+    pub fn read(path: &Path) -> Result<Self> {
+        let file = if starts_with(path, ZK_PROOF_MAGIC) {
+            let (statement, proof) =
+                decode::<(ModelStatement, ModelBlockProof<Zk>)>(path, ZK_PROOF_MAGIC, "proof")?;
+            Self::ZeroKnowledge(statement, Box::new(proof))
+        } else {
+            let (statement, proof) =
+                decode::<(ModelStatement, ModelBlockProof<Plain>)>(path, PROOF_MAGIC, "proof")?;
+            Self::Plain(statement, Box::new(proof))
+        };
+        file.statement()
+            .validate()
+            .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
+        Ok(file)
+    }
+}
+
+/// Whether `path` starts with the magic bytes of a model-layer proof (either mode).
+pub fn is_model_proof(path: &Path) -> bool {
+    file_kind(path) == Some(FileKind::ModelProof)
+}
+
+/// Whether `path` starts with the magic bytes of a model secret.
+pub fn is_model_secret(path: &Path) -> bool {
+    file_kind(path) == Some(FileKind::ModelSecret)
+}
+
+/// Whether `path` starts with the magic bytes of a verifier key.
+pub fn is_verifier_key(path: &Path) -> bool {
+    file_kind(path) == Some(FileKind::VerifierKey)
+}

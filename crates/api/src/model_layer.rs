@@ -1,0 +1,621 @@
+//! One attention layer of a model file: open it ([`Model::open`]), commit to its weights
+//! ([`commit_model`]: the verifier key, and the model secret of hiding commitments), prove it
+//! on an input ([`prove`]) and verify the proof with the key alone ([`verify`]).
+//!
+//! Model layers are proven in zero knowledge with a hiding key (the default,
+//! [`WeightCommitments::Hiding`]); a binding key gives plain proofs, for debugging.
+
+use crate::error::{Error, Result};
+use crate::model_files::ModelProof;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use zkmha_attention::block::{block_hyrax_params, commit_model_with, prove_block};
+use zkmha_attention::mode::{Mode, Plain, Zk};
+use zkmha_attention::model_layer::{
+    ModelShape, ModelWeights, commit_model as commit_binding, weights_hyrax_params,
+};
+use zkmha_attention::model_quantization::{
+    FloatModelWeights, ModelAccuracy, ModelQuantization, model_accuracy, reference_model_layer,
+};
+use zkmha_attention::rope::RotaryParams;
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
+use zkmha_attention::{AttentionShape, MaskKind};
+use zkmha_model::architecture::MetadataSource;
+use zkmha_model::families::Family;
+use zkmha_model::model_file::{ModelFile, calibration_ids};
+
+/// Tokens of the calibration input that fixes the scales.
+const CALIBRATION_TOKENS: usize = 64;
+/// Fraction bits of the rotary tables (Llama): cosines and sines to 2^−14.
+const ROTARY_FRACTION_BITS: u32 = 14;
+
+/// A step of [`commit_model_with_progress`] or [`prove_with_progress`], reported as it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Calibrating the fixed-point scales on a fixed token sample.
+    Calibrating,
+    /// Committing to the weights.
+    Committing,
+    /// Proving the layer.
+    Proving,
+    /// Checking the new proof against the key.
+    Verifying,
+    /// The last step has ended.
+    Done,
+}
+
+impl Stage {
+    /// The step in words, as the command line's progress shows it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stage::Calibrating => "calibrating the fixed-point scales",
+            Stage::Committing => "committing to the weights",
+            Stage::Proving => "proving",
+            Stage::Verifying => "verifying",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// Reports each [`Stage`] to the caller's progress and as a `tracing` span named `stage` (the
+/// previous stage's span closes as the next starts; `RUST_LOG=info` in the command line shows
+/// them with their times).
+struct Stages<'a> {
+    progress: &'a mut dyn FnMut(Stage),
+    span: Option<tracing::span::EnteredSpan>,
+}
+
+impl<'a> Stages<'a> {
+    fn new(progress: &'a mut dyn FnMut(Stage)) -> Self {
+        Self { progress, span: None }
+    }
+
+    fn start(&mut self, stage: Stage) {
+        self.span = None;
+        (self.progress)(stage);
+        if stage != Stage::Done {
+            self.span = Some(tracing::info_span!("stage", name = stage.describe()).entered());
+        }
+    }
+}
+
+/// Which layer of a model file, and what its file may not say.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOptions {
+    /// The layer (0 by default).
+    pub layer: usize,
+    /// The model family, for files without metadata (no config.json `model_type`, no GGUF
+    /// `general.architecture`); detected from the tensor names by default. It cannot override
+    /// what the metadata says.
+    pub family: Option<Family>,
+    /// Attention heads; read from the file's metadata (or config.json beside it) by default.
+    pub heads: Option<usize>,
+    /// The mask; by default none for BERT and causal for the decoders.
+    pub mask: Option<MaskKind>,
+}
+
+/// One attention layer of a model file, its float weights read.
+pub struct Model {
+    file: ModelFile,
+    float: FloatModelWeights,
+    head_dim: usize,
+    key_value_heads: usize,
+    mask: MaskKind,
+    requested_mask: Option<MaskKind>,
+    layer: usize,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.file.path)
+            .field("layer", &self.layer)
+            .field("mask", &self.mask)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Opens a GGUF or safetensors model file and reads one layer's attention weights (and,
+    /// for pre-norm decoders, its norm, proven with the block).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("zkmha-doc-open-{}", std::process::id()));
+    /// let path = zkmha_api::example_model::write_bert(&dir, 1)?;
+    /// let model = zkmha_api::Model::open(&path, &Default::default())?;
+    /// assert_eq!((model.layer(), model.model_width()), (0, 16));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Model`]: a missing or malformed file, a missing tensor, a feature the proof
+    /// does not cover ([`crate::ErrorKind::UnsupportedModel`]).
+    pub fn open(path: &Path, options: &ModelOptions) -> Result<Self> {
+        let _span =
+            tracing::info_span!("open_model", path = %path.display(), layer = options.layer).entered();
+        let file = ModelFile::open(path, options.family, options.heads)?;
+        let weights = file.attention_weights(options.layer)?;
+        let mut float = weights.float_model_weights();
+        float.norm = file.norm_weights(options.layer)?;
+        let mask = options.mask.unwrap_or(match file.family {
+            Family::Bert => MaskKind::None,
+            Family::Gpt2 | Family::Llama => MaskKind::Causal,
+        });
+        Ok(Self {
+            head_dim: weights.head_dim,
+            key_value_heads: weights.key_value_heads,
+            file,
+            float,
+            mask,
+            requested_mask: options.mask,
+            layer: options.layer,
+        })
+    }
+
+    /// The model file.
+    pub fn file(&self) -> &ModelFile {
+        &self.file
+    }
+
+    /// The layer.
+    pub fn layer(&self) -> usize {
+        self.layer
+    }
+
+    /// `d_model`.
+    pub fn model_width(&self) -> usize {
+        self.float.output_bias.len()
+    }
+
+    /// The mask (asked for, or the family's).
+    pub fn mask(&self) -> MaskKind {
+        self.mask
+    }
+
+    /// The layer's float weights.
+    pub fn float_weights(&self) -> &FloatModelWeights {
+        &self.float
+    }
+
+    /// Where the architecture was read from, in words.
+    pub fn architecture_source(&self) -> &'static str {
+        match self.file.architecture_source {
+            Some(MetadataSource::ConfigJson) => "config.json",
+            Some(MetadataSource::Gguf) => "GGUF metadata",
+            None => "tensor names",
+        }
+    }
+
+    /// The projections with a non-zero bias (`Q`, `K`, `V`, `O`).
+    pub fn bias_names(&self) -> Vec<&'static str> {
+        let float = &self.float;
+        [
+            ("Q", &float.queries_bias),
+            ("K", &float.keys_bias),
+            ("V", &float.values_bias),
+            ("O", &float.output_bias),
+        ]
+        .into_iter()
+        .filter(|(_, b)| b.iter().any(|&x| x != 0.0))
+        .map(|(name, _)| name)
+        .collect()
+    }
+
+    /// The hidden state entering layer 0 for `tokens` (the model's embeddings), `s × d_model`.
+    ///
+    /// # Errors
+    /// [`Error::TokensNeedLayerZero`] for another layer; a token outside the vocabulary.
+    pub fn embed(&self, tokens: &[usize]) -> Result<Vec<f64>> {
+        if self.layer != 0 {
+            return Err(Error::TokensNeedLayerZero { layer: self.layer });
+        }
+        Ok(self.file.embed(tokens)?)
+    }
+}
+
+/// A verifier key, and the model secret of hiding commitments.
+#[derive(Debug, Clone)]
+pub struct CommittedModel {
+    /// The verifier key: architecture, scales, the model commitment (to publish).
+    pub key: ModelVerifierKey,
+    /// The hiding commitments' blinds (to keep private and prove with); `None` for a binding
+    /// key.
+    pub secret: Option<ModelSecret>,
+}
+
+/// Calibrates the fixed-point scales (on a fixed token sample) and commits to the layer's
+/// weights: the verifier key, and the model secret of hiding commitments.
+///
+/// ```
+/// use zkmha_api::{Model, WeightCommitments, commit_model};
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-commit-{}", std::process::id()));
+/// let model = Model::open(&zkmha_api::example_model::write_bert(&dir, 1)?, &Default::default())?;
+/// let committed = commit_model(&model, WeightCommitments::Hiding)?;
+/// assert_eq!((committed.key.heads, committed.secret.is_some()), (4, true));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Model`] (the calibration tokens), [`Error::Attention`] (shapes or scales the
+/// proof cannot take), [`Error::RotaryBase`], [`Error::Randomness`].
+pub fn commit_model(model: &Model, weight_commitments: WeightCommitments) -> Result<CommittedModel> {
+    commit_model_with_progress(model, weight_commitments, &mut |_| {})
+}
+
+/// [`commit_model`], telling `progress` each [`Stage`] as it starts.
+///
+/// # Errors
+/// As [`commit_model`].
+pub fn commit_model_with_progress(
+    model: &Model,
+    weight_commitments: WeightCommitments,
+    progress: &mut dyn FnMut(Stage),
+) -> Result<CommittedModel> {
+    let _span =
+        tracing::info_span!("commit_model", layer = model.layer, commitments = ?weight_commitments).entered();
+    let mut stages = Stages::new(progress);
+    let file = &model.file;
+    let d = model.model_width();
+    let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
+    let ids = calibration_ids(file.vocabulary_size()?, tokens);
+    stages.start(Stage::Calibrating);
+    // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
+    let calibration = file.block_input(model.layer, file.embed(&ids)?)?;
+    let x = &calibration.input;
+    let attention = AttentionShape::new(ids.len(), file.heads, model.head_dim, model.head_dim)?;
+    let residual = file.residual();
+    let kv = model.key_value_heads;
+    let rotary = match file.family {
+        Family::Llama => {
+            let base = file.rope_base;
+            if base.fract() != 0.0 || !(2.0..=1e12).contains(&base) {
+                return Err(Error::RotaryBase { base });
+            }
+            Some(RotaryParams { base: base as u64, fraction_bits: ROTARY_FRACTION_BITS })
+        }
+        Family::Bert | Family::Gpt2 => None,
+    };
+    let calibration_shape = ModelShape {
+        attention,
+        model_width: d,
+        shifts: [1; 4],
+        residual,
+        key_value_heads: kv,
+        rotary,
+        norm: None,
+        mlp: None,
+    };
+    let mut quantization = ModelQuantization::calibrate(&calibration_shape, &model.float, x)?;
+    if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
+        quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
+    }
+    stages.start(Stage::Committing);
+    let shape = quantization.model_shape(attention, d, residual, kv, rotary);
+    let integers = quantization.quantize_weights(&model.float)?;
+    let params = weights_hyrax_params(&shape);
+    let (commitment, blinds) = match weight_commitments {
+        WeightCommitments::Binding => (commit_binding(&params, &shape, &integers)?, None),
+        WeightCommitments::Hiding => {
+            let mut rng = secure_rng("commitments' blinds")?;
+            let (commitment, blinds) = commit_model_with::<Zk>(&params, &shape, &integers, &mut rng)?;
+            (commitment, Some(blinds))
+        }
+    };
+    stages.start(Stage::Done);
+    let key = ModelVerifierKey {
+        description: format!(
+            "{} layer {} ({})",
+            file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
+            model.layer,
+            file.architecture_name()
+        ),
+        model_width: d,
+        heads: file.heads,
+        head_dim: model.head_dim,
+        value_head_dim: model.head_dim,
+        mask: model.mask,
+        residual,
+        key_value_heads: kv,
+        rotary,
+        quantization,
+        weight_commitments,
+        commitment,
+    };
+    let secret = blinds.map(|blinds| ModelSecret::new(&key, &blinds));
+    Ok(CommittedModel { key, secret })
+}
+
+fn secure_rng(purpose: &'static str) -> Result<rand_chacha::ChaCha20Rng> {
+    zkmha_zk::secure_rng().map_err(|source| Error::Randomness { purpose, source })
+}
+
+/// The input of a model layer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelInput {
+    /// Token ids: layer 0's hidden state is the model's embeddings.
+    Tokens(Vec<usize>),
+    /// Text, tokenized by the model's own tokenizer into layer 0's token ids.
+    Text(String),
+    /// The hidden state entering the layer, `s × d_model` row-major (for BERT that is X
+    /// itself; for GPT-2 and Llama X is the layer's norm of it).
+    HiddenState {
+        /// The entries, row-major.
+        values: Vec<f64>,
+        /// The entries of a row: the model's `d_model`.
+        columns: usize,
+    },
+}
+
+/// A model-layer proof made by [`prove`], checked against its key.
+#[derive(Debug, Clone)]
+pub struct ProvedLayer {
+    /// The statement and the proof.
+    pub proof: ModelProof,
+    /// The proven output Z (`tokens × model_width`, row-major), as floats.
+    pub output: Vec<f64>,
+    /// The tokens.
+    pub tokens: usize,
+    /// `d_model`: the output's columns.
+    pub model_width: usize,
+    /// The token ids proven (given, or from the text).
+    pub token_ids: Option<Vec<usize>>,
+    /// Where the text's tokenizer came from.
+    pub tokenizer: Option<String>,
+    /// The output and the attention's part against float64.
+    pub accuracy: ModelAccuracy,
+    /// How long proving took (without the check against the key).
+    pub prove_time: Duration,
+}
+
+/// Proves `model`'s layer on `input` against `key` (with `secret` for a hiding key: a
+/// zero-knowledge proof), and checks the proof against the key, so a model file that differs
+/// from the committed one is caught here, not by the first verifier.
+///
+/// ```
+/// use zkmha_api::{Model, ModelInput, WeightCommitments, commit_model, prove, verify};
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-prove-{}", std::process::id()));
+/// let model = Model::open(&zkmha_api::example_model::write_bert(&dir, 1)?, &Default::default())?;
+/// let committed = commit_model(&model, WeightCommitments::Hiding)?;
+/// let proved = prove(&committed.key, committed.secret.as_ref(), &model, &ModelInput::Tokens(vec![1, 2, 3]))?;
+/// let verified = verify(&committed.key, &proved.proof)?;
+/// assert_eq!((verified.rows, verified.columns), (3, 16));
+/// assert_eq!(verified.values, proved.output);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::SecretRequired`], [`Error::SecretNotNeeded`], [`Error::SecretOfAnotherKey`],
+/// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::EmptyInput`],
+/// [`Error::InputWidth`], [`Error::TokensNeedLayerZero`], [`Error::ModelDiffersFromKey`],
+/// [`Error::Model`] (a token outside the vocabulary, a tokenizer), [`Error::Attention`] (a
+/// value the fixed point cannot take), [`Error::Randomness`].
+pub fn prove(
+    key: &ModelVerifierKey,
+    secret: Option<&ModelSecret>,
+    model: &Model,
+    input: &ModelInput,
+) -> Result<ProvedLayer> {
+    prove_with_progress(key, secret, model, input, &mut |_| {})
+}
+
+/// [`prove`], telling `progress` each [`Stage`] as it starts.
+///
+/// # Errors
+/// As [`prove`].
+pub fn prove_with_progress(
+    key: &ModelVerifierKey,
+    secret: Option<&ModelSecret>,
+    model: &Model,
+    input: &ModelInput,
+    progress: &mut dyn FnMut(Stage),
+) -> Result<ProvedLayer> {
+    let _span = tracing::info_span!("prove", layer = model.layer).entered();
+    let mut stages = Stages::new(progress);
+    let blinds = match (key.weight_commitments, secret) {
+        (WeightCommitments::Hiding, None) => return Err(Error::SecretRequired),
+        (WeightCommitments::Binding, Some(_)) => return Err(Error::SecretNotNeeded),
+        (WeightCommitments::Hiding, Some(secret)) => {
+            Some(secret.blinds_for(key).map_err(|_| Error::SecretOfAnotherKey)?)
+        }
+        (WeightCommitments::Binding, None) => None,
+    };
+    if let Some(given) = model.requested_mask
+        && given != key.mask
+    {
+        return Err(Error::MaskDiffers { given, key: key.mask });
+    }
+    if key.residual != model.file.residual() {
+        return Err(Error::ResidualDiffers);
+    }
+    let d = key.model_width;
+    let (hidden, token_ids, tokenizer) = match input {
+        ModelInput::Tokens(ids) => (model.embed(ids)?, Some(ids.clone()), None),
+        ModelInput::Text(text) => {
+            let tokenizer = model.file.tokenizer()?;
+            let ids = tokenizer.encode(text)?;
+            (model.embed(&ids)?, Some(ids), Some(tokenizer.source.to_string()))
+        }
+        ModelInput::HiddenState { values, columns } => {
+            if *columns != d || values.len() % d != 0 {
+                return Err(Error::InputWidth { entries: values.len(), columns: *columns, model_width: d });
+            }
+            (values.clone(), None, None)
+        }
+    };
+    if hidden.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    let block_input = model.file.block_input(model.layer, hidden)?;
+    let (x, residual) = (&block_input.input, block_input.residual.as_deref());
+    let s = x.len() / d;
+    let shape = key.shape(s)?;
+    let softmax = key.quantization.softmax(&shape.attention)?;
+    let integers = key.quantization.quantize_weights(&model.float)?;
+    // H first: a bad entry in it is named as H's, not as the X computed from it.
+    let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
+    // A proven norm: X is the integer norm of H (the float X is the accuracy reference only).
+    let layer_input = match (&shape.norm, &hidden_state) {
+        (Some(_), Some(h)) => zkmha_attention::block::normalized_input(&shape, &integers, h)?,
+        _ => key.quantization.quantize_input(x)?,
+    };
+    let inputs =
+        BlockInputs { shape: &shape, softmax, input: &layer_input, hidden_state: hidden_state.as_deref() };
+    let (proof, prove_time) = match &blinds {
+        None => {
+            prove_in::<Plain>(key, &inputs, &integers, &vec![(); key.commitment.tables.len()], &mut stages)?
+        }
+        Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, &mut stages)?,
+    };
+    let output = key.quantization.dequantize_output(&proof.statement().output);
+    let reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
+    let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
+    Ok(ProvedLayer { proof, output, tokens: s, model_width: d, token_ids, tokenizer, accuracy, prove_time })
+}
+
+/// What [`prove_in`] proves besides the weights.
+struct BlockInputs<'a> {
+    shape: &'a ModelShape,
+    softmax: zkmha_attention::SoftmaxMode,
+    input: &'a [i64],
+    hidden_state: Option<&'a [i64]>,
+}
+
+/// The statement and proof of mode `M` in a [`ModelProof`].
+trait IntoModelProof: Mode {
+    fn into_model_proof(
+        statement: zkmha_attention::model_layer::ModelStatement,
+        proof: zkmha_attention::block::ModelBlockProof<Self>,
+    ) -> ModelProof;
+}
+
+impl IntoModelProof for Plain {
+    fn into_model_proof(
+        statement: zkmha_attention::model_layer::ModelStatement,
+        proof: zkmha_attention::block::ModelBlockProof<Self>,
+    ) -> ModelProof {
+        ModelProof::Plain(statement, Box::new(proof))
+    }
+}
+
+impl IntoModelProof for Zk {
+    fn into_model_proof(
+        statement: zkmha_attention::model_layer::ModelStatement,
+        proof: zkmha_attention::block::ModelBlockProof<Self>,
+    ) -> ModelProof {
+        ModelProof::ZeroKnowledge(statement, Box::new(proof))
+    }
+}
+
+/// Proves the block in mode `M` against `key` and checks the proof against the key.
+fn prove_in<M: IntoModelProof>(
+    key: &ModelVerifierKey,
+    inputs: &BlockInputs<'_>,
+    weights: &ModelWeights,
+    blinds: &[M::Blinds],
+    stages: &mut Stages<'_>,
+) -> Result<(ModelProof, Duration)> {
+    let params = block_hyrax_params::<M>(inputs.shape, inputs.softmax)?;
+    let mut rng = secure_rng("masks")?;
+    stages.start(Stage::Proving);
+    let start = Instant::now();
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        inputs.shape,
+        key.mask,
+        inputs.softmax,
+        inputs.input,
+        inputs.hidden_state,
+        weights,
+        &key.commitment,
+        blinds,
+        &mut rng,
+    )?;
+    let prove_time = start.elapsed();
+    stages.start(Stage::Verifying);
+    verify_with_key(key, &statement, &proof).map_err(|error| Error::ModelDiffersFromKey { error })?;
+    stages.start(Stage::Done);
+    Ok((M::into_model_proof(statement, proof), prove_time))
+}
+
+/// The output of a model-layer proof that verified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedOutput {
+    /// Tokens.
+    pub rows: usize,
+    /// `d_model`.
+    pub columns: usize,
+    /// The proven Z, row-major, as floats (the integers times the key's output unit).
+    pub values: Vec<f64>,
+    /// How long the verification took.
+    pub verify_time: Duration,
+}
+
+/// Verifies a model-layer proof with its verifier key alone and returns the proven output.
+///
+/// See [`prove`] for an example.
+///
+/// # Errors
+/// [`Error::InvalidProof`] ([`crate::ErrorKind::InvalidProof`]): the proof does not verify
+/// against the key (another key, a changed output, a forged proof).
+pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutput> {
+    let _span = tracing::info_span!("verify", zero_knowledge = proof.is_zero_knowledge()).entered();
+    let start = Instant::now();
+    let result = match proof {
+        ModelProof::Plain(statement, proof) => verify_with_key(key, statement, proof),
+        ModelProof::ZeroKnowledge(statement, proof) => verify_with_key(key, statement, proof),
+    };
+    let verify_time = start.elapsed();
+    result.map_err(|error| Error::InvalidProof { error })?;
+    let statement = proof.statement();
+    Ok(VerifiedOutput {
+        rows: statement.shape.attention.seq_len,
+        columns: statement.shape.model_width,
+        values: key.quantization.dequantize_output(&statement.output),
+        verify_time,
+    })
+}
+
+/// Reads a layer input (`tokens × columns`) from a .npy (float32 or float64, C order) or
+/// safetensors file (one float tensor).
+///
+/// # Errors
+/// [`Error::Read`]; [`Error::InputFile`] for a file that is not valid, in Fortran order, of
+/// another type or shape; [`Error::Model`] for a safetensors file that does not parse.
+pub fn read_hidden_state(path: &Path, columns: usize) -> Result<Vec<f64>> {
+    let bytes = crate::model_files::read_bytes(path)?;
+    let fail = |problem: String| Error::InputFile { path: path.to_path_buf(), problem };
+    let (shape, data): (Vec<usize>, Vec<f64>) = if bytes.starts_with(b"\x93NUMPY") {
+        let npy =
+            npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(format!("is not a valid .npy file: {e}")))?;
+        if npy.order() != npyz::Order::C {
+            return Err(fail("is stored in Fortran order; write it in C order (numpy's default)".into()));
+        }
+        let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
+        let corrupt = |e: std::io::Error| fail(format!("is corrupt: {e}"));
+        let data = match npy.dtype() {
+            npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 8 => {
+                npy.into_vec::<f64>().map_err(corrupt)?
+            }
+            npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 4 => {
+                npy.into_vec::<f32>().map_err(corrupt)?.into_iter().map(f64::from).collect()
+            }
+            other => return Err(fail(format!("holds {other:?} values; X must be float32 or float64"))),
+        };
+        (shape, data)
+    } else {
+        let file = zkmha_model::families::TensorFile::read(path)?;
+        let names: Vec<&str> = file.names().collect();
+        let [name] = names.as_slice() else {
+            return Err(fail(format!("must hold exactly one float tensor (X); it holds {}", names.len())));
+        };
+        let t = file.get(name)?;
+        (t.shape.clone(), t.data.clone())
+    };
+    match shape.as_slice() {
+        [_, c] if *c == columns => Ok(data),
+        _ => Err(fail(format!("has shape {shape:?}; the layer input must be (tokens × {columns})"))),
+    }
+}

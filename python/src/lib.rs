@@ -1,0 +1,217 @@
+//! `zkmha._native`: the Python package's native module, a thin layer over `zkmha_api` (the
+//! `zkmha` package's `__init__.py` wraps it). Files are read and written by the library (a
+//! temporary name, then renamed); numpy arrays come in and go out as float64; every library
+//! error becomes one of the package's exceptions, by its kind.
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use zkmha_api::model_files::{self, ModelProof};
+use zkmha_api::{ErrorKind, Model, ModelInput, ModelOptions, WeightCommitments};
+
+create_exception!(_native, ZkmhaError, PyException, "A zkmha failure (the base of the others).");
+create_exception!(_native, InvalidProof, ZkmhaError, "The proof does not verify against the verifier key.");
+create_exception!(
+    _native,
+    BadInput,
+    ZkmhaError,
+    "An unreadable, foreign, corrupt or over-the-limits file, or a value the proof cannot take."
+);
+create_exception!(_native, UnsupportedModel, ZkmhaError, "The model has a feature the proof does not cover.");
+create_exception!(_native, UsageError, ZkmhaError, "Arguments that do not go together.");
+create_exception!(_native, OutOfResources, ZkmhaError, "The machine ran out of disk, quota or memory.");
+
+/// The error as one sentence with its causes (as the command line prints it), raised as the
+/// package's exception of its kind.
+fn to_python(error: &zkmha_api::Error) -> PyErr {
+    let mut sentence = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        sentence.push_str(": ");
+        sentence.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    match error.kind() {
+        ErrorKind::InvalidProof => InvalidProof::new_err(sentence),
+        ErrorKind::UnsupportedModel => UnsupportedModel::new_err(sentence),
+        ErrorKind::Usage => UsageError::new_err(sentence),
+        ErrorKind::OutOfResources => OutOfResources::new_err(sentence),
+        ErrorKind::BadInput => BadInput::new_err(sentence),
+    }
+}
+
+/// `Result<T, zkmha_api::Error>` as a Python result.
+trait Raise<T> {
+    fn raise(self) -> PyResult<T>;
+}
+
+impl<T> Raise<T> for zkmha_api::Result<T> {
+    fn raise(self) -> PyResult<T> {
+        self.map_err(|error| to_python(&error))
+    }
+}
+
+fn model_options(
+    layer: usize,
+    family: Option<&str>,
+    heads: Option<usize>,
+    mask: Option<&str>,
+) -> PyResult<ModelOptions> {
+    let family = family.map(zkmha_api::parse_family).transpose().map_err(UsageError::new_err)?;
+    let mask = mask.map(zkmha_api::parse_mask).transpose().map_err(UsageError::new_err)?;
+    Ok(ModelOptions { layer, family, heads, mask })
+}
+
+/// A `rows × columns` float64 array of row-major `values`.
+fn to_array<'py>(
+    py: Python<'py>,
+    rows: usize,
+    columns: usize,
+    values: Vec<f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let array = Array2::from_shape_vec((rows, columns), values).map_err(|e| {
+        BadInput::new_err(format!("the output does not have {rows} × {columns} entries: {e}"))
+    })?;
+    Ok(array.into_pyarray(py))
+}
+
+/// Commits to a model layer: writes the verifier key to `key_path` and, for hiding
+/// commitments (unless `transparent`), the model secret (readable by its owner only) to
+/// `secret_path` or beside the key; returns `inspect`'s JSON of the key with the secret's path.
+#[pyfunction]
+#[pyo3(signature = (model_path, key_path, *, layer=0, family=None, heads=None, mask=None, transparent=false, secret_path=None))]
+#[allow(clippy::too_many_arguments)]
+fn commit_model(
+    py: Python<'_>,
+    model_path: PathBuf,
+    key_path: PathBuf,
+    layer: usize,
+    family: Option<&str>,
+    heads: Option<usize>,
+    mask: Option<&str>,
+    transparent: bool,
+    secret_path: Option<PathBuf>,
+) -> PyResult<String> {
+    let options = model_options(layer, family, heads, mask)?;
+    let commitments = if transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
+    py.detach(|| -> zkmha_api::Result<String> {
+        let model = Model::open(&model_path, &options)?;
+        let committed = zkmha_api::commit_model(&model, commitments)?;
+        model_files::write_key(&key_path, &committed.key)?;
+        let secret_file = match &committed.secret {
+            Some(secret) => {
+                let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
+                model_files::write_secret(&path, secret)?;
+                Some(path.display().to_string())
+            }
+            None => None,
+        };
+        let mut json = zkmha_api::inspect::Inspection::VerifierKey(Box::new(committed.key)).to_json();
+        json["secret"] = serde_json::json!(secret_file);
+        json["verifier_key"] = serde_json::json!(key_path.display().to_string());
+        Ok(json.to_string())
+    })
+    .raise()
+}
+
+/// Proves a model layer on `tokens`, `text` or the hidden state `input` (a float64
+/// `tokens × d_model` array) against the verifier key at `key_path` (with its model secret),
+/// writes the proof to `proof_path` and returns the proven output Z (float64, tokens ×
+/// d_model).
+#[pyfunction]
+#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, family=None, heads=None, mask=None, secret_path=None))]
+#[allow(clippy::too_many_arguments)]
+fn prove<'py>(
+    py: Python<'py>,
+    model_path: PathBuf,
+    key_path: PathBuf,
+    proof_path: PathBuf,
+    tokens: Option<Vec<usize>>,
+    text: Option<String>,
+    input: Option<PyReadonlyArray2<'py, f64>>,
+    layer: usize,
+    family: Option<&str>,
+    heads: Option<usize>,
+    mask: Option<&str>,
+    secret_path: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let options = model_options(layer, family, heads, mask)?;
+    let input = match (tokens, text, input) {
+        (Some(ids), None, None) => ModelInput::Tokens(ids),
+        (None, Some(text), None) => ModelInput::Text(text),
+        (None, None, Some(array)) => {
+            let array = array.as_array();
+            ModelInput::HiddenState { values: array.iter().copied().collect(), columns: array.ncols() }
+        }
+        _ => return Err(UsageError::new_err("pass the layer input as exactly one of tokens, text or input")),
+    };
+    let proved = py
+        .detach(|| -> zkmha_api::Result<_> {
+            let key = model_files::read_key(&key_path)?;
+            let secret = match key.weight_commitments {
+                WeightCommitments::Hiding => {
+                    Some(model_files::read_secret_for(&key, &key_path, secret_path.as_deref())?)
+                }
+                WeightCommitments::Binding => None,
+            };
+            let model = Model::open(&model_path, &options)?;
+            let proved = zkmha_api::prove(&key, secret.as_ref(), &model, &input)?;
+            proved.proof.write(&proof_path)?;
+            Ok(proved)
+        })
+        .raise()?;
+    to_array(py, proved.tokens, proved.model_width, proved.output)
+}
+
+/// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone;
+/// returns the proven output Z (float64, tokens × d_model).
+#[pyfunction]
+fn verify<'py>(
+    py: Python<'py>,
+    key_path: PathBuf,
+    proof_path: PathBuf,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let verified = py
+        .detach(|| -> zkmha_api::Result<_> {
+            let key = model_files::read_key(&key_path)?;
+            let proof = ModelProof::read(&proof_path)?;
+            zkmha_api::verify(&key, &proof)
+        })
+        .raise()?;
+    to_array(py, verified.rows, verified.columns, verified.values)
+}
+
+/// What a file zkmha writes holds (any kind), as `zkmha inspect --json` prints it; nothing is
+/// verified.
+#[pyfunction]
+fn inspect(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.detach(|| zkmha_api::inspect::read(Path::new(&path)).map(|file| file.to_json().to_string())).raise()
+}
+
+/// Writes a tiny synthetic BERT-style model (`d_model` 16, 4 heads, a vocabulary of 40) to
+/// `directory/model.safetensors` with its config.json; returns the model's path.
+#[pyfunction]
+fn write_example_model(directory: PathBuf, seed: u32) -> PyResult<String> {
+    zkmha_api::example_model::write_bert(&directory, seed).map(|path| path.display().to_string()).raise()
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(commit_model, m)?)?;
+    m.add_function(wrap_pyfunction!(prove, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
+    m.add("ZkmhaError", py.get_type::<ZkmhaError>())?;
+    m.add("InvalidProof", py.get_type::<InvalidProof>())?;
+    m.add("BadInput", py.get_type::<BadInput>())?;
+    m.add("UnsupportedModel", py.get_type::<UnsupportedModel>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("OutOfResources", py.get_type::<OutOfResources>())?;
+    Ok(())
+}

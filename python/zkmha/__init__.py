@@ -1,0 +1,153 @@
+"""zkmha: zero-knowledge proofs of a transformer's attention layer.
+
+Prove and verify a model layer in five lines::
+
+    import zkmha
+    zkmha.commit_model("model.gguf", "model.vk")            # the key to publish, its secret beside it
+    z = zkmha.prove("model.gguf", "model.vk", "layer.proof", tokens=[1, 2, 3])
+    verified = zkmha.verify("model.vk", "layer.proof")      # the key and the proof, nothing else
+    assert (verified == z).all()
+
+Files are written under a temporary name and renamed when complete. Every failure raises a
+subclass of ``ZkmhaError``: ``InvalidProof`` (the proof does not verify), ``BadInput`` (an
+unreadable, foreign or corrupt file, a value the proof cannot take), ``UnsupportedModel`` (a
+model feature the proof does not cover), ``UsageError`` (arguments that do not go together),
+``OutOfResources`` (disk or memory).
+
+Not here: attention layers on their own (``zkmha prove`` without ``--model``) and the
+benchmarks, which the command line has.
+"""
+
+import json as _json
+import os as _os
+from os import PathLike as _PathLike
+from typing import Any, Dict, Optional, Sequence, Union
+
+import numpy as _np
+
+from . import _native
+from ._native import (
+    BadInput,
+    InvalidProof,
+    OutOfResources,
+    UnsupportedModel,
+    UsageError,
+    ZkmhaError,
+)
+
+__all__ = [
+    "commit_model",
+    "prove",
+    "verify",
+    "inspect",
+    "write_example_model",
+    "ZkmhaError",
+    "InvalidProof",
+    "BadInput",
+    "UnsupportedModel",
+    "UsageError",
+    "OutOfResources",
+]
+
+_Path = Union[str, _PathLike]
+
+
+def commit_model(
+    model_path: _Path,
+    key_path: _Path,
+    *,
+    layer: int = 0,
+    family: Optional[str] = None,
+    heads: Optional[int] = None,
+    mask: Optional[str] = None,
+    transparent: bool = False,
+    secret_path: Optional[_Path] = None,
+) -> Dict[str, Any]:
+    """Commit to one attention layer of a GGUF or safetensors model file.
+
+    Writes the verifier key to ``key_path`` and, unless ``transparent`` (binding commitments,
+    plain proofs that reveal evaluations of the weights: for debugging), the model secret to
+    ``secret_path`` (default: the key's path with ``.secret`` appended; keep it private).
+    ``family`` (``"bert"``, ``"gpt2"``, ``"llama"``), ``heads`` and ``mask`` (``"causal"``,
+    ``"none"``) are for files whose metadata does not say. Returns what ``inspect`` shows of
+    the key, with ``"verifier_key"`` and ``"secret"`` (the paths written).
+    """
+    return _json.loads(
+        _native.commit_model(
+            _fspath(model_path),
+            _fspath(key_path),
+            layer=layer,
+            family=family,
+            heads=heads,
+            mask=mask,
+            transparent=transparent,
+            secret_path=_fspath(secret_path),
+        )
+    )
+
+
+def prove(
+    model_path: _Path,
+    key_path: _Path,
+    proof_path: _Path,
+    *,
+    tokens: Optional[Sequence[int]] = None,
+    text: Optional[str] = None,
+    input: Optional[Any] = None,
+    layer: int = 0,
+    family: Optional[str] = None,
+    heads: Optional[int] = None,
+    mask: Optional[str] = None,
+    secret_path: Optional[_Path] = None,
+) -> _np.ndarray:
+    """Prove the layer on one input and write the proof to ``proof_path``.
+
+    The input is exactly one of ``tokens`` (token ids: layer 0's input is the embeddings),
+    ``text`` (tokenized by the model's own tokenizer) or ``input`` (the hidden state entering
+    the layer, a ``tokens × d_model`` array of floats). A hiding key (the default of
+    ``commit_model``) proves in zero knowledge with its model secret (``secret_path``, by
+    default beside the key). Returns the proven output Z, float64, ``tokens × d_model``.
+    """
+    if input is not None:
+        input = _np.ascontiguousarray(input, dtype=_np.float64)
+        if input.ndim != 2:
+            raise UsageError(f"input must be a 2-D array (tokens × d_model), not {input.ndim}-D")
+    return _native.prove(
+        _fspath(model_path),
+        _fspath(key_path),
+        _fspath(proof_path),
+        tokens=None if tokens is None else [int(t) for t in tokens],
+        text=text,
+        input=input,
+        layer=layer,
+        family=family,
+        heads=heads,
+        mask=mask,
+        secret_path=_fspath(secret_path),
+    )
+
+
+def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
+    """Verify a model-layer proof with its verifier key alone.
+
+    Returns the proven output Z (float64, ``tokens × d_model``); raises ``InvalidProof`` when
+    the proof does not verify against the key.
+    """
+    return _native.verify(_fspath(key_path), _fspath(proof_path))
+
+
+def inspect(path: _Path) -> Dict[str, Any]:
+    """What a file zkmha writes holds (a proof of either kind, a verifier key or a model
+    secret), as ``zkmha inspect --json`` prints it: kind, shapes, sizes and the fingerprints
+    of its commitments. Nothing is verified."""
+    return _json.loads(_native.inspect(_fspath(path)))
+
+
+def write_example_model(directory: _Path, seed: int = 1) -> str:
+    """Write a tiny synthetic BERT-style model (d_model 16, 4 heads, a vocabulary of 40) to
+    ``directory/model.safetensors`` with its config.json; returns the model's path."""
+    return _native.write_example_model(_fspath(directory), seed)
+
+
+def _fspath(path: Optional[_Path]) -> Optional[str]:
+    return None if path is None else _os.fspath(path)
