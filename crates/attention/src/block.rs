@@ -654,6 +654,8 @@ fn feed_forward_data(
         (None, None, None) => return Ok(None),
         _ => return Err(AttentionError::CheckFailed { step: "MLP weights" }),
     };
+    #[cfg(test)]
+    let w = &attack_mlp::feed_forward_weights(w, weights);
     let output = compute_norm(&norm, middle, &w.norm.scale, &w.norm.bias)?;
     let norm_witness = NormWitness {
         input: middle.to_vec(),
@@ -913,11 +915,15 @@ fn prove_block_with_claims<M: Mode>(
     let projected =
         compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
     let middle: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    #[cfg(test)]
+    let middle = attack_mlp::middle(middle);
     let feed_forward = feed_forward_data(shape, weights, &middle)?;
     let output: Vec<i64> = match &feed_forward {
         Some(f) => middle.iter().zip(f.mlp_witness.output()).map(|(z, y)| z + y).collect(),
         None => middle.clone(),
     };
+    #[cfg(test)]
+    let (mlp_honest_output, output) = (output.clone(), attack_mlp::output(output));
     #[cfg(test)]
     let (honest_output, output) = (output.clone(), cheating_residual::output(output));
     witnesses.push(ProjectionWitness {
@@ -1063,6 +1069,11 @@ fn prove_block_with_claims<M: Mode>(
     #[cfg(test)]
     let alpha =
         alpha + output_value(shape, &statement.output, &r_z)? - output_value(shape, &honest_output, &r_z)?;
+    #[cfg(test)]
+    let mlp_delta =
+        output_value(shape, &statement.output, &r_z)? - output_value(shape, &mlp_honest_output, &r_z)?;
+    #[cfg(test)]
+    let alpha = alpha + attack_mlp::alpha_shift() * mlp_delta;
     let (mut sent, mut held) = M::send(&mut prover, LABEL_RESIDUAL_VALUE, &[alpha], t);
     let (residual_sent, alpha_held) = match (sent.pop(), held.pop()) {
         (Some(s), Some(h)) => (s, h),
@@ -1077,6 +1088,8 @@ fn prove_block_with_claims<M: Mode>(
                 &pad(&middle, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()),
             )?
             .evaluate(&r_z)?;
+            #[cfg(test)]
+            let zeta = zeta + attack_mlp::zeta_shift() * mlp_delta;
             let (mut sent, mut held) = M::send(&mut prover, LABEL_MIDDLE_VALUE, &[zeta], t);
             let (middle_sent, zeta_held) = match (sent.pop(), held.pop()) {
                 (Some(s), Some(h)) => (s, h),
@@ -1665,3 +1678,7 @@ mod padding_junk {
         rejected::<Zk>();
     }
 }
+
+#[cfg(test)]
+#[path = "block_attack_mlp.rs"]
+mod attack_mlp;

@@ -7,6 +7,8 @@
 
 #![allow(clippy::indexing_slicing)] // prover code; the verifier modules deny it locally
 
+#[cfg(test)]
+extern crate self as zkmha_attention;
 pub mod activation;
 pub mod attention_values;
 pub mod block;
