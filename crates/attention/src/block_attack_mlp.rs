@@ -96,7 +96,10 @@ fn shapes() -> Vec<ModelShape> {
     ]
 }
 
-fn attempt<M: Mode>(shape: &ModelShape, cheat_with: Cheat) -> Result<Result<VerifierTimings, AttentionError>, AttentionError> {
+fn attempt<M: Mode>(
+    shape: &ModelShape,
+    cheat_with: Cheat,
+) -> Result<Result<VerifierTimings, AttentionError>, AttentionError> {
     let softmax = common::modes(shape)[0].0;
     let params = block_hyrax_params::<M>(shape, softmax).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(21);
@@ -105,7 +108,18 @@ fn attempt<M: Mode>(shape: &ModelShape, cheat_with: Cheat) -> Result<Result<Veri
     let h = common::hidden_state(shape, 3).unwrap();
     let x = normalized_input(shape, &weights, &h).unwrap();
     CHEAT.with(|c| c.set(cheat_with));
-    let proved = prove_block::<M>(&params, shape, MaskKind::Causal, softmax, &x, Some(&h), &weights, &model, &blinds, &mut rng);
+    let proved = prove_block::<M>(
+        &params,
+        shape,
+        MaskKind::Causal,
+        softmax,
+        &x,
+        Some(&h),
+        &weights,
+        &model,
+        &blinds,
+        &mut rng,
+    );
     CHEAT.with(|c| c.set(Cheat::Honest));
     let (statement, proof, _) = proved?;
     Ok(verify_block::<M>(&params, &statement, &proof))

@@ -42,9 +42,19 @@ fn prove_with<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64, hsee
     let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
     let h = hidden_state(shape, hseed).unwrap();
     let x = normalized_input(shape, &w, &h).unwrap();
-    let (statement, proof, _) =
-        prove_block::<M>(&params, shape, MaskKind::Causal, softmax, &x, Some(&h), &w, &model, &blinds, &mut rng)
-            .unwrap();
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        shape,
+        MaskKind::Causal,
+        softmax,
+        &x,
+        Some(&h),
+        &w,
+        &model,
+        &blinds,
+        &mut rng,
+    )
+    .unwrap();
     Proved { params, statement, proof }
 }
 
@@ -114,7 +124,9 @@ fn every_block_mlp_field_is_bound<M: Mode>() {
         add("gate toggled", &|m| {
             m.params.gate = match m.params.gate {
                 Some(_) => None,
-                None => Some(GatedProduct { gate_shift: 8, up_bits: 16, product_shift: 12, product_bits: 16 }),
+                None => {
+                    Some(GatedProduct { gate_shift: 8, up_bits: 16, product_shift: 12, product_bits: 16 })
+                }
             }
         });
         if mlp.params.gate.is_some() {
@@ -144,7 +156,8 @@ fn every_block_mlp_field_is_bound<M: Mode>() {
             if m == mlp {
                 continue;
             }
-            let statement = ModelStatement { shape: ModelShape { mlp: Some(m), ..shape }, ..p.statement.clone() };
+            let statement =
+                ModelStatement { shape: ModelShape { mlp: Some(m), ..shape }, ..p.statement.clone() };
             let r = verify_caught::<M>(&p.params, &statement, &p.proof);
             println!("{} s={} {name}: {r:?}", M::NAME, shape.attention.seq_len);
             assert!(matches!(r, Ok(Err(_))), "{name}: {r:?}");
@@ -152,7 +165,8 @@ fn every_block_mlp_field_is_bound<M: Mode>() {
         // The first norm changed alone (the MLP's norm unchanged).
         let mut first = shape.norm.unwrap();
         first.epsilon += 1;
-        let statement = ModelStatement { shape: ModelShape { norm: Some(first), ..shape }, ..p.statement.clone() };
+        let statement =
+            ModelStatement { shape: ModelShape { norm: Some(first), ..shape }, ..p.statement.clone() };
         assert!(matches!(verify_caught::<M>(&p.params, &statement, &p.proof), Ok(Err(_))));
     }
 }
@@ -174,7 +188,8 @@ fn swapped_proof_parts_are_rejected<M: Mode>() {
         q.feed_forward = Some(FeedForwardProof { norm: first, ..ff.clone() });
         tries.push(("second norm = first norm's proof", q));
         let mut q = p.proof.clone();
-        q.feed_forward = Some(FeedForwardProof { middle_value: p.proof.residual_input.clone(), ..ff.clone() });
+        q.feed_forward =
+            Some(FeedForwardProof { middle_value: p.proof.residual_input.clone(), ..ff.clone() });
         tries.push(("zeta = alpha", q));
         let mut q = p.proof.clone();
         q.residual_input = ff.middle_value.clone();
@@ -186,7 +201,8 @@ fn swapped_proof_parts_are_rejected<M: Mode>() {
         q.feed_forward = p.proof.feed_forward.clone();
         tries.push(("other proof, this feed_forward", q));
         let mut q = p.proof.clone();
-        q.feed_forward = Some(FeedForwardProof { mlp: other.proof.feed_forward.clone().unwrap().mlp, ..ff.clone() });
+        q.feed_forward =
+            Some(FeedForwardProof { mlp: other.proof.feed_forward.clone().unwrap().mlp, ..ff.clone() });
         tries.push(("mlp of another H", q));
         for (name, q) in tries {
             let r = verify_caught::<M>(&p.params, &p.statement, &q);
@@ -213,7 +229,16 @@ fn the_attention_only_output_is_rejected<M: Mode>() {
         let h = hidden_state(&shape, 4).unwrap();
         let x = normalized_input(&shape, &w, &h).unwrap();
         let (a_statement, a_proof, _) = prove_block::<M>(
-            &params, &attention_shape, MaskKind::Causal, softmax, &x, Some(&h), &aw, &model, &blinds, &mut rng,
+            &params,
+            &attention_shape,
+            MaskKind::Causal,
+            softmax,
+            &x,
+            Some(&h),
+            &aw,
+            &model,
+            &blinds,
+            &mut rng,
         )
         .unwrap();
         assert_ne!(a_statement.output, p.statement.output);
