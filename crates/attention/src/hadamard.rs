@@ -32,14 +32,14 @@
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
 use crate::mode::{Mode, PlainProductProof, prove_dense, verify_single};
-use crate::output_range::SignedRange;
+use crate::output_range::{RescaledLookups, SignedRange, rescaled_product};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::{Fr, One};
-use zkmha_lookup::{Lookup, LookupClaims, LookupWitness, RangeTable, zk_lookup_schedule};
+use zkmha_lookup::{Lookup, LookupWitness};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, SumOfProducts};
 use zkmha_transcript::Transcript;
-use zkmha_zk::{LinearValue, ZkProductShape};
+use zkmha_zk::ZkProductShape;
 
 const STEP: &str = "hadamard product";
 const STEP_OUTPUT_RANGE: &str = "hadamard product output range";
@@ -114,8 +114,8 @@ impl HadamardShape {
     }
 
     /// The lookups: `D ∈ [0, 2^k)` and the output range, both over the grid.
-    fn tables(&self) -> Result<[RangeTable; 2], AttentionError> {
-        Ok([RangeTable::new(self.shift_bits as usize)?, SignedRange::new(self.output_bits)?.table()?])
+    fn lookups(&self) -> Result<RescaledLookups, AttentionError> {
+        RescaledLookups::new(self.shift_bits, self.output_bits, self.grid_vars())
     }
 }
 
@@ -207,9 +207,9 @@ pub fn hadamard_ranges(
     shape: &HadamardShape,
     witness: &HadamardWitness,
 ) -> Result<HadamardRanges, AttentionError> {
-    let [table, _] = shape.tables()?;
+    let lookups = shape.lookups()?;
     let remainders = remainders(shape, witness)?;
-    let remainder_multiplicities = zkmha_lookup::multiplicities(&table, &[&remainders])?;
+    let remainder_multiplicities = zkmha_lookup::multiplicities(lookups.tables()[0], &[&remainders])?;
     let output_multiplicities =
         SignedRange::new(shape.output_bits)?.multiplicities("P", &shape.pad(&witness.output))?;
     Ok(HadamardRanges { remainder_multiplicities, output_multiplicities })
@@ -270,49 +270,7 @@ fn product_shape() -> Result<ZkProductShape, AttentionError> {
 /// As [`HadamardShape::validate`].
 pub fn hadamard_zk_schedule(shape: &HadamardShape) -> Result<Vec<(usize, usize)>, AttentionError> {
     shape.validate()?;
-    let [table, output_table] = shape.tables()?;
-    let grid_vars = shape.grid_vars();
-    let mut schedule = zk_lookup_schedule(&[(&table, grid_vars), (&output_table, grid_vars)]);
-    schedule.push((grid_vars, 3));
-    Ok(schedule)
-}
-
-/// The remainder's value, the multiplicities' claims, and the output range's target
-/// `column − y − 2^(b−1)` (both sides).
-#[allow(clippy::type_complexity)]
-fn lookup_claims<V: LinearValue>(
-    shape: &HadamardShape,
-    claims: Vec<LookupClaims<V>>,
-    output: &V,
-    one: &V,
-) -> Result<(EvalClaim<V>, [EvalClaim<V>; 2], V), AttentionError> {
-    let fail = || AttentionError::CheckFailed { step: STEP };
-    let [remainder, output_range] = <[LookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
-    let (remainder_value, output_column) =
-        match (remainder.columns.as_slice(), output_range.columns.as_slice()) {
-            ([a], [b]) => (a.clone(), b.clone()),
-            _ => return Err(fail()),
-        };
-    if remainder.witness_point.len() != shape.grid_vars() {
-        return Err(fail());
-    }
-    // The two lookups share one tree depth, so one leaf point.
-    if output_range.witness_point != remainder.witness_point {
-        return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE });
-    }
-    let offset = SignedRange::new(shape.output_bits)?.offset_field();
-    let target = output_column.plus_scaled(-Fr::one(), output).plus_scaled(-offset, one);
-    let multiplicities = [
-        EvalClaim { point: remainder.table_point, value: remainder.multiplicities },
-        EvalClaim { point: output_range.table_point, value: output_range.multiplicities },
-    ];
-    Ok((EvalClaim { point: remainder.witness_point, value: remainder_value }, multiplicities, target))
-}
-
-/// `v − 2^(k−1) + 2^k·y`: the claimed `(A∘U)(r)`.
-fn product_claim<V: LinearValue>(shape: &HadamardShape, remainder: &V, output: &V, one: &V) -> V {
-    let k = shape.shift_bits;
-    remainder.plus_scaled(-Fr::from(1u64 << (k - 1)), one).plus_scaled(Fr::from(1u64 << k), output)
+    Ok(shape.lookups()?.zk_schedule())
 }
 
 /// Proves the hadamard product of `witness` with its range data ([`hadamard_ranges`]; a
@@ -361,7 +319,8 @@ fn prove_hadamard_with<M: Mode>(
     shape.append_to_transcript(transcript);
     let grid_vars = shape.grid_vars();
     let shifted = SignedRange::new(shape.output_bits)?.entries(&inputs.output);
-    let [table, output_table] = shape.tables()?;
+    let rescaled = shape.lookups()?;
+    let [table, output_table] = rescaled.tables();
     let remainders = &inputs.remainders;
     let entry = |row: usize, _: usize| remainders[row];
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
@@ -375,13 +334,9 @@ fn prove_hadamard_with<M: Mode>(
     let output_witness =
         LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
     let lookups = [
+        Lookup { table, witness: &remainder_witness, multiplicities: &ranges.remainder_multiplicities },
         Lookup {
-            table: &table,
-            witness: &remainder_witness,
-            multiplicities: &ranges.remainder_multiplicities,
-        },
-        Lookup {
-            table: &output_table,
+            table: output_table,
             witness: &output_witness,
             multiplicities: &ranges.output_multiplicities,
         },
@@ -399,14 +354,15 @@ fn prove_hadamard_with<M: Mode>(
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
     };
     let one = M::prover_constant(prover, Fr::one());
-    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    let (remainder, multiplicities, target) =
+        rescaled.claims(claims, &output, &one, [STEP, STEP_OUTPUT_RANGE])?;
     let output_range = M::prove_zero(prover, STEP_OUTPUT_RANGE, vec![target], transcript)?;
     let mles = vec![
         DenseMultilinearExtension::new(grid_vars, eq_table(&r))?,
         DenseMultilinearExtension::from_i64(grid_vars, &inputs.left)?,
         DenseMultilinearExtension::from_i64(grid_vars, &inputs.right)?,
     ];
-    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let sum = rescaled_product(shape.shift_bits, &remainder.value, &output, &one);
     let (sumcheck, outcome) = prove_dense::<M>(prover, STEP, &product_shape()?, mles, &sum, transcript)?;
     let [multiplicities, output_multiplicities] = multiplicities;
     let claims = HadamardClaims {
@@ -439,22 +395,19 @@ pub fn verify_hadamard<M: Mode>(
     shape.append_to_transcript(transcript);
     let fail = || AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
-    let [table, output_table] = shape.tables()?;
-    let claims = zkmha_lookup::verify_lookups::<M>(
-        verifier,
-        &[(&table, grid_vars), (&output_table, grid_vars)],
-        &proof.lookup,
-        transcript,
-    )?;
+    let rescaled = shape.lookups()?;
+    let claims =
+        zkmha_lookup::verify_lookups::<M>(verifier, &rescaled.statements(), &proof.lookup, transcript)?;
     let r = claims.first().map(|c| c.witness_point.clone()).ok_or_else(fail)?;
     let output = M::receive(verifier, LABEL_OUTPUT, std::slice::from_ref(&proof.output_value), transcript)
         .into_iter()
         .next()
         .ok_or_else(fail)?;
     let one = M::verifier_constant(verifier, Fr::one());
-    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    let (remainder, multiplicities, target) =
+        rescaled.claims(claims, &output, &one, [STEP, STEP_OUTPUT_RANGE])?;
     M::verify_zero(verifier, STEP_OUTPUT_RANGE, vec![target], &proof.output_range, transcript)?;
-    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let sum = rescaled_product(shape.shift_bits, &remainder.value, &output, &one);
     let outcome =
         verify_single::<M>(verifier, STEP, &product_shape()?, grid_vars, &sum, &proof.sumcheck, transcript)?;
     outcome.check_public(0, eq_evaluation(&r, &outcome.point)?, STEP)?;
@@ -507,7 +460,7 @@ mod malicious_provers {
         field[index] -= Fr::from(1u64 << shape.shift_bits).inverse().unwrap();
         let mut ranges = ranges;
         ranges.remainder_multiplicities =
-            zkmha_lookup::multiplicities(&shape.tables().unwrap()[0], &[&remainders]).unwrap();
+            zkmha_lookup::multiplicities(shape.lookups().unwrap().tables()[0], &[&remainders]).unwrap();
         let inputs = HadamardInputs {
             left: shape.pad(&witness.left),
             right: shape.pad(&witness.right),

@@ -17,8 +17,10 @@
 //! holds over the integers and `Y = ⌊(T + 2^(k−1))/2^k⌋` is the only accepted table.
 
 use crate::AttentionError;
-use zkmha_field::Fr;
-use zkmha_lookup::RangeTable;
+use zkmha_field::{Fr, One};
+use zkmha_lookup::{LookupClaims, LookupTable, RangeTable, zk_lookup_schedule};
+use zkmha_sumcheck::EvalClaim;
+use zkmha_zk::LinearValue;
 
 /// Largest `b`: one lookup table of at most `2^16` rows.
 pub const MAX_OUTPUT_BITS: u32 = 16;
@@ -88,4 +90,96 @@ impl SignedRange {
         }
         Ok(counts)
     }
+}
+
+/// A rescaling step's two lookups over one grid of `grid_vars` variables, in proof order: its
+/// remainder `D ∈ [0, 2^k)` and its output range `Y + 2^(b−1) ∈ [0, 2^b)`.
+#[derive(Clone, Debug)]
+pub(crate) struct RescaledLookups {
+    remainder: RangeTable,
+    output: RangeTable,
+    output_range: SignedRange,
+    grid_vars: usize,
+}
+
+/// What a rescaling step's lookups leave: the claim on `D` at the shared leaf point `r`, the
+/// two multiplicities' claims, and the output range's target `column − y − 2^(b−1)` (zero when
+/// the sent `y = Ỹ(r)` is the output range's column less its offset).
+pub(crate) type RescaledClaims<V> = (EvalClaim<V>, [EvalClaim<V>; 2], V);
+
+impl RescaledLookups {
+    /// A `shift_bits`-bit remainder and a `output_bits`-bit output over `grid_vars` variables.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] for an output range outside `1..=16` bits, the table's
+    /// errors for a shift out of its range.
+    pub(crate) fn new(shift_bits: u32, output_bits: u32, grid_vars: usize) -> Result<Self, AttentionError> {
+        let output_range = SignedRange::new(output_bits)?;
+        Ok(Self {
+            remainder: RangeTable::new(shift_bits as usize)?,
+            output: output_range.table()?,
+            output_range,
+            grid_vars,
+        })
+    }
+
+    /// The two lookups' `(table, witness variables)`.
+    pub(crate) fn statements(&self) -> [(&dyn LookupTable, usize); 2] {
+        [(&self.remainder, self.grid_vars), (&self.output, self.grid_vars)]
+    }
+
+    /// The tables, remainder's first.
+    pub(crate) fn tables(&self) -> [&RangeTable; 2] {
+        [&self.remainder, &self.output]
+    }
+
+    /// The masked sum-checks of the two lookups and of the step's own degree-3 sum-check over
+    /// the grid, in proof order.
+    pub(crate) fn zk_schedule(&self) -> Vec<(usize, usize)> {
+        let mut schedule = zk_lookup_schedule(&self.statements());
+        schedule.push((self.grid_vars, 3));
+        schedule
+    }
+
+    /// Splits the two lookups' claims (both sides): `step` names a malformed lookup,
+    /// `output_step` lookups at two leaf points.
+    ///
+    /// # Errors
+    /// [`AttentionError::CheckFailed`].
+    pub(crate) fn claims<V: LinearValue>(
+        &self,
+        claims: Vec<LookupClaims<V>>,
+        output: &V,
+        one: &V,
+        [step, output_step]: [&'static str; 2],
+    ) -> Result<RescaledClaims<V>, AttentionError> {
+        let fail = || AttentionError::CheckFailed { step };
+        let [remainder, output_range] = <[LookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
+        let (remainder_value, output_column) =
+            match (remainder.columns.as_slice(), output_range.columns.as_slice()) {
+                ([a], [b]) => (a.clone(), b.clone()),
+                _ => return Err(fail()),
+            };
+        if remainder.witness_point.len() != self.grid_vars {
+            return Err(fail());
+        }
+        // The two lookups share one tree depth, so one leaf point.
+        if output_range.witness_point != remainder.witness_point {
+            return Err(AttentionError::CheckFailed { step: output_step });
+        }
+        let offset = self.output_range.offset_field();
+        let target = output_column.plus_scaled(-Fr::one(), output).plus_scaled(-offset, one);
+        let multiplicities = [
+            EvalClaim { point: remainder.table_point, value: remainder.multiplicities },
+            EvalClaim { point: output_range.table_point, value: output_range.multiplicities },
+        ];
+        Ok((EvalClaim { point: remainder.witness_point, value: remainder_value }, multiplicities, target))
+    }
+}
+
+/// `v − 2^(k−1) + 2^k·y`: the rounded relation's claimed product `T(r)` from the remainder's
+/// value `v` and the output's `y`.
+pub(crate) fn rescaled_product<V: LinearValue>(shift_bits: u32, remainder: &V, output: &V, one: &V) -> V {
+    let k = shift_bits;
+    remainder.plus_scaled(-Fr::from(1u64 << (k - 1)), one).plus_scaled(Fr::from(1u64 << k), output)
 }

@@ -40,12 +40,12 @@
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
 use crate::mode::{Mode, PlainProductProof, prove_dense, sum_of_products, verify_single};
-use crate::output_range::SignedRange;
+use crate::output_range::{RescaledLookups, SignedRange, rescaled_product};
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupClaims, LookupWitness, RangeTable, zk_lookup_schedule};
+use zkmha_lookup::{Lookup, LookupWitness};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -409,8 +409,8 @@ fn rotation_sum() -> Result<ZkProductShape, AttentionError> {
 }
 
 /// The rotation's lookups: `D ∈ [0, 2^f)` and the output range, both over the grid.
-fn lookup_tables(shape: &RotaryShape) -> Result<[RangeTable; 2], AttentionError> {
-    Ok([RangeTable::new(shape.fraction_bits as usize)?, SignedRange::new(shape.output_bits)?.table()?])
+fn lookups(shape: &RotaryShape) -> Result<RescaledLookups, AttentionError> {
+    RescaledLookups::new(shape.fraction_bits, shape.output_bits, shape.grid_vars())
 }
 
 /// The masked sum-checks of a rotation in zero knowledge, in proof order: its lookups' fraction
@@ -420,49 +420,7 @@ fn lookup_tables(shape: &RotaryShape) -> Result<[RangeTable; 2], AttentionError>
 /// [`AttentionError::InvalidShape`] for a shape [`RotaryShape::validate`] refuses.
 pub fn rotation_zk_schedule(shape: &RotaryShape) -> Result<Vec<(usize, usize)>, AttentionError> {
     shape.validate()?;
-    let [table, output_table] = lookup_tables(shape)?;
-    let grid_vars = shape.grid_vars();
-    let mut schedule = zk_lookup_schedule(&[(&table, grid_vars), (&output_table, grid_vars)]);
-    schedule.push((grid_vars, 3));
-    Ok(schedule)
-}
-
-/// The remainder's and the output range's claims, and the output range's target
-/// `column − y − 2^(b−1)` (both sides).
-#[allow(clippy::type_complexity)]
-fn lookup_claims<V: LinearValue>(
-    shape: &RotaryShape,
-    claims: Vec<LookupClaims<V>>,
-    output: &V,
-    one: &V,
-) -> Result<(EvalClaim<V>, [EvalClaim<V>; 2], V), AttentionError> {
-    let fail = || AttentionError::CheckFailed { step: STEP };
-    let [remainder, output_range] = <[LookupClaims<V>; 2]>::try_from(claims).map_err(|_| fail())?;
-    let (remainder_value, output_column) =
-        match (remainder.columns.as_slice(), output_range.columns.as_slice()) {
-            ([a], [b]) => (a.clone(), b.clone()),
-            _ => return Err(fail()),
-        };
-    if remainder.witness_point.len() != shape.grid_vars() {
-        return Err(fail());
-    }
-    // The two lookups share one tree depth, so one leaf point.
-    if output_range.witness_point != remainder.witness_point {
-        return Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE });
-    }
-    let offset = SignedRange::new(shape.output_bits)?.offset_field();
-    let target = output_column.plus_scaled(-Fr::one(), output).plus_scaled(-offset, one);
-    let multiplicities = [
-        EvalClaim { point: remainder.table_point, value: remainder.multiplicities },
-        EvalClaim { point: output_range.table_point, value: output_range.multiplicities },
-    ];
-    Ok((EvalClaim { point: remainder.witness_point, value: remainder_value }, multiplicities, target))
-}
-
-/// `v − 2^(f−1) + 2^f·y`: the claimed `T(r)`.
-fn product_claim<V: LinearValue>(shape: &RotaryShape, remainder: &V, output: &V, one: &V) -> V {
-    let f = shape.fraction_bits;
-    remainder.plus_scaled(-Fr::from(1u64 << (f - 1)), one).plus_scaled(Fr::from(1u64 << f), output)
+    Ok(lookups(shape)?.zk_schedule())
 }
 
 /// `P(ρ) − ((1−ρ_0)·a_0 + ρ_0·a_1)` and `Pσ(ρ) − (ρ_0·a_0 − (1−ρ_0)·a_1)`: zero when the pair
@@ -518,7 +476,8 @@ pub(crate) fn prove_rotation_with<M: Mode>(
     let grid_vars = shape.grid_vars();
     let range = SignedRange::new(shape.output_bits)?;
     let shifted = range.entries(out);
-    let [table, output_table] = lookup_tables(shape)?;
+    let rescaled = lookups(shape)?;
+    let [table, output_table] = rescaled.tables();
     let entry = |row: usize, _: usize| remainders[row];
     let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
         Ok(vec![DenseMultilinearExtension::from_i64(point.len(), remainders)?.evaluate(point)?])
@@ -531,9 +490,9 @@ pub(crate) fn prove_rotation_with<M: Mode>(
     let output_witness =
         LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
     let lookups = [
-        Lookup { table: &table, witness: &lookup_witness, multiplicities: &ranges.remainder_multiplicities },
+        Lookup { table, witness: &lookup_witness, multiplicities: &ranges.remainder_multiplicities },
         Lookup {
-            table: &output_table,
+            table: output_table,
             witness: &output_witness,
             multiplicities: &ranges.output_multiplicities,
         },
@@ -551,7 +510,8 @@ pub(crate) fn prove_rotation_with<M: Mode>(
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
     };
     let one = M::prover_constant(prover, Fr::one());
-    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    let (remainder, multiplicities, target) =
+        rescaled.claims(claims, &output, &one, [STEP, STEP_OUTPUT_RANGE])?;
     let output_range = M::prove_zero(prover, STEP_OUTPUT_RANGE, vec![target], transcript)?;
 
     let (cos, sin) = shape.tables();
@@ -563,7 +523,7 @@ pub(crate) fn prove_rotation_with<M: Mode>(
         DenseMultilinearExtension::from_i64(grid_vars, &swapped)?,
         DenseMultilinearExtension::new(grid_vars, shape.grid(&sin))?,
     ];
-    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let sum = rescaled_product(shape.fraction_bits, &remainder.value, &output, &one);
     let (sumcheck, outcome) = prove_dense::<M>(prover, STEP, &rotation_sum()?, mles, &sum, transcript)?;
     let rho = outcome.point.clone();
     let rho0 = *rho.first().ok_or(AttentionError::CheckFailed { step: STEP })?;
@@ -634,22 +594,19 @@ pub fn verify_rotation<M: Mode>(
     shape.append_to_transcript(transcript);
     let fail = || AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
-    let [table, output_table] = lookup_tables(shape)?;
-    let claims = zkmha_lookup::verify_lookups::<M>(
-        verifier,
-        &[(&table, grid_vars), (&output_table, grid_vars)],
-        &proof.lookup,
-        transcript,
-    )?;
+    let rescaled = lookups(shape)?;
+    let claims =
+        zkmha_lookup::verify_lookups::<M>(verifier, &rescaled.statements(), &proof.lookup, transcript)?;
     let r = claims.first().map(|c| c.witness_point.clone()).ok_or_else(fail)?;
     let output = M::receive(verifier, LABEL_OUTPUT, std::slice::from_ref(&proof.output_value), transcript)
         .into_iter()
         .next()
         .ok_or_else(fail)?;
     let one = M::verifier_constant(verifier, Fr::one());
-    let (remainder, multiplicities, target) = lookup_claims(shape, claims, &output, &one)?;
+    let (remainder, multiplicities, target) =
+        rescaled.claims(claims, &output, &one, [STEP, STEP_OUTPUT_RANGE])?;
     M::verify_zero(verifier, STEP_OUTPUT_RANGE, vec![target], &proof.output_range, transcript)?;
-    let sum = product_claim(shape, &remainder.value, &output, &one);
+    let sum = rescaled_product(shape.fraction_bits, &remainder.value, &output, &one);
     let outcome =
         verify_single::<M>(verifier, STEP, &rotation_sum()?, grid_vars, &sum, &proof.sumcheck, transcript)?;
     let rho = outcome.point.clone();
