@@ -291,7 +291,7 @@ impl MlpShape {
 pub use zkmha_nn::{LinearWeights, MlpWeights};
 
 /// The weights of `projection` (`None`: the gate of a dense MLP).
-fn weights_of(weights: &MlpWeights, projection: MlpProjection) -> Option<&LinearWeights> {
+pub(crate) fn weights_of<T>(weights: &MlpWeights<T>, projection: MlpProjection) -> Option<&LinearWeights<T>> {
     match projection {
         MlpProjection::Up => Some(&weights.up),
         MlpProjection::Gate => weights.gate.as_ref(),

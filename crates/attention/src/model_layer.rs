@@ -528,7 +528,8 @@ fn check_feed_forward_weights<T>(
                 ("β₂", w.norm.bias.len(), 1, if mlp.norm.bias { d } else { 0 }),
             ])?;
             for p in mlp_shape.projection_order() {
-                let (Some(projection), Some(linear)) = (mlp_shape.projection(p), mlp_linear(&w.mlp, p))
+                let (Some(projection), Some(linear)) =
+                    (mlp_shape.projection(p), crate::mlp::weights_of(&w.mlp, p))
                 else {
                     return Err(AttentionError::CheckFailed { step: "MLP weights" });
                 };
@@ -546,18 +547,6 @@ fn check_feed_forward_weights<T>(
         _ => Err(AttentionError::InvalidShape(
             "MLP weights were given, but this shape does not prove the MLP".into(),
         )),
-    }
-}
-
-/// A projection's weights in an MLP's (`None`: the gate of a dense MLP).
-pub(crate) fn mlp_linear<T>(
-    weights: &zkmha_nn::MlpWeights<T>,
-    p: MlpProjection,
-) -> Option<&zkmha_nn::LinearWeights<T>> {
-    match p {
-        MlpProjection::Up => Some(&weights.up),
-        MlpProjection::Gate => weights.gate.as_ref(),
-        MlpProjection::Down => Some(&weights.down),
     }
 }
 
@@ -661,7 +650,9 @@ pub(crate) fn padded_tables(
             tables.push(pad(&w.norm.bias, 1, d, 0, mv));
         }
         for p in mlp_shape.projection_order() {
-            let (Some(projection), Some(linear)) = (mlp_shape.projection(p), mlp_linear(&w.mlp, p)) else {
+            let (Some(projection), Some(linear)) =
+                (mlp_shape.projection(p), crate::mlp::weights_of(&w.mlp, p))
+            else {
                 return Err(AttentionError::CheckFailed { step: "MLP weights" });
             };
             let (input_vars, output_vars) = (projection.input_vars(), projection.output_vars());

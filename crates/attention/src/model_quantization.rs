@@ -343,11 +343,9 @@ impl ModelQuantization {
                 Ok((f, k, output))
             };
         let (f_up, up_shift, up) = widen(&weights.mlp.up, "W_up")?;
+        // The activation reads the gate (gated) or the up projection (dense).
         let (f_gate, activated_shift, activation_input) = match &weights.mlp.gate {
-            Some(gate) => {
-                let (f, k, g) = widen(gate, "W_gate")?;
-                (f, k, g)
-            }
+            Some(gate) => widen(gate, "W_gate")?,
             None => (0, up_shift, up.clone()),
         };
         let f_activated = if weights.mlp.gate.is_some() { f_gate } else { f_up };
