@@ -1,8 +1,12 @@
-"""Writes a GPT-2-format model file of GPT-2-small's attention shape for `zkmha` benchmarks.
+"""Writes a GPT-2-format model file of GPT-2-small's shape for `zkmha` benchmarks.
 
-Layer 0 only (ln_1, fused c_attn in Conv1D order, c_proj), weights drawn with GPT-2's
-initialization statistics; a 1 000-token vocabulary and 1 024 positions; `config.json` beside
-it; `tokens.txt` holds 512 token ids. Needs numpy. Usage: python3 make_gpt2_small.py OUT_DIR
+Every layer whole (ln_1, fused c_attn in Conv1D order, c_proj, ln_2, the MLP's c_fc and c_proj:
+d_model 768, 12 heads, hidden width 3 072), weights drawn with GPT-2's initialization
+statistics; a 1 000-token vocabulary and 1 024 positions; `config.json` beside it (GELU in its
+tanh form, `gelu_new`, as GPT-2's); `tokens.txt` holds 512 token ids. 12 layers by default
+(340 MB), `--layers N` for fewer. Needs numpy.
+
+Usage: python3 make_gpt2_small.py OUT_DIR [--layers N]
 """
 
 import json
@@ -12,20 +16,40 @@ import sys
 
 import numpy as np
 
-out = sys.argv[1] if len(sys.argv) > 1 else "gpt2s"
+args = sys.argv[1:]
+layers = 12
+if "--layers" in args:
+    at = args.index("--layers")
+    layers = int(args[at + 1])
+    del args[at : at + 2]
+out = args[0] if args else "gpt2s"
 os.makedirs(out, exist_ok=True)
 rng = np.random.default_rng(2)
-d, vocab, positions = 768, 1000, 1024
+d, hidden, vocab, positions = 768, 3072, 1000, 1024
+# The residual projections' scale 0.02/sqrt(2·layers) as GPT-2's initialization (12 layers).
+residual_scale = 0.02 / np.sqrt(24)
 tensors = {
     "wte.weight": rng.normal(0, 0.02, (vocab, d)),
     "wpe.weight": rng.normal(0, 0.01, (positions, d)),
-    "h.0.ln_1.weight": 1 + rng.normal(0, 0.05, d),
-    "h.0.ln_1.bias": rng.normal(0, 0.02, d),
-    "h.0.attn.c_attn.weight": rng.normal(0, 0.02, (d, 3 * d)),
-    "h.0.attn.c_attn.bias": rng.normal(0, 0.02, 3 * d),
-    "h.0.attn.c_proj.weight": rng.normal(0, 0.02 / np.sqrt(24), (d, d)),
-    "h.0.attn.c_proj.bias": rng.normal(0, 0.02, d),
 }
+for layer in range(layers):
+    h = f"h.{layer}."
+    tensors.update(
+        {
+            h + "ln_1.weight": 1 + rng.normal(0, 0.05, d),
+            h + "ln_1.bias": rng.normal(0, 0.02, d),
+            h + "attn.c_attn.weight": rng.normal(0, 0.02, (d, 3 * d)),
+            h + "attn.c_attn.bias": rng.normal(0, 0.02, 3 * d),
+            h + "attn.c_proj.weight": rng.normal(0, residual_scale, (d, d)),
+            h + "attn.c_proj.bias": rng.normal(0, 0.02, d),
+            h + "ln_2.weight": 1 + rng.normal(0, 0.05, d),
+            h + "ln_2.bias": rng.normal(0, 0.02, d),
+            h + "mlp.c_fc.weight": rng.normal(0, 0.02, (d, hidden)),
+            h + "mlp.c_fc.bias": rng.normal(0, 0.02, hidden),
+            h + "mlp.c_proj.weight": rng.normal(0, residual_scale, (hidden, d)),
+            h + "mlp.c_proj.bias": rng.normal(0, 0.02, d),
+        }
+    )
 header, blobs, offset = {}, [], 0
 for name, value in tensors.items():
     data = value.astype(np.float32).tobytes()
@@ -37,6 +61,9 @@ text += b" " * ((8 - len(text) % 8) % 8)
 with open(os.path.join(out, "model.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 with open(os.path.join(out, "config.json"), "w") as f:
-    f.write('{"model_type": "gpt2", "n_head": 12, "layer_norm_epsilon": 1e-5, "n_positions": 1024}')
+    f.write(
+        '{"model_type": "gpt2", "n_head": 12, "n_layer": %d, "layer_norm_epsilon": 1e-5, '
+        '"n_positions": 1024, "activation_function": "gelu_new"}' % layers
+    )
 with open(os.path.join(out, "tokens.txt"), "w") as f:
     print(",".join(str(i) for i in rng.integers(0, vocab, 512)), file=f)

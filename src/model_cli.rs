@@ -103,7 +103,8 @@ pub struct ModelInputArgs {
     /// The verifier key from `zkmha commit-model` (made here when absent).
     #[arg(long)]
     pub vk: Option<PathBuf>,
-    /// Where to write the output tensor (.npy): with --model Z (float64, s × d_model), without
+    /// Where to write the output tensor (.npy): with --model the layer's output (float64,
+    /// s × d_model: H' for GPT-2 and Llama layers, the attention block's Z for BERT), without
     /// the attention layer's O (int64, s × h·m_v).
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -231,6 +232,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
                 "mask": key.mask.to_string(),
                 "shifts": q.shifts,
                 "input_fraction_bits": q.input_fraction_bits,
+                "hidden_fraction_bits": q.hidden_fraction_bits,
                 "weight_fraction_bits": q.weight_fraction_bits,
                 "ms": ms(start.elapsed()),
             })
@@ -261,8 +263,20 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         }
     );
     println!(
-        "fixed point: X at 2^-{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample)",
-        q.input_fraction_bits, q.weight_fraction_bits, q.shifts
+        "fixed point: X at 2^-{}{}, weights at 2^-{:?}, shifts k = {:?} (calibrated on a fixed token sample{})",
+        q.input_fraction_bits,
+        if q.hidden_fraction_bits != q.input_fraction_bits {
+            format!(", the residual stream H, Z, H' at 2^-{}", q.hidden_fraction_bits)
+        } else {
+            String::new()
+        },
+        q.weight_fraction_bits,
+        q.shifts,
+        if loaded.layer() > 0 && key.residual == Residual::HiddenState {
+            ", through the float layers before this one"
+        } else {
+            ""
+        }
     );
     if let Some(norm) = q.norm {
         println!(
@@ -312,7 +326,7 @@ pub fn prove(
     for input in [&args.vk, &args.secret, &args.input].into_iter().flatten() {
         if same_file(input, out) || args.output.as_ref().is_some_and(|z| same_file(z, input)) {
             bail!(Usage(format!(
-                "{} is read by this run and would be overwritten: write the proof and Z elsewhere",
+                "{} is read by this run and would be overwritten: write the proof and the output elsewhere",
                 input.display()
             )));
         }
@@ -409,15 +423,31 @@ pub fn prove(
         );
         return Ok(());
     }
+    let mlp = key.quantization.mlp.map(|m| m.block);
     println!(
-        "proved {} on {s} tokens in {:.1} s (Q, K, V and output projections{}{}, attention with the softmax proven, residual)",
+        "proved {} on {s} tokens in {:.1} s ({}Q, K, V and output projections{}{}, attention with the softmax proven, residual{})",
         sanitize(&key.description),
         proved.prove_time.as_secs_f64(),
+        key.quantization.norm.map(|n| format!("{}, ", n.block.kind.name())).unwrap_or_default(),
         if key.key_value_heads != key.heads { ", shared key/value heads" } else { "" },
-        if key.rotary.is_some() { ", rotary embeddings" } else { "" }
+        if key.rotary.is_some() { ", rotary embeddings" } else { "" },
+        match mlp {
+            Some(m) => format!(
+                "; {}, the {} MLP ({} wide, {}), residual",
+                m.norm.kind.name(),
+                if m.params.gate.is_some() { "gated" } else { "dense" },
+                m.params.hidden,
+                m.params.activation.name()
+            ),
+            None => String::new(),
+        }
     );
+    let (output, part) = match mlp {
+        Some(_) => ("the layer's output H'", "the layer's part H' − H"),
+        None => ("output Z", "the attention's part Y"),
+    };
     println!(
-        "output Z ({s} × {d}) against float64: relative L2 error {:.3} % (the attention's part Y: {:.3} %)",
+        "{output} ({s} × {d}) against float64: relative L2 error {:.3} % ({part}: {:.3} %)",
         report.output.relative_l2_error * 100.0,
         report.attention.relative_l2_error * 100.0
     );
@@ -442,12 +472,25 @@ pub fn prove(
     Ok(())
 }
 
+/// The name of a model-layer statement's output: the whole layer's `H'`, or the attention
+/// block's `Z`.
+pub fn output_name(shape: &zkmha_attention::model_layer::ModelShape) -> &'static str {
+    if shape.mlp.is_some() { "H'" } else { "Z" }
+}
+
 /// What a model-layer proof covers beyond the attention block, and what it does not, in one
 /// sentence for the key's kind of layer.
 fn proven_scope(key: &ModelVerifierKey) -> String {
+    if let (Some(norm), Some(mlp)) = (key.quantization.norm, key.quantization.mlp) {
+        return format!(
+            "proven: the whole layer, H' = Z + MLP({}(Z)) with Z = H + attention({}(H)), in fixed point (every weight, γ and β from the committed model; H, Z and the MLP's input committed); not proven: for token input the embedding lookup",
+            mlp.block.norm.kind.name(),
+            norm.block.kind.name()
+        );
+    }
     match (key.residual, key.quantization.norm) {
         (Residual::LayerInput, _) => {
-            "not proven: the layer norm that follows (and, for token input, the embedding lookup and its norm)".into()
+            "not proven: the layer norm that follows, the MLP and its norm (and, for token input, the embedding lookup and its norm)".into()
         }
         (Residual::HiddenState, Some(norm)) => format!(
             "proven: X = {}(H) in fixed point (ε, γ{} from the committed model; H committed, Z = H + Y); not proven: for token input the embedding lookup",
@@ -459,7 +502,7 @@ fn proven_scope(key: &ModelVerifierKey) -> String {
 }
 
 /// Printed after a zero-knowledge model-layer proof.
-pub const ZERO_KNOWLEDGE_MODEL: &str = "zero knowledge: the weights, X, H and every intermediate are committed with blinding, every sum-check is masked and every claim committed; the proof shows the output Z and nothing else about the weights or the input (docs/ZERO_KNOWLEDGE.md)";
+pub const ZERO_KNOWLEDGE_MODEL: &str = "zero knowledge: the weights, X, H and every intermediate are committed with blinding, every sum-check is masked and every claim committed; the proof shows the output (the layer's H', or Z) and nothing else about the weights or the input (docs/ZERO_KNOWLEDGE.md)";
 
 /// Printed after every proof that is not zero-knowledge.
 pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (model layers are proven in zero knowledge without --transparent, attention layers with --zk; docs/ZERO_KNOWLEDGE.md)";
@@ -505,12 +548,19 @@ pub fn verify(
             shifts: shape.shifts,
             residual: residual_name(shape.residual),
             rotary: shape.rotary.map(|r| (r.base, r.fraction_bits)),
+            norm: shape.norm.map(|n| n.kind.name()),
+            mlp: shape.mlp.map(|m| report::MlpPart {
+                norm: m.norm.kind.name(),
+                gated: m.params.gate.is_some(),
+                hidden: m.params.hidden,
+                activation: m.params.activation.name(),
+            }),
         }),
         mask: statement.mask,
         softmax: statement.softmax,
         softmax_source: source,
         commitments: zkmha_api::inspect::model_commitments(statement),
-        output: ("Z", a.seq_len, shape.model_width, report::fingerprint(&statement.output)),
+        output: (output_name(shape), a.seq_len, shape.model_width, report::fingerprint(&statement.output)),
         // The generators are derived inside the key's verification.
         verify_ms: ms(verified.verify_time),
         setup_ms: None,
@@ -574,8 +624,9 @@ fn print_model_proof(file: &ModelProof) {
         statement.mask,
         statement.shape.shifts
     );
+    let output = output_name(&statement.shape);
     println!(
-        "statement: commitment to X, the model commitment, the output Z ({} × {}): {} bytes",
+        "statement: commitment to X, the model commitment, the output {output} ({} × {}): {} bytes",
         a.seq_len,
         statement.shape.model_width,
         statement.compressed_size()
@@ -585,7 +636,7 @@ fn print_model_proof(file: &ModelProof) {
         .map(|(name, f)| format!("{name} {f}"))
         .collect();
     println!(
-        "model commitment {}; commitments: {}; output Z: BLAKE3 {} (not verified: zkmha verify --vk checks it)",
+        "model commitment {}; commitments: {}; output {output}: BLAKE3 {} (not verified: zkmha verify --vk checks it)",
         report::fingerprint(&statement.model),
         shown.join(", "),
         report::fingerprint(&statement.output)
@@ -609,11 +660,12 @@ fn print_key(key: &ModelVerifierKey) {
         key.rotary.map(|r| format!(", rotary base {}", r.base)).unwrap_or_default()
     );
     println!(
-        "model commitment {} ({}; commitment digest {}, as its model secret names it); X at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",
+        "model commitment {} ({}; commitment digest {}, as its model secret names it); X at 2^-{}, H at 2^-{}, weights at 2^-{:?}, shifts {:?}; {} bytes",
         fingerprint(key),
         commitments_name(key.weight_commitments),
         hex(&key.commitment_digest()),
         q.input_fraction_bits,
+        q.hidden_fraction_bits,
         q.weight_fraction_bits,
         q.shifts,
         key.compressed_size()

@@ -143,6 +143,22 @@ pub struct ModelPart {
     pub residual: &'static str,
     /// Rotary base and fraction bits.
     pub rotary: Option<(u64, u32)>,
+    /// The proven norm before the attention (its name), if any.
+    pub norm: Option<&'static str>,
+    /// The proven MLP half: its norm's name, gated or not, the hidden width, the activation.
+    pub mlp: Option<MlpPart>,
+}
+
+/// The MLP half of a whole-layer proof, as the report shows it.
+pub struct MlpPart {
+    /// `RMSNorm` or `LayerNorm`.
+    pub norm: &'static str,
+    /// Gated (SwiGLU) or dense.
+    pub gated: bool,
+    /// Hidden width.
+    pub hidden: usize,
+    /// The activation's name.
+    pub activation: &'static str,
 }
 
 /// The kind of proof.
@@ -261,6 +277,13 @@ impl Accepted {
                 "rotary".into(),
                 m.rotary.map_or(Value::Null, |(base, bits)| json!({"base": base, "fraction_bits": bits})),
             );
+            map.insert("norm".into(), json!(m.norm));
+            map.insert(
+                "mlp".into(),
+                m.mlp.as_ref().map_or(Value::Null, |p| {
+                    json!({"norm": p.norm, "gated": p.gated, "hidden": p.hidden, "activation": p.activation})
+                }),
+            );
         }
         value
     }
@@ -282,16 +305,27 @@ impl Accepted {
                 }
             ),
             (Kind::ModelLayer | Kind::ZeroKnowledgeModelLayer, Some(m)) => format!(
-                "valid{}: model layer on {} tokens (output {} × {}): d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}",
+                "valid{}: model layer on {} tokens (output {} × {}): {}d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}{}",
                 if self.kind.is_zero_knowledge() { " (zero-knowledge proof)" } else { "" },
                 s.seq_len,
                 s.seq_len,
                 m.model_width,
+                m.norm.map(|n| format!("{n} before the attention, ")).unwrap_or_default(),
                 m.model_width,
                 m.key_value_heads,
                 m.shifts,
                 m.residual,
-                m.rotary.map(|(base, bits)| format!(", rotary base {base} at 2^-{bits}")).unwrap_or_default()
+                m.rotary.map(|(base, bits)| format!(", rotary base {base} at 2^-{bits}")).unwrap_or_default(),
+                m.mlp
+                    .as_ref()
+                    .map(|p| format!(
+                        "; then {} and the {} MLP ({} wide, {}) with its residual: the whole layer",
+                        p.norm,
+                        if p.gated { "gated" } else { "dense" },
+                        p.hidden,
+                        p.activation
+                    ))
+                    .unwrap_or_default()
             ),
             _ => format!(
                 "valid: attention layer {shape} ({})",

@@ -10,6 +10,8 @@ use zkmha_api::example_model;
 
 const D: usize = example_model::MODEL_WIDTH;
 const VOCAB: usize = example_model::VOCABULARY;
+/// The MLP's hidden width in the GPT-2 and Llama test models (not a power of two).
+const HIDDEN: usize = 40;
 
 fn zkmha() -> Command {
     Command::cargo_bin("zkmha").unwrap()
@@ -21,7 +23,8 @@ fn write_model(dir: &Path, seed: u32, heads: Option<usize>, drop: Option<&str>) 
     write_safetensors(dir, seed, &example_model::bert_tensors(drop), heads.map(example_model::bert_config))
 }
 
-/// A GPT-2-style model (two layers, fused Q|K|V in Conv1D layout) with random weights.
+/// A GPT-2-style model (two layers, fused Q|K|V in Conv1D layout, a dense GELU MLP) with
+/// random weights.
 fn write_gpt2(dir: &Path, seed: u32) -> PathBuf {
     let mut specs: Vec<(String, Vec<usize>)> =
         vec![("wte.weight".to_string(), vec![VOCAB, D]), ("wpe.weight".to_string(), vec![32, D])];
@@ -34,6 +37,12 @@ fn write_gpt2(dir: &Path, seed: u32) -> PathBuf {
             (format!("{h}attn.c_attn.bias"), vec![3 * D]),
             (format!("{h}attn.c_proj.weight"), vec![D, D]),
             (format!("{h}attn.c_proj.bias"), vec![D]),
+            (format!("{h}ln_2.weight"), vec![D]),
+            (format!("{h}ln_2.bias"), vec![D]),
+            (format!("{h}mlp.c_fc.weight"), vec![D, HIDDEN]),
+            (format!("{h}mlp.c_fc.bias"), vec![HIDDEN]),
+            (format!("{h}mlp.c_proj.weight"), vec![HIDDEN, D]),
+            (format!("{h}mlp.c_proj.bias"), vec![D]),
         ]);
     }
     write_safetensors(
@@ -51,7 +60,7 @@ fn write_llama(dir: &Path, seed: u32) -> PathBuf {
     write_safetensors(dir, seed, &llama_specs(&[]), Some(config.into()))
 }
 
-/// Layer 0 of a Llama-style model (Hugging Face names) and `extra` tensors of its layer
+/// Layer 0 of a Llama-style model (Hugging Face names, a gated MLP) and `extra` tensors of its layer
 /// (`"self_attn.q_proj.bias"`, …; `K` stands for the key/value width).
 fn llama_specs(extra: &[&str]) -> Vec<(String, Vec<usize>)> {
     let l = "model.layers.0.";
@@ -63,6 +72,9 @@ fn llama_specs(extra: &[&str]) -> Vec<(String, Vec<usize>)> {
         (format!("{l}self_attn.v_proj.weight"), vec![D / 2, D]),
         (format!("{l}self_attn.o_proj.weight"), vec![D, D]),
         (format!("{l}post_attention_layernorm.weight"), vec![D]),
+        (format!("{l}mlp.gate_proj.weight"), vec![HIDDEN, D]),
+        (format!("{l}mlp.up_proj.weight"), vec![HIDDEN, D]),
+        (format!("{l}mlp.down_proj.weight"), vec![D, HIDDEN]),
     ];
     for name in extra {
         let width = if name.contains("k_proj") || name.contains("v_proj") || name.contains("k_norm") {
@@ -494,9 +506,13 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        stdout.contains("proven: X = LayerNorm(H) in fixed point (ε, γ, β from the committed model"),
+        stdout.contains(
+            "proven: the whole layer, H' = Z + MLP(LayerNorm(Z)) with Z = H + attention(LayerNorm(H)), in fixed point"
+        ),
         "{stdout}"
     );
+    assert!(stdout.contains("LayerNorm, the dense MLP (40 wide, gelu_new), residual"), "{stdout}");
+    assert!(stdout.contains("the layer's output H' (6 × 16) against float64"), "{stdout}");
     assert!(!stdout.contains("not proven: the layer norm"), "{stdout}");
     assert!(stdout.contains("zero knowledge: the weights"), "{stdout}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success();
@@ -572,7 +588,19 @@ fn llama_style_safetensors_with_shared_heads_and_rotary_embeddings_round_trip() 
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
     zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk)]).assert().success().stdout(
-        predicate::str::contains("2 key/value heads").and(predicate::str::contains("rotary base 10000")),
+        predicate::str::contains("2 key/value heads")
+            .and(predicate::str::contains("rotary base 10000"))
+            .and(predicate::str::contains("RMSNorm before the attention"))
+            .and(predicate::str::contains(
+                "then RMSNorm and the gated MLP (40 wide, silu) with its residual: the whole layer",
+            )),
+    );
+    let out = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        shown["mlp"],
+        serde_json::json!({"norm": "RMSNorm", "gated": true, "hidden": 40, "activation": "silu"}),
+        "{shown}"
     );
     // A corrupt GGUF file: one sentence.
     let corrupt = dir.join("corrupt.gguf");
@@ -735,7 +763,9 @@ fn read_npy(path: &Path) -> Vec<f64> {
 /// Qwen2's layer 0 in float64, written out from Hugging Face's definition (independently of
 /// the crates): `H = E[ids]`, `X = RMSNorm(H)·g`, `q = X·W_qᵀ + b_q` (k, v likewise, 2 shared
 /// key/value heads), rotary embeddings pairing `t` with `t + m/2`, causal softmax attention
-/// scaled by `1/√m`, `Y = O·W_oᵀ`; returns `(H, Y)`. `biases: false` leaves the biases out.
+/// scaled by `1/√m`, `Y = O·W_oᵀ`, `Z = H + Y`, then the MLP after its RMSNorm,
+/// `Y₂ = down(silu(gate(X₂)) ⊙ up(X₂))` with `X₂ = RMSNorm(Z)·g₂`; returns `(H, H' − H)` with
+/// `H' = Z + Y₂`. `biases: false` leaves the biases out.
 fn qwen2_reference(path: &Path, ids: &[usize], biases: bool) -> (Vec<f64>, Vec<f64>) {
     let t = read_tensors(path);
     let get = |name: &str| &t[&format!("model.layers.0.{name}")].1;
@@ -803,16 +833,32 @@ fn qwen2_reference(path: &Path, ids: &[usize], biases: bool) -> (Vec<f64>, Vec<f
             }
         }
     }
-    let w_o = get("self_attn.o_proj.weight");
-    let y = (0..s)
-        .flat_map(|i| {
-            let o = &o;
-            (0..d).map(move |r| {
-                (0..heads * m).map(|c| o[i * heads * m + c] * w_o[r * heads * m + c]).sum::<f64>()
+    // `input · Wᵀ` for `W` stored `[outputs, inputs]`, as nn.Linear's weight is.
+    let times = |input: &[f64], w: &[f64], inputs: usize, outputs: usize| -> Vec<f64> {
+        (0..s)
+            .flat_map(|i| {
+                (0..outputs)
+                    .map(move |r| (0..inputs).map(|c| input[i * inputs + c] * w[r * inputs + c]).sum::<f64>())
             })
+            .collect()
+    };
+    let y = times(&o, get("self_attn.o_proj.weight"), heads * m, d);
+    // Qwen2MLP after post_attention_layernorm: down(silu(gate(X₂)) ⊙ up(X₂)), no biases.
+    let z: Vec<f64> = h.iter().zip(&y).map(|(h, y)| h + y).collect();
+    let gain = get("post_attention_layernorm.weight");
+    let x2: Vec<f64> = z
+        .chunks(d)
+        .flat_map(|row| {
+            let rms = (row.iter().map(|v| v * v).sum::<f64>() / d as f64 + eps).sqrt();
+            row.iter().zip(gain).map(move |(v, g)| v / rms * g).collect::<Vec<_>>()
         })
         .collect();
-    (h, y)
+    let n = t["model.layers.0.mlp.up_proj.weight"].0[0];
+    let gate = times(&x2, get("mlp.gate_proj.weight"), d, n);
+    let up = times(&x2, get("mlp.up_proj.weight"), d, n);
+    let product: Vec<f64> = gate.iter().zip(&up).map(|(g, u)| g / (1.0 + (-g).exp()) * u).collect();
+    let y2 = times(&product, get("mlp.down_proj.weight"), n, d);
+    (h, y.iter().zip(&y2).map(|(a, b)| a + b).collect())
 }
 
 fn relative_l2(ours: &[f64], reference: &[f64]) -> f64 {

@@ -119,8 +119,9 @@ fn commit_model(
 
 /// Proves a model layer on `tokens`, `text` or the hidden state `input` (a float64
 /// `tokens × d_model` array) against the verifier key at `key_path` (with its model secret),
-/// writes the proof to `proof_path` and returns the proven output Z (float64, tokens ×
-/// d_model).
+/// writes the proof to `proof_path` and returns the proven output (float64, tokens ×
+/// d_model): the layer's output H' for GPT-2 and Llama layers, the attention block's Z for
+/// BERT.
 #[pyfunction]
 #[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, family=None, heads=None, mask=None, secret_path=None))]
 #[allow(clippy::too_many_arguments)]
@@ -167,7 +168,7 @@ fn prove<'py>(
 }
 
 /// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone;
-/// returns the proven output Z (float64, tokens × d_model).
+/// returns the proven output (float64, tokens × d_model: H', or Z for BERT).
 #[pyfunction]
 fn verify<'py>(
     py: Python<'py>,

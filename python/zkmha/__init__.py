@@ -106,7 +106,9 @@ def prove(
     ``text`` (tokenized by the model's own tokenizer) or ``input`` (the hidden state entering
     the layer, a ``tokens × d_model`` array of floats). A hiding key (the default of
     ``commit_model``) proves in zero knowledge with its model secret (``secret_path``, by
-    default beside the key). Returns the proven output Z, float64, ``tokens × d_model``.
+    default beside the key). Returns the proven output, float64, ``tokens × d_model``: the
+    layer's output H' for GPT-2 and Llama layers (norm, attention, norm, MLP, both residuals),
+    the attention block's Z for BERT.
     """
     if input is not None:
         input = _np.ascontiguousarray(input, dtype=_np.float64)
@@ -130,8 +132,8 @@ def prove(
 def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
     """Verify a model-layer proof with its verifier key alone.
 
-    Returns the proven output Z (float64, ``tokens × d_model``); raises ``InvalidProof`` when
-    the proof does not verify against the key.
+    Returns the proven output (float64, ``tokens × d_model``: H', or Z for BERT); raises
+    ``InvalidProof`` when the proof does not verify against the key.
     """
     return _native.verify(_fspath(key_path), _fspath(proof_path))
 

@@ -176,6 +176,16 @@ pub enum Error {
     /// A key of a model with another residual (another family).
     #[error("the verifier key was made for a model of another family (its residual differs)")]
     ResidualDiffers,
+    /// A key whose layer has an MLP half and a model layer without one, or the reverse.
+    #[error(
+        "the verifier key {key} the MLP after the attention block, the model file's layer {model}: is the key made from this model file and layer?"
+    )]
+    LayerDiffersFromKey {
+        /// What the key covers ("proves" / "does not prove").
+        key: &'static str,
+        /// What the model file's layer has ("has one" / "has none").
+        model: &'static str,
+    },
     /// The proof made does not verify against the key: the model differs from the committed one.
     #[error(
         "the proof does not verify against the verifier key ({error}): is the key made from this model file and layer?"

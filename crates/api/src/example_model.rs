@@ -86,7 +86,9 @@ pub fn write_safetensors(
         .map(|(name, shape)| {
             let gain = name.ends_with("LayerNorm.weight")
                 || name.ends_with("ln_1.weight")
-                || name.ends_with("input_layernorm.weight");
+                || name.ends_with("ln_2.weight")
+                || name.ends_with("input_layernorm.weight")
+                || name.ends_with("post_attention_layernorm.weight");
             (0..shape.iter().product::<usize>())
                 .flat_map(|_| {
                     let v = if gain {

@@ -177,7 +177,7 @@ impl Inspection {
                     "softmax": softmax_spec(statement.softmax),
                     "model_commitment": fingerprint(&statement.model),
                     "commitments": object(&model_commitments(statement)),
-                    "output": {"name": "Z", "rows": a.seq_len, "columns": statement.shape.model_width, "blake3": fingerprint(&statement.output)},
+                    "output": {"name": if statement.shape.mlp.is_some() { "H'" } else { "Z" }, "rows": a.seq_len, "columns": statement.shape.model_width, "blake3": fingerprint(&statement.output)},
                 })
             }
             Inspection::VerifierKey(key) => {

@@ -35,7 +35,9 @@ const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// 6: the proven norm from H to X (its constants in the shape and key, γ and β committed).
 /// 7: the shape and key carry the proven MLP's constants (absent from keys the command line
 /// makes so far), the block proof its second half.
-const FILE_VERSION: u32 = 7;
+/// 8: keys carry the residual stream's scale `f_h` apart from `X`'s; the command line's keys
+/// and proofs of GPT-2 and Llama layers cover the whole layer (its MLP half included).
+const FILE_VERSION: u32 = 8;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -1,4 +1,4 @@
-//! One attention layer of a model file: open it ([`Model::open`]), commit to its weights
+//! One layer of a model file: open it ([`Model::open`]), commit to its weights
 //! ([`commit_model`]: the verifier key, and the model secret of hiding commitments), prove it
 //! on an input ([`prove`]) and verify the proof with the key alone ([`verify`]).
 //!
@@ -9,13 +9,15 @@ use crate::error::{Error, Result};
 use crate::model_files::ModelProof;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use zkmha_attention::activation::Activation;
 use zkmha_attention::block::{block_hyrax_params, commit_model_with, prove_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_attention::model_layer::{
     ModelShape, ModelWeights, commit_model as commit_binding, weights_hyrax_params,
 };
 use zkmha_attention::model_quantization::{
-    FloatModelWeights, ModelAccuracy, ModelQuantization, model_accuracy, reference_model_layer,
+    FloatModelWeights, ModelAccuracy, ModelQuantization, float_norm, model_accuracy, reference_feed_forward,
+    reference_model_layer,
 };
 use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
@@ -94,10 +96,14 @@ pub struct ModelOptions {
     pub mask: Option<MaskKind>,
 }
 
-/// One attention layer of a model file, its float weights read.
+/// One layer of a model file, its float weights read: for the pre-norm decoders (GPT-2, Llama)
+/// the whole layer — norm, attention, residual, norm, MLP, residual — for BERT the attention
+/// block (its norms after the block and its MLP are not proven yet).
 pub struct Model {
     file: ModelFile,
     float: FloatModelWeights,
+    /// The MLP's activation, when the layer's MLP is read.
+    activation: Option<Activation>,
     head_dim: usize,
     key_value_heads: usize,
     mask: MaskKind,
@@ -117,7 +123,7 @@ impl std::fmt::Debug for Model {
 
 impl Model {
     /// Opens a GGUF or safetensors model file and reads one layer's attention weights (and,
-    /// for pre-norm decoders, its norm, proven with the block).
+    /// for pre-norm decoders, its two norms and its MLP, proven with the block).
     ///
     /// ```
     /// let dir = std::env::temp_dir().join(format!("zkmha-doc-open-{}", std::process::id()));
@@ -138,6 +144,8 @@ impl Model {
         let weights = file.attention_weights(options.layer)?;
         let mut float = weights.float_model_weights();
         float.norm = file.norm_weights(options.layer)?;
+        float.feed_forward = file.feed_forward_weights(options.layer)?;
+        let activation = float.feed_forward.is_some().then(|| file.activation()).transpose()?;
         let mask = options.mask.unwrap_or(match file.family {
             Family::Bert => MaskKind::None,
             Family::Gpt2 | Family::Llama => MaskKind::Causal,
@@ -147,6 +155,7 @@ impl Model {
             key_value_heads: weights.key_value_heads,
             file,
             float,
+            activation,
             mask,
             requested_mask: options.mask,
             layer: options.layer,
@@ -176,6 +185,11 @@ impl Model {
     /// The layer's float weights.
     pub fn float_weights(&self) -> &FloatModelWeights {
         &self.float
+    }
+
+    /// The MLP's activation, when the layer's MLP is proven (GPT-2, Llama).
+    pub fn activation(&self) -> Option<Activation> {
+        self.activation
     }
 
     /// Where the architecture was read from, in words.
@@ -211,6 +225,53 @@ impl Model {
             return Err(Error::TokensNeedLayerZero { layer: self.layer });
         }
         Ok(self.file.embed(tokens)?)
+    }
+
+    /// The hidden state entering this layer for the token ids `ids`, in float64 and not
+    /// proven: the embeddings through every layer before it (GPT-2 and Llama, whose whole
+    /// layer is read: norm, attention, residual, norm, MLP, residual). Commitments calibrate
+    /// their scales on it; it is also a deeper layer's input for `prove` (`ModelInput::HiddenState`)
+    /// until the layers are chained. For BERT, whose layers after the first need the
+    /// post-norm block and MLP that are not read yet, it is the embeddings: a stand-in for a
+    /// deeper layer's input.
+    ///
+    /// ```
+    /// use zkmha_api::{Model, ModelOptions};
+    /// let dir = std::env::temp_dir().join(format!("zkmha-doc-float-{}", std::process::id()));
+    /// let model = Model::open(&zkmha_api::example_model::write_bert(&dir, 1)?, &ModelOptions::default())?;
+    /// assert_eq!(model.float_hidden_state(&[1, 2, 3])?.len(), 3 * model.model_width());
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Model::embed`]'s tokens; the earlier layers' weights (missing, malformed or
+    /// refused).
+    pub fn float_hidden_state(&self, ids: &[usize]) -> Result<Vec<f64>> {
+        let model = self;
+        let file = &model.file;
+        let mut hidden = file.embed(ids)?;
+        if file.family == Family::Bert {
+            return Ok(hidden);
+        }
+        let d = file.model_width()?;
+        for layer in 0..model.layer {
+            let _span = tracing::info_span!("float_layer", layer).entered();
+            let weights = file.attention_weights(layer)?;
+            let mut float = weights.float_model_weights();
+            float.norm = file.norm_weights(layer)?;
+            let shape = float_shape(file, ids.len(), weights.head_dim, weights.key_value_heads)?;
+            let input = file.block_input(layer, hidden)?;
+            let middle =
+                reference_model_layer(&shape, model.mask, &float, &input.input, input.residual.as_deref())?;
+            hidden = match file.feed_forward_weights(layer)? {
+                Some(feed_forward) => {
+                    reference_feed_forward(&feed_forward, file.norm_epsilon, file.activation()?, &middle, d)
+                }
+                None => middle,
+            };
+        }
+        Ok(hidden)
     }
 }
 
@@ -261,35 +322,48 @@ pub fn commit_model_with_progress(
     let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
     let ids = calibration_ids(file.vocabulary_size()?, tokens);
     stages.start(Stage::Calibrating);
-    // Layer 0's hidden state through this layer's norm: a stand-in for the layer's inputs.
-    let calibration = file.block_input(model.layer, file.embed(&ids)?)?;
+    let calibration = file.block_input(model.layer, model.float_hidden_state(&ids)?)?;
     let x = &calibration.input;
-    let attention = AttentionShape::new(ids.len(), file.heads, model.head_dim, model.head_dim)?;
-    let residual = file.residual();
-    let kv = model.key_value_heads;
-    let rotary = match file.family {
-        Family::Llama => {
-            let base = file.rope_base;
-            if base.fract() != 0.0 || !(2.0..=1e12).contains(&base) {
-                return Err(Error::RotaryBase { base });
-            }
-            Some(RotaryParams { base: base as u64, fraction_bits: ROTARY_FRACTION_BITS })
-        }
-        Family::Bert | Family::Gpt2 => None,
+    let calibration_shape = float_shape(file, ids.len(), model.head_dim, model.key_value_heads)?;
+    let (attention, residual, kv, rotary) = (
+        calibration_shape.attention,
+        calibration_shape.residual,
+        calibration_shape.key_value_heads,
+        calibration_shape.rotary,
+    );
+    // The float layer on the calibration input: the residual stream H → Z → H' the scales
+    // must hold, and Z, on which the MLP's scales are chosen.
+    let middle = reference_model_layer(
+        &calibration_shape,
+        model.mask,
+        &model.float,
+        x,
+        calibration.residual.as_deref(),
+    )?;
+    let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
+    let layer_output = feed_forward.map(|(weights, activation)| {
+        reference_feed_forward(weights, file.norm_epsilon, activation, &middle, d)
+    });
+    let stream: Vec<&[f64]> = match &calibration.residual {
+        Some(hidden) => [Some(hidden.as_slice()), Some(middle.as_slice()), layer_output.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        None => Vec::new(),
     };
-    let calibration_shape = ModelShape {
-        attention,
-        model_width: d,
-        shifts: [1; 4],
-        residual,
-        key_value_heads: kv,
-        rotary,
-        norm: None,
-        mlp: None,
-    };
-    let mut quantization = ModelQuantization::calibrate(&calibration_shape, &model.float, x)?;
+    let mlp_input = feed_forward.map(|(weights, _)| float_norm(&weights.norm, file.norm_epsilon, &middle, d));
+    let mut quantization = ModelQuantization::calibrate_with_residual_stream(
+        &calibration_shape,
+        &model.float,
+        x,
+        mlp_input.as_deref(),
+        &stream,
+    )?;
     if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
         quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
+    }
+    if let Some((weights, activation)) = feed_forward {
+        quantization.calibrate_mlp(d, weights, file.norm_epsilon, activation, &middle)?;
     }
     stages.start(Stage::Committing);
     let shape = quantization.model_shape(attention, d, residual, kv, rotary);
@@ -327,6 +401,36 @@ pub fn commit_model_with_progress(
     Ok(CommittedModel { key, secret })
 }
 
+/// The shape of a layer's float64 reference on `tokens` tokens (the attention's sizes, the
+/// residual, the key/value heads, the rotary base; no scales).
+fn float_shape(
+    file: &ModelFile,
+    tokens: usize,
+    head_dim: usize,
+    key_value_heads: usize,
+) -> Result<ModelShape> {
+    let rotary = match file.family {
+        Family::Llama => {
+            let base = file.rope_base;
+            if base.fract() != 0.0 || !(2.0..=1e12).contains(&base) {
+                return Err(Error::RotaryBase { base });
+            }
+            Some(RotaryParams { base: base as u64, fraction_bits: ROTARY_FRACTION_BITS })
+        }
+        Family::Bert | Family::Gpt2 => None,
+    };
+    Ok(ModelShape {
+        attention: AttentionShape::new(tokens, file.heads, head_dim, head_dim)?,
+        model_width: file.model_width()?,
+        shifts: [1; 4],
+        residual: file.residual(),
+        key_value_heads,
+        rotary,
+        norm: None,
+        mlp: None,
+    })
+}
+
 fn secure_rng(purpose: &'static str) -> Result<rand_chacha::ChaCha20Rng> {
     zkmha_zk::secure_rng().map_err(|source| Error::Randomness { purpose, source })
 }
@@ -353,7 +457,8 @@ pub enum ModelInput {
 pub struct ProvedLayer {
     /// The statement and the proof.
     pub proof: ModelProof,
-    /// The proven output Z (`tokens × model_width`, row-major), as floats.
+    /// The proven output (`tokens × model_width`, row-major), as floats: the layer's output
+    /// `H'` for the pre-norm decoders, the attention block's `Z` for BERT.
     pub output: Vec<f64>,
     /// The tokens.
     pub tokens: usize,
@@ -363,7 +468,8 @@ pub struct ProvedLayer {
     pub token_ids: Option<Vec<usize>>,
     /// Where the text's tokenizer came from.
     pub tokenizer: Option<String>,
-    /// The output and the attention's part against float64.
+    /// The output, and the layer's own part (the output less its input: `H' − H`, or
+    /// `Z − X` for BERT), against float64.
     pub accuracy: ModelAccuracy,
     /// How long proving took (without the check against the key).
     pub prove_time: Duration,
@@ -430,6 +536,11 @@ pub fn prove_with_progress(
     if key.residual != model.file.residual() {
         return Err(Error::ResidualDiffers);
     }
+    match (key.quantization.mlp.is_some(), model.float.feed_forward.is_some()) {
+        (true, false) => return Err(Error::LayerDiffersFromKey { key: "proves", model: "has none" }),
+        (false, true) => return Err(Error::LayerDiffersFromKey { key: "does not prove", model: "has one" }),
+        _ => {}
+    }
     let d = key.model_width;
     let (hidden, token_ids, tokenizer) = match input {
         ModelInput::Tokens(ids) => (model.embed(ids)?, Some(ids.clone()), None),
@@ -470,7 +581,10 @@ pub fn prove_with_progress(
         Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, &mut stages)?,
     };
     let output = key.quantization.dequantize_output(&proof.statement().output);
-    let reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
+    let mut reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
+    if let (Some(feed_forward), Some(activation)) = (&model.float.feed_forward, model.activation) {
+        reference = reference_feed_forward(feed_forward, model.file.norm_epsilon, activation, &reference, d);
+    }
     let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
     Ok(ProvedLayer { proof, output, tokens: s, model_width: d, token_ids, tokenizer, accuracy, prove_time })
 }

@@ -47,44 +47,7 @@ pub const MAX_ACTIVATION_FRACTION_BITS: u32 = 24;
 /// Largest `s·n` (entries of `X`).
 pub const MAX_ACTIVATION_ENTRIES: usize = 1 << 26;
 
-/// Which activation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Activation {
-    /// `x·Φ(x) = x·(1 + erf(x/√2))/2` (BERT's `gelu`).
-    GeluErf,
-    /// `x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2` (GPT-2's `gelu_new`, `gelu_pytorch_tanh`).
-    GeluTanh,
-    /// `x·σ(x) = x/(1 + e^−x)` (Llama's SwiGLU gate, `silu`).
-    Silu,
-}
-
-impl Activation {
-    /// The one-byte code absorbed into transcripts.
-    pub fn code(self) -> u8 {
-        match self {
-            Activation::GeluErf => 1,
-            Activation::GeluTanh => 2,
-            Activation::Silu => 3,
-        }
-    }
-
-    /// The activation with this code.
-    pub fn from_code(code: u8) -> Option<Self> {
-        [Activation::GeluErf, Activation::GeluTanh, Activation::Silu].into_iter().find(|a| a.code() == code)
-    }
-
-    /// The function in float64 (libm: the same bits on every machine).
-    pub fn apply(self, x: f64) -> f64 {
-        match self {
-            Activation::GeluErf => 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2)),
-            Activation::GeluTanh => {
-                let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
-                0.5 * x * (1.0 + libm::tanh(inner))
-            }
-            Activation::Silu => x / (1.0 + libm::exp(-x)),
-        }
-    }
-}
+pub use zkmha_nn::Activation;
 
 /// The public shape of one activation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -91,7 +91,6 @@ impl MaskKind {
 use zkmha_nn::serialize_as_code;
 
 serialize_as_code!(MaskKind);
-serialize_as_code!(activation::Activation);
 serialize_as_code!(verifier_key::WeightCommitments);
 
 pub use zkmha_nn::Residual;

@@ -360,7 +360,12 @@ pub fn compute_mlp(
             if let Some((index, &value)) =
                 output.iter().enumerate().find(|(_, v)| !(-half..half).contains(*v))
             {
-                return Err(AttentionError::ValueOutOfRange { tensor: "Y", index, value });
+                let tensor = match projection {
+                    MlpProjection::Up => "U (the MLP's up projection)",
+                    MlpProjection::Gate => "G (the MLP's gate projection)",
+                    MlpProjection::Down => "Y₂ (the MLP's down projection)",
+                };
+                return Err(AttentionError::ValueOutOfRange { tensor, index, value });
             }
         }
         Ok(ProjectionWitness {

@@ -73,8 +73,14 @@ pub struct NormQuantization {
 /// The scales and shifts of a quantized model layer (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelQuantization {
-    /// `f_x`: `X = X_int / 2^f_x` (and `Z` likewise).
+    /// `f_x`: `X = X_int / 2^f_x` (and the MLP's input `X₂` likewise).
     pub input_fraction_bits: i32,
+    /// `f_h`: the residual stream — `H`, `Z`, `H'` — at `2^f_h`: `f_x` except where a pre-norm
+    /// layer's hidden states are too wide for `X`'s scale
+    /// ([`ModelQuantization::calibrate_with_residual_stream`]); the norms take `H` (`Z`) at
+    /// `2^f_h` to `X` (`X₂`) at `2^f_x`, and the output projections (`W_o`, `W_down`) land at
+    /// `2^f_h`, so both residuals stay exact.
+    pub hidden_fraction_bits: i32,
     /// `f_q, f_k, f_v, f_o`.
     pub weight_fraction_bits: [i32; 4],
     /// `k_q, k_k, k_v, k_o`.
@@ -157,8 +163,40 @@ impl ModelQuantization {
         weights: &FloatModelWeights,
         calibration_input: &[f64],
     ) -> Result<Self, AttentionError> {
+        Self::calibrate_with_residual_stream(shape, weights, calibration_input, None, &[])
+    }
+
+    /// [`ModelQuantization::calibrate`] for a pre-norm layer: `X`'s scale `2^f_x` holds the
+    /// MLP's input `X₂` as well (`mlp_input`, in float, when the block proves the MLP), and the
+    /// residual stream's scale `2^f_h` — `H`, `Z` and `H'` on the calibration input, in float
+    /// (`residual_stream`) — is lowered from `f_x` until the widest of them fits the norms'
+    /// input range with 2× headroom (`|H|·2^f_h < 2^(NORM_INPUT_BOUND_BITS − 1)`): the
+    /// "massive activations" of deeper layers cost the residual stream's precision, not `X`'s.
+    ///
+    /// # Errors
+    /// As [`ModelQuantization::calibrate`]; NaN or infinite values in `X₂` or the stream.
+    pub fn calibrate_with_residual_stream(
+        shape: &ModelShape,
+        weights: &FloatModelWeights,
+        calibration_input: &[f64],
+        mlp_input: Option<&[f64]>,
+        residual_stream: &[&[f64]],
+    ) -> Result<Self, AttentionError> {
         check_sizes(shape, weights, calibration_input.len())?;
-        let f_x = fraction_bits(largest(calibration_input, "X")?, INPUT_BITS + 1);
+        let mut f_x = fraction_bits(largest(calibration_input, "X")?, INPUT_BITS + 1);
+        if let Some(x2) = mlp_input {
+            let widest = largest(x2, "X₂")?;
+            if widest > 0.0 {
+                f_x = f_x.min(fraction_bits(widest, INPUT_BITS + 1));
+            }
+        }
+        let mut f_h = f_x;
+        for hidden in residual_stream {
+            let widest = largest(hidden, "H")?;
+            if widest > 0.0 {
+                f_h = f_h.min(fraction_bits(widest, NORM_INPUT_BOUND_BITS));
+            }
+        }
         let tensors = [&weights.queries, &weights.keys, &weights.values, &weights.output];
         let mut f_w = [0i32; 4];
         for (f, (tensor, name)) in f_w.iter_mut().zip(tensors.iter().zip(["W_q", "W_k", "W_v", "W_o"])) {
@@ -186,9 +224,10 @@ impl ModelQuantization {
             shifts[t] = k;
         }
         let softmax_bits = softmax_output_bits();
-        // k_o = f_v′ + f + f_o − f_x; lower f_o when k_o would exceed the widest shift.
+        // k_o = f_v′ + f + f_o − f_h (Y lands on the residual stream's scale); lower f_o when
+        // k_o would exceed the widest shift.
         let value_bits = f_x + f_w[2] - shifts[2] as i32;
-        let mut k_o = value_bits + softmax_bits + f_w[3] - f_x;
+        let mut k_o = value_bits + softmax_bits + f_w[3] - f_h;
         if k_o > MAX_SHIFT_BITS as i32 {
             f_w[3] -= k_o - MAX_SHIFT_BITS as i32;
             k_o = MAX_SHIFT_BITS as i32;
@@ -198,7 +237,14 @@ impl ModelQuantization {
             k_o = 1;
         }
         shifts[3] = k_o as u32;
-        Ok(Self { input_fraction_bits: f_x, weight_fraction_bits: f_w, shifts, norm: None, mlp: None })
+        Ok(Self {
+            input_fraction_bits: f_x,
+            hidden_fraction_bits: f_h,
+            weight_fraction_bits: f_w,
+            shifts,
+            norm: None,
+            mlp: None,
+        })
     }
 
     /// Chooses the proven norm's constants (after [`ModelQuantization::calibrate`], whose `f_x`
@@ -220,7 +266,8 @@ impl ModelQuantization {
         Ok(())
     }
 
-    /// A proven norm's constants at `X`'s scale, from its weights, `ε` and its input.
+    /// A proven norm's constants from `H`'s scale to `X`'s, from its weights, `ε` and its
+    /// input.
     fn norm_constants(
         &self,
         model_width: usize,
@@ -240,11 +287,14 @@ impl ModelQuantization {
                 "the norm's ε is {epsilon}, not a positive number"
             )));
         }
+        // H (or Z) at the residual stream's scale 2^f_h in, X (or X₂) at 2^f_x out: the
+        // inverse square root cancels the input's scale but for ε's image E.
         let f_x = self.input_fraction_bits;
-        let h = scale(hidden_state, f_x, NORM_INPUT_BOUND_BITS, "H")?;
-        let a = u32::try_from(f_x).map_err(|_| {
+        let f_h = self.hidden_fraction_bits;
+        let h = scale(hidden_state, f_h, NORM_INPUT_BOUND_BITS, "H")?;
+        let a = u32::try_from(f_h).map_err(|_| {
             AttentionError::NumericRange(format!(
-                "the proven norm needs X's scale 2^{f_x} to be a whole power ≥ 1"
+                "the proven norm needs the hidden state's scale 2^{f_h} to be a whole power ≥ 1"
             ))
         })?;
         let e = epsilon_image(norm.kind, d, epsilon, a);
@@ -382,7 +432,8 @@ impl ModelQuantization {
         };
         let mut f_down = fraction_bits(largest(&weights.mlp.down.weights, "W_down")?, WEIGHT_BITS);
         largest(&weights.mlp.down.bias, "b_down")?;
-        let mut down_shift = down_input_bits + f_down - f_x;
+        // Y₂ lands on the residual stream's scale 2^f_h, so that H' = Z + Y₂ is exact.
+        let mut down_shift = down_input_bits + f_down - self.hidden_fraction_bits;
         if down_shift > MAX_SHIFT_BITS as i32 {
             f_down -= down_shift - MAX_SHIFT_BITS as i32;
             down_shift = MAX_SHIFT_BITS as i32;
@@ -467,7 +518,12 @@ impl ModelQuantization {
             keys_bias: scale(&weights.keys_bias, f_x + f_k, BIAS_BOUND_BITS, "b_k")?,
             values_bias: scale(&weights.values_bias, f_x + f_v, BIAS_BOUND_BITS, "b_v")?,
             output: scale(&weights.output, f_o, 31, "W_o")?,
-            output_bias: scale(&weights.output_bias, f_x + self.shifts[3] as i32, BIAS_BOUND_BITS, "b_o")?,
+            output_bias: scale(
+                &weights.output_bias,
+                self.hidden_fraction_bits + self.shifts[3] as i32,
+                BIAS_BOUND_BITS,
+                "b_o",
+            )?,
             norm: match (&self.norm, &weights.norm) {
                 (Some(q), Some(w)) => Some(NormWeights {
                     kind: w.kind,
@@ -532,21 +588,27 @@ impl ModelQuantization {
         scale(input, self.input_fraction_bits, 31, "X")
     }
 
-    /// The integer hidden state `H_int = round(H · 2^f_x)` of a pre-norm decoder (`X`'s
-    /// scale, so the residual is exact).
+    /// The integer hidden state `H_int = round(H · 2^f_h)` of a pre-norm decoder (the
+    /// residual stream's scale, `Y`'s too, so the residual is exact).
     ///
     /// # Errors
     /// [`AttentionError::NumericRange`] for NaN, infinite or out-of-range values (one
     /// sentence naming the entry).
     pub fn quantize_hidden_state(&self, hidden_state: &[f64]) -> Result<Vec<i64>, AttentionError> {
         largest(hidden_state, "H")?;
-        scale(hidden_state, self.input_fraction_bits, HIDDEN_STATE_BOUND_BITS, "H")
+        scale(hidden_state, self.hidden_fraction_bits, HIDDEN_STATE_BOUND_BITS, "H")
     }
 
-    /// The real output `Z = Z_int / 2^f_x`.
+    /// The real output `Z = Z_int / 2^f_h` (or `H'`: the residual stream's scale).
     pub fn dequantize_output(&self, output: &[i64]) -> Vec<f64> {
-        let unit = 2f64.powi(-self.input_fraction_bits);
+        let unit = 2f64.powi(-self.hidden_fraction_bits);
         output.iter().map(|&z| z as f64 * unit).collect()
+    }
+
+    /// The real input `X = X_int / 2^f_x`.
+    pub fn dequantize_input(&self, input: &[i64]) -> Vec<f64> {
+        let unit = 2f64.powi(-self.input_fraction_bits);
+        input.iter().map(|&z| z as f64 * unit).collect()
     }
 }
 

@@ -139,7 +139,7 @@ fn the_proven_norm_matches_float64() {
         let integers = q.quantize_weights(&weights).unwrap();
         let h = q.quantize_hidden_state(&hidden).unwrap();
         let input = zkmha_attention::block::normalized_input(&model_shape, &integers, &h).unwrap();
-        let proven_x = q.dequantize_output(&input);
+        let proven_x = q.dequantize_input(&input);
         let error = proven_x.iter().zip(&x).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt()
             / x.iter().map(|b| b * b).sum::<f64>().sqrt();
         assert!(error < 0.005, "{kind:?}: X within {error} of the float norm ({q:?})");

@@ -31,9 +31,13 @@
 //!            GPT-2 scale_attn_weights = false or scale_attn_by_inverse_layer_idx)
 //!            BERT position_embedding_type other than absolute
 //!            value heads of another width than key heads
-//!            any other tensor of the attention block the proof does not read
+//!            any other tensor of the layer the proof does not read (of the attention block
+//!            for BERT, whose MLP is not proven yet)
+//!            an MLP activation other than gelu, gelu_new / gelu_pytorch_tanh / gelu_fast,
+//!            silu / swish (hidden_act, activation_function)
+//!            MLP biases on a Llama-family layer whose config.json does not say mlp_bias
 //!
-//! harmless   tie_word_embeddings, hidden_act, mlp_bias, attention_dropout, pretraining_tp,
+//! harmless   tie_word_embeddings, attention_dropout, pretraining_tp,
 //!            final_logit_softcapping (after the last layer, not in the block), a sliding
 //!            window at least as long as the context, use_sliding_window = false
 //! ```
@@ -153,11 +157,21 @@ pub enum Unsupported {
         /// What the tensors give.
         weights: usize,
     },
-    /// Any other tensor of the attention block.
-    #[error("{tensor} is part of the attention block but not of the proven computation")]
+    /// Any other tensor of the layer (of the attention block, for BERT, whose MLP is not
+    /// proven yet).
+    #[error("{tensor} is part of the layer but not of the proven computation")]
     UncoveredTensor {
         /// The tensor.
         tensor: String,
+    },
+    /// An MLP activation the proof does not have a table for.
+    #[error(
+        "the MLP's activation {name} is not covered: the proof has gelu (erf), gelu_new / \
+         gelu_pytorch_tanh (tanh) and silu"
+    )]
+    Activation {
+        /// The name the metadata gives it.
+        name: String,
     },
 }
 
@@ -302,6 +316,11 @@ pub struct ArchitectureMetadata {
     pub window: Option<Window>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
+    /// The MLP's activation as config.json names it (`hidden_act`, `activation_function`);
+    /// GGUF files name none (their architecture fixes it).
+    pub activation: Option<String>,
+    /// `mlp_bias` (config.json).
+    pub mlp_bias: Option<bool>,
 }
 
 impl ArchitectureMetadata {
@@ -320,6 +339,15 @@ impl ArchitectureMetadata {
                 Some(false) => BiasRule::None,
                 None => BiasRule::PresentQueryKeyValue,
             },
+        }
+    }
+
+    /// Whether a Llama-family layer may have biases on its MLP's projections: those a GGUF
+    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true`.
+    pub fn mlp_biases(&self) -> bool {
+        match self.source {
+            Some(MetadataSource::ConfigJson) => self.mlp_bias == Some(true),
+            Some(MetadataSource::Gguf) | None => true,
         }
     }
 
@@ -494,6 +522,10 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]),
         window,
         context_length,
+        activation: ["hidden_act", "activation_function"]
+            .iter()
+            .find_map(|k| json.get(*k).filter(|v| !v.is_null()).map(text)),
+        mlp_bias: json.get("mlp_bias").and_then(serde_json::Value::as_bool),
     })
 }
 
@@ -540,6 +572,8 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         query_pre_attn_scalar: None,
         window,
         context_length: size("context_length"),
+        activation: None,
+        mlp_bias: None,
     }
 }
 
@@ -600,10 +634,11 @@ fn is_qk_norm(part: &str) -> bool {
     .any(|n| part.contains(n))
 }
 
-/// The layer's tensors checked against what the family's proven block reads: QK-norms,
-/// post-attention norms, biases (by `rule` for the Llama family) and any other attention
-/// tensor are refused; also a global `rope_freqs` table. `names` pairs each tensor's name as
-/// read (GGUF names mapped to Hugging Face's) with its name in the file, which refusals quote.
+/// The layer's tensors checked against what the family's proven layer reads: QK-norms,
+/// post-attention norms, biases (by `rule` for the Llama family's attention, `mlp_biases` for
+/// its MLP) and any other tensor of the layer (of its attention block for BERT) are refused;
+/// also a global `rope_freqs` table. `names` pairs each tensor's name as read (GGUF names
+/// mapped to Hugging Face's) with its name in the file, which refusals quote.
 ///
 /// # Errors
 /// The first refusal, by tensor name.
@@ -612,6 +647,7 @@ pub fn check_layer_tensors<'a>(
     family: Family,
     layer: usize,
     rule: BiasRule,
+    mlp_biases: bool,
     architecture: &str,
 ) -> Result<(), Unsupported> {
     let names: Vec<(&str, &str)> = names.into_iter().collect();
@@ -660,6 +696,14 @@ pub fn check_layer_tensors<'a>(
             // The causal mask's buffers in older checkpoints.
             "attn.bias",
             "attn.masked_bias",
+            "ln_1.weight",
+            "ln_1.bias",
+            "ln_2.weight",
+            "ln_2.bias",
+            "mlp.c_fc.weight",
+            "mlp.c_fc.bias",
+            "mlp.c_proj.weight",
+            "mlp.c_proj.bias",
         ],
         Family::Llama => &[
             "self_attn.q_proj.weight",
@@ -667,7 +711,11 @@ pub fn check_layer_tensors<'a>(
             "self_attn.v_proj.weight",
             "self_attn.o_proj.weight",
             "self_attn.rotary_emb.inv_freq",
+            "input_layernorm.weight",
             "post_attention_layernorm.weight",
+            "mlp.gate_proj.weight",
+            "mlp.up_proj.weight",
+            "mlp.down_proj.weight",
         ],
     };
     for (name, part) in &parts {
@@ -688,8 +736,27 @@ pub fn check_layer_tensors<'a>(
             }
             continue;
         }
-        let attention = part.contains("attn") || part.contains("attention");
-        if attention && !expected.contains(part) {
+        if family == Family::Llama
+            && let Some(projection) = part.strip_prefix("mlp.").and_then(|p| p.strip_suffix("_proj.bias"))
+        {
+            // llama.cpp applies the MLP biases a GGUF file has; a config.json says whether
+            // the model has them (Llama's mlp_bias, false by default).
+            let allowed = ["gate", "up", "down"].contains(&projection) && mlp_biases;
+            if !allowed {
+                return Err(Unsupported::UnexpectedBias {
+                    tensor: (*name).to_string(),
+                    architecture: architecture.to_string(),
+                });
+            }
+            continue;
+        }
+        // BERT's MLP is not proven yet: only its attention block's tensors are checked. Of the
+        // pre-norm decoders, whose whole layer is proven, every tensor must be read.
+        let checked = match family {
+            Family::Bert => part.contains("attn") || part.contains("attention"),
+            Family::Gpt2 | Family::Llama => true,
+        };
+        if checked && !expected.contains(part) {
             return Err(Unsupported::UncoveredTensor { tensor: (*name).to_string() });
         }
     }

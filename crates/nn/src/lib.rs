@@ -16,6 +16,8 @@
 //!                       MLPs), down (n × d_model), each with its bias (zeros when the model
 //!                       has none)
 //! FeedForwardWeights<T> the half of a pre-norm layer after the attention: its norm and MLP
+//! Activation            the MLP's activation (GELU in erf or tanh form, SiLU), by the name
+//!                       the model's config gives it
 //! ```
 
 /// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
@@ -77,6 +79,74 @@ pub struct FeedForwardWeights<T = i64> {
     pub norm: NormWeights<T>,
     /// The MLP's.
     pub mlp: MlpWeights<T>,
+}
+
+/// An MLP's activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activation {
+    /// `x·Φ(x) = x·(1 + erf(x/√2))/2` (BERT's `gelu`).
+    GeluErf,
+    /// `x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2` (GPT-2's `gelu_new`, `gelu_pytorch_tanh`).
+    GeluTanh,
+    /// `x·σ(x) = x/(1 + e^−x)` (Llama's SwiGLU gate, `silu`).
+    Silu,
+}
+
+impl Activation {
+    /// The one-byte code absorbed into transcripts.
+    pub fn code(self) -> u8 {
+        match self {
+            Activation::GeluErf => 1,
+            Activation::GeluTanh => 2,
+            Activation::Silu => 3,
+        }
+    }
+
+    /// The activation with this code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        [Activation::GeluErf, Activation::GeluTanh, Activation::Silu].into_iter().find(|a| a.code() == code)
+    }
+
+    /// The activation a model's config names (`hidden_act`, `activation_function`, as
+    /// Hugging Face's `ACT2FN` defines them), or `None` for one this crate does not have
+    /// (`relu`, `quick_gelu`, `gelu_10`, …: a loader refuses those by name).
+    ///
+    /// ```
+    /// use zkmha_nn::Activation;
+    /// assert_eq!(Activation::from_name("gelu_new"), Some(Activation::GeluTanh));
+    /// assert_eq!(Activation::from_name("gelu"), Some(Activation::GeluErf));
+    /// assert_eq!(Activation::from_name("quick_gelu"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "gelu" => Some(Activation::GeluErf),
+            // gelu_fast writes the same polynomial as x·(1 + 0.044715·x²).
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Some(Activation::GeluTanh),
+            "silu" | "swish" => Some(Activation::Silu),
+            _ => None,
+        }
+    }
+
+    /// The name Hugging Face's configs use for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Activation::GeluErf => "gelu",
+            Activation::GeluTanh => "gelu_new",
+            Activation::Silu => "silu",
+        }
+    }
+
+    /// The function in float64 (libm: the same bits on every machine).
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Activation::GeluErf => 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2)),
+            Activation::GeluTanh => {
+                let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                0.5 * x * (1.0 + libm::tanh(inner))
+            }
+            Activation::Silu => x / (1.0 + libm::exp(-x)),
+        }
+    }
 }
 
 /// Which norm a layer applies.
@@ -239,6 +309,7 @@ macro_rules! serialize_as_code {
 
 serialize_as_code!(Residual);
 serialize_as_code!(NormKind);
+serialize_as_code!(Activation);
 
 #[cfg(test)]
 mod tests {
