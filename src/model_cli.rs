@@ -162,12 +162,18 @@ fn fingerprint(key: &ModelVerifierKey) -> String {
 }
 
 /// Opens the model file's layer (with a spinner).
-fn load(args: &ModelArgs, heads: Option<usize>, mask: Option<MaskKind>, quiet: bool) -> Result<Model> {
+fn load(
+    args: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    quiet: bool,
+) -> Result<Model> {
     let Some(path) = &args.model else {
         bail!(Usage("--model FILE is required".into()));
     };
     let bar = step("reading the model", quiet);
-    let options = ModelOptions { layer: args.layer(), family: args.family, heads, mask };
+    let options = ModelOptions { layer: args.layer(), family: args.family, heads, mask, max_memory };
     let model = Model::open(path, &options)?;
     bar.finish_and_clear();
     Ok(model)
@@ -195,7 +201,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
     }
     let start = Instant::now();
-    let loaded = load(&args.model, args.heads, args.mask, args.json)?;
+    let loaded = load(&args.model, args.heads, args.mask, None, args.json)?;
     let committed = zkmha_api::commit_model_with_progress(
         &loaded,
         commitments_for(args.transparent),
@@ -314,6 +320,7 @@ pub fn prove(
     model: &ModelArgs,
     heads: Option<usize>,
     mask: Option<MaskKind>,
+    max_memory: Option<u64>,
     args: &ModelInputArgs,
     out: &Path,
 ) -> Result<()> {
@@ -333,7 +340,7 @@ pub fn prove(
     }
     let quiet = args.json;
     let start = Instant::now();
-    let loaded = load(model, heads, mask, quiet)?;
+    let loaded = load(model, heads, mask, max_memory, quiet)?;
     let wanted = commitments_for(args.transparent);
     let (key, secret, made_here) = match &args.vk {
         Some(path) => {

@@ -84,17 +84,13 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
                 if ignored.len() == 1 { "it" } else { "them" }
             )));
         }
-        if args.layer.max_memory.is_some() {
-            bail!(Usage(
-                "--max-memory applies to attention layers, whose memory is estimated from the shape; a model layer (--model) is not estimated: leave it out".into()
-            ));
-        }
         // Model layers are zero-knowledge by default (--zk says so again); --transparent
         // asks for the plain mode.
         return model_cli::prove(
             &args.model,
             args.layer.heads,
             args.layer.mask,
+            args.layer.max_memory,
             &args.model_input,
             &args.out,
         );

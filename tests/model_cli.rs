@@ -538,6 +538,15 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk1)]).assert().success();
     // Each proof verifies only against its own layer's key.
     fails_with(zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk)]), "another model commitment");
+    // A model layer over its memory estimate is refused before proving (exit code 6).
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "3,1,4", "--out", s(&proof)])
+        .args(["--max-memory", "64M"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("needs about") && stderr.contains("the --max-memory of 0.1 GiB"), "{stderr}");
     // A BERT key used with the GPT-2 file: the residual kinds differ.
     let bert = write_model(&dir.join("b"), 5, Some(4), None);
     let bert_vk = dir.join("b.vk");

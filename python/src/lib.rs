@@ -62,7 +62,7 @@ fn model_options(
 ) -> PyResult<ModelOptions> {
     let family = family.map(zkmha_api::parse_family).transpose().map_err(UsageError::new_err)?;
     let mask = mask.map(zkmha_api::parse_mask).transpose().map_err(UsageError::new_err)?;
-    Ok(ModelOptions { layer, family, heads, mask })
+    Ok(ModelOptions { layer, family, heads, mask, max_memory: None })
 }
 
 /// A `rows × columns` float64 array of row-major `values`.

@@ -251,7 +251,7 @@ pub enum Error {
     },
     /// A layer whose estimated memory exceeds the machine's (or the limit given).
     #[error(
-        "this layer's proof needs about {:.1} GiB of memory ({entries} score entries ĥ·ŝ² at the measured bytes each), more than {} {:.1} GiB: use fewer tokens or heads{}",
+        "this layer's proof needs about {:.1} GiB of memory (estimated from its shape at the measured bytes per entry: {entries} score entries ĥ·ŝ², and a model layer's weights and MLP), more than {} {:.1} GiB: use fewer tokens or heads{}",
         *estimate as f64 / GIB,
         if *given { "the --max-memory of" } else { "this machine's" },
         *allowed as f64 / GIB,

@@ -94,6 +94,9 @@ pub struct ModelOptions {
     pub heads: Option<usize>,
     /// The mask; by default none for BERT and causal for the decoders.
     pub mask: Option<MaskKind>,
+    /// The most memory a proof may need, in bytes ([`crate::resources`]'s estimate from the
+    /// shape, checked before proving); the machine's memory by default.
+    pub max_memory: Option<u64>,
 }
 
 /// One layer of a model file, its float weights read: for the pre-norm decoders (GPT-2, Llama)
@@ -109,6 +112,7 @@ pub struct Model {
     mask: MaskKind,
     requested_mask: Option<MaskKind>,
     layer: usize,
+    max_memory: Option<u64>,
 }
 
 impl std::fmt::Debug for Model {
@@ -159,6 +163,7 @@ impl Model {
             mask,
             requested_mask: options.mask,
             layer: options.layer,
+            max_memory: options.max_memory,
         })
     }
 
@@ -496,6 +501,8 @@ pub struct ProvedLayer {
 /// [`Error::SecretRequired`], [`Error::SecretNotNeeded`], [`Error::SecretOfAnotherKey`],
 /// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::EmptyInput`],
 /// [`Error::InputWidth`], [`Error::TokensNeedLayerZero`], [`Error::ModelDiffersFromKey`],
+/// [`Error::LayerDiffersFromKey`], [`Error::MemoryEstimate`] (a layer whose estimate exceeds
+/// [`ModelOptions::max_memory`] or the machine's memory),
 /// [`Error::Model`] (a token outside the vocabulary, a tokenizer), [`Error::Attention`] (a
 /// value the fixed point cannot take), [`Error::Randomness`].
 pub fn prove(
@@ -563,6 +570,7 @@ pub fn prove_with_progress(
     let (x, residual) = (&block_input.input, block_input.residual.as_deref());
     let s = x.len() / d;
     let shape = key.shape(s)?;
+    crate::resources::check_model_layer_memory(&shape, model.max_memory)?;
     let softmax = key.quantization.softmax(&shape.attention)?;
     let integers = key.quantization.quantize_weights(&model.float)?;
     // H first: a bad entry in it is named as H's, not as the X computed from it.

@@ -8,11 +8,19 @@
 //! estimate: s = 128, h = 8: 0.11 GB (0.14); s = 128, h = 8, m = 1024: 0.54 GB (0.61);
 //! s = 256, h = 4: 0.13 GB (0.20); s = 512, h = 12: 1.15 GB (1.35); s = 2048, h = 8: 6.64 GB
 //! (7.12, glibc's defaults above 2^24 score entries); s = 2048, h = 16: 12.94 GB
-//! (docs/BENCHMARKS.md; 14.1). The estimate is the measured peaks' upper side; model layers
-//! are not estimated.
+//! (docs/BENCHMARKS.md; 14.1). The estimate is the measured peaks' upper side.
+//!
+//! A model layer adds its weights (every table padded to a power of two, held as floats,
+//! integers and field elements) and, with an MLP, its hidden entries `ŝ·n̂` (twice for a gated
+//! MLP: `G`, `U`, their activation and product). Measured peaks (`/usr/bin/time -v zkmha prove
+//! --model`, zero-knowledge, 2026-11-26) against [`estimate_model_layer_memory`], in GiB: the
+//! GPT-2-small-shaped layer (`benches/make_gpt2_small.py`, 12.6 M padded weight entries,
+//! n = 3 072) at s = 32: 1.36 (1.44), s = 128: 1.60 (1.66), s = 512: 3.10 (3.17); SmolLM2-135M
+//! layer 0 (8.9 M, gated n = 1 536) at s = 16: 0.88 (1.04), s = 64: 0.99 (1.13).
 
 use crate::error::{Error, Result};
 use zkmha_attention::AttentionShape;
+use zkmha_attention::model_layer::ModelShape;
 
 /// Bytes of the prover's peak per score entry up to [`RETAINED_ENTRIES`] (the command line
 /// keeps freed memory in the heap there).
@@ -52,6 +60,55 @@ pub fn estimate_layer_memory(shape: &AttentionShape) -> u64 {
     FIXED_BYTES
         .saturating_add(entries.saturating_mul(per_entry))
         .saturating_add(inputs.saturating_mul(BYTES_PER_INPUT_ENTRY))
+}
+
+/// Bytes of a model layer's peak per padded weight entry.
+pub const BYTES_PER_WEIGHT_ENTRY: u64 = 110;
+/// Bytes of a model layer's peak per entry `ŝ·n̂` of its MLP's hidden width (a gated MLP's
+/// count twice).
+pub const BYTES_PER_MLP_ENTRY: u64 = 320;
+
+/// The estimated peak memory of proving a model layer of `shape` (the attention block, its
+/// weights, its MLP), in bytes.
+///
+/// ```
+/// use zkmha_attention::model_layer::ModelShape;
+/// let attention = zkmha_attention::AttentionShape::new(512, 12, 64, 64)?;
+/// let shape = ModelShape {
+///     attention,
+///     model_width: 768,
+///     shifts: [1; 4],
+///     residual: zkmha_attention::Residual::HiddenState,
+///     key_value_heads: 12,
+///     rotary: None,
+///     norm: None,
+///     mlp: None,
+/// };
+/// let gigabytes = zkmha_api::resources::estimate_model_layer_memory(&shape) as f64 / 1e9;
+/// assert!((1.5..2.5).contains(&gigabytes), "{gigabytes}");
+/// # Ok::<(), zkmha_attention::AttentionError>(())
+/// ```
+pub fn estimate_model_layer_memory(shape: &ModelShape) -> u64 {
+    let mlp_entries = shape.mlp.map_or(0, |mlp| {
+        let tensors = if mlp.params.gate.is_some() { 2 } else { 1 };
+        padded(shape.attention.seq_len).saturating_mul(padded(mlp.params.hidden)).saturating_mul(tensors)
+    });
+    estimate_layer_memory(&shape.attention)
+        .saturating_add(shape.padded_weight_entries().saturating_mul(BYTES_PER_WEIGHT_ENTRY))
+        .saturating_add(mlp_entries.saturating_mul(BYTES_PER_MLP_ENTRY))
+}
+
+/// Refuses a model layer whose [`estimate_model_layer_memory`] exceeds `limit` (by default
+/// the machine's memory); returns the estimate.
+///
+/// # Errors
+/// [`Error::MemoryEstimate`] ([`crate::ErrorKind::OutOfResources`]).
+pub fn check_model_layer_memory(shape: &ModelShape, limit: Option<u64>) -> Result<u64> {
+    check_estimate(
+        estimate_model_layer_memory(shape),
+        score_entries(shape.attention.heads, shape.attention.seq_len),
+        limit,
+    )
 }
 
 /// The machine's memory in bytes (`MemTotal` of /proc/meminfo), where the system says.
@@ -104,7 +161,10 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
 /// # Errors
 /// [`Error::MemoryEstimate`] ([`crate::ErrorKind::OutOfResources`]).
 pub fn check_layer_memory(shape: &AttentionShape, limit: Option<u64>) -> Result<u64> {
-    let estimate = estimate_layer_memory(shape);
+    check_estimate(estimate_layer_memory(shape), score_entries(shape.heads, shape.seq_len), limit)
+}
+
+fn check_estimate(estimate: u64, entries: u64, limit: Option<u64>) -> Result<u64> {
     let (allowed, given) = match limit {
         Some(limit) => (limit, true),
         None => match machine_memory() {
@@ -113,12 +173,7 @@ pub fn check_layer_memory(shape: &AttentionShape, limit: Option<u64>) -> Result<
         },
     };
     if estimate > allowed {
-        return Err(Error::MemoryEstimate {
-            estimate,
-            allowed,
-            given,
-            entries: score_entries(shape.heads, shape.seq_len),
-        });
+        return Err(Error::MemoryEstimate { estimate, allowed, given, entries });
     }
     Ok(estimate)
 }

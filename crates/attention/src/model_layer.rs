@@ -167,6 +167,12 @@ impl ModelShape {
         self.mlp.map(|m| m.params.shape(self.attention.seq_len, self.model_width, None))
     }
 
+    /// The entries of the committed weight tables, each padded to a power of two (what the
+    /// prover holds of the weights, in every form: float, integer, field).
+    pub fn padded_weight_entries(&self) -> u64 {
+        self.table_vars().into_iter().skip(1).map(|vars| 1u64 << vars.min(63)).fold(0, u64::saturating_add)
+    }
+
     /// The norm before the proven MLP (`s × d_model`).
     pub fn mlp_norm_shape(&self) -> Option<NormShape> {
         self.mlp.map(|m| m.norm.shape(self.attention.seq_len, self.model_width))
