@@ -48,6 +48,9 @@ enum Command {
     CommitModel(model_cli::CommitModelArgs),
     /// Show what a proof or verifier-key file holds.
     Inspect(model_cli::InspectArgs),
+    /// Write the hidden state entering a model layer, computed in float64 through the layers
+    /// before it (not proven): a deeper layer's input for `prove --input`.
+    HiddenState(model_cli::HiddenStateArgs),
     /// Accuracy of the proven fixed-point attention against float64 on a real model.
     Accuracy(accuracy::AccuracyArgs),
     /// Benchmarks of the layer proof.
@@ -81,6 +84,7 @@ impl Command {
             Command::Verify(args) => args.json,
             Command::CommitModel(args) => args.json,
             Command::Inspect(args) => args.json,
+            Command::HiddenState(args) => args.json,
             Command::Accuracy(args) => args.json,
             Command::Bench(bench::BenchCommand::Heads(args)) => args.json,
             Command::Bench(bench::BenchCommand::Block(args)) => args.json,
@@ -128,6 +132,7 @@ fn main() {
         Some(Command::Verify(args)) => proof_file::verify(&args),
         Some(Command::CommitModel(args)) => model_cli::commit(&args),
         Some(Command::Inspect(args)) => model_cli::inspect(&args),
+        Some(Command::HiddenState(args)) => model_cli::hidden_state(&args),
         Some(Command::Accuracy(args)) => accuracy::run(&args),
         None => layer::run(&layer::LayerArgs::default()),
     };

@@ -83,6 +83,78 @@ pub struct CommitModelArgs {
     pub json: bool,
 }
 
+/// Options of `zkmha hidden-state`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HiddenStateArgs {
+    /// The model and the layer whose input to write.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Attention heads; read from config.json beside the file by default.
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// Token ids, comma-separated.
+    #[arg(long, value_delimiter = ',', conflicts_with = "text")]
+    pub tokens: Option<Vec<usize>>,
+    /// Text, tokenized by the model's own tokenizer.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// Where to write the hidden state (.npy, float64, tokens × d_model).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `zkmha hidden-state`: the hidden state entering a layer, computed in float64 through
+/// the layers before it — not proven — for `prove --input` until the layers are chained.
+///
+/// # Errors
+/// A model that cannot be read or is refused, tokens outside the vocabulary, a file that
+/// cannot be written.
+pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
+    let start = Instant::now();
+    let loaded = load(&args.model, args.heads, None, None, args.json)?;
+    let ids = match (&args.tokens, &args.text) {
+        (Some(ids), _) => ids.clone(),
+        (None, Some(text)) => loaded.file().tokenizer()?.encode(text)?,
+        (None, None) => bail!(Usage("pass the tokens: --tokens 1,2,3 or --text \"...\"".into())),
+    };
+    let hidden = loaded.float_hidden_state(&ids)?;
+    let d = loaded.model_width();
+    zkmha_api::files::write_npy(&args.out, ids.len(), d, &hidden)?;
+    let layer = loaded.layer();
+    let scope = if layer == 0 {
+        "the embeddings".to_string()
+    } else if loaded.file().family == Family::Bert {
+        "the embeddings, standing in for the layers before it (BERT's whole layers are not read yet)"
+            .to_string()
+    } else {
+        format!("the embeddings through layers 0..{layer} in float64")
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "out": args.out.display().to_string(),
+                "layer": layer,
+                "tokens": ids.len(),
+                "token_ids": ids,
+                "model_width": d,
+                "proven": false,
+                "ms": ms(start.elapsed()),
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "wrote {} ({} × {d}, float64): the hidden state entering layer {layer}, {scope}; not proven — a proof of layer {layer} from it (zkmha prove --input) proves that layer alone",
+        args.out.display(),
+        ids.len()
+    );
+    Ok(())
+}
+
 /// What `zkmha prove --model` reads besides the model.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelInputArgs {

@@ -522,6 +522,39 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     assert_eq!(shown["residual"], "the hidden state");
     assert_eq!(shown["commitments"]["H"].as_str().map(str::len), Some(32), "{shown}");
     assert_eq!(shown["commitments"]["X"].as_str().map(str::len), Some(32), "{shown}");
+    // Layer 1's input from token ids through layer 0 in float64 (`hidden-state`, not proven):
+    // the proven layer 0's output H' on the same tokens lands within 1 % of it.
+    let (h0, z0, h1) = (dir.join("h0.npy"), dir.join("z0.npy"), dir.join("h1.npy"));
+    zkmha()
+        .args(["prove", "--model", s(&model), "--vk", s(&vk), "--tokens", "3,1,4,1,5,9", "--out", s(&proof)])
+        .args(["--output", s(&z0)])
+        .assert()
+        .success();
+    let out = zkmha()
+        .args([
+            "hidden-state",
+            "--model",
+            s(&model),
+            "--layer",
+            "1",
+            "--tokens",
+            "3,1,4,1,5,9",
+            "--out",
+            s(&h1),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("through layers 0..1 in float64; not proven"), "{stdout}");
+    let error = relative_l2(&read_npy(&z0), &read_npy(&h1));
+    assert!(error < 0.01, "the proven layer 0 against the float one: {error}");
+    zkmha()
+        .args(["hidden-state", "--model", s(&model), "--tokens", "3,1,4,1,5,9", "--out", s(&h0), "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"proven\":false"));
+    assert_eq!(read_npy(&h0).len(), 6 * D);
     // Layer 1 from a hidden state in a file (its own ln_1 gives X).
     zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
     let values: Vec<f64> = (0..4 * D).map(|k| (k as f64 * 0.61).cos() * 3.0).collect();

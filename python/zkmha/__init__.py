@@ -40,6 +40,7 @@ __all__ = [
     "prove",
     "verify",
     "inspect",
+    "hidden_state",
     "write_example_model",
     "ZkmhaError",
     "InvalidProof",
@@ -63,7 +64,7 @@ def commit_model(
     transparent: bool = False,
     secret_path: Optional[_Path] = None,
 ) -> Dict[str, Any]:
-    """Commit to one attention layer of a GGUF or safetensors model file.
+    """Commit to one layer of a GGUF or safetensors model file (GPT-2 and Llama: the whole layer).
 
     Writes the verifier key to ``key_path`` and, unless ``transparent`` (binding commitments,
     plain proofs that reveal evaluations of the weights: for debugging), the model secret to
@@ -143,6 +144,29 @@ def inspect(path: _Path) -> Dict[str, Any]:
     secret), as ``zkmha inspect --json`` prints it: kind, shapes, sizes and the fingerprints
     of its commitments. Nothing is verified."""
     return _json.loads(_native.inspect(_fspath(path)))
+
+
+def hidden_state(
+    model_path: _Path,
+    *,
+    tokens: Optional[Sequence[int]] = None,
+    text: Optional[str] = None,
+    layer: int = 0,
+    family: Optional[str] = None,
+    heads: Optional[int] = None,
+) -> _np.ndarray:
+    """The hidden state entering ``layer`` for ``tokens`` (or ``text``), float64,
+    ``tokens × d_model``: the embeddings through the layers before it, computed in float64
+    and **not proven** — a deeper layer's ``input`` for ``prove`` (which then proves that layer
+    alone) until the layers are chained."""
+    return _native.hidden_state(
+        _fspath(model_path),
+        tokens=None if tokens is None else [int(t) for t in tokens],
+        text=text,
+        layer=layer,
+        family=family,
+        heads=heads,
+    )
 
 
 def write_example_model(directory: _Path, seed: int = 1) -> str:

@@ -202,7 +202,7 @@ pub enum Error {
     },
     /// Token ids for a layer other than 0, whose input is the layers' before it.
     #[error(
-        "layer {layer}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids)"
+        "layer {layer}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids; zkmha hidden-state computes it from token ids, unproven)"
     )]
     TokensNeedLayerZero {
         /// The layer.
