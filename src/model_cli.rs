@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use ark_serialize::CanonicalSerialize;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use zkmha_api::inspect::{Inspection, hex, residual_name, weight_commitments_code};
@@ -198,6 +199,11 @@ fn step(message: &str, quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
+    // No terminal to redraw a spinner on (a log, a pipe): one plain line per step.
+    if !std::io::stderr().is_terminal() {
+        eprintln!("zkmha: {message} …");
+        return ProgressBar::hidden();
+    }
     let bar = ProgressBar::new_spinner().with_message(message.to_string());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
         bar.set_style(style);
@@ -206,15 +212,20 @@ fn step(message: &str, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// A progress callback for the library's steps: one spinner per [`Stage`].
+/// A progress callback for the library's steps: one spinner per [`Stage`] on a terminal, else
+/// a line as each starts and its time as it ends.
 fn spinners(quiet: bool) -> impl FnMut(Stage) {
-    let mut bar: Option<ProgressBar> = None;
+    let mut bar: Option<(ProgressBar, Stage)> = None;
+    let lines = !quiet && !std::io::stderr().is_terminal();
     move |stage| {
-        if let Some(done) = bar.take() {
+        if let Some((done, previous)) = bar.take() {
+            if lines {
+                eprintln!("zkmha: {} took {:.1} s", previous.describe(), done.elapsed().as_secs_f64());
+            }
             done.finish_and_clear();
         }
         if stage != Stage::Done {
-            bar = Some(step(stage.describe(), quiet));
+            bar = Some((step(stage.describe(), quiet), stage));
         }
     }
 }
