@@ -36,6 +36,7 @@
 //!            an MLP activation other than gelu, gelu_new / gelu_pytorch_tanh / gelu_fast,
 //!            silu / swish (GPT-2's activation_function; the others' hidden_act)
 //!            MLP biases on a Llama-family layer whose config.json does not say mlp_bias
+//!            (a llama model_type's: qwen2's and mistral's MLPs have none)
 //!
 //! harmless   tie_word_embeddings, attention_dropout, pretraining_tp,
 //!            final_logit_softcapping (after the last layer, not in the block), a sliding
@@ -346,10 +347,14 @@ impl ArchitectureMetadata {
     }
 
     /// Whether a Llama-family layer may have biases on its MLP's projections: those a GGUF
-    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true`.
+    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true` for a
+    /// `llama` model (`mlp_bias` is LlamaConfig's: Qwen2's and Mistral's MLPs have no biases
+    /// whatever the config says, and transformers drops such tensors).
     pub fn mlp_biases(&self) -> bool {
         match self.source {
-            Some(MetadataSource::ConfigJson) => self.mlp_bias == Some(true),
+            Some(MetadataSource::ConfigJson) => {
+                self.mlp_bias == Some(true) && self.architecture.as_deref().is_none_or(|a| a == "llama")
+            }
             Some(MetadataSource::Gguf) | None => true,
         }
     }
