@@ -182,3 +182,48 @@ fn an_mlp_bias_in_another_float_type_is_not_dropped() {
     }
     cleanup(&path);
 }
+
+/// Malformed MLP tensors (zero widths, empty tensors, wrong bias lengths) are errors, not
+/// panics or silent zeros.
+#[test]
+fn malformed_mlp_tensors_are_errors_not_panics() {
+    let read = |tensors: &[(String, Vec<usize>, Dtype)], config: &str, name: &str| {
+        let path = write(name, tensors, config);
+        let result = std::panic::catch_unwind(|| {
+            let file = ModelFile::open(&path, None, None)?;
+            file.attention_weights(0)?;
+            file.feed_forward_weights(0)
+        });
+        cleanup(&path);
+        match result {
+            Ok(r) => r.map(|_| ()),
+            Err(_) => panic!("{name}: panicked"),
+        }
+    };
+    let with = |mut tensors: Vec<(String, Vec<usize>, Dtype)>, suffix: &str, shape: Vec<usize>| {
+        let at = tensors.iter().position(|(n, _, _)| n.ends_with(suffix)).unwrap();
+        tensors[at].1 = shape;
+        tensors
+    };
+    let llama_cfg = llama_config("llama", "");
+    for (name, tensors) in [
+        ("up-zero", with(with(with(llama(&[]), "up_proj.weight", vec![0, D]), "gate_proj.weight", vec![0, D]), "down_proj.weight", vec![D, 0])),
+        ("down-wrong", with(llama(&[]), "down_proj.weight", vec![D, N - 1])),
+        ("down-transposed", with(llama(&[]), "down_proj.weight", vec![N, D])),
+        ("norm-empty", with(llama(&[]), "post_attention_layernorm.weight", vec![0])),
+        ("norm-matrix", with(llama(&[]), "post_attention_layernorm.weight", vec![D, 1])),
+    ] {
+        assert!(read(&tensors, &llama_cfg, name).is_err(), "{name} was read");
+    }
+    let bias = llama(&[("mlp.down_proj.bias", vec![N], Dtype::F32)]);
+    assert!(read(&bias, &llama_config("llama", ", \"mlp_bias\": true"), "bias-len").is_err());
+    let gpt2_cfg = "{\"model_type\": \"gpt2\", \"n_head\": 4}";
+    for (name, tensors) in [
+        ("gpt2-fc-zero", with(with(gpt2(), "c_fc.weight", vec![D, 0]), "mlp.c_proj.weight", vec![0, D])),
+        ("gpt2-fc-bias", with(gpt2(), "c_fc.bias", vec![4 * D - 1])),
+        ("gpt2-fc-transposed", with(gpt2(), "c_fc.weight", vec![4 * D, D])),
+        ("gpt2-ln2-short", with(gpt2(), "ln_2.bias", vec![D - 1])),
+    ] {
+        assert!(read(&tensors, gpt2_cfg, name).is_err(), "{name} was read");
+    }
+}
