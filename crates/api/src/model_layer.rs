@@ -546,7 +546,10 @@ pub fn prove_with_progress(
     if let (Some(mlp), Some(activation)) = (&key.quantization.mlp, model.activation)
         && mlp.block.params.activation != activation
     {
-        return Err(Error::ActivationDiffers { key: mlp.block.params.activation.name(), model: activation.name() });
+        return Err(Error::ActivationDiffers {
+            key: mlp.block.params.activation.name(),
+            model: activation.name(),
+        });
     }
     let d = key.model_width;
     let (hidden, token_ids, tokenizer) = match input {

@@ -123,7 +123,8 @@ fn the_activation_is_read_from_the_field_the_family_uses() {
     );
     let gpt2_result = proven_activation(&path);
     cleanup(&path);
-    let path = write("llama-actfn", &llama(&[]), &llama_config("llama", ", \"activation_function\": \"gelu\""));
+    let path =
+        write("llama-actfn", &llama(&[]), &llama_config("llama", ", \"activation_function\": \"gelu\""));
     match proven_activation(&path) {
         Ok(Activation::Silu) | Err(_) => {}
         Ok(other) => panic!("Llama computes SiLU (hidden_act's default); proven as {other:?}"),
@@ -150,7 +151,11 @@ fn mlp_bias_in_config_json_is_honoured_for_llama_only() {
             ]);
         }
         let tensors = llama(&extra);
-        let path = write(&format!("{model_type}-mlp-bias"), &tensors, &llama_config(model_type, ", \"mlp_bias\": true"));
+        let path = write(
+            &format!("{model_type}-mlp-bias"),
+            &tensors,
+            &llama_config(model_type, ", \"mlp_bias\": true"),
+        );
         let file = ModelFile::open(&path, None, None).unwrap();
         match file.attention_weights(0) {
             Err(ModelError::Unsupported(Unsupported::UnexpectedBias { tensor, .. })) => {
@@ -207,7 +212,14 @@ fn malformed_mlp_tensors_are_errors_not_panics() {
     };
     let llama_cfg = llama_config("llama", "");
     for (name, tensors) in [
-        ("up-zero", with(with(with(llama(&[]), "up_proj.weight", vec![0, D]), "gate_proj.weight", vec![0, D]), "down_proj.weight", vec![D, 0])),
+        (
+            "up-zero",
+            with(
+                with(with(llama(&[]), "up_proj.weight", vec![0, D]), "gate_proj.weight", vec![0, D]),
+                "down_proj.weight",
+                vec![D, 0],
+            ),
+        ),
         ("down-wrong", with(llama(&[]), "down_proj.weight", vec![D, N - 1])),
         ("down-transposed", with(llama(&[]), "down_proj.weight", vec![N, D])),
         ("norm-empty", with(llama(&[]), "post_attention_layernorm.weight", vec![0])),
