@@ -176,6 +176,16 @@ pub enum Error {
     /// A key of a model with another residual (another family).
     #[error("the verifier key was made for a model of another family (its residual differs)")]
     ResidualDiffers,
+    /// A key whose MLP has another activation than the model file's config names.
+    #[error(
+        "the verifier key proves the MLP with {key}, the model file's config names {model}: is the key made from this model file?"
+    )]
+    ActivationDiffers {
+        /// The key's activation (its Hugging Face name).
+        key: &'static str,
+        /// The model file's.
+        model: &'static str,
+    },
     /// A key whose layer has an MLP half and a model layer without one, or the reverse.
     #[error(
         "the verifier key {key} the MLP after the attention block, the model file's layer {model}: is the key made from this model file and layer?"

@@ -499,7 +499,7 @@ pub struct ProvedLayer {
 ///
 /// # Errors
 /// [`Error::SecretRequired`], [`Error::SecretNotNeeded`], [`Error::SecretOfAnotherKey`],
-/// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::EmptyInput`],
+/// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::ActivationDiffers`], [`Error::EmptyInput`],
 /// [`Error::InputWidth`], [`Error::TokensNeedLayerZero`], [`Error::ModelDiffersFromKey`],
 /// [`Error::LayerDiffersFromKey`], [`Error::MemoryEstimate`] (a layer whose estimate exceeds
 /// [`ModelOptions::max_memory`] or the machine's memory),
@@ -547,6 +547,16 @@ pub fn prove_with_progress(
         (true, false) => return Err(Error::LayerDiffersFromKey { key: "proves", model: "has none" }),
         (false, true) => return Err(Error::LayerDiffersFromKey { key: "does not prove", model: "has one" }),
         _ => {}
+    }
+    // The weight commitments do not cover the activation: a key of another one would prove
+    // the model's weights through a function its config does not name.
+    if let (Some(mlp), Some(activation)) = (&key.quantization.mlp, model.activation)
+        && mlp.block.params.activation != activation
+    {
+        return Err(Error::ActivationDiffers {
+            key: mlp.block.params.activation.name(),
+            model: activation.name(),
+        });
     }
     let d = key.model_width;
     let (hidden, token_ids, tokenizer) = match input {

@@ -92,6 +92,14 @@ impl ModelVerifierKey {
     /// # Errors
     /// [`AttentionError::InvalidShape`].
     pub fn shape(&self, seq_len: usize) -> Result<ModelShape, AttentionError> {
+        // Z = X + Y in integers: the output is read at 2^f_h, so X must be at it too.
+        let q = &self.quantization;
+        if self.residual == Residual::LayerInput && q.hidden_fraction_bits != q.input_fraction_bits {
+            return Err(AttentionError::InvalidShape(format!(
+                "the residual adds to X, so the output's scale 2^{} must be X's 2^{}",
+                q.hidden_fraction_bits, q.input_fraction_bits
+            )));
+        }
         let attention = AttentionShape::new(seq_len, self.heads, self.head_dim, self.value_head_dim)?;
         let shape = self.quantization.model_shape(
             attention,

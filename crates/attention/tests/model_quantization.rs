@@ -391,6 +391,8 @@ fn the_verifier_key_pins_the_commitment_shapes_mask_and_softmax() {
     assert_eq!(step(failure(&pre_norm)), "verifier key: the proof's shapes or shifts differ from the key's");
     let mut other_scale = key.clone();
     other_scale.quantization.input_fraction_bits += 1;
+    // (the residual stream with it: a key whose residual adds to X keeps f_h = f_x)
+    other_scale.quantization.hidden_fraction_bits += 1;
     assert_eq!(step(failure(&other_scale)), "verifier key: the proof uses another softmax");
     let mut other_model = key.clone();
     other_model.commitment.tables.swap(0, 1);

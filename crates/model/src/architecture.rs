@@ -34,8 +34,9 @@
 //!            any other tensor of the layer the proof does not read (of the attention block
 //!            for BERT, whose MLP is not proven yet)
 //!            an MLP activation other than gelu, gelu_new / gelu_pytorch_tanh / gelu_fast,
-//!            silu / swish (hidden_act, activation_function)
+//!            silu / swish (GPT-2's activation_function; the others' hidden_act)
 //!            MLP biases on a Llama-family layer whose config.json does not say mlp_bias
+//!            (a llama model_type's: qwen2's and mistral's MLPs have none)
 //!
 //! harmless   tie_word_embeddings, attention_dropout, pretraining_tp,
 //!            final_logit_softcapping (after the last layer, not in the block), a sliding
@@ -316,9 +317,12 @@ pub struct ArchitectureMetadata {
     pub window: Option<Window>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
-    /// The MLP's activation as config.json names it (`hidden_act`, `activation_function`);
-    /// GGUF files name none (their architecture fixes it).
+    /// config.json's `hidden_act`: the MLP's activation for BERT and the Llama family (GPT-2
+    /// does not read it); GGUF files name none (their architecture fixes it).
     pub activation: Option<String>,
+    /// config.json's `activation_function`: the MLP's activation for GPT-2 (the others do
+    /// not read it).
+    pub activation_function: Option<String>,
     /// `mlp_bias` (config.json).
     pub mlp_bias: Option<bool>,
 }
@@ -343,10 +347,14 @@ impl ArchitectureMetadata {
     }
 
     /// Whether a Llama-family layer may have biases on its MLP's projections: those a GGUF
-    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true`.
+    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true` for a
+    /// `llama` model (`mlp_bias` is LlamaConfig's: Qwen2's and Mistral's MLPs have no biases
+    /// whatever the config says, and transformers drops such tensors).
     pub fn mlp_biases(&self) -> bool {
         match self.source {
-            Some(MetadataSource::ConfigJson) => self.mlp_bias == Some(true),
+            Some(MetadataSource::ConfigJson) => {
+                self.mlp_bias == Some(true) && self.architecture.as_deref().is_none_or(|a| a == "llama")
+            }
             Some(MetadataSource::Gguf) | None => true,
         }
     }
@@ -522,9 +530,8 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]),
         window,
         context_length,
-        activation: ["hidden_act", "activation_function"]
-            .iter()
-            .find_map(|k| json.get(*k).filter(|v| !v.is_null()).map(text)),
+        activation: json.get("hidden_act").filter(|v| !v.is_null()).map(text),
+        activation_function: json.get("activation_function").filter(|v| !v.is_null()).map(text),
         mlp_bias: json.get("mlp_bias").and_then(serde_json::Value::as_bool),
     })
 }
@@ -573,6 +580,7 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         window,
         context_length: size("context_length"),
         activation: None,
+        activation_function: None,
         mlp_bias: None,
     }
 }

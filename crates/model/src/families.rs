@@ -68,8 +68,18 @@ impl Entry {
     fn decode(&self, bytes: &[u8], first: usize, count: usize) -> Result<Vec<f64>, ModelError> {
         let data = bytes.get(self.range.clone()).unwrap_or(&[]);
         Ok(match self.encoding {
+            Encoding::Safetensors(dtype) if !safetensors_decodes(dtype) => {
+                return Err(ModelError::UnsupportedTensorType {
+                    name: self.original.clone(),
+                    type_name: dtype.to_string(),
+                });
+            }
             Encoding::Safetensors(dtype) => {
-                let width = if dtype == Dtype::F32 { 4 } else { 2 };
+                let width = match dtype {
+                    Dtype::F64 => 8,
+                    Dtype::F32 => 4,
+                    _ => 2,
+                };
                 let part = data.get(first * width..(first + count) * width).unwrap_or(&[]);
                 safetensors_decode(dtype, part)
             }
@@ -225,8 +235,18 @@ fn safetensors_decode(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
         Dtype::F16 => {
             bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f64()).collect()
         }
+        Dtype::F64 => bytes
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect(),
         _ => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f64()).collect(),
     }
+}
+
+/// The safetensors types decoded as floats (the others are indexed, so that the layer's
+/// tensor check sees them, and refused when read).
+fn safetensors_decodes(dtype: Dtype) -> bool {
+    matches!(dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16 | Dtype::F64)
 }
 
 /// A GGUF tensor name as the Hugging Face name the family readers use, and whether its
@@ -297,7 +317,7 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
 
 impl TensorFile {
     /// Reads a safetensors or GGUF file (told apart by its first bytes) and indexes its float
-    /// tensors (other types are skipped in safetensors; in GGUF they are indexed, and reading one
+    /// tensors (other types are indexed too, in safetensors and GGUF alike, and reading one
     /// is [`ModelError::UnsupportedTensorType`]); the file is memory-mapped, not read.
     ///
     /// # Errors
@@ -315,7 +335,6 @@ impl TensorFile {
         let tensors = metadata
             .tensors()
             .into_iter()
-            .filter(|(_, info)| matches!(info.dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16))
             .map(|(name, info)| {
                 let (start, end) = info.data_offsets;
                 let entry = Entry {

@@ -153,14 +153,21 @@ impl ModelFile {
         feed_forward_weights(&self.tensors, layer, self.family, self.model_width()?)
     }
 
-    /// The MLP's activation: the one config.json names (`hidden_act`, `activation_function`),
-    /// else the architecture's (GGUF files name none): GPT-2's `gelu_new` (llama.cpp's GELU is
-    /// the tanh form too), the Llama family's SiLU, BERT's erf GELU.
+    /// The MLP's activation: the one config.json names in the field the family's Hugging Face
+    /// model reads (GPT-2: `activation_function`; BERT and the Llama family: `hidden_act`; the
+    /// other field is ignored, as transformers ignores it), else the architecture's (GGUF files
+    /// name none): GPT-2's `gelu_new` (llama.cpp's GELU is the tanh form too), the Llama
+    /// family's SiLU, BERT's erf GELU.
     ///
     /// # Errors
     /// [`Unsupported::Activation`] for a name the proof has no table for.
     pub fn activation(&self) -> Result<Activation, ModelError> {
-        match &self.tensors.metadata.architecture.activation {
+        let metadata = &self.tensors.metadata.architecture;
+        let named = match self.family {
+            Family::Gpt2 => &metadata.activation_function,
+            Family::Bert | Family::Llama => &metadata.activation,
+        };
+        match named {
             Some(name) => Activation::from_name(name)
                 .ok_or_else(|| Unsupported::Activation { name: name.clone() }.into()),
             None => Ok(match self.family {
