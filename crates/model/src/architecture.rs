@@ -347,15 +347,16 @@ impl ArchitectureMetadata {
     }
 
     /// Whether a Llama-family layer may have biases on its MLP's projections: those a GGUF
-    /// file has (llama.cpp applies them), or when config.json says `mlp_bias: true` for a
-    /// `llama` model (`mlp_bias` is LlamaConfig's: Qwen2's and Mistral's MLPs have no biases
-    /// whatever the config says, and transformers drops such tensors).
+    /// `llama` file has (llama.cpp's llama loader takes them as optional and applies them; its
+    /// qwen2 loader has none, so a qwen2 file with them is refused), or when config.json says
+    /// `mlp_bias: true` for a `llama` model (`mlp_bias` is LlamaConfig's: Qwen2's and Mistral's
+    /// MLPs have no biases whatever the config says, and transformers drops such tensors).
     pub fn mlp_biases(&self) -> bool {
+        let llama = self.architecture.as_deref().is_none_or(|a| a == "llama");
         match self.source {
-            Some(MetadataSource::ConfigJson) => {
-                self.mlp_bias == Some(true) && self.architecture.as_deref().is_none_or(|a| a == "llama")
-            }
-            Some(MetadataSource::Gguf) | None => true,
+            Some(MetadataSource::ConfigJson) => self.mlp_bias == Some(true) && llama,
+            Some(MetadataSource::Gguf) => llama,
+            None => true,
         }
     }
 

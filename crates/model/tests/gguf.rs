@@ -1147,6 +1147,31 @@ fn gguf_biases_are_loaded_as_llama_cpp_applies_them() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// MLP biases in GPT GGUF files: a `llama` file's are read (llama.cpp's llama loader takes them
+/// as optional), a `qwen2` file's refused (its loader has none).
+#[test]
+fn gguf_mlp_biases_are_read_for_llama_and_refused_for_qwen2() {
+    let mlp = [
+        ("blk.0.ffn_gate.weight", vec![32, 48]),
+        ("blk.0.ffn_up.weight", vec![32, 48]),
+        ("blk.0.ffn_down.weight", vec![48, 32]),
+        ("blk.0.ffn_up.bias", vec![48]),
+    ];
+    let (path, values) = small_gguf("llama-mlp-bias.gguf", "llama", vec![], &mlp);
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    let ff = file.feed_forward_weights(0).unwrap().unwrap();
+    let stored = values.iter().find(|(n, _)| n == "blk.0.ffn_up.bias").unwrap().1.clone();
+    assert_eq!(ff.mlp.up.bias, stored);
+    let _ = std::fs::remove_file(&path);
+    let (path, _) = small_gguf("qwen2-mlp-bias.gguf", "qwen2", vec![], &mlp);
+    assert_eq!(
+        gguf_refusal(&path),
+        Unsupported::UnexpectedBias { tensor: "blk.0.ffn_up.bias".into(), architecture: "qwen2".into() }
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
 /// llama.cpp's BERT names read as Hugging Face's (`blk.N.attn_q.weight` is
 /// `encoder.layer.N.attention.self.query.weight`, `attn_output_norm` the layer norm after the
 /// block), stored `[out, in]` like PyTorch's.
