@@ -1,4 +1,4 @@
-//! Review of the MLP loaders (febfeea): model files that would be proven as something other
+//! The MLP loaders against model files that would be proven as something other
 //! than what Hugging Face transformers computes for them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 

@@ -1,4 +1,4 @@
-//! Review of febfeea: a key made for one activation must not prove a model file whose config
+//! A key made for one activation must not prove a model file whose config
 //! names another (the proof would attest the key's activation, not the model's).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 

@@ -1,4 +1,4 @@
-//! Review of febfeea: the residual stream's scale `f_h` against `X`'s `f_x`. Where the residual
+//! The residual stream's scale `f_h` against `X`'s `f_x`. Where the residual
 //! adds to `X` itself (BERT: `Z = X + Y`), the integers prove `Z_int = X_int + Y_int`, so the
 //! verified output `Z_int / 2^f_h` is `X + Y` only when `f_h == f_x`: a key that says
 //! otherwise makes the verifier report `2^(f_x − f_h)·X + Y` as the layer's `Z`.
