@@ -186,6 +186,19 @@ pub enum Error {
         /// The model file's.
         model: &'static str,
     },
+    /// A key made with another norm ε or rotary base than the model file's config names (the
+    /// weight commitments do not cover them).
+    #[error(
+        "the verifier key was made with {field} {key}, the model file's config says {model}: is the key made from this model file?"
+    )]
+    ConfigDiffersFromKey {
+        /// What differs ("the norm's ε", "the rotary base").
+        field: &'static str,
+        /// The key's (for ε: its integer image at the key's scale).
+        key: String,
+        /// The model file's.
+        model: String,
+    },
     /// A key whose layer has an MLP half and a model layer without one, or the reverse.
     #[error(
         "the verifier key {key} the MLP after the attention block, the model file's layer {model}: is the key made from this model file and layer?"

@@ -499,7 +499,8 @@ pub struct ProvedLayer {
 ///
 /// # Errors
 /// [`Error::SecretRequired`], [`Error::SecretNotNeeded`], [`Error::SecretOfAnotherKey`],
-/// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::ActivationDiffers`], [`Error::EmptyInput`],
+/// [`Error::MaskDiffers`], [`Error::ResidualDiffers`], [`Error::ActivationDiffers`],
+/// [`Error::ConfigDiffersFromKey`] (the norm's ε, the rotary base), [`Error::EmptyInput`],
 /// [`Error::InputWidth`], [`Error::TokensNeedLayerZero`], [`Error::ModelDiffersFromKey`],
 /// [`Error::LayerDiffersFromKey`], [`Error::MemoryEstimate`] (a layer whose estimate exceeds
 /// [`ModelOptions::max_memory`] or the machine's memory),
@@ -558,6 +559,7 @@ pub fn prove_with_progress(
             model: activation.name(),
         });
     }
+    check_config_against_key(key, model)?;
     let d = key.model_width;
     let (hidden, token_ids, tokenizer) = match input {
         ModelInput::Tokens(ids) => (model.embed(ids)?, Some(ids.clone()), None),
@@ -605,6 +607,38 @@ pub fn prove_with_progress(
     }
     let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
     Ok(ProvedLayer { proof, output, tokens: s, model_width: d, token_ids, tokenizer, accuracy, prove_time })
+}
+
+/// The constants a key fixes that the weight commitments do not cover, against the model
+/// file's config: the norms' `ε` (as the integer image the proof uses, at the key's residual
+/// stream scale) and the rotary base.
+fn check_config_against_key(key: &ModelVerifierKey, model: &Model) -> Result<()> {
+    let file = &model.file;
+    let norms = [key.quantization.norm.map(|n| n.block), key.quantization.mlp.map(|m| m.block.norm)];
+    if let Ok(scale) = u32::try_from(key.quantization.hidden_fraction_bits) {
+        for norm in norms.into_iter().flatten() {
+            let image =
+                zkmha_attention::norm::epsilon_image(norm.kind, key.model_width, file.norm_epsilon, scale);
+            if image != norm.epsilon {
+                return Err(Error::ConfigDiffersFromKey {
+                    field: "the norm's ε",
+                    key: format!("E = {}", norm.epsilon),
+                    model: format!("ε = {} (E = {image})", file.norm_epsilon),
+                });
+            }
+        }
+    }
+    if let Some(rotary) = key.rotary
+        && file.family == Family::Llama
+        && file.rope_base != rotary.base as f64
+    {
+        return Err(Error::ConfigDiffersFromKey {
+            field: "the rotary base",
+            key: rotary.base.to_string(),
+            model: file.rope_base.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// What [`prove_in`] proves besides the weights.
