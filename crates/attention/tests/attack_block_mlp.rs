@@ -29,33 +29,10 @@ in_both_modes!(
     mutated_feed_forward_parts_error_without_panicking,
 );
 
-struct Proved<M: Mode> {
-    params: HyraxParams,
-    statement: ModelStatement,
-    proof: ModelBlockProof<M>,
-}
+use common::PreNormBlock as Proved;
 
 fn prove_with<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64, hseed: u64) -> Proved<M> {
-    let params = block_hyrax_params::<M>(shape, softmax).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let w = weights(shape, seed);
-    let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
-    let h = hidden_state(shape, hseed).unwrap();
-    let x = normalized_input(shape, &w, &h).unwrap();
-    let (statement, proof, _) = prove_block::<M>(
-        &params,
-        shape,
-        MaskKind::Causal,
-        softmax,
-        &x,
-        Some(&h),
-        &w,
-        &model,
-        &blinds,
-        &mut rng,
-    )
-    .unwrap();
-    Proved { params, statement, proof }
+    common::prove_pre_norm(shape, softmax, seed, hseed)
 }
 
 fn shapes() -> Vec<(SoftmaxMode, ModelShape)> {

@@ -10,17 +10,16 @@ mod common;
 mod modes;
 
 use ark_std::rand::SeedableRng;
-use common::{base, grouped, hidden_state, modes as softmax_modes, rotary, weights, with_mlp, with_norm};
+use common::{base, grouped, modes as softmax_modes, rotary, weights, with_mlp, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
-    ModelBlockProof, block_hyrax_params, commit_model_with, normalized_input, prove_block, verify_block,
+    block_hyrax_params, commit_model_with, normalized_input, prove_block, verify_block,
 };
 use zkmha_attention::mlp::{GatedProduct, compute_mlp};
 use zkmha_attention::mode::Mode;
 use zkmha_attention::model_layer::{ModelShape, ModelStatement, ModelWeights};
 use zkmha_attention::norm::{NormKind, compute_norm};
 use zkmha_attention::{AttentionError, MaskKind, SoftmaxMode};
-use zkmha_pcs::HyraxParams;
 
 in_both_modes!(
     round_trips_on_several_shapes,
@@ -30,35 +29,10 @@ in_both_modes!(
     rejects_a_changed_output,
 );
 
-struct Proved<M: Mode> {
-    params: HyraxParams,
-    statement: ModelStatement,
-    proof: ModelBlockProof<M>,
-    weights: ModelWeights,
-    hidden: Vec<i64>,
-}
+use common::PreNormBlock as Proved;
 
 fn prove<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64) -> Proved<M> {
-    let params = block_hyrax_params::<M>(shape, softmax).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let w = weights(shape, seed);
-    let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
-    let h = hidden_state(shape, seed).unwrap();
-    let x = normalized_input(shape, &w, &h).unwrap();
-    let (statement, proof, _) = prove_block::<M>(
-        &params,
-        shape,
-        MaskKind::Causal,
-        softmax,
-        &x,
-        Some(&h),
-        &w,
-        &model,
-        &blinds,
-        &mut rng,
-    )
-    .unwrap();
-    Proved { params, statement, proof, weights: w, hidden: h }
+    common::prove_pre_norm(shape, softmax, seed, seed)
 }
 
 fn shapes() -> Vec<ModelShape> {

@@ -259,3 +259,46 @@ pub fn proven_block<M: zkmha_attention::mode::Mode>(
     verify_block::<M>(&params, &statement, &proof).unwrap();
     (params, statement, proof)
 }
+
+/// A pre-norm block (`shape.norm` set, its MLP too where `shape.mlp` is) proven in mode `M`:
+/// the generators, the statement, the proof, the weights and the hidden state it was proven on.
+pub struct PreNormBlock<M: zkmha_attention::mode::Mode> {
+    pub params: zkmha_pcs::HyraxParams,
+    pub statement: zkmha_attention::model_layer::ModelStatement,
+    pub proof: zkmha_attention::block::ModelBlockProof<M>,
+    pub weights: ModelWeights,
+    pub hidden: Vec<i64>,
+}
+
+/// Proves a pre-norm block in mode `M` on `shape`'s random weights (seed `seed`) and hidden
+/// state (seed `hidden_seed`), `X` the proven norm of it, causal, masks and blinds from a
+/// ChaCha20 seeded with `seed` (not verified: the callers' attacks start from it).
+pub fn prove_pre_norm<M: zkmha_attention::mode::Mode>(
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+    seed: u64,
+    hidden_seed: u64,
+) -> PreNormBlock<M> {
+    use rand_chacha::rand_core::SeedableRng as _;
+    use zkmha_attention::block::{block_hyrax_params, commit_model_with, normalized_input, prove_block};
+    let params = block_hyrax_params::<M>(shape, softmax).unwrap();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let w = weights(shape, seed);
+    let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
+    let h = hidden_state(shape, hidden_seed).unwrap();
+    let x = normalized_input(shape, &w, &h).unwrap();
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        shape,
+        MaskKind::Causal,
+        softmax,
+        &x,
+        Some(&h),
+        &w,
+        &model,
+        &blinds,
+        &mut rng,
+    )
+    .unwrap();
+    PreNormBlock { params, statement, proof, weights: w, hidden: h }
+}
