@@ -115,6 +115,9 @@ pub struct HiddenStateArgs {
 /// cannot be written.
 pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
     let start = Instant::now();
+    if args.model.model.as_ref().is_some_and(|model| same_file(model, &args.out)) {
+        bail!(Usage("--out names the model file: the hidden state would overwrite the model".into()));
+    }
     let loaded = load(&args.model, args.heads, None, None, args.json)?;
     let ids = match (&args.tokens, &args.text) {
         (Some(ids), _) => ids.clone(),

@@ -565,6 +565,14 @@ fn gpt2_style_pre_norm_layers_round_trip() {
         .success()
         .stdout(predicate::str::contains("\"proven\":false"));
     assert_eq!(read_npy(&h0).len(), 6 * D);
+    // --out naming the model: a usage error, the model left whole.
+    let before = std::fs::read(&model).unwrap();
+    let out = zkmha()
+        .args(["hidden-state", "--model", s(&model), "--tokens", "1", "--out", s(&model)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&model).unwrap(), before);
     // Layer 1 from a hidden state in a file (its own ln_1 gives X).
     zkmha().args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk1)]).assert().success();
     let values: Vec<f64> = (0..4 * D).map(|k| (k as f64 * 0.61).cos() * 3.0).collect();
