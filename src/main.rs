@@ -17,6 +17,7 @@ mod allocator;
 mod attention_input;
 mod bench;
 mod bench_block;
+mod chain_cli;
 mod demo;
 mod layer;
 mod model_cli;

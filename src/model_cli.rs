@@ -41,6 +41,10 @@ pub struct ModelArgs {
     /// The layer (default 0).
     #[arg(long)]
     pub layer: Option<usize>,
+    /// Consecutive layers A..B (A to B − 1) as one chain: `commit-model` writes their chain
+    /// key, `prove` one proof of them all (with the chain key as --vk).
+    #[arg(long, conflicts_with = "layer", value_parser = crate::chain_cli::parse_layers)]
+    pub layers: Option<std::ops::Range<usize>>,
     /// The model family (bert, gpt2, llama), for files without metadata (no config.json
     /// model_type, no GGUF general.architecture); detected from the tensor names by default.
     /// It cannot override what the metadata says.
@@ -115,6 +119,9 @@ pub struct HiddenStateArgs {
 /// cannot be written.
 pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
     let start = Instant::now();
+    if args.model.layers.is_some() {
+        bail!(Usage("hidden-state writes one layer's input: name it with --layer, not --layers".into()));
+    }
     if args.model.model.as_ref().is_some_and(|model| same_file(model, &args.out)) {
         bail!(Usage("--out names the model file: the hidden state would overwrite the model".into()));
     }
@@ -283,6 +290,9 @@ fn commitments_name(kind: WeightCommitments) -> &'static str {
 /// # Errors
 /// A missing or malformed model, or an unwritable key file (one sentence each).
 pub fn commit(args: &CommitModelArgs) -> Result<()> {
+    if let Some(layers) = args.model.layers.clone() {
+        return crate::chain_cli::commit(args, layers);
+    }
     if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
         bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
     }
@@ -423,6 +433,9 @@ pub fn prove(
                 input.display()
             )));
         }
+    }
+    if let Some(layers) = model.layers.clone() {
+        return crate::chain_cli::prove(model, heads, mask, max_memory, args, out, layers);
     }
     let quiet = args.json;
     let start = Instant::now();
@@ -689,6 +702,9 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         Inspection::LayerProof(file) => crate::proof_file::print_layer_inspection(file),
         Inspection::ModelProof(file) => print_model_proof(file),
         Inspection::VerifierKey(key) => print_key(key),
+        Inspection::ChainProof(_) | Inspection::ChainKey(_) | Inspection::ChainSecret(_) => {
+            crate::chain_cli::print_inspection(&inspection)
+        }
         Inspection::ModelSecret(secret) => {
             let rows: usize = secret.blinds.iter().map(Vec::len).sum();
             println!(

@@ -97,6 +97,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
     }
     let model_only: Vec<&str> = [
         ("--layer", args.model.layer.is_some()),
+        ("--layers", args.model.layers.is_some()),
         ("--family", args.model.family.is_some()),
         ("--tokens", extra.tokens.is_some()),
         ("--text", extra.text.is_some()),
@@ -402,6 +403,20 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 )));
             }
         }
+    }
+    if crate::chain_cli::is_chain(&args.proof) {
+        let Some(vk) = &args.vk else {
+            bail!(Usage(format!(
+                "{} is a chain's proof: pass the chain key with --vk",
+                args.proof.display()
+            )));
+        };
+        if named.is_some() {
+            bail!(Usage(
+                "--softmax-params names one layer's softmax: a chain's keys fix each layer's".into()
+            ));
+        }
+        return crate::chain_cli::verify(&args.proof, vk, args.output.as_deref(), args.json);
     }
     match (&args.vk, zkmha_api::model_files::is_model_proof(&args.proof)) {
         (Some(vk), true) => {

@@ -118,6 +118,23 @@ pub enum Error {
         /// The last part.
         what: &'static str,
     },
+    /// Layers that are not the chain's (another range, not consecutive, none).
+    #[error("the chain needs {key}, but got {given}")]
+    ChainLayers {
+        /// What the chain (or its key) covers.
+        key: String,
+        /// What was given.
+        given: String,
+    },
+    /// A chain secret that does not hold one secret per layer of the key.
+    #[error("the chain secret does not hold one layer secret per layer of the chain key")]
+    ChainSecret,
+    /// A layer proof whose output is committed (one link of a chain), read where a layer's
+    /// public output is needed.
+    #[error(
+        "this proof is one layer of a chain (its output is committed, not public): verify the chain it belongs to"
+    )]
+    ChainLink,
     /// A statement outside the stated limits or inconsistent with itself.
     #[error("{} holds a statement this verifier does not accept: {error}", path.display())]
     UnacceptedStatement {

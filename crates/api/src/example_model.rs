@@ -28,6 +28,48 @@ pub fn write_bert(dir: &Path, seed: u32) -> Result<PathBuf> {
     write_safetensors(dir, seed, &bert_tensors(None), Some(&bert_config(4)))
 }
 
+/// The hidden width of [`write_llama`]'s MLP.
+pub const LLAMA_HIDDEN: usize = 40;
+
+/// Writes a Llama-style model with `layers` whole layers (seeded random weights) (`d_model` 16, 4 query heads of 4
+/// sharing 2 key/value heads, rotary embeddings, RMSNorm, a gated SiLU MLP of 40, a vocabulary
+/// of 40; Hugging Face's names) to `dir/model.safetensors` with its `config.json`; returns the
+/// model's path.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-llama-{}", std::process::id()));
+/// let path = zkmha_api::example_model::write_llama(&dir, 7, 2)?;
+/// assert!(path.ends_with("model.safetensors"));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Write`] when `dir` cannot be made or written.
+pub fn write_llama(dir: &Path, seed: u32, layers: usize) -> Result<PathBuf> {
+    let (d, hidden) = (MODEL_WIDTH, LLAMA_HIDDEN);
+    let mut tensors = vec![("model.embed_tokens.weight".to_string(), vec![VOCABULARY, d])];
+    for layer in 0..layers {
+        let l = format!("model.layers.{layer}.");
+        tensors.extend([
+            (format!("{l}input_layernorm.weight"), vec![d]),
+            (format!("{l}self_attn.q_proj.weight"), vec![d, d]),
+            (format!("{l}self_attn.k_proj.weight"), vec![d / 2, d]),
+            (format!("{l}self_attn.v_proj.weight"), vec![d / 2, d]),
+            (format!("{l}self_attn.o_proj.weight"), vec![d, d]),
+            (format!("{l}post_attention_layernorm.weight"), vec![d]),
+            (format!("{l}mlp.gate_proj.weight"), vec![hidden, d]),
+            (format!("{l}mlp.up_proj.weight"), vec![hidden, d]),
+            (format!("{l}mlp.down_proj.weight"), vec![d, hidden]),
+        ]);
+    }
+    let config = format!(
+        "{{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \
+         \"num_hidden_layers\": {layers}, \"rms_norm_eps\": 1e-5, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}}"
+    );
+    write_safetensors(dir, seed, &tensors, Some(&config))
+}
+
 /// The tensors of [`write_bert`]'s model, less `drop` (to make a model that lacks one).
 pub fn bert_tensors(drop: Option<&str>) -> Vec<(String, Vec<usize>)> {
     let (d, l) = (MODEL_WIDTH, "encoder.layer.0.attention.");

@@ -78,6 +78,12 @@ pub enum Inspection {
     VerifierKey(Box<ModelVerifierKey>),
     /// A model secret.
     ModelSecret(ModelSecret),
+    /// A chain's proof.
+    ChainProof(Box<crate::model_chain::ChainProof>),
+    /// A chain key.
+    ChainKey(Box<crate::model_chain::ChainKey>),
+    /// A chain's secret.
+    ChainSecret(crate::model_chain::ChainSecret),
 }
 
 /// Reads a file of any kind zkmha writes (chosen by its magic bytes), checked as verifying
@@ -103,6 +109,15 @@ pub fn read(path: &Path) -> Result<Inspection> {
         Some(FileKind::ModelProof) => Ok(Inspection::ModelProof(ModelProof::read(path)?)),
         Some(FileKind::VerifierKey) => Ok(Inspection::VerifierKey(Box::new(model_files::read_key(path)?))),
         Some(FileKind::ModelSecret) => Ok(Inspection::ModelSecret(model_files::read_secret(path)?)),
+        Some(FileKind::ChainProof) => {
+            Ok(Inspection::ChainProof(Box::new(crate::model_chain::ChainProof::read(path)?)))
+        }
+        Some(FileKind::ChainKey) => {
+            Ok(Inspection::ChainKey(Box::new(crate::model_chain::read_chain_key(path)?)))
+        }
+        Some(FileKind::ChainSecret) => {
+            Ok(Inspection::ChainSecret(crate::model_chain::read_chain_secret(path)?))
+        }
         None => {
             // Read for its error: a missing file, or not a zkmha file.
             model_files::read_bytes(path)?;
@@ -118,6 +133,9 @@ pub fn model_commitments(
     let mut commitments = vec![("X", fingerprint(&statement.input))];
     if let Some(hidden) = &statement.residual {
         commitments.push(("H", fingerprint(hidden)));
+    }
+    if let Some(output) = statement.output.commitment() {
+        commitments.push(("H'", fingerprint(output)));
     }
     commitments
 }
@@ -189,6 +207,48 @@ impl Inspection {
                        "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": key.compressed_size(),
                        "weight_commitments": weight_commitments_code(key.weight_commitments),
                        "commitment_digest": hex(&key.commitment_digest())})
+            }
+            Inspection::ChainProof(proof) => {
+                let statements = proof.statements();
+                let layers: Vec<Value> = statements
+                    .iter()
+                    .enumerate()
+                    .map(|(i, statement)| {
+                        json!({
+                            "layer": proof.first_layer().saturating_add(i as u64),
+                            "model_commitment": fingerprint(&statement.model),
+                            "commitments": object(&model_commitments(statement)),
+                            "output": if statement.output.public().is_some() { "public" } else { "committed" },
+                        })
+                    })
+                    .collect();
+                let first = statements.first();
+                json!({
+                    "kind": if proof.is_zero_knowledge() { "zero-knowledge chain proof" } else { "chain proof" },
+                    "zero_knowledge": proof.is_zero_knowledge(),
+                    "verified": false,
+                    "first_layer": proof.first_layer(),
+                    "tokens": first.map(|s| s.shape.attention.seq_len),
+                    "model_width": first.map(|s| s.shape.model_width),
+                    "proof_bytes": proof.proof_bytes(),
+                    "layers": layers,
+                    "output": statements.last().map(|s| json!({"name": "H'", "rows": s.shape.attention.seq_len, "columns": s.shape.model_width, "blake3": fingerprint(&s.output)})),
+                })
+            }
+            Inspection::ChainKey(key) => {
+                let layers: Vec<Value> = key
+                    .layers
+                    .iter()
+                    .map(|k| json!({"model": sanitize(&k.description), "commitment": fingerprint(&k.commitment)}))
+                    .collect();
+                json!({"kind": "chain key", "first_layer": key.first_layer, "layers": layers,
+                       "description_authenticated": false,
+                       "hidden_fraction_bits": key.layers.first().map(|k| k.quantization.hidden_fraction_bits),
+                       "weight_commitments": key.layers.first().map(|k| weight_commitments_code(k.weight_commitments)),
+                       "bytes": key.compressed_size()})
+            }
+            Inspection::ChainSecret(secret) => {
+                json!({"kind": "chain secret", "layers": secret.layers.len(), "bytes": secret.compressed_size()})
             }
             Inspection::ModelSecret(secret) => {
                 json!({"kind": "model secret", "key_commitment_digest": hex(&secret.key_digest),

@@ -32,6 +32,7 @@ pub mod example_model;
 pub mod files;
 pub mod inspect;
 pub mod layer_files;
+pub mod model_chain;
 pub mod model_files;
 pub mod model_layer;
 pub mod resources;

@@ -24,6 +24,62 @@ const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
 const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
 const ZK_PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL-ZK\0";
 const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
+
+/// The chain file kinds' magic bytes ([`crate::model_chain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChainMagic {
+    /// `ZKMHA-CHAIN-VK\0` + `ChainKey`.
+    Key,
+    /// `ZKMHA-CHAIN-SECRET\0` + `ChainSecret`.
+    Secret,
+    /// `ZKMHA-CHAIN\0` + the first layer, then each layer's statement and plain proof.
+    Proof,
+    /// `ZKMHA-CHAIN-ZK\0` + the first layer, then each layer's statement and zero-knowledge
+    /// proof.
+    ZkProof,
+}
+
+impl ChainMagic {
+    fn bytes(self) -> &'static [u8] {
+        match self {
+            Self::Key => b"ZKMHA-CHAIN-VK\0",
+            Self::Secret => b"ZKMHA-CHAIN-SECRET\0",
+            Self::Proof => b"ZKMHA-CHAIN\0",
+            Self::ZkProof => b"ZKMHA-CHAIN-ZK\0",
+        }
+    }
+}
+
+/// A chain file's contents: its magic bytes, the version, `parts`.
+///
+/// # Errors
+/// [`Error::Encode`] (not expected: encoding into memory).
+pub(crate) fn encode_parts<T: CanonicalSerialize>(
+    magic: ChainMagic,
+    parts: &T,
+    what: &'static str,
+) -> Result<Vec<u8>> {
+    encode(magic.bytes(), parts, what)
+}
+
+/// Whether the file at `path` starts with `magic`'s bytes.
+pub(crate) fn has_magic(path: &Path, magic: ChainMagic) -> bool {
+    starts_with(path, magic.bytes())
+}
+
+/// Reads a chain file: checks its magic bytes and version, decodes with `read`, and refuses
+/// trailing bytes.
+///
+/// # Errors
+/// As [`read_key`], and `read`'s.
+pub(crate) fn decode_header<T>(
+    path: &Path,
+    magic: ChainMagic,
+    what: &'static str,
+    read: impl FnOnce(&mut &[u8]) -> Result<T>,
+) -> Result<T> {
+    decode_with(path, magic.bytes(), what, read)
+}
 /// 1: the first model-layer proofs (projections with two-digit remainders, committed weights).
 /// 2: the residual's kind in the shape and key; a committed hidden state for pre-norm decoders.
 /// 3: range-checked Q, K, V and rotations (their multiplicities in the proof); keys of
@@ -37,7 +93,9 @@ const SECRET_MAGIC: &[u8] = b"ZKMHA-SECRET\0";
 /// makes so far), the block proof its second half.
 /// 8: keys carry the residual stream's scale `f_h` apart from `X`'s; the command line's keys
 /// and proofs of GPT-2 and Llama layers cover the whole layer (its MLP half included).
-const FILE_VERSION: u32 = 8;
+/// 9: a statement's output is public or committed (a chain's boundary), the proof opens a
+/// committed one; chain files.
+const FILE_VERSION: u32 = 9;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without
@@ -86,6 +144,17 @@ fn encode<T: CanonicalSerialize>(magic: &[u8], parts: &T, what: &'static str) ->
 }
 
 fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &'static str) -> Result<T> {
+    decode_with(path, magic, what, |rest| {
+        zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || decode_part::<T>(rest, path, what))
+    })
+}
+
+fn decode_with<T>(
+    path: &Path,
+    magic: &[u8],
+    what: &'static str,
+    read: impl FnOnce(&mut &[u8]) -> Result<T>,
+) -> Result<T> {
     let bytes = read_bytes(path)?;
     let Some(rest) = bytes.strip_prefix(magic) else {
         return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: what });
@@ -95,6 +164,9 @@ fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &'static str
         let format = match what {
             "verifier key" => "verifier key file",
             "model secret" => "model secret file",
+            "chain key" => "chain key file",
+            "chain secret" => "chain secret file",
+            "chain proof" => "chain proof file",
             _ => "proof file",
         };
         return Err(Error::Version {
@@ -104,8 +176,7 @@ fn decode<T: CanonicalDeserialize>(path: &Path, magic: &[u8], what: &'static str
             expected: FILE_VERSION,
         });
     }
-    let value =
-        zkmha_pcs::decode_with_row_budget(MAX_DECODED_ROWS, || decode_part::<T>(&mut rest, path, what))?;
+    let value = read(&mut rest)?;
     if !rest.is_empty() {
         return Err(Error::TrailingBytes { path: path.to_path_buf(), count: rest.len(), what });
     }
@@ -130,6 +201,12 @@ pub enum FileKind {
     VerifierKey,
     /// A model secret ([`read_secret`]).
     ModelSecret,
+    /// A chain's proof, of either mode ([`crate::model_chain::ChainProof`]).
+    ChainProof,
+    /// A chain key ([`crate::model_chain::read_chain_key`]).
+    ChainKey,
+    /// A chain's secret ([`crate::model_chain::read_chain_secret`]).
+    ChainSecret,
 }
 
 /// The kind of the file at `path`, from its magic bytes (nothing else is read or checked);
@@ -151,6 +228,12 @@ pub fn file_kind(path: &Path) -> Option<FileKind> {
         Some(FileKind::VerifierKey)
     } else if starts_with(path, SECRET_MAGIC) {
         Some(FileKind::ModelSecret)
+    } else if has_magic(path, ChainMagic::Proof) || has_magic(path, ChainMagic::ZkProof) {
+        Some(FileKind::ChainProof)
+    } else if has_magic(path, ChainMagic::Key) {
+        Some(FileKind::ChainKey)
+    } else if has_magic(path, ChainMagic::Secret) {
+        Some(FileKind::ChainSecret)
     } else {
         None
     }

@@ -192,6 +192,32 @@ impl Model {
         &self.float
     }
 
+    /// The most memory a proof of this layer may need, when given ([`ModelOptions::max_memory`]).
+    pub fn max_memory(&self) -> Option<u64> {
+        self.max_memory
+    }
+
+    /// The layer's float64 output on the float hidden state `hidden` entering it (`s ×
+    /// d_model`): the reference a proof's output is compared with. For BERT, the attention
+    /// block's `Z` on `X = hidden`.
+    ///
+    /// # Errors
+    /// As [`Model::float_hidden_state`].
+    pub fn float_output(&self, hidden: Vec<f64>) -> Result<Vec<f64>> {
+        let file = &self.file;
+        let d = self.model_width();
+        let shape = float_shape(file, hidden.len() / d.max(1), self.head_dim, self.key_value_heads)?;
+        let input = file.block_input(self.layer, hidden)?;
+        let middle =
+            reference_model_layer(&shape, self.mask, &self.float, &input.input, input.residual.as_deref())?;
+        Ok(match (&self.float.feed_forward, self.activation) {
+            (Some(feed_forward), Some(activation)) => {
+                reference_feed_forward(feed_forward, file.norm_epsilon, activation, &middle, d)
+            }
+            _ => middle,
+        })
+    }
+
     /// The MLP's activation, when the layer's MLP is proven (GPT-2, Llama).
     pub fn activation(&self) -> Option<Activation> {
         self.activation
@@ -322,88 +348,148 @@ pub fn commit_model_with_progress(
     let _span =
         tracing::info_span!("commit_model", layer = model.layer, commitments = ?weight_commitments).entered();
     let mut stages = Stages::new(progress);
-    let file = &model.file;
-    let d = model.model_width();
-    let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
-    let ids = calibration_ids(file.vocabulary_size()?, tokens);
     stages.start(Stage::Calibrating);
-    let calibration = file.block_input(model.layer, model.float_hidden_state(&ids)?)?;
-    let x = &calibration.input;
-    let calibration_shape = float_shape(file, ids.len(), model.head_dim, model.key_value_heads)?;
-    let (attention, residual, kv, rotary) = (
-        calibration_shape.attention,
-        calibration_shape.residual,
-        calibration_shape.key_value_heads,
-        calibration_shape.rotary,
-    );
-    // The float layer on the calibration input: the residual stream H → Z → H' the scales
-    // must hold, and Z, on which the MLP's scales are chosen.
-    let middle = reference_model_layer(
-        &calibration_shape,
-        model.mask,
-        &model.float,
-        x,
-        calibration.residual.as_deref(),
-    )?;
-    let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
-    let layer_output = feed_forward.map(|(weights, activation)| {
-        reference_feed_forward(weights, file.norm_epsilon, activation, &middle, d)
-    });
-    let stream: Vec<&[f64]> = match &calibration.residual {
-        Some(hidden) => [Some(hidden.as_slice()), Some(middle.as_slice()), layer_output.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect(),
-        None => Vec::new(),
-    };
-    let mlp_input = feed_forward.map(|(weights, _)| float_norm(&weights.norm, file.norm_epsilon, &middle, d));
-    let mut quantization = ModelQuantization::calibrate_with_residual_stream(
-        &calibration_shape,
-        &model.float,
-        x,
-        mlp_input.as_deref(),
-        &stream,
-    )?;
-    if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
-        quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
-    }
-    if let Some((weights, activation)) = feed_forward {
-        quantization.calibrate_mlp(d, weights, file.norm_epsilon, activation, &middle)?;
-    }
+    let ids = model.calibration_ids()?;
+    let calibration = model.calibrate(model.float_hidden_state(&ids)?, None)?;
     stages.start(Stage::Committing);
-    let shape = quantization.model_shape(attention, d, residual, kv, rotary);
-    let integers = quantization.quantize_weights(&model.float)?;
-    let params = weights_hyrax_params(&shape);
-    let (commitment, blinds) = match weight_commitments {
-        WeightCommitments::Binding => (commit_binding(&params, &shape, &integers)?, None),
-        WeightCommitments::Hiding => {
-            let mut rng = secure_rng("commitments' blinds")?;
-            let (commitment, blinds) = commit_model_with::<Zk>(&params, &shape, &integers, &mut rng)?;
-            (commitment, Some(blinds))
-        }
-    };
+    let committed = model.commit(calibration.quantization, weight_commitments)?;
     stages.start(Stage::Done);
-    let key = ModelVerifierKey {
-        description: format!(
-            "{} layer {} ({})",
-            file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
-            model.layer,
-            file.architecture_name()
-        ),
-        model_width: d,
-        heads: file.heads,
-        head_dim: model.head_dim,
-        value_head_dim: model.head_dim,
-        mask: model.mask,
-        residual,
-        key_value_heads: kv,
-        rotary,
-        quantization,
-        weight_commitments,
-        commitment,
-    };
-    let secret = blinds.map(|blinds| ModelSecret::new(&key, &blinds));
-    Ok(CommittedModel { key, secret })
+    Ok(committed)
+}
+
+/// A layer's scales calibrated on a hidden state, and the layer's float output on it.
+pub(crate) struct Calibration {
+    /// The scales and shifts.
+    pub quantization: ModelQuantization,
+    /// The float layer's output on the calibration hidden state (the next layer's).
+    pub output: Vec<f64>,
+}
+
+impl Model {
+    /// The token ids every commitment calibrates on (fixed, from the vocabulary's size).
+    pub(crate) fn calibration_ids(&self) -> Result<Vec<usize>> {
+        let file = &self.file;
+        let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
+        Ok(calibration_ids(file.vocabulary_size()?, tokens))
+    }
+
+    /// Calibrates the layer's scales on the float `hidden` state entering it (the calibration
+    /// tokens' run through the layers before it), with the residual stream's scale
+    /// `hidden_fraction_bits` when given (a chain's, the same for every layer) or chosen on
+    /// this layer's own stream.
+    pub(crate) fn calibrate(
+        &self,
+        hidden: Vec<f64>,
+        hidden_fraction_bits: Option<i32>,
+    ) -> Result<Calibration> {
+        let model = self;
+        let file = &model.file;
+        let d = model.model_width();
+        let tokens = hidden.len() / d.max(1);
+        let calibration = file.block_input(model.layer, hidden)?;
+        let x = &calibration.input;
+        let calibration_shape = float_shape(file, tokens, model.head_dim, model.key_value_heads)?;
+        // The float layer on the calibration input: the residual stream H → Z → H' the scales
+        // must hold, and Z, on which the MLP's scales are chosen.
+        let middle = reference_model_layer(
+            &calibration_shape,
+            model.mask,
+            &model.float,
+            x,
+            calibration.residual.as_deref(),
+        )?;
+        let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
+        let layer_output = feed_forward.map(|(weights, activation)| {
+            reference_feed_forward(weights, file.norm_epsilon, activation, &middle, d)
+        });
+        let mlp_input =
+            feed_forward.map(|(weights, _)| float_norm(&weights.norm, file.norm_epsilon, &middle, d));
+        let mut quantization = match hidden_fraction_bits {
+            Some(f_h) => ModelQuantization::calibrate_with_hidden_scale(
+                &calibration_shape,
+                &model.float,
+                x,
+                mlp_input.as_deref(),
+                f_h,
+            )?,
+            None => {
+                let stream: Vec<&[f64]> = match &calibration.residual {
+                    Some(hidden) => {
+                        [Some(hidden.as_slice()), Some(middle.as_slice()), layer_output.as_deref()]
+                            .into_iter()
+                            .flatten()
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                ModelQuantization::calibrate_with_residual_stream(
+                    &calibration_shape,
+                    &model.float,
+                    x,
+                    mlp_input.as_deref(),
+                    &stream,
+                )?
+            }
+        };
+        if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
+            quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
+        }
+        if let Some((weights, activation)) = feed_forward {
+            quantization.calibrate_mlp(d, weights, file.norm_epsilon, activation, &middle)?;
+        }
+        Ok(Calibration { quantization, output: layer_output.unwrap_or(middle) })
+    }
+
+    /// Commits to the layer's weights at the scales of `quantization`: the verifier key and
+    /// (hiding commitments) the model secret.
+    pub(crate) fn commit(
+        &self,
+        quantization: ModelQuantization,
+        weight_commitments: WeightCommitments,
+    ) -> Result<CommittedModel> {
+        let model = self;
+        let file = &model.file;
+        let d = model.model_width();
+        let calibration_shape = float_shape(file, 1, model.head_dim, model.key_value_heads)?;
+        let (attention, residual, kv, rotary) = (
+            calibration_shape.attention,
+            calibration_shape.residual,
+            calibration_shape.key_value_heads,
+            calibration_shape.rotary,
+        );
+        let shape = quantization.model_shape(attention, d, residual, kv, rotary);
+        let integers = quantization.quantize_weights(&model.float)?;
+        let params = weights_hyrax_params(&shape);
+        let (commitment, blinds) = match weight_commitments {
+            WeightCommitments::Binding => (commit_binding(&params, &shape, &integers)?, None),
+            WeightCommitments::Hiding => {
+                let mut rng = secure_rng("commitments' blinds")?;
+                let (commitment, blinds) = commit_model_with::<Zk>(&params, &shape, &integers, &mut rng)?;
+                (commitment, Some(blinds))
+            }
+        };
+        let key = ModelVerifierKey {
+            description: format!(
+                "{} layer {} ({})",
+                file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
+                model.layer,
+                file.architecture_name()
+            ),
+            model_width: d,
+            heads: file.heads,
+            head_dim: model.head_dim,
+            value_head_dim: model.head_dim,
+            mask: model.mask,
+            residual,
+            key_value_heads: kv,
+            rotary,
+            quantization,
+            weight_commitments,
+            commitment,
+        };
+        let secret = blinds.map(|blinds| ModelSecret::new(&key, &blinds));
+        Ok(CommittedModel { key, secret })
+    }
 }
 
 /// The shape of a layer's float64 reference on `tokens` tokens (the attention's sizes, the
@@ -436,7 +522,7 @@ fn float_shape(
     })
 }
 
-fn secure_rng(purpose: &'static str) -> Result<rand_chacha::ChaCha20Rng> {
+pub(crate) fn secure_rng(purpose: &'static str) -> Result<rand_chacha::ChaCha20Rng> {
     zkmha_zk::secure_rng().map_err(|source| Error::Randomness { purpose, source })
 }
 
@@ -528,6 +614,55 @@ pub fn prove_with_progress(
 ) -> Result<ProvedLayer> {
     let _span = tracing::info_span!("prove", layer = model.layer).entered();
     let mut stages = Stages::new(progress);
+    let blinds = check_model_against_key(key, secret, model)?;
+    let d = key.model_width;
+    let InputHiddenState { values: hidden, token_ids, tokenizer } = model.input_hidden_state(input, d)?;
+    if hidden.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    let block_input = model.file.block_input(model.layer, hidden)?;
+    let (x, residual) = (&block_input.input, block_input.residual.as_deref());
+    let s = x.len() / d;
+    let shape = key.shape(s)?;
+    crate::resources::check_model_layer_memory(&shape, model.max_memory)?;
+    let softmax = key.quantization.softmax(&shape.attention)?;
+    let integers = key.quantization.quantize_weights(&model.float)?;
+    // H first: a bad entry in it is named as H's, not as the X computed from it.
+    let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
+    // A proven norm: X is the integer norm of H (the float X is the accuracy reference only).
+    let layer_input = match (&shape.norm, &hidden_state) {
+        (Some(_), Some(h)) => zkmha_attention::block::normalized_input(&shape, &integers, h)?,
+        _ => key.quantization.quantize_input(x)?,
+    };
+    let inputs =
+        BlockInputs { shape: &shape, softmax, input: &layer_input, hidden_state: hidden_state.as_deref() };
+    let (proof, prove_time) = match &blinds {
+        None => {
+            prove_in::<Plain>(key, &inputs, &integers, &vec![(); key.commitment.tables.len()], &mut stages)?
+        }
+        Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, &mut stages)?,
+    };
+    let output =
+        key.quantization.dequantize_output(proof.statement().output.public().ok_or(Error::ChainLink)?);
+    let mut reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
+    if let (Some(feed_forward), Some(activation)) = (&model.float.feed_forward, model.activation) {
+        reference = reference_feed_forward(feed_forward, model.file.norm_epsilon, activation, &reference, d);
+    }
+    let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
+    Ok(ProvedLayer { proof, output, tokens: s, model_width: d, token_ids, tokenizer, accuracy, prove_time })
+}
+
+/// The hiding key's blinds from `secret` (none for a binding key), after checking that the
+/// model file's layer is the one `key` was made for, as far as the commitments do not say:
+/// the mask, the residual, the MLP's presence and activation, the norm's ε and the rotary base.
+///
+/// # Errors
+/// As [`prove`]'s checks.
+pub(crate) fn check_model_against_key(
+    key: &ModelVerifierKey,
+    secret: Option<&ModelSecret>,
+    model: &Model,
+) -> Result<Option<Vec<zkmha_pcs::HyraxBlinds>>> {
     let blinds = match (key.weight_commitments, secret) {
         (WeightCommitments::Hiding, None) => return Err(Error::SecretRequired),
         (WeightCommitments::Binding, Some(_)) => return Err(Error::SecretNotNeeded),
@@ -560,53 +695,47 @@ pub fn prove_with_progress(
         });
     }
     check_config_against_key(key, model)?;
-    let d = key.model_width;
-    let (hidden, token_ids, tokenizer) = match input {
-        ModelInput::Tokens(ids) => (model.embed(ids)?, Some(ids.clone()), None),
-        ModelInput::Text(text) => {
-            let tokenizer = model.file.tokenizer()?;
-            let ids = tokenizer.encode(text)?;
-            (model.embed(&ids)?, Some(ids), Some(tokenizer.source.to_string()))
-        }
-        ModelInput::HiddenState { values, columns } => {
-            if *columns != d || values.len() % d != 0 {
-                return Err(Error::InputWidth { entries: values.len(), columns: *columns, model_width: d });
+    Ok(blinds)
+}
+
+impl Model {
+    /// The float hidden state `input` gives (`s × d_model`), with the token ids and the
+    /// tokenizer's source when it holds tokens or text.
+    ///
+    /// # Errors
+    /// [`Error::InputWidth`], [`Error::TokensNeedLayerZero`], [`Error::Model`] (a token outside
+    /// the vocabulary, the tokenizer).
+    pub(crate) fn input_hidden_state(&self, input: &ModelInput, d: usize) -> Result<InputHiddenState> {
+        let (hidden, token_ids, tokenizer) = match input {
+            ModelInput::Tokens(ids) => (self.embed(ids)?, Some(ids.clone()), None),
+            ModelInput::Text(text) => {
+                let tokenizer = self.file.tokenizer()?;
+                let ids = tokenizer.encode(text)?;
+                (self.embed(&ids)?, Some(ids), Some(tokenizer.source.to_string()))
             }
-            (values.clone(), None, None)
-        }
-    };
-    if hidden.is_empty() {
-        return Err(Error::EmptyInput);
+            ModelInput::HiddenState { values, columns } => {
+                if *columns != d || values.len() % d != 0 {
+                    return Err(Error::InputWidth {
+                        entries: values.len(),
+                        columns: *columns,
+                        model_width: d,
+                    });
+                }
+                (values.clone(), None, None)
+            }
+        };
+        Ok(InputHiddenState { values: hidden, token_ids, tokenizer })
     }
-    let block_input = model.file.block_input(model.layer, hidden)?;
-    let (x, residual) = (&block_input.input, block_input.residual.as_deref());
-    let s = x.len() / d;
-    let shape = key.shape(s)?;
-    crate::resources::check_model_layer_memory(&shape, model.max_memory)?;
-    let softmax = key.quantization.softmax(&shape.attention)?;
-    let integers = key.quantization.quantize_weights(&model.float)?;
-    // H first: a bad entry in it is named as H's, not as the X computed from it.
-    let hidden_state = residual.map(|h| key.quantization.quantize_hidden_state(h)).transpose()?;
-    // A proven norm: X is the integer norm of H (the float X is the accuracy reference only).
-    let layer_input = match (&shape.norm, &hidden_state) {
-        (Some(_), Some(h)) => zkmha_attention::block::normalized_input(&shape, &integers, h)?,
-        _ => key.quantization.quantize_input(x)?,
-    };
-    let inputs =
-        BlockInputs { shape: &shape, softmax, input: &layer_input, hidden_state: hidden_state.as_deref() };
-    let (proof, prove_time) = match &blinds {
-        None => {
-            prove_in::<Plain>(key, &inputs, &integers, &vec![(); key.commitment.tables.len()], &mut stages)?
-        }
-        Some(blinds) => prove_in::<Zk>(key, &inputs, &integers, blinds, &mut stages)?,
-    };
-    let output = key.quantization.dequantize_output(&proof.statement().output);
-    let mut reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
-    if let (Some(feed_forward), Some(activation)) = (&model.float.feed_forward, model.activation) {
-        reference = reference_feed_forward(feed_forward, model.file.norm_epsilon, activation, &reference, d);
-    }
-    let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
-    Ok(ProvedLayer { proof, output, tokens: s, model_width: d, token_ids, tokenizer, accuracy, prove_time })
+}
+
+/// The float hidden state a [`ModelInput`] gives, and where it came from.
+pub(crate) struct InputHiddenState {
+    /// `s × d_model`, row-major.
+    pub values: Vec<f64>,
+    /// The token ids (tokens or text).
+    pub token_ids: Option<Vec<usize>>,
+    /// The tokenizer's source (text).
+    pub tokenizer: Option<String>,
 }
 
 /// The constants a key fixes that the weight commitments do not cover, against the model
@@ -736,10 +865,11 @@ pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutp
     let verify_time = start.elapsed();
     result.map_err(|error| Error::InvalidProof { error })?;
     let statement = proof.statement();
+    let output = statement.output.public().ok_or(Error::ChainLink)?;
     Ok(VerifiedOutput {
         rows: statement.shape.attention.seq_len,
         columns: statement.shape.model_width,
-        values: key.quantization.dequantize_output(&statement.output),
+        values: key.quantization.dequantize_output(output),
         verify_time,
     })
 }

@@ -49,8 +49,8 @@ use crate::mlp::{
 use crate::mode::{Mode, ProverRng};
 use crate::model_layer::MlpTable;
 use crate::model_layer::{
-    ModelCommitment, ModelShape, ModelStatement, ModelWeights, integer_output, output_value, padded_tables,
-    require_proven_softmax,
+    LayerOutput, ModelCommitment, ModelShape, ModelStatement, ModelWeights, OutputKind, check_block_sizes,
+    integer_output, output_value, padded_tables, require_proven_softmax,
 };
 use crate::norm::{
     NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_ranges, norm_zk_schedule,
@@ -83,6 +83,7 @@ const LABEL_RESIDUAL_POINT: &[u8] = b"attention/block/residual-point";
 const LABEL_RESIDUAL_VALUE: &[u8] = b"attention/block/residual-input";
 const LABEL_MIDDLE_VALUE: &[u8] = b"attention/block/middle-hidden-state";
 const LABEL_OUTPUT_VALUE: &[u8] = b"attention/block/output-value";
+const LABEL_COMMITTED_OUTPUT: &[u8] = b"attention/block/committed-output";
 const STEP_SHAPE: &str = "model layer proof shape";
 const STEP_CLAIMS: &str = "block claims";
 
@@ -94,6 +95,9 @@ pub enum BlockPolynomial {
     Input,
     /// The hidden state `H` the residual adds to (pre-norm blocks).
     HiddenState,
+    /// The layer's output when the statement commits to it ([`LayerOutput::Committed`]: a
+    /// chain's boundary, the next layer's `HiddenState`).
+    Output,
     /// A weight table, in [`ModelCommitment`] order: `W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o`.
     Weight(usize),
     /// The attention's input `Q`, `K` or `V` (0, 1, 2).
@@ -144,13 +148,17 @@ pub enum NormPolynomial {
     Multiplicities(usize),
 }
 
-/// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights.
-pub fn statement_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
+/// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights, the
+/// output (when committed).
+pub fn statement_polynomials(shape: &ModelShape, output: OutputKind) -> Vec<BlockPolynomial> {
     let mut out = vec![BlockPolynomial::Input];
     if shape.residual == Residual::HiddenState {
         out.push(BlockPolynomial::HiddenState);
     }
     out.extend((0..shape.table_vars().len() - 1).map(BlockPolynomial::Weight));
+    if output == OutputKind::Committed {
+        out.push(BlockPolynomial::Output);
+    }
     out
 }
 
@@ -248,7 +256,10 @@ impl<'s> Layouts<'s> {
         let (num_vars, columns) =
             polynomial_layout(self.shape, self.softmax, self.softmax_vars.as_ref(), key)?;
         let widened = match key {
-            BlockPolynomial::Input | BlockPolynomial::HiddenState | BlockPolynomial::Weight(_) => columns,
+            BlockPolynomial::Input
+            | BlockPolynomial::HiddenState
+            | BlockPolynomial::Output
+            | BlockPolynomial::Weight(_) => columns,
             _ => (columns + self.extra_columns).min(num_vars),
         };
         Ok((num_vars, widened))
@@ -269,7 +280,7 @@ fn polynomial_layout(
     let projection = |p: usize| projections.get(p).ok_or_else(missing);
     let attention_layout = layout_column_vars(a, softmax);
     let (num_vars, layout) = match key {
-        Input | HiddenState | Projected => (vars[0], shape.layout(softmax)),
+        Input | HiddenState | Output | Projected => (vars[0], shape.layout(softmax)),
         Weight(i) => (*vars.get(1 + i).ok_or_else(missing)?, shape.weights_layout()),
         AttentionInput(0 | 1) => (a.seq_vars() + a.model_vars(), attention_layout),
         AttentionInput(2) => (a.seq_vars() + a.value_model_vars(), attention_layout),
@@ -315,12 +326,17 @@ fn norm_polynomial_vars(norm: &NormShape, part: NormPolynomial) -> Result<usize,
 
 /// Every masked sum-check of a zero-knowledge block proof, in proof order: the first norm's,
 /// the second norm's and the MLP's (when proven), the projections', the rotations', the
-/// attention's steps', the final opening's.
+/// attention's steps', the final opening's (which depends on the output's kind: a committed
+/// output is one more polynomial opened).
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape out of the limits, softmax parameters out of
 /// range.
-pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<MaskSchedule, AttentionError> {
+pub fn block_zk_schedule(
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+    output: OutputKind,
+) -> Result<MaskSchedule, AttentionError> {
     shape.validate()?;
     let a = &shape.attention;
     let mut schedule = match shape.norm_shape() {
@@ -341,7 +357,7 @@ pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<Mas
     schedule.extend(chain_zk_schedule(a, softmax)?);
     // The sizes only (the layouts do not change them).
     let layouts = Layouts::new::<crate::mode::Plain>(shape, softmax)?;
-    let sizes = statement_polynomials(shape)
+    let sizes = statement_polynomials(shape, output)
         .into_iter()
         .chain(proof_polynomials(shape))
         .map(|key| layouts.of(key).map(|(n, _)| n))
@@ -351,7 +367,8 @@ pub fn block_zk_schedule(shape: &ModelShape, softmax: SoftmaxMode) -> Result<Mas
 }
 
 /// The Hyrax generators a block proof of mode `M` needs: the committed tables' and, in zero
-/// knowledge, one per coefficient of every mask (transparent, derived from the shape).
+/// knowledge, one per coefficient of every mask (transparent, derived from the shape; enough
+/// for either output kind, so a chain's layers and its last layer share them).
 ///
 /// # Errors
 /// As [`block_zk_schedule`].
@@ -363,7 +380,12 @@ pub fn block_hyrax_params<M: Mode>(
     // Generators for the widest layout: 2^⌈n/2⌉ of them for n variables.
     let extra = if M::HIDING { 2 * ZK_EXTRA_COLUMNS } else { 0 };
     let tables = shape.largest_vars(softmax) + extra;
-    let masks = if M::HIDING { 2 * block_zk_schedule(shape, softmax)?.generator_vars() } else { 0 };
+    let mut masks = 0;
+    if M::HIDING {
+        for kind in [OutputKind::Public, OutputKind::Committed] {
+            masks = masks.max(2 * block_zk_schedule(shape, softmax, kind)?.generator_vars());
+        }
+    }
     Ok(HyraxParams::new(tables.max(masks)))
 }
 
@@ -408,6 +430,9 @@ pub struct ModelBlockProof<M: Mode> {
     pub feed_forward: Option<FeedForwardProof<M>>,
     /// `α = R̃(r_z)`.
     pub residual_input: M::Sent,
+    /// `η = Õ(r_z)`, the committed output at the residual's point (a committed output only:
+    /// [`LayerOutput::Committed`]).
+    pub committed_output: Option<M::Sent>,
     /// The `Q`, `K`, `V` and output projections.
     pub projections: ProjectionsProofOf<M>,
     /// Under grouped-query attention: the reductions of `W_k`, `b_k`, `W_v`, `b_v` (empty
@@ -772,6 +797,130 @@ impl<'t> TableSources<'t> {
     }
 }
 
+/// The block's forward pass in integers: every intermediate its proof commits to.
+struct BlockForward {
+    projections: [crate::projection::ProjectionShape; 4],
+    /// The `Q`, `K`, `V` projections' (the output projection's is pushed by the prover).
+    witnesses: Vec<ProjectionWitness>,
+    rotation_shape: Option<crate::rope::RotaryShape>,
+    rotation_witnesses: Vec<RotaryWitness>,
+    inputs: AttentionInputs,
+    witness: crate::AttentionWitness,
+    attention_output: Vec<i64>,
+    projected: Vec<i64>,
+    /// `Z = R + Y`.
+    middle: Vec<i64>,
+    feed_forward: Option<FeedForwardData>,
+    /// `Z`, or `H' = Z + Y₂` with the MLP.
+    output: Vec<i64>,
+}
+
+/// Runs the block's forward pass on `X` and the residual's `R` (`H`, or `X` itself).
+///
+/// # Errors
+/// As the steps' forward passes (intermediates out of their ranges).
+#[allow(clippy::too_many_arguments)]
+fn block_forward(
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    residual_values: &[i64],
+    weights: &ModelWeights,
+    hyrax: Option<&HyraxParams>,
+) -> Result<BlockForward, AttentionError> {
+    let a = &shape.attention;
+    let projections = shape.projections();
+    let expanded = shape.expanded_key_values(weights);
+    let biases = [&weights.queries_bias, &expanded[1], &expanded[3]];
+    let matrices = [&weights.queries, &expanded[0], &expanded[2]];
+    let mut witnesses = Vec::with_capacity(4);
+    for ((projection, w), b) in projections.iter().zip(matrices).zip(biases) {
+        let output = compute_projection(projection, input, w, b)?;
+        witnesses.push(ProjectionWitness {
+            input: input.to_vec(),
+            weights: w.clone(),
+            bias: b.clone(),
+            output,
+        });
+    }
+    drop(expanded);
+    let rotation_shape = shape.rotary.map(|r| r.shape(a.seq_len, a.heads, a.head_dim));
+    let mut rotation_witnesses = Vec::with_capacity(2);
+    if let Some(rotation) = &rotation_shape {
+        for w in witnesses.iter().take(2) {
+            let rotated = compute_rotation(rotation, &w.output)?;
+            rotation_witnesses.push(RotaryWitness { input: w.output.clone(), output: rotated });
+        }
+    }
+    let attention_input = |p: usize| match rotation_witnesses.get(p) {
+        Some(r) => r.output.clone(),
+        None => witnesses[p].output.clone(),
+    };
+    let inputs =
+        AttentionInputs { queries: attention_input(0), keys: attention_input(1), values: attention_input(2) };
+    let witness = witness_alongside_table(a, mask, softmax, &inputs, hyrax)?;
+    let attention_output = integer_output(&witness.output)?;
+    let projected =
+        compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
+    let middle: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    #[cfg(test)]
+    let middle = attack_mlp::middle(middle);
+    let feed_forward = feed_forward_data(shape, weights, &middle)?;
+    let output: Vec<i64> = match &feed_forward {
+        Some(f) => middle.iter().zip(f.mlp_witness.output()).map(|(z, y)| z + y).collect(),
+        None => middle.clone(),
+    };
+    Ok(BlockForward {
+        projections,
+        witnesses,
+        rotation_shape,
+        rotation_witnesses,
+        inputs,
+        witness,
+        attention_output,
+        projected,
+        middle,
+        feed_forward,
+        output,
+    })
+}
+
+/// The block's output on its inputs — the integer forward pass its proof proves: `Z`, or
+/// `H' = Z + MLP(norm₂(Z))` when the shape proves the MLP. `input` is `X` (for a proven norm,
+/// [`normalized_input`] of `H`), `residual` the hidden state `H` under
+/// [`Residual::HiddenState`]. Whoever runs a chain's forward pass commits each layer's output
+/// as the next boundary ([`commit_boundary`]) with it.
+///
+/// # Errors
+/// Bad shapes or tensors, a residual that does not match the shape's kind, intermediates out
+/// of their ranges (as [`prove_block`]).
+pub fn block_output(
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    residual: Option<&[i64]>,
+    weights: &ModelWeights,
+) -> Result<Vec<i64>, AttentionError> {
+    shape.validate()?;
+    require_proven_softmax(softmax)?;
+    check_block_sizes(shape, input.len(), weights)?;
+    let residual_values = match (shape.residual, residual) {
+        (Residual::LayerInput, None) => input,
+        (Residual::HiddenState, Some(h)) => {
+            check_tensor_sizes(&[("H", h.len(), shape.attention.seq_len, shape.model_width)])?;
+            h
+        }
+        _ => {
+            return Err(AttentionError::InvalidShape(
+                "pass the hidden state H exactly when the block's residual adds to it".into(),
+            ));
+        }
+    };
+    Ok(block_forward(shape, mask, softmax, input, residual_values, weights, None)?.output)
+}
+
 /// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it in
 /// mode `M`; `residual` is the hidden state `H` under [`Residual::HiddenState`]. The weights'
 /// `model_blinds` come from [`commit_model_with`] (nothing to keep in the plain mode).
@@ -800,6 +949,104 @@ pub fn prove_block<M: Mode>(
         softmax,
         input,
         residual,
+        &BlockEnds::default(),
+        weights,
+        model,
+        model_blinds,
+        rng,
+    )?;
+    Ok((statement, proof, timings))
+}
+
+/// A boundary activation of a chain of layers, committed once: the hidden state `H_ℓ` that
+/// layer `ℓ − 1` outputs and layer `ℓ` adds its residual to, with the blinds both layers'
+/// proofs open it with (nothing in the plain mode). Whoever runs the forward pass commits every
+/// boundary ([`commit_boundary`]) and hands each layer's prover the two it needs, so the
+/// layers prove independently, in any order, and their statements hold byte-equal
+/// commitments where they meet.
+#[derive(Clone, Debug)]
+pub struct Boundary<B> {
+    /// `H_ℓ`, `s × d_model`, row-major, at the residual stream's scale.
+    pub values: Vec<i64>,
+    /// Its commitment: padded to `2^(log s + log d_model)` entries, in the statement's layout
+    /// for `H`.
+    pub commitment: HyraxCommitment,
+    /// Its blinds.
+    pub blinds: B,
+}
+
+/// Commits to a boundary activation `H` (`s × d_model`) in mode `M` for blocks of `shape`: the
+/// commitment a layer's statement holds as its [`ModelStatement::residual`] and the previous
+/// layer's as its [`LayerOutput::Committed`] output.
+///
+/// # Errors
+/// [`AttentionError::WrongTensorSize`] for `H`'s length, a shape out of the limits,
+/// [`AttentionError::Commitment`] for too few generators.
+pub fn commit_boundary<M: Mode>(
+    params: &HyraxParams,
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+    values: Vec<i64>,
+    rng: &mut dyn ProverRng,
+) -> Result<Boundary<M::Blinds>, AttentionError> {
+    shape.validate()?;
+    let a = &shape.attention;
+    check_tensor_sizes(&[("H", values.len(), a.seq_len, shape.model_width)])?;
+    let (num_vars, column_vars) = Layouts::new::<M>(shape, softmax)?.of(BlockPolynomial::HiddenState)?;
+    let padded = pad(&values, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars());
+    let (commitment, blinds) = M::commit_table(params, num_vars, column_vars, &padded, rng)?;
+    Ok(Boundary { values, commitment, blinds })
+}
+
+/// The committed boundaries a block joins ([`prove_linked_block`]): `input` the hidden state
+/// `H` its residual adds to (else the prover commits `H` itself), `output` its output (else
+/// the output is public).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockEnds<'b, B> {
+    /// `H`, committed by the caller.
+    pub input: Option<&'b Boundary<B>>,
+    /// The output `H'`, committed by the caller.
+    pub output: Option<&'b Boundary<B>>,
+}
+
+impl<B> Default for BlockEnds<'_, B> {
+    fn default() -> Self {
+        Self { input: None, output: None }
+    }
+}
+
+/// [`prove_block`] for one link of a chain: the hidden state `H` and (when `ends.output` is
+/// given) the output are the caller's committed [`Boundary`] activations, so the statement
+/// holds their commitments as they are (`residual` and [`LayerOutput::Committed`]) and the
+/// proof opens both. `input` is `X = norm(H)` (the shape proves the norm) computed from
+/// `ends.input`'s values.
+///
+/// # Errors
+/// As [`prove_block`]; [`AttentionError::InvalidShape`] for an input boundary on a block whose
+/// residual adds to `X`, or an output boundary whose values are not the layer's output (the
+/// forward pass that committed it differs from this block).
+#[allow(clippy::too_many_arguments)]
+pub fn prove_linked_block<M: Mode>(
+    params: &HyraxParams,
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    ends: BlockEnds<'_, M::Blinds>,
+    weights: &ModelWeights,
+    model: &ModelCommitment,
+    model_blinds: &[M::Blinds],
+    rng: &mut dyn ProverRng,
+) -> Result<(ModelStatement, ModelBlockProof<M>, ProverTimings), AttentionError> {
+    let residual = ends.input.map(|b| b.values.as_slice());
+    let (statement, proof, timings, _) = prove_block_with_claims::<M>(
+        params,
+        shape,
+        mask,
+        softmax,
+        input,
+        residual,
+        &ends,
         weights,
         model,
         model_blinds,
@@ -826,6 +1073,7 @@ fn prove_block_with_claims<M: Mode>(
     softmax: SoftmaxMode,
     input: &[i64],
     residual: Option<&[i64]>,
+    ends: &BlockEnds<'_, M::Blinds>,
     weights: &ModelWeights,
     model: &ModelCommitment,
     model_blinds: &[M::Blinds],
@@ -844,6 +1092,11 @@ fn prove_block_with_claims<M: Mode>(
     }
     let tables = padded_tables(shape, input, weights)?;
     let a = &shape.attention;
+    if ends.input.is_some() && shape.residual != Residual::HiddenState {
+        return Err(AttentionError::InvalidShape(
+            "a committed hidden state was given, but this block's residual adds to its input X".into(),
+        ));
+    }
     let hidden_state = match (shape.residual, residual) {
         (Residual::LayerInput, None) => None,
         (Residual::HiddenState, Some(h)) => {
@@ -881,51 +1134,31 @@ fn prove_block_with_claims<M: Mode>(
         (None, _, _) => None,
         _ => return Err(AttentionError::CheckFailed { step: "norm weights" }),
     };
-    let projections = shape.projections();
-    let expanded = shape.expanded_key_values(weights);
-    let biases = [&weights.queries_bias, &expanded[1], &expanded[3]];
-    let matrices = [&weights.queries, &expanded[0], &expanded[2]];
-    let mut witnesses = Vec::with_capacity(4);
-    for ((projection, w), b) in projections.iter().zip(matrices).zip(biases) {
-        let output = compute_projection(projection, input, w, b)?;
-        witnesses.push(ProjectionWitness {
-            input: input.to_vec(),
-            weights: w.clone(),
-            bias: b.clone(),
-            output,
-        });
-    }
-    drop(expanded);
-    let rotation_shape = shape.rotary.map(|r| r.shape(a.seq_len, a.heads, a.head_dim));
-    let mut rotation_witnesses = Vec::with_capacity(2);
-    if let Some(rotation) = &rotation_shape {
-        for w in witnesses.iter().take(2) {
-            let rotated = compute_rotation(rotation, &w.output)?;
-            rotation_witnesses.push(RotaryWitness { input: w.output.clone(), output: rotated });
-        }
-    }
-    let attention_input = |p: usize| match rotation_witnesses.get(p) {
-        Some(r) => r.output.clone(),
-        None => witnesses[p].output.clone(),
-    };
-    let inputs =
-        AttentionInputs { queries: attention_input(0), keys: attention_input(1), values: attention_input(2) };
-    let mut witness = witness_alongside_table(a, mask, softmax, &inputs, Some(params))?;
-    let attention_output = integer_output(&witness.output)?;
-    let projected =
-        compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
-    let middle: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
-    #[cfg(test)]
-    let middle = attack_mlp::middle(middle);
-    let feed_forward = feed_forward_data(shape, weights, &middle)?;
-    let output: Vec<i64> = match &feed_forward {
-        Some(f) => middle.iter().zip(f.mlp_witness.output()).map(|(z, y)| z + y).collect(),
-        None => middle.clone(),
-    };
+    let BlockForward {
+        projections,
+        mut witnesses,
+        rotation_shape,
+        rotation_witnesses,
+        inputs,
+        mut witness,
+        attention_output,
+        projected,
+        middle,
+        feed_forward,
+        output,
+    } = block_forward(shape, mask, softmax, input, residual_values, weights, Some(params))?;
     #[cfg(test)]
     let (mlp_honest_output, output) = (output.clone(), attack_mlp::output(output));
     #[cfg(test)]
     let (honest_output, output) = (output.clone(), cheating_residual::output(output));
+    if let Some(boundary) = ends.output
+        && boundary.values != output
+    {
+        return Err(AttentionError::InvalidShape(
+            "the committed output boundary is not this block's output (the forward pass that committed it computed another one)"
+                .into(),
+        ));
+    }
     witnesses.push(ProjectionWitness {
         input: attention_output,
         weights: weights.output.clone(),
@@ -963,6 +1196,9 @@ fn prove_block_with_claims<M: Mode>(
         push(AttentionInput(2), grid(&inputs.values, a.value_model_width(), a.value_model_vars()))?;
         push(AttentionOutput, grid(&witnesses[3].input, a.value_model_width(), a.value_model_vars()))?;
         push(Projected, grid(&witnesses[3].output, shape.model_width, shape.model_vars()))?;
+        if ends.output.is_some() {
+            push(Output, grid(&output, shape.model_width, shape.model_vars()))?;
+        }
         if let Some(f) = &feed_forward {
             push(MiddleHiddenState, grid(&middle, shape.model_width, shape.model_vars()))?;
             push(MlpInput, grid(&f.norm_witness.output, shape.model_width, shape.model_vars()))?;
@@ -999,7 +1235,8 @@ fn prove_block_with_claims<M: Mode>(
             }
         }
     }
-    let statement_keys = statement_polynomials(shape);
+    let output_kind = if ends.output.is_some() { OutputKind::Committed } else { OutputKind::Public };
+    let statement_keys = statement_polynomials(shape, output_kind);
     let proof_keys = proof_polynomials(shape);
     let sources = TableSources { tables: &tables, hidden_state: hidden_state.as_deref(), owned: &owned };
     let softmax_columns = softmax_column_tables(a, &softmax_params, &softmax_data)?;
@@ -1015,9 +1252,10 @@ fn prove_block_with_claims<M: Mode>(
         }
     };
     let (input_commitment, input_blinds) = commit(BlockPolynomial::Input, rng)?;
-    let hidden = match shape.residual {
-        Residual::HiddenState => Some(commit(BlockPolynomial::HiddenState, rng)?),
-        Residual::LayerInput => None,
+    let hidden = match (shape.residual, ends.input) {
+        (Residual::HiddenState, Some(b)) => Some((b.commitment.clone(), b.blinds.clone())),
+        (Residual::HiddenState, None) => Some(commit(BlockPolynomial::HiddenState, rng)?),
+        (Residual::LayerInput, _) => None,
     };
     let statement = ModelStatement {
         shape: *shape,
@@ -1026,7 +1264,10 @@ fn prove_block_with_claims<M: Mode>(
         input: input_commitment,
         residual: hidden.as_ref().map(|(c, _)| c.clone()),
         model: model.clone(),
-        output,
+        output: match ends.output {
+            Some(b) => LayerOutput::Committed(b.commitment.clone()),
+            None => LayerOutput::Public(output.clone()),
+        },
     };
     statement.validate()?;
     let mut commitments = Vec::with_capacity(proof_keys.len());
@@ -1042,7 +1283,7 @@ fn prove_block_with_claims<M: Mode>(
     let mut transcript = absorb_statement::<M>(&statement, &commitments);
     let t = &mut transcript;
     let (mut session, session_commitment) =
-        M::start_prover(params, &|| block_zk_schedule(shape, softmax), t, rng)?;
+        M::start_prover(params, &|| block_zk_schedule(shape, softmax, output_kind), t, rng)?;
     let mut prover = M::prover(params, &mut session, rng);
     let (norm_proof, norm_claims) = match &norm_data {
         Some((norm, witness, ranges)) => {
@@ -1067,11 +1308,9 @@ fn prove_block_with_claims<M: Mode>(
     let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
     let alpha = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
     #[cfg(test)]
-    let alpha =
-        alpha + output_value(shape, &statement.output, &r_z)? - output_value(shape, &honest_output, &r_z)?;
+    let alpha = alpha + output_value(shape, &output, &r_z)? - output_value(shape, &honest_output, &r_z)?;
     #[cfg(test)]
-    let mlp_delta =
-        output_value(shape, &statement.output, &r_z)? - output_value(shape, &mlp_honest_output, &r_z)?;
+    let mlp_delta = output_value(shape, &output, &r_z)? - output_value(shape, &mlp_honest_output, &r_z)?;
     #[cfg(test)]
     let alpha = alpha + attack_mlp::alpha_shift() * mlp_delta;
     let (mut sent, mut held) = M::send(&mut prover, LABEL_RESIDUAL_VALUE, &[alpha], t);
@@ -1079,7 +1318,21 @@ fn prove_block_with_claims<M: Mode>(
         (Some(s), Some(h)) => (s, h),
         _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
     };
-    let public_value = M::prover_constant(&prover, output_value(shape, &statement.output, &r_z)?);
+    // The output at r_z: the public integers' MLE, or the committed output's value, sent and
+    // claimed on the commitment.
+    let (committed_output, public_value, output_claims) = match ends.output {
+        None => (None, M::prover_constant(&prover, output_value(shape, &output, &r_z)?), Vec::new()),
+        Some(_) => {
+            let eta = output_value(shape, &output, &r_z)?;
+            let (mut sent, mut held) = M::send(&mut prover, LABEL_COMMITTED_OUTPUT, &[eta], t);
+            let (eta_sent, eta_held) = match (sent.pop(), held.pop()) {
+                (Some(s), Some(h)) => (s, h),
+                _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
+            };
+            let claim = (BlockPolynomial::Output, EvalClaim { point: r_z.clone(), value: eta_held.clone() });
+            (Some(eta_sent), eta_held, vec![claim])
+        }
+    };
     let (middle_sent, projected_value, residual_claims) = match feed_forward_proofs.is_some() {
         // Y(r_z) = Z̃(r_z) − α, Y₂(r_z) = H̃′(r_z) − Z̃(r_z), Z̃(r_z) = ζ sent.
         true => {
@@ -1157,7 +1410,7 @@ fn prove_block_with_claims<M: Mode>(
         &r_z,
         &alpha_held,
         projected_value,
-        [norm_claims, feed_forward_claims, residual_claims].concat(),
+        [norm_claims, feed_forward_claims, residual_claims, output_claims].concat(),
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -1165,6 +1418,7 @@ fn prove_block_with_claims<M: Mode>(
         std::iter::once((&statement.input, &input_blinds))
             .chain(hidden.as_ref().map(|(c, b)| (c, b)))
             .chain(statement.model.tables.iter().zip(model_blinds))
+            .chain(ends.output.map(|b| (&b.commitment, &b.blinds)))
             .collect();
     let softmax_columns = softmax_column_tables(a, &softmax_params, &softmax_data)?;
     let mut polynomials = Vec::with_capacity(order.len());
@@ -1189,6 +1443,7 @@ fn prove_block_with_claims<M: Mode>(
             _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
         },
         residual_input: residual_sent,
+        committed_output,
         projections: projection_proofs,
         shared_heads,
         rotations,
@@ -1230,6 +1485,7 @@ pub fn verify_block<M: Mode>(
         || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
         || proof.norm.is_some() != shape.norm.is_some()
         || proof.feed_forward.is_some() != shape.mlp.is_some()
+        || proof.committed_output.is_some() != (statement.output.kind() == OutputKind::Committed)
     {
         return Err(shape_error);
     }
@@ -1243,7 +1499,9 @@ pub fn verify_block<M: Mode>(
     let start = Instant::now();
     let mut transcript = absorb_statement::<M>(statement, &proof.commitments);
     let t = &mut transcript;
-    let mut session = M::start_verifier(&|| block_zk_schedule(shape, softmax), &proof.session, t)?;
+    let output_kind = statement.output.kind();
+    let mut session =
+        M::start_verifier(&|| block_zk_schedule(shape, softmax, output_kind), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
     let norm_claims = match (shape.norm_shape(), &proof.norm) {
         (Some(norm), Some(p)) => norm_block_claims(
@@ -1270,9 +1528,22 @@ pub fn verify_block<M: Mode>(
     let alpha = M::receive(&verifier, LABEL_RESIDUAL_VALUE, std::slice::from_ref(&proof.residual_input), t)
         .pop()
         .ok_or(shape_error.clone())?;
-    let public_start = Instant::now();
-    let public_value = M::verifier_constant(&verifier, output_value(shape, &statement.output, &r_z)?);
-    timings.public_evaluations += public_start.elapsed();
+    let (public_value, output_claims) = match (&statement.output, &proof.committed_output) {
+        (LayerOutput::Public(output), None) => {
+            let public_start = Instant::now();
+            let value = M::verifier_constant(&verifier, output_value(shape, output, &r_z)?);
+            timings.public_evaluations += public_start.elapsed();
+            (value, Vec::new())
+        }
+        (LayerOutput::Committed(_), Some(sent)) => {
+            let eta = M::receive(&verifier, LABEL_COMMITTED_OUTPUT, std::slice::from_ref(sent), t)
+                .pop()
+                .ok_or(shape_error.clone())?;
+            let claim = (BlockPolynomial::Output, EvalClaim { point: r_z.clone(), value: eta.clone() });
+            (eta, vec![claim])
+        }
+        _ => return Err(shape_error),
+    };
     let (projected_value, residual_claims) = match &proof.feed_forward {
         Some(p) => {
             let zeta = M::receive(&verifier, LABEL_MIDDLE_VALUE, std::slice::from_ref(&p.middle_value), t)
@@ -1322,13 +1593,15 @@ pub fn verify_block<M: Mode>(
         &r_z,
         &alpha,
         projected_value,
-        [norm_claims, feed_forward_claims, residual_claims].concat(),
+        [norm_claims, feed_forward_claims, residual_claims, output_claims].concat(),
     );
-    let order: Vec<BlockPolynomial> = statement_polynomials(shape).into_iter().chain(proof_keys).collect();
+    let order: Vec<BlockPolynomial> =
+        statement_polynomials(shape, output_kind).into_iter().chain(proof_keys).collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
     let commitments: Vec<&HyraxCommitment> = std::iter::once(&statement.input)
         .chain(&statement.residual)
         .chain(&statement.model.tables)
+        .chain(statement.output.commitment())
         .chain(&proof.commitments)
         .collect();
     if commitments.len() != order.len() {
@@ -1404,6 +1677,7 @@ mod tests {
             softmax,
             &x,
             h.as_deref(),
+            &BlockEnds::default(),
             &weights,
             &model,
             &blinds,
@@ -1499,6 +1773,51 @@ mod cheating_residual {
         CHEAT.with(|c| c.set(false));
         assert_ne!(statement.output, honest.output, "the cheating prover claims a false output");
         verify_block::<M>(&params, &statement, &proof)
+    }
+
+    /// The same cheat with a committed output (a chain's boundary): the boundary holds the
+    /// false output, so the prover's own check passes, and `α` compensates as above.
+    fn attempt_committed<M: Mode>() -> Result<VerifierTimings, AttentionError> {
+        let (shape, softmax, weights, x, h) = super::tests::setup(Residual::HiddenState);
+        let h = h.unwrap();
+        let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let (model, blinds) = commit_model_with::<M>(&params, &shape, &weights, &mut rng).unwrap();
+        let mut false_output =
+            block_output(&shape, MaskKind::Causal, softmax, &x, Some(&h), &weights).unwrap();
+        false_output[0] += 1;
+        let input = commit_boundary::<M>(&params, &shape, softmax, h, &mut rng).unwrap();
+        let output = commit_boundary::<M>(&params, &shape, softmax, false_output, &mut rng).unwrap();
+        CHEAT.with(|c| c.set(true));
+        let proved = prove_linked_block::<M>(
+            &params,
+            &shape,
+            MaskKind::Causal,
+            softmax,
+            &x,
+            BlockEnds { input: Some(&input), output: Some(&output) },
+            &weights,
+            &model,
+            &blinds,
+            &mut rng,
+        );
+        CHEAT.with(|c| c.set(false));
+        let (statement, proof, _) = proved.unwrap();
+        assert_eq!(statement.output, LayerOutput::Committed(output.commitment));
+        verify_block::<M>(&params, &statement, &proof)
+    }
+
+    #[test]
+    fn a_false_committed_output_with_a_compensating_residual_value_is_rejected_in_the_plain_mode() {
+        assert_eq!(
+            attempt_committed::<Plain>().map(|_| ()),
+            Err(AttentionError::CheckFailed { step: "openings" })
+        );
+    }
+
+    #[test]
+    fn a_false_committed_output_with_a_compensating_residual_value_is_rejected_in_zero_knowledge() {
+        assert!(matches!(attempt_committed::<Zk>(), Err(AttentionError::ZeroKnowledge { .. })));
     }
 
     #[test]
@@ -1638,9 +1957,9 @@ mod padding_junk {
         );
         ABSORB_AS.with(|c| c.set(None));
         let (st13, proof, _) = proved.unwrap();
-        assert!(st13.output.chunks(13).all(|r| r[12] == 0), "Z's padded column is 0");
-        let z12: Vec<i64> = st13.output.chunks(13).flat_map(|r| r[..12].to_vec()).collect();
-        let statement = ModelStatement { shape: shape12, output: z12.clone(), ..st13 };
+        assert!(st13.output.public().unwrap().chunks(13).all(|r| r[12] == 0), "Z's padded column is 0");
+        let z12: Vec<i64> = st13.output.public().unwrap().chunks(13).flat_map(|r| r[..12].to_vec()).collect();
+        let statement = ModelStatement { shape: shape12, output: LayerOutput::Public(z12.clone()), ..st13 };
         // The honest d = 12 block on the committed tensors' d × n and s × d parts.
         let (m12, b12) = commit_model_with::<M>(&params, &shape12, &w12, &mut rng).unwrap();
         let (honest, _, _) = prove_block::<M>(
@@ -1656,7 +1975,7 @@ mod padding_junk {
             &mut rng,
         )
         .unwrap();
-        (verify_block::<M>(&params, &statement, &proof), z12, honest.output)
+        (verify_block::<M>(&params, &statement, &proof), z12, honest.output.public().unwrap().to_vec())
     }
 
     fn rejected<M: Mode>() {

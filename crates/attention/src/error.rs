@@ -65,6 +65,23 @@ pub enum AttentionError {
         /// The zero-knowledge error.
         source: zkmha_zk::ZkError,
     },
+    /// Layer proofs that do not chain (the commitments where two layers meet differ, a layer
+    /// missing or in another's place, keys that cannot be chained).
+    #[error("the chain breaks at its layer {layer}: {reason}")]
+    BrokenChain {
+        /// The layer, counted from the chain's first.
+        layer: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A layer proof of a chain that does not verify.
+    #[error("the chain's layer {layer} does not verify: {source}")]
+    InChainLayer {
+        /// The layer, counted from the chain's first.
+        layer: usize,
+        /// Why.
+        source: Box<AttentionError>,
+    },
     /// An MLE error (a malformed point or table).
     #[error(transparent)]
     Mle(#[from] zkmha_mle::MleError),

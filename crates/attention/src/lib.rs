@@ -21,6 +21,7 @@ pub mod fixed_point;
 pub mod grouped_query;
 pub mod hadamard;
 pub mod layer;
+pub mod layer_chain;
 pub mod masking;
 pub mod mlp;
 pub mod mode;

@@ -58,6 +58,7 @@ const LABEL_MASK: &[u8] = b"attention/model/mask";
 const LABEL_SOFTMAX: &[u8] = b"attention/model/softmax";
 const LABEL_COMMITMENTS: &[u8] = b"attention/model/commitments";
 const LABEL_OUTPUT: &[u8] = b"attention/model/output";
+const LABEL_OUTPUT_KIND: &[u8] = b"attention/model/output-kind";
 const LABEL_NORM: &[u8] = b"attention/model/norm";
 const LABEL_MLP: &[u8] = b"attention/model/mlp";
 
@@ -469,10 +470,122 @@ pub struct ModelStatement {
     pub residual: Option<HyraxCommitment>,
     /// The model commitment.
     pub model: ModelCommitment,
-    /// The claimed output `Z = R + Y` (or `H' = Z + Y₂` when the shape proves the MLP),
-    /// `s × d_model`, row-major, as the integers it is (at `X`'s scale; 8 bytes an entry in
-    /// files instead of a field element's 32).
-    pub output: Vec<i64>,
+    /// The output `Z = R + Y` (or `H' = Z + Y₂` when the shape proves the MLP), `s × d_model`:
+    /// public integers, or a commitment when the layer is one link of a chain.
+    pub output: LayerOutput,
+}
+
+/// A layer's output in its statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayerOutput {
+    /// The claimed output as the integers it is, `s × d_model`, row-major (at the residual
+    /// stream's scale; 8 bytes an entry in files instead of a field element's 32). The verifier
+    /// evaluates its MLE itself, the padding as zeros.
+    Public(Vec<i64>),
+    /// A commitment to the padded output (`2^(log s + log d_model)` entries, the layout of the
+    /// statement's `H`): the hidden state entering the next layer of a chain, byte-equal to that
+    /// layer's [`ModelStatement::residual`] ([`crate::block::commit_boundary`]). The proof
+    /// opens it at the residual's point.
+    Committed(HyraxCommitment),
+}
+
+/// Which kind of [`LayerOutput`] a statement has (what the proof's shape depends on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutputKind {
+    /// [`LayerOutput::Public`].
+    Public,
+    /// [`LayerOutput::Committed`].
+    Committed,
+}
+
+impl OutputKind {
+    fn code(self) -> u8 {
+        match self {
+            OutputKind::Public => 1,
+            OutputKind::Committed => 2,
+        }
+    }
+}
+
+impl LayerOutput {
+    /// Its kind.
+    pub fn kind(&self) -> OutputKind {
+        match self {
+            LayerOutput::Public(_) => OutputKind::Public,
+            LayerOutput::Committed(_) => OutputKind::Committed,
+        }
+    }
+
+    /// The public integers, or `None` for a committed output.
+    pub fn public(&self) -> Option<&[i64]> {
+        match self {
+            LayerOutput::Public(values) => Some(values),
+            LayerOutput::Committed(_) => None,
+        }
+    }
+
+    /// The public integers to change, or `None` for a committed output.
+    pub fn public_mut(&mut self) -> Option<&mut Vec<i64>> {
+        match self {
+            LayerOutput::Public(values) => Some(values),
+            LayerOutput::Committed(_) => None,
+        }
+    }
+
+    /// The commitment, or `None` for a public output.
+    pub fn commitment(&self) -> Option<&HyraxCommitment> {
+        match self {
+            LayerOutput::Public(_) => None,
+            LayerOutput::Committed(c) => Some(c),
+        }
+    }
+}
+
+impl CanonicalSerialize for LayerOutput {
+    fn serialize_with_mode<W: ark_serialize::Write>(
+        &self,
+        mut writer: W,
+        compress: ark_serialize::Compress,
+    ) -> Result<(), ark_serialize::SerializationError> {
+        self.kind().code().serialize_with_mode(&mut writer, compress)?;
+        match self {
+            LayerOutput::Public(values) => values.serialize_with_mode(&mut writer, compress),
+            LayerOutput::Committed(c) => c.serialize_with_mode(&mut writer, compress),
+        }
+    }
+    fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+        1 + match self {
+            LayerOutput::Public(values) => values.serialized_size(compress),
+            LayerOutput::Committed(c) => c.serialized_size(compress),
+        }
+    }
+}
+
+impl ark_serialize::Valid for LayerOutput {
+    fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+        match self {
+            LayerOutput::Public(_) => Ok(()),
+            LayerOutput::Committed(c) => c.check(),
+        }
+    }
+}
+
+impl CanonicalDeserialize for LayerOutput {
+    fn deserialize_with_mode<R: ark_serialize::Read>(
+        mut reader: R,
+        compress: ark_serialize::Compress,
+        validate: ark_serialize::Validate,
+    ) -> Result<Self, ark_serialize::SerializationError> {
+        match u8::deserialize_with_mode(&mut reader, compress, validate)? {
+            1 => Ok(LayerOutput::Public(Vec::deserialize_with_mode(&mut reader, compress, validate)?)),
+            2 => Ok(LayerOutput::Committed(HyraxCommitment::deserialize_with_mode(
+                &mut reader,
+                compress,
+                validate,
+            )?)),
+            _ => Err(ark_serialize::SerializationError::InvalidData),
+        }
+    }
 }
 
 /// A plain model-layer proof: the block in the plain mode.
@@ -694,10 +807,19 @@ impl ModelStatement {
         // Serializing into a Vec cannot fail.
         let _ = (&self.input, &self.residual, &self.model).serialize_compressed(&mut bytes);
         transcript.append_bytes(LABEL_COMMITMENTS, &bytes);
-        absorb_integer_output(
-            &crate::block::absorbed_output(&self.output, self.shape.model_width),
-            transcript,
-        );
+        transcript.append_u64(LABEL_OUTPUT_KIND, u64::from(self.output.kind().code()));
+        match &self.output {
+            LayerOutput::Public(values) => absorb_integer_output(
+                &crate::block::absorbed_output(values, self.shape.model_width),
+                transcript,
+            ),
+            LayerOutput::Committed(c) => {
+                let mut bytes = Vec::new();
+                // Serializing into a Vec cannot fail.
+                let _ = c.serialize_compressed(&mut bytes);
+                transcript.append_bytes(LABEL_OUTPUT, &bytes);
+            }
+        }
     }
 
     /// Checks the statement before anything is derived from it: the shapes against the
@@ -711,24 +833,31 @@ impl ModelStatement {
     pub fn validate(&self) -> Result<(), AttentionError> {
         self.shape.validate()?;
         let expected = self.shape.attention.seq_len * self.shape.model_width;
-        if self.output.len() != expected {
-            return Err(AttentionError::WrongTensorSize {
-                tensor: "Z",
-                rows: self.shape.attention.seq_len,
-                columns: self.shape.model_width,
-                expected,
-                got: self.output.len(),
-            });
-        }
         let (layout, weights_layout) = (self.shape.layout(self.softmax), self.shape.weights_layout());
         let vars = self.shape.table_vars();
+        let hidden_shaped = |c: &HyraxCommitment| {
+            let n = vars.first().copied().unwrap_or(0);
+            c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
+        };
+        match &self.output {
+            LayerOutput::Public(values) if values.len() != expected => {
+                return Err(AttentionError::WrongTensorSize {
+                    tensor: "Z",
+                    rows: self.shape.attention.seq_len,
+                    columns: self.shape.model_width,
+                    expected,
+                    got: values.len(),
+                });
+            }
+            LayerOutput::Committed(c) if !hidden_shaped(c) => {
+                return Err(AttentionError::CheckFailed { step: "output commitment" });
+            }
+            _ => {}
+        }
         let tables: Vec<&HyraxCommitment> = std::iter::once(&self.input).chain(&self.model.tables).collect();
         let residual_shaped = match (self.shape.residual, &self.residual) {
             (Residual::LayerInput, None) => true,
-            (Residual::HiddenState, Some(c)) => {
-                let n = vars.first().copied().unwrap_or(0);
-                c.num_vars == n && c.column_vars().ok() == Some(table_column_vars(n, layout))
-            }
+            (Residual::HiddenState, Some(c)) => hidden_shaped(c),
             _ => false,
         };
         if !residual_shaped {

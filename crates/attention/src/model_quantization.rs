@@ -151,6 +151,19 @@ fn scale(
         .collect()
 }
 
+/// `X`'s fraction bits: the calibration input's and the MLP's input `X₂` (when proven) fit
+/// [`INPUT_BITS`] bits.
+fn input_scale(calibration_input: &[f64], mlp_input: Option<&[f64]>) -> Result<i32, AttentionError> {
+    let mut f_x = fraction_bits(largest(calibration_input, "X")?, INPUT_BITS + 1);
+    if let Some(x2) = mlp_input {
+        let widest = largest(x2, "X₂")?;
+        if widest > 0.0 {
+            f_x = f_x.min(fraction_bits(widest, INPUT_BITS + 1));
+        }
+    }
+    Ok(f_x)
+}
+
 impl ModelQuantization {
     /// Chooses the scales and shifts from the weights and a calibration input `X`
     /// (`s × d_model`).
@@ -183,13 +196,7 @@ impl ModelQuantization {
         residual_stream: &[&[f64]],
     ) -> Result<Self, AttentionError> {
         check_sizes(shape, weights, calibration_input.len())?;
-        let mut f_x = fraction_bits(largest(calibration_input, "X")?, INPUT_BITS + 1);
-        if let Some(x2) = mlp_input {
-            let widest = largest(x2, "X₂")?;
-            if widest > 0.0 {
-                f_x = f_x.min(fraction_bits(widest, INPUT_BITS + 1));
-            }
-        }
+        let f_x = input_scale(calibration_input, mlp_input)?;
         let mut f_h = f_x;
         for hidden in residual_stream {
             let widest = largest(hidden, "H")?;
@@ -197,6 +204,36 @@ impl ModelQuantization {
                 f_h = f_h.min(fraction_bits(widest, NORM_INPUT_BOUND_BITS));
             }
         }
+        Self::calibrate_at(shape, weights, calibration_input, f_x, f_h)
+    }
+
+    /// [`ModelQuantization::calibrate_with_residual_stream`] with the residual stream's scale
+    /// given: `2^f_h` with `f_h = hidden_fraction_bits` (layers chained into one inference read
+    /// the boundary between two layers at one scale: the smallest any of them needs).
+    ///
+    /// # Errors
+    /// As [`ModelQuantization::calibrate_with_residual_stream`].
+    pub fn calibrate_with_hidden_scale(
+        shape: &ModelShape,
+        weights: &FloatModelWeights,
+        calibration_input: &[f64],
+        mlp_input: Option<&[f64]>,
+        hidden_fraction_bits: i32,
+    ) -> Result<Self, AttentionError> {
+        check_sizes(shape, weights, calibration_input.len())?;
+        let f_x = input_scale(calibration_input, mlp_input)?;
+        Self::calibrate_at(shape, weights, calibration_input, f_x, hidden_fraction_bits)
+    }
+
+    /// The weights' scales and the shifts for `X` at `2^f_x` and the residual stream at
+    /// `2^f_h`.
+    fn calibrate_at(
+        shape: &ModelShape,
+        weights: &FloatModelWeights,
+        calibration_input: &[f64],
+        f_x: i32,
+        f_h: i32,
+    ) -> Result<Self, AttentionError> {
         let tensors = [&weights.queries, &weights.keys, &weights.values, &weights.output];
         let mut f_w = [0i32; 4];
         for (f, (tensor, name)) in f_w.iter_mut().zip(tensors.iter().zip(["W_q", "W_k", "W_v", "W_o"])) {

@@ -45,7 +45,11 @@ fn round_trips_against_the_plain_reference<M: Mode>() {
             let r = run::<M>(&shape, mask, softmax, 1);
             verify_block::<M>(&r.params, &r.statement, &r.proof)
                 .unwrap_or_else(|e| panic!("{}: {shape:?} {mask}: {e}", M::NAME));
-            assert_eq!(r.statement.output, reference(&shape, mask, softmax, 1), "{shape:?} {mask}");
+            assert_eq!(
+                r.statement.output.public().unwrap(),
+                reference(&shape, mask, softmax, 1),
+                "{shape:?} {mask}"
+            );
             // Through bytes.
             let mut bytes = Vec::new();
             (&r.statement, &r.proof).serialize_compressed(&mut bytes).unwrap();
@@ -59,7 +63,7 @@ fn round_trips_against_the_plain_reference<M: Mode>() {
 fn rejects_a_changed_output<M: Mode>() {
     let [(softmax, shape), _] = modes(&small());
     let mut r = run::<M>(&shape, MaskKind::Causal, softmax, 2);
-    r.statement.output[7] += 1;
+    r.statement.output.public_mut().unwrap()[7] += 1;
     assert!(verify_block::<M>(&r.params, &r.statement, &r.proof).is_err());
 }
 

@@ -79,7 +79,7 @@ fn the_output_is_the_attention_block_then_the_mlp<M: Mode>() {
             &mut rng,
         )
         .unwrap();
-        let z = &attention.output;
+        let z = attention.output.public().unwrap();
         let feed_forward = p.weights.feed_forward.as_ref().unwrap();
         let x2 = compute_norm(
             &shape.mlp_norm_shape().unwrap(),
@@ -90,7 +90,7 @@ fn the_output_is_the_attention_block_then_the_mlp<M: Mode>() {
         .unwrap();
         let mlp = compute_mlp(&shape.mlp_shape().unwrap(), &x2, &feed_forward.mlp).unwrap();
         let expected: Vec<i64> = z.iter().zip(mlp.output()).map(|(z, y)| z + y).collect();
-        assert_eq!(p.statement.output, expected, "{shape:?}");
+        assert_eq!(p.statement.output.public().unwrap(), expected, "{shape:?}");
         assert!(mlp.output().iter().any(|&y| y != 0), "the MLP did something");
     }
 }
@@ -158,9 +158,9 @@ fn rejects_a_changed_output<M: Mode>() {
     let shape = shapes()[0];
     let [(softmax, shape), _] = softmax_modes(&shape);
     let p = prove::<M>(&shape, softmax, 11);
-    for index in [0, 17, p.statement.output.len() - 1] {
+    for index in [0, 17, p.statement.output.public().unwrap().len() - 1] {
         let mut statement = p.statement.clone();
-        statement.output[index] += 1;
+        statement.output.public_mut().unwrap()[index] += 1;
         assert!(verify_block::<M>(&p.params, &statement, &p.proof).is_err(), "entry {index}");
     }
 }

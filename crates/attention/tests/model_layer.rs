@@ -41,7 +41,11 @@ fn round_trips_and_the_output_is_the_plain_block() {
                 let r = run(&shape, mask, softmax, 1);
                 verify_model_layer(&r.params, &r.statement, &r.proof)
                     .unwrap_or_else(|e| panic!("{shape:?} {mask} {softmax:?}: {e}"));
-                assert_eq!(r.statement.output, reference(&shape, mask, softmax, 1), "{shape:?} {mask}");
+                assert_eq!(
+                    r.statement.output.public().unwrap(),
+                    reference(&shape, mask, softmax, 1),
+                    "{shape:?} {mask}"
+                );
                 // Through bytes.
                 let mut bytes = Vec::new();
                 (&r.statement, &r.proof).serialize_compressed(&mut bytes).unwrap();
@@ -58,7 +62,7 @@ fn rejects_a_changed_output() {
     for (softmax, shape) in modes(&small()) {
         let r = run(&shape, MaskKind::Causal, softmax, 2);
         let mut wrong = r.statement.clone();
-        wrong.output[3] += 1;
+        wrong.output.public_mut().unwrap()[3] += 1;
         assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
     }
 }
@@ -156,7 +160,7 @@ fn rejects_tampered_parts_and_missing_parts() {
     // The final opening answers the softmax's 8 columns, Q, K, V, X, the eight weight tables,
     // the four multiplicity columns, O, Y, D_hi, m_hi and the three output ranges'
     // multiplicities: a wrong evaluation of any of them fails it.
-    let opened = statement_polynomials(&shape).len() + keys.len();
+    let opened = statement_polynomials(&shape, OutputKind::Public).len() + keys.len();
     assert_eq!((r.proof.openings.evaluations.len(), opened), (31, 31));
     for k in 0..31 {
         let mut bad = r.proof.clone();
@@ -253,7 +257,11 @@ fn pre_norm_residual_adds_to_the_committed_hidden_state() {
             verify_model_layer(&r.params, &r.statement, &r.proof)
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
             assert!(r.statement.residual.is_some());
-            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 11), "{shape:?}");
+            assert_eq!(
+                r.statement.output.public().unwrap(),
+                reference(&shape, MaskKind::Causal, softmax, 11),
+                "{shape:?}"
+            );
         }
     }
 }
@@ -270,7 +278,7 @@ fn pre_norm_rejects_another_hidden_state_and_a_missing_one() {
     // The output of the same block on another H (a prover adding Y to a hidden state it did
     // not commit to).
     let mut wrong = r.statement.clone();
-    wrong.output[0] += 1;
+    wrong.output.public_mut().unwrap()[0] += 1;
     assert!(verify_model_layer(&r.params, &wrong, &r.proof).is_err());
     // α = H̃(r_z) off by one (it is absorbed, so the next challenges move and an early check
     // fails; were it not, the final opening would).
@@ -327,7 +335,11 @@ fn grouped_query_attention_round_trips_against_the_plain_block() {
             verify_model_layer(&r.params, &r.statement, &r.proof)
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
             assert_eq!(r.proof.shared_heads.len(), 4);
-            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 21), "{shape:?}");
+            assert_eq!(
+                r.statement.output.public().unwrap(),
+                reference(&shape, MaskKind::Causal, softmax, 21),
+                "{shape:?}"
+            );
         }
     }
 }
@@ -405,7 +417,11 @@ fn rotary_embeddings_round_trip_against_the_plain_block() {
                 })
                 .count();
             assert_eq!((rotary, r.proof.rotations.len()), (4, 2));
-            assert_eq!(r.statement.output, reference(&shape, MaskKind::Causal, softmax, 31), "{shape:?}");
+            assert_eq!(
+                r.statement.output.public().unwrap(),
+                reference(&shape, MaskKind::Causal, softmax, 31),
+                "{shape:?}"
+            );
         }
     }
 }

@@ -80,7 +80,7 @@ fn the_proven_block_matches_float64_within_one_percent() {
             prove_model_layer(&params, &model_shape, mask, softmax, &input, h.as_deref(), &integers, &model)
                 .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
-        let ours = q.dequantize_output(&statement.output);
+        let ours = q.dequantize_output(statement.output.public().unwrap());
         let reference = reference_model_layer(&model_shape, mask, &weights, &x, hidden.as_deref()).unwrap();
         let report = model_accuracy(hidden.as_deref().unwrap_or(&x), &ours, &reference);
         assert!(report.output.relative_l2_error < 0.01, "{q:?} {report:?}");
@@ -157,7 +157,7 @@ fn the_proven_norm_matches_float64() {
         )
         .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
-        let ours = q.dequantize_output(&statement.output);
+        let ours = q.dequantize_output(statement.output.public().unwrap());
         let reference =
             reference_model_layer(&model_shape, MaskKind::Causal, &weights, &x, Some(&hidden)).unwrap();
         let report = model_accuracy(&hidden, &ours, &reference);
@@ -231,7 +231,7 @@ fn the_proven_mlp_matches_float64() {
         )
         .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
-        let ours = q.dequantize_output(&statement.output);
+        let ours = q.dequantize_output(statement.output.public().unwrap());
         let reference = reference_feed_forward(&feed_forward, eps, activation, &middle, d);
         // On H', and on the MLP's own contribution H' − Z.
         let report = model_accuracy(&middle, &ours, &reference);

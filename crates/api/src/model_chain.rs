@@ -1,0 +1,563 @@
+//! Consecutive layers of a model proven as one inference: one key for the layers (each
+//! layer's key, all at one residual stream scale), one proof file holding each layer's proof,
+//! linked by the committed hidden states between the layers
+//! ([`zkmha_attention::layer_chain`]).
+//!
+//! ```text
+//! commit   calibrate every layer on the calibration tokens' real hidden states, the residual
+//!          stream's scale f_h the smallest any layer needs; commit each layer's weights
+//! prove    the quantized forward pass once: H_a → H_{a+1} → … → H_b; commit H_a … H_{b−1};
+//!          prove each layer from the two boundaries it joins (the last one's output public)
+//! verify   the links (byte-equal commitments where two layers meet), each layer against its
+//!          own key; the chain's output is the last layer's public H_b
+//! ```
+//!
+//! What a chain does not prove yet: the embeddings (`H_a` is the prover's committed input, as
+//! a single layer's `H` is), the final norm and the logits.
+
+use crate::error::{Error, Result};
+use crate::model_files::{ChainMagic, decode_header, encode_parts};
+use crate::model_layer::{Model, ModelInput, ModelOptions, Stage, check_model_against_key};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use std::ops::Range;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use zkmha_attention::block::{
+    BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
+};
+use zkmha_attention::layer_chain::{
+    ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain as verify_links,
+};
+use zkmha_attention::mode::{Mode, Plain, ProverRng, Zk};
+use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
+use zkmha_attention::{AttentionError, MaskKind};
+
+/// The verifier key of the consecutive layers `first_layer ..` of one model.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ChainKey {
+    /// The model's index of the chain's first layer.
+    pub first_layer: u64,
+    /// Each layer's key, in order (one residual stream scale `f_h` for all).
+    pub layers: Vec<ModelVerifierKey>,
+}
+
+impl ChainKey {
+    /// The model's layers the chain covers.
+    pub fn layer_range(&self) -> Range<u64> {
+        self.first_layer..self.first_layer.saturating_add(self.layers.len() as u64)
+    }
+
+    /// Checks the keys against the stated limits and that they can be chained.
+    ///
+    /// # Errors
+    /// [`AttentionError::BrokenChain`], and as [`ModelVerifierKey::shape`].
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        check_chain_keys(&self.layers)?;
+        for key in &self.layers {
+            key.shape(1)?;
+        }
+        Ok(())
+    }
+}
+
+/// Beside a hiding chain key, what the model owner keeps: each layer's [`ModelSecret`].
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ChainSecret {
+    /// Each layer's secret, in the key's order.
+    pub layers: Vec<ModelSecret>,
+}
+
+/// A chain key, and the secret of hiding commitments.
+#[derive(Debug, Clone)]
+pub struct CommittedChain {
+    /// The key (to publish).
+    pub key: ChainKey,
+    /// The layers' blinds (to keep); `None` for binding commitments.
+    pub secret: Option<ChainSecret>,
+}
+
+/// The layer proofs of a chain in mode `M`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainProofOf<M: Mode> {
+    /// The model's index of the chain's first layer.
+    pub first_layer: u64,
+    /// Each layer's statement and proof, in order.
+    pub links: Vec<ChainLink<M>>,
+}
+
+/// A chain's proof: plain (binding keys) or zero-knowledge (hiding keys).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainProof {
+    /// Plain layer proofs.
+    Plain(ChainProofOf<Plain>),
+    /// Zero-knowledge layer proofs.
+    ZeroKnowledge(ChainProofOf<Zk>),
+}
+
+impl ChainProof {
+    /// The model's index of the chain's first layer.
+    pub fn first_layer(&self) -> u64 {
+        match self {
+            Self::Plain(p) => p.first_layer,
+            Self::ZeroKnowledge(p) => p.first_layer,
+        }
+    }
+
+    /// The number of layer proofs.
+    pub fn layers(&self) -> usize {
+        match self {
+            Self::Plain(p) => p.links.len(),
+            Self::ZeroKnowledge(p) => p.links.len(),
+        }
+    }
+
+    /// Whether the proofs are zero-knowledge.
+    pub fn is_zero_knowledge(&self) -> bool {
+        matches!(self, Self::ZeroKnowledge(_))
+    }
+
+    /// Each layer's statement.
+    pub fn statements(&self) -> Vec<&zkmha_attention::model_layer::ModelStatement> {
+        match self {
+            Self::Plain(p) => p.links.iter().map(|l| &l.statement).collect(),
+            Self::ZeroKnowledge(p) => p.links.iter().map(|l| &l.statement).collect(),
+        }
+    }
+
+    /// The layer proofs' encoded length, without their statements.
+    pub fn proof_bytes(&self) -> usize {
+        match self {
+            Self::Plain(p) => p.links.iter().map(|l| l.proof.compressed_size()).sum(),
+            Self::ZeroKnowledge(p) => p.links.iter().map(|l| l.proof.compressed_size()).sum(),
+        }
+    }
+
+    /// The file's contents.
+    ///
+    /// # Errors
+    /// [`Error::Encode`] (not expected: encoding into memory).
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        fn parts<M: Mode>(
+            p: &ChainProofOf<M>,
+        ) -> Vec<(&zkmha_attention::model_layer::ModelStatement, &zkmha_attention::block::ModelBlockProof<M>)>
+        {
+            p.links.iter().map(|l| (&l.statement, &l.proof)).collect()
+        }
+        match self {
+            Self::Plain(p) => encode_parts(ChainMagic::Proof, &(p.first_layer, parts(p)), "chain proof"),
+            Self::ZeroKnowledge(p) => {
+                encode_parts(ChainMagic::ZkProof, &(p.first_layer, parts(p)), "chain proof")
+            }
+        }
+    }
+
+    /// Writes the chain's proof file; returns its length.
+    ///
+    /// # Errors
+    /// As [`crate::files::write_file`].
+    pub fn write(&self, path: &Path) -> Result<usize> {
+        let bytes = self.encode()?;
+        crate::files::write_file(path, &bytes)?;
+        Ok(bytes.len())
+    }
+
+    /// Reads a chain's proof file of either mode: at most [`MAX_CHAIN_LAYERS`] layer proofs,
+    /// each decoded within its own commitment-row budget
+    /// ([`crate::model_files::MAX_DECODED_ROWS`]) and its statement checked against the
+    /// stated limits.
+    ///
+    /// # Errors
+    /// As [`crate::model_files::read_key`], and [`Error::UnacceptedStatement`].
+    pub fn read(path: &Path) -> Result<Self> {
+        if crate::model_files::has_magic(path, ChainMagic::ZkProof) {
+            Ok(Self::ZeroKnowledge(read_links::<Zk>(path, ChainMagic::ZkProof)?))
+        } else {
+            Ok(Self::Plain(read_links::<Plain>(path, ChainMagic::Proof)?))
+        }
+    }
+}
+
+fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>> {
+    decode_header(path, magic, "chain proof", |rest| {
+        let first_layer: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+        if count == 0 || count > MAX_CHAIN_LAYERS as u64 {
+            return Err(Error::UnacceptedStatement {
+                path: path.to_path_buf(),
+                error: AttentionError::BrokenChain {
+                    layer: 0,
+                    reason: "a chain holds 1 to 1024 layer proofs",
+                },
+            });
+        }
+        let mut links = Vec::new();
+        for _ in 0..count {
+            let (statement, proof) =
+                zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+                    crate::model_files::decode_part::<(
+                        zkmha_attention::model_layer::ModelStatement,
+                        zkmha_attention::block::ModelBlockProof<M>,
+                    )>(rest, path, "chain proof")
+                })?;
+            statement
+                .validate()
+                .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
+            links.push(ChainLink { statement, proof });
+        }
+        Ok(ChainProofOf { first_layer, links })
+    })
+}
+
+/// Writes a chain key; returns the file's length.
+///
+/// # Errors
+/// As [`crate::files::write_file`].
+pub fn write_chain_key(path: &Path, key: &ChainKey) -> Result<usize> {
+    let bytes = encode_parts(ChainMagic::Key, key, "chain key")?;
+    crate::files::write_file(path, &bytes)?;
+    Ok(bytes.len())
+}
+
+/// Reads a chain key and checks it ([`ChainKey::validate`]).
+///
+/// # Errors
+/// As [`crate::model_files::read_key`].
+pub fn read_chain_key(path: &Path) -> Result<ChainKey> {
+    let key: ChainKey = decode_header(path, ChainMagic::Key, "chain key", |rest| {
+        zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+            crate::model_files::decode_part::<ChainKey>(rest, path, "chain key")
+        })
+    })?;
+    key.validate().map_err(|error| Error::UnusableKey { path: path.to_path_buf(), error })?;
+    Ok(key)
+}
+
+/// Writes a chain's secret (readable by its owner only, where the system has permissions).
+///
+/// # Errors
+/// As [`crate::files::write_private_file`].
+pub fn write_chain_secret(path: &Path, secret: &ChainSecret) -> Result<()> {
+    crate::files::write_private_file(path, &encode_parts(ChainMagic::Secret, secret, "chain secret")?)
+}
+
+/// Reads a chain's secret (checked against the key when proving).
+///
+/// # Errors
+/// As [`read_chain_key`], without [`Error::UnusableKey`].
+pub fn read_chain_secret(path: &Path) -> Result<ChainSecret> {
+    decode_header(path, ChainMagic::Secret, "chain secret", |rest| {
+        crate::model_files::decode_part::<ChainSecret>(rest, path, "chain secret")
+    })
+}
+
+/// Opens the layers `layers` of a model file (`options.layer` is not read).
+///
+/// # Errors
+/// As [`Model::open`]; [`Error::ChainLayers`] for an empty range or one beyond
+/// [`MAX_CHAIN_LAYERS`] layers.
+pub fn open_layers(path: &Path, options: &ModelOptions, layers: Range<usize>) -> Result<Vec<Model>> {
+    if layers.is_empty() || layers.len() > MAX_CHAIN_LAYERS {
+        return Err(Error::ChainLayers {
+            key: format!("1 to {MAX_CHAIN_LAYERS} layers"),
+            given: format!("layers {}..{}", layers.start, layers.end),
+        });
+    }
+    layers.map(|layer| Model::open(path, &ModelOptions { layer, ..options.clone() })).collect()
+}
+
+/// Checks that `models` are consecutive layers.
+fn check_consecutive(models: &[Model]) -> Result<()> {
+    let first = models.first().map(Model::layer).unwrap_or(0);
+    if models.is_empty() || models.iter().enumerate().any(|(i, m)| m.layer() != first + i) {
+        return Err(Error::ChainLayers {
+            key: "consecutive layers".into(),
+            given: format!("layers {:?}", models.iter().map(Model::layer).collect::<Vec<_>>()),
+        });
+    }
+    Ok(())
+}
+
+/// Calibrates every layer of `models` (consecutive layers of one model file) on the
+/// calibration tokens' real hidden states, at one residual stream scale — the smallest any
+/// layer needs — and commits to each layer's weights.
+///
+/// ```
+/// use zkmha_api::model_chain::{commit_chain, open_layers};
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-chain-{}", std::process::id()));
+/// let path = zkmha_api::example_model::write_llama(&dir, 7, 2)?;
+/// let models = open_layers(&path, &Default::default(), 0..2)?;
+/// let committed = commit_chain(&models, zkmha_api::WeightCommitments::Binding, &mut |_, _| {})?;
+/// assert_eq!(committed.key.layers.len(), 2);
+/// let scales: Vec<i32> = committed.key.layers.iter().map(|k| k.quantization.hidden_fraction_bits).collect();
+/// assert_eq!(scales[0], scales[1]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`crate::commit_model`]; [`Error::ChainLayers`] for layers that are not consecutive.
+pub fn commit_chain(
+    models: &[Model],
+    weight_commitments: WeightCommitments,
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<CommittedChain> {
+    let _span = tracing::info_span!("commit_chain", layers = models.len()).entered();
+    check_consecutive(models)?;
+    let first = models.first().ok_or(Error::EmptyInput)?;
+    let ids = first.calibration_ids()?;
+    let start = first.float_hidden_state(&ids)?;
+    // The scale each layer would choose on its own; the chain takes the smallest.
+    let mut hidden = start.clone();
+    let mut scale = i32::MAX;
+    for model in models {
+        progress(model.layer(), Stage::Calibrating);
+        let calibration = model.calibrate(hidden, None)?;
+        scale = scale.min(calibration.quantization.hidden_fraction_bits);
+        hidden = calibration.output;
+    }
+    let mut hidden = start;
+    let mut keys = Vec::with_capacity(models.len());
+    let mut secrets = Vec::with_capacity(models.len());
+    for model in models {
+        progress(model.layer(), Stage::Calibrating);
+        let calibration = model.calibrate(hidden, Some(scale))?;
+        hidden = calibration.output;
+        progress(model.layer(), Stage::Committing);
+        let committed = model.commit(calibration.quantization, weight_commitments)?;
+        keys.push(committed.key);
+        secrets.extend(committed.secret);
+    }
+    progress(models.len() + first.layer(), Stage::Done);
+    let key = ChainKey { first_layer: first.layer() as u64, layers: keys };
+    key.validate()?;
+    let secret = (weight_commitments == WeightCommitments::Hiding).then_some(ChainSecret { layers: secrets });
+    Ok(CommittedChain { key, secret })
+}
+
+/// A chain's proof made by [`prove_chain`], checked against its key.
+#[derive(Debug, Clone)]
+pub struct ProvedChain {
+    /// The layer proofs.
+    pub proof: ChainProof,
+    /// The chain's proven output `H_b` (`tokens × model_width`, row-major), as floats.
+    pub output: Vec<f64>,
+    /// The tokens.
+    pub tokens: usize,
+    /// `d_model`.
+    pub model_width: usize,
+    /// The token ids proven (given, or from the text).
+    pub token_ids: Option<Vec<usize>>,
+    /// Where the text's tokenizer came from.
+    pub tokenizer: Option<String>,
+    /// The output, and the chain's own part (`H_b − H_a`), against float64 run through the
+    /// same layers from the same float input.
+    pub accuracy: ModelAccuracy,
+    /// How long each layer's proof took.
+    pub layer_times: Vec<Duration>,
+}
+
+/// Proves the chain's layers `models` on `input` against `key` (with `secret` for hiding
+/// keys: zero-knowledge proofs): the quantized forward pass once, the boundaries committed,
+/// then each layer from its two boundaries; the chain is checked against the key before it is
+/// returned.
+///
+/// ```
+/// use zkmha_api::model_chain::{commit_chain, open_layers, prove_chain, verify_chain};
+/// use zkmha_api::{ModelInput, WeightCommitments};
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-prove-chain-{}", std::process::id()));
+/// let models = open_layers(&zkmha_api::example_model::write_llama(&dir, 7, 2)?, &Default::default(), 0..2)?;
+/// let committed = commit_chain(&models, WeightCommitments::Hiding, &mut |_, _| {})?;
+/// let input = ModelInput::Tokens(vec![1, 2, 3]);
+/// let proved = prove_chain(&committed.key, committed.secret.as_ref(), &models, &input, &mut |_, _| {})?;
+/// let verified = verify_chain(&committed.key, &proved.proof)?;
+/// assert_eq!(verified.values, proved.output);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`crate::prove`] for each layer; [`Error::ChainLayers`] for models that are not the
+/// key's layers, [`Error::ChainSecret`] for a secret of another chain.
+pub fn prove_chain(
+    key: &ChainKey,
+    secret: Option<&ChainSecret>,
+    models: &[Model],
+    input: &ModelInput,
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<ProvedChain> {
+    let _span = tracing::info_span!("prove_chain", layers = models.len()).entered();
+    check_consecutive(models)?;
+    key.validate()?;
+    let given: Vec<u64> = models.iter().map(|m| m.layer() as u64).collect();
+    if !given.iter().copied().eq(key.layer_range()) {
+        return Err(Error::ChainLayers {
+            key: format!("layers {}..{}", key.layer_range().start, key.layer_range().end),
+            given: format!("layers {given:?}"),
+        });
+    }
+    let secrets: Vec<Option<&ModelSecret>> = match (key.layers.first().map(|k| k.weight_commitments), secret)
+    {
+        (Some(WeightCommitments::Hiding), Some(s)) if s.layers.len() == key.layers.len() => {
+            s.layers.iter().map(Some).collect()
+        }
+        (Some(WeightCommitments::Hiding), Some(_)) => return Err(Error::ChainSecret),
+        (Some(WeightCommitments::Hiding), None) => return Err(Error::SecretRequired),
+        (_, Some(_)) => return Err(Error::SecretNotNeeded),
+        _ => vec![None; key.layers.len()],
+    };
+    let mut blinds = Vec::with_capacity(models.len());
+    for ((layer_key, model), secret) in key.layers.iter().zip(models).zip(secrets) {
+        blinds.push(check_model_against_key(layer_key, secret, model)?);
+    }
+    let first = models.first().ok_or(Error::EmptyInput)?;
+    let first_key = key.layers.first().ok_or(Error::EmptyInput)?;
+    let d = first_key.model_width;
+    let crate::model_layer::InputHiddenState { values: float_input, token_ids, tokenizer } =
+        first.input_hidden_state(input, d)?;
+    if float_input.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    let tokens = float_input.len() / d;
+    for (layer_key, model) in key.layers.iter().zip(models) {
+        crate::resources::check_model_layer_memory(&layer_key.shape(tokens)?, model.max_memory())?;
+    }
+    // The quantized forward pass: every boundary H_a … H_b.
+    let mut boundaries = vec![first_key.quantization.quantize_hidden_state(&float_input)?];
+    for (layer_key, model) in key.layers.iter().zip(models) {
+        let link = Link::new(layer_key, model, tokens)?;
+        let hidden = boundaries.last().ok_or(Error::EmptyInput)?;
+        let x = normalized_input(&link.shape, &link.weights, hidden)?;
+        let output =
+            block_output(&link.shape, layer_key.mask, link.softmax, &x, Some(hidden), &link.weights)?;
+        boundaries.push(output);
+    }
+    let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
+        let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
+        let (links, times) = prove_links::<Zk>(key, models, &boundaries, &blinds, progress)?;
+        (ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links }), times)
+    } else {
+        let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
+        let (links, times) = prove_links::<Plain>(key, models, &boundaries, &blinds, progress)?;
+        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links }), times)
+    };
+    progress(first.layer() + models.len(), Stage::Verifying);
+    verify_chain(key, &proof).map_err(|error| match error {
+        Error::InvalidProof { error } => Error::ModelDiffersFromKey { error },
+        other => other,
+    })?;
+    progress(first.layer() + models.len(), Stage::Done);
+    let last = boundaries.last().ok_or(Error::EmptyInput)?;
+    let output = first_key.quantization.dequantize_output(last);
+    let mut reference = float_input.clone();
+    for model in models {
+        reference = model.float_output(reference)?;
+    }
+    let accuracy = model_accuracy(&float_input, &output, &reference);
+    Ok(ProvedChain { proof, output, tokens, model_width: d, token_ids, tokenizer, accuracy, layer_times })
+}
+
+/// One layer's integer shape, softmax and weights.
+struct Link {
+    shape: zkmha_attention::model_layer::ModelShape,
+    softmax: zkmha_attention::SoftmaxMode,
+    weights: zkmha_attention::model_layer::ModelWeights,
+}
+
+impl Link {
+    fn new(key: &ModelVerifierKey, model: &Model, tokens: usize) -> Result<Self> {
+        let shape = key.shape(tokens)?;
+        let softmax = key.quantization.softmax(&shape.attention)?;
+        let weights = key.quantization.quantize_weights(model.float_weights())?;
+        Ok(Self { shape, softmax, weights })
+    }
+}
+
+/// Commits the boundaries `H_a … H_{b−1}` in mode `M` and proves every layer from its two.
+fn prove_links<M: Mode>(
+    key: &ChainKey,
+    models: &[Model],
+    boundaries: &[Vec<i64>],
+    blinds: &[Vec<M::Blinds>],
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<(Vec<ChainLink<M>>, Vec<Duration>)> {
+    let mut rng = crate::model_layer::secure_rng("masks and boundary blinds")?;
+    let tokens =
+        boundaries.first().map_or(0, Vec::len) / key.layers.first().map_or(1, |k| k.model_width.max(1));
+    let mut committed = Vec::with_capacity(key.layers.len());
+    for (layer_key, hidden) in key.layers.iter().zip(boundaries) {
+        let shape = layer_key.shape(tokens)?;
+        let softmax = layer_key.quantization.softmax(&shape.attention)?;
+        let params = block_hyrax_params::<M>(&shape, softmax)?;
+        let rng: &mut dyn ProverRng = &mut rng;
+        committed.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
+    }
+    let mut links = Vec::with_capacity(key.layers.len());
+    let mut times = Vec::with_capacity(key.layers.len());
+    for (l, ((layer_key, model), layer_blinds)) in key.layers.iter().zip(models).zip(blinds).enumerate() {
+        progress(model.layer(), Stage::Proving);
+        let start = Instant::now();
+        let link = Link::new(layer_key, model, tokens)?;
+        let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;
+        let input = committed.get(l).ok_or(Error::EmptyInput)?;
+        let x = normalized_input(&link.shape, &link.weights, &input.values)?;
+        let ends = BlockEnds { input: Some(input), output: committed.get(l + 1) };
+        let (statement, proof, _) = prove_linked_block::<M>(
+            &params,
+            &link.shape,
+            layer_key.mask,
+            link.softmax,
+            &x,
+            ends,
+            &link.weights,
+            &layer_key.commitment,
+            layer_blinds,
+            &mut rng,
+        )?;
+        times.push(start.elapsed());
+        links.push(ChainLink { statement, proof });
+    }
+    Ok((links, times))
+}
+
+/// The output of a chain's proof that verified.
+pub type VerifiedChain = crate::VerifiedOutput;
+
+/// Verifies a chain's proof against its key: the links, then every layer's proof against its
+/// own key; returns the chain's output (the last layer's public `H_b`).
+///
+/// # Errors
+/// [`Error::InvalidProof`]: the chain breaks or a layer's proof does not verify.
+pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<VerifiedChain> {
+    let _span = tracing::info_span!("verify_chain", layers = proof.layers()).entered();
+    let start = Instant::now();
+    if proof.first_layer() != key.first_layer {
+        return Err(Error::InvalidProof {
+            error: AttentionError::BrokenChain {
+                layer: 0,
+                reason: "the proof starts at another layer than the key",
+            },
+        });
+    }
+    let result = match proof {
+        ChainProof::Plain(p) => verify_links(&key.layers, &p.links),
+        ChainProof::ZeroKnowledge(p) => verify_links(&key.layers, &p.links),
+    };
+    result.map_err(|error| Error::InvalidProof { error })?;
+    let verify_time = start.elapsed();
+    let statements = proof.statements();
+    let last = statements.last().ok_or(Error::EmptyInput)?;
+    let values = last.output.public().ok_or(Error::ChainLink)?;
+    let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
+    Ok(crate::VerifiedOutput {
+        rows: last.shape.attention.seq_len,
+        columns: last.shape.model_width,
+        values: last_key.quantization.dequantize_output(values),
+        verify_time,
+    })
+}
+
+/// The mask a chain's layers use (the first layer's).
+pub fn chain_mask(key: &ChainKey) -> Option<MaskKind> {
+    key.layers.first().map(|k| k.mask)
+}

@@ -1,0 +1,175 @@
+//! Consecutive layers proven as one inference through the library (`zkmha_api::model_chain`):
+//! a three-layer Llama-style model committed at one residual stream scale, proven in both
+//! modes from tokens, the chain's output against float64 run through the same layers, its
+//! files read back, and the chains that must not verify: layers swapped, repeated or missing,
+//! another model's key, another first layer.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::PathBuf;
+use zkmha_api::model_chain::{
+    ChainKey, ChainProof, CommittedChain, ProvedChain, commit_chain, open_layers, prove_chain,
+    read_chain_key, read_chain_secret, verify_chain, write_chain_key, write_chain_secret,
+};
+use zkmha_api::{Error, Model, ModelInput, WeightCommitments, example_model};
+use zkmha_attention::AttentionError;
+
+const LAYERS: usize = 3;
+
+fn dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("zkmha-chain-{name}-{}", std::process::id()))
+}
+
+fn models(name: &str, layers: std::ops::Range<usize>) -> Vec<Model> {
+    let path = example_model::write_llama(&dir(name), 7, LAYERS).unwrap();
+    open_layers(&path, &Default::default(), layers).unwrap()
+}
+
+fn proved(models: &[Model], kind: WeightCommitments) -> (CommittedChain, ProvedChain) {
+    let committed = commit_chain(models, kind, &mut |_, _| {}).unwrap();
+    let input = ModelInput::Tokens(vec![3, 1, 4, 1, 5]);
+    let proved =
+        prove_chain(&committed.key, committed.secret.as_ref(), models, &input, &mut |_, _| {}).unwrap();
+    (committed, proved)
+}
+
+fn invalid(result: Result<zkmha_api::VerifiedOutput, Error>) -> AttentionError {
+    match result {
+        Err(Error::InvalidProof { error }) => error,
+        other => panic!("expected an invalid proof, got {other:?}"),
+    }
+}
+
+#[test]
+fn three_layers_prove_and_verify_in_both_modes_near_float64() {
+    let models = models("modes", 0..LAYERS);
+    for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
+        let (committed, proved) = proved(&models, kind);
+        let key = &committed.key;
+        assert_eq!((key.first_layer, key.layers.len()), (0, LAYERS));
+        let scales: Vec<i32> = key.layers.iter().map(|k| k.quantization.hidden_fraction_bits).collect();
+        assert!(scales.windows(2).all(|w| w[0] == w[1]), "one residual stream scale: {scales:?}");
+        assert_eq!(proved.proof.is_zero_knowledge(), kind == WeightCommitments::Hiding);
+        let verified = verify_chain(key, &proved.proof).unwrap();
+        assert_eq!(verified.values, proved.output);
+        assert_eq!((verified.rows, verified.columns), (5, example_model::MODEL_WIDTH));
+        // The chain's output against float64 through the same three layers.
+        let error = proved.accuracy.output.relative_l2_error;
+        assert!(error < 0.02, "{kind:?}: relative L2 error {error}");
+        let layers_error = proved.accuracy.attention.relative_l2_error;
+        assert!(layers_error < 0.05, "{kind:?}: the layers' part {layers_error}");
+    }
+}
+
+/// Each layer's statement holds the previous layer's output commitment as its hidden state;
+/// only the last output is public.
+#[test]
+fn every_statement_links_to_the_next() {
+    let models = models("links", 0..LAYERS);
+    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let statements = proved.proof.statements();
+    for pair in statements.windows(2) {
+        assert_eq!(pair[0].output.commitment(), pair[1].residual.as_ref());
+    }
+    assert!(statements[LAYERS - 1].output.public().is_some());
+}
+
+#[test]
+fn files_round_trip_and_inspect() {
+    let models = models("files", 0..LAYERS);
+    let (committed, proved) = proved(&models, WeightCommitments::Hiding);
+    let d = dir("files");
+    write_chain_key(&d.join("chain.vk"), &committed.key).unwrap();
+    write_chain_secret(&d.join("chain.vk.secret"), committed.secret.as_ref().unwrap()).unwrap();
+    proved.proof.write(&d.join("chain.proof")).unwrap();
+    let key = read_chain_key(&d.join("chain.vk")).unwrap();
+    assert_eq!(key, committed.key);
+    assert_eq!(&read_chain_secret(&d.join("chain.vk.secret")).unwrap(), committed.secret.as_ref().unwrap());
+    let proof = ChainProof::read(&d.join("chain.proof")).unwrap();
+    assert_eq!(proof, proved.proof);
+    assert_eq!(verify_chain(&key, &proof).unwrap().values, proved.output);
+    let json = zkmha_api::inspect::read(&d.join("chain.proof")).unwrap().to_json();
+    assert_eq!(json["kind"], "zero-knowledge chain proof");
+    assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
+    assert_eq!(json["layers"][1]["output"], "committed");
+    let json = zkmha_api::inspect::read(&d.join("chain.vk")).unwrap().to_json();
+    assert_eq!((json["kind"].as_str(), json["first_layer"].as_u64()), (Some("chain key"), Some(0)));
+    // A truncated chain file is refused with a sentence, not a panic.
+    let bytes = std::fs::read(d.join("chain.proof")).unwrap();
+    std::fs::write(d.join("cut.proof"), &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(ChainProof::read(&d.join("cut.proof")), Err(Error::Corrupt { .. })));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn rearranged(proof: &ChainProof, order: &[usize]) -> ChainProof {
+    match proof {
+        ChainProof::Plain(p) => {
+            let mut q = p.clone();
+            q.links = order.iter().map(|&i| p.links[i].clone()).collect();
+            ChainProof::Plain(q)
+        }
+        ChainProof::ZeroKnowledge(p) => {
+            let mut q = p.clone();
+            q.links = order.iter().map(|&i| p.links[i].clone()).collect();
+            ChainProof::ZeroKnowledge(q)
+        }
+    }
+}
+
+#[test]
+fn layers_swapped_repeated_or_missing_do_not_verify() {
+    let models = models("order", 0..LAYERS);
+    let (committed, proved) = proved(&models, WeightCommitments::Binding);
+    let key = &committed.key;
+    let joined = "its hidden state is not the previous layer's committed output";
+    for (order, layer) in [([1, 0, 2], 1), ([0, 0, 2], 1), ([0, 2, 2], 1), ([0, 1, 1], 2)] {
+        assert_eq!(
+            invalid(verify_chain(key, &rearranged(&proved.proof, &order))),
+            AttentionError::BrokenChain { layer, reason: joined },
+            "{order:?}"
+        );
+    }
+    assert!(matches!(
+        invalid(verify_chain(key, &rearranged(&proved.proof, &[0, 1]))),
+        AttentionError::BrokenChain { layer: 2, .. }
+    ));
+    // The key of layers 1..3 against the proof of 0..3, and the proof's layers 1 and 2 alone
+    // (their links hold, but the first layer differs from the key's).
+    let shorter = ChainKey { first_layer: 1, layers: key.layers[1..].to_vec() };
+    assert!(matches!(invalid(verify_chain(&shorter, &proved.proof)), AttentionError::BrokenChain { .. }));
+    let tail = rearranged(&proved.proof, &[1, 2]);
+    assert!(matches!(invalid(verify_chain(key, &tail)), AttentionError::BrokenChain { .. }));
+}
+
+/// Each layer checks against its own key: the layers' keys in another order, or another
+/// model's key, reject the proof (the weights' commitments differ).
+#[test]
+fn another_models_or_another_layers_key_does_not_verify() {
+    let models = models("keys", 0..LAYERS);
+    let (committed, proved) = proved(&models, WeightCommitments::Binding);
+    let mut swapped = committed.key.clone();
+    swapped.layers.swap(0, 1);
+    assert!(matches!(
+        invalid(verify_chain(&swapped, &proved.proof)),
+        AttentionError::InChainLayer { layer: 0, .. }
+    ));
+    let other_dir = dir("keys-other");
+    let other_path = example_model::write_llama(&other_dir, 8, LAYERS).unwrap();
+    let other_models = open_layers(&other_path, &Default::default(), 0..LAYERS).unwrap();
+    let other = commit_chain(&other_models, WeightCommitments::Binding, &mut |_, _| {}).unwrap();
+    assert!(matches!(invalid(verify_chain(&other.key, &proved.proof)), AttentionError::InChainLayer { .. }));
+    std::fs::remove_dir_all(&other_dir).unwrap();
+}
+
+#[test]
+fn models_that_are_not_the_keys_layers_are_refused() {
+    let all = models("refused", 0..LAYERS);
+    let committed = commit_chain(&all[..2], WeightCommitments::Binding, &mut |_, _| {}).unwrap();
+    let input = ModelInput::Tokens(vec![1, 2]);
+    let result = prove_chain(&committed.key, None, &all[1..], &input, &mut |_, _| {});
+    assert!(matches!(result, Err(Error::ChainLayers { .. })), "{result:?}");
+    let path = dir("refused").join("model.safetensors");
+    let mut gap = open_layers(&path, &Default::default(), 0..1).unwrap();
+    gap.extend(open_layers(&path, &Default::default(), 2..3).unwrap());
+    let result = commit_chain(&gap, WeightCommitments::Binding, &mut |_, _| {});
+    assert!(matches!(result, Err(Error::ChainLayers { .. })), "{result:?}");
+}

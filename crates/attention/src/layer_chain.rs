@@ -1,0 +1,144 @@
+//! Consecutive layers of a model chained into one inference: each layer's proof is made on
+//! its own (in any order, on any machine) from the committed boundary activations it joins,
+//! and the chain verifies when every proof verifies against its layer's key and the
+//! commitments meet.
+//!
+//! ```text
+//! boundaries  H_a, H_{a+1}, …, H_b   (s × d_model, the residual stream at one scale 2^f_h),
+//!             committed once by whoever runs the forward pass (block::commit_boundary)
+//! link ℓ      statement ℓ: residual C(H_ℓ), output C(H_{ℓ+1}) committed (LayerOutput::
+//!             Committed); the last layer's output H_b public
+//! chain       for a < ℓ ≤ b−1: statement ℓ's residual is byte-equal to statement ℓ−1's output
+//!             commitment; every layer's key has the same f_h (the boundary is read at one
+//!             scale on both sides), the same d_model, a pre-norm residual; every proof
+//!             verifies against its own layer's key (crate::verifier_key::verify_with_key)
+//! ```
+//!
+//! The commitments are the link: a proof of layer `ℓ` that starts from another hidden state,
+//! or a layer's proof put in another's place (swapped, repeated), fails by name
+//! ([`AttentionError::BrokenChain`]) or against the wrong layer's key. A boundary's padding is
+//! pinned through the chain: inside a layer `H' = Z + Y₂` and `Z = H + Y` hold on the whole
+//! padded grid, with `Y` and `Y₂` zero on the padding, so the padding of `H_{ℓ+1}` is that of
+//! `H_ℓ`, and the last layer's public, zero-padded output pins it to zero (a chain always ends
+//! in a public output).
+//!
+//! What the chain does not prove yet: where `H_a` comes from (the embeddings of the tokens);
+//! it is the prover's committed input, as a single layer's `H` is.
+
+use crate::block::ModelBlockProof;
+use crate::mode::Mode;
+use crate::model_layer::{LayerOutput, ModelStatement};
+use crate::verifier_key::{ModelVerifierKey, verify_with_key};
+use crate::{AttentionError, Residual, VerifierTimings};
+
+/// The most layers one chain may hold (a stated limit, checked before anything is read
+/// from a chain's proofs; Llama-3-70B has 80).
+pub const MAX_CHAIN_LAYERS: usize = 1024;
+
+/// One layer's proof in a chain, with its statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainLink<M: Mode> {
+    /// The statement: its residual and (but for the last) its output are boundary
+    /// commitments.
+    pub statement: ModelStatement,
+    /// The layer's proof.
+    pub proof: ModelBlockProof<M>,
+}
+
+/// Checks that the keys can be chained: at most [`MAX_CHAIN_LAYERS`], at least one, every
+/// layer pre-norm with the same `d_model` and the same residual stream scale `f_h`.
+///
+/// # Errors
+/// [`AttentionError::BrokenChain`] naming the first layer (counted from the chain's first)
+/// that differs.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn check_chain_keys(keys: &[ModelVerifierKey]) -> Result<(), AttentionError> {
+    let Some(first) = keys.first() else {
+        return Err(AttentionError::BrokenChain { layer: 0, reason: "a chain holds at least one layer" });
+    };
+    if keys.len() > MAX_CHAIN_LAYERS {
+        return Err(AttentionError::BrokenChain { layer: MAX_CHAIN_LAYERS, reason: "too many layers" });
+    }
+    for (layer, key) in keys.iter().enumerate() {
+        let reason = if key.residual != Residual::HiddenState {
+            Some("its residual adds to its input X: only pre-norm layers chain")
+        } else if key.model_width != first.model_width {
+            Some("its d_model differs from the first layer's")
+        } else if key.quantization.hidden_fraction_bits != first.quantization.hidden_fraction_bits {
+            Some("its residual stream scale f_h differs from the first layer's")
+        } else if key.weight_commitments != first.weight_commitments {
+            Some("its weight commitments are of the other kind")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(AttentionError::BrokenChain { layer, reason });
+        }
+    }
+    Ok(())
+}
+
+/// Checks how the statements meet, before any proof is verified: one per layer, every output
+/// but the last committed and byte-equal to the next layer's residual commitment, the last
+/// output public.
+///
+/// # Errors
+/// [`AttentionError::BrokenChain`] naming the first layer (counted from the chain's first)
+/// where the chain breaks.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn check_links<'s>(
+    statements: impl ExactSizeIterator<Item = &'s ModelStatement>,
+    layers: usize,
+) -> Result<(), AttentionError> {
+    if statements.len() != layers {
+        return Err(AttentionError::BrokenChain {
+            layer: statements.len().min(layers),
+            reason: "the chain has another number of layer proofs than its key has layers",
+        });
+    }
+    let mut previous: Option<&ModelStatement> = None;
+    for (layer, statement) in statements.enumerate() {
+        let last = layer + 1 == layers;
+        let joined = match (&statement.residual, previous.map(|p| &p.output)) {
+            (None, _) => Some("it has no committed hidden state: only pre-norm layers chain"),
+            (Some(input), Some(LayerOutput::Committed(output))) if input != output => {
+                Some("its hidden state is not the previous layer's committed output")
+            }
+            _ => None,
+        };
+        let reason = joined.or(match (&statement.output, last) {
+            (LayerOutput::Public(_), false) => Some("its output is public, but it is not the last layer"),
+            (LayerOutput::Committed(_), true) => Some("the last layer's output is committed, not public"),
+            _ => None,
+        });
+        if let Some(reason) = reason {
+            return Err(AttentionError::BrokenChain { layer, reason });
+        }
+        previous = Some(statement);
+    }
+    Ok(())
+}
+
+/// Verifies a chain of layer proofs in mode `M` against its layers' keys (`keys[i]` is the
+/// key of the chain's `i`-th layer): [`check_chain_keys`], [`check_links`], then every proof
+/// against its own key.
+///
+/// # Errors
+/// [`AttentionError::BrokenChain`]; [`AttentionError::InChainLayer`] wrapping the first
+/// layer proof that does not verify.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_chain<M: Mode>(
+    keys: &[ModelVerifierKey],
+    links: &[ChainLink<M>],
+) -> Result<Vec<VerifierTimings>, AttentionError> {
+    check_chain_keys(keys)?;
+    check_links(links.iter().map(|l| &l.statement), keys.len())?;
+    keys.iter()
+        .zip(links)
+        .enumerate()
+        .map(|(layer, (key, link))| {
+            verify_with_key(key, &link.statement, &link.proof)
+                .map_err(|source| AttentionError::InChainLayer { layer, source: Box::new(source) })
+        })
+        .collect()
+}

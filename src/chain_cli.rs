@@ -1,0 +1,357 @@
+//! `--layers A..B` on `zkmha commit-model` and `zkmha prove --model`, and `zkmha verify` and
+//! `zkmha inspect` of the files they write: consecutive layers of a model proven as one
+//! inference, linked by the committed hidden states between them (`zkmha_api::model_chain`).
+
+use crate::model_cli::{ModelArgs, ModelInputArgs, same_file};
+use crate::report::sanitize;
+use crate::verdict::Usage;
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::ops::Range;
+use std::path::Path;
+use std::time::Instant;
+use zkmha_api::model_chain::{
+    ChainKey, ChainProof, ChainSecret, commit_chain, open_layers, prove_chain, read_chain_key,
+    read_chain_secret, verify_chain, write_chain_key, write_chain_secret,
+};
+use zkmha_api::model_files;
+use zkmha_api::{ModelInput, ModelOptions, Stage, WeightCommitments};
+use zkmha_attention::MaskKind;
+
+/// Parses `A..B` (layers A to B − 1, as Rust writes a range).
+///
+/// # Errors
+/// A sentence for anything else, or an empty range.
+pub fn parse_layers(text: &str) -> Result<Range<usize>, String> {
+    let (start, end) =
+        text.split_once("..").ok_or_else(|| format!("{text:?} is not a range A..B (layers A to B − 1)"))?;
+    let number = |s: &str| {
+        s.trim().parse::<usize>().map_err(|_| format!("{text:?} is not a range A..B (layers A to B − 1)"))
+    };
+    let (start, end) = (number(start)?, number(end)?);
+    if start >= end {
+        return Err(format!("{text:?} holds no layer (A..B is layers A to B − 1)"));
+    }
+    Ok(start..end)
+}
+
+/// What is printed of a chain's layers, `A..B`.
+fn range_text(range: &Range<u64>) -> String {
+    format!("layers {}..{}", range.start, range.end)
+}
+
+/// A progress callback for the chain's steps: one plain line per step and layer on stderr
+/// (none under --json).
+fn progress(quiet: bool) -> impl FnMut(usize, Stage) {
+    let mut started: Option<(usize, Stage, Instant)> = None;
+    let lines = !quiet;
+    let terminal = std::io::stderr().is_terminal();
+    move |layer, stage| {
+        if let Some((previous_layer, previous, at)) = started.take()
+            && lines
+        {
+            eprintln!(
+                "zkmha: layer {previous_layer}: {} took {:.1} s",
+                previous.describe(),
+                at.elapsed().as_secs_f64()
+            );
+        }
+        if stage != Stage::Done {
+            if lines && !terminal {
+                eprintln!("zkmha: layer {layer}: {} …", stage.describe());
+            }
+            started = Some((layer, stage, Instant::now()));
+        }
+    }
+}
+
+fn open(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    layers: Range<usize>,
+) -> Result<Vec<zkmha_api::Model>> {
+    let Some(path) = &model.model else {
+        bail!(Usage("--model FILE is required".into()));
+    };
+    let options = ModelOptions { layer: layers.start, family: model.family, heads, mask, max_memory };
+    Ok(open_layers(path, &options, layers)?)
+}
+
+/// `zkmha commit-model --layers A..B`: the chain key (and the chain secret beside a hiding
+/// one).
+///
+/// # Errors
+/// As `zkmha commit-model`.
+pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) -> Result<()> {
+    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
+        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
+    }
+    let start = Instant::now();
+    let models = open(&args.model, args.heads, args.mask, None, layers)?;
+    let kind = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
+    let committed = commit_chain(&models, kind, &mut progress(args.json))?;
+    let secret_file = committed
+        .secret
+        .as_ref()
+        .map(|_| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));
+    let bytes = write_chain_key(&args.out, &committed.key)?;
+    if let (Some(secret), Some(path)) = (&committed.secret, &secret_file) {
+        write_chain_secret(path, secret).with_context(|| {
+            format!("the chain key {} was written but cannot prove without its secret", args.out.display())
+        })?;
+    }
+    let key = &committed.key;
+    let f_h = key.layers.first().map(|k| k.quantization.hidden_fraction_bits);
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "chain_key": args.out.display().to_string(),
+                "bytes": bytes,
+                "first_layer": key.first_layer,
+                "layers": key.layers.len(),
+                "models": key.layers.iter().map(|k| sanitize(&k.description)).collect::<Vec<_>>(),
+                "commitments": key.layers.iter().map(|k| zkmha_api::fingerprint(&k.commitment)).collect::<Vec<_>>(),
+                "weight_commitments": zkmha_api::inspect::weight_commitments_code(kind),
+                "hidden_fraction_bits": f_h,
+                "secret": secret_file.as_ref().map(|p| p.display().to_string()),
+                "ms": start.elapsed().as_secs_f64() * 1e3,
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "committed to {} of {} ({} commitments): the residual stream at 2^-{} in every layer",
+        range_text(&key.layer_range()),
+        models.first().map(|m| m.file().path.display().to_string()).unwrap_or_default(),
+        zkmha_api::inspect::weight_commitments_code(kind),
+        f_h.unwrap_or_default()
+    );
+    for (layer, k) in key.layer_range().zip(&key.layers) {
+        println!("  layer {layer}: model commitment {}", zkmha_api::fingerprint(&k.commitment));
+    }
+    println!(
+        "wrote the chain key {} ({bytes} bytes) in {:.1} s",
+        args.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    if let Some(path) = &secret_file {
+        println!("wrote the chain secret {} (the commitments' blinds: keep it private)", path.display());
+    }
+    Ok(())
+}
+
+/// `zkmha prove --model M --layers A..B --vk CHAIN_KEY`: the chain's proof.
+///
+/// # Errors
+/// As `zkmha prove --model`; a key that is not a chain key of these layers.
+pub fn prove(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    args: &ModelInputArgs,
+    out: &Path,
+    layers: Range<usize>,
+) -> Result<()> {
+    let Some(key_path) = &args.vk else {
+        bail!(Usage(
+            "--layers needs the chain key from zkmha commit-model --layers: pass it with --vk".into()
+        ));
+    };
+    let key = read_chain_key(key_path)?;
+    let wanted = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
+    let kind = key.layers.first().map(|k| k.weight_commitments);
+    if kind != Some(wanted) {
+        bail!(
+            "the chain key {} holds {} commitments: {}",
+            key_path.display(),
+            kind.map(zkmha_api::inspect::weight_commitments_code).unwrap_or("no"),
+            if wanted == WeightCommitments::Binding {
+                "--transparent needs a key from zkmha commit-model --layers --transparent"
+            } else {
+                "pass --transparent for a plain proof, or make a hiding key for a zero-knowledge one"
+            }
+        );
+    }
+    let secret: Option<ChainSecret> = match wanted {
+        WeightCommitments::Hiding => {
+            let path = args.secret.clone().unwrap_or_else(|| model_files::secret_path(key_path));
+            if !path.exists() {
+                bail!(zkmha_api::Error::MissingSecretFile { key: key_path.clone(), secret: path });
+            }
+            Some(read_chain_secret(&path)?)
+        }
+        WeightCommitments::Binding => None,
+    };
+    let start = Instant::now();
+    let models = open(model, heads, mask, max_memory, layers)?;
+    let input = match (&args.input, &args.tokens, &args.text) {
+        (Some(path), _, _) => {
+            let d = key.layers.first().map_or(0, |k| k.model_width);
+            ModelInput::HiddenState { values: zkmha_api::read_hidden_state(path, d)?, columns: d }
+        }
+        (None, Some(ids), _) => ModelInput::Tokens(ids.clone()),
+        (None, None, Some(text)) => ModelInput::Text(text.clone()),
+        (None, None, None) => {
+            bail!(Usage(
+                "pass the first layer's input: --input FILE.npy, --tokens 1,2,3 or --text \"...\"".into()
+            ))
+        }
+    };
+    let proved = prove_chain(&key, secret.as_ref(), &models, &input, &mut progress(args.json))?;
+    let bytes = proved.proof.write(out)?;
+    if let Some(path) = &args.output {
+        zkmha_api::files::write_npy(path, proved.tokens, proved.model_width, &proved.output)?;
+    }
+    let report = &proved.accuracy;
+    let prove_seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "proof": out.display().to_string(),
+                "proof_bytes": bytes,
+                "first_layer": key.first_layer,
+                "layers": key.layers.len(),
+                "tokens": proved.tokens,
+                "token_ids": proved.token_ids,
+                "layer_prove_ms": proved.layer_times.iter().map(|t| t.as_secs_f64() * 1e3).collect::<Vec<_>>(),
+                "total_ms": start.elapsed().as_secs_f64() * 1e3,
+                "relative_l2_error": report.output.relative_l2_error,
+                "layers_relative_l2_error": report.attention.relative_l2_error,
+                "output": args.output.as_ref().map(|p| p.display().to_string()),
+                "zero_knowledge": secret.is_some(),
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "proved {} on {} tokens in {prove_seconds:.1} s ({:.1} s a layer), one proof per layer linked by the committed hidden states between them",
+        range_text(&key.layer_range()),
+        proved.tokens,
+        prove_seconds / key.layers.len().max(1) as f64
+    );
+    println!(
+        "the last layer's output ({} × {}) against float64 through the same layers: relative L2 error {:.3} % (the layers' part H_b − H_a: {:.3} %)",
+        proved.tokens,
+        proved.model_width,
+        report.output.relative_l2_error * 100.0,
+        report.attention.relative_l2_error * 100.0
+    );
+    println!("{CHAIN_SCOPE}");
+    println!(
+        "{}",
+        if secret.is_some() {
+            crate::model_cli::ZERO_KNOWLEDGE_MODEL
+        } else {
+            crate::model_cli::NOT_ZERO_KNOWLEDGE
+        }
+    );
+    println!(
+        "wrote {} ({bytes} bytes){}",
+        out.display(),
+        args.output.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// What a chain's proof covers, in one sentence.
+pub const CHAIN_SCOPE: &str = "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (for token input the embedding lookup), the final norm and the logits";
+
+/// `zkmha verify --vk CHAIN_KEY --proof CHAIN_PROOF`.
+///
+/// # Errors
+/// Missing or corrupt files, an invalid chain (exit code 1).
+pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_output: bool) -> Result<()> {
+    let key: ChainKey = read_chain_key(key_path)?;
+    let proof = ChainProof::read(proof_path)?;
+    let verified = verify_chain(&key, &proof)?;
+    if let Some(path) = output {
+        zkmha_api::files::write_npy(path, verified.rows, verified.columns, &verified.values)?;
+    }
+    let statements = proof.statements();
+    let fingerprint = statements.last().map(|s| zkmha_api::fingerprint(&s.output)).unwrap_or_default();
+    if json_output {
+        println!(
+            "{}",
+            json!({
+                "valid": true,
+                "kind": if proof.is_zero_knowledge() { "zero-knowledge chain" } else { "chain" },
+                "first_layer": key.first_layer,
+                "layers": key.layers.len(),
+                "tokens": verified.rows,
+                "model_width": verified.columns,
+                "output": {"name": "H'", "rows": verified.rows, "columns": verified.columns, "blake3": fingerprint},
+                "output_file": output.map(|p| p.display().to_string()),
+                "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
+                "proven": CHAIN_SCOPE,
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "valid: {} of {} linked into one inference on {} tokens ({}); verified in {:.1} ms",
+        range_text(&key.layer_range()),
+        key.layers.first().map(|k| sanitize(&k.description)).unwrap_or_default(),
+        verified.rows,
+        if proof.is_zero_knowledge() { "zero-knowledge" } else { "plain" },
+        verified.verify_time.as_secs_f64() * 1e3
+    );
+    println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns);
+    println!("{CHAIN_SCOPE}");
+    Ok(())
+}
+
+/// Whether `path` is a chain's proof file, and `key` a chain key.
+pub fn is_chain(path: &Path) -> bool {
+    model_files::file_kind(path) == Some(model_files::FileKind::ChainProof)
+}
+
+/// `zkmha inspect` of the chain file kinds, as text.
+pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
+    use zkmha_api::inspect::Inspection;
+    match inspection {
+        Inspection::ChainProof(proof) => {
+            println!(
+                "{}chain proof: layers {}..{}, {} bytes of layer proofs (not verified: zkmha verify --vk checks it)",
+                if proof.is_zero_knowledge() { "zero-knowledge " } else { "" },
+                proof.first_layer(),
+                proof.first_layer().saturating_add(proof.layers() as u64),
+                proof.proof_bytes()
+            );
+            for (i, statement) in proof.statements().iter().enumerate() {
+                let commitments: Vec<String> = zkmha_api::inspect::model_commitments(statement)
+                    .into_iter()
+                    .map(|(name, f)| format!("{name} {f}"))
+                    .collect();
+                println!(
+                    "  layer {}: model commitment {}; {}",
+                    proof.first_layer().saturating_add(i as u64),
+                    zkmha_api::fingerprint(&statement.model),
+                    commitments.join(", ")
+                );
+            }
+        }
+        Inspection::ChainKey(key) => {
+            println!("chain key: {}", range_text(&key.layer_range()));
+            for (layer, k) in key.layer_range().zip(&key.layers) {
+                println!(
+                    "  layer {layer}: {} (commitment {})",
+                    sanitize(&k.description),
+                    zkmha_api::fingerprint(&k.commitment)
+                );
+            }
+        }
+        Inspection::ChainSecret(secret) => {
+            println!(
+                "chain secret (keep it private): the blinds of {} layers' commitments",
+                secret.layers.len()
+            );
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,168 @@
+//! `--layers A..B` from the command line: `commit-model` writes a chain key (and its secret),
+//! `prove --model` one proof of the layers, `verify --vk` checks the chain (exit 0 valid, 1
+//! invalid), `inspect` shows it; the chain's mistakes are one sentence and a distinct exit code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use zkmha_api::example_model;
+
+fn zkmha() -> Command {
+    let mut cmd = Command::cargo_bin("zkmha").unwrap();
+    cmd.env_remove("RUST_LOG");
+    cmd
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zkmha-chain-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The lines of stderr besides the progress lines (`zkmha: …`).
+fn error_lines(stderr: &str) -> Vec<&str> {
+    stderr.trim().lines().filter(|line| !line.starts_with("zkmha: ")).collect()
+}
+
+fn fails_with(cmd: &mut Command, code: i32, needle: &str) {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(error_lines(&stderr).len(), 1, "{stderr}");
+}
+
+#[test]
+fn three_layers_commit_prove_verify_and_inspect() {
+    let dir = scratch("round-trip");
+    let model = example_model::write_llama(&dir.join("m"), 7, 3).unwrap();
+    let (vk, proof, out) = (dir.join("chain.vk"), dir.join("chain.proof"), dir.join("h.npy"));
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "0..3", "--out", s(&vk)])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("committed to layers 0..3")
+                .and(predicate::str::contains("layer 2: model commitment")),
+        );
+    assert!(dir.join("chain.vk.secret").exists());
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "0..3", "--vk", s(&vk), "--tokens", "1,5,7,9"])
+        .args(["--out", s(&proof), "--output", s(&out)])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("proved layers 0..3 on 4 tokens")
+                .and(predicate::str::contains("relative L2 error"))
+                .and(predicate::str::contains("not proven: the chain's first input")),
+        );
+    let verified = dir.join("verified.npy");
+    zkmha()
+        .args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--output", s(&verified)])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("valid: layers 0..3"));
+    assert_eq!(std::fs::read(&verified).unwrap(), std::fs::read(&out).unwrap());
+    let json = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!((json["valid"].as_bool(), json["layers"].as_u64()), (Some(true), Some(3)));
+    let inspect = zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!(info["kind"], "zero-knowledge chain proof");
+    assert_eq!(info["layers"][2]["output"], "public");
+    zkmha()
+        .args(["inspect", s(&vk)])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("chain key: layers 0..3"));
+
+    // A chain key of other layers of the same model: the proof does not verify (exit 1).
+    let other = dir.join("other.vk");
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "1..3", "--out", s(&other)])
+        .assert()
+        .success();
+    fails_with(zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&other)]), 1, "the chain breaks");
+    // The prover refuses a key of other layers than --layers names.
+    fails_with(
+        zkmha()
+            .args(["prove", "--model", s(&model), "--layers", "0..3", "--vk", s(&other), "--tokens", "1,2"])
+            .args(["--out", s(&dir.join("other.proof"))]),
+        2,
+        "the chain needs layers 1..3",
+    );
+    // One byte changed inside the proof: rejected or unreadable, never accepted.
+    let mut bytes = std::fs::read(&proof).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 1;
+    let tampered = dir.join("tampered.proof");
+    std::fs::write(&tampered, &bytes).unwrap();
+    let out = zkmha().args(["verify", "--proof", s(&tampered), "--vk", s(&vk)]).output().unwrap();
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{out:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn chain_usage_mistakes_are_one_sentence() {
+    let dir = scratch("usage");
+    let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
+    // clap's refusal of the value (its usage lines follow the sentence).
+    let out = zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "2..1", "--out", s(&dir.join("k"))])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no layer"));
+    fails_with(
+        zkmha().args([
+            "prove",
+            "--model",
+            s(&model),
+            "--layers",
+            "0..2",
+            "--tokens",
+            "1",
+            "--out",
+            s(&dir.join("p")),
+        ]),
+        5,
+        "--layers needs the chain key",
+    );
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&model), "--layers", "0..3", "--out", s(&dir.join("k"))]),
+        2,
+        "no tensor named layers.2.",
+    );
+    let vk = dir.join("chain.vk");
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "0..2", "--out", s(&vk), "--transparent"])
+        .assert()
+        .success();
+    let proof = dir.join("chain.proof");
+    zkmha()
+        .args([
+            "prove",
+            "--model",
+            s(&model),
+            "--layers",
+            "0..2",
+            "--vk",
+            s(&vk),
+            "--tokens",
+            "3,4",
+            "--transparent",
+        ])
+        .args(["--out", s(&proof)])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not zero-knowledge"));
+    fails_with(zkmha().args(["verify", "--proof", s(&proof)]), 5, "pass the chain key with --vk");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
