@@ -1071,8 +1071,10 @@ fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, Str
         at += commitment_len(bytes, at);
     }
     let model = blake3_128(&bytes[start..at]);
-    assert_eq!(u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize, entries);
-    let z = blake3_128(&bytes[at..at + 8 + 8 * entries]);
+    // The output: its kind (1: public integers), their count, the integers.
+    assert_eq!(bytes[at], 1, "a public output");
+    assert_eq!(u64::from_le_bytes(bytes[at + 1..at + 9].try_into().unwrap()) as usize, entries);
+    let z = blake3_128(&bytes[at..at + 1 + 8 + 8 * entries]);
     (x, model, z)
 }
 

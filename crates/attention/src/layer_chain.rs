@@ -8,7 +8,8 @@
 //!             committed once by whoever runs the forward pass (block::commit_boundary)
 //! link ℓ      statement ℓ: residual C(H_ℓ), output C(H_{ℓ+1}) committed (LayerOutput::
 //!             Committed); the last layer's output H_b public
-//! chain       for a < ℓ ≤ b−1: statement ℓ's residual is byte-equal to statement ℓ−1's output
+//! chain       every statement on the same s tokens and d_model (the first layer's);
+//!             for a < ℓ ≤ b−1: statement ℓ's residual is byte-equal to statement ℓ−1's output
 //!             commitment; every layer's key has the same f_h (the boundary is read at one
 //!             scale on both sides), the same d_model, a pre-norm residual; every proof
 //!             verifies against its own layer's key (crate::verifier_key::verify_with_key)
@@ -20,7 +21,9 @@
 //! pinned through the chain: inside a layer `H' = Z + Y₂` and `Z = H + Y` hold on the whole
 //! padded grid, with `Y` and `Y₂` zero on the padding, so the padding of `H_{ℓ+1}` is that of
 //! `H_ℓ`, and the last layer's public, zero-padded output pins it to zero (a chain always ends
-//! in a public output).
+//! in a public output). That holds because every layer is proven on the same `s` tokens,
+//! which the links check: a layer of fewer tokens pads to the same grid as one of more, and
+//! would leave the tokens beyond its length in the padding, never applied to them.
 //!
 //! What the chain does not prove yet: where `H_a` comes from (the embeddings of the tokens);
 //! it is the prover's committed input, as a single layer's `H` is.
@@ -90,6 +93,9 @@ pub fn check_links<'s>(
     statements: impl ExactSizeIterator<Item = &'s ModelStatement>,
     layers: usize,
 ) -> Result<(), AttentionError> {
+    if layers == 0 {
+        return Err(AttentionError::BrokenChain { layer: 0, reason: "a chain holds at least one layer" });
+    }
     if statements.len() != layers {
         return Err(AttentionError::BrokenChain {
             layer: statements.len().min(layers),
@@ -97,9 +103,20 @@ pub fn check_links<'s>(
         });
     }
     let mut previous: Option<&ModelStatement> = None;
+    let mut first: Option<&ModelStatement> = None;
     for (layer, statement) in statements.enumerate() {
         let last = layer + 1 == layers;
+        let first = *first.get_or_insert(statement);
+        // Every layer on the same tokens: layers of other lengths can pad to one grid, so
+        // their boundaries' commitments can be byte-equal while a layer leaves the tokens
+        // beyond its own length in the padding, never applied to them (the review of
+        // 2026-11-26 built it: a 5-token layer 0 under an 8-token layer 1 verified).
+        let same_tokens = statement.shape.attention.seq_len == first.shape.attention.seq_len
+            && statement.shape.model_width == first.shape.model_width;
         let joined = match (&statement.residual, previous.map(|p| &p.output)) {
+            _ if !same_tokens => Some(
+                "it is proven on another number of tokens (or another width) than the chain's first layer",
+            ),
             (None, _) => Some("it has no committed hidden state: only pre-norm layers chain"),
             (Some(input), Some(LayerOutput::Committed(output))) if input != output => {
                 Some("its hidden state is not the previous layer's committed output")
