@@ -163,10 +163,14 @@ pub fn compute_activation(shape: &ActivationShape, input: &[i64]) -> Result<Vec<
         .iter()
         .enumerate()
         .map(|(index, &x)| {
-            usize::try_from(x.saturating_add(shape.offset()))
-                .ok()
-                .and_then(|t| table.output(t))
-                .ok_or(AttentionError::ValueOutOfRange { tensor: "X", index, value: x })
+            usize::try_from(x.saturating_add(shape.offset())).ok().and_then(|t| table.output(t)).ok_or(
+                AttentionError::ValueOutOfRange {
+                    tensor: "X",
+                    index,
+                    value: x,
+                    bound_bits: shape.input_bits - 1,
+                },
+            )
         })
         .collect()
 }

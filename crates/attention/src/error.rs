@@ -21,7 +21,7 @@ pub enum AttentionError {
         got: usize,
     },
     /// An input value outside the supported integer range.
-    #[error("{tensor}[{index}] = {value} is outside the supported range ±2^31")]
+    #[error("{tensor}[{index}] = {value} is outside its supported range ±2^{bound_bits}")]
     ValueOutOfRange {
         /// Which tensor.
         tensor: &'static str,
@@ -29,6 +29,8 @@ pub enum AttentionError {
         index: usize,
         /// The value.
         value: i64,
+        /// The range's bits: `|value| < 2^bound_bits` (signed ranges `[−2^b, 2^b)`).
+        bound_bits: u32,
     },
     /// A claim or a final value did not check out: the named step rejects the proof.
     #[error("the {step} check failed")]

@@ -141,7 +141,12 @@ fn check_inputs(shape: &HadamardShape, left: &[i64], right: &[i64]) -> Result<()
         if let Some((index, &value)) =
             values.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= bound as u64)
         {
-            return Err(AttentionError::ValueOutOfRange { tensor, index, value });
+            return Err(AttentionError::ValueOutOfRange {
+                tensor,
+                index,
+                value,
+                bound_bits: HADAMARD_INPUT_BOUND_BITS,
+            });
         }
     }
     Ok(())
@@ -169,7 +174,12 @@ pub fn compute_hadamard(
             if (-half..half).contains(&value) {
                 Ok(value)
             } else {
-                Err(AttentionError::ValueOutOfRange { tensor: "P", index, value })
+                Err(AttentionError::ValueOutOfRange {
+                    tensor: "P",
+                    index,
+                    value,
+                    bound_bits: half.trailing_zeros(),
+                })
             }
         })
         .collect()

@@ -365,7 +365,12 @@ pub fn compute_mlp(
                     MlpProjection::Gate => "G (the MLP's gate projection)",
                     MlpProjection::Down => "Y₂ (the MLP's down projection)",
                 };
-                return Err(AttentionError::ValueOutOfRange { tensor, index, value });
+                return Err(AttentionError::ValueOutOfRange {
+                    tensor,
+                    index,
+                    value,
+                    bound_bits: half.trailing_zeros(),
+                });
             }
         }
         Ok(ProjectionWitness {

@@ -341,7 +341,9 @@ pub struct NormWitness {
 
 fn check_bound(tensor: &'static str, values: &[i64], bits: u32) -> Result<(), AttentionError> {
     match values.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << bits) {
-        Some((index, v)) => Err(AttentionError::ValueOutOfRange { tensor, index, value: *v }),
+        Some((index, v)) => {
+            Err(AttentionError::ValueOutOfRange { tensor, index, value: *v, bound_bits: bits })
+        }
         None => Ok(()),
     }
 }

@@ -85,7 +85,14 @@ impl SignedRange {
             let slot = usize::try_from(y.saturating_add(self.offset())).ok().and_then(|v| counts.get_mut(v));
             match slot {
                 Some(count) => *count += 1,
-                None => return Err(AttentionError::ValueOutOfRange { tensor, index, value: *y }),
+                None => {
+                    return Err(AttentionError::ValueOutOfRange {
+                        tensor,
+                        index,
+                        value: *y,
+                        bound_bits: self.bits - 1,
+                    });
+                }
             }
         }
         Ok(counts)

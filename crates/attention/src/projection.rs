@@ -316,7 +316,7 @@ impl ProjectionWitness {
             if let Some((index, v)) =
                 values.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << bits)
             {
-                return Err(AttentionError::ValueOutOfRange { tensor, index, value: *v });
+                return Err(AttentionError::ValueOutOfRange { tensor, index, value: *v, bound_bits: bits });
             }
         }
         Ok(())

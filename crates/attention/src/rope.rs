@@ -264,7 +264,12 @@ fn check_input(shape: &RotaryShape, input: &[i64]) -> Result<(), AttentionError>
     if let Some((index, v)) =
         input.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= 1u64 << ROPE_INPUT_BOUND_BITS)
     {
-        return Err(AttentionError::ValueOutOfRange { tensor: "P", index, value: *v });
+        return Err(AttentionError::ValueOutOfRange {
+            tensor: "P",
+            index,
+            value: *v,
+            bound_bits: ROPE_INPUT_BOUND_BITS,
+        });
     }
     Ok(())
 }

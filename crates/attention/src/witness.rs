@@ -59,7 +59,12 @@ impl AttentionInputs {
             if let Some((index, &value)) =
                 data.iter().enumerate().find(|(_, v)| v.unsigned_abs() >= bound.unsigned_abs())
             {
-                return Err(AttentionError::ValueOutOfRange { tensor, index, value });
+                return Err(AttentionError::ValueOutOfRange {
+                    tensor,
+                    index,
+                    value,
+                    bound_bits: INPUT_BOUND_BITS,
+                });
             }
         }
         Ok(())
