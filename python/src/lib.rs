@@ -9,6 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
+use zkmha_api::model_chain;
 use zkmha_api::model_files::{self, ModelProof};
 use zkmha_api::{ErrorKind, Model, ModelInput, ModelOptions, WeightCommitments};
 
@@ -78,17 +79,30 @@ fn to_array<'py>(
     Ok(array.into_pyarray(py))
 }
 
+/// The layers `start..end` of a chain, checked.
+fn chain_layers(layers: (usize, usize)) -> PyResult<std::ops::Range<usize>> {
+    let (start, end) = layers;
+    if start >= end {
+        return Err(UsageError::new_err(format!(
+            "layers ({start}, {end}) holds no layer: pass (first, last + 1)"
+        )));
+    }
+    Ok(start..end)
+}
+
 /// Commits to a model layer: writes the verifier key to `key_path` and, for hiding
 /// commitments (unless `transparent`), the model secret (readable by its owner only) to
 /// `secret_path` or beside the key; returns `inspect`'s JSON of the key with the secret's path.
+/// With `layers = (a, b)`: the chain key of layers `a..b` (one residual stream scale).
 #[pyfunction]
-#[pyo3(signature = (model_path, key_path, *, layer=0, family=None, heads=None, mask=None, transparent=false, secret_path=None))]
+#[pyo3(signature = (model_path, key_path, *, layer=0, layers=None, family=None, heads=None, mask=None, transparent=false, secret_path=None))]
 #[allow(clippy::too_many_arguments)]
 fn commit_model(
     py: Python<'_>,
     model_path: PathBuf,
     key_path: PathBuf,
     layer: usize,
+    layers: Option<(usize, usize)>,
     family: Option<&str>,
     heads: Option<usize>,
     mask: Option<&str>,
@@ -97,6 +111,28 @@ fn commit_model(
 ) -> PyResult<String> {
     let options = model_options(layer, family, heads, mask)?;
     let commitments = if transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
+    if let Some(layers) = layers {
+        let layers = chain_layers(layers)?;
+        return py
+            .detach(|| -> zkmha_api::Result<String> {
+                let models = model_chain::open_layers(&model_path, &options, layers)?;
+                let committed = model_chain::commit_chain(&models, commitments, &mut |_, _| {})?;
+                model_chain::write_chain_key(&key_path, &committed.key)?;
+                let secret_file = match &committed.secret {
+                    Some(secret) => {
+                        let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
+                        model_chain::write_chain_secret(&path, secret)?;
+                        Some(path.display().to_string())
+                    }
+                    None => None,
+                };
+                let mut json = zkmha_api::inspect::Inspection::ChainKey(Box::new(committed.key)).to_json();
+                json["secret"] = serde_json::json!(secret_file);
+                json["chain_key"] = serde_json::json!(key_path.display().to_string());
+                Ok(json.to_string())
+            })
+            .raise();
+    }
     py.detach(|| -> zkmha_api::Result<String> {
         let model = Model::open(&model_path, &options)?;
         let committed = zkmha_api::commit_model(&model, commitments)?;
@@ -121,9 +157,10 @@ fn commit_model(
 /// `tokens × d_model` array) against the verifier key at `key_path` (with its model secret),
 /// writes the proof to `proof_path` and returns the proven output (float64, tokens ×
 /// d_model): the layer's output H' for GPT-2 and Llama layers, the attention block's Z for
-/// BERT.
+/// BERT. With `layers = (a, b)` and a chain key: one proof of layers `a..b`, returning the last
+/// layer's output.
 #[pyfunction]
-#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, family=None, heads=None, mask=None, secret_path=None))]
+#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None))]
 #[allow(clippy::too_many_arguments)]
 fn prove<'py>(
     py: Python<'py>,
@@ -134,6 +171,7 @@ fn prove<'py>(
     text: Option<String>,
     input: Option<PyReadonlyArray2<'py, f64>>,
     layer: usize,
+    layers: Option<(usize, usize)>,
     family: Option<&str>,
     heads: Option<usize>,
     mask: Option<&str>,
@@ -149,6 +187,27 @@ fn prove<'py>(
         }
         _ => return Err(UsageError::new_err("pass the layer input as exactly one of tokens, text or input")),
     };
+    if let Some(layers) = layers {
+        let layers = chain_layers(layers)?;
+        let proved = py
+            .detach(|| -> zkmha_api::Result<_> {
+                let key = model_chain::read_chain_key(&key_path)?;
+                let secret = match key.layers.first().map(|k| k.weight_commitments) {
+                    Some(WeightCommitments::Hiding) => {
+                        let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
+                        Some(model_chain::read_chain_secret(&path)?)
+                    }
+                    _ => None,
+                };
+                let models = model_chain::open_layers(&model_path, &options, layers)?;
+                let proved =
+                    model_chain::prove_chain(&key, secret.as_ref(), &models, &input, &mut |_, _| {})?;
+                proved.proof.write(&proof_path)?;
+                Ok(proved)
+            })
+            .raise()?;
+        return to_array(py, proved.tokens, proved.model_width, proved.output);
+    }
     let proved = py
         .detach(|| -> zkmha_api::Result<_> {
             let key = model_files::read_key(&key_path)?;
@@ -168,7 +227,8 @@ fn prove<'py>(
 }
 
 /// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone;
-/// returns the proven output (float64, tokens × d_model: H', or Z for BERT).
+/// returns the proven output (float64, tokens × d_model: H', or Z for BERT). A chain's proof
+/// (and its chain key) verifies as a chain: the last layer's output.
 #[pyfunction]
 fn verify<'py>(
     py: Python<'py>,
@@ -177,6 +237,11 @@ fn verify<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let verified = py
         .detach(|| -> zkmha_api::Result<_> {
+            if model_files::file_kind(&proof_path) == Some(model_files::FileKind::ChainProof) {
+                let key = model_chain::read_chain_key(&key_path)?;
+                let proof = model_chain::ChainProof::read(&proof_path)?;
+                return model_chain::verify_chain(&key, &proof);
+            }
             let key = model_files::read_key(&key_path)?;
             let proof = ModelProof::read(&proof_path)?;
             zkmha_api::verify(&key, &proof)
@@ -230,6 +295,16 @@ fn write_example_model(directory: PathBuf, seed: u32) -> PyResult<String> {
     zkmha_api::example_model::write_bert(&directory, seed).map(|path| path.display().to_string()).raise()
 }
 
+/// Writes a tiny synthetic Llama-style model with `layers` whole layers (`d_model` 16, 4
+/// query heads sharing 2 key/value heads, a gated MLP, a vocabulary of 40) to
+/// `directory/model.safetensors` with its config.json; returns the model's path.
+#[pyfunction]
+fn write_example_llama(directory: PathBuf, seed: u32, layers: usize) -> PyResult<String> {
+    zkmha_api::example_model::write_llama(&directory, seed, layers)
+        .map(|path| path.display().to_string())
+        .raise()
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -240,6 +315,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(hidden_state, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
+    m.add_function(wrap_pyfunction!(write_example_llama, m)?)?;
     m.add("ZkmhaError", py.get_type::<ZkmhaError>())?;
     m.add("InvalidProof", py.get_type::<InvalidProof>())?;
     m.add("BadInput", py.get_type::<BadInput>())?;

@@ -91,6 +91,28 @@ def _output_offset(data: bytes, z: np.ndarray) -> int:
     raise AssertionError("Z was not found in the proof file")
 
 
+def test_a_chain_of_layers_commits_proves_and_verifies(tmp_path):
+    model = zkmha.write_example_llama(tmp_path / "llama", seed=7, layers=3)
+    key = tmp_path / "chain.vk"
+    committed = zkmha.commit_model(model, key, layers=(0, 3))
+    assert committed["kind"] == "chain key" and len(committed["layers"]) == 3
+    assert committed["secret"] == str(key) + ".secret"
+    proof = tmp_path / "chain.proof"
+    out = zkmha.prove(model, key, proof, tokens=[3, 1, 4, 1], layers=(0, 3))
+    assert out.shape == (4, 16)
+    np.testing.assert_array_equal(zkmha.verify(key, proof), out)
+    info = zkmha.inspect(proof)
+    assert info["kind"] == "zero-knowledge chain proof"
+    assert [layer["output"] for layer in info["layers"]] == ["committed", "committed", "public"]
+    # The chain key of layers 1..3 does not verify the proof of 0..3.
+    other = tmp_path / "other.vk"
+    zkmha.commit_model(model, other, layers=(1, 3))
+    with pytest.raises(zkmha.InvalidProof, match="the chain breaks"):
+        zkmha.verify(other, proof)
+    with pytest.raises(zkmha.UsageError, match="holds no layer"):
+        zkmha.commit_model(model, key, layers=(2, 1))
+
+
 def test_a_changed_output_is_invalid(tiny, tmp_path):
     model, key, _ = tiny
     proof = tmp_path / "layer.proof"

@@ -21,7 +21,7 @@ benchmarks, which the command line has.
 import json as _json
 import os as _os
 from os import PathLike as _PathLike
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as _np
 
@@ -42,6 +42,7 @@ __all__ = [
     "inspect",
     "hidden_state",
     "write_example_model",
+    "write_example_llama",
     "ZkmhaError",
     "InvalidProof",
     "BadInput",
@@ -58,6 +59,7 @@ def commit_model(
     key_path: _Path,
     *,
     layer: int = 0,
+    layers: Optional[Tuple[int, int]] = None,
     family: Optional[str] = None,
     heads: Optional[int] = None,
     mask: Optional[str] = None,
@@ -65,6 +67,9 @@ def commit_model(
     secret_path: Optional[_Path] = None,
 ) -> Dict[str, Any]:
     """Commit to one layer of a GGUF or safetensors model file (GPT-2 and Llama: the whole layer).
+
+    With ``layers=(a, b)``: the chain key of layers ``a`` to ``b − 1`` (one residual stream
+    scale for all), for ``prove(..., layers=(a, b))``.
 
     Writes the verifier key to ``key_path`` and, unless ``transparent`` (binding commitments,
     plain proofs that reveal evaluations of the weights: for debugging), the model secret to
@@ -78,6 +83,7 @@ def commit_model(
             _fspath(model_path),
             _fspath(key_path),
             layer=layer,
+            layers=_layers(layers),
             family=family,
             heads=heads,
             mask=mask,
@@ -96,12 +102,17 @@ def prove(
     text: Optional[str] = None,
     input: Optional[Any] = None,
     layer: int = 0,
+    layers: Optional[Tuple[int, int]] = None,
     family: Optional[str] = None,
     heads: Optional[int] = None,
     mask: Optional[str] = None,
     secret_path: Optional[_Path] = None,
 ) -> _np.ndarray:
     """Prove the layer on one input and write the proof to ``proof_path``.
+
+    With ``layers=(a, b)`` and a chain key from ``commit_model(..., layers=(a, b))``: one proof
+    of layers ``a`` to ``b − 1``, each layer's input the previous layer's committed output;
+    returns the last layer's output.
 
     The input is exactly one of ``tokens`` (token ids: layer 0's input is the embeddings),
     ``text`` (tokenized by the model's own tokenizer) or ``input`` (the hidden state entering
@@ -123,6 +134,7 @@ def prove(
         text=text,
         input=input,
         layer=layer,
+        layers=_layers(layers),
         family=family,
         heads=heads,
         mask=mask,
@@ -131,10 +143,11 @@ def prove(
 
 
 def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
-    """Verify a model-layer proof with its verifier key alone.
+    """Verify a model-layer proof with its verifier key alone (a chain's proof with its chain
+    key: the links and every layer).
 
-    Returns the proven output (float64, ``tokens × d_model``: H', or Z for BERT); raises
-    ``InvalidProof`` when the proof does not verify against the key.
+    Returns the proven output (float64, ``tokens × d_model``: H', or Z for BERT; a chain's last
+    layer's H'); raises ``InvalidProof`` when the proof does not verify against the key.
     """
     return _native.verify(_fspath(key_path), _fspath(proof_path))
 
@@ -158,7 +171,7 @@ def hidden_state(
     """The hidden state entering ``layer`` for ``tokens`` (or ``text``), float64,
     ``tokens × d_model``: the embeddings through the layers before it, computed in float64
     and **not proven** — a deeper layer's ``input`` for ``prove`` (which then proves that layer
-    alone) until the layers are chained."""
+    alone; ``prove(..., layers=(a, b))`` proves consecutive layers as one chain)."""
     return _native.hidden_state(
         _fspath(model_path),
         tokens=None if tokens is None else [int(t) for t in tokens],
@@ -173,6 +186,20 @@ def write_example_model(directory: _Path, seed: int = 1) -> str:
     """Write a tiny synthetic BERT-style model (d_model 16, 4 heads, a vocabulary of 40) to
     ``directory/model.safetensors`` with its config.json; returns the model's path."""
     return _native.write_example_model(_fspath(directory), seed)
+
+
+def write_example_llama(directory: _Path, seed: int = 7, layers: int = 2) -> str:
+    """Write a tiny synthetic Llama-style model with ``layers`` whole layers (d_model 16, 4 query
+    heads sharing 2 key/value heads, a gated SiLU MLP, a vocabulary of 40) to
+    ``directory/model.safetensors`` with its config.json; returns the model's path."""
+    return _native.write_example_llama(_fspath(directory), seed, layers)
+
+
+def _layers(layers: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+    if layers is None:
+        return None
+    first, end = layers
+    return (int(first), int(end))
 
 
 def _fspath(path: Optional[_Path]) -> Optional[str]:
