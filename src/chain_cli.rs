@@ -13,10 +13,10 @@ use std::path::Path;
 use std::time::Instant;
 use zkmha_api::model_chain::{
     ChainKey, ChainProof, ChainSecret, commit_chain, open_layers, prove_chain, read_chain_key,
-    read_chain_secret, verify_chain, write_chain_key, write_chain_secret,
+    read_chain_secret_for, verify_chain, write_chain_key, write_chain_secret,
 };
 use zkmha_api::model_files;
-use zkmha_api::{ModelInput, ModelOptions, Stage, WeightCommitments};
+use zkmha_api::{ModelOptions, Stage, WeightCommitments};
 use zkmha_attention::MaskKind;
 
 /// Parses `A..B` (layers A to B − 1, as Rust writes a range).
@@ -178,30 +178,15 @@ pub fn prove(
         );
     }
     let secret: Option<ChainSecret> = match wanted {
-        WeightCommitments::Hiding => {
-            let path = args.secret.clone().unwrap_or_else(|| model_files::secret_path(key_path));
-            if !path.exists() {
-                bail!(zkmha_api::Error::MissingSecretFile { key: key_path.clone(), secret: path });
-            }
-            Some(read_chain_secret(&path)?)
-        }
+        WeightCommitments::Hiding => Some(read_chain_secret_for(key_path, args.secret.as_deref())?),
         WeightCommitments::Binding => None,
     };
     let start = Instant::now();
     let models = open(model, heads, mask, max_memory, layers)?;
-    let input = match (&args.input, &args.tokens, &args.text) {
-        (Some(path), _, _) => {
-            let d = key.layers.first().map_or(0, |k| k.model_width);
-            ModelInput::HiddenState { values: zkmha_api::read_hidden_state(path, d)?, columns: d }
-        }
-        (None, Some(ids), _) => ModelInput::Tokens(ids.clone()),
-        (None, None, Some(text)) => ModelInput::Text(text.clone()),
-        (None, None, None) => {
-            bail!(Usage(
-                "pass the first layer's input: --input FILE.npy, --tokens 1,2,3 or --text \"...\"".into()
-            ))
-        }
+    let Some(first) = models.first() else {
+        bail!(Usage("--layers names no layer".into()));
     };
+    let input = crate::model_cli::model_input(args, first.model_width(), first)?;
     let proved = prove_chain(&key, secret.as_ref(), &models, &input, &mut progress(args.json))?;
     let bytes = proved.proof.write(out)?;
     if let Some(path) = &args.output {
@@ -306,7 +291,7 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
     Ok(())
 }
 
-/// Whether `path` is a chain's proof file, and `key` a chain key.
+/// Whether `path` is a chain's proof file.
 pub fn is_chain(path: &Path) -> bool {
     model_files::file_kind(path) == Some(model_files::FileKind::ChainProof)
 }

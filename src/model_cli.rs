@@ -474,23 +474,7 @@ pub fn prove(
         bail!("--mask {m} differs from the verifier key's mask {}", key.mask);
     }
     let d = key.model_width;
-    let input = match (&args.input, &args.tokens, &args.text) {
-        (Some(path), _, _) => {
-            ModelInput::HiddenState { values: zkmha_api::read_hidden_state(path, d)?, columns: d }
-        }
-        (None, Some(ids), _) => ModelInput::Tokens(ids.clone()),
-        (None, None, Some(text)) => {
-            let tokenizer = loaded.file().tokenizer()?;
-            let ids = tokenizer.encode(text)?;
-            if !args.json {
-                eprintln!("tokenized by {}: {} tokens {ids:?}", tokenizer.source, ids.len());
-            }
-            ModelInput::Tokens(ids)
-        }
-        (None, None, None) => {
-            bail!(Usage("pass the layer input: --input FILE.npy, --tokens 1,2,3 or --text \"...\"".into()))
-        }
-    };
+    let input = model_input(args, d, &loaded)?;
     let proved =
         zkmha_api::prove_with_progress(&key, secret.as_ref(), &loaded, &input, &mut spinners(quiet))?;
     let s = proved.tokens;
@@ -576,6 +560,31 @@ pub fn prove(
         );
     }
     Ok(())
+}
+
+/// The input `--input`, `--tokens` or `--text` names (text tokenized by `model`'s tokenizer,
+/// the ids printed unless `--json`), for a first layer of `d` columns.
+///
+/// # Errors
+/// None of them given ([`Usage`]), an unreadable file, a tokenizer that cannot encode.
+pub fn model_input(args: &ModelInputArgs, d: usize, model: &Model) -> Result<ModelInput> {
+    Ok(match (&args.input, &args.tokens, &args.text) {
+        (Some(path), _, _) => {
+            ModelInput::HiddenState { values: zkmha_api::read_hidden_state(path, d)?, columns: d }
+        }
+        (None, Some(ids), _) => ModelInput::Tokens(ids.clone()),
+        (None, None, Some(text)) => {
+            let tokenizer = model.file().tokenizer()?;
+            let ids = tokenizer.encode(text)?;
+            if !args.json {
+                eprintln!("tokenized by {}: {} tokens {ids:?}", tokenizer.source, ids.len());
+            }
+            ModelInput::Tokens(ids)
+        }
+        (None, None, None) => {
+            bail!(Usage("pass the layer input: --input FILE.npy, --tokens 1,2,3 or --text \"...\"".into()))
+        }
+    })
 }
 
 /// The name of a model-layer statement's output: the whole layer's `H'`, or the attention

@@ -194,8 +194,7 @@ fn prove<'py>(
                 let key = model_chain::read_chain_key(&key_path)?;
                 let secret = match key.layers.first().map(|k| k.weight_commitments) {
                     Some(WeightCommitments::Hiding) => {
-                        let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
-                        Some(model_chain::read_chain_secret(&path)?)
+                        Some(model_chain::read_chain_secret_for(&key_path, secret_path.as_deref())?)
                     }
                     _ => None,
                 };

@@ -22,6 +22,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use zkmha_attention::AttentionError;
 use zkmha_attention::block::{
     BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
 };
@@ -31,7 +32,6 @@ use zkmha_attention::layer_chain::{
 use zkmha_attention::mode::{Mode, Plain, ProverRng, Zk};
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
-use zkmha_attention::{AttentionError, MaskKind};
 
 /// The verifier key of the consecutive layers `first_layer ..` of one model.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -249,6 +249,19 @@ pub fn read_chain_secret(path: &Path) -> Result<ChainSecret> {
     decode_header(path, ChainMagic::Secret, "chain secret", |rest| {
         crate::model_files::decode_part::<ChainSecret>(rest, path, "chain secret")
     })
+}
+
+/// Reads the secret of the chain key at `key_path` from `secret`, or from the key's path with
+/// `.secret` appended (checked against the key when proving).
+///
+/// # Errors
+/// [`Error::MissingSecretFile`], or as [`read_chain_secret`].
+pub fn read_chain_secret_for(key_path: &Path, secret: Option<&Path>) -> Result<ChainSecret> {
+    let path = secret.map_or_else(|| crate::model_files::secret_path(key_path), Path::to_path_buf);
+    if !path.exists() {
+        return Err(Error::MissingSecretFile { key: key_path.to_path_buf(), secret: path });
+    }
+    read_chain_secret(&path)
 }
 
 /// Opens the layers `layers` of a model file (`options.layer` is not read).
@@ -520,15 +533,12 @@ fn prove_links<M: Mode>(
     Ok((links, times))
 }
 
-/// The output of a chain's proof that verified.
-pub type VerifiedChain = crate::VerifiedOutput;
-
 /// Verifies a chain's proof against its key: the links, then every layer's proof against its
 /// own key; returns the chain's output (the last layer's public `H_b`).
 ///
 /// # Errors
 /// [`Error::InvalidProof`]: the chain breaks or a layer's proof does not verify.
-pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<VerifiedChain> {
+pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::VerifiedOutput> {
     let _span = tracing::info_span!("verify_chain", layers = proof.layers()).entered();
     let start = Instant::now();
     if proof.first_layer() != key.first_layer {
@@ -555,9 +565,4 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<VerifiedChain>
         values: last_key.quantization.dequantize_output(values),
         verify_time,
     })
-}
-
-/// The mask a chain's layers use (the first layer's).
-pub fn chain_mask(key: &ChainKey) -> Option<MaskKind> {
-    key.layers.first().map(|k| k.mask)
 }
