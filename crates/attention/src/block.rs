@@ -739,7 +739,7 @@ fn middle_residual_claims<V: zkmha_zk::LinearValue>(
 /// statement holds).
 ///
 /// # Errors
-/// [`AttentionError::NumericRange`] for a hidden state beyond `±2^20`,
+/// [`AttentionError::NumericRange`] for a hidden state beyond the norm's input range (`±2^28`),
 /// [`AttentionError::InvalidShape`] for a shape without a proven norm or weights without its
 /// weights, and as [`crate::norm::compute_norm`].
 pub fn normalized_input(

@@ -16,6 +16,7 @@ pub mod chain;
 pub mod commitment_layout;
 pub mod committed;
 mod common;
+pub mod embedding;
 mod error;
 pub mod fixed_point;
 pub mod grouped_query;

@@ -15,8 +15,8 @@
 //!            b_o,int = round(b_o · 2^(f_x + k_o)); k_o ≤ 32 (f_o lowered if needed)
 //! widths     X: 16 bits at calibration, weights 14 bits, Q and K 11 bits, V 12 bits
 //!            (all-MiniLM-L6-v2 layer 0: Z within 0.12 %, Y = Z − X within 0.45 % of float64)
-//! norm       (pre-norm decoders, when proven: crate::norm) H_int = round(H·2^f_x), |H_int| <
-//!            2^20; E = the image of ε at 2^f_x; γ_int = round(γ·2^g) (14 bits), β_int =
+//! norm       (pre-norm decoders, when proven: crate::norm) H_int = round(H·2^f_h), |H_int| <
+//!            2^28; E = the image of ε at 2^f_h; γ_int = round(γ·2^g) (14 bits), β_int =
 //!            round(β·2^f_x); k so that q = ⌊2^k·sqrt(d/T)⌋ reaches 2^16 on the calibration
 //!            input's largest row and stays below 2^32 on a zero row (T = E); f = k + g − f_x, so
 //!            X_int = norm(H_int) is X at 2^f_x

@@ -331,7 +331,7 @@ fn rejects_junk_in_an_unused_digit_slot<M: TestMode>() {
 }
 
 fn rejects_a_wrong_input_high_digit<M: TestMode>() {
-    // X's range: X + 2^20 = X_lo + 2^11·X_hi. A high digit one too large makes X_lo negative
+    // X's range: X + 2^28 = X_lo + 2^15·X_hi. A high digit one too large makes X_lo negative
     // (the honest low multiplicities cannot count it): the low digit's lookup rejects it.
     let shape = shape(NormKind::Layer, 3, 5, true, 20);
     let (witness, mut ranges) = honest(&shape, 14);
@@ -446,7 +446,7 @@ fn bad_shapes_and_inputs_get_typed_errors() {
     ] {
         assert!(matches!(compute_norm(&bad, &[], &[], &[]), Err(AttentionError::InvalidShape(_))), "{bad:?}");
     }
-    let input = vec![1i64 << 20; 8];
+    let input = vec![1i64 << zkmha_attention::norm::NORM_INPUT_BOUND_BITS; 8];
     assert!(matches!(
         compute_norm(&good, &input, &[1; 4], &[]),
         Err(AttentionError::ValueOutOfRange { tensor: "X", .. })
