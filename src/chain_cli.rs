@@ -204,6 +204,7 @@ pub fn prove(
                 "layers": key.layers.len(),
                 "tokens": proved.tokens,
                 "token_ids": proved.token_ids,
+                "token_ids_proven": proved.proof.token_ids().is_some(),
                 "layer_prove_ms": proved.layer_times.iter().map(|t| t.as_secs_f64() * 1e3).collect::<Vec<_>>(),
                 "total_ms": start.elapsed().as_secs_f64() * 1e3,
                 "relative_l2_error": report.output.relative_l2_error,
@@ -227,7 +228,7 @@ pub fn prove(
         report.output.relative_l2_error * 100.0,
         report.attention.relative_l2_error * 100.0
     );
-    println!("{CHAIN_SCOPE}");
+    println!("{}", chain_scope(proved.proof.token_ids().is_some()));
     println!(
         "{}",
         if secret.is_some() {
@@ -244,8 +245,15 @@ pub fn prove(
     Ok(())
 }
 
-/// What a chain's proof covers, in one sentence.
-pub const CHAIN_SCOPE: &str = "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (for token input the embedding lookup), the final norm and the logits";
+/// What a chain's proof covers, in one sentence: with its token ids proven (a chain from
+/// layer 0 proven from tokens) or from a committed first input.
+pub fn chain_scope(tokens_proven: bool) -> &'static str {
+    if tokens_proven {
+        "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, then every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the final norm and the logits"
+    } else {
+        "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 of a GPT-2 or Llama model proves its embeddings), the final norm and the logits"
+    }
+}
 
 /// `zkmha verify --vk CHAIN_KEY --proof CHAIN_PROOF`.
 ///
@@ -273,7 +281,8 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
                 "output": {"name": "H'", "rows": verified.rows, "columns": verified.columns, "blake3": fingerprint},
                 "output_file": output.map(|p| p.display().to_string()),
                 "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
-                "proven": CHAIN_SCOPE,
+                "token_ids": verified.token_ids,
+                "proven": chain_scope(verified.token_ids.is_some()),
             })
         );
         return Ok(());
@@ -286,8 +295,11 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
         if proof.is_zero_knowledge() { "zero-knowledge" } else { "plain" },
         verified.verify_time.as_secs_f64() * 1e3
     );
+    if let Some(ids) = &verified.token_ids {
+        println!("from the token ids {ids:?}");
+    }
     println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns);
-    println!("{CHAIN_SCOPE}");
+    println!("{}", chain_scope(verified.token_ids.is_some()));
     Ok(())
 }
 
@@ -308,6 +320,9 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                 proof.first_layer().saturating_add(proof.layers() as u64),
                 proof.proof_bytes()
             );
+            if let Some(ids) = proof.token_ids() {
+                println!("  the first layer's input embeds the token ids {ids:?}");
+            }
             for (i, statement) in proof.statements().iter().enumerate() {
                 let commitments: Vec<String> = zkmha_api::inspect::model_commitments(statement)
                     .into_iter()
@@ -323,6 +338,19 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
         }
         Inspection::ChainKey(key) => {
             println!("chain key: {}", range_text(&key.layer_range()));
+            if let Some(e) = &key.embedding {
+                println!(
+                    "  embedding table: {} token rows{} × {} (commitment {})",
+                    e.shape.token_rows,
+                    if e.shape.position_rows > 0 {
+                        format!(" + {} position rows", e.shape.position_rows)
+                    } else {
+                        String::new()
+                    },
+                    e.shape.model_width,
+                    zkmha_api::fingerprint(&e.commitment)
+                );
+            }
             for (layer, k) in key.layer_range().zip(&key.layers) {
                 println!(
                     "  layer {layer}: {} (commitment {})",

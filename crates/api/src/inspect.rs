@@ -231,6 +231,7 @@ impl Inspection {
                     "tokens": first.map(|s| s.shape.attention.seq_len),
                     "model_width": first.map(|s| s.shape.model_width),
                     "proof_bytes": proof.proof_bytes(),
+                    "token_ids": proof.token_ids(),
                     "layers": layers,
                     "output": statements.last().map(|s| json!({"name": "H'", "rows": s.shape.attention.seq_len, "columns": s.shape.model_width, "blake3": fingerprint(&s.output)})),
                 })
@@ -244,6 +245,9 @@ impl Inspection {
                 json!({"kind": "chain key", "first_layer": key.first_layer, "layers": layers,
                        "description_authenticated": false,
                        "hidden_fraction_bits": key.layers.first().map(|k| k.quantization.hidden_fraction_bits),
+                       "embedding": key.embedding.as_ref().map(|e| json!({
+                           "token_rows": e.shape.token_rows, "position_rows": e.shape.position_rows,
+                           "model_width": e.shape.model_width, "commitment": fingerprint(&e.commitment)})),
                        "weight_commitments": key.layers.first().map(|k| weight_commitments_code(k.weight_commitments)),
                        "bytes": key.compressed_size()})
             }

@@ -12,8 +12,12 @@
 //!          own key; the chain's output is the last layer's public H_b
 //! ```
 //!
-//! What a chain does not prove yet: the embeddings (`H_a` is the prover's committed input, as
-//! a single layer's `H` is), the final norm and the logits.
+//! A chain from layer 0 of a GPT-2 or Llama model proven from token ids also proves its first
+//! hidden state `H_0`: the key holds the embedding table's commitment (at the chain's scale),
+//! the proof the token ids and an embedding proof ([`zkmha_attention::embedding`]) that `H_0`'s
+//! commitment — the first layer's residual — holds their rows. Otherwise (a deeper first
+//! layer, a hidden-state input, BERT) `H_a` is the prover's committed input, as a single
+//! layer's `H` is. Not proven yet: the final norm and the logits.
 
 use crate::error::{Error, Result};
 use crate::model_files::{ChainMagic, decode_header, encode_parts};
@@ -25,6 +29,11 @@ use std::time::{Duration, Instant};
 use zkmha_attention::AttentionError;
 use zkmha_attention::block::{
     BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
+};
+use zkmha_attention::embedding::{
+    EmbeddingKey, EmbeddingProof, EmbeddingShape, EmbeddingStatement, MAX_EMBEDDED_TOKENS, commit_table,
+    embed, embedding_hyrax_params, pad_table, prove_embedding, quantize_table, table_hyrax_params,
+    verify_embedding,
 };
 use zkmha_attention::layer_chain::{
     ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain as verify_links,
@@ -40,6 +49,9 @@ pub struct ChainKey {
     pub first_layer: u64,
     /// Each layer's key, in order (one residual stream scale `f_h` for all).
     pub layers: Vec<ModelVerifierKey>,
+    /// The embedding table's commitment (a chain from layer 0 of a GPT-2 or Llama model):
+    /// proofs from token ids prove the first hidden state from it.
+    pub embedding: Option<EmbeddingKey>,
 }
 
 impl ChainKey {
@@ -57,6 +69,16 @@ impl ChainKey {
         for key in &self.layers {
             key.shape(1)?;
         }
+        if let Some(embedding) = &self.embedding {
+            embedding.validate()?;
+            let width = self.layers.first().map_or(0, |k| k.model_width as u64);
+            if self.first_layer != 0 || embedding.shape.model_width != width {
+                return Err(AttentionError::BrokenChain {
+                    layer: 0,
+                    reason: "an embedding table belongs to a chain from layer 0 of its width",
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -66,6 +88,8 @@ impl ChainKey {
 pub struct ChainSecret {
     /// Each layer's secret, in the key's order.
     pub layers: Vec<ModelSecret>,
+    /// The embedding table commitment's blinds (one per row), when the key holds one.
+    pub embedding: Option<Vec<zkmha_field::Fr>>,
 }
 
 /// A chain key, and the secret of hiding commitments.
@@ -84,6 +108,18 @@ pub struct ChainProofOf<M: Mode> {
     pub first_layer: u64,
     /// Each layer's statement and proof, in order.
     pub links: Vec<ChainLink<M>>,
+    /// The token ids and the proof that the first layer's hidden state is their embeddings;
+    /// `None` when that hidden state is the prover's committed input.
+    pub embedding: Option<EmbeddedTokens<M>>,
+}
+
+/// A chain's proven input: the token ids and their embedding proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbeddedTokens<M: Mode> {
+    /// The token ids (public: the statement's input).
+    pub ids: Vec<u64>,
+    /// `H_0`'s commitment holds the ids' rows of the key's embedding table.
+    pub proof: EmbeddingProof<M>,
 }
 
 /// A chain's proof: plain (binding keys) or zero-knowledge (hiding keys).
@@ -109,6 +145,14 @@ impl ChainProof {
         match self {
             Self::Plain(p) => p.links.len(),
             Self::ZeroKnowledge(p) => p.links.len(),
+        }
+    }
+
+    /// The token ids its first hidden state is proven from (`None`: a committed input).
+    pub fn token_ids(&self) -> Option<&[u64]> {
+        match self {
+            Self::Plain(p) => p.embedding.as_ref().map(|e| e.ids.as_slice()),
+            Self::ZeroKnowledge(p) => p.embedding.as_ref().map(|e| e.ids.as_slice()),
         }
     }
 
@@ -144,10 +188,15 @@ impl ChainProof {
         {
             p.links.iter().map(|l| (&l.statement, &l.proof)).collect()
         }
+        fn tokens<M: Mode>(p: &ChainProofOf<M>) -> Option<(&Vec<u64>, &EmbeddingProof<M>)> {
+            p.embedding.as_ref().map(|e| (&e.ids, &e.proof))
+        }
         match self {
-            Self::Plain(p) => encode_parts(ChainMagic::Proof, &(p.first_layer, parts(p)), "chain proof"),
+            Self::Plain(p) => {
+                encode_parts(ChainMagic::Proof, &(p.first_layer, parts(p), tokens(p)), "chain proof")
+            }
             Self::ZeroKnowledge(p) => {
-                encode_parts(ChainMagic::ZkProof, &(p.first_layer, parts(p)), "chain proof")
+                encode_parts(ChainMagic::ZkProof, &(p.first_layer, parts(p), tokens(p)), "chain proof")
             }
         }
     }
@@ -205,7 +254,27 @@ fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>
                 .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
             links.push(ChainLink { statement, proof });
         }
-        Ok(ChainProofOf { first_layer, links })
+        let embedding = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
+            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+            if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
+                return Err(Error::UnacceptedStatement {
+                    path: path.to_path_buf(),
+                    error: AttentionError::InvalidShape(format!(
+                        "an embedding proof takes 1 to {MAX_EMBEDDED_TOKENS} tokens, not {count}"
+                    )),
+                });
+            }
+            let ids = (0..count)
+                .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
+                .collect::<Result<Vec<u64>>>()?;
+            let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+                crate::model_files::decode_part::<EmbeddingProof<M>>(rest, path, "chain proof")
+            })?;
+            Some(EmbeddedTokens { ids, proof })
+        } else {
+            None
+        };
+        Ok(ChainProofOf { first_layer, links, embedding })
     })
 }
 
@@ -329,6 +398,24 @@ pub fn commit_chain(
         scale = scale.min(calibration.quantization.hidden_fraction_bits);
         hidden = calibration.output;
     }
+    let (embedding, embedding_blinds) = match embedding_table(first, scale)? {
+        Some((shape, padded)) => {
+            progress(first.layer(), Stage::Committing);
+            let params = table_hyrax_params(&shape)?;
+            let mut rng = crate::model_layer::secure_rng("the embedding table's blinds")?;
+            match weight_commitments {
+                WeightCommitments::Hiding => {
+                    let (commitment, blinds) = commit_table::<Zk>(&params, &shape, &padded, &mut rng)?;
+                    (Some(EmbeddingKey { shape, commitment }), Some(blinds.rows))
+                }
+                WeightCommitments::Binding => {
+                    let (commitment, ()) = commit_table::<Plain>(&params, &shape, &padded, &mut rng)?;
+                    (Some(EmbeddingKey { shape, commitment }), None)
+                }
+            }
+        }
+        None => (None, None),
+    };
     let mut hidden = start;
     let mut keys = Vec::with_capacity(models.len());
     let mut secrets = Vec::with_capacity(models.len());
@@ -342,10 +429,31 @@ pub fn commit_chain(
         secrets.extend(committed.secret);
     }
     progress(models.len() + first.layer(), Stage::Done);
-    let key = ChainKey { first_layer: first.layer() as u64, layers: keys };
+    let key = ChainKey { first_layer: first.layer() as u64, layers: keys, embedding };
     key.validate()?;
-    let secret = (weight_commitments == WeightCommitments::Hiding).then_some(ChainSecret { layers: secrets });
+    let secret = (weight_commitments == WeightCommitments::Hiding)
+        .then_some(ChainSecret { layers: secrets, embedding: embedding_blinds });
     Ok(CommittedChain { key, secret })
+}
+
+/// The model's embedding table at the residual stream's scale `2^f_h`, padded: `None` for a
+/// chain that does not start at layer 0 or a family whose embeddings are not proven (BERT).
+fn embedding_table(first: &Model, hidden_fraction_bits: i32) -> Result<Option<(EmbeddingShape, Vec<i64>)>> {
+    if first.layer() != 0 {
+        return Ok(None);
+    }
+    let Some((tokens, positions)) = first.embedding_tables()? else {
+        return Ok(None);
+    };
+    let d = first.model_width().max(1);
+    let shape = EmbeddingShape {
+        token_rows: (tokens.len() / d) as u64,
+        position_rows: (positions.len() / d) as u64,
+        model_width: d as u64,
+    };
+    let mut table = quantize_table(tokens, hidden_fraction_bits)?;
+    table.extend(quantize_table(positions, hidden_fraction_bits)?);
+    Ok(Some((shape, pad_table(&shape, &table)?)))
 }
 
 /// A chain's proof made by [`prove_chain`], checked against its key.
@@ -435,8 +543,27 @@ pub fn prove_chain(
     for (layer_key, model) in key.layers.iter().zip(models) {
         crate::resources::check_model_layer_memory(&layer_key.shape(tokens)?, model.max_memory())?;
     }
+    // Token input on a key with an embedding table: H_0 is the ids' rows of the quantized
+    // table (proven); otherwise the quantized float input (the prover's committed input).
+    let embedding = match (&key.embedding, &token_ids) {
+        (Some(embedding_key), Some(ids)) => {
+            let differs = || Error::ModelDiffersFromKey {
+                error: AttentionError::InvalidShape("the model's embedding table is not the key's".into()),
+            };
+            let (shape, padded) =
+                embedding_table(first, first_key.quantization.hidden_fraction_bits)?.ok_or_else(differs)?;
+            if shape != embedding_key.shape {
+                return Err(differs());
+            }
+            Some((embedding_key, padded, ids.iter().map(|&id| id as u64).collect::<Vec<u64>>()))
+        }
+        _ => None,
+    };
     // The quantized forward pass: every boundary H_a … H_b.
-    let mut boundaries = vec![first_key.quantization.quantize_hidden_state(&float_input)?];
+    let mut boundaries = vec![match &embedding {
+        Some((embedding_key, padded, ids)) => embed(&embedding_key.shape, padded, ids)?,
+        None => first_key.quantization.quantize_hidden_state(&float_input)?,
+    }];
     for (layer_key, model) in key.layers.iter().zip(models) {
         let link = Link::new(layer_key, model, tokens)?;
         let hidden = boundaries.last().ok_or(Error::EmptyInput)?;
@@ -447,12 +574,25 @@ pub fn prove_chain(
     }
     let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
         let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
-        let (links, times) = prove_links::<Zk>(key, models, &boundaries, &blinds, progress)?;
-        (ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links }), times)
+        let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {
+            (Some(_), Some(rows)) => Some(zkmha_pcs::HyraxBlinds { rows: rows.clone() }),
+            (Some(_), None) => return Err(Error::ChainSecret),
+            (None, _) => None,
+        };
+        let tokens = embedding
+            .as_ref()
+            .zip(table_blinds.as_ref())
+            .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
+        let (links, embedding, times) =
+            prove_links::<Zk>(key, models, &boundaries, &blinds, tokens, progress)?;
+        (ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding }), times)
     } else {
         let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
-        let (links, times) = prove_links::<Plain>(key, models, &boundaries, &blinds, progress)?;
-        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links }), times)
+        let tokens =
+            embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
+        let (links, embedding, times) =
+            prove_links::<Plain>(key, models, &boundaries, &blinds, tokens, progress)?;
+        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding }), times)
     };
     progress(first.layer() + models.len(), Stage::Verifying);
     verify_chain(key, &proof).map_err(|error| match error {
@@ -486,14 +626,27 @@ impl Link {
     }
 }
 
-/// Commits the boundaries `H_a … H_{b−1}` in mode `M` and proves every layer from its two.
+/// What the prover of a chain from token ids holds for the embedding proof.
+struct ProverTokens<'a, B> {
+    key: &'a EmbeddingKey,
+    padded: &'a [i64],
+    blinds: &'a B,
+    ids: &'a [u64],
+}
+
+/// A chain's layer proofs, its embedding proof, and each layer's proving time.
+type ProvedLinks<M> = (Vec<ChainLink<M>>, Option<EmbeddedTokens<M>>, Vec<Duration>);
+
+/// Commits the boundaries `H_a … H_{b−1}` in mode `M`, proves the first one from the token ids
+/// (when `tokens` is given) and every layer from its two boundaries.
 fn prove_links<M: Mode>(
     key: &ChainKey,
     models: &[Model],
     boundaries: &[Vec<i64>],
     blinds: &[Vec<M::Blinds>],
+    embedded: Option<ProverTokens<'_, M::Blinds>>,
     progress: &mut dyn FnMut(usize, Stage),
-) -> Result<(Vec<ChainLink<M>>, Vec<Duration>)> {
+) -> Result<ProvedLinks<M>> {
     let mut rng = crate::model_layer::secure_rng("masks and boundary blinds")?;
     let tokens =
         boundaries.first().map_or(0, Vec::len) / key.layers.first().map_or(1, |k| k.model_width.max(1));
@@ -505,6 +658,22 @@ fn prove_links<M: Mode>(
         let rng: &mut dyn ProverRng = &mut rng;
         committed.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
     }
+    let embedding = match embedded {
+        Some(tokens) => {
+            let first = committed.first().ok_or(Error::EmptyInput)?;
+            let statement = EmbeddingStatement {
+                shape: tokens.key.shape,
+                ids: tokens.ids.to_vec(),
+                table: tokens.key.commitment.clone(),
+                hidden: first.commitment.clone(),
+            };
+            let params = embedding_hyrax_params::<M>(&statement)?;
+            let proof =
+                prove_embedding::<M>(&params, &statement, tokens.padded, tokens.blinds, first, &mut rng)?;
+            Some(EmbeddedTokens { ids: statement.ids, proof })
+        }
+        None => None,
+    };
     let mut links = Vec::with_capacity(key.layers.len());
     let mut times = Vec::with_capacity(key.layers.len());
     for (l, ((layer_key, model), layer_blinds)) in key.layers.iter().zip(models).zip(blinds).enumerate() {
@@ -530,7 +699,7 @@ fn prove_links<M: Mode>(
         times.push(start.elapsed());
         links.push(ChainLink { statement, proof });
     }
-    Ok((links, times))
+    Ok((links, embedding, times))
 }
 
 /// Verifies a chain's proof against its key: the links, then every layer's proof against its
@@ -550,10 +719,12 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::Verifie
         });
     }
     let result = match proof {
-        ChainProof::Plain(p) => verify_links(&key.layers, &p.links),
-        ChainProof::ZeroKnowledge(p) => verify_links(&key.layers, &p.links),
+        ChainProof::Plain(p) => verify_links(&key.layers, &p.links).and_then(|_| verify_tokens(key, p)),
+        ChainProof::ZeroKnowledge(p) => {
+            verify_links(&key.layers, &p.links).and_then(|_| verify_tokens(key, p))
+        }
     };
-    result.map_err(|error| Error::InvalidProof { error })?;
+    let token_ids = result.map_err(|error| Error::InvalidProof { error })?;
     let verify_time = start.elapsed();
     let statements = proof.statements();
     let last = statements.last().ok_or(Error::EmptyInput)?;
@@ -564,5 +735,42 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::Verifie
         columns: last.shape.model_width,
         values: last_key.quantization.dequantize_output(values),
         verify_time,
+        token_ids,
     })
+}
+
+/// Verifies a chain's embedding proof (when it has one) against the key's table and the first
+/// layer's hidden state; returns the proven token ids.
+///
+/// # Errors
+/// [`AttentionError::BrokenChain`] for an embedding proof without a table in the key, a first
+/// layer without a committed hidden state or ids of another count than its tokens; the
+/// embedding proof's errors.
+fn verify_tokens<M: Mode>(
+    key: &ChainKey,
+    proof: &ChainProofOf<M>,
+) -> std::result::Result<Option<Vec<u64>>, AttentionError> {
+    let Some(tokens) = &proof.embedding else {
+        return Ok(None);
+    };
+    let broken = |reason| AttentionError::BrokenChain { layer: 0, reason };
+    let embedding = key
+        .embedding
+        .as_ref()
+        .ok_or(broken("the proof embeds its tokens but the key has no embedding table"))?;
+    let first = proof.links.first().map(|l| &l.statement).ok_or(broken("no layer proofs"))?;
+    let hidden =
+        first.residual.clone().ok_or(broken("the first layer has no committed hidden state to embed"))?;
+    if tokens.ids.len() != first.shape.attention.seq_len {
+        return Err(broken("the embedded token ids are not the first layer's tokens"));
+    }
+    let statement = EmbeddingStatement {
+        shape: embedding.shape,
+        ids: tokens.ids.clone(),
+        table: embedding.commitment.clone(),
+        hidden,
+    };
+    let params = embedding_hyrax_params::<M>(&statement)?;
+    verify_embedding::<M>(&params, &statement, &tokens.proof)?;
+    Ok(Some(tokens.ids.clone()))
 }

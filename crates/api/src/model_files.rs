@@ -95,7 +95,9 @@ pub(crate) fn decode_header<T>(
 /// and proofs of GPT-2 and Llama layers cover the whole layer (its MLP half included).
 /// 9: a statement's output is public or committed (a chain's boundary), the proof opens a
 /// committed one; chain files.
-const FILE_VERSION: u32 = 9;
+/// 10: the norm's input range is ±2^28; chain keys hold the embedding table's commitment and
+/// chain proofs from token ids the ids and their embedding proof.
+const FILE_VERSION: u32 = 10;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

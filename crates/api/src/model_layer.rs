@@ -187,6 +187,15 @@ impl Model {
         self.mask
     }
 
+    /// The model's embedding tables (layer 0's input): every token row and, for GPT-2, every
+    /// position row, row-major; `None` for BERT (its embeddings are not proven yet).
+    ///
+    /// # Errors
+    /// Missing or malformed embedding tensors.
+    pub fn embedding_tables(&self) -> Result<Option<(&[f64], &[f64])>> {
+        Ok(self.file.embedding_tables()?)
+    }
+
     /// The layer's float weights.
     pub fn float_weights(&self) -> &FloatModelWeights {
         &self.float
@@ -846,6 +855,9 @@ pub struct VerifiedOutput {
     pub values: Vec<f64>,
     /// How long the verification took.
     pub verify_time: Duration,
+    /// The token ids the output was proven from (a chain from layer 0 whose proof embeds its
+    /// tokens); `None` when the first hidden state is the prover's committed input.
+    pub token_ids: Option<Vec<u64>>,
 }
 
 /// Verifies a model-layer proof with its verifier key alone and returns the proven output.
@@ -871,6 +883,7 @@ pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutp
         columns: statement.shape.model_width,
         values: key.quantization.dequantize_output(output),
         verify_time,
+        token_ids: None,
     })
 }
 

@@ -51,6 +51,9 @@ fn three_layers_prove_and_verify_in_both_modes_near_float64() {
         assert_eq!(proved.proof.is_zero_knowledge(), kind == WeightCommitments::Hiding);
         let verified = verify_chain(key, &proved.proof).unwrap();
         assert_eq!(verified.values, proved.output);
+        // From layer 0 of a Llama model: the tokens' embeddings are proven.
+        assert!(key.embedding.is_some());
+        assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
         assert_eq!((verified.rows, verified.columns), (5, example_model::MODEL_WIDTH));
         // The chain's output against float64 through the same three layers.
         let error = proved.accuracy.output.relative_l2_error;
@@ -91,6 +94,7 @@ fn files_round_trip_and_inspect() {
     assert_eq!(json["kind"], "zero-knowledge chain proof");
     assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
     assert_eq!(json["layers"][1]["output"], "committed");
+    assert_eq!(json["token_ids"], serde_json::json!([3, 1, 4, 1, 5]));
     let json = zkmha_api::inspect::read(&d.join("chain.vk")).unwrap().to_json();
     assert_eq!((json["kind"].as_str(), json["first_layer"].as_u64()), (Some("chain key"), Some(0)));
     // A truncated chain file is refused with a sentence, not a panic.
@@ -134,7 +138,7 @@ fn layers_swapped_repeated_or_missing_do_not_verify() {
     ));
     // The key of layers 1..3 against the proof of 0..3, and the proof's layers 1 and 2 alone
     // (their links hold, but the first layer differs from the key's).
-    let shorter = ChainKey { first_layer: 1, layers: key.layers[1..].to_vec() };
+    let shorter = ChainKey { first_layer: 1, layers: key.layers[1..].to_vec(), embedding: None };
     assert!(matches!(invalid(verify_chain(&shorter, &proved.proof)), AttentionError::BrokenChain { .. }));
     let tail = rearranged(&proved.proof, &[1, 2]);
     assert!(matches!(invalid(verify_chain(key, &tail)), AttentionError::BrokenChain { .. }));
@@ -172,4 +176,109 @@ fn models_that_are_not_the_keys_layers_are_refused() {
     gap.extend(open_layers(&path, &Default::default(), 2..3).unwrap());
     let result = commit_chain(&gap, WeightCommitments::Binding, &mut |_, _| {});
     assert!(matches!(result, Err(Error::ChainLayers { .. })), "{result:?}");
+}
+
+/// Applies `change` to the proof's embedded tokens in either mode.
+fn with_tokens(proof: &ChainProof, change: impl Fn(&mut Option<Vec<u64>>, bool) -> bool) -> ChainProof {
+    fn edit<M: zkmha_attention::mode::Mode>(
+        p: &zkmha_api::model_chain::ChainProofOf<M>,
+        change: impl Fn(&mut Option<Vec<u64>>, bool) -> bool,
+    ) -> zkmha_api::model_chain::ChainProofOf<M> {
+        let mut q = p.clone();
+        let mut ids = q.embedding.as_ref().map(|e| e.ids.clone());
+        let keep = change(&mut ids, true);
+        q.embedding = match (q.embedding.take(), ids) {
+            (Some(mut e), Some(ids)) if keep => {
+                e.ids = ids;
+                Some(e)
+            }
+            _ => None,
+        };
+        q
+    }
+    match proof {
+        ChainProof::Plain(p) => ChainProof::Plain(edit(p, change)),
+        ChainProof::ZeroKnowledge(p) => ChainProof::ZeroKnowledge(edit(p, change)),
+    }
+}
+
+/// The token ids a chain from layer 0 is proven from are the statement: another id, another
+/// proof's embedding, a key without the table or ids of another count do not verify; without
+/// its embedding proof the chain verifies from a committed input only (no token ids).
+#[test]
+fn the_proven_token_ids_cannot_be_changed() {
+    let models = models("tokens", 0..LAYERS);
+    for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
+        let (committed, proved) = proved(&models, kind);
+        let key = &committed.key;
+        let other = with_tokens(&proved.proof, |ids, _| {
+            if let Some(ids) = ids {
+                ids[2] = 9;
+            }
+            true
+        });
+        let error = invalid(verify_chain(key, &other));
+        assert!(
+            matches!(
+                error,
+                AttentionError::CheckFailed { step: "openings" } | AttentionError::ZeroKnowledge { .. }
+            ),
+            "{kind:?}: {error:?}"
+        );
+        let fewer = with_tokens(&proved.proof, |ids, _| {
+            if let Some(ids) = ids {
+                ids.pop();
+            }
+            true
+        });
+        assert!(matches!(
+            invalid(verify_chain(key, &fewer)),
+            AttentionError::BrokenChain { reason, .. } if reason.contains("not the first layer's tokens")
+        ));
+        // Another input's embedding proof (five other tokens) on this chain.
+        let input = ModelInput::Tokens(vec![2, 7, 1, 8, 2]);
+        let another = prove_chain(key, committed.secret.as_ref(), &models, &input, &mut |_, _| {}).unwrap();
+        let mixed = match (&proved.proof, &another.proof) {
+            (ChainProof::Plain(p), ChainProof::Plain(a)) => {
+                ChainProof::Plain(zkmha_api::model_chain::ChainProofOf {
+                    embedding: a.embedding.clone(),
+                    ..p.clone()
+                })
+            }
+            (ChainProof::ZeroKnowledge(p), ChainProof::ZeroKnowledge(a)) => {
+                ChainProof::ZeroKnowledge(zkmha_api::model_chain::ChainProofOf {
+                    embedding: a.embedding.clone(),
+                    ..p.clone()
+                })
+            }
+            _ => unreachable!(),
+        };
+        assert!(verify_chain(key, &mixed).is_err(), "{kind:?}: another input's embedding");
+        // Without its embedding proof: valid, from a committed input.
+        let dropped = with_tokens(&proved.proof, |_, _| false);
+        assert_eq!(verify_chain(key, &dropped).unwrap().token_ids, None);
+        // A key without the table.
+        let bare = ChainKey { embedding: None, ..key.clone() };
+        assert!(matches!(
+            invalid(verify_chain(&bare, &proved.proof)),
+            AttentionError::BrokenChain { reason, .. } if reason.contains("no embedding table")
+        ));
+    }
+}
+
+/// Only a chain from layer 0 holds the table; a hidden-state input proves no token ids.
+#[test]
+fn only_token_input_at_layer_zero_is_embedded() {
+    let deeper = models("deeper", 1..LAYERS);
+    let committed = commit_chain(&deeper, WeightCommitments::Binding, &mut |_, _| {}).unwrap();
+    assert!(committed.key.embedding.is_none());
+    let input = ModelInput::Tokens(vec![3, 1, 4]);
+    assert!(prove_chain(&committed.key, None, &deeper, &input, &mut |_, _| {}).is_err());
+    let models = models("hidden-input", 0..2);
+    let committed = commit_chain(&models, WeightCommitments::Binding, &mut |_, _| {}).unwrap();
+    let values = models[0].float_hidden_state(&[3, 1, 4]).unwrap();
+    let input = ModelInput::HiddenState { values, columns: example_model::MODEL_WIDTH };
+    let proved = prove_chain(&committed.key, None, &models, &input, &mut |_, _| {}).unwrap();
+    assert_eq!(proved.proof.token_ids(), None);
+    assert_eq!(verify_chain(&committed.key, &proved.proof).unwrap().token_ids, None);
 }

@@ -5,41 +5,45 @@
 //! ```text
 //! tables     T: the embedding table, R × d: the token rows 0..V, then (GPT-2) the position
 //!            rows V..V+P; committed once by the model owner, padded to R̂ × d̂ (index v·d̂ + j,
-//!            MLE point [column ‖ row], little-endian)
+//!            MLE point [column ‖ row], little-endian), one Hyrax row per table row:
+//!            C(T) = (C_v)_v, C_v = Σ_j T(v, j)·G_j (+ b_v·H hiding)
 //!            H: s × d, the chain's first boundary (the first layer's residual commitment),
 //!            padded to ŝ × d̂ as the block commits it
 //! relation   H(i, j) = T(id_i, j) [+ T(V + i, j) with positions] for i < s, j < d;
 //!            H = 0 on its padded rows, and on its padded columns as T is
 //! statement  the shape (V, P, d), the token ids, C(T), C(H) — absorbed first
 //! proof      r = (r_c ‖ r_i) ← F^(log d̂ + log ŝ);  P sends y = H̃(r) (absorbed)
-//!            sum-check   Σ_v c(v)·T̃(r_c ‖ v) = y,   c(v) = Σ_{i<s} eq(r_i, i)·([id_i = v]
-//!                        [+ [V + i = v]])   (degree 2; c public, at most 2s non-zeros)
-//!            → ρ: V computes c̃(ρ) = Σ_{i<s} eq(r_i, i)·(eq(ρ, id_i) [+ eq(ρ, V + i)]) in
-//!              O(s·log R̂); T̃(r_c ‖ ρ) is a claim on T
-//!            openings: H at r (value y), T at (r_c ‖ ρ), in one multi-point opening
+//!            c(v) = Σ_{i<s} eq(r_i, i)·([id_i = v] [+ [V + i = v]])   (public, ≤ 2s non-zeros)
+//!            w = Σ_v c(v)·T(v, ·) ∈ F^d̂, committed by C_w = Σ_v c(v)·C_v — the verifier's
+//!              own MSM over ≤ 2s rows of the key (hiding: blind Σ_v c(v)·b_v, the prover's)
+//!            one multi-point opening: H at r and w at r_c, both to y
 //! ```
 //!
-//! Sound by Schwartz–Zippel: `G(x_c, x_i) = Σ_{i<s} eq(x_i, i)·Σ_k T̃(x_c, row_k(i))` is the
-//! multilinear extension of the table the relation says `H` is (its rows `≥ s` zero); if `H`
-//! differs anywhere — a real entry, a padded row or a padded column — then `H̃ ≠ G` and they
-//! agree at the random `r` with probability at most `(log d̂ + log ŝ)/|F|`; the sum-check adds
-//! `2·log R̂/|F|`. `H`'s entries are integers because `T`'s are (the model owner committed
-//! them) and the relation fixes every entry of `H`: no range check is needed here (the first
-//! layer's norm range-checks `H` again).
+//! Sound by Schwartz–Zippel: `w̃(r_c) = Σ_{i<s} eq(r_i, i)·Σ_k T̃(r_c, row_k(i)) = G(r)`, where
+//! `G` is the multilinear extension of the table the relation says `H` is (its rows `≥ s`
+//! zero); `C_w` binds `w` (Hyrax's binding), so both openings to one `y` give `H̃(r) = G(r)`. If
+//! `H` differs anywhere — a real entry, a padded row or a padded column — then `H̃ ≠ G` and
+//! they agree at the random `r` with probability at most `(log d̂ + log ŝ)/|F|`. `H`'s entries
+//! are integers because `T`'s are (the model owner committed them) and the relation fixes every
+//! entry of `H`: no range check is needed here (the first layer's norm range-checks `H` again).
 //!
-//! Zero knowledge: `y` and the sum-check's messages are hidden as every step's are; the token
-//! ids are public (they are the statement).
+//! Costs: the prover `O(s·d)` and two small openings; the verifier an MSM over at most `2s`
+//! rows and the openings; the key one point per table row (at most [`MAX_EMBEDDING_ROWS`],
+//! the decoder's limit of rows in one commitment: larger vocabularies need the table split).
+//!
+//! Zero knowledge: `y` and the openings are hidden as every step's are; the token ids are public
+//! (they are the statement).
 
 use crate::AttentionError;
 use crate::block::Boundary;
 use crate::common::check_tensor_sizes;
-use crate::mode::{Mode, ProverRng, prove_dense, verify_single};
+use crate::mode::{Mode, ProverRng};
 use crate::projection::pad;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use rayon::prelude::*;
-use zkmha_field::{Fr, One, Zero, fr_from_i64};
+use std::collections::BTreeMap;
+use zkmha_field::{Fr, Zero, fr_from_i64};
 use zkmha_mle::{DenseMultilinearExtension, eq_table, log2_ceil};
-use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable, split_vars};
+use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{MaskSchedule, zk_multi_opening_schedule};
 
@@ -53,8 +57,11 @@ const LABEL_COMMITMENTS: &[u8] = b"embedding/commitments";
 const LABEL_POINT: &[u8] = b"embedding/hidden-point";
 const LABEL_HIDDEN: &[u8] = b"embedding/hidden-value";
 
-/// The largest table: `R̂·d̂ ≤ 2^30` entries (a 262 144-token vocabulary at `d ≤ 4096`).
+/// The largest table: `R̂·d̂ ≤ 2^30` entries.
 pub const MAX_EMBEDDING_VARS: usize = 30;
+/// The most table rows (tokens and positions): `2^16`, the most rows one decoded commitment
+/// holds (GPT-2's 50 257 + 1 024, SmolLM2's 49 152, Llama 2's 32 000; not Llama 3's or Gemma's).
+pub const MAX_EMBEDDING_ROWS: u64 = 1 << 16;
 /// The most tokens one proof embeds (the block's limit).
 pub const MAX_EMBEDDED_TOKENS: usize = crate::shape::MAX_SEQ_LEN;
 
@@ -96,15 +103,17 @@ impl EmbeddingShape {
     /// [`AttentionError::InvalidShape`] for an empty table or one beyond
     /// [`MAX_EMBEDDING_VARS`].
     pub fn validate(&self) -> Result<(), AttentionError> {
-        if self.token_rows == 0 || self.model_width == 0 {
-            return Err(AttentionError::InvalidShape("an embedding table needs tokens and columns".into()));
+        if self.token_rows == 0 || self.model_width < 2 {
+            return Err(AttentionError::InvalidShape(
+                "an embedding table needs tokens and at least two columns".into(),
+            ));
         }
         if self.model_width > crate::model_layer::MAX_MODEL_WIDTH as u64
-            || self.rows() > 1u64 << MAX_EMBEDDING_VARS
+            || self.rows() > MAX_EMBEDDING_ROWS
             || self.num_vars() > MAX_EMBEDDING_VARS
         {
             return Err(AttentionError::InvalidShape(format!(
-                "an embedding table of {} rows × {} columns exceeds the limit of 2^{MAX_EMBEDDING_VARS} padded entries",
+                "an embedding table of {} rows × {} columns exceeds the limit of {MAX_EMBEDDING_ROWS} rows (tokens and positions) and 2^{MAX_EMBEDDING_VARS} padded entries",
                 self.rows(),
                 self.model_width
             )));
@@ -145,6 +154,62 @@ impl EmbeddingShape {
         transcript.append_u64(LABEL_SHAPE, self.token_rows);
         transcript.append_u64(LABEL_SHAPE, self.position_rows);
         transcript.append_u64(LABEL_SHAPE, self.model_width);
+    }
+}
+
+/// The largest `|entry|` of a quantized table: `2^27`, so a token row plus a position row
+/// stays inside the first layer's norm input range (`±2^28`).
+pub const EMBEDDING_ENTRY_BOUND_BITS: u32 = crate::norm::NORM_INPUT_BOUND_BITS - 1;
+
+/// A table of floats at the residual stream's scale: `round(x·2^f_h)`.
+///
+/// # Errors
+/// [`AttentionError::NumericRange`] for a value that is not finite or beyond
+/// [`EMBEDDING_ENTRY_BOUND_BITS`] at that scale.
+pub fn quantize_table(values: &[f64], fraction_bits: i32) -> Result<Vec<i64>, AttentionError> {
+    let factor = 2f64.powi(fraction_bits);
+    let bound = f64::from(1u32 << EMBEDDING_ENTRY_BOUND_BITS);
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, x)| {
+            let v = (x * factor).round();
+            if !v.is_finite() || v.abs() >= bound {
+                return Err(AttentionError::NumericRange(format!(
+                    "the embedding table's entry {index} = {x} does not fit the residual stream's fixed point (|E| < 2^{} at scale 2^{fraction_bits})",
+                    EMBEDDING_ENTRY_BOUND_BITS as i32 - fraction_bits
+                )));
+            }
+            Ok(v as i64)
+        })
+        .collect()
+}
+
+/// The part of a chain's verifier key that proves its first hidden state from token ids: the
+/// table's shape and commitment (at the chain's residual stream scale).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct EmbeddingKey {
+    /// The table's shape.
+    pub shape: EmbeddingShape,
+    /// `C(T)`.
+    pub commitment: HyraxCommitment,
+}
+
+impl EmbeddingKey {
+    /// Checks the shape against the limits and the commitment's size and layout.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`].
+    pub fn validate(&self) -> Result<(), AttentionError> {
+        self.shape.validate()?;
+        if self.commitment.num_vars != self.shape.num_vars()
+            || self.commitment.column_vars().ok() != Some(table_column_vars(&self.shape))
+        {
+            return Err(AttentionError::InvalidShape(
+                "the embedding table's commitment does not have its shape's size".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -211,9 +276,7 @@ pub struct EmbeddingProof<M: Mode> {
     pub session: M::SessionCommitment,
     /// `y = H̃(r)`.
     pub hidden_value: M::Sent,
-    /// The sum-check of `c·T̃(r_c ‖ ·)`.
-    pub rows: M::ProductProof,
-    /// The opening of `H` at `r` and `T` at `(r_c ‖ ρ)`.
+    /// The opening of `H` at `r` and of the table rows' combination `w` at `r_c`.
     pub openings: M::OpeningProof,
     /// The session's close.
     pub session_proof: M::SessionProof,
@@ -221,12 +284,12 @@ pub struct EmbeddingProof<M: Mode> {
 
 /// The masks an embedding proof of `statement`'s sizes uses (zero knowledge).
 fn schedule(shape: &EmbeddingShape, hidden_vars: usize) -> Result<MaskSchedule, AttentionError> {
-    Ok(MaskSchedule(vec![(shape.row_vars(), 2), zk_multi_opening_schedule(&[hidden_vars, shape.num_vars()])]))
+    Ok(MaskSchedule(vec![zk_multi_opening_schedule(&[hidden_vars, shape.column_vars()])]))
 }
 
-/// The table's Hyrax column variables: `⌈n/2⌉`.
+/// The table's Hyrax column variables: `log d̂`, one commitment row per table row.
 pub fn table_column_vars(shape: &EmbeddingShape) -> usize {
-    split_vars(shape.num_vars()).1
+    shape.column_vars()
 }
 
 /// The Hyrax generators an embedding proof of mode `M` needs: the table's and `H`'s columns
@@ -239,7 +302,8 @@ pub fn embedding_hyrax_params<M: Mode>(
 ) -> Result<HyraxParams, AttentionError> {
     statement.validate()?;
     let columns = |c: &HyraxCommitment| c.column_vars().map_err(AttentionError::from);
-    let mut vars = 2 * columns(&statement.table)?.max(columns(&statement.hidden)?);
+    let mut vars =
+        (2 * columns(&statement.table)?.max(columns(&statement.hidden)?)).max(statement.hidden.num_vars);
     if M::HIDING {
         vars = vars.max(2 * schedule(&statement.shape, statement.hidden_vars())?.generator_vars());
     }
@@ -249,7 +313,8 @@ pub fn embedding_hyrax_params<M: Mode>(
 /// The generators to commit a table of `shape` with (a prefix of every proof's).
 pub fn table_hyrax_params(shape: &EmbeddingShape) -> Result<HyraxParams, AttentionError> {
     shape.validate()?;
-    Ok(HyraxParams::new(2 * table_column_vars(shape)))
+    // The commitment checks the table's size against the generators' variables.
+    Ok(HyraxParams::new(shape.num_vars().max(2 * table_column_vars(shape))))
 }
 
 /// The table `R × d` (row-major) padded to `R̂ × d̂`.
@@ -308,52 +373,32 @@ fn check_padded(shape: &EmbeddingShape, padded: &[i64]) -> Result<(), AttentionE
     )])
 }
 
-/// `c(v)` over the table's rows: `Σ_{i<s} eq(r_i, i)·[row_k(i) = v]`.
-fn row_weights(shape: &EmbeddingShape, ids: &[u64], row_point: &[Fr]) -> Result<Vec<Fr>, AttentionError> {
-    let eq = eq_table(row_point);
-    let mut weights = vec![Fr::zero(); 1 << shape.row_vars()];
-    for ((token, position), e) in shape.token_table_rows(ids)?.into_iter().zip(&eq) {
-        for v in std::iter::once(token).chain(position) {
-            if let Some(slot) = weights.get_mut(v as usize) {
-                *slot += e;
-            }
-        }
-    }
-    Ok(weights)
-}
-
-/// `eq(ρ, v)` for one index `v` (bit `k` of `v` is `ρ_k`).
-fn eq_at(point: &[Fr], index: u64) -> Fr {
-    point
-        .iter()
-        .enumerate()
-        .fold(Fr::one(), |acc, (k, x)| if (index >> k) & 1 == 1 { acc * x } else { acc * (Fr::one() - x) })
-}
-
-/// `c̃(ρ) = Σ_{i<s} eq(r_i, i)·Σ_k eq(ρ, row_k(i))`: the verifier's `O(s·log R̂)` work.
-fn row_weights_at(
+/// `c(v) = Σ_{i<s} eq(r_i, i)·[row_k(i) = v]` at its non-zero rows, in row order.
+fn row_weights(
     shape: &EmbeddingShape,
     ids: &[u64],
     row_point: &[Fr],
-    rho: &[Fr],
-) -> Result<Fr, AttentionError> {
-    let mut total = Fr::zero();
-    for (i, (token, position)) in shape.token_table_rows(ids)?.into_iter().enumerate() {
-        let rows = eq_at(rho, token) + position.map_or(Fr::zero(), |p| eq_at(rho, p));
-        total += eq_at(row_point, i as u64) * rows;
+) -> Result<Vec<(usize, Fr)>, AttentionError> {
+    let eq = eq_table(row_point);
+    let mut weights: BTreeMap<usize, Fr> = BTreeMap::new();
+    for ((token, position), e) in shape.token_table_rows(ids)?.into_iter().zip(&eq) {
+        for v in std::iter::once(token).chain(position) {
+            *weights.entry(v as usize).or_insert_with(Fr::zero) += e;
+        }
     }
-    Ok(total)
+    Ok(weights.into_iter().collect())
 }
 
-/// `T̃(r_c ‖ v)` for every row `v`.
-fn table_columns_at(shape: &EmbeddingShape, padded: &[i64], column_point: &[Fr]) -> Vec<Fr> {
-    let eq = eq_table(column_point);
+/// `w = Σ_v c(v)·T(v, ·)` over the padded columns.
+fn combined_row(shape: &EmbeddingShape, padded: &[i64], weights: &[(usize, Fr)]) -> Vec<Fr> {
     let stride = 1usize << shape.column_vars();
-    let width = shape.model_width as usize;
-    padded
-        .par_chunks(stride)
-        .map(|row| row.iter().take(width).zip(&eq).fold(Fr::zero(), |acc, (x, e)| acc + fr_from_i64(*x) * e))
-        .collect()
+    let mut row = vec![Fr::zero(); stride];
+    for (v, c) in weights {
+        for (out, x) in row.iter_mut().zip(&padded[v * stride..(v + 1) * stride]) {
+            *out += fr_from_i64(*x) * c;
+        }
+    }
+    row
 }
 
 /// Proves in mode `M` that the committed boundary `hidden` holds the embeddings of
@@ -430,26 +475,23 @@ pub(crate) fn prove_unchecked<M: Mode>(
     let r = t.challenge_fields(LABEL_POINT, hidden_vars);
     let (r_c, r_i) = r.split_at(column_vars);
     let weights = row_weights(shape, &statement.ids, r_i)?;
-    let columns = table_columns_at(shape, padded, r_c);
+    let combined = DenseMultilinearExtension::new(column_vars, combined_row(shape, padded, &weights))?;
     let y = match sent_value {
         SentValue::Committed => {
             DenseMultilinearExtension::from_i64(hidden_vars, hidden_table)?.evaluate(&r)?
         }
-        SentValue::Embedded => weights.iter().zip(&columns).map(|(c, e)| *c * e).sum(),
+        SentValue::Embedded => combined.evaluate(r_c)?,
     };
     let (sent, held) = M::send(&mut prover, LABEL_HIDDEN, &[y], t);
     let (hidden_value, claim) = match (sent.into_iter().next(), held.into_iter().next()) {
         (Some(s), Some(h)) => (s, h),
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
     };
-    let weights = DenseMultilinearExtension::new(shape.row_vars(), weights)?;
-    let columns = DenseMultilinearExtension::new(shape.row_vars(), columns)?;
-    let product = crate::mode::product_of(STEP, vec![true, false])?;
-    let (rows, outcome) = prove_dense::<M>(&mut prover, STEP, &product, vec![weights, columns], &claim, t)?;
-    let table_claim = outcome.hidden(1, [r_c, &outcome.point].concat(), STEP)?;
+    let combined_commitment = statement.table.combine_rows(&weights)?;
+    let combined_blinds = M::combine_blinds(table_blinds, &weights)?;
     let claims = vec![
-        OpeningClaim { polynomial: 0, point: r.clone(), value: claim },
-        OpeningClaim { polynomial: 1, point: table_claim.point, value: table_claim.value },
+        OpeningClaim { polynomial: 0, point: r.clone(), value: claim.clone() },
+        OpeningClaim { polynomial: 1, point: r_c.to_vec(), value: claim },
     ];
     let polynomials = [
         (
@@ -457,11 +499,7 @@ pub(crate) fn prove_unchecked<M: Mode>(
             &statement.hidden,
             hidden_blinds,
         ),
-        (
-            PolynomialTable::Integers { num_vars: shape.num_vars(), values: padded },
-            &statement.table,
-            table_blinds,
-        ),
+        (PolynomialTable::Field(&combined), &combined_commitment, &combined_blinds),
     ];
     let openings = M::prove_openings(&mut prover, params, &polynomials, &claims, t)?;
     drop(prover);
@@ -470,7 +508,6 @@ pub(crate) fn prove_unchecked<M: Mode>(
         version: crate::PROOF_FORMAT_VERSION,
         session: session_commitment,
         hidden_value,
-        rows,
         openings,
         session_proof,
     })
@@ -507,23 +544,13 @@ pub fn verify_embedding<M: Mode>(
         .into_iter()
         .next()
         .ok_or(AttentionError::CheckFailed { step: STEP_SHAPE })?;
-    let product = crate::mode::product_of(STEP, vec![true, false])?;
-    let outcome =
-        verify_single::<M>(&mut verifier, STEP, &product, shape.row_vars(), &claim, &proof.rows, t)?;
-    outcome.check_public(0, row_weights_at(shape, &statement.ids, r_i, &outcome.point)?, STEP)?;
-    let table_claim = outcome.hidden(1, [r_c, &outcome.point].concat(), STEP)?;
+    let weights = row_weights(shape, &statement.ids, r_i)?;
+    let combined = statement.table.combine_rows(&weights)?;
     let claims = vec![
-        OpeningClaim { polynomial: 0, point: r.clone(), value: claim },
-        OpeningClaim { polynomial: 1, point: table_claim.point, value: table_claim.value },
+        OpeningClaim { polynomial: 0, point: r.clone(), value: claim.clone() },
+        OpeningClaim { polynomial: 1, point: r_c.to_vec(), value: claim },
     ];
-    M::verify_openings(
-        &mut verifier,
-        params,
-        &[&statement.hidden, &statement.table],
-        &claims,
-        &proof.openings,
-        t,
-    )?;
+    M::verify_openings(&mut verifier, params, &[&statement.hidden, &combined], &claims, &proof.openings, t)?;
     drop(verifier);
     M::finish_verifier(params, session, &proof.session_proof, t)
 }
@@ -556,9 +583,14 @@ mod tests {
         let mut hidden = pad(&honest, s, shape.model_width as usize, log2_ceil(s), shape.column_vars());
         change(&mut hidden, &padded);
         let hidden_vars = log2_ceil(s) + shape.column_vars();
-        let (hidden_commitment, hidden_blinds) =
-            M::commit_table(&table_params, hidden_vars, split_vars(hidden_vars).1, &hidden, &mut rng)
-                .unwrap();
+        let (hidden_commitment, hidden_blinds) = M::commit_table(
+            &HyraxParams::new(2 * hidden_vars),
+            hidden_vars,
+            zkmha_pcs::split_vars(hidden_vars).1,
+            &hidden,
+            &mut rng,
+        )
+        .unwrap();
         let statement = EmbeddingStatement {
             shape,
             ids: ids.to_vec(),
@@ -606,13 +638,11 @@ mod tests {
                     let verdict = cheat::<M>(shape, &IDS, sent, attack);
                     assert!(verdict.is_err(), "{} accepted {name} ({sent:?}) on {shape:?}", M::NAME);
                     if !M::HIDING {
-                        let step = match sent {
-                            SentValue::Committed => STEP,
-                            SentValue::Embedded => crate::mode::STEP_OPENINGS,
-                        };
                         assert!(
-                            matches!(verdict, Err(AttentionError::CheckFailed { step: s }) if s == step)
-                                || matches!(verdict, Err(AttentionError::Sumcheck { step: s, .. }) if s == step),
+                            matches!(
+                                verdict,
+                                Err(AttentionError::CheckFailed { step: crate::mode::STEP_OPENINGS })
+                            ),
                             "{name} ({sent:?}): {verdict:?}"
                         );
                     }
@@ -631,21 +661,46 @@ mod tests {
         all_cheats::<Zk>();
     }
 
-    /// `c̃(ρ)` in closed form against the materialized table's MLE.
+    /// The verifier's combination of the key's rows is the commitment to the prover's
+    /// combined row `w` (the closed form against the materialized row).
     #[test]
-    fn row_weights_closed_form_matches_the_table() {
+    fn combined_rows_commit_to_the_combined_row() {
         use ark_std::UniformRand;
-        let mut rng = ark_std::test_rng();
+        let mut rng = StdRng::seed_from_u64(8);
         for (shape, ids) in [
             (EmbeddingShape { token_rows: 11, position_rows: 0, model_width: 3 }, vec![3u64, 0, 10, 3, 7]),
             (EmbeddingShape { token_rows: 9, position_rows: 6, model_width: 5 }, vec![8u64, 1, 1]),
-            (EmbeddingShape { token_rows: 1, position_rows: 0, model_width: 1 }, vec![0u64]),
+            (EmbeddingShape { token_rows: 2, position_rows: 1, model_width: 2 }, vec![0u64]),
         ] {
+            let table: Vec<i64> =
+                (0..shape.rows() * shape.model_width).map(|_| rng.gen_range(-99i64..99)).collect();
+            let padded = pad_table(&shape, &table).unwrap();
+            let params = table_hyrax_params(&shape).unwrap();
+            let (commitment, ()) = commit_table::<Plain>(&params, &shape, &padded, &mut rng).unwrap();
             let row_point: Vec<Fr> = (0..log2_ceil(ids.len())).map(|_| Fr::rand(&mut rng)).collect();
-            let rho: Vec<Fr> = (0..shape.row_vars()).map(|_| Fr::rand(&mut rng)).collect();
-            let table = row_weights(&shape, &ids, &row_point).unwrap();
-            let mle = DenseMultilinearExtension::new(shape.row_vars(), table).unwrap();
-            assert_eq!(mle.evaluate(&rho).unwrap(), row_weights_at(&shape, &ids, &row_point, &rho).unwrap());
+            let weights = row_weights(&shape, &ids, &row_point).unwrap();
+            let row =
+                DenseMultilinearExtension::new(shape.column_vars(), combined_row(&shape, &padded, &weights))
+                    .unwrap();
+            let direct = zkmha_pcs::Hyrax::commit_with_columns(&params, &row, shape.column_vars()).unwrap();
+            assert_eq!(commitment.combine_rows(&weights).unwrap(), direct, "{shape:?}");
+            // w̃(r_c) is the embeddings' MLE at (r_c ‖ r_i).
+            let column_point: Vec<Fr> = (0..shape.column_vars()).map(|_| Fr::rand(&mut rng)).collect();
+            let embedded = embed(&shape, &padded, &ids).unwrap();
+            let hidden = pad(
+                &embedded,
+                ids.len(),
+                shape.model_width as usize,
+                log2_ceil(ids.len()),
+                shape.column_vars(),
+            );
+            let mle =
+                DenseMultilinearExtension::from_i64(log2_ceil(ids.len()) + shape.column_vars(), &hidden)
+                    .unwrap();
+            assert_eq!(
+                row.evaluate(&column_point).unwrap(),
+                mle.evaluate(&[column_point, row_point].concat()).unwrap()
+            );
         }
     }
 }

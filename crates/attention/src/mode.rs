@@ -143,6 +143,14 @@ pub trait Mode: ProductMode {
         rng: &mut dyn ProverRng,
     ) -> Result<(HyraxCommitment, Self::Blinds), AttentionError>;
 
+    /// The blinds of the combination `Σ_u w_u·C_u` of a commitment's rows
+    /// ([`HyraxCommitment::combine_rows`]): nothing, or `Σ_u w_u·b_u`.
+    ///
+    /// # Errors
+    /// [`AttentionError::Commitment`] for a row the blinds do not have.
+    fn combine_blinds(blinds: &Self::Blinds, weights: &[(usize, Fr)])
+    -> Result<Self::Blinds, AttentionError>;
+
     /// Proves every claim on the committed polynomials in one multi-point opening (claim
     /// `polynomial` indices count in `polynomials`; every polynomial needs a claim).
     ///
@@ -228,6 +236,10 @@ impl Mode for Plain {
         _rng: &mut dyn ProverRng,
     ) -> Result<(HyraxCommitment, ()), AttentionError> {
         Ok((Hyrax::commit_small_with_columns(params, num_vars, column_vars, values)?, ()))
+    }
+
+    fn combine_blinds(_blinds: &(), _weights: &[(usize, Fr)]) -> Result<(), AttentionError> {
+        Ok(())
     }
 
     fn prove_openings(
@@ -332,6 +344,10 @@ impl Mode for Zk {
         rng: &mut dyn ProverRng,
     ) -> Result<(HyraxCommitment, HyraxBlinds), AttentionError> {
         Ok(Hyrax::commit_small_hiding(params, num_vars, column_vars, values, &mut &mut *rng)?)
+    }
+
+    fn combine_blinds(blinds: &HyraxBlinds, weights: &[(usize, Fr)]) -> Result<HyraxBlinds, AttentionError> {
+        Ok(blinds.combine_rows(weights)?)
     }
 
     fn prove_openings(

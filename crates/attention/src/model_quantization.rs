@@ -64,6 +64,9 @@ use crate::norm::{
 pub use zkmha_nn::FloatModelWeights;
 use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormWeights};
 
+/// The finest residual stream scale `2^f_h` the calibration chooses.
+pub const MAX_HIDDEN_FRACTION_BITS: i32 = 20;
+
 /// The proven norm's constants and its weights' scale (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct NormQuantization {
@@ -200,7 +203,7 @@ impl ModelQuantization {
     ) -> Result<Self, AttentionError> {
         check_sizes(shape, weights, calibration_input.len())?;
         let f_x = input_scale(calibration_input, mlp_input)?;
-        let mut f_h = f_x;
+        let mut f_h = if residual_stream.is_empty() { f_x } else { MAX_HIDDEN_FRACTION_BITS };
         for hidden in residual_stream {
             let widest = largest(hidden, "H")?;
             if widest > 0.0 {

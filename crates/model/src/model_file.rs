@@ -197,6 +197,26 @@ impl ModelFile {
         self.tensors.shape(name).ok().and_then(|shape| shape.first().copied())
     }
 
+    /// The tables a chain's first hidden state is proven from (`zkmha_attention::embedding`):
+    /// every token row (`V × d_model`) and, for GPT-2, every position row (`P × d_model`; empty
+    /// for rotary models), row-major. `None` for BERT, whose embeddings add a token type and a
+    /// LayerNorm that are not proven yet.
+    ///
+    /// # Errors
+    /// Missing or malformed embedding tensors.
+    pub fn embedding_tables(&self) -> Result<Option<(&[f64], &[f64])>, ModelError> {
+        let d = self.model_width()?;
+        let tokens = self.rows(self.token_embeddings(), self.vocabulary_size()?, d)?;
+        match self.family {
+            Family::Bert => Ok(None),
+            Family::Llama => Ok(Some((tokens, &[]))),
+            Family::Gpt2 => {
+                let positions = self.max_tokens().unwrap_or(0);
+                Ok(Some((tokens, self.rows("wpe.weight", positions, d)?)))
+            }
+        }
+    }
+
     fn token_embeddings(&self) -> &'static str {
         match self.family {
             Family::Bert => "embeddings.word_embeddings.weight",

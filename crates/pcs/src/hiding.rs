@@ -49,6 +49,23 @@ pub struct HyraxBlinds {
     pub rows: Vec<Fr>,
 }
 
+impl HyraxBlinds {
+    /// The blind of the combination `Σ_u w_u·C_u` of a commitment's rows
+    /// ([`crate::HyraxCommitment::combine_rows`]): `Σ_u w_u·b_u`, one row.
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] for a row the blinds do not have.
+    pub fn combine_rows(&self, weights: &[(usize, Fr)]) -> Result<HyraxBlinds, PcsError> {
+        let mut blind = Fr::zero();
+        for (row, weight) in weights {
+            blind +=
+                *self.rows.get(*row).ok_or(PcsError::MalformedProof("a combination names a missing row"))?
+                    * weight;
+        }
+        Ok(HyraxBlinds { rows: vec![blind] })
+    }
+}
+
 /// A zero-knowledge opening: a proof of dot product that never shows the combined row.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ZkOpeningProof {

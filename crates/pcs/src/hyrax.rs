@@ -147,6 +147,28 @@ impl HyraxCommitment {
     }
 }
 
+impl HyraxCommitment {
+    /// The commitment to the combination `Σ_u w_u·M[u, ·]` of the committed matrix's rows, as a
+    /// one-row commitment of `column_vars()` variables: `Σ_u w_u·C_u` (an MSM over the rows
+    /// named; hiding commitments combine their blinds alike, [`crate::HyraxBlinds::combine_rows`]).
+    ///
+    /// # Errors
+    /// [`PcsError::MalformedProof`] for a malformed commitment or a row it does not have.
+    pub fn combine_rows(&self, weights: &[(usize, Fr)]) -> Result<HyraxCommitment, PcsError> {
+        let num_vars = self.column_vars()?;
+        let mut bases = Vec::with_capacity(weights.len());
+        let mut scalars = Vec::with_capacity(weights.len());
+        for (row, weight) in weights {
+            bases.push(
+                *self.rows.get(*row).ok_or(PcsError::MalformedProof("a combination names a missing row"))?,
+            );
+            scalars.push(*weight);
+        }
+        let combined = crate::srs::msm(&bases, &scalars).into_affine();
+        Ok(HyraxCommitment { num_vars, rows: vec![combined] })
+    }
+}
+
 /// Most rows a decoded commitment may claim: 2^16 rows (tables of up to 2^32 entries in the
 /// square layout; the attention layers' stated limits give at most 2^15), so a corrupt length
 /// cannot make the decoder allocate without bound. A decoded commitment holds at most
