@@ -209,6 +209,7 @@ pub fn prove(
                 "total_ms": start.elapsed().as_secs_f64() * 1e3,
                 "relative_l2_error": report.output.relative_l2_error,
                 "layers_relative_l2_error": report.attention.relative_l2_error,
+                "layer_relative_l2_errors": proved.layer_errors,
                 "output": args.output.as_ref().map(|p| p.display().to_string()),
                 "zero_knowledge": secret.is_some(),
             })

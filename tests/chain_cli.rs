@@ -61,27 +61,31 @@ fn three_layers_commit_prove_verify_and_inspect() {
         .stdout(
             predicate::str::contains("proved layers 0..3 on 4 tokens")
                 .and(predicate::str::contains("relative L2 error"))
-                .and(predicate::str::contains("not proven: the chain's first input")),
+                .and(predicate::str::contains("proven: the token ids' embeddings"))
+                .and(predicate::str::contains("not proven: the final norm and the logits")),
         );
     let verified = dir.join("verified.npy");
     zkmha()
         .args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--output", s(&verified)])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("valid: layers 0..3"));
+        .stdout(
+            predicate::str::starts_with("valid: layers 0..3")
+                .and(predicate::str::contains("from the token ids [1, 5, 7, 9]")),
+        );
     assert_eq!(std::fs::read(&verified).unwrap(), std::fs::read(&out).unwrap());
     let json = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!((json["valid"].as_bool(), json["layers"].as_u64()), (Some(true), Some(3)));
+    assert_eq!(json["token_ids"], serde_json::json!([1, 5, 7, 9]));
     let inspect = zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap();
     let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!(info["kind"], "zero-knowledge chain proof");
     assert_eq!(info["layers"][2]["output"], "public");
-    zkmha()
-        .args(["inspect", s(&vk)])
-        .assert()
-        .success()
-        .stdout(predicate::str::starts_with("chain key: layers 0..3"));
+    zkmha().args(["inspect", s(&vk)]).assert().success().stdout(
+        predicate::str::starts_with("chain key: layers 0..3")
+            .and(predicate::str::contains("embedding table: 40 token rows × 16")),
+    );
 
     // A chain key of other layers of the same model: the proof does not verify (exit 1).
     let other = dir.join("other.vk");

@@ -104,6 +104,9 @@ def test_a_chain_of_layers_commits_proves_and_verifies(tmp_path):
     info = zkmha.inspect(proof)
     assert info["kind"] == "zero-knowledge chain proof"
     assert [layer["output"] for layer in info["layers"]] == ["committed", "committed", "public"]
+    # From layer 0 of a Llama model the token ids are proven: the proof holds them.
+    assert info["token_ids"] == [3, 1, 4, 1]
+    assert zkmha.inspect(key)["embedding"]["token_rows"] == 40
     # The chain key of layers 1..3 does not verify the proof of 0..3.
     other = tmp_path / "other.vk"
     zkmha.commit_model(model, other, layers=(1, 3))

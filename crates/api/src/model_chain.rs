@@ -474,6 +474,9 @@ pub struct ProvedChain {
     /// The output, and the chain's own part (`H_b − H_a`), against float64 run through the
     /// same layers from the same float input.
     pub accuracy: ModelAccuracy,
+    /// Each boundary `H_{ℓ+1}` the chain proves against float64 through the same layers
+    /// (relative L2 error, layer by layer: how the rounding errors grow).
+    pub layer_errors: Vec<f64>,
     /// How long each layer's proof took.
     pub layer_times: Vec<Duration>,
 }
@@ -603,11 +606,31 @@ pub fn prove_chain(
     let last = boundaries.last().ok_or(Error::EmptyInput)?;
     let output = first_key.quantization.dequantize_output(last);
     let mut reference = float_input.clone();
-    for model in models {
+    let mut layer_errors = Vec::with_capacity(models.len());
+    for (model, boundary) in models.iter().zip(boundaries.iter().skip(1)) {
         reference = model.float_output(reference)?;
+        let proven = first_key.quantization.dequantize_output(boundary);
+        layer_errors.push(relative_l2(&proven, &reference));
     }
     let accuracy = model_accuracy(&float_input, &output, &reference);
-    Ok(ProvedChain { proof, output, tokens, model_width: d, token_ids, tokenizer, accuracy, layer_times })
+    Ok(ProvedChain {
+        proof,
+        output,
+        tokens,
+        model_width: d,
+        token_ids,
+        tokenizer,
+        accuracy,
+        layer_errors,
+        layer_times,
+    })
+}
+
+/// `‖a − b‖ / ‖b‖` (0 for two zero vectors).
+fn relative_l2(a: &[f64], b: &[f64]) -> f64 {
+    let difference: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let norm: f64 = b.iter().map(|y| y * y).sum();
+    if norm == 0.0 { difference.sqrt() } else { (difference / norm).sqrt() }
 }
 
 /// One layer's integer shape, softmax and weights.

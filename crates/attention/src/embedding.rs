@@ -241,7 +241,12 @@ impl EmbeddingStatement {
         self.shape.validate()?;
         self.shape.token_table_rows(&self.ids)?;
         let fits = |c: &HyraxCommitment, vars: usize| c.num_vars == vars && c.column_vars().is_ok();
-        if !fits(&self.table, self.shape.num_vars()) || !fits(&self.hidden, self.hidden_vars()) {
+        // One commitment row per table row: the verifier combines the rows the ids name.
+        let one_row_per_token = self.table.column_vars().ok() == Some(table_column_vars(&self.shape));
+        if !fits(&self.table, self.shape.num_vars())
+            || !one_row_per_token
+            || !fits(&self.hidden, self.hidden_vars())
+        {
             return Err(AttentionError::InvalidShape(
                 "the embedding table's or the hidden state's commitment does not have the statement's size"
                     .into(),

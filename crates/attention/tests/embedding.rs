@@ -191,6 +191,20 @@ fn bad_statements_are_refused_by_name() {
     let mut small = statement.clone();
     small.hidden = setup.commitment.clone();
     assert!(refused(&small).contains("does not have the statement's size"));
+    // The table committed in another layout (several table rows to a commitment row).
+    let n = shape.num_vars();
+    let square = <Plain as Mode>::commit_table(
+        &HyraxParams::new(n),
+        n,
+        split_vars(n).1,
+        &setup.padded,
+        &mut StdRng::seed_from_u64(5),
+    )
+    .unwrap()
+    .0;
+    assert_ne!(square.rows.len(), setup.commitment.rows.len());
+    let relaid = EmbeddingStatement { table: square, ..statement.clone() };
+    assert!(refused(&relaid).contains("does not have the statement's size"));
     // The honest prover refuses a boundary that is not the embeddings.
     let hidden = boundary::<Plain>(&shape, vec![1; ids.len() * shape.model_width as usize], 9);
     let lie = EmbeddingStatement { hidden: hidden.commitment.clone(), ..statement.clone() };
