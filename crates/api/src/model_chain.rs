@@ -110,7 +110,7 @@ pub struct ChainProofOf<M: Mode> {
     pub links: Vec<ChainLink<M>>,
     /// The token ids and the proof that the first layer's hidden state is their embeddings;
     /// `None` when that hidden state is the prover's committed input.
-    pub embedding: Option<EmbeddedTokens<M>>,
+    pub embedding: Option<Box<EmbeddedTokens<M>>>,
 }
 
 /// A chain's proven input: the token ids and their embedding proof.
@@ -270,7 +270,7 @@ fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>
             let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
                 crate::model_files::decode_part::<EmbeddingProof<M>>(rest, path, "chain proof")
             })?;
-            Some(EmbeddedTokens { ids, proof })
+            Some(Box::new(EmbeddedTokens { ids, proof }))
         } else {
             None
         };
@@ -442,7 +442,8 @@ fn embedding_table(first: &Model, hidden_fraction_bits: i32) -> Result<Option<(E
     if first.layer() != 0 {
         return Ok(None);
     }
-    let Some((tokens, positions)) = first.embedding_tables()? else {
+    let Some(zkmha_model::model_file::EmbeddingTables { tokens, positions }) = first.embedding_tables()?
+    else {
         return Ok(None);
     };
     let d = first.model_width().max(1);
@@ -658,7 +659,7 @@ struct ProverTokens<'a, B> {
 }
 
 /// A chain's layer proofs, its embedding proof, and each layer's proving time.
-type ProvedLinks<M> = (Vec<ChainLink<M>>, Option<EmbeddedTokens<M>>, Vec<Duration>);
+type ProvedLinks<M> = (Vec<ChainLink<M>>, Option<Box<EmbeddedTokens<M>>>, Vec<Duration>);
 
 /// Commits the boundaries `H_a … H_{b−1}` in mode `M`, proves the first one from the token ids
 /// (when `tokens` is given) and every layer from its two boundaries.
@@ -693,7 +694,7 @@ fn prove_links<M: Mode>(
             let params = embedding_hyrax_params::<M>(&statement)?;
             let proof =
                 prove_embedding::<M>(&params, &statement, tokens.padded, tokens.blinds, first, &mut rng)?;
-            Some(EmbeddedTokens { ids: statement.ids, proof })
+            Some(Box::new(EmbeddedTokens { ids: statement.ids, proof }))
         }
         None => None,
     };

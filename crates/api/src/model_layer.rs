@@ -192,7 +192,7 @@ impl Model {
     ///
     /// # Errors
     /// Missing or malformed embedding tensors.
-    pub fn embedding_tables(&self) -> Result<Option<(&[f64], &[f64])>> {
+    pub fn embedding_tables(&self) -> Result<Option<zkmha_model::model_file::EmbeddingTables<'_>>> {
         Ok(self.file.embedding_tables()?)
     }
 

@@ -616,6 +616,9 @@ mod tests {
         verify_embedding::<M>(&params, &statement, &proof)
     }
 
+    /// A change to the padded `H` a cheating prover commits (given the padded table).
+    type Attack = Box<dyn Fn(&mut Vec<i64>, &[i64])>;
+
     const GPT: EmbeddingShape = EmbeddingShape { token_rows: 13, position_rows: 7, model_width: 6 };
     const LLAMA: EmbeddingShape = EmbeddingShape { token_rows: 21, position_rows: 0, model_width: 5 };
     const IDS: [u64; 5] = [4, 12, 0, 4, 9];
@@ -625,8 +628,8 @@ mod tests {
         for shape in [GPT, LLAMA] {
             assert!(cheat::<M>(shape, &IDS, SentValue::Committed, |_, _| {}).is_ok(), "honest {shape:?}");
             let w = width(&shape);
-            let attacks: Vec<(&str, Box<dyn Fn(&mut Vec<i64>, &[i64])>)> = vec![
-                ("one entry off by one", Box::new(|h: &mut Vec<i64>, _: &[i64]| h[w + 2] += 1)),
+            let attacks: Vec<(&str, Attack)> = vec![
+                ("one entry off by one", Box::new(move |h: &mut Vec<i64>, _: &[i64]| h[w + 2] += 1)),
                 (
                     "a row of another token",
                     Box::new(move |h: &mut Vec<i64>, t: &[i64]| {

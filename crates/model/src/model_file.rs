@@ -204,15 +204,15 @@ impl ModelFile {
     ///
     /// # Errors
     /// Missing or malformed embedding tensors.
-    pub fn embedding_tables(&self) -> Result<Option<(&[f64], &[f64])>, ModelError> {
+    pub fn embedding_tables(&self) -> Result<Option<EmbeddingTables<'_>>, ModelError> {
         let d = self.model_width()?;
         let tokens = self.rows(self.token_embeddings(), self.vocabulary_size()?, d)?;
         match self.family {
             Family::Bert => Ok(None),
-            Family::Llama => Ok(Some((tokens, &[]))),
+            Family::Llama => Ok(Some(EmbeddingTables { tokens, positions: &[] })),
             Family::Gpt2 => {
-                let positions = self.max_tokens().unwrap_or(0);
-                Ok(Some((tokens, self.rows("wpe.weight", positions, d)?)))
+                let rows = self.max_tokens().unwrap_or(0);
+                Ok(Some(EmbeddingTables { tokens, positions: self.rows("wpe.weight", rows, d)? }))
             }
         }
     }
@@ -445,4 +445,13 @@ impl AttentionWeights {
 /// `commit-model` and `prove` agree on the scales).
 pub fn calibration_ids(vocabulary: usize, tokens: usize) -> Vec<usize> {
     (0..tokens).map(|i| (i * 7919 + 101) % vocabulary.max(1)).collect()
+}
+
+/// A model's embedding tables, row-major `× d_model` ([`ModelFile::embedding_tables`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EmbeddingTables<'a> {
+    /// Every token's row.
+    pub tokens: &'a [f64],
+    /// Every position's row (GPT-2's learned positions; empty for rotary models).
+    pub positions: &'a [f64],
 }
