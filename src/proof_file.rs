@@ -428,9 +428,11 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 args.proof.display()
             )))
         }
-        (Some(_), false) => {
+        // A file that cannot be read is reported by the reader below, not as a usage mistake.
+        (Some(_), false) if args.proof.is_file() => {
             bail!(Usage(format!("{} is not a model-layer proof: it needs no --vk", args.proof.display())))
         }
+        (Some(_), false) => {}
         (None, false) => {}
     }
     let file = LayerProof::read(&args.proof)?;

@@ -216,6 +216,11 @@ fn prove_writes_a_file_that_verify_accepts_without_inputs() {
     let out = zkmha(&["verify", "--proof", &dir.join("missing").to_string_lossy()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not read"));
+    // With a key: still the missing file, not a usage mistake about the key.
+    let missing = dir.join("missing").to_string_lossy().to_string();
+    let out = zkmha(&["verify", "--proof", &missing, "--vk", &missing]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not read") && !stderr.contains("needs no --vk"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -734,6 +734,9 @@ fn prove_links<M: Mode>(
 pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::VerifiedOutput> {
     let _span = tracing::info_span!("verify_chain", layers = proof.layers()).entered();
     let start = Instant::now();
+    // A key assembled in memory gets the checks a key file gets (the review of 2026-11-26:
+    // an unvalidated key with a table and first layer 1 reported token ids).
+    key.validate().map_err(|error| Error::InvalidProof { error })?;
     if proof.first_layer() != key.first_layer {
         return Err(Error::InvalidProof {
             error: AttentionError::BrokenChain {

@@ -20,7 +20,11 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn models(name: &str, layers: std::ops::Range<usize>) -> Vec<Model> {
-    let path = example_model::write_llama(&dir(name), 7, LAYERS).unwrap();
+    seeded_models(name, 7, layers)
+}
+
+fn seeded_models(name: &str, seed: u32, layers: std::ops::Range<usize>) -> Vec<Model> {
+    let path = example_model::write_llama(&dir(name), seed, LAYERS).unwrap();
     open_layers(&path, &Default::default(), layers).unwrap()
 }
 
@@ -257,6 +261,17 @@ fn the_proven_token_ids_cannot_be_changed() {
         // Without its embedding proof: valid, from a committed input.
         let dropped = with_tokens(&proved.proof, |_, _| false);
         assert_eq!(verify_chain(key, &dropped).unwrap().token_ids, None);
+        // Another model's embedding table in our key (a key that validates), and a key
+        // assembled in memory that says the chain starts at layer 1 (the review of 2026-11-26).
+        let theirs = commit_chain(&seeded_models("theirs", 8, 0..LAYERS), kind, &mut |_, _| {}).unwrap();
+        let swapped = ChainKey { embedding: theirs.key.embedding.clone(), ..key.clone() };
+        assert!(swapped.validate().is_ok());
+        assert!(verify_chain(&swapped, &proved.proof).is_err(), "{kind:?}: another model's table");
+        let deeper = ChainKey { first_layer: 1, ..key.clone() };
+        assert!(matches!(
+            invalid(verify_chain(&deeper, &proved.proof)),
+            AttentionError::BrokenChain { reason, .. } if reason.contains("chain from layer 0")
+        ));
         // A key without the table.
         let bare = ChainKey { embedding: None, ..key.clone() };
         assert!(matches!(

@@ -46,7 +46,7 @@
 //! with `|X| ≤ 2^28` (its own range check: a committed hidden state is the prover's) and `γ`,
 //! `β` are the model's integer weights with `|γ|, |β| < 2^20`;
 //! `G`'s digits are range-checked, so `q < 2^32` and `0 ≤ u, v < 2^(16·n_d) ≤ 2^128` are
-//! integers, and `R`, `Y` are range-checked. Then `|C| < 2^43`, `T < 2^100`, and every term
+//! integers, and `R`, `Y` are range-checked. Then `|C| < 2^43`, `T < 2^100 + E ≤ 2^101`, and every term
 //! of every identity stays below `2^170 ≪ p/2`: each relation mod p is the integer relation, `u,
 //! v ≥ 0` make `q` the floor of the square root (unique), and `R ∈ [0, 2^f)` makes `Y` the
 //! rounding (unique). The padded slots of `G` are pinned to zero; its padded rows hold the

@@ -248,8 +248,8 @@ fn a_hidden_state_beyond_the_norms_range_is_refused_in_one_sentence() {
     let weights = FloatModelWeights { norm: Some(norm.clone()), ..float_weights(&base, 5) };
     let x = normal(&mut StdRng::seed_from_u64(1), 32, 1.0);
     let mut q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
-    // X at 2^-f_x with f_x ≈ 13: a hidden state of 10^3 reaches 2^23.
-    let hidden = vec![1000.0; 32];
+    // H at 2^-f_h with f_h ≈ 13: a hidden state of 10^5 reaches 2^29.6, beyond the norm's 2^28.
+    let hidden = vec![1.0e5; 32];
     assert!(matches!(q.calibrate_norm(8, &norm, 1e-5, &hidden), Err(AttentionError::NumericRange(_))));
     assert!(matches!(q.calibrate_norm(8, &norm, 0.0, &x), Err(AttentionError::NumericRange(_))));
     assert!(matches!(

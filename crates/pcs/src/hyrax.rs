@@ -313,7 +313,7 @@ impl HyraxParams {
     /// Derives the generators for up to `max_num_vars` variables.
     pub fn new(max_num_vars: usize) -> Self {
         let (_, columns) = split_vars(max_num_vars);
-        let generators = (0..1u64 << columns).into_par_iter().map(hash_to_g1).collect();
+        let generators = derived_generators(1usize << columns);
         let blinding_generator = hash_to_g1(BLINDING_GENERATOR_INDEX);
         let value_generator = hash_to_g1(VALUE_GENERATOR_INDEX);
         Self {
@@ -392,6 +392,31 @@ impl HyraxParams {
                 .collect()
         })
     }
+}
+
+/// The generators derived so far in this process (a prefix of the one transparent sequence).
+static GENERATORS: std::sync::RwLock<Vec<G1Affine>> = std::sync::RwLock::new(Vec::new());
+
+/// The first `count` generators `hash_to_g1(0..count)`, derived once per process: every
+/// layer of a chain (prover and verifier alike) asks for the same ones, and each costs a
+/// square root on the curve.
+fn derived_generators(count: usize) -> Vec<G1Affine> {
+    if let Ok(known) = GENERATORS.read()
+        && known.len() >= count
+    {
+        return known[..count].to_vec();
+    }
+    let mut known = match GENERATORS.write() {
+        Ok(guard) => guard,
+        // A thread that panicked while extending left a prefix of valid generators.
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    let have = known.len() as u64;
+    if (have as usize) < count {
+        let more: Vec<G1Affine> = (have..count as u64).into_par_iter().map(hash_to_g1).collect();
+        known.extend(more);
+    }
+    known[..count].to_vec()
 }
 
 /// Try-and-increment: the first `x = H(domain, index, counter)` that lies on the curve.
@@ -1005,6 +1030,17 @@ mod tests {
     use ark_std::UniformRand;
     use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
     use zkmha_field::One;
+
+    /// The process-wide generators are the transparent sequence whatever order they are asked
+    /// for in (shorter, longer, shorter again), as the parameters of every size expect.
+    #[test]
+    fn cached_generators_are_the_derived_sequence() {
+        let direct: Vec<G1Affine> = (0..40u64).map(hash_to_g1).collect();
+        for count in [3usize, 40, 17, 1, 40] {
+            assert_eq!(derived_generators(count), direct[..count]);
+        }
+        assert_eq!(HyraxParams::new(10).generators, direct[..32]);
+    }
 
     #[test]
     fn commitments_encode_identity_rows_as_bitmap_bits_only() {
