@@ -167,22 +167,7 @@ pub const EMBEDDING_ENTRY_BOUND_BITS: u32 = crate::norm::NORM_INPUT_BOUND_BITS -
 /// [`AttentionError::NumericRange`] for a value that is not finite or beyond
 /// [`EMBEDDING_ENTRY_BOUND_BITS`] at that scale.
 pub fn quantize_table(values: &[f64], fraction_bits: i32) -> Result<Vec<i64>, AttentionError> {
-    let factor = 2f64.powi(fraction_bits);
-    let bound = f64::from(1u32 << EMBEDDING_ENTRY_BOUND_BITS);
-    values
-        .iter()
-        .enumerate()
-        .map(|(index, x)| {
-            let v = (x * factor).round();
-            if !v.is_finite() || v.abs() >= bound {
-                return Err(AttentionError::NumericRange(format!(
-                    "the embedding table's entry {index} = {x} does not fit the residual stream's fixed point (|E| < 2^{} at scale 2^{fraction_bits})",
-                    EMBEDDING_ENTRY_BOUND_BITS as i32 - fraction_bits
-                )));
-            }
-            Ok(v as i64)
-        })
-        .collect()
+    crate::model_quantization::scale(values, fraction_bits, EMBEDDING_ENTRY_BOUND_BITS, "E")
 }
 
 /// The part of a chain's verifier key that proves its first hidden state from token ids: the

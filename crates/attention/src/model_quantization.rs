@@ -132,7 +132,12 @@ fn fraction_bits(largest: f64, bits: u32) -> i32 {
     (top / largest).log2().floor() as i32
 }
 
-fn scale(
+/// `round(x·2^f)` for every value, each below `2^bound_bits` in magnitude.
+///
+/// # Errors
+/// [`AttentionError::NumericRange`] naming the tensor and the entry for a value that is not
+/// finite or out of the bound.
+pub(crate) fn scale(
     values: &[f64],
     fraction_bits: i32,
     bound_bits: u32,
