@@ -47,6 +47,11 @@ pub const LLAMA_HIDDEN: usize = 40;
 /// # Errors
 /// [`Error::Write`] when `dir` cannot be made or written.
 pub fn write_llama(dir: &Path, seed: u32, layers: usize) -> Result<PathBuf> {
+    write_safetensors(dir, seed, &llama_tensors(layers), Some(&llama_config(layers)))
+}
+
+/// The tensors of [`write_llama`]'s model of `layers` layers (its final norm last).
+pub fn llama_tensors(layers: usize) -> Vec<(String, Vec<usize>)> {
     let (d, hidden) = (MODEL_WIDTH, LLAMA_HIDDEN);
     let mut tensors = vec![("model.embed_tokens.weight".to_string(), vec![VOCABULARY, d])];
     for layer in 0..layers {
@@ -63,11 +68,17 @@ pub fn write_llama(dir: &Path, seed: u32, layers: usize) -> Result<PathBuf> {
             (format!("{l}mlp.down_proj.weight"), vec![d, hidden]),
         ]);
     }
-    let config = format!(
+    // The final norm (the LM head is tied to the embeddings).
+    tensors.push(("model.norm.weight".to_string(), vec![d]));
+    tensors
+}
+
+/// The `config.json` of [`write_llama`]'s model.
+pub fn llama_config(layers: usize) -> String {
+    format!(
         "{{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \
          \"num_hidden_layers\": {layers}, \"rms_norm_eps\": 1e-5, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}}"
-    );
-    write_safetensors(dir, seed, &tensors, Some(&config))
+    )
 }
 
 /// The tensors of [`write_bert`]'s model, less `drop` (to make a model that lacks one).
@@ -130,7 +141,9 @@ pub fn write_safetensors(
                 || name.ends_with("ln_1.weight")
                 || name.ends_with("ln_2.weight")
                 || name.ends_with("input_layernorm.weight")
-                || name.ends_with("post_attention_layernorm.weight");
+                || name.ends_with("post_attention_layernorm.weight")
+                || name.ends_with("model.norm.weight")
+                || name.ends_with("ln_f.weight");
             (0..shape.iter().product::<usize>())
                 .flat_map(|_| {
                     let v = if gain {

@@ -35,10 +35,14 @@ use zkmha_attention::embedding::{
     embed, embedding_hyrax_params, pad_table, prove_embedding, quantize_table, table_hyrax_params,
     verify_embedding,
 };
-use zkmha_attention::layer_chain::{
-    ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain as verify_links,
+use zkmha_attention::head::{
+    HeadKey, HeadProof, HeadStatement, HeadWeights, MAX_PUBLIC_LOGITS, commit_norm_weight, compute_head,
+    head_hyrax_params, prove_head, verify_head,
 };
+use zkmha_attention::layer_chain::{ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain_ending};
 use zkmha_attention::mode::{Mode, Plain, ProverRng, Zk};
+use zkmha_attention::model_layer::OutputKind;
+use zkmha_attention::model_quantization::HeadQuantization;
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
 
@@ -52,6 +56,9 @@ pub struct ChainKey {
     /// The embedding table's commitment (a chain from layer 0 of a GPT-2 or Llama model):
     /// proofs from token ids prove the first hidden state from it.
     pub embedding: Option<EmbeddingKey>,
+    /// The model's head (a chain to the last layer of a model with a final norm and an LM
+    /// head tied to the embedding table): proofs from token ids prove the logits.
+    pub head: Option<HeadKey>,
 }
 
 impl ChainKey {
@@ -79,6 +86,25 @@ impl ChainKey {
                 });
             }
         }
+        if let Some(head) = &self.head {
+            let first = self.layers.first();
+            head.validate(first.map_or(0, |k| k.model_width))?;
+            let last = self.layers.len().saturating_sub(1);
+            if self.embedding.is_none() {
+                return Err(AttentionError::BrokenChain {
+                    layer: last,
+                    reason: "a head needs the embedding table (its tied LM head) in the key",
+                });
+            }
+            if Some(head.quantization.hidden_fraction_bits)
+                != first.map(|k| k.quantization.hidden_fraction_bits)
+            {
+                return Err(AttentionError::BrokenChain {
+                    layer: last,
+                    reason: "the head reads the residual stream at another scale than the layers",
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -90,6 +116,17 @@ pub struct ChainSecret {
     pub layers: Vec<ModelSecret>,
     /// The embedding table commitment's blinds (one per row), when the key holds one.
     pub embedding: Option<Vec<zkmha_field::Fr>>,
+    /// The final norm's weight commitments' blinds, when the key holds a head.
+    pub head: Option<HeadSecret>,
+}
+
+/// The blinds of a head's weight commitments.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct HeadSecret {
+    /// `γ`'s rows' blinds.
+    pub scale: Vec<zkmha_field::Fr>,
+    /// `β`'s rows' blinds (a norm with a shift).
+    pub bias: Option<Vec<zkmha_field::Fr>>,
 }
 
 /// A chain key, and the secret of hiding commitments.
@@ -111,6 +148,39 @@ pub struct ChainProofOf<M: Mode> {
     /// The token ids and the proof that the first layer's hidden state is their embeddings;
     /// `None` when that hidden state is the prover's committed input.
     pub embedding: Option<Box<EmbeddedTokens<M>>>,
+    /// The logits and the proof that they are the head's of the last boundary; `None` when
+    /// the chain ends in its last layer's public output.
+    pub head: Option<Box<ProvenLogits<M>>>,
+}
+
+/// A chain's proven logits: the positions, the logits and the head's proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvenLogits<M: Mode> {
+    /// The token positions whose logits are public (strictly increasing).
+    pub positions: Vec<u64>,
+    /// `|positions| × V` integers at `2^(f_y + f_h)` (the key's head), row-major.
+    pub logits: Vec<i64>,
+    /// The head's proof.
+    pub proof: HeadProof<M>,
+}
+
+/// Which positions' logits a chain with a head proves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogitPositions {
+    /// The last token's (the next-token prediction): `V` logits.
+    #[default]
+    Last,
+    /// Every token's: `s × V` logits (for measuring a model's predictions over a text).
+    All,
+}
+
+impl LogitPositions {
+    fn positions(self, tokens: usize) -> Vec<u64> {
+        match self {
+            Self::Last => vec![tokens.saturating_sub(1) as u64],
+            Self::All => (0..tokens as u64).collect(),
+        }
+    }
 }
 
 /// A chain's proven input: the token ids and their embedding proof.
@@ -156,6 +226,15 @@ impl ChainProof {
         }
     }
 
+    /// The proven logits' positions and integers (`None`: the chain ends in a public hidden
+    /// state).
+    pub fn logits(&self) -> Option<(&[u64], &[i64])> {
+        match self {
+            Self::Plain(p) => p.head.as_ref().map(|h| (h.positions.as_slice(), h.logits.as_slice())),
+            Self::ZeroKnowledge(p) => p.head.as_ref().map(|h| (h.positions.as_slice(), h.logits.as_slice())),
+        }
+    }
+
     /// Whether the proofs are zero-knowledge.
     pub fn is_zero_knowledge(&self) -> bool {
         matches!(self, Self::ZeroKnowledge(_))
@@ -191,13 +270,19 @@ impl ChainProof {
         fn tokens<M: Mode>(p: &ChainProofOf<M>) -> Option<(&Vec<u64>, &EmbeddingProof<M>)> {
             p.embedding.as_ref().map(|e| (&e.ids, &e.proof))
         }
+        type HeadParts<'p, M> = (&'p Vec<u64>, &'p Vec<i64>, &'p HeadProof<M>);
+        fn head<M: Mode>(p: &ChainProofOf<M>) -> Option<HeadParts<'_, M>> {
+            p.head.as_ref().map(|h| (&h.positions, &h.logits, &h.proof))
+        }
         match self {
             Self::Plain(p) => {
-                encode_parts(ChainMagic::Proof, &(p.first_layer, parts(p), tokens(p)), "chain proof")
+                encode_parts(ChainMagic::Proof, &(p.first_layer, parts(p), tokens(p), head(p)), "chain proof")
             }
-            Self::ZeroKnowledge(p) => {
-                encode_parts(ChainMagic::ZkProof, &(p.first_layer, parts(p), tokens(p)), "chain proof")
-            }
+            Self::ZeroKnowledge(p) => encode_parts(
+                ChainMagic::ZkProof,
+                &(p.first_layer, parts(p), tokens(p), head(p)),
+                "chain proof",
+            ),
         }
     }
 
@@ -274,7 +359,37 @@ fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>
         } else {
             None
         };
-        Ok(ChainProofOf { first_layer, links, embedding })
+        let head = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
+            let unaccepted = |what: String| Error::UnacceptedStatement {
+                path: path.to_path_buf(),
+                error: AttentionError::InvalidShape(what),
+            };
+            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+            if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
+                return Err(unaccepted(format!(
+                    "a head proves 1 to {MAX_EMBEDDED_TOKENS} positions, not {count}"
+                )));
+            }
+            let positions = (0..count)
+                .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
+                .collect::<Result<Vec<u64>>>()?;
+            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+            if count > MAX_PUBLIC_LOGITS {
+                return Err(unaccepted(format!(
+                    "a head proof carries at most {MAX_PUBLIC_LOGITS} logits, not {count}"
+                )));
+            }
+            let logits = (0..count)
+                .map(|_| crate::model_files::decode_part::<i64>(rest, path, "chain proof"))
+                .collect::<Result<Vec<i64>>>()?;
+            let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+                crate::model_files::decode_part::<HeadProof<M>>(rest, path, "chain proof")
+            })?;
+            Some(Box::new(ProvenLogits { positions, logits, proof }))
+        } else {
+            None
+        };
+        Ok(ChainProofOf { first_layer, links, embedding, head })
     })
 }
 
@@ -428,12 +543,61 @@ pub fn commit_chain(
         keys.push(committed.key);
         secrets.extend(committed.secret);
     }
+    // The head: after the model's last layer, from the same calibration tokens.
+    let last = models.last().ok_or(Error::EmptyInput)?;
+    let (head, head_secret) = match (&embedding, last.final_norm()) {
+        (Some(_), Ok((norm, epsilon))) => {
+            progress(last.layer() + 1, Stage::Committing);
+            let d = last.model_width();
+            let quantization = HeadQuantization::calibrate(scale, d, &norm, epsilon, &hidden)?;
+            let weights = quantization.quantize_norm(&norm)?;
+            let mut rng = crate::model_layer::secure_rng("the final norm's blinds")?;
+            match weight_commitments {
+                WeightCommitments::Hiding => {
+                    let (key, blinds) = commit_head::<Zk>(quantization, d, &weights, &mut rng)?;
+                    let secret = HeadSecret { scale: blinds.0.rows, bias: blinds.1.map(|b| b.rows) };
+                    (Some(key), Some(secret))
+                }
+                WeightCommitments::Binding => {
+                    (Some(commit_head::<Plain>(quantization, d, &weights, &mut rng)?.0), None)
+                }
+            }
+        }
+        _ => (None, None),
+    };
     progress(models.len() + first.layer(), Stage::Done);
-    let key = ChainKey { first_layer: first.layer() as u64, layers: keys, embedding };
+    let key = ChainKey { first_layer: first.layer() as u64, layers: keys, embedding, head };
     key.validate()?;
-    let secret = (weight_commitments == WeightCommitments::Hiding)
-        .then_some(ChainSecret { layers: secrets, embedding: embedding_blinds });
+    let secret = (weight_commitments == WeightCommitments::Hiding).then_some(ChainSecret {
+        layers: secrets,
+        embedding: embedding_blinds,
+        head: head_secret,
+    });
     Ok(CommittedChain { key, secret })
+}
+
+/// The blinds of a head's `γ` and (with a shift) `β` in mode `M`.
+type HeadBlinds<M> = (<M as Mode>::Blinds, Option<<M as Mode>::Blinds>);
+
+/// Commits to the final norm's integer weights in mode `M`: the head's key and the blinds.
+fn commit_head<M: Mode>(
+    quantization: HeadQuantization,
+    width: usize,
+    weights: &zkmha_attention::model_quantization::NormWeights,
+    rng: &mut dyn ProverRng,
+) -> Result<(HeadKey, HeadBlinds<M>)> {
+    let params = zkmha_pcs::HyraxParams::new((width.next_power_of_two().trailing_zeros() as usize).max(1));
+    let (scale, scale_blinds) = commit_norm_weight::<M>(&params, width, &weights.scale, rng)?;
+    let bias = if weights.bias.is_empty() {
+        None
+    } else {
+        Some(commit_norm_weight::<M>(&params, width, &weights.bias, rng)?)
+    };
+    let (bias, bias_blinds) = match bias {
+        Some((c, b)) => (Some(c), Some(b)),
+        None => (None, None),
+    };
+    Ok((HeadKey { quantization, scale, bias }, (scale_blinds, bias_blinds)))
 }
 
 /// The model's embedding table at the residual stream's scale `2^f_h`, padded: `None` for a
@@ -480,6 +644,58 @@ pub struct ProvedChain {
     pub layer_errors: Vec<f64>,
     /// How long each layer's proof took.
     pub layer_times: Vec<Duration>,
+    /// The proven logits (a key with a head, token input), against float64.
+    pub logits: Option<ChainLogits>,
+}
+
+/// A chain's proven logits, as floats, with the next token each position predicts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainLogits {
+    /// The positions (strictly increasing).
+    pub positions: Vec<u64>,
+    /// `V`.
+    pub vocabulary: usize,
+    /// `|positions| × V`, row-major: the proven integers times `2^-(f_y + f_h)`.
+    pub values: Vec<f64>,
+    /// The largest logit's token at each position (the lowest id on a tie).
+    pub predicted: Vec<usize>,
+    /// float64's logits through the same layers from the same input (the prover's side only).
+    pub reference: Option<Vec<f64>>,
+}
+
+impl ChainLogits {
+    fn new(
+        positions: Vec<u64>,
+        vocabulary: usize,
+        integers: &[i64],
+        fraction_bits: i32,
+        reference: Option<Vec<f64>>,
+    ) -> Self {
+        let unit = 2f64.powi(-fraction_bits);
+        let values: Vec<f64> = integers.iter().map(|&l| l as f64 * unit).collect();
+        let predicted = argmax_rows(&values, vocabulary);
+        Self { positions, vocabulary, values, predicted, reference }
+    }
+
+    /// The positions where the proven logits and float64's predict the same next token, and
+    /// the relative L2 error of the logits (`None` without a reference).
+    pub fn against_reference(&self) -> Option<(usize, f64)> {
+        let reference = self.reference.as_ref()?;
+        let same = argmax_rows(reference, self.vocabulary)
+            .iter()
+            .zip(&self.predicted)
+            .filter(|(a, b)| a == b)
+            .count();
+        Some((same, relative_l2(&self.values, reference)))
+    }
+}
+
+/// Each row's largest entry's index (the first on a tie).
+fn argmax_rows(values: &[f64], width: usize) -> Vec<usize> {
+    values
+        .chunks(width.max(1))
+        .map(|row| row.iter().enumerate().fold(0, |best, (i, v)| if *v > row[best] { i } else { best }))
+        .collect()
 }
 
 /// Proves the chain's layers `models` on `input` against `key` (with `secret` for hiding
@@ -509,6 +725,23 @@ pub fn prove_chain(
     secret: Option<&ChainSecret>,
     models: &[Model],
     input: &ModelInput,
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<ProvedChain> {
+    prove_chain_with(key, secret, models, input, LogitPositions::Last, progress)
+}
+
+/// [`prove_chain`] with the positions whose logits a chain with a head proves (a key with a
+/// head and token input: the chain's statement ends in those logits, the last hidden state
+/// stays committed).
+///
+/// # Errors
+/// As [`prove_chain`]; [`Error::ModelDiffersFromKey`] for a model whose head is not the key's.
+pub fn prove_chain_with(
+    key: &ChainKey,
+    secret: Option<&ChainSecret>,
+    models: &[Model],
+    input: &ModelInput,
+    logit_positions: LogitPositions,
     progress: &mut dyn FnMut(usize, Stage),
 ) -> Result<ProvedChain> {
     let _span = tracing::info_span!("prove_chain", layers = models.len()).entered();
@@ -563,6 +796,17 @@ pub fn prove_chain(
         }
         _ => None,
     };
+    // The head: a key with one and token ids (the first hidden state proven).
+    let head = match (&key.head, &embedding) {
+        (Some(head_key), Some(_)) => {
+            let last = models.last().ok_or(Error::EmptyInput)?;
+            let (norm, _) = last.final_norm().map_err(|e| Error::ModelDiffersFromKey {
+                error: AttentionError::InvalidShape(format!("the key proves the model's head, but {e}")),
+            })?;
+            Some((head_key, head_key.quantization.quantize_norm(&norm)?, norm))
+        }
+        _ => None,
+    };
     // The quantized forward pass: every boundary H_a … H_b.
     let mut boundaries = vec![match &embedding {
         Some((embedding_key, padded, ids)) => embed(&embedding_key.shape, padded, ids)?,
@@ -576,6 +820,7 @@ pub fn prove_chain(
             block_output(&link.shape, layer_key.mask, link.softmax, &x, Some(hidden), &link.weights)?;
         boundaries.push(output);
     }
+    let positions = logit_positions.positions(tokens);
     let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
         let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
         let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {
@@ -587,16 +832,42 @@ pub fn prove_chain(
             .as_ref()
             .zip(table_blinds.as_ref())
             .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
-        let (links, embedding, times) =
-            prove_links::<Zk>(key, models, &boundaries, &blinds, tokens, progress)?;
-        (ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding }), times)
+        let head_blinds = match (&head, secret.and_then(|s| s.head.as_ref())) {
+            (Some(_), Some(h)) => Some((
+                zkmha_pcs::HyraxBlinds { rows: h.scale.clone() },
+                h.bias.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
+            )),
+            (Some(_), None) => return Err(Error::ChainSecret),
+            (None, _) => None,
+        };
+        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|((k, w, _), (s, b))| ProverHead {
+            key: k,
+            weights: HeadWeights { scale: &w.scale, bias: &w.bias, scale_blinds: s, bias_blinds: b.as_ref() },
+            positions: positions.clone(),
+        });
+        let (links, embedding, head, times) =
+            prove_links::<Zk>(key, models, &boundaries, &blinds, tokens, prover_head, progress)?;
+        (
+            ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding, head }),
+            times,
+        )
     } else {
         let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
         let tokens =
             embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
-        let (links, embedding, times) =
-            prove_links::<Plain>(key, models, &boundaries, &blinds, tokens, progress)?;
-        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding }), times)
+        let prover_head = head.as_ref().map(|(k, w, _)| ProverHead {
+            key: k,
+            weights: HeadWeights {
+                scale: &w.scale,
+                bias: &w.bias,
+                scale_blinds: &(),
+                bias_blinds: (!w.bias.is_empty()).then_some(&()),
+            },
+            positions: positions.clone(),
+        });
+        let (links, embedding, head, times) =
+            prove_links::<Plain>(key, models, &boundaries, &blinds, tokens, prover_head, progress)?;
+        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding, head }), times)
     };
     progress(first.layer() + models.len(), Stage::Verifying);
     verify_chain(key, &proof).map_err(|error| match error {
@@ -614,7 +885,36 @@ pub fn prove_chain(
         layer_errors.push(relative_l2(&proven, &reference));
     }
     let accuracy = model_accuracy(&float_input, &output, &reference);
+    let logits = match (proof.logits(), &head, &embedding) {
+        (Some((positions, integers)), Some((head_key, _, norm)), Some((embedding_key, _, _))) => {
+            let last = models.last().ok_or(Error::EmptyInput)?;
+            let table = last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]);
+            let d = embedding_key.shape.model_width as usize;
+            let normalized = zkmha_attention::model_quantization::float_norm(
+                norm,
+                last.file().norm_epsilon,
+                &reference,
+                d,
+            );
+            let reference: Vec<f64> = positions
+                .iter()
+                .flat_map(|&p| {
+                    let y = &normalized[p as usize * d..(p as usize + 1) * d];
+                    table.chunks(d).map(move |t| y.iter().zip(t).map(|(a, b)| a * b).sum::<f64>())
+                })
+                .collect();
+            Some(ChainLogits::new(
+                positions.to_vec(),
+                embedding_key.shape.token_rows as usize,
+                integers,
+                head_key.quantization.logit_fraction_bits(),
+                Some(reference),
+            ))
+        }
+        _ => None,
+    };
     Ok(ProvedChain {
+        logits,
         proof,
         output,
         tokens,
@@ -650,6 +950,11 @@ impl Link {
     }
 }
 
+/// A boundary's tokens.
+fn tokens_count(boundary: &zkmha_attention::block::Boundary<impl Sized>, key: &ModelVerifierKey) -> usize {
+    boundary.values.len() / key.model_width.max(1)
+}
+
 /// What the prover of a chain from token ids holds for the embedding proof.
 struct ProverTokens<'a, B> {
     key: &'a EmbeddingKey,
@@ -658,8 +963,16 @@ struct ProverTokens<'a, B> {
     ids: &'a [u64],
 }
 
-/// A chain's layer proofs, its embedding proof, and each layer's proving time.
-type ProvedLinks<M> = (Vec<ChainLink<M>>, Option<Box<EmbeddedTokens<M>>>, Vec<Duration>);
+/// What the prover of a chain with a head holds for the head's proof.
+struct ProverHead<'a, B> {
+    key: &'a HeadKey,
+    weights: HeadWeights<'a, B>,
+    positions: Vec<u64>,
+}
+
+/// A chain's layer proofs, its embedding proof, its head's, and each layer's proving time.
+type ProvedLinks<M> =
+    (Vec<ChainLink<M>>, Option<Box<EmbeddedTokens<M>>>, Option<Box<ProvenLogits<M>>>, Vec<Duration>);
 
 /// Commits the boundaries `H_a … H_{b−1}` in mode `M`, proves the first one from the token ids
 /// (when `tokens` is given) and every layer from its two boundaries.
@@ -669,20 +982,24 @@ fn prove_links<M: Mode>(
     boundaries: &[Vec<i64>],
     blinds: &[Vec<M::Blinds>],
     embedded: Option<ProverTokens<'_, M::Blinds>>,
+    head: Option<ProverHead<'_, M::Blinds>>,
     progress: &mut dyn FnMut(usize, Stage),
 ) -> Result<ProvedLinks<M>> {
     let mut rng = crate::model_layer::secure_rng("masks and boundary blinds")?;
     let tokens =
         boundaries.first().map_or(0, Vec::len) / key.layers.first().map_or(1, |k| k.model_width.max(1));
-    let mut committed = Vec::with_capacity(key.layers.len());
-    for (layer_key, hidden) in key.layers.iter().zip(boundaries) {
+    let mut committed = Vec::with_capacity(boundaries.len());
+    // With a head, the last boundary is committed too (the head proves the logits from it).
+    let ends = if head.is_some() { boundaries.len() } else { key.layers.len() };
+    let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
+    for (layer_key, hidden) in key.layers.iter().chain(std::iter::repeat(last_key)).zip(&boundaries[..ends]) {
         let shape = layer_key.shape(tokens)?;
         let softmax = layer_key.quantization.softmax(&shape.attention)?;
         let params = block_hyrax_params::<M>(&shape, softmax)?;
         let rng: &mut dyn ProverRng = &mut rng;
         committed.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
     }
-    let embedding = match embedded {
+    let embedding = match &embedded {
         Some(tokens) => {
             let first = committed.first().ok_or(Error::EmptyInput)?;
             let statement = EmbeddingStatement {
@@ -723,7 +1040,44 @@ fn prove_links<M: Mode>(
         times.push(start.elapsed());
         links.push(ChainLink { statement, proof });
     }
-    Ok((links, embedding, times))
+    let head = match (head, &embedded) {
+        (Some(head), Some(tokens)) => {
+            let last = committed.last().ok_or(Error::EmptyInput)?;
+            let norm = head.key.norm_shape(tokens_count(last, last_key), last_key.model_width);
+            let (_, logits) = compute_head(
+                &norm,
+                &tokens.key.shape,
+                tokens.padded,
+                &last.values,
+                head.weights.scale,
+                head.weights.bias,
+                &head.positions,
+            )?;
+            let statement = HeadStatement {
+                norm,
+                table_shape: tokens.key.shape,
+                positions: head.positions,
+                table: tokens.key.commitment.clone(),
+                hidden: last.commitment.clone(),
+                scale: head.key.scale.clone(),
+                bias: head.key.bias.clone(),
+                logits,
+            };
+            let params = head_hyrax_params::<M>(&statement)?;
+            let proof = prove_head::<M>(
+                &params,
+                &statement,
+                tokens.padded,
+                tokens.blinds,
+                last,
+                &head.weights,
+                &mut rng,
+            )?;
+            Some(Box::new(ProvenLogits { positions: statement.positions, logits: statement.logits, proof }))
+        }
+        _ => None,
+    };
+    Ok((links, embedding, head, times))
 }
 
 /// Verifies a chain's proof against its key: the links, then every layer's proof against its
@@ -746,24 +1100,88 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::Verifie
         });
     }
     let result = match proof {
-        ChainProof::Plain(p) => verify_links(&key.layers, &p.links).and_then(|_| verify_tokens(key, p)),
-        ChainProof::ZeroKnowledge(p) => {
-            verify_links(&key.layers, &p.links).and_then(|_| verify_tokens(key, p))
-        }
+        ChainProof::Plain(p) => verify_parts(key, p),
+        ChainProof::ZeroKnowledge(p) => verify_parts(key, p),
     };
     let token_ids = result.map_err(|error| Error::InvalidProof { error })?;
     let verify_time = start.elapsed();
     let statements = proof.statements();
     let last = statements.last().ok_or(Error::EmptyInput)?;
-    let values = last.output.public().ok_or(Error::ChainLink)?;
     let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
+    // With a head the last hidden state stays committed: the logits are the output.
+    let (values, logits) = match (proof.logits(), &key.head, &key.embedding) {
+        (Some((positions, integers)), Some(head), Some(embedding)) => (
+            Vec::new(),
+            Some(ChainLogits::new(
+                positions.to_vec(),
+                embedding.shape.token_rows as usize,
+                integers,
+                head.quantization.logit_fraction_bits(),
+                None,
+            )),
+        ),
+        _ => (last_key.quantization.dequantize_output(last.output.public().ok_or(Error::ChainLink)?), None),
+    };
     Ok(crate::VerifiedOutput {
         rows: last.shape.attention.seq_len,
         columns: last.shape.model_width,
-        values: last_key.quantization.dequantize_output(values),
+        values,
         verify_time,
         token_ids,
+        logits,
     })
+}
+
+/// Verifies a chain's links, its embedding proof and its head's proof; returns the proven
+/// token ids.
+fn verify_parts<M: Mode>(
+    key: &ChainKey,
+    proof: &ChainProofOf<M>,
+) -> std::result::Result<Option<Vec<u64>>, AttentionError> {
+    let last_output = if proof.head.is_some() { OutputKind::Committed } else { OutputKind::Public };
+    verify_chain_ending(&key.layers, &proof.links, last_output)?;
+    let ids = verify_tokens(key, proof)?;
+    verify_logits(key, proof)?;
+    Ok(ids)
+}
+
+/// Verifies a chain's head proof (when it has one) against the key's head and table and the
+/// last layer's committed output.
+///
+/// # Errors
+/// [`AttentionError::BrokenChain`] for logits without a head in the key, without proven
+/// token ids, or after a last layer whose output is not committed; the head proof's errors.
+fn verify_logits<M: Mode>(
+    key: &ChainKey,
+    proof: &ChainProofOf<M>,
+) -> std::result::Result<(), AttentionError> {
+    let Some(head) = &proof.head else {
+        return Ok(());
+    };
+    let layer = proof.links.len().saturating_sub(1);
+    let broken = |reason| AttentionError::BrokenChain { layer, reason };
+    let (Some(head_key), Some(embedding)) = (&key.head, &key.embedding) else {
+        return Err(broken("the proof proves logits but the key has no head"));
+    };
+    if proof.embedding.is_none() {
+        return Err(broken("logits are proven only from proven token ids"));
+    }
+    let last = proof.links.last().map(|l| &l.statement).ok_or(broken("no layer proofs"))?;
+    let zkmha_attention::model_layer::LayerOutput::Committed(hidden) = &last.output else {
+        return Err(broken("the last layer's output is public, but a head follows it"));
+    };
+    let statement = HeadStatement {
+        norm: head_key.norm_shape(last.shape.attention.seq_len, last.shape.model_width),
+        table_shape: embedding.shape,
+        positions: head.positions.clone(),
+        table: embedding.commitment.clone(),
+        hidden: hidden.clone(),
+        scale: head_key.scale.clone(),
+        bias: head_key.bias.clone(),
+        logits: head.logits.clone(),
+    };
+    let params = head_hyrax_params::<M>(&statement)?;
+    verify_head::<M>(&params, &statement, &head.proof)
 }
 
 /// Verifies a chain's embedding proof (when it has one) against the key's table and the first

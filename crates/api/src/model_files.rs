@@ -97,7 +97,9 @@ pub(crate) fn decode_header<T>(
 /// committed one; chain files.
 /// 10: the norm's input range is ±2^28; chain keys hold the embedding table's commitment and
 /// chain proofs from token ids the ids and their embedding proof.
-const FILE_VERSION: u32 = 10;
+/// 11: chain keys may hold the model's head (the final norm), chain proofs the logits and
+/// the head's proof.
+const FILE_VERSION: u32 = 11;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -15,6 +15,7 @@ use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_attention::model_layer::{
     ModelShape, ModelWeights, commit_model as commit_binding, weights_hyrax_params,
 };
+use zkmha_attention::model_quantization::NormWeights;
 use zkmha_attention::model_quantization::{
     FloatModelWeights, ModelAccuracy, ModelQuantization, float_norm, model_accuracy, reference_feed_forward,
     reference_model_layer,
@@ -24,7 +25,7 @@ use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitm
 use zkmha_attention::{AttentionShape, MaskKind};
 use zkmha_model::architecture::MetadataSource;
 use zkmha_model::families::Family;
-use zkmha_model::model_file::{ModelFile, calibration_ids};
+use zkmha_model::model_file::{HeadUnavailable, ModelFile, calibration_ids};
 
 /// Tokens of the calibration input that fixes the scales.
 const CALIBRATION_TOKENS: usize = 64;
@@ -194,6 +195,20 @@ impl Model {
     /// Missing or malformed embedding tensors.
     pub fn embedding_tables(&self) -> Result<Option<zkmha_model::model_file::EmbeddingTables<'_>>> {
         Ok(self.file.embedding_tables()?)
+    }
+
+    /// The model's head after this layer, when the proof covers it — this is the model's last
+    /// layer, and its final norm and tied LM head are read
+    /// ([`zkmha_model::model_file::ModelFile::final_norm`]): the final norm's weights and `ε`.
+    ///
+    /// # Errors
+    /// Why the head is not proven after this layer, in one sentence.
+    pub fn final_norm(&self) -> std::result::Result<(NormWeights<f64>, f64), HeadUnavailable> {
+        match self.file.layer_count() {
+            Some(count) if count == self.layer + 1 => {}
+            count => return Err(HeadUnavailable::NotLastLayer { layer: self.layer, layers: count }),
+        }
+        Ok((self.file.final_norm()?, self.file.norm_epsilon))
     }
 
     /// The layer's float weights.
@@ -858,6 +873,9 @@ pub struct VerifiedOutput {
     /// The token ids the output was proven from (a chain from layer 0 whose proof embeds its
     /// tokens); `None` when the first hidden state is the prover's committed input.
     pub token_ids: Option<Vec<u64>>,
+    /// The proven logits (a chain with a head): then `values` is empty, the last hidden state
+    /// committed.
+    pub logits: Option<crate::model_chain::ChainLogits>,
 }
 
 /// Verifies a model-layer proof with its verifier key alone and returns the proven output.
@@ -884,6 +902,7 @@ pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutp
         values: key.quantization.dequantize_output(output),
         verify_time,
         token_ids: None,
+        logits: None,
     })
 }
 

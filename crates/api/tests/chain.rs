@@ -54,7 +54,17 @@ fn three_layers_prove_and_verify_in_both_modes_near_float64() {
         assert!(scales.windows(2).all(|w| w[0] == w[1]), "one residual stream scale: {scales:?}");
         assert_eq!(proved.proof.is_zero_knowledge(), kind == WeightCommitments::Hiding);
         let verified = verify_chain(key, &proved.proof).unwrap();
-        assert_eq!(verified.values, proved.output);
+        // The whole model from tokens: the chain ends in the last token's logits, the last
+        // hidden state stays committed.
+        assert!(key.head.is_some());
+        assert!(verified.values.is_empty());
+        let logits = verified.logits.as_ref().unwrap();
+        let proved_logits = proved.logits.as_ref().unwrap();
+        assert_eq!(
+            (logits.positions.as_slice(), logits.vocabulary),
+            (&[4u64][..], example_model::VOCABULARY)
+        );
+        assert_eq!((&logits.values, &logits.predicted), (&proved_logits.values, &proved_logits.predicted));
         // From layer 0 of a Llama model: the tokens' embeddings are proven.
         assert!(key.embedding.is_some());
         assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
@@ -77,7 +87,14 @@ fn every_statement_links_to_the_next() {
     for pair in statements.windows(2) {
         assert_eq!(pair[0].output.commitment(), pair[1].residual.as_ref());
     }
-    assert!(statements[LAYERS - 1].output.public().is_some());
+    // A head follows the last layer: its output is committed, the head's input.
+    assert!(statements[LAYERS - 1].output.commitment().is_some());
+    // A chain that stops before the model's last layer has no head and ends in public.
+    let shorter = self::models("links-shorter", 0..LAYERS - 1);
+    let (committed, short) = self::proved(&shorter, WeightCommitments::Binding);
+    assert!(committed.key.head.is_none() && short.logits.is_none());
+    assert!(short.proof.statements()[LAYERS - 2].output.public().is_some());
+    assert_eq!(verify_chain(&committed.key, &short.proof).unwrap().values, short.output);
 }
 
 #[test]
@@ -93,7 +110,8 @@ fn files_round_trip_and_inspect() {
     assert_eq!(&read_chain_secret(&d.join("chain.vk.secret")).unwrap(), committed.secret.as_ref().unwrap());
     let proof = ChainProof::read(&d.join("chain.proof")).unwrap();
     assert_eq!(proof, proved.proof);
-    assert_eq!(verify_chain(&key, &proof).unwrap().values, proved.output);
+    let verified = verify_chain(&key, &proof).unwrap();
+    assert_eq!(verified.logits.map(|l| l.values), proved.logits.map(|l| l.values));
     let json = zkmha_api::inspect::read(&d.join("chain.proof")).unwrap().to_json();
     assert_eq!(json["kind"], "zero-knowledge chain proof");
     assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
@@ -142,7 +160,7 @@ fn layers_swapped_repeated_or_missing_do_not_verify() {
     ));
     // The key of layers 1..3 against the proof of 0..3, and the proof's layers 1 and 2 alone
     // (their links hold, but the first layer differs from the key's).
-    let shorter = ChainKey { first_layer: 1, layers: key.layers[1..].to_vec(), embedding: None };
+    let shorter = ChainKey { first_layer: 1, layers: key.layers[1..].to_vec(), embedding: None, head: None };
     assert!(matches!(invalid(verify_chain(&shorter, &proved.proof)), AttentionError::BrokenChain { .. }));
     let tail = rearranged(&proved.proof, &[1, 2]);
     assert!(matches!(invalid(verify_chain(key, &tail)), AttentionError::BrokenChain { .. }));
@@ -258,9 +276,12 @@ fn the_proven_token_ids_cannot_be_changed() {
             _ => unreachable!(),
         };
         assert!(verify_chain(key, &mixed).is_err(), "{kind:?}: another input's embedding");
-        // Without its embedding proof: valid, from a committed input.
+        // Without its embedding proof the logits stand on nothing: refused.
         let dropped = with_tokens(&proved.proof, |_, _| false);
-        assert_eq!(verify_chain(key, &dropped).unwrap().token_ids, None);
+        assert!(matches!(
+            invalid(verify_chain(key, &dropped)),
+            AttentionError::BrokenChain { reason, .. } if reason.contains("only from proven token ids")
+        ));
         // Another model's embedding table in our key (a key that validates), and a key
         // assembled in memory that says the chain starts at layer 1 (the review of 2026-11-26).
         let theirs = commit_chain(&seeded_models("theirs", 8, 0..LAYERS), kind, &mut |_, _| {}).unwrap();
@@ -273,7 +294,7 @@ fn the_proven_token_ids_cannot_be_changed() {
             AttentionError::BrokenChain { reason, .. } if reason.contains("chain from layer 0")
         ));
         // A key without the table.
-        let bare = ChainKey { embedding: None, ..key.clone() };
+        let bare = ChainKey { embedding: None, head: None, ..key.clone() };
         assert!(matches!(
             invalid(verify_chain(&bare, &proved.proof)),
             AttentionError::BrokenChain { reason, .. } if reason.contains("no embedding table")

@@ -53,8 +53,8 @@ use crate::model_layer::{
     integer_output, output_value, padded_tables, require_proven_softmax,
 };
 use crate::norm::{
-    NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_ranges, norm_zk_schedule,
-    prove_norm, verify_norm,
+    NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_polynomial_vars,
+    norm_polynomials, norm_ranges, norm_tables, norm_zk_schedule, prove_norm, verify_norm,
 };
 use crate::projection::{
     ProjectionClaims, ProjectionRanges, ProjectionWitness, ProjectionsProofOf, compute_projection, pad,
@@ -134,19 +134,7 @@ pub enum BlockPolynomial {
     Mlp(MlpPolynomial),
 }
 
-/// A polynomial a proven norm commits to (`crate::norm`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NormPolynomial {
-    /// The digit stack `G`.
-    Digits,
-    /// The remainder's high digits `R_hi` (two-digit shifts).
-    HighRemainders,
-    /// The input range's high digits `X_hi`.
-    InputHigh,
-    /// Lookup `k`'s multiplicities (`R_lo`, `R_hi`, the output's range, the input's two range
-    /// digits `X_lo` and `X_hi`, `G`: `crate::norm::NormShape::lookup_vars`).
-    Multiplicities(usize),
-}
+pub use crate::norm::NormPolynomial;
 
 /// The polynomials the statement commits to, in order: `X`, `H` (pre-norm), the weights, the
 /// output (when committed).
@@ -187,17 +175,6 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         out.extend(norm_polynomials(&norm).into_iter().map(MlpNorm));
         out.extend(mlp_polynomials(&mlp).into_iter().map(Mlp));
     }
-    out
-}
-
-/// The polynomials a proven norm commits to, in one order.
-fn norm_polynomials(norm: &NormShape) -> Vec<NormPolynomial> {
-    let mut out = vec![NormPolynomial::Digits];
-    if norm.has_high_digit() {
-        out.push(NormPolynomial::HighRemainders);
-    }
-    out.push(NormPolynomial::InputHigh);
-    out.extend((0..norm.lookup_vars().len()).map(NormPolynomial::Multiplicities));
     out
 }
 
@@ -311,17 +288,6 @@ fn polynomial_layout(
         ),
     };
     Ok((num_vars, table_column_vars(num_vars, layout)))
-}
-
-/// The variables of a proven norm's polynomial.
-fn norm_polynomial_vars(norm: &NormShape, part: NormPolynomial) -> Result<usize, AttentionError> {
-    match part {
-        NormPolynomial::Digits => Ok(norm.stack_vars()),
-        NormPolynomial::HighRemainders | NormPolynomial::InputHigh => Ok(norm.grid_vars()),
-        NormPolynomial::Multiplicities(k) => {
-            norm.lookup_vars().get(k).copied().ok_or(AttentionError::CheckFailed { step: STEP_SHAPE })
-        }
-    }
 }
 
 /// Every masked sum-check of a zero-knowledge block proof, in proof order: the first norm's,
@@ -610,18 +576,7 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
     use NormPolynomial::*;
     let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
     let grid = shape.attention.seq_vars() + shape.model_vars();
-    let on_block_grid = |claim: EvalClaim<V>| -> Result<EvalClaim<V>, AttentionError> {
-        match claim.point.len().checked_sub(grid) {
-            Some(0) => Ok(claim),
-            Some(1) => {
-                let (point, last) = claim.point.split_at(grid);
-                let one_minus = Fr::one() - last.first().copied().ok_or_else(fail)?;
-                let inverse = zkmha_field::Field::inverse(&one_minus).ok_or_else(fail)?;
-                Ok(EvalClaim { point: point.to_vec(), value: claim.value.times(inverse) })
-            }
-            _ => Err(fail()),
-        }
-    };
+    let on_block_grid = |claim| crate::norm::claim_on_grid(claim, grid, STEP_CLAIMS);
     let part = keys.part;
     let mut out = Vec::new();
     for claim in claims.input {
@@ -639,19 +594,6 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
     out.push((part(InputHigh), claims.input_high));
     out.extend(claims.multiplicities.into_iter().enumerate().map(|(k, c)| (part(Multiplicities(k)), c)));
     Ok(out)
-}
-
-/// A proven norm's tables in [`norm_polynomials`] order.
-fn norm_tables(norm: &NormShape, ranges: &NormRanges) -> Vec<(NormPolynomial, Vec<i64>)> {
-    let mut out = vec![(NormPolynomial::Digits, ranges.digits.clone())];
-    if norm.has_high_digit() {
-        out.push((NormPolynomial::HighRemainders, ranges.high_remainders.clone()));
-    }
-    out.push((NormPolynomial::InputHigh, ranges.input_high.clone()));
-    for (k, values) in ranges.multiplicities().into_iter().enumerate() {
-        out.push((NormPolynomial::Multiplicities(k), values.to_vec()));
-    }
-    out
 }
 
 /// The prover's data of a block's second half.

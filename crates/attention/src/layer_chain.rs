@@ -7,7 +7,8 @@
 //! boundaries  H_a, H_{a+1}, …, H_b   (s × d_model, the residual stream at one scale 2^f_h),
 //!             committed once by whoever runs the forward pass (block::commit_boundary)
 //! link ℓ      statement ℓ: residual C(H_ℓ), output C(H_{ℓ+1}) committed (LayerOutput::
-//!             Committed); the last layer's output H_b public
+//!             Committed); the last layer's output H_b public, or committed when a head
+//!             follows (crate::head: the final norm and the logits from C(H_b))
 //! chain       every statement on the same s tokens and d_model (the first layer's);
 //!             for a < ℓ ≤ b−1: statement ℓ's residual is byte-equal to statement ℓ−1's output
 //!             commitment; every layer's key has the same f_h (the boundary is read at one
@@ -30,7 +31,7 @@
 
 use crate::block::ModelBlockProof;
 use crate::mode::Mode;
-use crate::model_layer::{LayerOutput, ModelStatement};
+use crate::model_layer::{LayerOutput, ModelStatement, OutputKind};
 use crate::verifier_key::{ModelVerifierKey, verify_with_key};
 use crate::{AttentionError, Residual, VerifierTimings};
 
@@ -93,6 +94,21 @@ pub fn check_links<'s>(
     statements: impl ExactSizeIterator<Item = &'s ModelStatement>,
     layers: usize,
 ) -> Result<(), AttentionError> {
+    check_links_ending(statements, layers, OutputKind::Public)
+}
+
+/// [`check_links`] for a chain whose last output is of kind `last`: public, or committed for
+/// a head that follows the chain ([`crate::head`]: the model's final norm and logits, proven
+/// from the last boundary's commitment).
+///
+/// # Errors
+/// As [`check_links`].
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn check_links_ending<'s>(
+    statements: impl ExactSizeIterator<Item = &'s ModelStatement>,
+    layers: usize,
+    last_output: OutputKind,
+) -> Result<(), AttentionError> {
     if layers == 0 {
         return Err(AttentionError::BrokenChain { layer: 0, reason: "a chain holds at least one layer" });
     }
@@ -123,9 +139,14 @@ pub fn check_links<'s>(
             }
             _ => None,
         };
-        let reason = joined.or(match (&statement.output, last) {
-            (LayerOutput::Public(_), false) => Some("its output is public, but it is not the last layer"),
-            (LayerOutput::Committed(_), true) => Some("the last layer's output is committed, not public"),
+        let reason = joined.or(match (&statement.output, last, last_output) {
+            (LayerOutput::Public(_), false, _) => Some("its output is public, but it is not the last layer"),
+            (LayerOutput::Committed(_), true, OutputKind::Public) => {
+                Some("the last layer's output is committed, not public")
+            }
+            (LayerOutput::Public(_), true, OutputKind::Committed) => {
+                Some("the last layer's output is public, but a head follows it: it must be committed")
+            }
             _ => None,
         });
         if let Some(reason) = reason {
@@ -148,8 +169,22 @@ pub fn verify_chain<M: Mode>(
     keys: &[ModelVerifierKey],
     links: &[ChainLink<M>],
 ) -> Result<Vec<VerifierTimings>, AttentionError> {
+    verify_chain_ending(keys, links, OutputKind::Public)
+}
+
+/// [`verify_chain`] for a chain whose last output is of kind `last_output`
+/// ([`check_links_ending`]).
+///
+/// # Errors
+/// As [`verify_chain`].
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn verify_chain_ending<M: Mode>(
+    keys: &[ModelVerifierKey],
+    links: &[ChainLink<M>],
+    last_output: OutputKind,
+) -> Result<Vec<VerifierTimings>, AttentionError> {
     check_chain_keys(keys)?;
-    check_links(links.iter().map(|l| &l.statement), keys.len())?;
+    check_links_ending(links.iter().map(|l| &l.statement), keys.len(), last_output)?;
     keys.iter()
         .zip(links)
         .enumerate()

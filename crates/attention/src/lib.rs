@@ -21,6 +21,7 @@ mod error;
 pub mod fixed_point;
 pub mod grouped_query;
 pub mod hadamard;
+pub mod head;
 pub mod layer;
 pub mod layer_chain;
 pub mod masking;

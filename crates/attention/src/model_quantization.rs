@@ -62,7 +62,8 @@ use crate::norm::{
     NORM_WEIGHT_BOUND_BITS, NormKind, epsilon_image,
 };
 pub use zkmha_nn::FloatModelWeights;
-use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormWeights};
+pub use zkmha_nn::NormWeights;
+use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights};
 
 /// The finest residual stream scale `2^f_h` the calibration chooses.
 pub const MAX_HIDDEN_FRACTION_BITS: i32 = 20;
@@ -323,75 +324,14 @@ impl ModelQuantization {
         epsilon: f64,
         hidden_state: &[f64],
     ) -> Result<NormQuantization, AttentionError> {
-        let d = model_width;
-        let bias = !norm.bias.is_empty();
-        crate::common::check_tensor_sizes(&[
-            ("γ", norm.scale.len(), 1, d),
-            ("β", norm.bias.len(), 1, if bias { d } else { 0 }),
-            ("H", hidden_state.len(), hidden_state.len() / d.max(1), d),
-        ])?;
-        if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err(AttentionError::NumericRange(format!(
-                "the norm's ε is {epsilon}, not a positive number"
-            )));
-        }
-        // H (or Z) at the residual stream's scale 2^f_h in, X (or X₂) at 2^f_x out: the
-        // inverse square root cancels the input's scale but for ε's image E.
-        let f_x = self.input_fraction_bits;
-        let f_h = self.hidden_fraction_bits;
-        let h = scale(hidden_state, f_h, NORM_INPUT_BOUND_BITS, "H")?;
-        let a = u32::try_from(f_h).map_err(|_| {
-            AttentionError::NumericRange(format!(
-                "the proven norm needs the hidden state's scale 2^{f_h} to be a whole power ≥ 1"
-            ))
-        })?;
-        let e = epsilon_image(norm.kind, d, epsilon, a);
-        let g = fraction_bits(largest(&norm.scale, "γ")?, WEIGHT_BITS);
-        largest(&norm.bias, "β")?;
-        // The largest row's T, exactly as the norm computes it.
-        let df = d as f64;
-        let largest_t = h
-            .chunks(d.max(1))
-            .map(|row| {
-                let sum: f64 = row.iter().map(|&x| x as f64).sum();
-                let t: f64 = match norm.kind {
-                    NormKind::Rms => row.iter().map(|&x| (x as f64) * (x as f64)).sum(),
-                    NormKind::Layer => row.iter().map(|&x| (df * x as f64 - sum).powi(2)).sum(),
-                };
-                t + e as f64
-            })
-            .fold(e as f64, f64::max);
-        // q ≈ 2^k·sqrt(d/T): at least 2^16 on the largest row, below 2^32 on a zero row (T = E).
-        let wanted = (16.0 + 0.5 * (largest_t / df).log2()).ceil();
-        let ceiling = (31.9 - 0.5 * (df / e as f64).log2()).floor();
-        let k = wanted.min(ceiling).clamp(0.0, f64::from(MAX_NORM_SCALE_BITS)) as i32;
-        let mut g = g;
-        let mut f = k + g - f_x;
-        if f > MAX_NORM_SHIFT_BITS as i32 {
-            g -= f - MAX_NORM_SHIFT_BITS as i32;
-            f = MAX_NORM_SHIFT_BITS as i32;
-        }
-        if f < 1 {
-            g += 1 - f;
-            f = 1;
-        }
-        // u, v < (2q + 1)·T ≤ 2^(k+1)·sqrt(d·T) + T, at the largest T any |H| < 2^20 gives.
-        let bound = f64::from(1u32 << NORM_INPUT_BOUND_BITS);
-        let t_bound = match norm.kind {
-            NormKind::Rms => df * bound * bound,
-            NormKind::Layer => df * (2.0 * df * bound).powi(2),
-        } + e as f64;
-        let remainder_bits = (2f64.powi(k + 1) * (df * t_bound).sqrt() + t_bound).log2().ceil() + 1.0;
-        let digits = ((remainder_bits / 16.0).ceil() as u32).clamp(1, MAX_NORM_REMAINDER_DIGITS);
-        let block = BlockNorm {
-            kind: norm.kind,
-            epsilon: e,
-            scale_bits: k as u32,
-            shift_bits: f as u32,
-            bias,
-            remainder_digits: digits,
-        };
-        Ok(NormQuantization { block, scale_fraction_bits: g })
+        norm_constants(
+            self.input_fraction_bits,
+            self.hidden_fraction_bits,
+            model_width,
+            norm,
+            epsilon,
+            hidden_state,
+        )
     }
 
     /// Chooses the proven MLP's constants (after [`ModelQuantization::calibrate`] and
@@ -661,6 +601,138 @@ impl ModelQuantization {
 }
 
 /// `f`: the proven softmax's output bits (its `one` is `2^f`).
+/// A proven norm's constants from `H` at `2^f_h` to its output at `2^f_x`, from its weights,
+/// `ε` and its input (a block's norms, and the head's final norm).
+fn norm_constants(
+    f_x: i32,
+    f_h: i32,
+    model_width: usize,
+    norm: &NormWeights<f64>,
+    epsilon: f64,
+    hidden_state: &[f64],
+) -> Result<NormQuantization, AttentionError> {
+    let d = model_width;
+    let bias = !norm.bias.is_empty();
+    crate::common::check_tensor_sizes(&[
+        ("γ", norm.scale.len(), 1, d),
+        ("β", norm.bias.len(), 1, if bias { d } else { 0 }),
+        ("H", hidden_state.len(), hidden_state.len() / d.max(1), d),
+    ])?;
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(AttentionError::NumericRange(format!(
+            "the norm's ε is {epsilon}, not a positive number"
+        )));
+    }
+    // H (or Z) at the residual stream's scale 2^f_h in, X (or X₂) at 2^f_x out: the
+    // inverse square root cancels the input's scale but for ε's image E.
+    let h = scale(hidden_state, f_h, NORM_INPUT_BOUND_BITS, "H")?;
+    let a = u32::try_from(f_h).map_err(|_| {
+        AttentionError::NumericRange(format!(
+            "the proven norm needs the hidden state's scale 2^{f_h} to be a whole power ≥ 1"
+        ))
+    })?;
+    let e = epsilon_image(norm.kind, d, epsilon, a);
+    let g = fraction_bits(largest(&norm.scale, "γ")?, WEIGHT_BITS);
+    largest(&norm.bias, "β")?;
+    // The largest row's T, exactly as the norm computes it.
+    let df = d as f64;
+    let largest_t = h
+        .chunks(d.max(1))
+        .map(|row| {
+            let sum: f64 = row.iter().map(|&x| x as f64).sum();
+            let t: f64 = match norm.kind {
+                NormKind::Rms => row.iter().map(|&x| (x as f64) * (x as f64)).sum(),
+                NormKind::Layer => row.iter().map(|&x| (df * x as f64 - sum).powi(2)).sum(),
+            };
+            t + e as f64
+        })
+        .fold(e as f64, f64::max);
+    // q ≈ 2^k·sqrt(d/T): at least 2^16 on the largest row, below 2^32 on a zero row (T = E).
+    let wanted = (16.0 + 0.5 * (largest_t / df).log2()).ceil();
+    let ceiling = (31.9 - 0.5 * (df / e as f64).log2()).floor();
+    let k = wanted.min(ceiling).clamp(0.0, f64::from(MAX_NORM_SCALE_BITS)) as i32;
+    let mut g = g;
+    let mut f = k + g - f_x;
+    if f > MAX_NORM_SHIFT_BITS as i32 {
+        g -= f - MAX_NORM_SHIFT_BITS as i32;
+        f = MAX_NORM_SHIFT_BITS as i32;
+    }
+    if f < 1 {
+        g += 1 - f;
+        f = 1;
+    }
+    // u, v < (2q + 1)·T ≤ 2^(k+1)·sqrt(d·T) + T, at the largest T any |H| < 2^20 gives.
+    let bound = f64::from(1u32 << NORM_INPUT_BOUND_BITS);
+    let t_bound = match norm.kind {
+        NormKind::Rms => df * bound * bound,
+        NormKind::Layer => df * (2.0 * df * bound).powi(2),
+    } + e as f64;
+    let remainder_bits = (2f64.powi(k + 1) * (df * t_bound).sqrt() + t_bound).log2().ceil() + 1.0;
+    let digits = ((remainder_bits / 16.0).ceil() as u32).clamp(1, MAX_NORM_REMAINDER_DIGITS);
+    let block = BlockNorm {
+        kind: norm.kind,
+        epsilon: e,
+        scale_bits: k as u32,
+        shift_bits: f as u32,
+        bias,
+        remainder_digits: digits,
+    };
+    Ok(NormQuantization { block, scale_fraction_bits: g })
+}
+
+/// The model's head (after the last layer): the final norm's constants, its output `Y`'s
+/// scale `2^f_y` and the residual stream's `2^f_h`; the logits `Y·Tᵀ` are exact integers at
+/// `2^(f_y + f_h)` (the tied embedding table `T` sits at `2^f_h`). Part of a chain key with a
+/// head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct HeadQuantization {
+    /// The final norm (kind, `E`, `k`, `f`, bias, digits) and `γ`'s scale `2^g`.
+    pub norm: NormQuantization,
+    /// `f_y`: `Y = Y_int / 2^f_y` (`β` sits there too).
+    pub output_fraction_bits: i32,
+    /// `f_h`: the chain's residual stream scale, the table's.
+    pub hidden_fraction_bits: i32,
+}
+
+impl HeadQuantization {
+    /// Chooses the final norm's constants from its float weights, `ε` and the calibration
+    /// input's last hidden state (`s × d_model`, at the chain's scale `2^f_h`): `Y` fills
+    /// [`INPUT_BITS`] bits on it, as a block's `X` does.
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values or a norm no shift can
+    /// reach; [`AttentionError::WrongTensorSize`] for tensors of the wrong size.
+    pub fn calibrate(
+        hidden_fraction_bits: i32,
+        model_width: usize,
+        norm: &NormWeights<f64>,
+        epsilon: f64,
+        hidden_state: &[f64],
+    ) -> Result<Self, AttentionError> {
+        let output = float_norm(norm, epsilon, hidden_state, model_width);
+        let f_y = fraction_bits(largest(&output, "Y")?, INPUT_BITS);
+        let norm = norm_constants(f_y, hidden_fraction_bits, model_width, norm, epsilon, hidden_state)?;
+        Ok(Self { norm, output_fraction_bits: f_y, hidden_fraction_bits })
+    }
+
+    /// The final norm's integer weights: `γ` at `2^g`, `β` at `2^f_y`.
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for values the scales do not fit.
+    pub fn quantize_norm(&self, weights: &NormWeights<f64>) -> Result<NormWeights, AttentionError> {
+        Ok(NormWeights {
+            kind: weights.kind,
+            scale: scale(&weights.scale, self.norm.scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ_f")?,
+            bias: scale(&weights.bias, self.output_fraction_bits, NORM_WEIGHT_BOUND_BITS, "β_f")?,
+        })
+    }
+
+    /// The logits' fraction bits `f_y + f_h`.
+    pub fn logit_fraction_bits(&self) -> i32 {
+        self.output_fraction_bits + self.hidden_fraction_bits
+    }
+}
+
 fn softmax_output_bits() -> i32 {
     // Fixed by `SoftmaxParams::for_score_scale`; read it off a valid instance.
     SoftmaxParams::for_score_scale(1.0, 2).map(|p| p.output_bits as i32).unwrap_or(16)

@@ -706,6 +706,80 @@ pub struct NormClaims<V = Fr> {
     pub multiplicities: Vec<EvalClaim<V>>,
 }
 
+/// A polynomial a proven norm commits to (`crate::norm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormPolynomial {
+    /// The digit stack `G`.
+    Digits,
+    /// The remainder's high digits `R_hi` (two-digit shifts).
+    HighRemainders,
+    /// The input range's high digits `X_hi`.
+    InputHigh,
+    /// Lookup `k`'s multiplicities (`R_lo`, `R_hi`, the output's range, the input's two range
+    /// digits `X_lo` and `X_hi`, `G`: `crate::norm::NormShape::lookup_vars`).
+    Multiplicities(usize),
+}
+
+/// The polynomials a proven norm commits to, in one order.
+pub(crate) fn norm_polynomials(norm: &NormShape) -> Vec<NormPolynomial> {
+    let mut out = vec![NormPolynomial::Digits];
+    if norm.has_high_digit() {
+        out.push(NormPolynomial::HighRemainders);
+    }
+    out.push(NormPolynomial::InputHigh);
+    out.extend((0..norm.lookup_vars().len()).map(NormPolynomial::Multiplicities));
+    out
+}
+
+/// The variables of a proven norm's polynomial.
+pub(crate) fn norm_polynomial_vars(norm: &NormShape, part: NormPolynomial) -> Result<usize, AttentionError> {
+    match part {
+        NormPolynomial::Digits => Ok(norm.stack_vars()),
+        NormPolynomial::HighRemainders | NormPolynomial::InputHigh => Ok(norm.grid_vars()),
+        NormPolynomial::Multiplicities(k) => {
+            norm.lookup_vars().get(k).copied().ok_or(AttentionError::CheckFailed { step: STEP })
+        }
+    }
+}
+
+/// A proven norm's tables in [`norm_polynomials`] order.
+pub(crate) fn norm_tables(norm: &NormShape, ranges: &NormRanges) -> Vec<(NormPolynomial, Vec<i64>)> {
+    let mut out = vec![(NormPolynomial::Digits, ranges.digits.clone())];
+    if norm.has_high_digit() {
+        out.push((NormPolynomial::HighRemainders, ranges.high_remainders.clone()));
+    }
+    out.push((NormPolynomial::InputHigh, ranges.input_high.clone()));
+    for (k, values) in ranges.multiplicities().into_iter().enumerate() {
+        out.push((NormPolynomial::Multiplicities(k), values.to_vec()));
+    }
+    out
+}
+
+/// A norm's claim on its input or output as a claim on the same tensor over a grid of
+/// `grid_vars` variables: the norm's grids have at least one row variable, so for one token
+/// (`ŝ = 1`) its tables are the caller's with a zero row appended, `T̃′(c, r_0) = (1 − r_0)·T̃(c)`,
+/// and a claim at `(c, r_0)` of value `v` is one at `c` of value `v / (1 − r_0)`.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] naming `step` for a point of neither size or `r_0 = 1`.
+pub(crate) fn claim_on_grid<V: LinearValue>(
+    claim: EvalClaim<V>,
+    grid_vars: usize,
+    step: &'static str,
+) -> Result<EvalClaim<V>, AttentionError> {
+    let fail = || AttentionError::CheckFailed { step };
+    match claim.point.len().checked_sub(grid_vars) {
+        Some(0) => Ok(claim),
+        Some(1) => {
+            let (point, last) = claim.point.split_at(grid_vars);
+            let one_minus = Fr::one() - last.first().copied().ok_or_else(fail)?;
+            let inverse = one_minus.inverse().ok_or_else(fail)?;
+            Ok(EvalClaim { point: point.to_vec(), value: claim.value.times(inverse) })
+        }
+        _ => Err(fail()),
+    }
+}
+
 /// The range tables: `R_lo`'s, `R_hi`'s (two digits), the output range's, the input's two
 /// digits', `G`'s.
 /// (`Y`'s signed range is the unsigned table of its shifted column: `crate::output_range`.)

@@ -39,7 +39,8 @@
 //!            (a llama model_type's: qwen2's and mistral's MLPs have none)
 //!
 //! harmless   tie_word_embeddings, attention_dropout, pretraining_tp,
-//!            final_logit_softcapping (after the last layer, not in the block), a sliding
+//!            final_logit_softcapping and logit_scale (after the LM head: the head is then
+//!            not proven, ModelFile::final_norm says why), a sliding
 //!            window at least as long as the context, use_sliding_window = false
 //! ```
 //!
@@ -325,6 +326,9 @@ pub struct ArchitectureMetadata {
     pub activation_function: Option<String>,
     /// `mlp_bias` (config.json).
     pub mlp_bias: Option<bool>,
+    /// A change to the logits after the LM head (`final_logit_softcapping`, `logit_scale`,
+    /// `<arch>.final_logit_softcapping`): the head is then not proven.
+    pub logit_change: Option<String>,
 }
 
 impl ArchitectureMetadata {
@@ -534,6 +538,11 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         activation: json.get("hidden_act").filter(|v| !v.is_null()).map(text),
         activation_function: json.get("activation_function").filter(|v| !v.is_null()).map(text),
         mlp_bias: json.get("mlp_bias").and_then(serde_json::Value::as_bool),
+        logit_change: ["final_logit_softcapping", "logit_scale"].iter().find_map(|k| {
+            number(json, &[k])
+                .filter(|v| *v != 0.0 && !(*k == "logit_scale" && *v == 1.0))
+                .map(|v| format!("{k} = {v}"))
+        }),
     })
 }
 
@@ -583,6 +592,10 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         activation: None,
         activation_function: None,
         mlp_bias: None,
+        logit_change: key("final_logit_softcapping")
+            .and_then(MetadataValue::as_f64)
+            .filter(|v| *v != 0.0)
+            .map(|v| format!("{architecture}.final_logit_softcapping = {v}")),
     }
 }
 

@@ -262,6 +262,10 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
             (Some(Family::Bert), "token_types.weight") => "embeddings.token_type_embeddings.weight",
             (Some(Family::Bert), "token_embd_norm.weight") => "embeddings.LayerNorm.weight",
             (Some(Family::Bert), "token_embd_norm.bias") => "embeddings.LayerNorm.bias",
+            (Some(Family::Llama), "output_norm.weight") => "norm.weight",
+            (Some(Family::Gpt2), "output_norm.weight") => "ln_f.weight",
+            (Some(Family::Gpt2), "output_norm.bias") => "ln_f.bias",
+            (Some(Family::Llama | Family::Gpt2), "output.weight") => "lm_head.weight",
             _ => name,
         };
         return (mapped.to_string(), false);

@@ -372,6 +372,66 @@ impl ModelFile {
         })
     }
 
+    /// The number of layers: one more than the largest layer index in the tensor names
+    /// (`layers.N.`, `h.N.`, `layer.N.`), `None` when no name has one.
+    pub fn layer_count(&self) -> Option<usize> {
+        let word = match self.family {
+            Family::Bert => "layer",
+            Family::Gpt2 => "h",
+            Family::Llama => "layers",
+        };
+        self.tensors
+            .names()
+            .filter_map(|name| {
+                let parts: Vec<&str> = name.split('.').collect();
+                parts.windows(2).find(|w| w[0] == word).and_then(|w| w[1].parse::<usize>().ok())
+            })
+            .max()
+            .map(|last| last + 1)
+    }
+
+    /// The model's head after its last layer, when the proof covers it: the final norm's
+    /// weights (GPT-2's `ln_f` LayerNorm with its shift, Llama's `norm` RMSNorm) and an LM head
+    /// tied to the token embeddings (no `lm_head.weight`, or one equal to the embedding
+    /// table). `Err` names why the head is not proven: BERT (no LM head in the models read),
+    /// a missing final norm, or an untied LM head.
+    ///
+    /// # Errors
+    /// [`HeadUnavailable`]; a malformed final norm or LM head is one too.
+    pub fn final_norm(&self) -> Result<NormWeights<f64>, HeadUnavailable> {
+        let d = self.model_width().map_err(|e| HeadUnavailable::Malformed(e.to_string()))?;
+        let read = |name: &str| -> Result<Vec<f64>, HeadUnavailable> {
+            if self.tensors.shape(name).is_err() {
+                return Err(HeadUnavailable::MissingNorm(name.to_string()));
+            }
+            self.vector(name, d).map(<[f64]>::to_vec).map_err(|e| HeadUnavailable::Malformed(e.to_string()))
+        };
+        if let Some(change) = &self.tensors.metadata.architecture.logit_change {
+            return Err(HeadUnavailable::LogitChange(change.clone()));
+        }
+        let norm = match self.family {
+            Family::Bert => return Err(HeadUnavailable::Encoder),
+            Family::Gpt2 => {
+                NormWeights { kind: NormKind::Layer, scale: read("ln_f.weight")?, bias: read("ln_f.bias")? }
+            }
+            Family::Llama => {
+                NormWeights { kind: NormKind::Rms, scale: read("norm.weight")?, bias: Vec::new() }
+            }
+        };
+        if self.tensors.shape("lm_head.weight").is_ok() {
+            let head =
+                self.tensors.get("lm_head.weight").map_err(|e| HeadUnavailable::Malformed(e.to_string()))?;
+            let table = self
+                .tensors
+                .get(self.token_embeddings())
+                .map_err(|e| HeadUnavailable::Malformed(e.to_string()))?;
+            if head.shape != table.shape || head.data != table.data {
+                return Err(HeadUnavailable::Untied);
+            }
+        }
+        Ok(norm)
+    }
+
     /// `d_model` (the token-embedding table's columns).
     ///
     /// # Errors
@@ -445,6 +505,36 @@ impl AttentionWeights {
 /// `commit-model` and `prove` agree on the scales).
 pub fn calibration_ids(vocabulary: usize, tokens: usize) -> Vec<usize> {
     (0..tokens).map(|i| (i * 7919 + 101) % vocabulary.max(1)).collect()
+}
+
+/// Why a model's head (final norm and LM head) is not proven ([`ModelFile::final_norm`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeadUnavailable {
+    /// BERT: the encoders read have no LM head.
+    #[error("the model is an encoder (BERT): it has no LM head")]
+    Encoder,
+    /// The final norm's tensor is not in the file.
+    #[error("the file has no final norm ({0})")]
+    MissingNorm(String),
+    /// An LM head of its own (`lm_head.weight` that is not the token embeddings).
+    #[error(
+        "its LM head (lm_head.weight) is not tied to the token embeddings, and only tied heads are proven yet"
+    )]
+    Untied,
+    /// A change to the logits after the LM head (a softcapping or a scale).
+    #[error("its logits are changed after the LM head ({0}), which the proof does not cover")]
+    LogitChange(String),
+    /// The chain ends before the model's last layer.
+    #[error("layer {layer} is not the model's last layer{}", layers.map(|n| format!(" (it has {n})")).unwrap_or_default())]
+    NotLastLayer {
+        /// The chain's last layer.
+        layer: usize,
+        /// The model's layers, when the tensor names tell.
+        layers: Option<usize>,
+    },
+    /// A final norm or LM head of the wrong shape.
+    #[error("its head is malformed: {0}")]
+    Malformed(String),
 }
 
 /// A model's embedding tables, row-major `× d_model` ([`ModelFile::embedding_tables`]).
