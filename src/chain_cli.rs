@@ -12,18 +12,25 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 use zkmha_api::model_chain::{
-    ChainKey, ChainProof, ChainSecret, commit_chain, open_layers, prove_chain, read_chain_key,
-    read_chain_secret_for, verify_chain, write_chain_key, write_chain_secret,
+    ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, commit_chain, open_layers,
+    prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain, write_chain_key,
+    write_chain_secret,
 };
 use zkmha_api::model_files;
 use zkmha_api::{ModelOptions, Stage, WeightCommitments};
 use zkmha_attention::MaskKind;
 
-/// Parses `A..B` (layers A to B − 1, as Rust writes a range).
+/// `--layers all`: every layer of the model (resolved from the file's tensor names).
+const ALL_LAYERS: Range<usize> = 0..usize::MAX;
+
+/// Parses `A..B` (layers A to B − 1, as Rust writes a range), or `all` (the whole model).
 ///
 /// # Errors
 /// A sentence for anything else, or an empty range.
 pub fn parse_layers(text: &str) -> Result<Range<usize>, String> {
+    if text.trim() == "all" {
+        return Ok(ALL_LAYERS);
+    }
     let (start, end) =
         text.split_once("..").ok_or_else(|| format!("{text:?} is not a range A..B (layers A to B − 1)"))?;
     let number = |s: &str| {
@@ -77,6 +84,18 @@ fn open(
         bail!(Usage("--model FILE is required".into()));
     };
     let options = ModelOptions { layer: layers.start, family: model.family, heads, mask, max_memory };
+    let layers = if layers == ALL_LAYERS {
+        let first = zkmha_api::Model::open(path, &options)?;
+        let Some(count) = first.file().layer_count() else {
+            bail!(Usage(format!(
+                "the tensor names of {} do not tell how many layers it has: name them with --layers A..B",
+                path.display()
+            )));
+        };
+        0..count
+    } else {
+        layers
+    };
     Ok(open_layers(path, &options, layers)?)
 }
 
@@ -187,10 +206,28 @@ pub fn prove(
         bail!(Usage("--layers names no layer".into()));
     };
     let input = crate::model_cli::model_input(args, first.model_width(), first)?;
-    let proved = prove_chain(&key, secret.as_ref(), &models, &input, &mut progress(args.json))?;
+    let tokens_given = args.tokens.is_some() || args.text.is_some();
+    if args.logits.is_some() && (key.head.is_none() || !tokens_given) {
+        bail!(Usage(format!(
+            "--logits: this chain proves no logits ({}); it ends in its last layer's hidden state",
+            head_absence(&key, &models, tokens_given)
+        )));
+    }
+    let positions = if args.all_positions { LogitPositions::All } else { LogitPositions::Last };
+    let proved =
+        prove_chain_with(&key, secret.as_ref(), &models, &input, positions, &mut progress(args.json))?;
+    if args.logits.is_some() && proved.logits.is_none() {
+        bail!(Usage(format!(
+            "--logits: this chain proves no logits ({}); it ends in its last layer's hidden state",
+            head_absence(&key, &models, proved.proof.token_ids().is_some())
+        )));
+    }
     let bytes = proved.proof.write(out)?;
     if let Some(path) = &args.output {
         zkmha_api::files::write_npy(path, proved.tokens, proved.model_width, &proved.output)?;
+    }
+    if let (Some(path), Some(logits)) = (&args.logits, &proved.logits) {
+        zkmha_api::files::write_npy(path, logits.positions.len(), logits.vocabulary, &logits.values)?;
     }
     let report = &proved.accuracy;
     let prove_seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
@@ -211,6 +248,7 @@ pub fn prove(
                 "layers_relative_l2_error": report.attention.relative_l2_error,
                 "layer_relative_l2_errors": proved.layer_errors,
                 "output": args.output.as_ref().map(|p| p.display().to_string()),
+                "logits": proved.logits.as_ref().map(|l| logits_json(l, args.logits.as_deref())),
                 "zero_knowledge": secret.is_some(),
             })
         );
@@ -229,7 +267,19 @@ pub fn prove(
         report.output.relative_l2_error * 100.0,
         report.attention.relative_l2_error * 100.0
     );
-    println!("{}", chain_scope(proved.proof.token_ids().is_some()));
+    if let Some(logits) = &proved.logits {
+        print_logits(logits);
+        if let Some((same, error)) = logits.against_reference() {
+            println!(
+                "  against float64 through the same model: the same next token at {same} of {} positions, logits' relative L2 error {:.3} %",
+                logits.positions.len(),
+                error * 100.0
+            );
+        }
+    } else if proved.proof.token_ids().is_some() {
+        println!("no logits: {}", head_absence(&key, &models, true));
+    }
+    println!("{}", chain_scope(proved.proof.token_ids().is_some(), proved.logits.is_some()));
     println!(
         "{}",
         if secret.is_some() {
@@ -238,18 +288,67 @@ pub fn prove(
             crate::model_cli::NOT_ZERO_KNOWLEDGE
         }
     );
+    let written: Vec<String> =
+        [&args.output, &args.logits].into_iter().flatten().map(|p| p.display().to_string()).collect();
     println!(
         "wrote {} ({bytes} bytes){}",
         out.display(),
-        args.output.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default()
+        if written.is_empty() { String::new() } else { format!(" and {}", written.join(" and ")) }
     );
     Ok(())
 }
 
+/// Why a chain proves no logits, in words.
+fn head_absence(key: &ChainKey, models: &[zkmha_api::Model], tokens_proven: bool) -> String {
+    if !tokens_proven {
+        return "logits are proven only from token ids (--tokens or --text) on a chain from layer 0".into();
+    }
+    match models.last().map(|m| m.final_norm()) {
+        Some(Err(why)) => format!("the model's head is not proven: {why}"),
+        _ if key.head.is_none() => "the chain key holds no head (made before heads were proven?)".into(),
+        _ => "the chain proves no head".into(),
+    }
+}
+
+/// The proven logits, as the reports print them.
+fn print_logits(logits: &ChainLogits) {
+    let last = logits.positions.len().saturating_sub(1);
+    let (Some(position), Some(token)) = (logits.positions.get(last), logits.predicted.get(last)) else {
+        return;
+    };
+    println!(
+        "proven logits of {} position{} × {} tokens: after position {position} the model predicts token {token}{}",
+        logits.positions.len(),
+        if logits.positions.len() == 1 { "" } else { "s" },
+        logits.vocabulary,
+        if logits.positions.len() > 1 {
+            format!(" (every position's prediction: {:?})", logits.predicted)
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// The proven logits in a JSON report.
+fn logits_json(logits: &ChainLogits, file: Option<&Path>) -> serde_json::Value {
+    let against = logits.against_reference();
+    json!({
+        "positions": logits.positions,
+        "vocabulary": logits.vocabulary,
+        "predicted": logits.predicted,
+        "file": file.map(|p| p.display().to_string()),
+        "same_next_tokens_as_float64": against.map(|(same, _)| same),
+        "relative_l2_error": against.map(|(_, error)| error),
+    })
+}
+
 /// What a chain's proof covers, in one sentence: with its token ids proven (a chain from
-/// layer 0 proven from tokens) or from a committed first input.
-pub fn chain_scope(tokens_proven: bool) -> &'static str {
-    if tokens_proven {
+/// layer 0 proven from tokens) or from a committed first input, ending in proven logits (the
+/// model's head) or in the last layer's hidden state.
+pub fn chain_scope(tokens_proven: bool, logits_proven: bool) -> &'static str {
+    if logits_proven {
+        "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, every layer of the model whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output, the final norm and the logits (the LM head tied to the embedding table) of the positions shown; the hidden states stay committed"
+    } else if tokens_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, then every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the final norm and the logits"
     } else {
         "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 of a GPT-2 or Llama model proves its embeddings), the final norm and the logits"
@@ -265,7 +364,11 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
     let proof = ChainProof::read(proof_path)?;
     let verified = verify_chain(&key, &proof)?;
     if let Some(path) = output {
-        zkmha_api::files::write_npy(path, verified.rows, verified.columns, &verified.values)?;
+        match &verified.logits {
+            // The proven output of a chain with a head is its logits.
+            Some(l) => zkmha_api::files::write_npy(path, l.positions.len(), l.vocabulary, &l.values)?,
+            None => zkmha_api::files::write_npy(path, verified.rows, verified.columns, &verified.values)?,
+        }
     }
     let statements = proof.statements();
     let fingerprint = statements.last().map(|s| zkmha_api::fingerprint(&s.output)).unwrap_or_default();
@@ -283,7 +386,8 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
                 "output_file": output.map(|p| p.display().to_string()),
                 "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
                 "token_ids": verified.token_ids,
-                "proven": chain_scope(verified.token_ids.is_some()),
+                "logits": verified.logits.as_ref().map(|l| logits_json(l, output)),
+                "proven": chain_scope(verified.token_ids.is_some(), verified.logits.is_some()),
             })
         );
         return Ok(());
@@ -299,8 +403,11 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
     if let Some(ids) = &verified.token_ids {
         println!("from the token ids {ids:?}");
     }
-    println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns);
-    println!("{}", chain_scope(verified.token_ids.is_some()));
+    match &verified.logits {
+        Some(logits) => print_logits(logits),
+        None => println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns),
+    }
+    println!("{}", chain_scope(verified.token_ids.is_some(), verified.logits.is_some()));
     Ok(())
 }
 
@@ -323,6 +430,9 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
             );
             if let Some(ids) = proof.token_ids() {
                 println!("  the first layer's input embeds the token ids {ids:?}");
+            }
+            if let Some((positions, logits)) = proof.logits() {
+                println!("  the head's logits of positions {positions:?} ({} integers)", logits.len());
             }
             for (i, statement) in proof.statements().iter().enumerate() {
                 let commitments: Vec<String> = zkmha_api::inspect::model_commitments(statement)
@@ -350,6 +460,13 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                     },
                     e.shape.model_width,
                     zkmha_api::fingerprint(&e.commitment)
+                );
+            }
+            if let Some(h) = &key.head {
+                println!(
+                    "  head: the final norm ({}) and the LM head tied to the embedding table, logits at 2^-{}",
+                    if h.bias.is_some() { "LayerNorm" } else { "RMSNorm" },
+                    h.quantization.logit_fraction_bits()
                 );
             }
             for (layer, k) in key.layer_range().zip(&key.layers) {

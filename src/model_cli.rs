@@ -41,8 +41,9 @@ pub struct ModelArgs {
     /// The layer (default 0).
     #[arg(long)]
     pub layer: Option<usize>,
-    /// Consecutive layers A..B (A to B − 1) as one chain: `commit-model` writes their chain
-    /// key, `prove` one proof of them all (with the chain key as --vk).
+    /// Consecutive layers A..B (A to B − 1) as one chain, or `all` (the whole model: from
+    /// token ids to the logits, where the model's head is proven): `commit-model` writes their
+    /// chain key, `prove` one proof of them all (with the chain key as --vk).
     #[arg(long, conflicts_with = "layer", value_parser = crate::chain_cli::parse_layers)]
     pub layers: Option<std::ops::Range<usize>>,
     /// The model family (bert, gpt2, llama), for files without metadata (no config.json
@@ -199,6 +200,14 @@ pub struct ModelInputArgs {
     /// The model secret of a hiding --vk (default: the key's path with `.secret` appended).
     #[arg(long, requires = "vk")]
     pub secret: Option<PathBuf>,
+    /// With --layers to the model's last layer and token input (a chain key with a head):
+    /// write the proven logits (.npy, float64, positions × vocabulary).
+    #[arg(long, requires = "layers")]
+    pub logits: Option<PathBuf>,
+    /// With a head: prove every position's logits (the model's prediction at each token), not
+    /// only the last position's.
+    #[arg(long, requires = "layers")]
+    pub all_positions: bool,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -421,6 +430,11 @@ pub fn prove(
     out: &Path,
 ) -> Result<()> {
     // Every file this run writes must be a different one: the proof, Z, the key made here.
+    if let Some(logits) = &args.logits
+        && (same_file(logits, out) || args.output.as_ref().is_some_and(|z| same_file(z, logits)))
+    {
+        bail!(Usage("--logits names the proof's or the output's file: write the logits elsewhere".into()));
+    }
     if args.output.as_ref().is_some_and(|z| same_file(z, out)) {
         bail!(Usage(
             "--out and --output name the same file: the output tensor would overwrite the proof".into()

@@ -63,7 +63,8 @@ pub struct VerifyArgs {
     pub softmax_params: Option<SoftmaxSpec>,
     /// Where to write the proven output once the proof is valid (.npy): an attention layer's
     /// O (int64, s × h·m_v), a model layer's Z (float64, s × d_model, as `prove --output`
-    /// writes it). Nothing is written for a proof that is not valid.
+    /// writes it), a chain with a head its logits (float64, positions × vocabulary, as `prove
+    /// --logits` writes them). Nothing is written for a proof that is not valid.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

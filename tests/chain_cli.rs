@@ -44,8 +44,9 @@ fn three_layers_commit_prove_verify_and_inspect() {
     let dir = scratch("round-trip");
     let model = example_model::write_llama(&dir.join("m"), 7, 3).unwrap();
     let (vk, proof, out) = (dir.join("chain.vk"), dir.join("chain.proof"), dir.join("h.npy"));
+    // The whole model: --layers all.
     zkmha()
-        .args(["commit-model", "--model", s(&model), "--layers", "0..3", "--out", s(&vk)])
+        .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk)])
         .assert()
         .success()
         .stdout(
@@ -53,16 +54,19 @@ fn three_layers_commit_prove_verify_and_inspect() {
                 .and(predicate::str::contains("layer 2: model commitment")),
         );
     assert!(dir.join("chain.vk.secret").exists());
+    let logits = dir.join("logits.npy");
     zkmha()
         .args(["prove", "--model", s(&model), "--layers", "0..3", "--vk", s(&vk), "--tokens", "1,5,7,9"])
-        .args(["--out", s(&proof), "--output", s(&out)])
+        .args(["--out", s(&proof), "--output", s(&out), "--logits", s(&logits)])
         .assert()
         .success()
         .stdout(
             predicate::str::contains("proved layers 0..3 on 4 tokens")
                 .and(predicate::str::contains("relative L2 error"))
-                .and(predicate::str::contains("proven: the token ids' embeddings"))
-                .and(predicate::str::contains("not proven: the final norm and the logits")),
+                .and(predicate::str::contains("proven logits of 1 position × 40 tokens: after position 3"))
+                .and(predicate::str::contains("the same next token at"))
+                .and(predicate::str::contains("the final norm and the logits"))
+                .and(predicate::str::contains("not proven").not()),
         );
     let verified = dir.join("verified.npy");
     zkmha()
@@ -71,21 +75,64 @@ fn three_layers_commit_prove_verify_and_inspect() {
         .success()
         .stdout(
             predicate::str::starts_with("valid: layers 0..3")
-                .and(predicate::str::contains("from the token ids [1, 5, 7, 9]")),
+                .and(predicate::str::contains("from the token ids [1, 5, 7, 9]"))
+                .and(predicate::str::contains("proven logits of 1 position × 40 tokens")),
         );
-    assert_eq!(std::fs::read(&verified).unwrap(), std::fs::read(&out).unwrap());
+    // What verify writes of a chain with a head is its logits.
+    assert_eq!(std::fs::read(&verified).unwrap(), std::fs::read(&logits).unwrap());
     let json = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!((json["valid"].as_bool(), json["layers"].as_u64()), (Some(true), Some(3)));
     assert_eq!(json["token_ids"], serde_json::json!([1, 5, 7, 9]));
+    assert_eq!(
+        (json["logits"]["positions"].clone(), json["logits"]["vocabulary"].as_u64()),
+        (serde_json::json!([3]), Some(40))
+    );
     let inspect = zkmha().args(["inspect", s(&proof), "--json"]).output().unwrap();
     let info: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!(info["kind"], "zero-knowledge chain proof");
-    assert_eq!(info["layers"][2]["output"], "public");
+    assert_eq!(info["layers"][2]["output"], "committed");
+    assert_eq!(info["logits"]["count"], 40);
     zkmha().args(["inspect", s(&vk)]).assert().success().stdout(
         predicate::str::starts_with("chain key: layers 0..3")
-            .and(predicate::str::contains("embedding table: 40 token rows × 16")),
+            .and(predicate::str::contains("embedding table: 40 token rows × 16"))
+            .and(predicate::str::contains("head: the final norm (RMSNorm)")),
     );
+    // A chain that stops before the last layer ends in its hidden state and says why.
+    let (short_vk, short_proof) = (dir.join("short.vk"), dir.join("short.proof"));
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "0..2", "--out", s(&short_vk)])
+        .assert()
+        .success();
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "0..2", "--vk", s(&short_vk), "--tokens", "1,5"])
+        .args(["--out", s(&short_proof), "--all-positions"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains(
+                "no logits: the model's head is not proven: layer 1 is not the model's last layer (it has 3)",
+            )
+            .and(predicate::str::contains("not proven: the final norm and the logits")),
+        );
+    fails_with(
+        zkmha()
+            .args([
+                "prove",
+                "--model",
+                s(&model),
+                "--layers",
+                "0..2",
+                "--vk",
+                s(&short_vk),
+                "--tokens",
+                "1,5",
+            ])
+            .args(["--out", s(&dir.join("x.proof")), "--logits", s(&dir.join("x.npy"))]),
+        5,
+        "--logits: this chain proves no logits",
+    );
+    assert!(!dir.join("x.proof").exists());
 
     // A chain key of other layers of the same model: the proof does not verify (exit 1).
     let other = dir.join("other.vk");

@@ -160,7 +160,7 @@ fn commit_model(
 /// BERT. With `layers = (a, b)` and a chain key: one proof of layers `a..b`, returning the last
 /// layer's output.
 #[pyfunction]
-#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None))]
+#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None, all_positions=false))]
 #[allow(clippy::too_many_arguments)]
 fn prove<'py>(
     py: Python<'py>,
@@ -176,6 +176,7 @@ fn prove<'py>(
     heads: Option<usize>,
     mask: Option<&str>,
     secret_path: Option<PathBuf>,
+    all_positions: bool,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let options = model_options(layer, family, heads, mask)?;
     let input = match (tokens, text, input) {
@@ -199,13 +200,28 @@ fn prove<'py>(
                     _ => None,
                 };
                 let models = model_chain::open_layers(&model_path, &options, layers)?;
-                let proved =
-                    model_chain::prove_chain(&key, secret.as_ref(), &models, &input, &mut |_, _| {})?;
+                let positions = if all_positions {
+                    model_chain::LogitPositions::All
+                } else {
+                    model_chain::LogitPositions::Last
+                };
+                let proved = model_chain::prove_chain_with(
+                    &key,
+                    secret.as_ref(),
+                    &models,
+                    &input,
+                    positions,
+                    &mut |_, _| {},
+                )?;
                 proved.proof.write(&proof_path)?;
                 Ok(proved)
             })
             .raise()?;
-        return to_array(py, proved.tokens, proved.model_width, proved.output);
+        // A chain with a head: its proven output is the logits.
+        return match proved.logits {
+            Some(l) => to_array(py, l.positions.len(), l.vocabulary, l.values),
+            None => to_array(py, proved.tokens, proved.model_width, proved.output),
+        };
     }
     let proved = py
         .detach(|| -> zkmha_api::Result<_> {
@@ -246,7 +262,10 @@ fn verify<'py>(
             zkmha_api::verify(&key, &proof)
         })
         .raise()?;
-    to_array(py, verified.rows, verified.columns, verified.values)
+    match verified.logits {
+        Some(l) => to_array(py, l.positions.len(), l.vocabulary, l.values),
+        None => to_array(py, verified.rows, verified.columns, verified.values),
+    }
 }
 
 /// The hidden state entering layer `layer` for `tokens` (or `text`), computed in float64

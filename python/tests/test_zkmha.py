@@ -98,12 +98,23 @@ def test_a_chain_of_layers_commits_proves_and_verifies(tmp_path):
     assert committed["kind"] == "chain key" and len(committed["layers"]) == 3
     assert committed["secret"] == str(key) + ".secret"
     proof = tmp_path / "chain.proof"
+    # The whole model from tokens: the chain ends in the proven logits of the last position.
     out = zkmha.prove(model, key, proof, tokens=[3, 1, 4, 1], layers=(0, 3))
-    assert out.shape == (4, 16)
+    assert out.shape == (1, 40)
     np.testing.assert_array_equal(zkmha.verify(key, proof), out)
     info = zkmha.inspect(proof)
     assert info["kind"] == "zero-knowledge chain proof"
-    assert [layer["output"] for layer in info["layers"]] == ["committed", "committed", "public"]
+    assert [layer["output"] for layer in info["layers"]] == ["committed", "committed", "committed"]
+    assert info["logits"] == {"positions": [3], "count": 40}
+    assert zkmha.inspect(key)["head"]["norm"] == "RMSNorm"
+    every = zkmha.prove(model, key, tmp_path / "every.proof", tokens=[3, 1, 4, 1], layers=(0, 3), all_positions=True)
+    assert every.shape == (4, 40)
+    np.testing.assert_array_equal(every[3], out[0])
+    # Layers 0..2 stop before the model's head: the last hidden state is the output.
+    short_key = tmp_path / "short.vk"
+    zkmha.commit_model(model, short_key, layers=(0, 2))
+    hidden = zkmha.prove(model, short_key, tmp_path / "short.proof", tokens=[3, 1, 4, 1], layers=(0, 2))
+    assert hidden.shape == (4, 16)
     # From layer 0 of a Llama model the token ids are proven: the proof holds them.
     assert info["token_ids"] == [3, 1, 4, 1]
     assert zkmha.inspect(key)["embedding"]["token_rows"] == 40

@@ -107,12 +107,17 @@ def prove(
     heads: Optional[int] = None,
     mask: Optional[str] = None,
     secret_path: Optional[_Path] = None,
+    all_positions: bool = False,
 ) -> _np.ndarray:
     """Prove the layer on one input and write the proof to ``proof_path``.
 
     With ``layers=(a, b)`` and a chain key from ``commit_model(..., layers=(a, b))``: one proof
     of layers ``a`` to ``b − 1``, each layer's input the previous layer's committed output;
-    returns the last layer's output.
+    returns the last layer's output. A chain over a whole model (``layers=(0, L)``) from
+    ``tokens`` or ``text`` proves the model's head too where it is covered (the final norm and
+    an LM head tied to the embeddings, GPT-2 and Llama models): it returns the proven logits
+    (float64, ``positions × vocabulary``) of the last position, or of every position with
+    ``all_positions=True``.
 
     The input is exactly one of ``tokens`` (token ids: layer 0's input is the embeddings),
     ``text`` (tokenized by the model's own tokenizer) or ``input`` (the hidden state entering
@@ -139,6 +144,7 @@ def prove(
         heads=heads,
         mask=mask,
         secret_path=_fspath(secret_path),
+        all_positions=all_positions,
     )
 
 
@@ -147,7 +153,8 @@ def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
     key: the links and every layer).
 
     Returns the proven output (float64, ``tokens × d_model``: H', or Z for BERT; a chain's last
-    layer's H'); raises ``InvalidProof`` when the proof does not verify against the key.
+    layer's H', or its logits, ``positions × vocabulary``, when it proves the model's head);
+    raises ``InvalidProof`` when the proof does not verify against the key.
     """
     return _native.verify(_fspath(key_path), _fspath(proof_path))
 

@@ -232,6 +232,7 @@ impl Inspection {
                     "model_width": first.map(|s| s.shape.model_width),
                     "proof_bytes": proof.proof_bytes(),
                     "token_ids": proof.token_ids(),
+                    "logits": proof.logits().map(|(positions, logits)| json!({"positions": positions, "count": logits.len()})),
                     "layers": layers,
                     "output": statements.last().map(|s| json!({"name": "H'", "rows": s.shape.attention.seq_len, "columns": s.shape.model_width, "blake3": fingerprint(&s.output)})),
                 })
@@ -248,6 +249,10 @@ impl Inspection {
                        "embedding": key.embedding.as_ref().map(|e| json!({
                            "token_rows": e.shape.token_rows, "position_rows": e.shape.position_rows,
                            "model_width": e.shape.model_width, "commitment": fingerprint(&e.commitment)})),
+                       "head": key.head.as_ref().map(|h| json!({
+                           "norm": if h.bias.is_some() { "LayerNorm" } else { "RMSNorm" },
+                           "logit_fraction_bits": h.quantization.logit_fraction_bits(),
+                           "scale_commitment": fingerprint(&h.scale)})),
                        "weight_commitments": key.layers.first().map(|k| weight_commitments_code(k.weight_commitments)),
                        "bytes": key.compressed_size()})
             }

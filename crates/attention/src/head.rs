@@ -626,7 +626,9 @@ pub(crate) fn prove_unchecked<M: Mode>(
         }
         (None, None) => {}
         _ => {
-            return Err(AttentionError::InvalidShape("the final norm's shift and its blinds disagree".into()));
+            return Err(AttentionError::InvalidShape(
+                "the final norm's shift and its blinds disagree".into(),
+            ));
         }
     }
     polynomials.push((PolynomialTable::Field(&combined), &combined_commitment, &combined_blinds));
