@@ -1,8 +1,8 @@
 """Writes a GPT-2-format model file of GPT-2-small's shape for `zkmha` benchmarks.
 
 Every layer whole (ln_1, fused c_attn in Conv1D order, c_proj, ln_2, the MLP's c_fc and c_proj:
-d_model 768, 12 heads, hidden width 3 072), weights drawn with GPT-2's initialization
-statistics; a 1 000-token vocabulary and 1 024 positions; `config.json` beside it (GELU in its
+d_model 768, 12 heads, hidden width 3 072) and the final ln_f (the LM head tied to wte), weights
+drawn with GPT-2's initialization statistics; a 1 000-token vocabulary and 1 024 positions; `config.json` beside it (GELU in its
 tanh form, `gelu_new`, as GPT-2's); `tokens.txt` holds 512 token ids. 12 layers by default
 (340 MB), `--layers N` for fewer. Needs numpy.
 
@@ -50,6 +50,10 @@ for layer in range(layers):
             h + "mlp.c_proj.bias": rng.normal(0, 0.02, d),
         }
     )
+# The final LayerNorm (the LM head is tied to wte, as GPT-2's), from its own generator so the
+# layers and the token ids stay those of files written before it was added.
+final = np.random.default_rng(3)
+tensors.update({"ln_f.weight": 1 + final.normal(0, 0.05, d), "ln_f.bias": final.normal(0, 0.02, d)})
 header, blobs, offset = {}, [], 0
 for name, value in tensors.items():
     data = value.astype(np.float32).tobytes()

@@ -821,6 +821,17 @@ pub fn prove_chain_with(
         boundaries.push(output);
     }
     let positions = logit_positions.positions(tokens);
+    if let (Some(_), Some((embedding_key, _, _))) = (&head, &embedding)
+        && (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS
+    {
+        // Refused before any layer is proven.
+        return Err(AttentionError::InvalidShape(format!(
+            "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
+            positions.len(),
+            embedding_key.shape.token_rows
+        ))
+        .into());
+    }
     let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
         let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
         let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {

@@ -9,7 +9,7 @@
 //!            token rows 0..V at the residual stream's scale 2^f_h)
 //!            γ, β: the final norm's weights (d̂ each, committed in the key)
 //! relation   Y = norm(H)                    (crate::norm: RMSNorm or LayerNorm, Y at 2^f_y,
-//!                                            |Y| < 2^15, Y = 0 on its padding)
+//!                                            |Y| ≤ 2^15, Y = 0 on its padding)
 //!            L(p, v) = Σ_{j<d} Y(P_p, j)·T(v, j)   for the public positions P (strictly
 //!            increasing, < s) and every token v < V: exact integers at 2^(f_y + f_h)
 //! statement  the norm's shape, the table's shape, P, C(T), C(H), C(γ), C(β), L — absorbed
@@ -25,10 +25,11 @@
 //!            one multi-point opening of every claim (H, Y, γ, β, w, G, R_hi, X_hi, mults)
 //! ```
 //!
-//! Why it holds over the integers: the norm makes `Y` integers with `|Y| < 2^15`, zero on its
+//! Why it holds over the integers: the norm makes `Y` integers with `|Y| ≤ 2^15`, zero on its
 //! padded rows and columns; `T`'s entries are the model owner's integers (`|T| < 2^27` when the
-//! key was made, [`crate::embedding::EMBEDDING_ENTRY_BOUND_BITS`]), so every true logit is an
-//! integer below `2^15·2^27·2^14 = 2^56`, and a public logit is an `i64`: the identity mod p is
+//! key was made, [`crate::embedding::EMBEDDING_ENTRY_BOUND_BITS`]; the verifier cannot check
+//! that bound from `C(T)`: it trusts the key's maker for it, as the embedding step does), so
+//! every true logit is an integer of magnitude below `2^15·2^27·2^14 = 2^56`, and a public logit is an `i64`: the identity mod p is
 //! the identity over the integers. The sum-check's identity is `Σ_p eq(r_p, p)·Σ_v eq(r_v, v)·
 //! (Y·Tᵀ)(P_p, v) = L̃(r_v ‖ r_p)`, the multilinear extensions of the true and the public logits
 //! at a random point: public logits that differ anywhere agree there with probability at most
@@ -40,7 +41,7 @@
 //!
 //! Costs: the prover one norm over `s` rows, the logits `|P|·V·d` multiply-adds and the
 //! combination `w` (`V·d`); the verifier `L̃` (`|P|·V`), an MSM over `V` row commitments and the
-//! openings. The proof carries the logits (`8·|P|·V` bytes).
+//! openings. The statement carries the logits (`8·|P|·V` bytes in a chain's file).
 
 use crate::AttentionError;
 use crate::block::Boundary;
