@@ -120,6 +120,7 @@ fn main() {
         }
     };
     let json = cli.command.as_ref().is_some_and(Command::json);
+    quiet_on_closed_pipe();
     log_to_stderr();
     // Before any other thread exists (a `mallopt` requirement).
     if score_entries(&cli.command) <= RETAIN_FREED_MEMORY_UP_TO {
@@ -141,3 +142,25 @@ fn main() {
         std::process::exit(verdict::report(&error, json));
     }
 }
+
+/// Restores the default action of `SIGPIPE` (ending the process quietly), as other Unix
+/// tools have it: Rust ignores the signal, so `zkmha inspect f | head -3` panicked in
+/// `println!` once `head` had closed the pipe. No output is lost that anyone reads.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn quiet_on_closed_pipe() {
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    // SAFETY: `signal` sets the disposition of one signal to its default; it is called before
+    // any other thread exists and takes plain integers (SIGPIPE is 13 on Linux and the BSDs).
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+/// Elsewhere there is no `SIGPIPE`.
+#[cfg(not(unix))]
+pub fn quiet_on_closed_pipe() {}

@@ -971,3 +971,22 @@ fn layers_over_the_memory_estimate_are_refused_before_proving() {
     assert_eq!(code, USAGE, "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that closes the pipe early (`zkmha … | head`) ends the command quietly: no panic
+/// message on stderr (Rust ignores `SIGPIPE`, so `println!` panicked on the closed pipe).
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_is_not_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkmha"))
+        .args(["sumcheck", "--num-vars", "6", "--degrees", "1,2,3,4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    // Closed before the command prints anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap_or_else(|e| unreachable!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
