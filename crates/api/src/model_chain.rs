@@ -712,7 +712,9 @@ fn argmax_rows(values: &[f64], width: usize) -> Vec<usize> {
 /// let input = ModelInput::Tokens(vec![1, 2, 3]);
 /// let proved = prove_chain(&committed.key, committed.secret.as_ref(), &models, &input, &mut |_, _| {})?;
 /// let verified = verify_chain(&committed.key, &proved.proof)?;
-/// assert_eq!(verified.values, proved.output);
+/// // The whole model from tokens: the chain ends in the last token's proven logits.
+/// let (logits, ours) = (verified.logits.ok_or("no logits")?, proved.logits.ok_or("no logits")?);
+/// assert_eq!((logits.positions, logits.values), (vec![2], ours.values));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
