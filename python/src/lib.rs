@@ -188,6 +188,11 @@ fn prove<'py>(
         }
         _ => return Err(UsageError::new_err("pass the layer input as exactly one of tokens, text or input")),
     };
+    if all_positions && layers.is_none() {
+        return Err(UsageError::new_err(
+            "all_positions proves a chain's logits: pass layers=(0, L) with the model's last layer",
+        ));
+    }
     if let Some(layers) = layers {
         let layers = chain_layers(layers)?;
         let proved = py

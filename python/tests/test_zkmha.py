@@ -115,6 +115,8 @@ def test_a_chain_of_layers_commits_proves_and_verifies(tmp_path):
     zkmha.commit_model(model, short_key, layers=(0, 2))
     hidden = zkmha.prove(model, short_key, tmp_path / "short.proof", tokens=[3, 1, 4, 1], layers=(0, 2))
     assert hidden.shape == (4, 16)
+    with pytest.raises(zkmha.UsageError, match="all_positions"):
+        zkmha.prove(model, short_key, tmp_path / "x.proof", tokens=[3, 1], all_positions=True)
     # From layer 0 of a Llama model the token ids are proven: the proof holds them.
     assert info["token_ids"] == [3, 1, 4, 1]
     assert zkmha.inspect(key)["embedding"]["token_rows"] == 40
