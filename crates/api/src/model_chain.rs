@@ -6,10 +6,11 @@
 //! ```text
 //! commit   calibrate every layer on the calibration tokens' real hidden states, the residual
 //!          stream's scale f_h the smallest any layer needs; commit each layer's weights
-//! prove    the quantized forward pass once: H_a → H_{a+1} → … → H_b; commit H_a … H_{b−1};
-//!          prove each layer from the two boundaries it joins (the last one's output public)
+//! prove    the quantized forward pass once: H_a → H_{a+1} → … → H_b; commit H_a … H_{b−1}
+//!          (and H_b with a head); prove each layer from the two boundaries it joins (the
+//!          last one's output public, or committed with a head); the head's logits from C(H_b)
 //! verify   the links (byte-equal commitments where two layers meet), each layer against its
-//!          own key; the chain's output is the last layer's public H_b
+//!          own key; the chain's output is the last layer's public H_b, or the head's logits
 //! ```
 //!
 //! A chain from layer 0 of a GPT-2 or Llama model proven from token ids also proves its first
@@ -17,7 +18,13 @@
 //! the proof the token ids and an embedding proof ([`zkmha_attention::embedding`]) that `H_0`'s
 //! commitment — the first layer's residual — holds their rows. Otherwise (a deeper first
 //! layer, a hidden-state input, BERT) `H_a` is the prover's committed input, as a single
-//! layer's `H` is. Not proven yet: the final norm and the logits.
+//! layer's `H` is.
+//!
+//! A chain from token ids to a model's last layer, whose final norm and LM head tied to the
+//! embeddings are read ([`Model::final_norm`]), also proves the model's head
+//! ([`zkmha_attention::head`]): the key holds the final norm's constants and weight
+//! commitments, the proof the logits of the chosen positions ([`LogitPositions`]) and the
+//! head's proof from the last boundary's commitment, which stays committed.
 
 use crate::error::{Error, Result};
 use crate::model_files::{ChainMagic, decode_header, encode_parts};
