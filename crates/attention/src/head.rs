@@ -458,32 +458,6 @@ fn selected_rows_at(positions: &[u64], r_p: &[Fr], rho_i: &[Fr]) -> Fr {
         .sum()
 }
 
-/// `w = Σ_{v<V} eq(r_v, v)·T(v, ·)` over the padded columns.
-fn combined_row(table_shape: &EmbeddingShape, padded_table: &[i64], weights: &[(usize, Fr)]) -> Vec<Fr> {
-    let stride = 1usize << table_shape.column_vars();
-    let width = table_shape.model_width as usize;
-    weights
-        .par_chunks(1 << 10)
-        .map(|chunk| {
-            let mut row = vec![Fr::zero(); stride];
-            for (v, c) in chunk {
-                for (out, x) in row.iter_mut().zip(&padded_table[v * stride..v * stride + width]) {
-                    if *x != 0 {
-                        *out += fr_from_i64(*x) * c;
-                    }
-                }
-            }
-            row
-        })
-        .reduce(
-            || vec![Fr::zero(); stride],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
-}
-
 /// Proves in mode `M` that `statement.logits` are the head's logits of the committed last
 /// boundary `hidden`: `padded_table` is the tied table (from [`crate::embedding::pad_table`])
 /// whose commitment `statement.table` is, with its `table_blinds`; `weights` the final norm's.
@@ -566,7 +540,7 @@ pub(crate) fn prove_unchecked<M: Mode>(
     let r_p = t.challenge_fields(LABEL_POSITION_POINT, statement.position_vars());
     let vocabulary = statement.table_shape.token_rows as usize;
     let token_weights = token_weights(vocabulary, &r_v);
-    let combined = combined_row(&statement.table_shape, padded_table, &token_weights);
+    let combined = crate::embedding::combined_row(&statement.table_shape, padded_table, &token_weights);
     let (grid_vars, columns) = (norm.grid_vars(), norm.column_vars());
     let width = 1usize << columns;
     let mut selected = vec![Fr::zero(); 1 << norm.row_vars()];
