@@ -99,7 +99,9 @@ pub(crate) fn decode_header<T>(
 /// chain proofs from token ids the ids and their embedding proof.
 /// 11: chain keys may hold the model's head (the final norm), chain proofs the logits and
 /// the head's proof.
-const FILE_VERSION: u32 = 11;
+/// 12: the gated MLP's product is exact and never committed (keys lose its shift and range,
+/// proofs its commitment and lookups).
+const FILE_VERSION: u32 = 12;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -13,28 +13,33 @@
 //! gated      G = round((X·W_gate + b_gate) / 2^k_gate)     projection, pinned by the activation
 //!            U = round((X·W_up + b_up) / 2^k_up)           projection, output range b_up bits
 //!            A = act(G)                                    crate::activation
-//!            P = round(A ⊙ U / 2^k_p)                      crate::hadamard, output range b_p bits
-//!            Y = round((P·W_down + b_down) / 2^k_down)     projection
+//!            P = A ⊙ U                                     crate::hadamard, exact, not committed
+//!            Y = round((P·W_down + b_down) / 2^k_down)     projection (its claim on P goes to
+//!                                                          the product, which reduces it to A, U)
 //! absorb     the whole shape; the caller absorbs its commitments to X, the weights, U, G, A,
-//!            P, Y, the projections' high digits and every multiplicity before
+//!            Y, the projections' high digits and every multiplicity before
 //! proof      the projections (up, down; or gate, up, down: one batch of lookups, one batched
 //!            sum-check);
 //!            the activation's lookup; the gated product
-//! claims out on X, every W and b, U, G, A, P, Y and every multiplicity (mlp_polynomials)
+//! claims out on X, every W and b, U, G, A, Y and every multiplicity (mlp_polynomials)
 //! ```
 //!
 //! What the caller must still do: open every claim against its commitment (a claim left
 //! unopened is a relation left unproven), pin `X` to integers with `|X| < 2^31` and zero
-//! padded rows (the norm before it does both; then `U`, `G`, `A` and `P` are zero on the padded
-//! rows too, each forced by its rounding, and so is `Y` once it is pinned to integers), and pin
+//! padded rows (the norm before it does both; then `U`, `G` and `A` are zero on the padded
+//! rows too, each forced by its rounding, `P = A ⊙ U` with them, and so is `Y` once it is
+//! pinned to integers), and pin
 //! `Y` when the shape names no output range for it (the block's residual `H' = Z + Y` with `Z`
 //! range-checked and `H'` public does). Padded columns (`c ≥ n`) of `U`, `G`, `A`, `P` are zero
 //! only when the weights' and biases' padding is; whatever they hold, the down projection's
 //! selector `[j < n]` keeps them out of `Y`. Integer soundness: every tensor
 //! entering a product is an integer of bounded size — `U` and `G` by the activation's table,
 //! `A` by its outputs (`|A| ≤ 2^(b−1−a+o) + 1 < 2^31`, checked by [`MlpShape::validate`]), the
-//! gated `U` and `P` by their output ranges — so every relation holds over the integers (see
-//! each step's module). The fresh-context review of 2026-11-26 (non-integer `U`, `G`, `Y` at
+//! gated `U` by its output range, and `P = A ⊙ U` exactly, `|P| < 2^31` (checked by
+//! [`MlpShape::validate`]) — so every relation holds over the integers (see each step's
+//! module). Until 2026-11-27 the gated product was rounded to 16 bits (`P = round(A ⊙ U /
+//! 2^k_p)`, committed, its remainder and output range-checked); the exact product replaced it
+//! for accuracy (`docs/ACCURACY.md`). The fresh-context review of 2026-11-26 (non-integer `U`, `G`, `Y` at
 //! real and padded entries, every absorbed shape field, the other gating, swapped and dropped
 //! proof parts, the claims' keys, ~10 000 malformed proofs, one-entry shapes; both modes) found
 //! no forgery and no panic; its notes on the padding and on `|A|` are applied above.
@@ -46,8 +51,8 @@ use crate::activation::{
     verify_activation,
 };
 use crate::hadamard::{
-    HadamardClaims, HadamardProofOf, HadamardRanges, HadamardShape, HadamardWitness, compute_hadamard,
-    hadamard_ranges, hadamard_zk_schedule, prove_hadamard, verify_hadamard,
+    HadamardClaims, HadamardProofOf, HadamardShape, HadamardWitness, compute_hadamard, hadamard_zk_schedule,
+    prove_hadamard, verify_hadamard,
 };
 use crate::mode::Mode;
 use crate::norm::BlockNorm;
@@ -79,12 +84,9 @@ pub enum MlpProjection {
 pub struct GatedProduct {
     /// `k_gate`: the gate projection's shift.
     pub gate_shift: u32,
-    /// `b_up`: the up projection's output range (`|U| ≤ 2^(b_up − 1)`).
+    /// `b_up`: the up projection's output range (`|U| ≤ 2^(b_up − 1)`). The product `P = A ⊙ U`
+    /// is exact ([`crate::hadamard`]): the down projection rescales it.
     pub up_bits: u32,
-    /// `k_p`: the product's shift, `P = round(A ⊙ U / 2^k_p)` (`1..=16`).
-    pub product_shift: u32,
-    /// `b_p`: the product's output range.
-    pub product_bits: u32,
 }
 
 /// An MLP's constants, independent of the sequence: what a model's verifier key holds (the
@@ -189,14 +191,11 @@ impl MlpShape {
             Bias(p) => projection(p).map(|s| s.output_vars()),
             Projected(p) => projection(p).map(|s| s.grid_vars()),
             Activated => Some(self.activation_shape().grid_vars()),
-            Product => self.product_shape().map(|s| s.grid_vars()),
             LowMultiplicities(p) => projection(p).map(|s| s.digits().0 as usize),
             HighDigits(p) => high(p).map(|s| s.grid_vars()),
             HighMultiplicities(p) => high(p).map(|s| s.digits().1 as usize),
             OutputMultiplicities(p) => projection(p).and_then(|s| s.output_bits).map(|b| b as usize),
             ActivationMultiplicities => Some(self.params.activation_input_bits as usize),
-            ProductRemainderMultiplicities => self.params.gate.map(|g| g.product_shift as usize),
-            ProductOutputMultiplicities => self.params.gate.map(|g| g.product_bits as usize),
         }
     }
 
@@ -225,17 +224,13 @@ impl MlpShape {
 
     /// The gated product's shape (gated MLPs).
     pub fn product_shape(&self) -> Option<HadamardShape> {
-        self.params.gate.map(|gate| HadamardShape {
-            rows: self.rows,
-            width: self.params.hidden,
-            shift_bits: gate.product_shift,
-            output_bits: gate.product_bits,
-        })
+        self.params.gate.map(|_| HadamardShape { rows: self.rows, width: self.params.hidden })
     }
 
     /// Checks every step's shape, and that the activation's outputs fit the next step's
     /// inputs (`|A| < 2^31`: GELU and SiLU are `x` times a factor in `(0, 1)`, so `|act(x)| ≤
-    /// |x|` and `|A| ≤ 2^(b−1−a+o) + 1`, the rounding's half included).
+    /// |x|` and `|A| ≤ 2^(b−1−a+o) + 1`, the rounding's half included; gated, the exact
+    /// product `|A|·|U| ≤ (2^(b−1−a+o) + 1)·2^(b_up−1) < 2^31` too).
     ///
     /// # Errors
     /// [`AttentionError::InvalidShape`] naming the first limit it breaks.
@@ -256,14 +251,22 @@ impl MlpShape {
                 "the activation's outputs reach 2^{magnitude}: the next projection takes |A| < 2^31"
             )));
         }
+        if let Some(gate) = self.params.gate
+            && magnitude + i64::from(gate.up_bits) - 1 > 30
+        {
+            return Err(AttentionError::InvalidShape(format!(
+                "the gated product reaches 2^{}: the down projection takes |A ⊙ U| < 2^31",
+                magnitude + i64::from(gate.up_bits) - 1
+            )));
+        }
         Ok(())
     }
 
     fn append_to_transcript(&self, transcript: &mut Transcript) {
         let p = &self.params;
-        let (gated, gate_shift, up_bits, product_shift, product_bits) = match p.gate {
-            None => (0, 0, 0, 0, 0),
-            Some(g) => (1, g.gate_shift, g.up_bits, g.product_shift, g.product_bits),
+        let (gated, gate_shift, up_bits) = match p.gate {
+            None => (0, 0, 0),
+            Some(g) => (1, g.gate_shift, g.up_bits),
         };
         transcript.append_shape(
             LABEL_SHAPE,
@@ -279,8 +282,6 @@ impl MlpShape {
                 gated,
                 gate_shift as usize,
                 up_bits as usize,
-                product_shift as usize,
-                product_bits as usize,
                 p.down_shift as usize,
                 self.output_bits.map_or(0, |b| b as usize),
             ],
@@ -308,7 +309,7 @@ pub struct MlpWitness {
     pub projections: Vec<(MlpProjection, ProjectionWitness)>,
     /// `A = act(U or G)`, with its input.
     pub activation: ActivationWitness,
-    /// `P = round(A ⊙ U / 2^k_p)` (gated MLPs).
+    /// `P = A ⊙ U` (gated MLPs; never committed).
     pub product: Option<HadamardWitness>,
 }
 
@@ -331,8 +332,6 @@ pub struct MlpRanges {
     pub projections: Vec<ProjectionRanges>,
     /// The activation's multiplicities.
     pub activation: Vec<i64>,
-    /// The gated product's (gated MLPs).
-    pub product: Option<HadamardRanges>,
 }
 
 /// The integer forward pass of the MLP on `input` (`s × d`, row-major).
@@ -419,12 +418,7 @@ pub fn mlp_ranges(shape: &MlpShape, witness: &MlpWitness) -> Result<MlpRanges, A
         })
         .collect::<Result<Vec<_>, _>>()?;
     let activation = activation_multiplicities(&shape.activation_shape(), &witness.activation)?;
-    let product = match (shape.product_shape(), &witness.product) {
-        (Some(product_shape), Some(product)) => Some(hadamard_ranges(&product_shape, product)?),
-        (None, None) => None,
-        _ => return Err(AttentionError::CheckFailed { step: STEP }),
-    };
-    Ok(MlpRanges { projections, activation, product })
+    Ok(MlpRanges { projections, activation })
 }
 
 /// A polynomial an MLP's claims are about (what the caller commits or holds).
@@ -441,8 +435,6 @@ pub enum MlpPolynomial {
     Projected(MlpProjection),
     /// `A = act(·)` (`ŝ × n̂`).
     Activated,
-    /// `P` (`ŝ × n̂`, gated MLPs).
-    Product,
     /// A projection's (low digit's) range multiplicities.
     LowMultiplicities(MlpProjection),
     /// A two-digit projection's high remainder digits (`ŝ × n̂` grid of its output).
@@ -453,10 +445,6 @@ pub enum MlpPolynomial {
     OutputMultiplicities(MlpProjection),
     /// The activation's lookup multiplicities (`2^b`).
     ActivationMultiplicities,
-    /// The product's remainder multiplicities (`2^k_p`).
-    ProductRemainderMultiplicities,
-    /// The product's output range multiplicities (`2^b_p`).
-    ProductOutputMultiplicities,
 }
 
 /// The polynomials the caller commits for the proof (besides `X` and the weights, which the
@@ -476,9 +464,6 @@ pub fn mlp_polynomials(shape: &MlpShape) -> Vec<MlpPolynomial> {
         }
     }
     out.extend([Activated, ActivationMultiplicities]);
-    if shape.product_shape().is_some() {
-        out.extend([Product, ProductRemainderMultiplicities, ProductOutputMultiplicities]);
-    }
     out
 }
 
@@ -513,7 +498,6 @@ pub fn mlp_tables(
                         outputs,
                     ))
                 };
-            let product = || witness.product.as_ref().zip(ranges.product.as_ref()).ok_or_else(fail);
             let values = match key {
                 Projected(p) => {
                     let (w, _, outputs) = projection(p)?;
@@ -525,9 +509,6 @@ pub fn mlp_tables(
                 OutputMultiplicities(p) => projection(p)?.1.output_multiplicities.clone(),
                 Activated => grid(&witness.activation.output, shape.params.hidden),
                 ActivationMultiplicities => ranges.activation.clone(),
-                Product => grid(&product()?.0.output, shape.params.hidden),
-                ProductRemainderMultiplicities => product()?.1.remainder_multiplicities.clone(),
-                ProductOutputMultiplicities => product()?.1.output_multiplicities.clone(),
                 Input | Weights(_) | Bias(_) => return Err(fail()),
             };
             Ok((key, values))
@@ -579,13 +560,13 @@ fn keyed<V: Clone>(
     let activated_projection = shape.activated_projection();
     let mut out = Vec::new();
     for (p, c) in order.into_iter().zip(projections) {
-        let input = match (p, shape.params.gate) {
-            (MlpProjection::Down, None) => Activated,
-            (MlpProjection::Down, Some(_)) => Product,
-            _ => Input,
-        };
+        match (p, shape.params.gate) {
+            (MlpProjection::Down, None) => out.push((Activated, c.input)),
+            // The product's claim: the gated product reduces it to A and U (below).
+            (MlpProjection::Down, Some(_)) => {}
+            _ => out.push((Input, c.input)),
+        }
         out.extend([
-            (input, c.input),
             (Weights(p), c.weights),
             (Bias(p), c.bias),
             (Projected(p), c.output),
@@ -608,17 +589,17 @@ fn keyed<V: Clone>(
         (ActivationMultiplicities, activation.multiplicities),
     ]);
     match (product, shape.product_shape()) {
-        (Some(c), Some(_)) => out.extend([
-            (Activated, c.left),
-            (Projected(MlpProjection::Up), c.right),
-            (Product, c.output),
-            (ProductRemainderMultiplicities, c.multiplicities),
-            (ProductOutputMultiplicities, c.output_multiplicities),
-        ]),
+        (Some(c), Some(_)) => out.extend([(Activated, c.left), (Projected(MlpProjection::Up), c.right)]),
         (None, None) => {}
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
     }
     Ok(out)
+}
+
+/// The down projection's claim on its input (the last projection's): the gated product's
+/// claim on `P`.
+fn down_input_claim<V>(claims: &[ProjectionClaims<V>]) -> Result<&EvalClaim<V>, AttentionError> {
+    claims.last().map(|c| &c.input).ok_or(AttentionError::CheckFailed { step: STEP })
 }
 
 /// Proves the MLP of `witness` with its range data ([`compute_mlp`], [`mlp_ranges`]; a
@@ -654,11 +635,11 @@ pub fn prove_mlp<M: Mode>(
         &ranges.activation,
         transcript,
     )?;
-    let (product, product_claims) = match (shape.product_shape(), &witness.product, &ranges.product) {
-        (None, None, None) => (None, None),
-        (Some(product_shape), Some(product), Some(product_ranges)) => {
-            let (proof, claims) =
-                prove_hadamard::<M>(prover, &product_shape, product, product_ranges, transcript)?;
+    let (product, product_claims) = match (shape.product_shape(), &witness.product) {
+        (None, None) => (None, None),
+        (Some(product_shape), Some(product)) => {
+            let claim = down_input_claim(&projection_claims)?;
+            let (proof, claims) = prove_hadamard::<M>(prover, &product_shape, product, claim, transcript)?;
             (Some(proof), Some(claims))
         }
         _ => return Err(mismatch()),
@@ -690,7 +671,8 @@ pub fn verify_mlp<M: Mode>(
     let product_claims = match (shape.product_shape(), &proof.product) {
         (None, None) => None,
         (Some(product_shape), Some(product)) => {
-            Some(verify_hadamard::<M>(verifier, &product_shape, product, transcript)?)
+            let claim = down_input_claim(&projection_claims)?;
+            Some(verify_hadamard::<M>(verifier, &product_shape, claim, product, transcript)?)
         }
         _ => return Err(AttentionError::CheckFailed { step: STEP }),
     };

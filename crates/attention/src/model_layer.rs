@@ -408,9 +408,7 @@ impl ModelShape {
         // The MLP's constants (its step absorbs its whole shape again when it starts).
         let mlp = self.mlp.map_or([0; 15], |m| {
             let p = m.params;
-            let gate = p.gate.map_or([0; 4], |g| {
-                [g.gate_shift, g.up_bits, g.product_shift, g.product_bits].map(|v| v as usize)
-            });
+            let gate = p.gate.map_or([0; 2], |g| [g.gate_shift, g.up_bits].map(|v| v as usize));
             [
                 usize::from(m.norm.kind.code()),
                 m.norm.epsilon as usize,

@@ -398,24 +398,18 @@ impl ModelQuantization {
             output_fraction_bits: a,
             input_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
         };
-        let activated = crate::activation::compute_activation(&activation_shape, &activation_input)?;
+        // The calibration's activation inputs must sit in the activation's table.
+        crate::activation::compute_activation(&activation_shape, &activation_input)?;
         let (gate, down_input_bits) = match &weights.mlp.gate {
             None => (None, a as i32),
             Some(_) => {
+                // The product is exact: P sits at A's scale times U's.
                 let up_fraction = f_x + f_up - up_shift as i32;
-                let top = activated.iter().zip(&up).map(|(p, u)| (p * u).unsigned_abs()).max().unwrap_or(0);
-                let limit = (1u64 << (MLP_ACTIVATION_BITS - 1)) - 1;
-                let mut k = 1u32;
-                while k < crate::hadamard::MAX_HADAMARD_SHIFT_BITS && (top >> k) > limit {
-                    k += 1;
-                }
                 let gate = GatedProduct {
                     gate_shift: activated_shift,
                     up_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
-                    product_shift: k,
-                    product_bits: crate::activation::MAX_ACTIVATION_INPUT_BITS,
                 };
-                (Some(gate), a as i32 + up_fraction - k as i32)
+                (Some(gate), a as i32 + up_fraction)
             }
         };
         let mut f_down = fraction_bits(largest(&weights.mlp.down.weights, "W_down")?, WEIGHT_BITS);
@@ -546,11 +540,11 @@ impl ModelQuantization {
                 bias: scale(&l.bias, bias_bits, BIAS_BOUND_BITS, name)?,
             })
         };
-        // The down projection's input scale: A's (dense) or P's (gated).
+        // The down projection's input scale: A's (dense) or P = A ⊙ U's (gated).
         let a = p.activation_output_fraction_bits as i32;
         let down_input = match p.gate {
             None => a,
-            Some(g) => a + (f_x + f_up - p.up_shift as i32) - g.product_shift as i32,
+            Some(_) => a + (f_x + f_up - p.up_shift as i32),
         };
         Ok(FeedForwardWeights {
             norm: NormWeights {

@@ -101,9 +101,7 @@ fn every_block_mlp_field_is_bound<M: Mode>() {
         add("gate toggled", &|m| {
             m.params.gate = match m.params.gate {
                 Some(_) => None,
-                None => {
-                    Some(GatedProduct { gate_shift: 8, up_bits: 16, product_shift: 12, product_bits: 16 })
-                }
+                None => Some(GatedProduct { gate_shift: 8, up_bits: 16 }),
             }
         });
         if mlp.params.gate.is_some() {
@@ -111,11 +109,9 @@ fn every_block_mlp_field_is_bound<M: Mode>() {
             add("up_bits+1", &|m| m.params.gate.as_mut().unwrap().up_bits += 1);
             add("up_bits-1", &|m| m.params.gate.as_mut().unwrap().up_bits -= 1);
             add("gate_shift-1", &|m| m.params.gate.as_mut().unwrap().gate_shift -= 1);
-            add("product_shift=0", &|m| m.params.gate.as_mut().unwrap().product_shift = 0);
-            add("product_shift=300", &|m| m.params.gate.as_mut().unwrap().product_shift = 300);
-            add("product_shift-1", &|m| m.params.gate.as_mut().unwrap().product_shift -= 1);
-            add("product_bits+1", &|m| m.params.gate.as_mut().unwrap().product_bits += 1);
-            add("product_bits-1", &|m| m.params.gate.as_mut().unwrap().product_bits -= 1);
+            add("gate_shift=0", &|m| m.params.gate.as_mut().unwrap().gate_shift = 0);
+            add("gate_shift=300", &|m| m.params.gate.as_mut().unwrap().gate_shift = 300);
+            add("up_bits=0", &|m| m.params.gate.as_mut().unwrap().up_bits = 0);
         }
         add("norm kind", &|m| {
             m.norm.kind = match m.norm.kind {

@@ -133,7 +133,7 @@ fn rejects_changed_mlp_constants_or_a_missing_mlp_proof<M: Mode>() {
     }
     changed.push(zkmha_attention::mlp::BlockMlp {
         params: zkmha_attention::mlp::MlpParams {
-            gate: Some(GatedProduct { product_shift: gate.product_shift + 1, ..gate }),
+            gate: Some(GatedProduct { gate_shift: gate.gate_shift + 1, ..gate }),
             ..mlp.params
         },
         ..mlp

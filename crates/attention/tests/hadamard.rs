@@ -1,13 +1,14 @@
-//! The gated MLP's rescaled entrywise product `P = round(A ⊙ U / 2^k)`: round trips on many
-//! shapes, an `i128` reference, and one test per attack — each run in both modes (the
-//! non-integer output is in the module's own tests: it needs the prover's internals).
+//! The gated MLP's exact entrywise product `P = A ⊙ U`, never committed: a claim on `P` in,
+//! claims on `A` and `U` out. Round trips on many shapes (non-powers of two included), an
+//! `i128` reference, and one test per attack — each run in both modes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::AttentionError;
 use zkmha_attention::hadamard::*;
-use zkmha_field::{Fr, fr_from_i64};
+use zkmha_field::{Fr, One, Zero, fr_from_i64};
+use zkmha_sumcheck::EvalClaim;
 
 mod modes;
 
@@ -15,50 +16,29 @@ use modes::TestMode;
 
 in_both_modes!(
     round_trips_on_many_shapes,
-    rejects_an_output_off_by_one,
+    rejects_a_false_claim_on_the_product,
+    rejects_a_product_off_by_one,
     rejects_another_tensor_through_the_openings,
+    rejects_a_tampered_eq_factor,
     the_shape_is_absorbed,
 );
 
 fn shape(rows: usize, width: usize) -> HadamardShape {
-    HadamardShape { rows, width, shift_bits: 10, output_bits: 14 }
+    HadamardShape { rows, width }
 }
 
 fn witness(shape: &HadamardShape, seed: u64) -> HadamardWitness {
     let mut rng = StdRng::seed_from_u64(seed);
     let count = shape.rows * shape.width;
-    let left: Vec<i64> = (0..count).map(|_| rng.gen_range(-3000..3000)).collect();
-    let right: Vec<i64> = (0..count).map(|_| rng.gen_range(-2000..2000)).collect();
+    let left: Vec<i64> = (0..count).map(|_| rng.gen_range(-30_000..30_000)).collect();
+    let right: Vec<i64> = (0..count).map(|_| rng.gen_range(-30_000..30_000)).collect();
     let output = compute_hadamard(shape, &left, &right).unwrap();
     HadamardWitness { left, right, output }
 }
 
-struct Run<M: TestMode> {
-    shape: HadamardShape,
-    witness: HadamardWitness,
-    ranges: HadamardRanges,
-    proof: HadamardProofOf<M>,
-    claims: HadamardClaims<M::ProverValue>,
-    extra: M::Extra,
-}
-
-fn prove<M: TestMode>(shape: HadamardShape, witness: HadamardWitness, ranges: HadamardRanges) -> Run<M> {
-    let schedule = hadamard_zk_schedule(&shape).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(4);
-    let ((proof, claims), extra) =
-        M::prove(&schedule, &mut rng, |p, t| prove_hadamard::<M>(p, &shape, &witness, &ranges, t));
-    Run { shape, witness, ranges, proof, claims, extra }
-}
-
-fn run<M: TestMode>(shape: HadamardShape, seed: u64) -> Run<M> {
-    let witness = witness(&shape, seed);
-    let ranges = hadamard_ranges(&shape, &witness).unwrap();
-    prove::<M>(shape, witness, ranges)
-}
-
 fn padded(shape: &HadamardShape, values: &[i64]) -> Vec<Fr> {
     let width = shape.width.next_power_of_two();
-    let mut out = vec![Fr::from(0u64); width * shape.rows.next_power_of_two()];
+    let mut out = vec![Fr::zero(); width * shape.rows.next_power_of_two()];
     for (i, row) in values.chunks(shape.width).enumerate() {
         for (j, v) in row.iter().enumerate() {
             out[i * width + j] = fr_from_i64(*v);
@@ -67,108 +47,130 @@ fn padded(shape: &HadamardShape, values: &[i64]) -> Vec<Fr> {
     out
 }
 
-fn plain(values: &[i64]) -> Vec<Fr> {
-    values.iter().map(|v| fr_from_i64(*v)).collect()
+struct Run<M: TestMode> {
+    shape: HadamardShape,
+    witness: HadamardWitness,
+    /// The claim on `P` as the verifier holds it.
+    claim: EvalClaim<M::Value>,
+    proof: HadamardProofOf<M>,
+    claims: HadamardClaims<M::ProverValue>,
+    extra: M::Extra,
 }
 
-/// Verifies against `shape` and opens every claim against `tensors` (`A`, `U`, `P`).
+/// Proves a claim on `P` as `witness.output` holds it (plus `offset`), from `witness`'s `A`
+/// and `U`: the claim comes from the tensor the caller's next step read.
+fn prove<M: TestMode>(shape: HadamardShape, witness: HadamardWitness, offset: Fr, seed: u64) -> Run<M> {
+    let schedule = hadamard_zk_schedule(&shape).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (claim, public) = M::claim(&padded(&shape, &witness.output), offset, &mut rng);
+    let ((proof, claims), extra) =
+        M::prove(&schedule, &mut rng, |p, t| prove_hadamard::<M>(p, &shape, &witness, &claim, t));
+    Run { shape, witness, claim: public, proof, claims, extra }
+}
+
+/// Verifies against `shape` and opens the claims against `A` and `U`.
 fn check_with<M: TestMode>(
     run: &Run<M>,
     shape: &HadamardShape,
-    [left, right, output]: [&[i64]; 3],
+    [left, right]: [&[i64]; 2],
 ) -> Result<(), AttentionError> {
     let schedule = hadamard_zk_schedule(shape)?;
-    let claims = M::verify(&schedule, &run.extra, |v, t| verify_hadamard::<M>(v, shape, &run.proof, t))?;
+    let claims =
+        M::verify(&schedule, &run.extra, |v, t| verify_hadamard::<M>(v, shape, &run.claim, &run.proof, t))?;
     let p = &run.claims;
     let fine = M::discharges(&padded(shape, left), &p.left, &claims.left)
-        && M::discharges(&padded(shape, right), &p.right, &claims.right)
-        && M::discharges(&padded(shape, output), &p.output, &claims.output)
-        && M::discharges(
-            &plain(&run.ranges.remainder_multiplicities),
-            &p.multiplicities,
-            &claims.multiplicities,
-        )
-        && M::discharges(
-            &plain(&run.ranges.output_multiplicities),
-            &p.output_multiplicities,
-            &claims.output_multiplicities,
-        );
+        && M::discharges(&padded(shape, right), &p.right, &claims.right);
     if fine { Ok(()) } else { Err(AttentionError::CheckFailed { step: "openings" }) }
 }
 
 fn check<M: TestMode>(run: &Run<M>) -> Result<(), AttentionError> {
-    let w = &run.witness;
-    check_with(run, &run.shape, [&w.left, &w.right, &w.output])
+    check_with(run, &run.shape, [&run.witness.left, &run.witness.right])
 }
 
 fn round_trips_on_many_shapes<M: TestMode>() {
     for (rows, width) in [(1, 1), (1, 6), (3, 5), (8, 16), (5, 33)] {
-        let r = run::<M>(shape(rows, width), (rows * 11 + width) as u64);
+        let shape = shape(rows, width);
+        let r = prove::<M>(shape, witness(&shape, (rows * 11 + width) as u64), Fr::zero(), 4);
         check(&r).unwrap_or_else(|e| panic!("{rows}×{width}: {e}"));
     }
-    // The widest shift, a one-bit-wide output range (P ∈ {−1, 0}).
-    let narrow = HadamardShape { rows: 2, width: 3, shift_bits: 16, output_bits: 1 };
+    // The widest products either side of 2^31.
+    let edge = shape(1, 4);
     let w = HadamardWitness {
-        left: vec![1, -2, 3, 0, 255, -255],
-        right: vec![7, 9, -11, 5, 127, 255],
+        left: vec![1 << 15, -(1 << 15), 32_769, -1],
+        right: vec![(1 << 15) - 1, (1 << 15) - 1, -32_767, 0],
         output: vec![],
     };
-    let output = compute_hadamard(&narrow, &w.left, &w.right).unwrap();
-    let w = HadamardWitness { output, ..w };
-    let ranges = hadamard_ranges(&narrow, &w).unwrap();
-    check(&prove::<M>(narrow, w, ranges)).unwrap();
+    let output = compute_hadamard(&edge, &w.left, &w.right).unwrap();
+    check(&prove::<M>(edge, HadamardWitness { output, ..w }, Fr::zero(), 5)).unwrap();
 }
 
 #[test]
-fn the_product_is_the_rounded_integer_product() {
-    let shape = shape(4, 9);
-    let w = witness(&shape, 9);
+fn the_product_is_the_integer_product() {
+    let w = witness(&shape(4, 9), 9);
     for ((a, u), p) in w.left.iter().zip(&w.right).zip(&w.output) {
-        // Round half up, floor division on negatives: 2^10·p ≤ a·u + 512 < 2^10·(p + 1).
-        let product = i128::from(*a) * i128::from(*u) + 512;
-        assert!(i128::from(*p) * 1024 <= product && product < (i128::from(*p) + 1) * 1024, "{a}·{u} → {p}");
+        assert_eq!(i128::from(*p), i128::from(*a) * i128::from(*u), "{a}·{u} → {p}");
     }
-    assert_eq!(compute_hadamard(&shape, &[-1; 36], &[512; 36]).unwrap()[0], 0, "−0.5 rounds up to 0");
-    assert_eq!(compute_hadamard(&shape, &[-1; 36], &[513; 36]).unwrap()[0], -1);
-    let out = compute_hadamard(&HadamardShape { output_bits: 4, ..shape }, &[1000; 36], &[1000; 36]);
+    let out = compute_hadamard(&shape(1, 1), &[1 << 16], &[1 << 15]);
     assert!(matches!(out, Err(AttentionError::ValueOutOfRange { tensor: "P", .. })), "{out:?}");
+    let out = compute_hadamard(&shape(1, 1), &[i64::MAX], &[2]);
+    assert!(matches!(out, Err(AttentionError::ValueOutOfRange { tensor: "P", .. })), "{out:?}");
+    let out = compute_hadamard(&shape(1, 2), &[1], &[1]);
+    assert!(matches!(out, Err(AttentionError::WrongTensorSize { .. })), "{out:?}");
+    assert!(matches!(shape(0, 3).validate(), Err(AttentionError::InvalidShape(_))));
+    assert!(matches!(shape(1 << 13, 1 << 14).validate(), Err(AttentionError::InvalidShape(_))));
 }
 
-fn rejects_an_output_off_by_one<M: TestMode>() {
+fn rejects_a_false_claim_on_the_product<M: TestMode>() {
+    let shape = shape(3, 5);
+    let r = prove::<M>(shape, witness(&shape, 3), Fr::one(), 6);
+    assert_eq!(check(&r).unwrap_err(), M::false_claim_error("hadamard product"));
+}
+
+/// A malicious prover whose next step read `P' = A ⊙ U ± 1` at one entry (the claim is on
+/// `P'`), proving from the honest `A` and `U`.
+fn rejects_a_product_off_by_one<M: TestMode>() {
     let shape = shape(3, 5);
     let honest = witness(&shape, 3);
-    let ranges = hadamard_ranges(&shape, &honest).unwrap();
     for (index, delta) in [(0, 1), (7, -1), (14, 1)] {
         let mut cheat = honest.clone();
         cheat.output[index] += delta;
-        assert!(hadamard_ranges(&shape, &cheat).is_err(), "the honest prover refuses");
-        let r = prove::<M>(shape, cheat, ranges.clone());
-        assert_eq!(check(&r).unwrap_err(), M::lookup_error());
+        let r = prove::<M>(shape, cheat, Fr::zero(), 7);
+        assert_eq!(check(&r).unwrap_err(), M::false_claim_error("hadamard product"), "entry {index}");
     }
 }
 
 fn rejects_another_tensor_through_the_openings<M: TestMode>() {
-    let r = run::<M>(shape(3, 5), 8);
+    let shape = shape(3, 5);
+    let r = prove::<M>(shape, witness(&shape, 8), Fr::zero(), 8);
     let w = &r.witness;
-    for k in 0..3 {
-        let mut tensors = [w.left.clone(), w.right.clone(), w.output.clone()];
+    for k in 0..2 {
+        let mut tensors = [w.left.clone(), w.right.clone()];
         tensors[k][2] += 1;
-        let [a, u, p] = &tensors;
-        assert!(check_with(&r, &r.shape, [a, u, p]).is_err(), "tensor {k} changed and accepted");
+        let [a, u] = &tensors;
+        assert!(check_with(&r, &r.shape, [a, u]).is_err(), "tensor {k} changed and accepted");
     }
+}
+
+fn rejects_a_tampered_eq_factor<M: TestMode>() {
+    let shape = shape(3, 5);
+    let mut r = prove::<M>(shape, witness(&shape, 10), Fr::zero(), 9);
+    M::tamper_public(&mut r.proof.sumcheck, 0, 0);
+    assert_eq!(check(&r).unwrap_err(), M::public_factor_error("hadamard product"));
 }
 
 fn the_shape_is_absorbed<M: TestMode>() {
     let shape = shape(3, 5);
-    let r = run::<M>(shape, 6);
+    let r = prove::<M>(shape, witness(&shape, 6), Fr::zero(), 10);
     let w = &r.witness;
-    for other in [
-        HadamardShape { shift_bits: 9, ..shape },
-        HadamardShape { output_bits: 15, ..shape },
-        HadamardShape { width: 6, ..shape },
-        HadamardShape { rows: 4, ..shape },
-    ] {
-        let result = check_with(&r, &other, [&w.left, &w.right, &w.output]);
+    // Same grid (4 × 8), other sizes: only the absorbed shape tells them apart.
+    for other in [HadamardShape { width: 6, ..shape }, HadamardShape { rows: 4, ..shape }] {
+        let schedule = hadamard_zk_schedule(&other).unwrap();
+        let result =
+            M::verify(&schedule, &r.extra, |v, t| verify_hadamard::<M>(v, &other, &r.claim, &r.proof, t));
         assert!(result.is_err(), "{other:?} accepted a proof of {shape:?}");
     }
+    // A claim on another grid is refused by name.
+    let other = HadamardShape { width: 9, ..shape };
+    let result = check_with(&r, &other, [&w.left, &w.right]);
+    assert!(matches!(result, Err(AttentionError::CheckFailed { step: "hadamard product" })), "{result:?}");
 }

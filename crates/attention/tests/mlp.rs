@@ -22,7 +22,7 @@ in_both_modes!(
     every_polynomial_is_opened,
     rejects_an_activation_output_that_is_not_the_activation,
     rejects_a_pre_activation_that_is_not_the_rounded_projection,
-    rejects_a_product_that_is_not_the_rounded_product,
+    rejects_a_product_that_is_not_the_product,
     rejects_an_output_that_is_not_the_rounded_projection,
     rejects_a_proof_of_the_other_gating,
     the_shape_is_absorbed,
@@ -42,10 +42,15 @@ fn dense(activation: Activation, rows: usize, width: usize, hidden: usize) -> Ml
     .shape(rows, width, Some(16))
 }
 
-const GATE: GatedProduct = GatedProduct { gate_shift: 6, up_bits: 13, product_shift: 8, product_bits: 15 };
+const GATE: GatedProduct = GatedProduct { gate_shift: 6, up_bits: 13 };
 
+/// A gated MLP: the exact product `P = A ⊙ U` sits `2^8` above the dense MLP's `A` here, so
+/// the down projection shifts 8 bits more.
 fn gated(rows: usize, width: usize, hidden: usize) -> MlpShape {
-    with(dense(Activation::Silu, rows, width, hidden), |p| p.gate = Some(GATE))
+    with(dense(Activation::Silu, rows, width, hidden), |p| {
+        p.gate = Some(GATE);
+        p.down_shift = 18;
+    })
 }
 
 /// `shape` with its constants changed by `change`.
@@ -112,11 +117,6 @@ fn tables(shape: &MlpShape, witness: &MlpWitness, ranges: &MlpRanges) -> HashMap
     }
     out.insert(Activated, padded(&witness.activation.output, s, n));
     out.insert(ActivationMultiplicities, plain(&ranges.activation));
-    if let (Some(product), Some(product_ranges)) = (&witness.product, &ranges.product) {
-        out.insert(Product, padded(&product.output, s, n));
-        out.insert(ProductRemainderMultiplicities, plain(&product_ranges.remainder_multiplicities));
-        out.insert(ProductOutputMultiplicities, plain(&product_ranges.output_multiplicities));
-    }
     out
 }
 
@@ -182,7 +182,7 @@ fn shapes() -> Vec<MlpShape> {
         p.activation_input_fraction_bits = 0;
     };
     out.push(MlpShape { output_bits: None, ..with(dense(Activation::GeluErf, 3, 6, 10), wide_shifts) });
-    out.push(MlpShape { output_bits: None, ..with(gated(3, 9, 11), |p| p.down_shift = 17) });
+    out.push(MlpShape { output_bits: None, ..with(gated(3, 9, 11), |p| p.down_shift = 27) });
     out
 }
 
@@ -220,13 +220,10 @@ fn reference(shape: &MlpShape, input: &[i64], weights: &MlpWeights) -> Vec<i64> 
         (None, None) => {
             project(input, &weights.up, d, n, shape.params.up_shift).into_iter().map(act).collect::<Vec<_>>()
         }
-        (Some(GatedProduct { gate_shift, product_shift, .. }), Some(gate)) => {
+        (Some(GatedProduct { gate_shift, .. }), Some(gate)) => {
             let g = project(input, gate, d, n, gate_shift);
             let u = project(input, &weights.up, d, n, shape.params.up_shift);
-            g.into_iter()
-                .zip(u)
-                .map(|(g, u)| round_shift(i128::from(act(g)) * i128::from(u), product_shift))
-                .collect()
+            g.into_iter().zip(u).map(|(g, u)| act(g) * u).collect()
         }
         _ => panic!("gating and weights disagree"),
     };
@@ -251,7 +248,7 @@ fn the_forward_pass_follows_the_float_mlp() {
     let gated_shape = with(dense(Activation::Silu, 3, 8, 32), |p| {
         p.gate = Some(GatedProduct { gate_shift: 2, ..GATE });
         p.up_shift = 2;
-        p.down_shift = 4;
+        p.down_shift = 12;
     });
     for shape in [dense_shape, gated_shape] {
         let (input, weights) = data(&shape, 7);
@@ -283,12 +280,12 @@ fn the_forward_pass_follows_the_float_mlp() {
                     .collect(),
                 o,
             ),
-            (Some(GatedProduct { gate_shift, product_shift, .. }), Some(gate)) => {
+            (Some(GatedProduct { gate_shift, .. }), Some(gate)) => {
                 let g = linear(&x, gate, d, n, 10);
                 let u = linear(&x, &weights.up, d, n, 10);
                 let up_bits = 10 - shape.params.up_shift as i32;
                 let product: Vec<f64> = g.iter().zip(&u).map(|(g, u)| act(*g, gate_shift) * u).collect();
-                (product, o + up_bits - product_shift as i32)
+                (product, o + up_bits)
             }
             _ => unreachable!(),
         };
@@ -371,11 +368,6 @@ fn cheat<M: TestMode>(shape: MlpShape, change: impl FnOnce(&MlpShape, &mut MlpWi
     if let Ok(m) = activation_multiplicities(&shape.activation_shape(), &witness.activation) {
         ranges.activation = m;
     }
-    if let (Some(product_shape), Some(product)) = (shape.product_shape(), &witness.product)
-        && let Ok(r) = zkmha_attention::hadamard::hadamard_ranges(&product_shape, product)
-    {
-        ranges.product = Some(r);
-    }
     prove::<M>(shape, witness, ranges)
 }
 
@@ -415,14 +407,16 @@ fn rejects_a_pre_activation_that_is_not_the_rounded_projection<M: TestMode>() {
     }
 }
 
-fn rejects_a_product_that_is_not_the_rounded_product<M: TestMode>() {
+/// The down projection proven from `P' = A ⊙ U + 1` at one entry (`P` is never committed: its
+/// claim must come out of the product's sum-check).
+fn rejects_a_product_that_is_not_the_product<M: TestMode>() {
     let r = cheat::<M>(gated(3, 5, 7), |shape, witness| {
         let product = witness.product.as_mut().unwrap();
         product.output[6] += 1;
         let down_input = product.output.clone();
         set_down_input(shape, witness, down_input);
     });
-    assert_eq!(check(&r).unwrap_err(), M::lookup_error());
+    assert_eq!(check(&r).unwrap_err(), M::false_claim_error("hadamard product"));
 }
 
 fn rejects_an_output_that_is_not_the_rounded_projection<M: TestMode>() {
@@ -457,8 +451,7 @@ fn the_shape_is_absorbed<M: TestMode>() {
         with(shape, |p| p.up_shift = 7),
         with(shape, |p| p.down_shift = 9),
         with(shape, |p| p.gate = Some(GatedProduct { gate_shift: 5, ..GATE })),
-        with(shape, |p| p.gate = Some(GatedProduct { product_shift: 7, ..GATE })),
-        with(shape, |p| p.gate = Some(GatedProduct { product_bits: 16, ..GATE })),
+        with(shape, |p| p.gate = Some(GatedProduct { up_bits: 14, ..GATE })),
         MlpShape { output_bits: Some(15), ..shape },
     ];
     for other in others {
@@ -477,12 +470,15 @@ fn refuses_shapes_and_weights_that_disagree() {
         p.activation_input_fraction_bits = 0;
     });
     assert!(matches!(wide.validate(), Err(AttentionError::InvalidShape(_))));
-    let product = HadamardShape { rows: 1, width: 1, shift_bits: 17, output_bits: 8 };
+    // |A| ≤ 2^15 + 1 and |U| < 2^16 would let A ⊙ U reach 2^31.
+    let wide_product = with(shape, |p| p.gate = Some(GatedProduct { up_bits: 17, ..GATE }));
+    assert!(matches!(wide_product.validate(), Err(AttentionError::InvalidShape(_))));
+    let product = HadamardShape { rows: 1, width: 0 };
     assert!(matches!(product.validate(), Err(AttentionError::InvalidShape(_))));
-    let product = HadamardShape { shift_bits: 4, ..product };
-    let witness = HadamardWitness { left: vec![1 << 31], right: vec![1], output: vec![0] };
+    let product = HadamardShape { width: 1, ..product };
+    let witness = HadamardWitness { left: vec![1 << 16], right: vec![1 << 15], output: vec![0] };
     assert!(matches!(
         compute_hadamard(&product, &witness.left, &witness.right),
-        Err(AttentionError::ValueOutOfRange { tensor: "A", .. })
+        Err(AttentionError::ValueOutOfRange { tensor: "P", .. })
     ));
 }

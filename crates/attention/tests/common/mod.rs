@@ -159,13 +159,9 @@ pub fn with_mlp(shape: ModelShape, gated: bool, hidden: usize) -> ModelShape {
         activation_output_fraction_bits: 10,
         activation_input_bits: 16,
         up_shift: 8,
-        gate: gated.then_some(GatedProduct {
-            gate_shift: 8,
-            up_bits: 16,
-            product_shift: 12,
-            product_bits: 16,
-        }),
-        down_shift: 8,
+        gate: gated.then_some(GatedProduct { gate_shift: 8, up_bits: 16 }),
+        // The exact product P = A ⊙ U sits 2^12 above A: the down projection rescales it.
+        down_shift: if gated { 20 } else { 8 },
     };
     ModelShape { mlp: Some(BlockMlp { norm, params }), ..shape }
 }
