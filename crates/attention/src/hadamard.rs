@@ -214,10 +214,11 @@ pub fn prove_hadamard<M: Mode>(
 /// claims on `A` and `U` the caller must discharge.
 ///
 /// # Errors
-/// [`AttentionError::InvalidShape`], [`AttentionError::Sumcheck`], or
-/// [`AttentionError::CheckFailed`] (`"hadamard product"`) for a claim off the grid or an `eq`
-/// factor that is not its closed form (in zero knowledge the sum-check's group equations are
-/// left in the deferred checks).
+/// [`AttentionError::InvalidShape`]; [`AttentionError::CheckFailed`] (`"hadamard product"`) for
+/// a claim off the grid; [`AttentionError::Sumcheck`] for a sum-check that fails — a false
+/// claim, and in the plain mode mostly a tampered `eq` factor too (the final value is checked
+/// first); `CheckFailed` again for an `eq` factor that is not its closed form otherwise. In
+/// zero knowledge the sum-check's group equations are left in the deferred checks.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub fn verify_hadamard<M: Mode>(
     verifier: &mut M::Verifier<'_>,

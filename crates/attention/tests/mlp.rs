@@ -470,9 +470,16 @@ fn refuses_shapes_and_weights_that_disagree() {
         p.activation_input_fraction_bits = 0;
     });
     assert!(matches!(wide.validate(), Err(AttentionError::InvalidShape(_))));
-    // |A| ≤ 2^15 + 1 and |U| < 2^16 would let A ⊙ U reach 2^31.
-    let wide_product = with(shape, |p| p.gate = Some(GatedProduct { up_bits: 17, ..GATE }));
-    assert!(matches!(wide_product.validate(), Err(AttentionError::InvalidShape(_))));
+    // |A| ≤ 2^20 + 1 (b = 13, a = 0, o = 8) and |U| < 2^15 would let A ⊙ U reach 2^35 (the
+    // product's own bound; `attack_gated_product` has the edge at 2^30).
+    let wide_product = with(shape, |p| {
+        p.activation_input_fraction_bits = 0;
+        p.activation_output_fraction_bits = 8;
+        p.gate = Some(GatedProduct { up_bits: 16, ..GATE });
+    });
+    assert!(
+        matches!(wide_product.validate(), Err(AttentionError::InvalidShape(e)) if e.contains("gated product"))
+    );
     let product = HadamardShape { rows: 1, width: 0 };
     assert!(matches!(product.validate(), Err(AttentionError::InvalidShape(_))));
     let product = HadamardShape { width: 1, ..product };
