@@ -143,7 +143,7 @@ fn review_claim_points_of_the_wrong_length<M: TestMode>() {
     for extra in [1usize, 2] {
         let mut claim = r.claim.clone();
         let point: Vec<Fr> =
-            claim.point.iter().copied().chain(std::iter::repeat(Fr::one()).take(extra)).collect();
+            claim.point.iter().copied().chain(std::iter::repeat_n(Fr::one(), extra)).collect();
         claim.point = point;
         let schedule = hadamard_zk_schedule(&shape).unwrap();
         let result =
