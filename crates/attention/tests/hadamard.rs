@@ -13,6 +13,7 @@ use zkmha_sumcheck::EvalClaim;
 mod modes;
 
 use modes::TestMode;
+use zkmha_field::Field;
 
 in_both_modes!(
     round_trips_on_many_shapes,
@@ -21,6 +22,9 @@ in_both_modes!(
     rejects_another_tensor_through_the_openings,
     rejects_a_tampered_eq_factor,
     the_shape_is_absorbed,
+    non_integer_product_claims,
+    garbage_in_the_padding_of_the_claimed_product,
+    claim_points_of_the_wrong_length,
 );
 
 fn shape(rows: usize, width: usize) -> HadamardShape {
@@ -172,5 +176,79 @@ fn the_shape_is_absorbed<M: TestMode>() {
     // A claim on another grid is refused by name.
     let other = HadamardShape { width: 9, ..shape };
     let result = check_with(&r, &other, [&w.left, &w.right]);
+    assert!(matches!(result, Err(AttentionError::CheckFailed { step: "hadamard product" })), "{result:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fresh-context review of 2026-11-27, kept as regressions.
+// Review attacks (09380bd): claims on P' ≠ A ⊙ U that a next step might hold.
+// ---------------------------------------------------------------------------------------------
+
+/// Proves the claim that `table` (the padded grid of some P') has at a random point, from the
+/// honest `A`, `U` of `witness`.
+fn prove_table<M: TestMode>(
+    shape: HadamardShape,
+    witness: HadamardWitness,
+    table: &[Fr],
+    seed: u64,
+) -> Run<M> {
+    let schedule = hadamard_zk_schedule(&shape).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (claim, public) = M::claim(table, Fr::zero(), &mut rng);
+    let ((proof, claims), extra) =
+        M::prove(&schedule, &mut rng, |p, t| prove_hadamard::<M>(p, &shape, &witness, &claim, t));
+    Run { shape, witness, claim: public, proof, claims, extra }
+}
+
+/// P' = A ⊙ U + 1/2 at one entry, and P' = A ⊙ U + (1/2 at one entry, −1/2 at another) (the
+/// same row sum): rejected.
+fn non_integer_product_claims<M: TestMode>() {
+    let shape = shape(3, 5);
+    let w = witness(&shape, 21);
+    let half = Fr::from(2u64).inverse().unwrap();
+    let honest = padded(&shape, &w.output);
+    for changes in [vec![(0usize, half)], vec![(1, half), (2, -half)], vec![(9, -half)]] {
+        let mut t = honest.clone();
+        for (i, d) in &changes {
+            t[*i] += *d;
+        }
+        let r = prove_table::<M>(shape, w.clone(), &t, 3);
+        assert_eq!(check(&r).unwrap_err(), M::false_claim_error("hadamard product"), "{changes:?}");
+    }
+}
+
+/// P' = A ⊙ U on the real entries, junk on the padded grid (columns ≥ n, rows ≥ s).
+fn garbage_in_the_padding_of_the_claimed_product<M: TestMode>() {
+    let shape = shape(3, 5); // grid 4 × 8
+    let w = witness(&shape, 22);
+    let honest = padded(&shape, &w.output);
+    for index in [5usize, 7, 8 * 3, 8 * 3 + 7] {
+        let mut t = honest.clone();
+        t[index] += Fr::from(12345u64);
+        let r = prove_table::<M>(shape, w.clone(), &t, 4);
+        assert_eq!(check(&r).unwrap_err(), M::false_claim_error("hadamard product"), "{index}");
+    }
+}
+
+fn claim_points_of_the_wrong_length<M: TestMode>() {
+    let shape = shape(3, 5);
+    let r = prove::<M>(shape, witness(&shape, 23), Fr::zero(), 5);
+    for extra in [1usize, 2] {
+        let mut claim = r.claim.clone();
+        let point: Vec<Fr> =
+            claim.point.iter().copied().chain(std::iter::repeat_n(Fr::one(), extra)).collect();
+        claim.point = point;
+        let schedule = hadamard_zk_schedule(&shape).unwrap();
+        let result =
+            M::verify(&schedule, &r.extra, |v, t| verify_hadamard::<M>(v, &shape, &claim, &r.proof, t));
+        assert!(
+            matches!(result, Err(AttentionError::CheckFailed { step: "hadamard product" })),
+            "{result:?}"
+        );
+    }
+    let mut claim = r.claim.clone();
+    claim.point.pop();
+    let schedule = hadamard_zk_schedule(&shape).unwrap();
+    let result = M::verify(&schedule, &r.extra, |v, t| verify_hadamard::<M>(v, &shape, &claim, &r.proof, t));
     assert!(matches!(result, Err(AttentionError::CheckFailed { step: "hadamard product" })), "{result:?}");
 }
