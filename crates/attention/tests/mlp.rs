@@ -484,7 +484,7 @@ fn refuses_shapes_and_weights_that_disagree() {
     });
     assert!(matches!(wide.validate(), Err(AttentionError::InvalidShape(_))));
     // |A| ≤ 2^20 + 1 (b = 13, a = 0, o = 8) and |U| < 2^15 would let A ⊙ U reach 2^35 (the
-    // product's own bound; `attack_gated_product` has the edge at 2^30).
+    // product's own bound; `which_check_refuses_a_wide_product` has the edge at 2^30).
     let wide_product = with(shape, |p| {
         p.activation_input_fraction_bits = 0;
         p.activation_output_fraction_bits = 8;
