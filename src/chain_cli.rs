@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 use zkmha_api::model_chain::{
-    ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, commit_chain, open_layers,
-    prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain, write_chain_key,
+    ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, chain_accuracy, commit_chain,
+    open_layers, prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain, write_chain_key,
     write_chain_secret,
 };
 use zkmha_api::model_files;
@@ -298,6 +298,79 @@ pub fn prove(
     Ok(())
 }
 
+/// `zkmha prove --model M --layers A..B --vk CHAIN_KEY --dry-run`: the forward pass a proof
+/// would prove, against float64, without a proof.
+///
+/// # Errors
+/// As [`prove`] before its proof: a missing or unreadable key, models that are not its layers,
+/// an input the forward pass refuses.
+pub fn dry_run(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    args: &ModelInputArgs,
+    layers: Range<usize>,
+) -> Result<()> {
+    let Some(key_path) = &args.vk else {
+        bail!(Usage(
+            "--layers needs the chain key from zkmha commit-model --layers: pass it with --vk".into()
+        ));
+    };
+    let key = read_chain_key(key_path)?;
+    let start = Instant::now();
+    let models = open(model, heads, mask, max_memory, layers)?;
+    let Some(first) = models.first() else {
+        bail!(Usage("--layers names no layer".into()));
+    };
+    let input = crate::model_cli::model_input(args, first.model_width(), first)?;
+    let positions = if args.all_positions { LogitPositions::All } else { LogitPositions::Last };
+    let measure = chain_accuracy(&key, &models, &input, positions)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let tokens = measure.output.len() / first.model_width().max(1);
+    let report = &measure.accuracy;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "dry_run": true,
+                "proven": false,
+                "first_layer": key.first_layer,
+                "layers": key.layers.len(),
+                "tokens": tokens,
+                "total_ms": seconds * 1e3,
+                "relative_l2_error": report.output.relative_l2_error,
+                "layers_relative_l2_error": report.attention.relative_l2_error,
+                "layer_relative_l2_errors": measure.layer_errors,
+                "logits": measure.logits.as_ref().map(|l| logits_json(l, None)),
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "dry run, nothing proven: the quantized forward pass of {} on {tokens} tokens in {seconds:.1} s, as a proof with {} would prove it",
+        range_text(&key.layer_range()),
+        key_path.display()
+    );
+    println!(
+        "the last layer's output against float64 through the same layers: relative L2 error {:.3} % (the layers' part H_b − H_a: {:.3} %); each boundary: {}",
+        report.output.relative_l2_error * 100.0,
+        report.attention.relative_l2_error * 100.0,
+        measure.layer_errors.iter().map(|e| format!("{:.3} %", e * 100.0)).collect::<Vec<_>>().join(", ")
+    );
+    if let Some(logits) = &measure.logits
+        && let Some((same, error)) = logits.against_reference()
+    {
+        println!(
+            "the logits of {} position{}: the same next token as float64 at {same} of them, logits' relative L2 error {:.3} %",
+            logits.positions.len(),
+            if logits.positions.len() == 1 { "" } else { "s" },
+            error * 100.0
+        );
+    }
+    Ok(())
+}
+
 /// Why a chain proves no logits, in words.
 fn head_absence(key: &ChainKey, models: &[zkmha_api::Model], tokens_proven: bool) -> String {
     if !tokens_proven {
@@ -442,7 +515,7 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                 println!(
                     "  layer {}: model commitment {}; {}",
                     proof.first_layer().saturating_add(i as u64),
-                    zkmha_api::fingerprint(&statement.model),
+                    zkmha_api::inspect::link_weight_commitments(statement),
                     commitments.join(", ")
                 );
             }

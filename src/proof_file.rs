@@ -33,9 +33,9 @@ pub struct ProveArgs {
     /// The model layer's input and verifier key.
     #[command(flatten)]
     pub model_input: ModelInputArgs,
-    /// Where to write the proof file.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Where to write the proof file (not with --dry-run, which proves nothing).
+    #[arg(long, required_unless_present = "dry_run")]
+    pub out: Option<PathBuf>,
     /// A zero-knowledge proof of an attention layer: Q, K, V (and the softmax's columns)
     /// committed with blinding, every sum-check and lookup masked, every claim committed.
     /// Model layers (--model) are zero-knowledge without it (--transparent for plain ones).
@@ -75,6 +75,20 @@ pub struct VerifyArgs {
 /// Impossible shapes or an unwritable file; options the mode ignores ([`Usage`]).
 pub fn prove(args: &ProveArgs) -> Result<()> {
     let extra = &args.model_input;
+    if extra.dry_run {
+        let layers = args.model.layers.clone().ok_or_else(|| Usage("--dry-run needs --layers".into()))?;
+        return crate::chain_cli::dry_run(
+            &args.model,
+            args.layer.heads,
+            args.layer.mask,
+            args.layer.max_memory,
+            extra,
+            layers,
+        );
+    }
+    let Some(out) = args.out.as_deref() else {
+        bail!(Usage("--out: where to write the proof".into()));
+    };
     if args.model.model.is_some() {
         let ignored = args.layer.attention_only_options();
         if !ignored.is_empty() {
@@ -93,7 +107,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             args.layer.mask,
             args.layer.max_memory,
             &args.model_input,
-            &args.out,
+            out,
         );
     }
     let model_only: Vec<&str> = [
@@ -116,13 +130,13 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             if model_only.len() == 1 { "applies" } else { "apply" }
         )));
     }
-    if extra.output.as_ref().is_some_and(|o| model_cli::same_file(o, &args.out)) {
+    if extra.output.as_ref().is_some_and(|o| model_cli::same_file(o, out)) {
         bail!(Usage(
             "--out and --output name the same file: the output tensor would overwrite the proof".into()
         ));
     }
     if let (Some(input), Some(output)) = (&extra.input, &extra.output)
-        && (model_cli::same_file(input, output) || model_cli::same_file(input, &args.out))
+        && (model_cli::same_file(input, output) || model_cli::same_file(input, out))
     {
         bail!(Usage(format!(
             "{} is read by this run and would be overwritten: write the proof and O elsewhere",
@@ -130,7 +144,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         )));
     }
     if let Some(input) = &extra.input
-        && model_cli::same_file(input, &args.out)
+        && model_cli::same_file(input, out)
     {
         bail!(Usage(format!(
             "{} is read by this run and would be overwritten: write the proof elsewhere",
@@ -197,7 +211,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         encode_layer_file(LayerProof::Plain(statement, Box::new(proof)), Some(timings))?
     };
     let elapsed = start.elapsed();
-    zkmha_api::files::write_file(&args.out, &proved.encoded.bytes)?;
+    zkmha_api::files::write_file(out, &proved.encoded.bytes)?;
     if let Some(path) = &extra.output {
         write_attention_output(path, proved.file.statement())?;
     }
@@ -212,7 +226,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             serde_json::json!({
                 "kind": if args.zk { Kind::ZeroKnowledgeLayer.name() } else { Kind::Layer.name() },
                 "zero_knowledge": args.zk,
-                "proof": args.out.display().to_string(),
+                "proof": out.display().to_string(),
                 "statement_bytes": statement_bytes,
                 "proof_bytes": proof_bytes,
                 "inputs": source.json(),
@@ -263,7 +277,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             println!("{}", model_cli::NOT_ZERO_KNOWLEDGE);
             println!(
                 "wrote {}: statement {} bytes (commitments to Q, K, V and the output), proof {} bytes",
-                args.out.display(),
+                out.display(),
                 statement_bytes,
                 proof_bytes
             );
@@ -276,7 +290,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             );
             println!(
                 "wrote {}: statement {} bytes (hiding commitments to Q, K, V and the output), proof {} bytes",
-                args.out.display(),
+                out.display(),
                 statement_bytes,
                 proof_bytes
             );

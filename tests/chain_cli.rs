@@ -217,3 +217,70 @@ fn chain_usage_mistakes_are_one_sentence() {
     fails_with(zkmha().args(["verify", "--proof", s(&proof)]), 5, "pass the chain key with --vk");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_dry_run_reports_the_forward_pass_a_proof_proves_and_writes_nothing() {
+    let dir = scratch("dry-run");
+    let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
+    let (vk, proof) = (dir.join("chain.vk"), dir.join("chain.proof"));
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk), "--transparent"])
+        .assert()
+        .success();
+    let tokens = ["--tokens", "1,5,7,9,11"];
+    let proved = zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--transparent"])
+        .args(tokens)
+        .args(["--all-positions", "--out", s(&proof), "--json"])
+        .output()
+        .unwrap();
+    assert!(proved.status.success(), "{}", String::from_utf8_lossy(&proved.stderr));
+    let proved: serde_json::Value = serde_json::from_slice(&proved.stdout).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let dry = zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--transparent"])
+        .args(tokens)
+        .args(["--all-positions", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+    let dry: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    // The same forward pass as the proof's: the same errors, the same predictions.
+    assert_eq!((dry["dry_run"].as_bool(), dry["proven"].as_bool()), (Some(true), Some(false)));
+    for field in ["relative_l2_error", "layers_relative_l2_error", "layer_relative_l2_errors", "tokens"] {
+        assert_eq!(dry[field], proved[field], "{field}");
+    }
+    for field in ["positions", "predicted", "same_next_tokens_as_float64", "relative_l2_error"] {
+        assert_eq!(dry["logits"][field], proved["logits"][field], "logits' {field}");
+    }
+    assert_eq!(dry["logits"]["predicted"].as_array().map(Vec::len), Some(5));
+    let after: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before, after, "a dry run writes nothing");
+    // In words: it says that nothing is proven.
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk)])
+        .args(tokens)
+        .arg("--dry-run")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::starts_with("dry run, nothing proven")
+                .and(predicate::str::contains("the same next token as float64 at")),
+        );
+    // It proves nothing, so it takes no proof file, and it needs a chain (clap's refusals:
+    // the usage exit code, its usage lines after the sentence).
+    let refused = |cmd: &mut Command, needle: &str| {
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
+        assert!(stderr.contains(needle) && !stderr.contains("panicked"), "{stderr}");
+    };
+    refused(
+        zkmha()
+            .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--dry-run"])
+            .args(tokens)
+            .args(["--out", s(&proof)]),
+        "--out",
+    );
+    refused(zkmha().args(["prove", "--model", s(&model), "--dry-run"]).args(tokens), "--layers");
+}

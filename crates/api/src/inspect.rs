@@ -140,6 +140,16 @@ pub fn model_commitments(
     commitments
 }
 
+/// A chain link's weight commitments as `inspect` shows them: a chain's proof leaves them out
+/// (they are the key's), an older one's fingerprint.
+pub fn link_weight_commitments(statement: &zkmha_attention::model_layer::ModelStatement) -> String {
+    if statement.model.tables.is_empty() {
+        "the key's (not in the proof)".into()
+    } else {
+        fingerprint(&statement.model)
+    }
+}
+
 /// The fingerprints of an attention-layer statement's commitments (Q, K, V).
 pub fn layer_commitments(statement: &zkmha_attention::CommittedStatement) -> Vec<(&'static str, String)> {
     let c = &statement.commitments;
@@ -216,7 +226,7 @@ impl Inspection {
                     .map(|(i, statement)| {
                         json!({
                             "layer": proof.first_layer().saturating_add(i as u64),
-                            "model_commitment": fingerprint(&statement.model),
+                            "model_commitment": link_weight_commitments(statement),
                             "commitments": object(&model_commitments(statement)),
                             "output": if statement.output.public().is_some() { "public" } else { "committed" },
                         })

@@ -49,7 +49,7 @@ use zkmha_attention::head::{
 use zkmha_attention::layer_chain::{ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain_ending};
 use zkmha_attention::mode::{Mode, Plain, ProverRng, Zk};
 use zkmha_attention::model_layer::OutputKind;
-use zkmha_attention::model_quantization::HeadQuantization;
+use zkmha_attention::model_quantization::{HeadQuantization, NormWeights};
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
 
@@ -341,8 +341,9 @@ fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>
                         zkmha_attention::block::ModelBlockProof<M>,
                     )>(rest, path, "chain proof")
                 })?;
+            // A chain's proof leaves the weight commitments out: they are the key's.
             statement
-                .validate()
+                .validate_without_weight_commitments()
                 .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
             links.push(ChainLink { statement, proof });
         }
@@ -754,15 +755,7 @@ pub fn prove_chain_with(
     progress: &mut dyn FnMut(usize, Stage),
 ) -> Result<ProvedChain> {
     let _span = tracing::info_span!("prove_chain", layers = models.len()).entered();
-    check_consecutive(models)?;
-    key.validate()?;
-    let given: Vec<u64> = models.iter().map(|m| m.layer() as u64).collect();
-    if !given.iter().copied().eq(key.layer_range()) {
-        return Err(Error::ChainLayers {
-            key: format!("layers {}..{}", key.layer_range().start, key.layer_range().end),
-            given: format!("layers {given:?}"),
-        });
-    }
+    check_layers(key, models)?;
     let secrets: Vec<Option<&ModelSecret>> = match (key.layers.first().map(|k| k.weight_commitments), secret)
     {
         (Some(WeightCommitments::Hiding), Some(s)) if s.layers.len() == key.layers.len() => {
@@ -777,6 +770,151 @@ pub fn prove_chain_with(
     for ((layer_key, model), secret) in key.layers.iter().zip(models).zip(secrets) {
         blinds.push(check_model_against_key(layer_key, secret, model)?);
     }
+    let first = models.first().ok_or(Error::EmptyInput)?;
+    let forward = forward_pass(key, models, input)?;
+    let ForwardPass { tokens, embedding, head, boundaries, .. } = &forward;
+    let positions = logit_positions.positions(*tokens);
+    if let (Some(_), Some((embedding_key, _, _))) = (&head, &embedding)
+        && (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS
+    {
+        // Refused before any layer is proven.
+        return Err(AttentionError::InvalidShape(format!(
+            "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
+            positions.len(),
+            embedding_key.shape.token_rows
+        ))
+        .into());
+    }
+    let logits = forward.logits(&positions)?.unwrap_or_default();
+    let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
+        let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
+        let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {
+            (Some(_), Some(rows)) => Some(zkmha_pcs::HyraxBlinds { rows: rows.clone() }),
+            (Some(_), None) => return Err(Error::ChainSecret),
+            (None, _) => None,
+        };
+        let tokens = embedding
+            .as_ref()
+            .zip(table_blinds.as_ref())
+            .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
+        let head_blinds = match (&head, secret.and_then(|s| s.head.as_ref())) {
+            (Some(_), Some(h)) => Some((
+                zkmha_pcs::HyraxBlinds { rows: h.scale.clone() },
+                h.bias.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
+            )),
+            (Some(_), None) => return Err(Error::ChainSecret),
+            (None, _) => None,
+        };
+        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|((k, w, _), (s, b))| ProverHead {
+            key: k,
+            weights: HeadWeights { scale: &w.scale, bias: &w.bias, scale_blinds: s, bias_blinds: b.as_ref() },
+            positions: positions.clone(),
+            logits: logits.clone(),
+        });
+        let (links, embedding, head, times) =
+            prove_links::<Zk>(key, models, boundaries, &blinds, tokens, prover_head, progress)?;
+        (
+            ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding, head }),
+            times,
+        )
+    } else {
+        let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
+        let tokens =
+            embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
+        let prover_head = head.as_ref().map(|(k, w, _)| ProverHead {
+            key: k,
+            weights: HeadWeights {
+                scale: &w.scale,
+                bias: &w.bias,
+                scale_blinds: &(),
+                bias_blinds: (!w.bias.is_empty()).then_some(&()),
+            },
+            positions: positions.clone(),
+            logits: logits.clone(),
+        });
+        let (links, embedding, head, times) =
+            prove_links::<Plain>(key, models, boundaries, &blinds, tokens, prover_head, progress)?;
+        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding, head }), times)
+    };
+    progress(first.layer() + models.len(), Stage::Verifying);
+    verify_chain(key, &proof).map_err(|error| match error {
+        Error::InvalidProof { error } => Error::ModelDiffersFromKey { error },
+        other => other,
+    })?;
+    progress(first.layer() + models.len(), Stage::Done);
+    let ChainMeasure { output, accuracy, layer_errors, logits } = forward.measure(models, proof.logits())?;
+    Ok(ProvedChain {
+        logits,
+        proof,
+        output,
+        tokens: *tokens,
+        model_width: forward.model_width,
+        token_ids: forward.token_ids,
+        tokenizer: forward.tokenizer,
+        accuracy,
+        layer_errors,
+        layer_times,
+    })
+}
+
+/// Checks that `models` are the key's layers, in order, and the key against its limits.
+fn check_layers(key: &ChainKey, models: &[Model]) -> Result<()> {
+    check_consecutive(models)?;
+    key.validate()?;
+    let given: Vec<u64> = models.iter().map(|m| m.layer() as u64).collect();
+    if !given.iter().copied().eq(key.layer_range()) {
+        return Err(Error::ChainLayers {
+            key: format!("layers {}..{}", key.layer_range().start, key.layer_range().end),
+            given: format!("layers {given:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// A chain's quantized forward pass on an input, before any proof: every boundary
+/// `H_a … H_b` as the prover commits them, with what the embedding proof and the head need.
+pub struct ForwardPass<'a> {
+    /// The chain's float input (the embeddings of token ids, or the given hidden state).
+    pub float_input: Vec<f64>,
+    /// The tokens.
+    pub tokens: usize,
+    /// `d_model`.
+    pub model_width: usize,
+    /// The token ids (given, or from the text).
+    pub token_ids: Option<Vec<usize>>,
+    /// Where the text's tokenizer came from.
+    pub tokenizer: Option<String>,
+    /// Every boundary `H_a … H_b` at the residual stream's scale.
+    pub boundaries: Vec<Vec<i64>>,
+    /// Token input on a key with an embedding table: the key, the padded quantized table, the ids.
+    embedding: Option<(&'a EmbeddingKey, Vec<i64>, Vec<u64>)>,
+    /// A key with a head and token input: the key, the final norm quantized and in float64.
+    head: Option<(&'a HeadKey, NormWeights, NormWeights<f64>)>,
+    first_key: &'a ModelVerifierKey,
+}
+
+/// A chain's forward pass against float64 through the same layers from the same float input.
+#[derive(Debug, Clone)]
+pub struct ChainMeasure {
+    /// The last boundary `H_b`, as floats.
+    pub output: Vec<f64>,
+    /// The output, and the chain's own part (`H_b − H_a`), against float64.
+    pub accuracy: ModelAccuracy,
+    /// Each boundary `H_{ℓ+1}`'s relative L2 error, layer by layer.
+    pub layer_errors: Vec<f64>,
+    /// The head's logits against float64's (a key with a head, token input).
+    pub logits: Option<ChainLogits>,
+}
+
+/// Runs the quantized forward pass of the chain's layers `models` on `input` against `key`,
+/// without proving it: what [`prove_chain_with`] commits and proves.
+///
+/// # Errors
+/// [`Error::ChainLayers`] for models that are not the key's layers, [`Error::EmptyInput`] for
+/// no tokens, [`Error::ModelDiffersFromKey`] for an embedding table
+/// or head that is not the key's, the memory check's and the witness's errors.
+pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput) -> Result<ForwardPass<'a>> {
+    check_layers(key, models)?;
     let first = models.first().ok_or(Error::EmptyInput)?;
     let first_key = key.layers.first().ok_or(Error::EmptyInput)?;
     let d = first_key.model_width;
@@ -816,7 +954,6 @@ pub fn prove_chain_with(
         }
         _ => None,
     };
-    // The quantized forward pass: every boundary H_a … H_b.
     let mut boundaries = vec![match &embedding {
         Some((embedding_key, padded, ids)) => embed(&embedding_key.shape, padded, ids)?,
         None => first_key.quantization.quantize_hidden_state(&float_input)?,
@@ -829,122 +966,107 @@ pub fn prove_chain_with(
             block_output(&link.shape, layer_key.mask, link.softmax, &x, Some(hidden), &link.weights)?;
         boundaries.push(output);
     }
-    let positions = logit_positions.positions(tokens);
-    if let (Some(_), Some((embedding_key, _, _))) = (&head, &embedding)
-        && (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS
-    {
-        // Refused before any layer is proven.
-        return Err(AttentionError::InvalidShape(format!(
-            "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
-            positions.len(),
-            embedding_key.shape.token_rows
-        ))
-        .into());
-    }
-    let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
-        let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
-        let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {
-            (Some(_), Some(rows)) => Some(zkmha_pcs::HyraxBlinds { rows: rows.clone() }),
-            (Some(_), None) => return Err(Error::ChainSecret),
-            (None, _) => None,
-        };
-        let tokens = embedding
-            .as_ref()
-            .zip(table_blinds.as_ref())
-            .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
-        let head_blinds = match (&head, secret.and_then(|s| s.head.as_ref())) {
-            (Some(_), Some(h)) => Some((
-                zkmha_pcs::HyraxBlinds { rows: h.scale.clone() },
-                h.bias.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
-            )),
-            (Some(_), None) => return Err(Error::ChainSecret),
-            (None, _) => None,
-        };
-        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|((k, w, _), (s, b))| ProverHead {
-            key: k,
-            weights: HeadWeights { scale: &w.scale, bias: &w.bias, scale_blinds: s, bias_blinds: b.as_ref() },
-            positions: positions.clone(),
-        });
-        let (links, embedding, head, times) =
-            prove_links::<Zk>(key, models, &boundaries, &blinds, tokens, prover_head, progress)?;
-        (
-            ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding, head }),
-            times,
-        )
-    } else {
-        let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
-        let tokens =
-            embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
-        let prover_head = head.as_ref().map(|(k, w, _)| ProverHead {
-            key: k,
-            weights: HeadWeights {
-                scale: &w.scale,
-                bias: &w.bias,
-                scale_blinds: &(),
-                bias_blinds: (!w.bias.is_empty()).then_some(&()),
-            },
-            positions: positions.clone(),
-        });
-        let (links, embedding, head, times) =
-            prove_links::<Plain>(key, models, &boundaries, &blinds, tokens, prover_head, progress)?;
-        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding, head }), times)
-    };
-    progress(first.layer() + models.len(), Stage::Verifying);
-    verify_chain(key, &proof).map_err(|error| match error {
-        Error::InvalidProof { error } => Error::ModelDiffersFromKey { error },
-        other => other,
-    })?;
-    progress(first.layer() + models.len(), Stage::Done);
-    let last = boundaries.last().ok_or(Error::EmptyInput)?;
-    let output = first_key.quantization.dequantize_output(last);
-    let mut reference = float_input.clone();
-    let mut layer_errors = Vec::with_capacity(models.len());
-    for (model, boundary) in models.iter().zip(boundaries.iter().skip(1)) {
-        reference = model.float_output(reference)?;
-        let proven = first_key.quantization.dequantize_output(boundary);
-        layer_errors.push(relative_l2(&proven, &reference));
-    }
-    let accuracy = model_accuracy(&float_input, &output, &reference);
-    let logits = match (proof.logits(), &head, &embedding) {
-        (Some((positions, integers)), Some((head_key, _, norm)), Some((embedding_key, _, _))) => {
-            let last = models.last().ok_or(Error::EmptyInput)?;
-            let table = last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]);
-            let d = embedding_key.shape.model_width as usize;
-            let normalized = zkmha_attention::model_quantization::float_norm(
-                norm,
-                last.file().norm_epsilon,
-                &reference,
-                d,
-            );
-            let reference: Vec<f64> = positions
-                .iter()
-                .flat_map(|&p| {
-                    let y = &normalized[p as usize * d..(p as usize + 1) * d];
-                    table.chunks(d).map(move |t| y.iter().zip(t).map(|(a, b)| a * b).sum::<f64>())
-                })
-                .collect();
-            Some(ChainLogits::new(
-                positions.to_vec(),
-                embedding_key.shape.token_rows as usize,
-                integers,
-                head_key.quantization.logit_fraction_bits(),
-                Some(reference),
-            ))
-        }
-        _ => None,
-    };
-    Ok(ProvedChain {
-        logits,
-        proof,
-        output,
+    Ok(ForwardPass {
+        float_input,
         tokens,
         model_width: d,
         token_ids,
         tokenizer,
-        accuracy,
-        layer_errors,
-        layer_times,
+        boundaries,
+        embedding,
+        head,
+        first_key,
     })
+}
+
+/// The forward pass of [`forward_pass`] against float64, with the head's logits at
+/// `positions` (a key with a head and token input): the accuracy a proof of it would report,
+/// in a fraction of the proving time.
+///
+/// # Errors
+/// As [`forward_pass`].
+pub fn chain_accuracy(
+    key: &ChainKey,
+    models: &[Model],
+    input: &ModelInput,
+    positions: LogitPositions,
+) -> Result<ChainMeasure> {
+    let forward = forward_pass(key, models, input)?;
+    let positions = positions.positions(forward.tokens);
+    let logits = forward.logits(&positions)?;
+    forward.measure(models, logits.as_ref().map(|l| (positions.as_slice(), l.as_slice())))
+}
+
+impl ForwardPass<'_> {
+    /// The head's integer logits of `positions` (`|positions| × V`), `None` without a head.
+    ///
+    /// # Errors
+    /// As [`compute_head`].
+    pub fn logits(&self, positions: &[u64]) -> Result<Option<Vec<i64>>> {
+        let (Some((head_key, weights, _)), Some((embedding_key, padded, _)), Some(last)) =
+            (&self.head, &self.embedding, self.boundaries.last())
+        else {
+            return Ok(None);
+        };
+        let norm = head_key.norm_shape(self.tokens, self.model_width);
+        let (_, logits) = compute_head(
+            &norm,
+            &embedding_key.shape,
+            padded,
+            last,
+            &weights.scale,
+            &weights.bias,
+            positions,
+        )?;
+        Ok(Some(logits))
+    }
+
+    /// The boundaries and the head's logits (`positions`, integers) against float64 run
+    /// through the same layers from the same float input.
+    ///
+    /// # Errors
+    /// The float layers' errors.
+    pub fn measure(&self, models: &[Model], logits: Option<(&[u64], &[i64])>) -> Result<ChainMeasure> {
+        let quantization = &self.first_key.quantization;
+        let last = self.boundaries.last().ok_or(Error::EmptyInput)?;
+        let output = quantization.dequantize_output(last);
+        let mut reference = self.float_input.clone();
+        let mut layer_errors = Vec::with_capacity(models.len());
+        for (model, boundary) in models.iter().zip(self.boundaries.iter().skip(1)) {
+            reference = model.float_output(reference)?;
+            layer_errors.push(relative_l2(&quantization.dequantize_output(boundary), &reference));
+        }
+        let accuracy = model_accuracy(&self.float_input, &output, &reference);
+        let logits = match (logits, &self.head, &self.embedding) {
+            (Some((positions, integers)), Some((head_key, _, norm)), Some((embedding_key, _, _))) => {
+                let last = models.last().ok_or(Error::EmptyInput)?;
+                let table = last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]);
+                let d = self.model_width;
+                let normalized = zkmha_attention::model_quantization::float_norm(
+                    norm,
+                    last.file().norm_epsilon,
+                    &reference,
+                    d,
+                );
+                let reference: Vec<f64> = positions
+                    .iter()
+                    .flat_map(|&p| {
+                        let y = &normalized[p as usize * d..(p as usize + 1) * d];
+                        table.chunks(d).map(move |t| y.iter().zip(t).map(|(a, b)| a * b).sum::<f64>())
+                    })
+                    .collect();
+                Some(ChainLogits::new(
+                    positions.to_vec(),
+                    embedding_key.shape.token_rows as usize,
+                    integers,
+                    head_key.quantization.logit_fraction_bits(),
+                    Some(reference),
+                ))
+            }
+            _ => None,
+        };
+        Ok(ChainMeasure { output, accuracy, layer_errors, logits })
+    }
 }
 
 /// `‖a − b‖ / ‖b‖` (0 for two zero vectors).
@@ -988,6 +1110,8 @@ struct ProverHead<'a, B> {
     key: &'a HeadKey,
     weights: HeadWeights<'a, B>,
     positions: Vec<u64>,
+    /// The head's logits of `positions` ([`ForwardPass::logits`]).
+    logits: Vec<i64>,
 }
 
 /// A chain's layer proofs, its embedding proof, its head's, and each layer's proving time.
@@ -1058,30 +1182,21 @@ fn prove_links<M: Mode>(
             &mut rng,
         )?;
         times.push(start.elapsed());
-        links.push(ChainLink { statement, proof });
+        // The weight commitments are the key's: the proof leaves them out.
+        links.push(ChainLink { statement, proof }.without_weight_commitments());
     }
     let head = match (head, &embedded) {
         (Some(head), Some(tokens)) => {
             let last = committed.last().ok_or(Error::EmptyInput)?;
-            let norm = head.key.norm_shape(tokens_count(last, last_key), last_key.model_width);
-            let (_, logits) = compute_head(
-                &norm,
-                &tokens.key.shape,
-                tokens.padded,
-                &last.values,
-                head.weights.scale,
-                head.weights.bias,
-                &head.positions,
-            )?;
             let statement = HeadStatement {
-                norm,
+                norm: head.key.norm_shape(tokens_count(last, last_key), last_key.model_width),
                 table_shape: tokens.key.shape,
                 positions: head.positions,
                 table: tokens.key.commitment.clone(),
                 hidden: last.commitment.clone(),
                 scale: head.key.scale.clone(),
                 bias: head.key.bias.clone(),
-                logits,
+                logits: head.logits,
             };
             let params = head_hyrax_params::<M>(&statement)?;
             let proof = prove_head::<M>(

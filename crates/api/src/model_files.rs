@@ -101,7 +101,10 @@ pub(crate) fn decode_header<T>(
 /// the head's proof.
 /// 12: the gated MLP's product is exact and never committed (keys lose its shift and range,
 /// proofs its commitment and lookups).
-const FILE_VERSION: u32 = 12;
+/// 13: chain proofs leave each layer's weight commitments out (they are the key's); keys are
+/// calibrated with 16-bit weights and 12-bit `Q`, `K`, 13-bit `V` (a key of 12 commits to
+/// other integers).
+const FILE_VERSION: u32 = 13;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -5,6 +5,7 @@
 //! another model's key, another first layer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use ark_serialize::CanonicalSerialize;
 use std::path::PathBuf;
 use zkmha_api::model_chain::{
     ChainKey, ChainProof, CommittedChain, ProvedChain, commit_chain, open_layers, prove_chain,
@@ -12,6 +13,7 @@ use zkmha_api::model_chain::{
 };
 use zkmha_api::{Error, Model, ModelInput, WeightCommitments, example_model};
 use zkmha_attention::AttentionError;
+use zkmha_attention::model_layer::ModelStatement;
 
 const LAYERS: usize = 3;
 
@@ -117,6 +119,18 @@ fn files_round_trip_and_inspect() {
     assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
     assert_eq!(json["layers"][1]["output"], "committed");
     assert_eq!(json["token_ids"], serde_json::json!([3, 1, 4, 1, 5]));
+    // The weight commitments are the key's: the file leaves them out.
+    assert!(proof.statements().iter().all(|s| s.model.tables.is_empty()));
+    assert_eq!(json["layers"][0]["model_commitment"], "the key's (not in the proof)");
+    let weights: usize = key.layers.iter().map(|k| k.commitment.compressed_size()).sum();
+    let with_weights: usize = proof
+        .statements()
+        .iter()
+        .zip(&key.layers)
+        .map(|(s, k)| ModelStatement { model: k.commitment.clone(), ..(*s).clone() }.compressed_size())
+        .sum();
+    let without: usize = proof.statements().iter().map(|s| s.compressed_size()).sum();
+    assert_eq!(with_weights - without, weights - 8 * LAYERS, "only the tables' contents are left out");
     let json = zkmha_api::inspect::read(&d.join("chain.vk")).unwrap().to_json();
     assert_eq!((json["kind"].as_str(), json["first_layer"].as_u64()), (Some("chain key"), Some(0)));
     // A truncated chain file is refused with a sentence, not a panic.

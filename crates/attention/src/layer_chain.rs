@@ -31,7 +31,7 @@
 
 use crate::block::ModelBlockProof;
 use crate::mode::Mode;
-use crate::model_layer::{LayerOutput, ModelStatement, OutputKind};
+use crate::model_layer::{LayerOutput, ModelCommitment, ModelStatement, OutputKind};
 use crate::verifier_key::{ModelVerifierKey, verify_with_key};
 use crate::{AttentionError, Residual, VerifierTimings};
 
@@ -43,10 +43,24 @@ pub const MAX_CHAIN_LAYERS: usize = 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainLink<M: Mode> {
     /// The statement: its residual and (but for the last) its output are boundary
-    /// commitments.
+    /// commitments. Its weight commitments ([`ModelStatement::model`]) may be left empty
+    /// ([`ChainLink::without_weight_commitments`]): they are then the layer key's, which
+    /// the verifier holds anyway.
     pub statement: ModelStatement,
     /// The layer's proof.
     pub proof: ModelBlockProof<M>,
+}
+
+impl<M: Mode> ChainLink<M> {
+    /// The link as a chain's proof carries it: without its statement's weight commitments
+    /// (every layer's, ~200 KB for a GPT-2-small layer, are in the chain's key already). The
+    /// verifier puts the layer key's in their place, so the proof is checked against the same
+    /// statement — the transcript absorbs the key's commitments — and a link proven with
+    /// other weights fails against the key's as before.
+    pub fn without_weight_commitments(mut self) -> Self {
+        self.statement.model = ModelCommitment { tables: Vec::new() };
+        self
+    }
 }
 
 /// Checks that the keys can be chained: at most [`MAX_CHAIN_LAYERS`], at least one, every
@@ -186,8 +200,14 @@ pub fn verify_chain_ending<M: Mode>(
     check_chain_keys(keys)?;
     check_links_ending(links.iter().map(|l| &l.statement), keys.len(), last_output)?;
     let verify = |(layer, (key, link)): (usize, (&ModelVerifierKey, &ChainLink<M>))| {
-        verify_with_key(key, &link.statement, &link.proof)
-            .map_err(|source| AttentionError::InChainLayer { layer, source: Box::new(source) })
+        // Weight commitments left out are the key's (ChainLink::without_weight_commitments).
+        let result = if link.statement.model.tables.is_empty() {
+            let statement = ModelStatement { model: key.commitment.clone(), ..link.statement.clone() };
+            verify_with_key(key, &statement, &link.proof)
+        } else {
+            verify_with_key(key, &link.statement, &link.proof)
+        };
+        result.map_err(|source| AttentionError::InChainLayer { layer, source: Box::new(source) })
     };
     // The layers are independent once the links hold: verified side by side (each layer's
     // own MSMs leave cores idle between them), the first failing layer in order reported, as

@@ -67,7 +67,7 @@ const LABEL_MLP: &[u8] = b"attention/model/mlp";
 pub const MAX_MODEL_WIDTH: usize = 1 << 14;
 
 /// The range every committed `Q`, `K`, `V` is checked in: `|Y| ≤ 2^15` (the calibration puts
-/// them at 11 and 12 bits, `model_quantization`: 8–16× headroom for other inputs).
+/// them at 12 and 13 bits, `model_quantization`: 8–16× headroom for other inputs).
 pub const PROJECTION_OUTPUT_BITS: u32 = 16;
 
 /// Under rotary embeddings the `Q`, `K` projections' outputs (the rotation's inputs) are
@@ -452,6 +452,13 @@ pub struct ModelCommitment {
     pub tables: Vec<HyraxCommitment>,
 }
 
+/// Where a statement's weight commitments are: in it, or left out for the key's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WeightCommitmentsIn {
+    Statement,
+    Key,
+}
+
 /// The public statement of a model-layer proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelStatement {
@@ -829,6 +836,20 @@ impl ModelStatement {
     /// [`AttentionError::InvalidShape`], [`AttentionError::WrongTensorSize`] for `Z`,
     /// [`AttentionError::CheckFailed`] for a commitment of the wrong size.
     pub fn validate(&self) -> Result<(), AttentionError> {
+        self.validate_with(WeightCommitmentsIn::Statement)
+    }
+
+    /// [`ModelStatement::validate`] for a chain link whose weight commitments are left out
+    /// ([`crate::layer_chain::ChainLink::without_weight_commitments`]): none may be there, and
+    /// the input's, residual's and output's commitments are checked as `validate` checks them.
+    ///
+    /// # Errors
+    /// As [`ModelStatement::validate`].
+    pub fn validate_without_weight_commitments(&self) -> Result<(), AttentionError> {
+        self.validate_with(WeightCommitmentsIn::Key)
+    }
+
+    fn validate_with(&self, weights: WeightCommitmentsIn) -> Result<(), AttentionError> {
         self.shape.validate()?;
         let expected = self.shape.attention.seq_len * self.shape.model_width;
         let (layout, weights_layout) = (self.shape.layout(self.softmax), self.shape.weights_layout());
@@ -853,6 +874,10 @@ impl ModelStatement {
             _ => {}
         }
         let tables: Vec<&HyraxCommitment> = std::iter::once(&self.input).chain(&self.model.tables).collect();
+        let vars = match weights {
+            WeightCommitmentsIn::Statement => &vars[..],
+            WeightCommitmentsIn::Key => vars.get(..1).unwrap_or_default(),
+        };
         let residual_shaped = match (self.shape.residual, &self.residual) {
             (Residual::LayerInput, None) => true,
             (Residual::HiddenState, Some(c)) => hidden_shaped(c),
@@ -862,7 +887,7 @@ impl ModelStatement {
             return Err(AttentionError::CheckFailed { step: "residual commitment" });
         }
         if tables.len() != vars.len()
-            || tables.iter().zip(vars).enumerate().any(|(i, (c, n))| {
+            || tables.iter().zip(vars.iter().copied()).enumerate().any(|(i, (c, n))| {
                 let columns = table_column_vars(n, if i == 0 { layout } else { weights_layout });
                 c.num_vars != n || c.column_vars().ok() != Some(columns)
             })

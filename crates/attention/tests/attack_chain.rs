@@ -26,6 +26,7 @@ in_both_modes!(
     a_chain_whose_layers_have_different_token_counts_is_rejected,
     statement_malleability_is_rejected,
     a_forged_committed_output_value_is_rejected,
+    links_without_weight_commitments_verify_against_their_own_keys_only,
 );
 
 /// The layer shape of tests/layer_chain.rs (gated Llama-like, `d_model = 10`, RMSNorm), for
@@ -245,4 +246,45 @@ fn a_forged_committed_output_value_is_rejected<M: Mode>() {
     p.committed_output = Some(p.residual_input.clone());
     let r = verify_block::<M>(&params, &l0.statement, &p).map(|_| ());
     assert!(r.is_err());
+}
+
+/// A chain's proof leaves each layer's weight commitments out (`ChainLink::
+/// without_weight_commitments`, chain files): the verifier reads the layer key's in their
+/// place. The honest chain verifies; the keys swapped, or a link carrying another layer's
+/// commitments, do not; and such a statement validates only as a link's.
+fn links_without_weight_commitments_verify_against_their_own_keys_only<M: Mode>() {
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    let probe = key::<M>(ModelCommitment { tables: Vec::new() });
+    let (shape, softmax) = shape_softmax(&probe, 5);
+    let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
+    let weights: Vec<ModelWeights> = (0..2u64).map(|l| common::weights(&shape, 30 + l)).collect();
+    let models: Vec<(ModelCommitment, Vec<M::Blinds>)> =
+        weights.iter().map(|w| commit_model_with::<M>(&params, &shape, w, &mut rng).unwrap()).collect();
+    let keys: Vec<ModelVerifierKey> = models.iter().map(|(c, _)| key::<M>(c.clone())).collect();
+    let h0 = hidden_state(&shape, 9).unwrap();
+    let h1 = forward(&shape, softmax, &weights[0], &h0);
+    let b0 = commit_boundary::<M>(&params, &shape, softmax, h0, &mut rng).unwrap();
+    let b1 = commit_boundary::<M>(&params, &shape, softmax, h1, &mut rng).unwrap();
+    let l0 = prove::<M>(&shape, softmax, &weights[0], &models[0], &b0, Some(&b1), &mut rng);
+    let l1 = prove::<M>(&shape, softmax, &weights[1], &models[1], &b1, None, &mut rng);
+    let lean = [l0.clone().without_weight_commitments(), l1.clone().without_weight_commitments()];
+    assert!(lean.iter().all(|l| l.statement.model.tables.is_empty()));
+    verify_chain::<M>(&keys, &lean).unwrap();
+    // The full links verify as before.
+    verify_chain::<M>(&keys, &[l0, l1.clone()]).unwrap();
+    // Each proof is checked against its own key's commitments.
+    let swapped = [keys[1].clone(), keys[0].clone()];
+    assert!(matches!(verify_chain::<M>(&swapped, &lean), Err(AttentionError::InChainLayer { layer: 0, .. })));
+    // A link that carries commitments must carry its key's: layer 0's in layer 1's link.
+    let mut other = lean[1].clone();
+    other.statement.model = models[0].0.clone();
+    assert!(matches!(
+        verify_chain::<M>(&keys, &[lean[0].clone(), other]),
+        Err(AttentionError::InChainLayer { layer: 1, .. })
+    ));
+    // A statement without weight commitments is a link's, never a layer proof's on its own.
+    lean[0].statement.validate_without_weight_commitments().unwrap();
+    assert!(lean[0].statement.validate().is_err());
+    assert!(l1.statement.validate_without_weight_commitments().is_err());
+    l1.statement.validate().unwrap();
 }
