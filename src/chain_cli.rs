@@ -163,6 +163,16 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
     Ok(())
 }
 
+/// The chain key `--vk` names, and its path.
+fn chain_key(args: &ModelInputArgs) -> Result<(&Path, ChainKey)> {
+    let Some(key_path) = &args.vk else {
+        bail!(Usage(
+            "--layers needs the chain key from zkmha commit-model --layers: pass it with --vk".into()
+        ));
+    };
+    Ok((key_path, read_chain_key(key_path)?))
+}
+
 /// `zkmha prove --model M --layers A..B --vk CHAIN_KEY`: the chain's proof.
 ///
 /// # Errors
@@ -176,12 +186,7 @@ pub fn prove(
     out: &Path,
     layers: Range<usize>,
 ) -> Result<()> {
-    let Some(key_path) = &args.vk else {
-        bail!(Usage(
-            "--layers needs the chain key from zkmha commit-model --layers: pass it with --vk".into()
-        ));
-    };
-    let key = read_chain_key(key_path)?;
+    let (key_path, key) = chain_key(args)?;
     let wanted = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
     let kind = key.layers.first().map(|k| k.weight_commitments);
     if kind != Some(wanted) {
@@ -312,12 +317,7 @@ pub fn dry_run(
     args: &ModelInputArgs,
     layers: Range<usize>,
 ) -> Result<()> {
-    let Some(key_path) = &args.vk else {
-        bail!(Usage(
-            "--layers needs the chain key from zkmha commit-model --layers: pass it with --vk".into()
-        ));
-    };
-    let key = read_chain_key(key_path)?;
+    let (key_path, key) = chain_key(args)?;
     let start = Instant::now();
     let models = open(model, heads, mask, max_memory, layers)?;
     let Some(first) = models.first() else {

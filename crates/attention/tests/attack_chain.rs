@@ -172,23 +172,41 @@ fn a_chain_whose_layers_have_different_token_counts_is_rejected<M: Mode>() {
     );
 }
 
-/// Statement malleability on an honest 2-layer chain (s = 5): kind flipped, commitments
-/// swapped, η removed; every one must be rejected.
-fn statement_malleability_is_rejected<M: Mode>() {
-    let mut rng = ChaCha20Rng::seed_from_u64(6);
+/// An honest 2-layer chain on s = 5 tokens in mode `M` (seeds: the randomness, the weights,
+/// `H_0`): the boundaries `H_0`, `H_1` committed, layer 0's output committed, layer 1's public.
+struct TwoLayers<M: Mode> {
+    params: zkmha_pcs::HyraxParams,
+    models: Vec<(ModelCommitment, Vec<M::Blinds>)>,
+    keys: Vec<ModelVerifierKey>,
+    h1: Vec<i64>,
+    b0: Boundary<M::Blinds>,
+    b1: Boundary<M::Blinds>,
+    l0: ChainLink<M>,
+    l1: ChainLink<M>,
+}
+
+fn two_layers<M: Mode>(seed: u64, weight_seed: u64, hidden_seed: u64) -> TwoLayers<M> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let probe = key::<M>(ModelCommitment { tables: Vec::new() });
     let (shape, softmax) = shape_softmax(&probe, 5);
     let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
-    let weights: Vec<ModelWeights> = (0..2u64).map(|l| common::weights(&shape, 20 + l)).collect();
+    let weights: Vec<ModelWeights> = (0..2u64).map(|l| common::weights(&shape, weight_seed + l)).collect();
     let models: Vec<(ModelCommitment, Vec<M::Blinds>)> =
         weights.iter().map(|w| commit_model_with::<M>(&params, &shape, w, &mut rng).unwrap()).collect();
     let keys: Vec<ModelVerifierKey> = models.iter().map(|(c, _)| key::<M>(c.clone())).collect();
-    let h0 = hidden_state(&shape, 8).unwrap();
+    let h0 = hidden_state(&shape, hidden_seed).unwrap();
     let h1 = forward(&shape, softmax, &weights[0], &h0);
     let b0 = commit_boundary::<M>(&params, &shape, softmax, h0, &mut rng).unwrap();
     let b1 = commit_boundary::<M>(&params, &shape, softmax, h1.clone(), &mut rng).unwrap();
     let l0 = prove::<M>(&shape, softmax, &weights[0], &models[0], &b0, Some(&b1), &mut rng);
     let l1 = prove::<M>(&shape, softmax, &weights[1], &models[1], &b1, None, &mut rng);
+    TwoLayers { params, models, keys, h1, b0, b1, l0, l1 }
+}
+
+/// Statement malleability on an honest 2-layer chain (s = 5): kind flipped, commitments
+/// swapped, η removed; every one must be rejected.
+fn statement_malleability_is_rejected<M: Mode>() {
+    let TwoLayers { params, keys, h1, b0, b1, l0, l1, .. } = two_layers::<M>(6, 20, 8);
     verify_chain::<M>(&keys, &[l0.clone(), l1.clone()]).unwrap();
     let v = |s: &ModelStatement, p: &ModelBlockProof<M>| verify_block::<M>(&params, s, p).map(|_| ());
     let mut report = Vec::new();
@@ -253,20 +271,7 @@ fn a_forged_committed_output_value_is_rejected<M: Mode>() {
 /// place. The honest chain verifies; the keys swapped, or a link carrying another layer's
 /// commitments, do not; and such a statement validates only as a link's.
 fn links_without_weight_commitments_verify_against_their_own_keys_only<M: Mode>() {
-    let mut rng = ChaCha20Rng::seed_from_u64(8);
-    let probe = key::<M>(ModelCommitment { tables: Vec::new() });
-    let (shape, softmax) = shape_softmax(&probe, 5);
-    let params = block_hyrax_params::<M>(&shape, softmax).unwrap();
-    let weights: Vec<ModelWeights> = (0..2u64).map(|l| common::weights(&shape, 30 + l)).collect();
-    let models: Vec<(ModelCommitment, Vec<M::Blinds>)> =
-        weights.iter().map(|w| commit_model_with::<M>(&params, &shape, w, &mut rng).unwrap()).collect();
-    let keys: Vec<ModelVerifierKey> = models.iter().map(|(c, _)| key::<M>(c.clone())).collect();
-    let h0 = hidden_state(&shape, 9).unwrap();
-    let h1 = forward(&shape, softmax, &weights[0], &h0);
-    let b0 = commit_boundary::<M>(&params, &shape, softmax, h0, &mut rng).unwrap();
-    let b1 = commit_boundary::<M>(&params, &shape, softmax, h1, &mut rng).unwrap();
-    let l0 = prove::<M>(&shape, softmax, &weights[0], &models[0], &b0, Some(&b1), &mut rng);
-    let l1 = prove::<M>(&shape, softmax, &weights[1], &models[1], &b1, None, &mut rng);
+    let TwoLayers { models, keys, l0, l1, .. } = two_layers::<M>(8, 30, 9);
     let lean = [l0.clone().without_weight_commitments(), l1.clone().without_weight_commitments()];
     assert!(lean.iter().all(|l| l.statement.model.tables.is_empty()));
     verify_chain::<M>(&keys, &lean).unwrap();
