@@ -515,7 +515,8 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                 println!(
                     "  layer {}: model commitment {}; {}",
                     proof.first_layer().saturating_add(i as u64),
-                    zkmha_api::inspect::link_weight_commitments(statement),
+                    zkmha_api::inspect::link_weight_commitments(statement)
+                        .unwrap_or_else(|| "the key's (not in the proof)".into()),
                     commitments.join(", ")
                 );
             }

@@ -211,8 +211,9 @@ pub struct ModelInputArgs {
     /// With --layers: run the quantized forward pass the proof would prove (the key's
     /// calibration, every rounding the layers prove) and report it against float64 — each
     /// boundary, the logits and the next tokens — without proving or writing anything: a
-    /// check of a key's accuracy on an input in a fraction of the proving time. It does not
-    /// check the model's weights against the key's commitments (a proof does).
+    /// check of a key's accuracy on an input in a fraction of the proving time. It reads no
+    /// secret and does not check the model's weights against the key's commitments, nor the
+    /// key's kind against --transparent (a proof does).
     #[arg(long, requires = "layers", conflicts_with_all = ["out", "output", "logits"])]
     pub dry_run: bool,
     /// Print one JSON object.

@@ -75,20 +75,6 @@ pub struct VerifyArgs {
 /// Impossible shapes or an unwritable file; options the mode ignores ([`Usage`]).
 pub fn prove(args: &ProveArgs) -> Result<()> {
     let extra = &args.model_input;
-    if extra.dry_run {
-        let layers = args.model.layers.clone().ok_or_else(|| Usage("--dry-run needs --layers".into()))?;
-        return crate::chain_cli::dry_run(
-            &args.model,
-            args.layer.heads,
-            args.layer.mask,
-            args.layer.max_memory,
-            extra,
-            layers,
-        );
-    }
-    let Some(out) = args.out.as_deref() else {
-        bail!(Usage("--out: where to write the proof".into()));
-    };
     if args.model.model.is_some() {
         let ignored = args.layer.attention_only_options();
         if !ignored.is_empty() {
@@ -99,6 +85,22 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
                 if ignored.len() == 1 { "it" } else { "them" }
             )));
         }
+        if extra.dry_run {
+            let layers = args.model.layers.clone().ok_or_else(|| Usage("--dry-run needs --layers".into()))?;
+            return crate::chain_cli::dry_run(
+                &args.model,
+                args.layer.heads,
+                args.layer.mask,
+                args.layer.max_memory,
+                extra,
+                layers,
+            );
+        }
+    }
+    // Required by clap but with --dry-run, which proves nothing (a model's chain) or is refused
+    // below (an attention layer).
+    let out = args.out.as_deref();
+    if let (Some(out), true) = (out, args.model.model.is_some()) {
         // Model layers are zero-knowledge by default (--zk says so again); --transparent
         // asks for the plain mode.
         return model_cli::prove(
@@ -119,6 +121,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         ("--vk", extra.vk.is_some()),
         ("--secret", extra.secret.is_some()),
         ("--transparent", extra.transparent),
+        ("--dry-run", extra.dry_run),
     ]
     .into_iter()
     .filter_map(|(name, given)| given.then_some(name))
@@ -130,6 +133,9 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             if model_only.len() == 1 { "applies" } else { "apply" }
         )));
     }
+    let Some(out) = out else {
+        bail!(Usage("--out: where to write the proof".into()));
+    };
     if extra.output.as_ref().is_some_and(|o| model_cli::same_file(o, out)) {
         bail!(Usage(
             "--out and --output name the same file: the output tensor would overwrite the proof".into()

@@ -283,4 +283,18 @@ fn a_dry_run_reports_the_forward_pass_a_proof_proves_and_writes_nothing() {
         "--out",
     );
     refused(zkmha().args(["prove", "--model", s(&model), "--dry-run"]).args(tokens), "--layers");
+    // Our own refusals: one sentence each.
+    fails_with(
+        zkmha()
+            .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--dry-run"])
+            .args(tokens)
+            .args(["--seed", "3"]),
+        5,
+        "--seed shapes or draws an attention layer of its own",
+    );
+    fails_with(
+        zkmha().args(["prove", "--layers", "all", "--vk", s(&vk), "--dry-run"]).args(tokens),
+        5,
+        "--dry-run apply to model layers, which need --model FILE",
+    );
 }

@@ -140,14 +140,11 @@ pub fn model_commitments(
     commitments
 }
 
-/// A chain link's weight commitments as `inspect` shows them: a chain's proof leaves them out
-/// (they are the key's), an older one's fingerprint.
-pub fn link_weight_commitments(statement: &zkmha_attention::model_layer::ModelStatement) -> String {
-    if statement.model.tables.is_empty() {
-        "the key's (not in the proof)".into()
-    } else {
-        fingerprint(&statement.model)
-    }
+/// A chain link's weight commitments as `inspect` shows them: the fingerprint of those a link
+/// carries, `None` where the proof leaves them out (they are the key's, as `prove` writes
+/// chains).
+pub fn link_weight_commitments(statement: &zkmha_attention::model_layer::ModelStatement) -> Option<String> {
+    (!statement.model.tables.is_empty()).then(|| fingerprint(&statement.model))
 }
 
 /// The fingerprints of an attention-layer statement's commitments (Q, K, V).

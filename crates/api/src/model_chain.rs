@@ -341,10 +341,14 @@ fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>
                         zkmha_attention::block::ModelBlockProof<M>,
                     )>(rest, path, "chain proof")
                 })?;
-            // A chain's proof leaves the weight commitments out: they are the key's.
-            statement
-                .validate_without_weight_commitments()
-                .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
+            // A chain's proof leaves the weight commitments out (they are the key's); one that
+            // carries them (a link encoded as it was built) has them checked as a layer's.
+            if statement.model.tables.is_empty() {
+                statement.validate_without_weight_commitments()
+            } else {
+                statement.validate()
+            }
+            .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
             links.push(ChainLink { statement, proof });
         }
         let embedding = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
@@ -774,17 +778,7 @@ pub fn prove_chain_with(
     let forward = forward_pass(key, models, input)?;
     let ForwardPass { tokens, embedding, head, boundaries, .. } = &forward;
     let positions = logit_positions.positions(*tokens);
-    if let (Some(_), Some((embedding_key, _, _))) = (&head, &embedding)
-        && (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS
-    {
-        // Refused before any layer is proven.
-        return Err(AttentionError::InvalidShape(format!(
-            "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
-            positions.len(),
-            embedding_key.shape.token_rows
-        ))
-        .into());
-    }
+    // Too many logits are refused here, before any layer is proven.
     let logits = forward.logits(&positions)?.unwrap_or_default();
     let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
         let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
@@ -1001,13 +995,22 @@ impl ForwardPass<'_> {
     /// The head's integer logits of `positions` (`|positions| × V`), `None` without a head.
     ///
     /// # Errors
-    /// As [`compute_head`].
+    /// [`AttentionError::InvalidShape`] for more logits than one proof carries
+    /// ([`MAX_PUBLIC_LOGITS`]), and as [`compute_head`].
     pub fn logits(&self, positions: &[u64]) -> Result<Option<Vec<i64>>> {
         let (Some((head_key, weights, _)), Some((embedding_key, padded, _)), Some(last)) =
             (&self.head, &self.embedding, self.boundaries.last())
         else {
             return Ok(None);
         };
+        if (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS {
+            return Err(AttentionError::InvalidShape(format!(
+                "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
+                positions.len(),
+                embedding_key.shape.token_rows
+            ))
+            .into());
+        }
         let norm = head_key.norm_shape(self.tokens, self.model_width);
         let (_, logits) = compute_head(
             &norm,
