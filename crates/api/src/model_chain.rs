@@ -305,8 +305,9 @@ impl ChainProof {
 
     /// Reads a chain's proof file of either mode: at most [`MAX_CHAIN_LAYERS`] layer proofs,
     /// each decoded within its own commitment-row budget
-    /// ([`crate::model_files::MAX_DECODED_ROWS`]) and its statement checked against the
-    /// stated limits.
+    /// ([`crate::model_files::MAX_DECODED_ROWS`]), the whole file within one more
+    /// ([`crate::model_files::chain_row_budget`] of its length), and each statement checked
+    /// against the stated limits.
     ///
     /// # Errors
     /// As [`crate::model_files::read_key`], and [`Error::UnacceptedStatement`].
@@ -321,88 +322,92 @@ impl ChainProof {
 
 fn read_links<M: Mode>(path: &Path, magic: ChainMagic) -> Result<ChainProofOf<M>> {
     decode_header(path, magic, "chain proof", |rest| {
-        let first_layer: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+        // Each part has its own budget, and the whole file one more: without it, 1024 links of
+        // identity rows would decode to 1024 × 72 MiB from ~128 MiB of file.
+        let file_budget = crate::model_files::chain_row_budget(rest.len());
+        zkmha_pcs::decode_with_row_budget(file_budget, || read_link_parts::<M>(path, rest))
+    })
+}
+
+fn read_link_parts<M: Mode>(path: &Path, rest: &mut &[u8]) -> Result<ChainProofOf<M>> {
+    let first_layer: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+    let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+    if count == 0 || count > MAX_CHAIN_LAYERS as u64 {
+        return Err(Error::UnacceptedStatement {
+            path: path.to_path_buf(),
+            error: AttentionError::BrokenChain { layer: 0, reason: "a chain holds 1 to 1024 layer proofs" },
+        });
+    }
+    let mut links = Vec::new();
+    for _ in 0..count {
+        let (statement, proof) =
+            zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+                crate::model_files::decode_part::<(
+                    zkmha_attention::model_layer::ModelStatement,
+                    zkmha_attention::block::ModelBlockProof<M>,
+                )>(rest, path, "chain proof")
+            })?;
+        // A chain's proof leaves the weight commitments out (they are the key's); one that
+        // carries them (a link encoded as it was built) has them checked as a layer's.
+        if statement.model.tables.is_empty() {
+            statement.validate_without_weight_commitments()
+        } else {
+            statement.validate()
+        }
+        .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
+        links.push(ChainLink { statement, proof });
+    }
+    let embedding = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
         let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-        if count == 0 || count > MAX_CHAIN_LAYERS as u64 {
+        if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
             return Err(Error::UnacceptedStatement {
                 path: path.to_path_buf(),
-                error: AttentionError::BrokenChain {
-                    layer: 0,
-                    reason: "a chain holds 1 to 1024 layer proofs",
-                },
+                error: AttentionError::InvalidShape(format!(
+                    "an embedding proof takes 1 to {MAX_EMBEDDED_TOKENS} tokens, not {count}"
+                )),
             });
         }
-        let mut links = Vec::new();
-        for _ in 0..count {
-            let (statement, proof) =
-                zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
-                    crate::model_files::decode_part::<(
-                        zkmha_attention::model_layer::ModelStatement,
-                        zkmha_attention::block::ModelBlockProof<M>,
-                    )>(rest, path, "chain proof")
-                })?;
-            // A chain's proof leaves the weight commitments out (they are the key's); one that
-            // carries them (a link encoded as it was built) has them checked as a layer's.
-            if statement.model.tables.is_empty() {
-                statement.validate_without_weight_commitments()
-            } else {
-                statement.validate()
-            }
-            .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
-            links.push(ChainLink { statement, proof });
+        let ids = (0..count)
+            .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
+            .collect::<Result<Vec<u64>>>()?;
+        let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+            crate::model_files::decode_part::<EmbeddingProof<M>>(rest, path, "chain proof")
+        })?;
+        Some(Box::new(EmbeddedTokens { ids, proof }))
+    } else {
+        None
+    };
+    let head = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
+        let unaccepted = |what: String| Error::UnacceptedStatement {
+            path: path.to_path_buf(),
+            error: AttentionError::InvalidShape(what),
+        };
+        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+        if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
+            return Err(unaccepted(format!(
+                "a head proves 1 to {MAX_EMBEDDED_TOKENS} positions, not {count}"
+            )));
         }
-        let embedding = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
-            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-            if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
-                return Err(Error::UnacceptedStatement {
-                    path: path.to_path_buf(),
-                    error: AttentionError::InvalidShape(format!(
-                        "an embedding proof takes 1 to {MAX_EMBEDDED_TOKENS} tokens, not {count}"
-                    )),
-                });
-            }
-            let ids = (0..count)
-                .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
-                .collect::<Result<Vec<u64>>>()?;
-            let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
-                crate::model_files::decode_part::<EmbeddingProof<M>>(rest, path, "chain proof")
-            })?;
-            Some(Box::new(EmbeddedTokens { ids, proof }))
-        } else {
-            None
-        };
-        let head = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
-            let unaccepted = |what: String| Error::UnacceptedStatement {
-                path: path.to_path_buf(),
-                error: AttentionError::InvalidShape(what),
-            };
-            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-            if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
-                return Err(unaccepted(format!(
-                    "a head proves 1 to {MAX_EMBEDDED_TOKENS} positions, not {count}"
-                )));
-            }
-            let positions = (0..count)
-                .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
-                .collect::<Result<Vec<u64>>>()?;
-            let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-            if count > MAX_PUBLIC_LOGITS {
-                return Err(unaccepted(format!(
-                    "a head proof carries at most {MAX_PUBLIC_LOGITS} logits, not {count}"
-                )));
-            }
-            let logits = (0..count)
-                .map(|_| crate::model_files::decode_part::<i64>(rest, path, "chain proof"))
-                .collect::<Result<Vec<i64>>>()?;
-            let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
-                crate::model_files::decode_part::<HeadProof<M>>(rest, path, "chain proof")
-            })?;
-            Some(Box::new(ProvenLogits { positions, logits, proof }))
-        } else {
-            None
-        };
-        Ok(ChainProofOf { first_layer, links, embedding, head })
-    })
+        let positions = (0..count)
+            .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
+            .collect::<Result<Vec<u64>>>()?;
+        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+        if count > MAX_PUBLIC_LOGITS {
+            return Err(unaccepted(format!(
+                "a head proof carries at most {MAX_PUBLIC_LOGITS} logits, not {count}"
+            )));
+        }
+        let logits = (0..count)
+            .map(|_| crate::model_files::decode_part::<i64>(rest, path, "chain proof"))
+            .collect::<Result<Vec<i64>>>()?;
+        let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+            crate::model_files::decode_part::<HeadProof<M>>(rest, path, "chain proof")
+        })?;
+        Some(Box::new(ProvenLogits { positions, logits, proof }))
+    } else {
+        None
+    };
+    Ok(ChainProofOf { first_layer, links, embedding, head })
 }
 
 /// Writes a chain key; returns the file's length.

@@ -113,6 +113,26 @@ const FILE_VERSION: u32 = 13;
 /// fewer than 2^19.
 pub const MAX_DECODED_ROWS: u64 = 1 << 20;
 
+/// The most commitment rows a chain's proof file of `file_length` bytes may decode to in all:
+/// [`MAX_DECODED_ROWS`] and one row per 8 bytes of file beyond it.
+///
+/// Each part of a chain file (a layer's statement and proof, the embedding's, the head's) has
+/// [`MAX_DECODED_ROWS`] of its own, but a file holds up to 1024 layers, so the parts' budgets
+/// alone would let ~128 MiB of identity rows decode to ~72 GiB. With this total a file
+/// decodes to at most 72 MiB plus 9 times its length. An honest row is mostly a 32-byte
+/// compressed point (identity rows are padding, fewer than the points around them), so a
+/// valid proof stays well inside: GPT-2-small's 12 layers at 512 tokens, 8.3 MB, may decode
+/// 2^20 + 1.04 M rows.
+///
+/// ```
+/// use zkmha_api::model_files::{MAX_DECODED_ROWS, chain_row_budget};
+/// assert_eq!(chain_row_budget(0), MAX_DECODED_ROWS);
+/// assert_eq!(chain_row_budget(8 << 20), MAX_DECODED_ROWS + (1 << 20));
+/// ```
+pub fn chain_row_budget(file_length: usize) -> u64 {
+    MAX_DECODED_ROWS.saturating_add(file_length as u64 / 8)
+}
+
 /// Decodes one `T` from `rest` (advancing it); a decoding failure is [`Error::Corrupt`].
 ///
 /// ```

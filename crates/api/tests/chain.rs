@@ -332,3 +332,39 @@ fn only_token_input_at_layer_zero_is_embedded() {
     assert_eq!(proved.proof.token_ids(), None);
     assert_eq!(verify_chain(&committed.key, &proved.proof).unwrap().token_ids, None);
 }
+
+/// A chain file decodes within one commitment-row budget in all, not one per link: links of
+/// sparse commitments (identity rows cost a bit in the file, a 72-byte point in memory) that
+/// each fit a link's budget are refused together before they are allocated.
+#[test]
+fn a_chain_file_of_sparse_commitments_is_refused_within_one_budget() {
+    let models = models("sparse", 0..LAYERS);
+    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let ChainProof::Plain(honest) = &proved.proof else { panic!("a plain chain") };
+    // 12 × 2^16 identity rows per link: 786 432 rows, within a link's 2^20.
+    let sparse =
+        zkmha_pcs::HyraxCommitment { num_vars: 32, rows: vec![zkmha_pcs::G1Affine::default(); 1 << 16] };
+    let with_links = |count: usize, sparse_commitments: bool| {
+        let mut proof = honest.clone();
+        proof.links.truncate(count);
+        for link in proof.links.iter_mut().filter(|_| sparse_commitments) {
+            link.proof.commitments = vec![sparse.clone(); 12];
+        }
+        ChainProof::Plain(proof)
+    };
+    let d = dir("sparse");
+    std::fs::create_dir_all(&d).unwrap();
+    let one = d.join("one.proof");
+    let honest_length = with_links(1, false).write(&one).unwrap();
+    let length = with_links(1, true).write(&one).unwrap();
+    assert!(length < honest_length + 12 * 8300, "identity rows cost one bit each: {length} bytes");
+    // One such link decodes (its proof is then checked, and fails, when verifying) ...
+    let read = ChainProof::read(&one).unwrap();
+    assert!(matches!(&read, ChainProof::Plain(p) if p.links[0].proof.commitments.len() == 12));
+    // ... two exceed the file's budget (2^20 rows and one per 8 bytes of file).
+    let two = d.join("two.proof");
+    let length = with_links(2, true).write(&two).unwrap();
+    assert!(2 * 786_432 > zkmha_api::model_files::chain_row_budget(length));
+    assert!(matches!(ChainProof::read(&two), Err(Error::Corrupt { .. })));
+    std::fs::remove_dir_all(&d).unwrap();
+}
