@@ -1008,19 +1008,51 @@ impl GroupEquation {
     /// # Errors
     /// As [`Self::holds`], and [`PcsError::MalformedProof`] unless there is one weight per
     /// equation.
+    ///
+    /// A base that occurs in several equations (the commitment generators of every opening,
+    /// `U` and `H` of every Σ-protocol: half the bases of a GPT-2 layer's checks) enters the
+    /// MSM once, with its scalars summed: the same sum, about half the MSM.
     pub fn all_hold(checks: &[GroupEquation], weights: &[Fr]) -> Result<(), PcsError> {
         if checks.len() != weights.len() {
             return Err(PcsError::MalformedProof("one weight per equation"));
         }
-        let mut bases = Vec::with_capacity(checks.iter().map(|c| c.bases.len()).sum());
-        let mut scalars = Vec::with_capacity(bases.capacity());
-        for (check, weight) in checks.iter().zip(weights) {
-            bases.extend_from_slice(&check.bases);
-            scalars.extend(check.scalars.iter().map(|s| *s * weight));
+        if checks.iter().any(|check| check.bases.len() != check.scalars.len()) {
+            return Err(PcsError::MalformedProof("msm sizes"));
         }
+        let (bases, scalars) = merged_terms(checks, weights);
         let total = G1Projective::msm(&bases, &scalars).map_err(|_| PcsError::MalformedProof("msm sizes"))?;
         if total == G1Projective::ZERO { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
     }
+}
+
+/// `Σ_g weight_g·Σ_k s_{g,k}·B_{g,k}` as one list of distinct bases (first occurrence order)
+/// and their summed scalars; identity bases, which add nothing, are left out.
+fn merged_terms(checks: &[GroupEquation], weights: &[Fr]) -> (Vec<G1Affine>, Vec<Fr>) {
+    let terms: usize = checks.iter().map(|c| c.bases.len()).sum();
+    let mut index = std::collections::HashMap::with_capacity(terms);
+    let mut bases = Vec::with_capacity(terms);
+    let mut scalars: Vec<Fr> = Vec::with_capacity(terms);
+    for (check, weight) in checks.iter().zip(weights) {
+        for (base, scalar) in check.bases.iter().zip(&check.scalars) {
+            if base.is_zero() {
+                continue;
+            }
+            let term = *scalar * weight;
+            match index.entry(*base) {
+                std::collections::hash_map::Entry::Occupied(at) => {
+                    if let Some(sum) = scalars.get_mut(*at.get()) {
+                        *sum += term;
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(at) => {
+                    at.insert(bases.len());
+                    bases.push(*base);
+                    scalars.push(term);
+                }
+            }
+        }
+    }
+    (bases, scalars)
 }
 
 #[cfg(test)]
@@ -1074,6 +1106,47 @@ mod tests {
         assert_eq!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).unwrap(), odd);
         odd_bytes[16] = 0x80;
         assert!(HyraxCommitment::deserialize_compressed(odd_bytes.as_slice()).is_err());
+    }
+
+    /// Equations that share bases (as every opening shares the generators) are checked with
+    /// each base once: the merged terms give the plain weighted sum, term by term, and a false
+    /// equation among true ones — also one whose error sits on a shared base — still fails.
+    #[test]
+    fn shared_bases_enter_the_check_once_and_decide_it_as_the_plain_sum() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let points: Vec<G1Affine> = (0..6).map(|_| G1Projective::rand(&mut rng).into_affine()).collect();
+        // True equations over shared bases: a·P0 + b·P1 − (a·P0 + b·P1) with the sum as a base.
+        let true_equation = |rng: &mut StdRng, i: usize, j: usize| {
+            let (a, b) = (Fr::rand(rng), Fr::rand(rng));
+            let sum = (points[i] * a + points[j] * b).into_affine();
+            GroupEquation::new(vec![points[i], points[j], sum, G1Affine::zero()], vec![a, b, -Fr::one(), a])
+        };
+        let mut equations: Vec<GroupEquation> =
+            (0..8).map(|k| true_equation(&mut rng, k % 6, (k * 5 + 1) % 6)).collect();
+        let weights: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
+        let (bases, scalars) = merged_terms(&equations, &weights);
+        assert!(bases.len() < equations.iter().map(|e| e.bases.len()).sum::<usize>());
+        let distinct: std::collections::HashSet<G1Affine> = bases.iter().copied().collect();
+        assert_eq!((distinct.len(), distinct.contains(&G1Affine::zero())), (bases.len(), false));
+        let plain = |equations: &[GroupEquation]| -> G1Projective {
+            equations
+                .iter()
+                .zip(&weights)
+                .flat_map(|(e, w)| e.bases.iter().zip(&e.scalars).map(move |(b, s)| *b * (*s * w)))
+                .sum()
+        };
+        let merged: G1Projective = bases.iter().zip(&scalars).map(|(b, s)| *b * s).sum();
+        assert_eq!(merged, plain(&equations));
+        assert_eq!(GroupEquation::all_hold(&equations, &weights), Ok(()));
+        // One scalar on a shared base off by one: the merged check fails as the plain one does.
+        equations[3].scalars[0] += Fr::one();
+        assert_ne!(plain(&equations), G1Projective::ZERO);
+        assert_eq!(GroupEquation::all_hold(&equations, &weights), Err(PcsError::PairingCheckFailed));
+        // A length mismatch inside one equation is refused even when the totals would agree.
+        let mut uneven = equations.clone();
+        uneven[0].scalars.pop();
+        uneven[1].scalars.push(Fr::one());
+        assert_eq!(GroupEquation::all_hold(&uneven, &weights), Err(PcsError::MalformedProof("msm sizes")));
     }
 
     #[test]
