@@ -1410,6 +1410,27 @@ pub fn verify_block<M: Mode>(
     statement: &ModelStatement,
     proof: &ModelBlockProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
+    let (mut timings, pending) = verify_block_pending::<M>(params, statement, proof)?;
+    let start = Instant::now();
+    M::check_pending(vec![pending]).map_err(|(_, error)| error)?;
+    timings.protocol += start.elapsed();
+    Ok(timings)
+}
+
+/// [`verify_block`] but for its final group equations, left weighed for the caller to check
+/// ([`Mode::check_pending`], with other proofs' in one MSM: a chain's layers).
+///
+/// # Errors
+/// As [`verify_block`], but for the final group equations' failure, which
+/// [`Mode::check_pending`] reports. **The caller must check the returned checks**: until
+/// then nothing is verified.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[must_use = "the proof is not verified until its pending checks are checked"]
+pub fn verify_block_pending<M: Mode>(
+    params: &HyraxParams,
+    statement: &ModelStatement,
+    proof: &ModelBlockProof<M>,
+) -> Result<(VerifierTimings, M::PendingChecks), AttentionError> {
     if proof.version != crate::PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
@@ -1551,9 +1572,9 @@ pub fn verify_block<M: Mode>(
     }
     M::verify_openings(&mut verifier, params, &commitments, &opening_claims, &proof.openings, t)?;
     drop(verifier);
-    M::finish_verifier(params, session, &proof.session_proof, t)?;
+    let pending = M::close_verifier(params, session, &proof.session_proof, t)?;
     timings.protocol += start.elapsed();
-    Ok(timings)
+    Ok((timings, pending))
 }
 
 #[cfg(test)]

@@ -43,8 +43,8 @@ pub use zkmha_zk::mode::{
     ZkProver, ZkVerifier,
 };
 use zkmha_zk::{
-    Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks, ZkError,
-    ZkMultiOpeningProof, ZkProductShape, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
+    Combination, CommittedValue, DeferredChecks, MaskSchedule, ProverMasks, VerifierMasks, WeightedChecks,
+    ZkError, ZkMultiOpeningProof, ZkProductShape, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
 };
 
 /// The final opening's step name (both modes).
@@ -74,6 +74,9 @@ pub trait Mode: ProductMode {
     /// What a proof sends to close it (nothing; the masks' values at their points, in one
     /// inner-product argument), absorbed before the final group equations' weights.
     type SessionProof: Clone + Debug + PartialEq + Eq + CanonicalSerialize + CanonicalDeserialize;
+    /// A closed verifier session's checks not made yet (nothing; the group equations with
+    /// their batching weights drawn, `zkmha_zk::WeightedChecks`), for one MSM across proofs.
+    type PendingChecks: Send;
 
     /// Opens the prover's session: in zero knowledge commits to the masks of `schedule()`
     /// (every masked sum-check of the proof, in order) and absorbs the commitment.
@@ -128,7 +131,31 @@ pub trait Mode: ProductMode {
         session: Self::VerifierSession,
         proof: &Self::SessionProof,
         transcript: &mut Transcript,
-    ) -> Result<(), AttentionError>;
+    ) -> Result<(), AttentionError> {
+        let pending = Self::close_verifier(params, session, proof, transcript)?;
+        Self::check_pending(vec![pending]).map_err(|(_, error)| error)
+    }
+
+    /// Closes the verifier's session as [`Mode::finish_verifier`] does, but leaves the final
+    /// group equations' check to [`Mode::check_pending`] (their weights are drawn here, from
+    /// `transcript` after the whole proof).
+    ///
+    /// # Errors
+    /// [`AttentionError::ZeroKnowledge`] for the masks' openings.
+    fn close_verifier(
+        params: &HyraxParams,
+        session: Self::VerifierSession,
+        proof: &Self::SessionProof,
+        transcript: &mut Transcript,
+    ) -> Result<Self::PendingChecks, AttentionError>;
+
+    /// Makes the checks several closed sessions left, together (one MSM in zero knowledge:
+    /// `zkmha_zk::check_together`).
+    ///
+    /// # Errors
+    /// The index of the first session, in order, whose own checks fail, and its error
+    /// ([`AttentionError::ZeroKnowledge`]).
+    fn check_pending(pending: Vec<Self::PendingChecks>) -> Result<(), (usize, AttentionError)>;
 
     /// Commits to an integer table of `num_vars` variables with `column_vars` column variables
     /// (binding; hiding in zero knowledge, its blinds drawn from `rng`).
@@ -188,6 +215,7 @@ impl Mode for Plain {
     type VerifierSession = ();
     type SessionCommitment = ();
     type SessionProof = ();
+    type PendingChecks = ();
 
     fn start_prover(
         _params: &HyraxParams,
@@ -219,12 +247,16 @@ impl Mode for Plain {
 
     fn verifier<'a>(_params: &'a HyraxParams, _session: &'a mut ()) {}
 
-    fn finish_verifier(
+    fn close_verifier(
         _params: &HyraxParams,
         _session: (),
         _proof: &(),
         _transcript: &mut Transcript,
     ) -> Result<(), AttentionError> {
+        Ok(())
+    }
+
+    fn check_pending(_pending: Vec<()>) -> Result<(), (usize, AttentionError)> {
         Ok(())
     }
 
@@ -279,6 +311,7 @@ impl Mode for Zk {
     type VerifierSession = (VerifierMasks, DeferredChecks);
     type SessionCommitment = G1Affine;
     type SessionProof = ZkInnerProductProof;
+    type PendingChecks = WeightedChecks;
 
     fn start_prover(
         params: &HyraxParams,
@@ -325,15 +358,20 @@ impl Mode for Zk {
         ZkVerifier { params, masks, checks }
     }
 
-    fn finish_verifier(
+    fn close_verifier(
         params: &HyraxParams,
         session: (VerifierMasks, DeferredChecks),
         proof: &ZkInnerProductProof,
         transcript: &mut Transcript,
-    ) -> Result<(), AttentionError> {
+    ) -> Result<WeightedChecks, AttentionError> {
         let (masks, mut checks) = session;
         masks.verify_openings(params, proof, transcript, &mut checks).map_err(zk_error(STEP_MASKS))?;
-        checks.finish(transcript).map_err(zk_error("the proof's group equations"))
+        Ok(checks.weigh(transcript))
+    }
+
+    fn check_pending(pending: Vec<WeightedChecks>) -> Result<(), (usize, AttentionError)> {
+        zkmha_zk::check_together(pending)
+            .map_err(|(index, error)| (index, zk_error("the proof's group equations")(error)))
     }
 
     fn commit_table(

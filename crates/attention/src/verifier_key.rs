@@ -21,7 +21,7 @@ use crate::rope::RotaryParams;
 use crate::{AttentionError, AttentionShape, MaskKind, Residual, VerifierTimings};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::Fr;
-use zkmha_pcs::HyraxBlinds;
+use zkmha_pcs::{HyraxBlinds, HyraxParams};
 
 /// How a key's weights are committed, and so which proofs it accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,14 +193,37 @@ pub fn verify_with_key<M: Mode>(
     statement: &ModelStatement,
     proof: &ModelBlockProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
+    verify_block::<M>(&checked_params::<M>(key, statement)?, statement, proof)
+}
+
+/// [`verify_with_key`] with the final group equations left weighed for the caller
+/// ([`crate::block::verify_block_pending`]).
+///
+/// # Errors
+/// As [`verify_with_key`], but for the final group equations' failure. **The caller must
+/// check the returned checks** ([`Mode::check_pending`]): until then nothing is verified.
+#[must_use = "the proof is not verified until its pending checks are checked"]
+pub fn verify_with_key_pending<M: Mode>(
+    key: &ModelVerifierKey,
+    statement: &ModelStatement,
+    proof: &ModelBlockProof<M>,
+) -> Result<(VerifierTimings, M::PendingChecks), AttentionError> {
+    crate::block::verify_block_pending::<M>(&checked_params::<M>(key, statement)?, statement, proof)
+}
+
+/// The generators to verify `statement` with, after the checks that come first: a key of the
+/// proof's mode (plain proofs against binding keys, zero-knowledge proofs against hiding
+/// ones), the statement against the key, and every size before the generators are derived.
+fn checked_params<M: Mode>(
+    key: &ModelVerifierKey,
+    statement: &ModelStatement,
+) -> Result<HyraxParams, AttentionError> {
     if key.weight_commitments != WeightCommitments::of::<M>() {
         return Err(AttentionError::CheckFailed {
             step: "verifier key: the proof's mode does not match the key's commitments (zero-knowledge proofs need a hiding key, plain proofs a binding one)",
         });
     }
     key.check_statement(statement)?;
-    // Every size checked before the generators are derived.
     statement.validate()?;
-    let params = block_hyrax_params::<M>(&statement.shape, statement.softmax)?;
-    verify_block::<M>(&params, statement, proof)
+    block_hyrax_params::<M>(&statement.shape, statement.softmax)
 }

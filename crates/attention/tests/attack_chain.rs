@@ -293,3 +293,36 @@ fn links_without_weight_commitments_verify_against_their_own_keys_only<M: Mode>(
     assert!(l1.statement.validate_without_weight_commitments().is_err());
     l1.statement.validate().unwrap();
 }
+
+/// The layers' final group equations are checked in one MSM across the chain
+/// (`Mode::check_pending`, `zkmha_zk::check_together`): the masks' last inner-product response
+/// changed in either layer's proof — a false equation that only that MSM sees — fails the
+/// joint check, named by its layer as verifying that layer alone names it; with both layers
+/// false the first is named.
+#[test]
+fn a_false_final_response_in_any_layer_fails_the_joint_check_by_its_layer() {
+    use zkmha_attention::mode::Zk;
+    let TwoLayers { params, keys, l0, l1, .. } = two_layers::<Zk>(10, 40, 11);
+    verify_chain::<Zk>(&keys, &[l0.clone(), l1.clone()]).unwrap();
+    let forged = |link: &ChainLink<Zk>| {
+        let mut link = link.clone();
+        link.proof.session_proof.responses[1] += zkmha_field::Fr::from(1u64);
+        link
+    };
+    let alone = verify_block::<Zk>(&params, &l1.statement, &forged(&l1).proof).unwrap_err();
+    assert!(
+        matches!(&alone, AttentionError::ZeroKnowledge { step: "the proof's group equations", .. }),
+        "{alone:?}"
+    );
+    for (links, layer) in
+        [([forged(&l0), l1.clone()], 0), ([l0.clone(), forged(&l1)], 1), ([forged(&l0), forged(&l1)], 0)]
+    {
+        match verify_chain::<Zk>(&keys, &links) {
+            Err(AttentionError::InChainLayer { layer: named, source }) => {
+                assert_eq!(named, layer);
+                assert_eq!(format!("{source:?}"), format!("{alone:?}"));
+            }
+            other => panic!("layer {layer}'s false equation: {other:?}"),
+        }
+    }
+}

@@ -1016,10 +1016,23 @@ impl GroupEquation {
         if checks.len() != weights.len() {
             return Err(PcsError::MalformedProof("one weight per equation"));
         }
-        if checks.iter().any(|check| check.bases.len() != check.scalars.len()) {
+        Self::all_hold_weighted(checks.iter().zip(weights.iter().copied()))
+    }
+
+    /// Checks `Σ_g weight_g·(equation g)` with one MSM, each distinct base once, for equations
+    /// and weights given in pairs (several verifications' together, without copying them).
+    /// The caller draws the weights after every equation is fixed ([`Self::all_hold`]).
+    ///
+    /// # Errors
+    /// [`PcsError::PairingCheckFailed`] when the sum is not zero, [`PcsError::MalformedProof`]
+    /// when an equation's bases and scalars differ in number.
+    pub fn all_hold_weighted<'a>(
+        terms: impl Iterator<Item = (&'a GroupEquation, Fr)> + Clone,
+    ) -> Result<(), PcsError> {
+        if terms.clone().any(|(check, _)| check.bases.len() != check.scalars.len()) {
             return Err(PcsError::MalformedProof("msm sizes"));
         }
-        let (bases, scalars) = merged_terms(checks, weights);
+        let (bases, scalars) = merged_terms(terms);
         let total = G1Projective::msm(&bases, &scalars).map_err(|_| PcsError::MalformedProof("msm sizes"))?;
         if total == G1Projective::ZERO { Ok(()) } else { Err(PcsError::PairingCheckFailed) }
     }
@@ -1027,12 +1040,14 @@ impl GroupEquation {
 
 /// `Σ_g weight_g·Σ_k s_{g,k}·B_{g,k}` as one list of distinct bases (first occurrence order)
 /// and their summed scalars; identity bases, which add nothing, are left out.
-fn merged_terms(checks: &[GroupEquation], weights: &[Fr]) -> (Vec<G1Affine>, Vec<Fr>) {
-    let terms: usize = checks.iter().map(|c| c.bases.len()).sum();
-    let mut index = std::collections::HashMap::with_capacity(terms);
-    let mut bases = Vec::with_capacity(terms);
-    let mut scalars: Vec<Fr> = Vec::with_capacity(terms);
-    for (check, weight) in checks.iter().zip(weights) {
+fn merged_terms<'a>(
+    terms: impl Iterator<Item = (&'a GroupEquation, Fr)> + Clone,
+) -> (Vec<G1Affine>, Vec<Fr>) {
+    let count: usize = terms.clone().map(|(c, _)| c.bases.len()).sum();
+    let mut index = std::collections::HashMap::with_capacity(count);
+    let mut bases = Vec::with_capacity(count);
+    let mut scalars: Vec<Fr> = Vec::with_capacity(count);
+    for (check, weight) in terms {
         for (base, scalar) in check.bases.iter().zip(&check.scalars) {
             if base.is_zero() {
                 continue;
@@ -1124,7 +1139,7 @@ mod tests {
         let mut equations: Vec<GroupEquation> =
             (0..8).map(|k| true_equation(&mut rng, k % 6, (k * 5 + 1) % 6)).collect();
         let weights: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
-        let (bases, scalars) = merged_terms(&equations, &weights);
+        let (bases, scalars) = merged_terms(equations.iter().zip(weights.iter().copied()));
         assert!(bases.len() < equations.iter().map(|e| e.bases.len()).sum::<usize>());
         let distinct: std::collections::HashSet<G1Affine> = bases.iter().copied().collect();
         assert_eq!((distinct.len(), distinct.contains(&G1Affine::zero())), (bases.len(), false));

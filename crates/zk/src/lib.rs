@@ -28,7 +28,7 @@ pub mod product;
 pub mod relation;
 pub mod sumcheck;
 
-pub use deferred::DeferredChecks;
+pub use deferred::{DeferredChecks, WeightedChecks, check_together};
 pub use multi_opening::{
     ZkMultiOpeningProof, ZkOpeningClaim, prove_multi_opening_zk, verify_multi_opening_zk_deferred,
     zk_multi_opening_schedule,
