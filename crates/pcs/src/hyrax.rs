@@ -175,6 +175,10 @@ impl HyraxCommitment {
 /// 2^16 points (4.5 MiB), and only after its file has supplied the 2^13-byte bitmap.
 const MAX_ENCODED_ROWS: u64 = 1 << 16;
 
+/// The fewest points a commitment decodes side by side (a square root each, ~8 µs): below
+/// it, one thread (the same rows in the same order either way).
+const PARALLEL_DECODED_ROWS: usize = 64;
+
 thread_local! {
     /// Rows the commitments decoded on this thread may still claim ([`decode_with_row_budget`]).
     static ROWS_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
@@ -275,24 +279,33 @@ impl CanonicalDeserialize for HyraxCommitment {
         let count = count as usize;
         let mut bitmap = vec![0u8; count.div_ceil(8)];
         reader.read_exact(&mut bitmap)?;
-        let mut rows = Vec::with_capacity(count);
-        for k in 0..count {
-            let present = bitmap.get(k / 8).is_some_and(|byte| byte >> (k % 8) & 1 == 1);
-            if present {
-                let row = G1Affine::deserialize_with_mode(&mut reader, compress, validate)?;
-                // One encoding per commitment: the identity is never written as a point.
-                if row.is_zero() {
-                    return Err(ark_serialize::SerializationError::InvalidData);
-                }
-                rows.push(row);
-            } else {
-                rows.push(G1Affine::zero());
-            }
-        }
         // Unused bits of the last byte must be 0 (again one encoding per commitment).
         if !count.is_multiple_of(8) && bitmap.last().is_some_and(|byte| byte >> (count % 8) != 0) {
             return Err(ark_serialize::SerializationError::InvalidData);
         }
+        let present = |k: usize| bitmap.get(k / 8).is_some_and(|byte| byte >> (k % 8) & 1 == 1);
+        // The present rows' encodings are read first (at most 2^16 of them, bounded above),
+        // then decoded — one square root each — side by side above a size threshold.
+        let point_size = G1Affine::zero().serialized_size(compress);
+        let points = (0..count).filter(|k| present(*k)).count();
+        let mut encodings = vec![0u8; points * point_size];
+        reader.read_exact(&mut encodings)?;
+        let decode = |encoding: &[u8]| -> Result<G1Affine, ark_serialize::SerializationError> {
+            let row = G1Affine::deserialize_with_mode(encoding, compress, validate)?;
+            // One encoding per commitment: the identity is never written as a point.
+            if row.is_zero() { Err(ark_serialize::SerializationError::InvalidData) } else { Ok(row) }
+        };
+        let decoded: Vec<G1Affine> = if points >= PARALLEL_DECODED_ROWS {
+            encodings.par_chunks(point_size).map(decode).collect::<Result<_, _>>()?
+        } else {
+            encodings.chunks(point_size).map(decode).collect::<Result<_, _>>()?
+        };
+        let mut decoded = decoded.into_iter();
+        let rows = (0..count)
+            .map(
+                |k| if present(k) { decoded.next().unwrap_or_else(G1Affine::zero) } else { G1Affine::zero() },
+            )
+            .collect();
         Ok(Self { num_vars, rows })
     }
 }
@@ -1162,6 +1175,34 @@ mod tests {
         uneven[0].scalars.pop();
         uneven[1].scalars.push(Fr::one());
         assert_eq!(GroupEquation::all_hold(&uneven, &weights), Err(PcsError::MalformedProof("msm sizes")));
+    }
+
+    /// A commitment of many rows decodes its points side by side (PARALLEL_DECODED_ROWS): the
+    /// same rows in the same order as one thread, identity rows in place, and a present row
+    /// encoded as the identity refused as on one thread.
+    #[test]
+    fn many_rows_decode_side_by_side_to_the_same_commitment() {
+        let params = HyraxParams::new(14);
+        // 128 rows of 128; every fifth row zero (an identity row).
+        let values: Vec<i64> =
+            (0..1i64 << 14).map(|k| if (k / 128) % 5 == 0 { 0 } else { k % 11 - 5 }).collect();
+        let commitment = Hyrax::commit_small(&params, 14, &values).unwrap();
+        assert_eq!(commitment.rows.len(), 128);
+        assert_eq!(commitment.rows.iter().filter(|r| r.is_zero()).count(), 26);
+        let mut bytes = Vec::new();
+        commitment.serialize_compressed(&mut bytes).unwrap();
+        assert_eq!(HyraxCommitment::deserialize_compressed(bytes.as_slice()).unwrap(), commitment);
+        let mut uncompressed = Vec::new();
+        commitment.serialize_uncompressed(&mut uncompressed).unwrap();
+        assert_eq!(HyraxCommitment::deserialize_uncompressed(uncompressed.as_slice()).unwrap(), commitment);
+        // The 50th present point replaced by the identity's encoding.
+        let mut identity = Vec::new();
+        G1Affine::zero().serialize_compressed(&mut identity).unwrap();
+        let at = 8 + 8 + 16 + 49 * 32;
+        bytes[at..at + 32].copy_from_slice(&identity);
+        assert!(HyraxCommitment::deserialize_compressed(bytes.as_slice()).is_err());
+        // Cut short inside the points.
+        assert!(HyraxCommitment::deserialize_compressed(&bytes[..at]).is_err());
     }
 
     #[test]
