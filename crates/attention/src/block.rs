@@ -1410,7 +1410,7 @@ pub fn verify_block<M: Mode>(
     statement: &ModelStatement,
     proof: &ModelBlockProof<M>,
 ) -> Result<VerifierTimings, AttentionError> {
-    let (mut timings, pending) = verify_block_pending::<M>(params, statement, proof)?;
+    let (mut timings, Pending(pending)) = verify_block_pending::<M>(params, statement, proof)?;
     let start = Instant::now();
     M::check_pending(vec![pending]).map_err(|(_, error)| error)?;
     timings.protocol += start.elapsed();
@@ -1425,12 +1425,11 @@ pub fn verify_block<M: Mode>(
 /// [`Mode::check_pending`] reports. **The caller must check the returned checks**: until
 /// then nothing is verified.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[must_use = "the proof is not verified until its pending checks are checked"]
-pub fn verify_block_pending<M: Mode>(
+pub(crate) fn verify_block_pending<M: Mode>(
     params: &HyraxParams,
     statement: &ModelStatement,
     proof: &ModelBlockProof<M>,
-) -> Result<(VerifierTimings, M::PendingChecks), AttentionError> {
+) -> Result<(VerifierTimings, Pending<M>), AttentionError> {
     if proof.version != crate::PROOF_FORMAT_VERSION {
         return Err(AttentionError::UnsupportedVersion(proof.version));
     }
@@ -1574,8 +1573,13 @@ pub fn verify_block_pending<M: Mode>(
     drop(verifier);
     let pending = M::close_verifier(params, session, &proof.session_proof, t)?;
     timings.protocol += start.elapsed();
-    Ok((timings, pending))
+    Ok((timings, Pending(pending)))
 }
+
+/// A verification's final checks, not made yet ([`verify_block_pending`]): the type is
+/// `#[must_use]` where `M::PendingChecks` alone, in generic code, is not.
+#[must_use = "the proof is not verified until its pending checks are checked (Mode::check_pending)"]
+pub(crate) struct Pending<M: Mode>(pub(crate) M::PendingChecks);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]

@@ -31,7 +31,7 @@
 //! What the chain does not prove yet: where `H_a` comes from (the embeddings of the tokens);
 //! it is the prover's committed input, as a single layer's `H` is.
 
-use crate::block::ModelBlockProof;
+use crate::block::{ModelBlockProof, Pending};
 use crate::mode::Mode;
 use crate::model_layer::{LayerOutput, ModelCommitment, ModelStatement, OutputKind};
 use crate::verifier_key::{ModelVerifierKey, verify_with_key_pending};
@@ -179,7 +179,8 @@ pub fn check_links_ending<'s>(
 ///
 /// # Errors
 /// [`AttentionError::BrokenChain`]; [`AttentionError::InChainLayer`] wrapping the first
-/// layer proof that does not verify.
+/// layer proof, in order, that fails a check before its final group equations, or else the
+/// first whose final group equations fail (they are checked for all layers at once, last).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub fn verify_chain<M: Mode>(
     keys: &[ModelVerifierKey],
@@ -214,20 +215,25 @@ pub fn verify_chain_ending<M: Mode>(
         result.map_err(in_layer(layer))
     };
     // The layers are independent once the links hold: verified side by side (each layer's
-    // own MSMs leave cores idle between them), the first failing layer in order reported, as
-    // the sequential twin below reports it.
-    let results: Vec<Result<(VerifierTimings, M::PendingChecks), AttentionError>> =
+    // own MSMs leave cores idle between them), the first layer in order failing a check
+    // before its final group equations reported, as the sequential twin below reports it.
+    let results: Vec<Result<(VerifierTimings, Pending<M>), AttentionError>> =
         if links.len() >= PARALLEL_LAYERS {
             use rayon::prelude::*;
             keys.par_iter().zip(links.par_iter()).enumerate().map(verify).collect()
         } else {
             keys.iter().zip(links).enumerate().map(verify).collect()
         };
-    let (mut timings, pending): (Vec<VerifierTimings>, Vec<M::PendingChecks>) =
-        results.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter().unzip();
+    let (mut timings, pending): (Vec<VerifierTimings>, Vec<M::PendingChecks>) = results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .map(|(timings, Pending(pending))| (timings, pending))
+        .unzip();
     // Every layer's final group equations in one MSM: the layers share their commitment
     // generators, so it has about half the bases of one MSM per layer (94 k against 185 k for
-    // GPT-2-small's twelve). A failure names the first layer whose own equations fail.
+    // GPT-2-small's twelve). A failure names the first layer whose own equations fail — after
+    // every layer's other checks have passed: a layer failing one of those is named first.
     let start = std::time::Instant::now();
     M::check_pending(pending).map_err(|(layer, error)| in_layer(layer)(error))?;
     if let Some(last) = timings.last_mut() {

@@ -202,12 +202,11 @@ pub fn verify_with_key<M: Mode>(
 /// # Errors
 /// As [`verify_with_key`], but for the final group equations' failure. **The caller must
 /// check the returned checks** ([`Mode::check_pending`]): until then nothing is verified.
-#[must_use = "the proof is not verified until its pending checks are checked"]
-pub fn verify_with_key_pending<M: Mode>(
+pub(crate) fn verify_with_key_pending<M: Mode>(
     key: &ModelVerifierKey,
     statement: &ModelStatement,
     proof: &ModelBlockProof<M>,
-) -> Result<(VerifierTimings, M::PendingChecks), AttentionError> {
+) -> Result<(VerifierTimings, crate::block::Pending<M>), AttentionError> {
     crate::block::verify_block_pending::<M>(&checked_params::<M>(key, statement)?, statement, proof)
 }
 

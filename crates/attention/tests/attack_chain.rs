@@ -304,11 +304,12 @@ fn a_false_final_response_in_any_layer_fails_the_joint_check_by_its_layer() {
     use zkmha_attention::mode::Zk;
     let TwoLayers { params, keys, l0, l1, .. } = two_layers::<Zk>(10, 40, 11);
     verify_chain::<Zk>(&keys, &[l0.clone(), l1.clone()]).unwrap();
-    let forged = |link: &ChainLink<Zk>| {
+    let shifted = |link: &ChainLink<Zk>, by: i64| {
         let mut link = link.clone();
-        link.proof.session_proof.responses[1] += zkmha_field::Fr::from(1u64);
+        link.proof.session_proof.responses[1] += zkmha_field::fr_from_i64(by);
         link
     };
+    let forged = |link: &ChainLink<Zk>| shifted(link, 1);
     let alone = verify_block::<Zk>(&params, &l1.statement, &forged(&l1).proof).unwrap_err();
     assert!(
         matches!(&alone, AttentionError::ZeroKnowledge { step: "the proof's group equations", .. }),
@@ -324,5 +325,20 @@ fn a_false_final_response_in_any_layer_fails_the_joint_check_by_its_layer() {
             }
             other => panic!("layer {layer}'s false equation: {other:?}"),
         }
+    }
+    // Opposite errors on the bases the layers share (the same response +1 in layer 0, −1 in
+    // layer 1) do not cancel: each layer's combination is weighted again after both are fixed.
+    let opposite = verify_chain::<Zk>(&keys, &[shifted(&l0, 1), shifted(&l1, -1)]);
+    assert!(matches!(opposite, Err(AttentionError::InChainLayer { layer: 0, .. })), "{opposite:?}");
+    // The final equations are checked last, for every layer at once: a layer failing an
+    // earlier check (layer 1's proof of another format version) is named before a layer
+    // whose final equations are false (layer 0).
+    let mut old_format = l1.clone();
+    old_format.proof.version += 1;
+    match verify_chain::<Zk>(&keys, &[forged(&l0), old_format]) {
+        Err(AttentionError::InChainLayer { layer: 1, source }) => {
+            assert!(matches!(*source, AttentionError::UnsupportedVersion(_)), "{source:?}")
+        }
+        other => panic!("layer 1's other format: {other:?}"),
     }
 }

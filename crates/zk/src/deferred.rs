@@ -87,6 +87,7 @@ impl DeferredChecks {
     /// Draws the batching weights [`Self::finish`] would draw, leaving the check itself for
     /// later: alone ([`WeightedChecks::check`]) or in one MSM with other verifications'
     /// ([`check_together`]).
+    #[must_use = "nothing is checked until the weighed checks are"]
     pub fn weigh(self, transcript: &Transcript) -> WeightedChecks {
         // The weights are drawn after every equation — so every response in it — is absorbed:
         // a prover that learned them before fixing a message could cancel one false equation
@@ -99,6 +100,7 @@ impl DeferredChecks {
 /// A verification's group equations with their batching weights drawn
 /// ([`DeferredChecks::weigh`]), not yet checked.
 #[derive(Clone, Debug, Default)]
+#[must_use = "nothing is checked until `check` or `check_together` runs"]
 pub struct WeightedChecks {
     equations: Vec<GroupEquation>,
     errors: Vec<ZkError>,
@@ -132,7 +134,13 @@ impl WeightedChecks {
 /// # Errors
 /// The index of the first batch, in order, whose own check fails ([`WeightedChecks::check`])
 /// and its error, when the joint check fails.
-pub fn check_together(batches: Vec<WeightedChecks>) -> Result<(), (usize, ZkError)> {
+pub fn check_together(mut batches: Vec<WeightedChecks>) -> Result<(), (usize, ZkError)> {
+    // One batch is checked as it is (no λ to draw).
+    if batches.len() == 1
+        && let Some(batch) = batches.pop()
+    {
+        return batch.check().map_err(|error| (0, error));
+    }
     let mut transcript = Transcript::new(LABEL_BATCHES);
     transcript.append_u64(LABEL_BATCHES, batches.len() as u64);
     for batch in &batches {
@@ -204,6 +212,13 @@ mod tests {
             assert_eq!(batches[bad].clone().check(), Err(expected.clone()));
             assert_eq!(check_together(batches), Err((bad, expected)));
         }
+        // A false batch among empty ones, and a false batch alone.
+        let empty = || DeferredChecks::new().weigh(&Transcript::new(b"empty"));
+        assert_eq!(
+            check_together(vec![empty(), empty(), batch(b"layer 2", Some(3)), empty()]),
+            Err((2, ZkError::ProductMismatch))
+        );
+        assert_eq!(check_together(vec![batch(b"alone", Some(4))]), Err((0, ZkError::OpeningMismatch)));
         // Two false batches: the first in order is named.
         let mut batches = honest();
         batches[1] = batch(b"layer 1", Some(0));
