@@ -357,19 +357,11 @@ fn read_link_parts<M: Mode>(path: &Path, rest: &mut &[u8]) -> Result<ChainProofO
         .map_err(|error| Error::UnacceptedStatement { path: path.to_path_buf(), error })?;
         links.push(ChainLink { statement, proof });
     }
+    let tokens = 1..=MAX_EMBEDDED_TOKENS as u64;
     let embedding = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
-        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-        if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
-            return Err(Error::UnacceptedStatement {
-                path: path.to_path_buf(),
-                error: AttentionError::InvalidShape(format!(
-                    "an embedding proof takes 1 to {MAX_EMBEDDED_TOKENS} tokens, not {count}"
-                )),
-            });
-        }
-        let ids = (0..count)
-            .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
-            .collect::<Result<Vec<u64>>>()?;
+        let ids = bounded_list::<u64>(rest, path, tokens.clone(), |count| {
+            format!("an embedding proof takes 1 to {MAX_EMBEDDED_TOKENS} tokens, not {count}")
+        })?;
         let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
             crate::model_files::decode_part::<EmbeddingProof<M>>(rest, path, "chain proof")
         })?;
@@ -378,28 +370,12 @@ fn read_link_parts<M: Mode>(path: &Path, rest: &mut &[u8]) -> Result<ChainProofO
         None
     };
     let head = if crate::model_files::decode_part::<bool>(rest, path, "chain proof")? {
-        let unaccepted = |what: String| Error::UnacceptedStatement {
-            path: path.to_path_buf(),
-            error: AttentionError::InvalidShape(what),
-        };
-        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-        if count == 0 || count > MAX_EMBEDDED_TOKENS as u64 {
-            return Err(unaccepted(format!(
-                "a head proves 1 to {MAX_EMBEDDED_TOKENS} positions, not {count}"
-            )));
-        }
-        let positions = (0..count)
-            .map(|_| crate::model_files::decode_part::<u64>(rest, path, "chain proof"))
-            .collect::<Result<Vec<u64>>>()?;
-        let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
-        if count > MAX_PUBLIC_LOGITS {
-            return Err(unaccepted(format!(
-                "a head proof carries at most {MAX_PUBLIC_LOGITS} logits, not {count}"
-            )));
-        }
-        let logits = (0..count)
-            .map(|_| crate::model_files::decode_part::<i64>(rest, path, "chain proof"))
-            .collect::<Result<Vec<i64>>>()?;
+        let positions = bounded_list::<u64>(rest, path, tokens, |count| {
+            format!("a head proves 1 to {MAX_EMBEDDED_TOKENS} positions, not {count}")
+        })?;
+        let logits = bounded_list::<i64>(rest, path, 0..=MAX_PUBLIC_LOGITS, |count| {
+            format!("a head proof carries at most {MAX_PUBLIC_LOGITS} logits, not {count}")
+        })?;
         let proof = zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
             crate::model_files::decode_part::<HeadProof<M>>(rest, path, "chain proof")
         })?;
@@ -408,6 +384,24 @@ fn read_link_parts<M: Mode>(path: &Path, rest: &mut &[u8]) -> Result<ChainProofO
         None
     };
     Ok(ChainProofOf { first_layer, links, embedding, head })
+}
+
+/// Decodes a count within `counts` (else [`Error::UnacceptedStatement`] with `refusal`'s
+/// sentence, before anything is allocated), then that many `T`.
+fn bounded_list<T: ark_serialize::CanonicalDeserialize>(
+    rest: &mut &[u8],
+    path: &Path,
+    counts: std::ops::RangeInclusive<u64>,
+    refusal: impl Fn(u64) -> String,
+) -> Result<Vec<T>> {
+    let count: u64 = crate::model_files::decode_part(rest, path, "chain proof")?;
+    if !counts.contains(&count) {
+        return Err(Error::UnacceptedStatement {
+            path: path.to_path_buf(),
+            error: AttentionError::InvalidShape(refusal(count)),
+        });
+    }
+    (0..count).map(|_| crate::model_files::decode_part::<T>(rest, path, "chain proof")).collect()
 }
 
 /// Writes a chain key; returns the file's length.

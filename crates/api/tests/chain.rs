@@ -368,3 +368,50 @@ fn a_chain_file_of_sparse_commitments_is_refused_within_one_budget() {
     assert!(matches!(ChainProof::read(&two), Err(Error::Corrupt { .. })));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// The counts a chain file states for its token ids and the head's positions and logits are
+/// checked against their limits before anything is allocated: an empty id list, one position
+/// too many and 2^24 + 1 logits are refused with a sentence, not read.
+#[test]
+fn a_chain_file_with_counts_beyond_their_limits_is_refused() {
+    let models = models("counts", 0..LAYERS);
+    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let ChainProof::Plain(honest) = &proved.proof else { panic!("a plain chain") };
+    let d = dir("counts");
+    std::fs::create_dir_all(&d).unwrap();
+    let refused = |edit: &dyn Fn(&mut zkmha_api::model_chain::ChainProofOf<zkmha_attention::mode::Plain>)| {
+        let mut proof = honest.clone();
+        edit(&mut proof);
+        let path = d.join("edited.proof");
+        ChainProof::Plain(proof).write(&path).unwrap();
+        match ChainProof::read(&path) {
+            Err(Error::UnacceptedStatement { error: AttentionError::InvalidShape(sentence), .. }) => sentence,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    };
+    let sentence = refused(&|p| p.embedding.as_mut().unwrap().ids.clear());
+    assert!(sentence.contains("tokens, not 0"), "{sentence}");
+    let too_many = zkmha_attention::embedding::MAX_EMBEDDED_TOKENS + 1;
+    let sentence = refused(&|p| p.head.as_mut().unwrap().positions = vec![0; too_many]);
+    assert!(sentence.contains(&format!("positions, not {too_many}")), "{sentence}");
+    // The logits' count changed in the honest file's bytes to 2^24 + 1: refused before any
+    // logit is read.
+    let mut bytes = std::fs::read({
+        let path = d.join("honest.proof");
+        proved.proof.write(&path).unwrap();
+        path
+    })
+    .unwrap();
+    let mut values = Vec::new(); // the logits' count, then the logits
+    honest.head.as_ref().unwrap().logits.serialize_compressed(&mut values).unwrap();
+    let at = bytes.windows(values.len()).position(|w| w == values.as_slice()).unwrap();
+    bytes[at..at + 8].copy_from_slice(&((1u64 << 24) + 1).to_le_bytes());
+    std::fs::write(d.join("logits.proof"), &bytes).unwrap();
+    match ChainProof::read(&d.join("logits.proof")) {
+        Err(Error::UnacceptedStatement { error: AttentionError::InvalidShape(sentence), .. }) => {
+            assert!(sentence.contains("logits, not 16777217"), "{sentence}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
