@@ -51,6 +51,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     let (report, _) = accuracy(&shape, args.mask, &inputs, args.bits)?;
     let proof = if args.prove {
         let quantized = quantize_attention(&shape, &inputs, args.bits)?;
+        let progress = crate::progress::Progress::step("proving and verifying MiniLM's layer 0", args.json);
         let start = Instant::now();
         let (statement, proof, _) =
             prove_layer(&shape, args.mask, SoftmaxMode::Exponential(quantized.softmax), &quantized.inputs)?;
@@ -58,6 +59,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         if let Err(e) = verify_layer(&statement, &proof) {
             bail!("the layer proof did not verify: {e}");
         }
+        progress.finish();
         Some(prove_time)
     } else {
         None

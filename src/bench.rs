@@ -4,6 +4,7 @@
 use crate::layer::{
     SoftmaxChoice, parse_mask, parse_softmax, random_inputs, run_layer_with_inputs, softmax_mode,
 };
+use crate::progress::Progress;
 use anyhow::{Context, Result, ensure};
 use plotters::prelude::*;
 use std::time::Duration;
@@ -79,7 +80,9 @@ pub fn run(command: &BenchCommand) -> Result<()> {
     };
     ensure!(!args.heads.is_empty(), "--heads needs at least one head count");
     let mut points = Vec::new();
+    let mut progress = Progress::counted("bench heads", args.heads.len() as u64, "head counts", args.json);
     for &heads in &args.heads {
+        progress.start_item(format!("{heads} heads"));
         let shape = AttentionShape::new(args.seq, heads, args.head_dim, args.head_dim)?;
         let inputs = random_inputs(&shape, heads as u64);
         let softmax = softmax_mode(&shape, args.softmax, None)?;
@@ -117,6 +120,7 @@ pub fn run(command: &BenchCommand) -> Result<()> {
         };
         points.push(point);
     }
+    progress.finish();
     if !args.json {
         print_table(&points, args);
     }

@@ -4,6 +4,7 @@
 //! same code: `--transparent` the plain mode). The
 //! residual adds to a separately committed hidden state, as in GPT-2 (pre-norm).
 
+use crate::progress::Progress;
 use anyhow::{Result, ensure};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -105,11 +106,14 @@ pub fn run(args: &BlockArgs) -> Result<()> {
     ensure!(args.runs > 0, "--runs must be positive");
     let inputs = (input.as_slice(), hidden_state.as_slice(), &weights);
     let (mut plain, mut zk) = (Vec::with_capacity(args.runs), Vec::with_capacity(args.runs));
+    let mut progress = Progress::counted("bench block", args.runs as u64, "runs", args.json);
     for run in 0..args.runs {
+        progress.start_item(format!("run {} (plain and zero knowledge)", run + 1));
         let seed = args.seed.wrapping_add(run as u64);
         plain.push(measure::<Plain>(&shape, softmax, inputs, seed)?);
         zk.push(measure::<Zk>(&shape, softmax, inputs, seed)?);
     }
+    progress.finish();
     let (plain, zk) = (Measured::median(plain), Measured::median(zk));
     if args.json {
         println!(

@@ -3,11 +3,11 @@
 //! inference, linked by the committed hidden states between them (`zkmha_api::model_chain`).
 
 use crate::model_cli::{ModelArgs, ModelInputArgs, same_file};
+use crate::progress::Progress;
 use crate::report::sanitize;
 use crate::verdict::Usage;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
@@ -48,27 +48,18 @@ fn range_text(range: &Range<u64>) -> String {
     format!("layers {}..{}", range.start, range.end)
 }
 
-/// A progress callback for the chain's steps: one plain line per step and layer on stderr
-/// (none under --json).
-fn progress(quiet: bool) -> impl FnMut(usize, Stage) {
-    let mut started: Option<(usize, Stage, Instant)> = None;
-    let lines = !quiet;
-    let terminal = std::io::stderr().is_terminal();
+/// A progress callback for the chain's steps (none under --json): each step timed; the
+/// `counted` stage (proving) counted over the chain's `layers`, with the time left.
+fn progress(quiet: bool, message: &str, layers: usize, counted: Option<Stage>) -> impl FnMut(usize, Stage) {
+    let mut progress = Some(Progress::counted(message, layers as u64, "layers", quiet));
     move |layer, stage| {
-        if let Some((previous_layer, previous, at)) = started.take()
-            && lines
-        {
-            eprintln!(
-                "zkmha: layer {previous_layer}: {} took {:.1} s",
-                previous.describe(),
-                at.elapsed().as_secs_f64()
-            );
-        }
-        if stage != Stage::Done {
-            if lines && !terminal {
-                eprintln!("zkmha: layer {layer}: {} …", stage.describe());
+        if stage == Stage::Done {
+            if let Some(done) = progress.take() {
+                done.finish();
             }
-            started = Some((layer, stage, Instant::now()));
+        } else if let Some(progress) = progress.as_mut() {
+            let what = format!("layer {layer}: {}", stage.describe());
+            if Some(stage) == counted { progress.start_item(what) } else { progress.start_step(what) }
         }
     }
 }
@@ -111,7 +102,8 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
     let start = Instant::now();
     let models = open(&args.model, args.heads, args.mask, None, layers)?;
     let kind = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
-    let committed = commit_chain(&models, kind, &mut progress(args.json))?;
+    let committed =
+        commit_chain(&models, kind, &mut progress(args.json, "committing the chain", models.len(), None))?;
     let secret_file = committed
         .secret
         .as_ref()
@@ -219,8 +211,14 @@ pub fn prove(
         )));
     }
     let positions = if args.all_positions { LogitPositions::All } else { LogitPositions::Last };
-    let proved =
-        prove_chain_with(&key, secret.as_ref(), &models, &input, positions, &mut progress(args.json))?;
+    let proved = prove_chain_with(
+        &key,
+        secret.as_ref(),
+        &models,
+        &input,
+        positions,
+        &mut progress(args.json, "committing the chain", models.len(), None),
+    )?;
     if args.logits.is_some() && proved.logits.is_none() {
         bail!(Usage(format!(
             "--logits: this chain proves no logits ({}); it ends in its last layer's hidden state",

@@ -6,8 +6,8 @@ use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::time::{Duration, Instant};
 use zkmha_attention::{
-    AttentionInputs, AttentionShape, MaskKind, ProverTimings, SoftmaxMode, SoftmaxParams, VerifierTimings,
-    prove_layer, verify_layer,
+    AttentionInputs, AttentionShape, MaskKind, ProverTimings, SoftmaxMode, VerifierTimings, prove_layer,
+    verify_layer,
 };
 
 /// The layer's shape, mask and inputs, shared by `zkmha layer` and `zkmha prove`.
@@ -70,12 +70,6 @@ pub fn parse_softmax(text: &str) -> Result<SoftmaxChoice, String> {
     }
 }
 
-/// The score scale that gives uniform inputs in −127..=127 scores of standard deviation 4
-/// (the score of one head has standard deviation √m · 127²/3).
-pub fn default_score_scale(head_dim: usize) -> f64 {
-    4.0 / ((head_dim as f64).sqrt() * 127.0 * 127.0 / 3.0)
-}
-
 /// The softmax mode for `choice`.
 ///
 /// # Errors
@@ -87,10 +81,7 @@ pub fn softmax_mode(
 ) -> Result<SoftmaxMode> {
     Ok(match choice {
         SoftmaxChoice::Linear => SoftmaxMode::Identity,
-        SoftmaxChoice::Exponential => SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(
-            score_scale.unwrap_or_else(|| default_score_scale(shape.head_dim)),
-            shape.seq_len,
-        )?),
+        SoftmaxChoice::Exponential => zkmha_api::attention_layer::exponential_softmax(shape, score_scale)?,
     })
 }
 
@@ -244,7 +235,9 @@ pub fn run(args: &LayerArgs) -> Result<()> {
             .entered();
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
+    let progress = crate::progress::Progress::step("proving and verifying the attention layer", args.json);
     let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed.unwrap_or(1))?;
+    progress.finish();
     let softmax_name = if softmax.is_proven() { "exp (proven)" } else { "identity (not proven)" };
     let wall = start.elapsed();
     let p = &run.prover;

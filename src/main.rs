@@ -21,6 +21,7 @@ mod chain_cli;
 mod demo;
 mod layer;
 mod model_cli;
+mod progress;
 mod proof_file;
 mod report;
 mod verdict;

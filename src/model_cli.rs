@@ -7,13 +7,12 @@
 //! files' layouts: `zkmha_api::model_files`.
 
 use crate::layer::parse_mask;
+use crate::progress::Progress;
 use crate::report::{self, Accepted, Kind, ModelPart, SoftmaxSource, SoftmaxSpec, sanitize};
 use crate::verdict::Usage;
 use anyhow::{Context, Result, bail};
 use ark_serialize::CanonicalSerialize;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use zkmha_api::inspect::{Inspection, hex, residual_name, weight_commitments_code};
@@ -221,38 +220,16 @@ pub struct ModelInputArgs {
     pub json: bool,
 }
 
-/// A spinner on stderr for one step (hidden when stderr is not a terminal or under --json).
-fn step(message: &str, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    // No terminal to redraw a spinner on (a log, a pipe): one plain line per step.
-    if !std::io::stderr().is_terminal() {
-        eprintln!("zkmha: {message} …");
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner().with_message(message.to_string());
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(Duration::from_millis(100));
-    bar
-}
-
-/// A progress callback for the library's steps: one spinner per [`Stage`] on a terminal, else
-/// a line as each starts and its time as it ends.
+/// A progress callback for the library's steps: one [`Progress::step`] per [`Stage`] (a
+/// spinner on a terminal, else a line as each starts and its time as it ends).
 fn spinners(quiet: bool) -> impl FnMut(Stage) {
-    let mut bar: Option<(ProgressBar, Stage)> = None;
-    let lines = !quiet && !std::io::stderr().is_terminal();
+    let mut current: Option<Progress> = None;
     move |stage| {
-        if let Some((done, previous)) = bar.take() {
-            if lines {
-                eprintln!("zkmha: {} took {:.1} s", previous.describe(), done.elapsed().as_secs_f64());
-            }
-            done.finish_and_clear();
+        if let Some(done) = current.take() {
+            done.finish();
         }
         if stage != Stage::Done {
-            bar = Some((step(stage.describe(), quiet), stage));
+            current = Some(Progress::step(stage.describe(), quiet));
         }
     }
 }
@@ -282,10 +259,10 @@ fn load(
     let Some(path) = &args.model else {
         bail!(Usage("--model FILE is required".into()));
     };
-    let bar = step("reading the model", quiet);
+    let progress = Progress::step("reading the model", quiet);
     let options = ModelOptions { layer: args.layer(), family: args.family, heads, mask, max_memory };
     let model = Model::open(path, &options)?;
-    bar.finish_and_clear();
+    progress.finish();
     Ok(model)
 }
 

@@ -6,19 +6,16 @@
 
 use crate::attention_input::read_attention_inputs;
 use crate::layer::{ShapeArgs, random_inputs};
-use crate::layer::{SoftmaxChoice, softmax_mode};
 use crate::model_cli::{self, ModelArgs, ModelInputArgs};
+use crate::progress::Progress;
 use crate::report::{self, Accepted, Kind, SoftmaxSource, SoftmaxSpec};
 use crate::verdict::{Usage, Verdict};
 use anyhow::{Context, Result, bail};
 use ark_serialize::CanonicalSerialize;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-use zkmha_api::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
-use zkmha_attention::{
-    AttentionShape, CommittedStatement, SoftmaxMode, hyrax_params_for, prove_layer_committed, prove_layer_zk,
-    verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
-};
+use zkmha_api::attention_layer::{Hiding, prove_attention, verify_attention};
+use zkmha_api::layer_files::{LayerProof, attention_output_integers};
+use zkmha_attention::CommittedStatement;
 
 /// Options of `zkmha prove`.
 #[derive(clap::Args, Debug, Clone)]
@@ -201,22 +198,12 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
     if !extra.json {
         println!("{}", source.describe());
     }
-    let start = Instant::now();
     let softmax = args.layer.softmax_mode(&shape)?;
-    let proved = if args.zk {
-        let params = zk_hyrax_params_for(&shape, softmax)?;
-        let mut rng =
-            zkmha_zk::secure_rng().context("the operating system gave no randomness for the masks")?;
-        let (statement, proof) =
-            prove_layer_zk(&params, &shape, args.layer.mask(), softmax, &inputs, &mut rng)?;
-        encode_layer_file(LayerProof::ZeroKnowledge(statement, Box::new(proof)), None)?
-    } else {
-        let params = hyrax_params_for(&shape, softmax);
-        let (statement, proof, timings) =
-            prove_layer_committed(&params, &shape, args.layer.mask(), softmax, &inputs)?;
-        encode_layer_file(LayerProof::Plain(statement, Box::new(proof)), Some(timings))?
-    };
-    let elapsed = start.elapsed();
+    let hiding = if args.zk { Hiding::ZeroKnowledge } else { Hiding::Plain };
+    let progress = Progress::step("proving the attention layer", extra.json);
+    let proved = prove_attention(&shape, args.layer.mask(), softmax, &inputs, hiding)?;
+    progress.finish();
+    let elapsed = proved.elapsed;
     zkmha_api::files::write_file(out, &proved.encoded.bytes)?;
     if let Some(path) = &extra.output {
         write_attention_output(path, proved.file.statement())?;
@@ -343,21 +330,6 @@ impl Inputs {
     }
 }
 
-/// An attention-layer proof and its file's contents.
-struct EncodedLayer {
-    file: LayerProof,
-    encoded: EncodedLayerProof,
-    timings: Option<zkmha_attention::ProverTimings>,
-}
-
-fn encode_layer_file(
-    file: LayerProof,
-    timings: Option<zkmha_attention::ProverTimings>,
-) -> Result<EncodedLayer> {
-    let encoded = file.encode()?;
-    Ok(EncodedLayer { file, encoded, timings })
-}
-
 /// Writes an attention layer's output O (s × h·m_v, int64) as a .npy file.
 fn write_attention_output(path: &Path, statement: &CommittedStatement) -> Result<()> {
     let values = attention_output_integers(statement)?;
@@ -400,12 +372,6 @@ fn attention_report(
         setup_ms: Some(setup_ms),
         output_file: None,
     }
-}
-
-/// The softmax the CLI's prover chooses for `shape` (`zkmha prove` without --softmax or
-/// --score-scale).
-fn default_softmax(shape: &AttentionShape) -> Result<SoftmaxMode> {
-    softmax_mode(shape, SoftmaxChoice::Exponential, None)
 }
 
 /// Reads a proof file and verifies it without the inputs; prints what it accepted.
@@ -460,36 +426,22 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     let statement = file.statement();
     let source = report::accept_softmax(
         statement.softmax,
-        default_softmax(&statement.shape)?,
+        zkmha_api::attention_layer::default_softmax(&statement.shape)?,
         SoftmaxSource::Default,
         named,
     )?;
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    let mut report = match &file {
-        LayerProof::Plain(statement, proof) => {
-            let start = Instant::now();
-            let params = hyrax_params_for(&statement.shape, statement.softmax);
-            let setup = start.elapsed();
-            let timings = verify_layer_committed(&params, statement, proof)
-                .map_err(|e| Verdict::Invalid(format!("invalid: the proof does not verify ({e})")))?;
-            attention_report(
-                Kind::Layer,
-                statement,
-                source,
-                ms(timings.protocol + timings.public_evaluations),
-                ms(setup),
-            )
+    let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeLayer } else { Kind::Layer };
+    let progress = Progress::step("verifying the attention layer", args.json);
+    // The softmax is accepted above (with the CLI's sentences and exit code 3).
+    let verified = match verify_attention(&file, Some(statement.softmax)) {
+        Err(zkmha_api::Error::InvalidProof { error }) => {
+            bail!(Verdict::Invalid(format!("invalid: the proof does not verify ({error})")))
         }
-        LayerProof::ZeroKnowledge(statement, proof) => {
-            let start = Instant::now();
-            let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
-            let setup = start.elapsed();
-            let start = Instant::now();
-            verify_layer_zk(&params, statement, proof)
-                .map_err(|e| Verdict::Invalid(format!("invalid: the proof does not verify ({e})")))?;
-            attention_report(Kind::ZeroKnowledgeLayer, statement, source, ms(start.elapsed()), ms(setup))
-        }
+        verified => verified?,
     };
+    progress.finish();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let mut report = attention_report(kind, statement, source, ms(verified.verify), ms(verified.setup));
     if let Some(path) = &args.output {
         write_attention_output(path, statement)?;
         report.output_file = Some(path.display().to_string());

@@ -24,9 +24,6 @@ use zkmha_attention::{AttentionShape, MaskKind, SoftmaxMode};
 pub use zkmha_api::inspect::sanitize;
 pub use zkmha_api::{fingerprint, softmax_spec};
 
-/// The names of the softmax parameters in a spec, in their printed order.
-const SPEC_KEYS: [&str; 5] = ["multiplier", "shift", "exponent_bits", "output_bits", "tolerance_bits"];
-
 /// A softmax named on the command line, in the printed (canonical) form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SoftmaxSpec(String);
@@ -38,37 +35,13 @@ impl SoftmaxSpec {
     }
 }
 
-/// Parses `--softmax-params`: `linear`, or the five `name=value` pairs (any order, each once).
+/// Parses `--softmax-params`: `linear`, or the five `name=value` pairs (any order, each once),
+/// kept in the printed (canonical) form.
 ///
 /// # Errors
-/// An unknown, missing or repeated name, or a value that is not a whole number.
+/// As [`zkmha_api::parse_softmax_spec`].
 pub fn parse_softmax_spec(text: &str) -> Result<SoftmaxSpec, String> {
-    let text = text.trim();
-    if text == "linear" {
-        return Ok(SoftmaxSpec(text.to_string()));
-    }
-    let mut values: [Option<u64>; 5] = [None; 5];
-    for pair in text.split(',') {
-        let (name, value) = pair.split_once('=').ok_or_else(|| {
-            format!("'{pair}' is not name=value: name the softmax as `zkmha verify` prints it (multiplier=…,shift=…,exponent_bits=…,output_bits=…,tolerance_bits=…) or `linear`")
-        })?;
-        let (name, value) = (name.trim(), value.trim());
-        let index = SPEC_KEYS
-            .iter()
-            .position(|key| *key == name)
-            .ok_or_else(|| format!("unknown softmax parameter '{name}': use {}", SPEC_KEYS.join(", ")))?;
-        let number = value.parse::<u64>().map_err(|_| format!("{name}={value} is not a whole number"))?;
-        match values.get_mut(index) {
-            Some(slot @ None) => *slot = Some(number),
-            _ => return Err(format!("{name} is named twice")),
-        }
-    }
-    let mut parts = Vec::with_capacity(SPEC_KEYS.len());
-    for (key, value) in SPEC_KEYS.iter().zip(values) {
-        let value = value.ok_or_else(|| format!("{key} is missing: name all of {}", SPEC_KEYS.join(", ")))?;
-        parts.push(format!("{key}={value}"));
-    }
-    Ok(SoftmaxSpec(parts.join(",")))
+    zkmha_api::parse_softmax_spec(text).map(|mode| SoftmaxSpec(softmax_spec(mode)))
 }
 
 /// Where the softmax the proof had to use came from.

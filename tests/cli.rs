@@ -990,3 +990,31 @@ fn a_closed_output_pipe_is_not_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Not on a terminal (here, a pipe), counted work prints a plain line per item with how many
+/// are done and the time left; under --json stderr stays quiet; a step that ends within a
+/// second prints nothing.
+#[test]
+fn progress_is_plain_lines_with_the_time_left_when_stderr_is_not_a_terminal() {
+    let args = ["bench", "heads", "--heads", "1,2", "--seq", "8", "--head-dim", "4", "--no-separate"];
+    let out = zkmha(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("zkmha: bench heads: 2 head counts …"), "{stderr}");
+    assert!(stderr.contains("zkmha: 1 heads took "), "{stderr}");
+    assert!(stderr.contains("(1 of 2 head counts, about "), "{stderr}");
+    assert!(stderr.contains("(2 of 2 head counts)"), "{stderr}");
+    assert!(stderr.contains("zkmha: bench heads took "), "{stderr}");
+    let json = zkmha(&[&args[..], &["--json"]].concat());
+    assert!(json.status.success());
+    assert!(json.stderr.is_empty(), "{}", String::from_utf8_lossy(&json.stderr));
+    // A small attention layer proves in well under a second: no progress line.
+    let dir = std::env::temp_dir().join(format!("zkmha-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| unreachable!("{e}"));
+    let proof = dir.join("small.proof");
+    let out =
+        zkmha(&["prove", "--seq", "2", "--heads", "1", "--head-dim", "2", "--out", &proof.to_string_lossy()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,9 +9,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
+use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Hiding};
+use zkmha_api::layer_files::LayerProof;
 use zkmha_api::model_chain;
 use zkmha_api::model_files::{self, ModelProof};
-use zkmha_api::{ErrorKind, Model, ModelInput, ModelOptions, WeightCommitments};
+use zkmha_api::{ErrorKind, Model, ModelInput, ModelOptions, SoftmaxMode, WeightCommitments};
 
 create_exception!(_native, ZkmhaError, PyException, "A zkmha failure (the base of the others).");
 create_exception!(_native, InvalidProof, ZkmhaError, "The proof does not verify against the verifier key.");
@@ -24,6 +26,12 @@ create_exception!(
 create_exception!(_native, UnsupportedModel, ZkmhaError, "The model has a feature the proof does not cover.");
 create_exception!(_native, UsageError, ZkmhaError, "Arguments that do not go together.");
 create_exception!(_native, OutOfResources, ZkmhaError, "The machine ran out of disk, quota or memory.");
+create_exception!(
+    _native,
+    RefusedProof,
+    ZkmhaError,
+    "A well-formed proof of another statement than the one expected (an attention layer's softmax)."
+);
 
 /// The error as one sentence with its causes (as the command line prints it), raised as the
 /// package's exception of its kind.
@@ -37,6 +45,7 @@ fn to_python(error: &zkmha_api::Error) -> PyErr {
     }
     match error.kind() {
         ErrorKind::InvalidProof => InvalidProof::new_err(sentence),
+        ErrorKind::Refused => RefusedProof::new_err(sentence),
         ErrorKind::UnsupportedModel => UnsupportedModel::new_err(sentence),
         ErrorKind::Usage => UsageError::new_err(sentence),
         ErrorKind::OutOfResources => OutOfResources::new_err(sentence),
@@ -304,6 +313,117 @@ fn hidden_state<'py>(
     to_array(py, rows, columns, values)
 }
 
+/// The error for an attention layer whose output is not integers.
+fn no_integer_output() -> PyErr {
+    UsageError::new_err(
+        "the proven output is not a matrix of integers (linear attention with a causal mask gives masked scores the field's mask value): use softmax=\"exp\" or mask=\"none\"",
+    )
+}
+
+/// The integer matrix `array` as row-major values, after checking its width.
+fn matrix_values(
+    array: &PyReadonlyArray2<'_, i64>,
+    name: &str,
+    rows: usize,
+    columns: usize,
+) -> PyResult<Vec<i64>> {
+    let view = array.as_array();
+    if view.dim() != (rows, columns) {
+        return Err(UsageError::new_err(format!(
+            "{name} has shape {:?}; with {rows} tokens and these heads it must be ({rows}, {columns})",
+            view.dim()
+        )));
+    }
+    Ok(view.iter().copied().collect())
+}
+
+/// Proves an attention layer of its own on the integer matrices `queries`, `keys` (tokens ×
+/// heads·head_dim) and `values` (tokens × heads·value_head_dim), committed by the prover;
+/// writes the proof to `proof_path` and returns the proven output O (int64, tokens ×
+/// heads·value_head_dim).
+#[pyfunction]
+#[pyo3(signature = (queries, keys, values, heads, proof_path, *, mask="none", zero_knowledge=true, softmax="exp", score_scale=None))]
+#[allow(clippy::too_many_arguments)]
+fn prove_attention<'py>(
+    py: Python<'py>,
+    queries: PyReadonlyArray2<'py, i64>,
+    keys: PyReadonlyArray2<'py, i64>,
+    values: PyReadonlyArray2<'py, i64>,
+    heads: usize,
+    proof_path: PathBuf,
+    mask: &str,
+    zero_knowledge: bool,
+    softmax: &str,
+    score_scale: Option<f64>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let mask = zkmha_api::parse_mask(mask).map_err(UsageError::new_err)?;
+    let (rows, width) = queries.as_array().dim();
+    let value_width = values.as_array().ncols();
+    if heads == 0 || !width.is_multiple_of(heads) || !value_width.is_multiple_of(heads) {
+        return Err(UsageError::new_err(format!(
+            "heads = {heads} must divide the widths of queries ({width}) and values ({value_width})"
+        )));
+    }
+    let shape = AttentionShape::new(rows, heads, width / heads, value_width / heads)
+        .map_err(|e| BadInput::new_err(e.to_string()))?;
+    let inputs = AttentionInputs {
+        queries: matrix_values(&queries, "queries", rows, width)?,
+        keys: matrix_values(&keys, "keys", rows, width)?,
+        values: matrix_values(&values, "values", rows, value_width)?,
+    };
+    let softmax = match (softmax, score_scale) {
+        ("exp", scale) => attention_layer::exponential_softmax(&shape, scale).raise()?,
+        ("linear", None) => SoftmaxMode::Identity,
+        ("linear", Some(_)) => {
+            return Err(UsageError::new_err(
+                "score_scale sets the exponential softmax: leave it out with softmax=\"linear\"",
+            ));
+        }
+        (other, _) => {
+            return Err(UsageError::new_err(format!("unknown softmax '{other}': use exp or linear")));
+        }
+    };
+    if softmax == SoftmaxMode::Identity && mask == zkmha_api::MaskKind::Causal {
+        return Err(no_integer_output());
+    }
+    let hiding = if zero_knowledge { Hiding::ZeroKnowledge } else { Hiding::Plain };
+    let output = py
+        .detach(|| -> zkmha_api::Result<_> {
+            let proved = attention_layer::prove_attention(&shape, mask, softmax, &inputs, hiding)?;
+            zkmha_api::files::write_file(&proof_path, &proved.encoded.bytes)?;
+            Ok(proved.output)
+        })
+        .raise()?
+        .ok_or_else(no_integer_output)?;
+    Ok(Array2::from_shape_vec((rows, value_width), output)
+        .map_err(|e| BadInput::new_err(e.to_string()))?
+        .into_pyarray(py))
+}
+
+/// Verifies the attention-layer proof at `proof_path` with nothing but itself; returns the
+/// proven output O (int64). The proof's softmax must be `softmax` (as `zkmha verify`
+/// prints it: `linear` or `multiplier=…,shift=…,…`), by default the one `prove_attention`
+/// uses for the shape.
+#[pyfunction]
+#[pyo3(signature = (proof_path, *, softmax=None))]
+fn verify_attention<'py>(
+    py: Python<'py>,
+    proof_path: PathBuf,
+    softmax: Option<&str>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let expected = softmax.map(zkmha_api::parse_softmax_spec).transpose().map_err(UsageError::new_err)?;
+    let verified = py
+        .detach(|| -> zkmha_api::Result<_> {
+            let file = LayerProof::read(&proof_path)?;
+            attention_layer::verify_attention(&file, expected)
+        })
+        .raise()?;
+    let output = verified.output.ok_or_else(no_integer_output)?;
+    Ok(Array2::from_shape_vec((verified.rows, verified.columns), output)
+        .map_err(|e| BadInput::new_err(e.to_string()))?
+        .into_pyarray(py))
+}
+
 /// What a file zkmha writes holds (any kind), as `zkmha inspect --json` prints it; nothing is
 /// verified.
 #[pyfunction]
@@ -336,6 +456,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prove, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(prove_attention, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_attention, m)?)?;
     m.add_function(wrap_pyfunction!(hidden_state, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_llama, m)?)?;
@@ -345,5 +467,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedModel", py.get_type::<UnsupportedModel>())?;
     m.add("UsageError", py.get_type::<UsageError>())?;
     m.add("OutOfResources", py.get_type::<OutOfResources>())?;
+    m.add("RefusedProof", py.get_type::<RefusedProof>())?;
     Ok(())
 }

@@ -226,3 +226,67 @@ def test_smollm2_layer_one_whole_from_its_float_hidden_state(tmp_path):
     assert shown["output"]["name"] == "H'"
     with pytest.raises(zkmha.UsageError):
         zkmha.hidden_state(model, layer=1)
+
+
+def _attention_inputs(tokens, heads, width, value_width, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.integers(-20, 21, size=(tokens, heads * width), dtype=np.int64)
+    k = rng.integers(-20, 21, size=(tokens, heads * width), dtype=np.int64)
+    v = rng.integers(-20, 21, size=(tokens, heads * value_width), dtype=np.int64)
+    return q, k, v
+
+
+@pytest.mark.parametrize("zero_knowledge", [True, False])
+def test_an_attention_layer_proves_and_verifies_in_both_modes(tmp_path, zero_knowledge):
+    q, k, v = _attention_inputs(5, 2, 3, 2, seed=4)
+    proof = tmp_path / "attention.proof"
+    o = zkmha.prove_attention(q, k, v, 2, proof, mask="causal", zero_knowledge=zero_knowledge)
+    assert o.dtype == np.int64 and o.shape == (5, 4)
+    np.testing.assert_array_equal(zkmha.verify_attention(proof), o)
+    shown = zkmha.inspect(proof)
+    assert shown["zero_knowledge"] is zero_knowledge
+
+
+def test_linear_attention_equals_a_plain_reference(tmp_path):
+    q, k, v = _attention_inputs(6, 3, 2, 4, seed=5)
+    proof = tmp_path / "linear.proof"
+    o = zkmha.prove_attention(q, k, v, 3, proof, softmax="linear")
+    expected = np.zeros((6, 12), dtype=np.int64)
+    for h in range(3):
+        scores = q[:, 2 * h : 2 * h + 2] @ k[:, 2 * h : 2 * h + 2].T
+        expected[:, 4 * h : 4 * h + 4] = scores @ v[:, 4 * h : 4 * h + 4]
+    np.testing.assert_array_equal(o, expected)
+    # Its softmax is not the default: refused unless named.
+    with pytest.raises(zkmha.RefusedProof, match="softmax"):
+        zkmha.verify_attention(proof)
+    np.testing.assert_array_equal(zkmha.verify_attention(proof, softmax="linear"), o)
+
+
+def test_attention_errors_raise_their_exceptions(tmp_path):
+    q, k, v = _attention_inputs(4, 2, 2, 2, seed=6)
+    proof = tmp_path / "a.proof"
+    with pytest.raises(zkmha.BadInput, match="quantize"):
+        zkmha.prove_attention(q.astype(np.float64), k, v, 2, proof)
+    with pytest.raises(zkmha.UsageError, match="divide"):
+        zkmha.prove_attention(q, k, v, 3, proof)
+    with pytest.raises(zkmha.UsageError, match="shape"):
+        zkmha.prove_attention(q, k[:3], v, 2, proof)
+    with pytest.raises(zkmha.UsageError, match="not a matrix of integers"):
+        zkmha.prove_attention(q, k, v, 2, proof, softmax="linear", mask="causal")
+    with pytest.raises(zkmha.UsageError, match="unknown mask"):
+        zkmha.prove_attention(q, k, v, 2, proof, mask="diagonal")
+    with pytest.raises(zkmha.UsageError, match="shift is missing"):
+        zkmha.verify_attention(proof, softmax="multiplier=3")
+    assert not proof.exists()
+    zkmha.prove_attention(q, k, v, 2, proof)
+    # The last-but-one output entry (the statement ends with O, 32 bytes an entry, after the
+    # file's 10-byte header) changed by one: the proof does not verify.
+    data = bytearray(proof.read_bytes())
+    shown = zkmha.inspect(proof)
+    changed = tmp_path / "changed.proof"
+    data[10 + shown["statement_bytes"] - 64] ^= 1
+    changed.write_bytes(bytes(data))
+    with pytest.raises((zkmha.InvalidProof, zkmha.BadInput)):
+        zkmha.verify_attention(changed)
+    with pytest.raises(zkmha.BadInput):
+        zkmha.verify_attention(tmp_path / "missing.proof")

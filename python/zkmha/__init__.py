@@ -14,8 +14,10 @@ unreadable, foreign or corrupt file, a value the proof cannot take), ``Unsupport
 model feature the proof does not cover), ``UsageError`` (arguments that do not go together),
 ``OutOfResources`` (disk or memory).
 
-Not here: attention layers on their own (``zkmha prove`` without ``--model``) and the
-benchmarks, which the command line has.
+An attention layer of its own (``zkmha prove`` without ``--model``: integer Q, K, V committed by
+the prover) proves and verifies with ``prove_attention`` and ``verify_attention``; a proof of
+another softmax than the expected one raises ``RefusedProof``. Not here: the benchmarks, which
+the command line has.
 """
 
 import json as _json
@@ -30,6 +32,7 @@ from ._native import (
     BadInput,
     InvalidProof,
     OutOfResources,
+    RefusedProof,
     UnsupportedModel,
     UsageError,
     ZkmhaError,
@@ -40,6 +43,8 @@ __all__ = [
     "prove",
     "verify",
     "inspect",
+    "prove_attention",
+    "verify_attention",
     "hidden_state",
     "write_example_model",
     "write_example_llama",
@@ -49,6 +54,7 @@ __all__ = [
     "UnsupportedModel",
     "UsageError",
     "OutOfResources",
+    "RefusedProof",
 ]
 
 _Path = Union[str, _PathLike]
@@ -164,6 +170,61 @@ def inspect(path: _Path) -> Dict[str, Any]:
     secret), as ``zkmha inspect --json`` prints it: kind, shapes, sizes and the fingerprints
     of its commitments. Nothing is verified."""
     return _json.loads(_native.inspect(_fspath(path)))
+
+
+def prove_attention(
+    queries: Any,
+    keys: Any,
+    values: Any,
+    heads: int,
+    proof_path: _Path,
+    *,
+    mask: str = "none",
+    zero_knowledge: bool = True,
+    softmax: str = "exp",
+    score_scale: Optional[float] = None,
+) -> _np.ndarray:
+    """Prove one attention layer on integer inputs and write the proof to ``proof_path``.
+
+    ``queries`` and ``keys`` are ``tokens × heads·head_dim``, ``values`` ``tokens ×
+    heads·value_head_dim`` integer arrays (entries below 2^31 in magnitude: quantize floats
+    first). The proof commits to them (hiding, and every step masked, unless
+    ``zero_knowledge=False``) and proves ``O = concat_h(softmax(mask(Q_h K_hᵀ)) V_h)`` with the
+    fixed-point softmax (``softmax="exp"``, at ``score_scale`` real exponent units per unit of
+    score, by default 4 standard deviations' worth for inputs in −127..127) or linear attention
+    (``softmax="linear"``, softmax not proven). ``mask`` is ``"none"`` or ``"causal"``. Returns
+    the proven output O (int64, ``tokens × heads·value_head_dim``).
+    """
+    arrays = []
+    for name, array in (("queries", queries), ("keys", keys), ("values", values)):
+        array = _np.asarray(array)
+        if array.ndim != 2:
+            raise UsageError(f"{name} must be a 2-D array (tokens × heads·width), not {array.ndim}-D")
+        if not _np.issubdtype(array.dtype, _np.integer):
+            raise BadInput(f"{name} holds {array.dtype} values; the attention layer proves integers: quantize first")
+        arrays.append(_np.ascontiguousarray(array, dtype=_np.int64))
+    return _native.prove_attention(
+        *arrays,
+        int(heads),
+        _fspath(proof_path),
+        mask=mask,
+        zero_knowledge=zero_knowledge,
+        softmax=softmax,
+        score_scale=score_scale,
+    )
+
+
+def verify_attention(proof_path: _Path, *, softmax: Optional[str] = None) -> _np.ndarray:
+    """Verify an attention-layer proof with nothing but itself; returns the proven output O
+    (int64).
+
+    The proof's softmax must be ``softmax`` as ``zkmha verify`` prints it (``"linear"`` or
+    ``"multiplier=…,shift=…,exponent_bits=…,output_bits=…,tolerance_bits=…"``), by default the
+    one ``prove_attention`` uses for the shape: another raises ``RefusedProof``; a proof that
+    does not verify raises ``InvalidProof``. The proof shows that *some* committed Q, K, V give
+    O: compare the commitments' fingerprints (``inspect``) with the ones you expect.
+    """
+    return _native.verify_attention(_fspath(proof_path), softmax=softmax)
 
 
 def hidden_state(

@@ -16,6 +16,9 @@ pub enum ErrorKind {
     BadInput,
     /// A well-formed proof that does not verify.
     InvalidProof,
+    /// A well-formed proof of another statement than the one expected (an attention layer's
+    /// softmax other than the expected one).
+    Refused,
     /// The model has a feature the proof does not cover.
     UnsupportedModel,
     /// Arguments that do not go together (an input the layer cannot take this way).
@@ -240,6 +243,14 @@ pub enum Error {
         /// The check that failed (in the sentence).
         error: AttentionError,
     },
+    /// An attention-layer proof whose softmax is not the one expected.
+    #[error("refused: the proof's softmax ({proof}) is not the one expected ({expected})")]
+    UnexpectedSoftmax {
+        /// The proof's, as `zkmha verify --softmax-params` names it.
+        proof: String,
+        /// The expected one.
+        expected: String,
+    },
     /// Token ids for a layer other than 0, whose input is the layers' before it.
     #[error(
         "layer {layer}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids; zkmha hidden-state computes it from token ids, unproven)"
@@ -324,6 +335,7 @@ impl Error {
         use std::io::ErrorKind as Io;
         match self {
             Error::InvalidProof { .. } => ErrorKind::InvalidProof,
+            Error::UnexpectedSoftmax { .. } => ErrorKind::Refused,
             Error::Model(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. }) => {
                 ErrorKind::UnsupportedModel
             }

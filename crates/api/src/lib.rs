@@ -23,10 +23,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Not here: attention layers on their own (`zkmha prove` without `--model`) are proven by
-//! `zkmha_attention`'s functions directly; this crate reads and encodes their files
-//! ([`layer_files`]).
+//! Attention layers on their own (`zkmha prove` without `--model`: `Q`, `K`, `V` given and
+//! committed) are proven and verified by [`attention_layer`], their files read and encoded by
+//! [`layer_files`].
 
+pub mod attention_layer;
 mod error;
 pub mod example_model;
 pub mod files;
@@ -81,6 +82,65 @@ pub fn softmax_spec(mode: SoftmaxMode) -> String {
             p.multiplier, p.shift, p.exponent_bits, p.output_bits, p.tolerance_bits
         ),
     }
+}
+
+/// The softmax parameters' names in a spec, in [`softmax_spec`]'s order.
+const SOFTMAX_SPEC_KEYS: [&str; 5] =
+    ["multiplier", "shift", "exponent_bits", "output_bits", "tolerance_bits"];
+
+/// Parses a softmax as [`softmax_spec`] writes it: `linear`, or the five `name=value` pairs
+/// (any order, each once). The parameters are not checked against what the proof system can
+/// prove: a spec names what a verifier expects, and only equality with a proof's matters.
+///
+/// ```
+/// use zkmha_api::{SoftmaxMode, parse_softmax_spec, softmax_spec};
+/// assert_eq!(parse_softmax_spec(" linear "), Ok(SoftmaxMode::Identity));
+/// let spec = "shift=16,multiplier=5,exponent_bits=8,output_bits=16,tolerance_bits=9";
+/// let mode = parse_softmax_spec(spec)?;
+/// assert_eq!(softmax_spec(mode), "multiplier=5,shift=16,exponent_bits=8,output_bits=16,tolerance_bits=9");
+/// assert!(parse_softmax_spec("multiplier=5").unwrap_err().contains("shift is missing"));
+/// # Ok::<(), String>(())
+/// ```
+///
+/// # Errors
+/// An unknown, missing or repeated name, or a value that is not a whole number in range, in
+/// one sentence.
+pub fn parse_softmax_spec(text: &str) -> Result<SoftmaxMode, String> {
+    let text = text.trim();
+    if text == "linear" {
+        return Ok(SoftmaxMode::Identity);
+    }
+    let mut values: [Option<u64>; 5] = [None; 5];
+    for pair in text.split(',') {
+        let (name, value) = pair.split_once('=').ok_or_else(|| {
+            format!("'{pair}' is not name=value: name the softmax as `zkmha verify` prints it (multiplier=…,shift=…,exponent_bits=…,output_bits=…,tolerance_bits=…) or `linear`")
+        })?;
+        let (name, value) = (name.trim(), value.trim());
+        let index = SOFTMAX_SPEC_KEYS.iter().position(|key| *key == name).ok_or_else(|| {
+            format!("unknown softmax parameter '{name}': use {}", SOFTMAX_SPEC_KEYS.join(", "))
+        })?;
+        let number = value.parse::<u64>().map_err(|_| format!("{name}={value} is not a whole number"))?;
+        match values.get_mut(index) {
+            Some(slot @ None) => *slot = Some(number),
+            _ => return Err(format!("{name} is named twice")),
+        }
+    }
+    let mut numbers = [0u64; 5];
+    for ((key, value), number) in SOFTMAX_SPEC_KEYS.iter().zip(values).zip(&mut numbers) {
+        *number =
+            value.ok_or_else(|| format!("{key} is missing: name all of {}", SOFTMAX_SPEC_KEYS.join(", ")))?;
+    }
+    let [multiplier, shift, exponent_bits, output_bits, tolerance_bits] = numbers;
+    let small = |name: &str, value: u64| {
+        u32::try_from(value).map_err(|_| format!("{name}={value} is larger than any softmax zkmha proves"))
+    };
+    Ok(SoftmaxMode::Exponential(zkmha_attention::SoftmaxParams {
+        multiplier,
+        shift: small("shift", shift)?,
+        exponent_bits: small("exponent_bits", exponent_bits)?,
+        output_bits: small("output_bits", output_bits)?,
+        tolerance_bits: small("tolerance_bits", tolerance_bits)?,
+    }))
 }
 
 /// Parses a mask's name: `causal` or `none`.

@@ -1,0 +1,195 @@
+//! Attention layers of their own: `Q`, `K`, `V` given (not computed from a model), committed,
+//! and the layer proven on them — `zkmha prove` without `--model`, and the Python package's
+//! `prove_attention` / `verify_attention`.
+//!
+//! ```text
+//! statement   the commitments to Q, K, V (hiding in zero knowledge), the shape, the mask, the
+//!             softmax's parameters, and the public output O (s × h·m_v integers)
+//! relation    O = unpad(concat_h(softmax(mask(Q_h·K_hᵀ)) · V_h))   (softmax: the fixed-point
+//!             exponential with its lookups, or the identity for linear attention)
+//! ```
+//!
+//! The verifier reads the statement and the proof, nothing else. What it must still decide is
+//! whether the proof's softmax is the one it expects: a prover may pick any parameters the
+//! proof system can prove, so [`verify_attention`] compares them with the default for the
+//! shape ([`default_softmax`]) unless the caller names the expected one.
+
+use crate::error::{Error, Result};
+use crate::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
+use std::time::{Duration, Instant};
+pub use zkmha_attention::{AttentionInputs, AttentionShape};
+use zkmha_attention::{
+    MaskKind, ProverTimings, SoftmaxMode, SoftmaxParams, hyrax_params_for, prove_layer_committed,
+    prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+};
+
+/// The score scale that gives uniform inputs in −127..=127 scores of standard deviation 4 (a
+/// head's score has standard deviation √m · 127²/3): the default softmax's.
+///
+/// ```
+/// assert!((zkmha_api::attention_layer::default_score_scale(64) * 8.0 * 127.0 * 127.0 / 3.0 - 4.0).abs() < 1e-12);
+/// ```
+pub fn default_score_scale(head_dim: usize) -> f64 {
+    4.0 / ((head_dim as f64).sqrt() * 127.0 * 127.0 / 3.0)
+}
+
+/// The proven softmax for `shape` at `score_scale` (the default's when `None`).
+///
+/// # Errors
+/// A score scale the fixed-point softmax cannot represent ([`Error::Attention`]).
+pub fn exponential_softmax(shape: &AttentionShape, score_scale: Option<f64>) -> Result<SoftmaxMode> {
+    Ok(SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(
+        score_scale.unwrap_or_else(|| default_score_scale(shape.head_dim)),
+        shape.seq_len,
+    )?))
+}
+
+/// The softmax a verifier expects of a proof of `shape` unless told otherwise: the proven
+/// exponential at [`default_score_scale`] (what `zkmha prove` uses without `--softmax` or
+/// `--score-scale`).
+///
+/// # Errors
+/// As [`exponential_softmax`] (not for a shape within the stated limits).
+pub fn default_softmax(shape: &AttentionShape) -> Result<SoftmaxMode> {
+    exponential_softmax(shape, None)
+}
+
+/// Whether the proof hides `Q`, `K`, `V`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hiding {
+    /// Plain: binding commitments, sum-checks in the clear (smaller, faster; `Q`, `K`, `V` are
+    /// not hidden).
+    Plain,
+    /// Zero knowledge: hiding commitments, every sum-check and lookup masked, every claim
+    /// committed; the masks from the operating system's randomness.
+    ZeroKnowledge,
+}
+
+/// A proven attention layer.
+#[derive(Debug)]
+pub struct ProvedAttention {
+    /// The statement and the proof, as the file holds them.
+    pub file: LayerProof,
+    /// The file's contents (write them with [`crate::files::write_file`]).
+    pub encoded: EncodedLayerProof,
+    /// The output `O` (`s × h·m_v`, row-major) as integers; `None` when an entry is not a
+    /// 64-bit integer (linear attention with a causal mask: a masked score is the field's
+    /// mask value, not an integer).
+    pub output: Option<Vec<i64>>,
+    /// The plain prover's stages (`None` in zero knowledge).
+    pub timings: Option<ProverTimings>,
+    /// The time to prove.
+    pub elapsed: Duration,
+}
+
+/// Commits to `Q`, `K`, `V`, runs the layer and proves it.
+///
+/// ```
+/// use zkmha_api::attention_layer::{Hiding, default_softmax, prove_attention, verify_attention};
+/// use zkmha_api::MaskKind;
+/// let shape = zkmha_api::attention_layer::AttentionShape::new(3, 2, 4, 4)?;
+/// let draw = |n: usize, k: i64| (0..n as i64).map(|i| (i * 7 + k) % 11 - 5).collect::<Vec<_>>();
+/// let inputs = zkmha_api::attention_layer::AttentionInputs { queries: draw(24, 1), keys: draw(24, 2), values: draw(24, 3) };
+/// let proved = prove_attention(&shape, MaskKind::Causal, default_softmax(&shape)?, &inputs, Hiding::ZeroKnowledge)?;
+/// // The verifier needs the file alone.
+/// let verified = verify_attention(&proved.file, None)?;
+/// assert_eq!(verified.output, proved.output);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Inputs of the wrong size or out of the proven range ([`Error::Attention`]), no randomness
+/// from the operating system ([`Error::Randomness`]), an encoding failure (not expected).
+pub fn prove_attention(
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    hiding: Hiding,
+) -> Result<ProvedAttention> {
+    inputs.validate(shape)?;
+    let start = Instant::now();
+    let (file, timings) = match hiding {
+        Hiding::ZeroKnowledge => {
+            let params = zk_hyrax_params_for(shape, softmax)?;
+            let mut rng =
+                zkmha_zk::secure_rng().map_err(|source| Error::Randomness { purpose: "masks", source })?;
+            let (statement, proof) = prove_layer_zk(&params, shape, mask, softmax, inputs, &mut rng)?;
+            (LayerProof::ZeroKnowledge(statement, Box::new(proof)), None)
+        }
+        Hiding::Plain => {
+            let params = hyrax_params_for(shape, softmax);
+            let (statement, proof, timings) = prove_layer_committed(&params, shape, mask, softmax, inputs)?;
+            (LayerProof::Plain(statement, Box::new(proof)), Some(timings))
+        }
+    };
+    let elapsed = start.elapsed();
+    let encoded = file.encode()?;
+    let output = attention_output_integers(file.statement()).ok();
+    Ok(ProvedAttention { file, encoded, output, timings, elapsed })
+}
+
+/// What a valid attention-layer proof established.
+#[derive(Debug, Clone)]
+pub struct VerifiedAttention {
+    /// The proven output `O` (`rows × columns`, row-major) as integers; `None` as in
+    /// [`ProvedAttention::output`].
+    pub output: Option<Vec<i64>>,
+    /// `s`.
+    pub rows: usize,
+    /// `h·m_v`.
+    pub columns: usize,
+    /// The softmax the proof used (the expected one).
+    pub softmax: SoftmaxMode,
+    /// Deriving the commitment scheme's generators.
+    pub setup: Duration,
+    /// Verifying.
+    pub verify: Duration,
+}
+
+/// Verifies an attention-layer proof with nothing but itself, after checking that its softmax
+/// is `expected` (the default for its shape, [`default_softmax`], when `None`).
+///
+/// The caller must still check that the statement's commitments to `Q`, `K`, `V` are the ones
+/// it means (`zkmha inspect` shows their fingerprints): the proof says that *some* committed
+/// inputs give `O`.
+///
+/// # Errors
+/// [`Error::UnexpectedSoftmax`] (checked first), [`Error::InvalidProof`] for a proof that does
+/// not verify, [`Error::Attention`] for a statement outside the stated limits.
+pub fn verify_attention(file: &LayerProof, expected: Option<SoftmaxMode>) -> Result<VerifiedAttention> {
+    let statement = file.statement();
+    let expected = match expected {
+        Some(softmax) => softmax,
+        None => default_softmax(&statement.shape)?,
+    };
+    if statement.softmax != expected {
+        return Err(Error::UnexpectedSoftmax {
+            proof: crate::softmax_spec(statement.softmax),
+            expected: crate::softmax_spec(expected),
+        });
+    }
+    let start = Instant::now();
+    let (setup, verified) = match file {
+        LayerProof::Plain(statement, proof) => {
+            let params = hyrax_params_for(&statement.shape, statement.softmax);
+            let setup = start.elapsed();
+            (setup, verify_layer_committed(&params, statement, proof).map(|_| ()))
+        }
+        LayerProof::ZeroKnowledge(statement, proof) => {
+            let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
+            let setup = start.elapsed();
+            (setup, verify_layer_zk(&params, statement, proof))
+        }
+    };
+    verified.map_err(|error| Error::InvalidProof { error })?;
+    let verify = start.elapsed().saturating_sub(setup);
+    Ok(VerifiedAttention {
+        output: attention_output_integers(statement).ok(),
+        rows: statement.shape.seq_len,
+        columns: statement.shape.value_model_width(),
+        softmax: statement.softmax,
+        setup,
+        verify,
+    })
+}
