@@ -48,10 +48,16 @@ fn range_text(range: &Range<u64>) -> String {
     format!("layers {}..{}", range.start, range.end)
 }
 
-/// A progress callback for the chain's steps (none under --json): each step timed; the
-/// `counted` stage (proving) counted over the chain's `layers`, with the time left.
-fn progress(quiet: bool, message: &str, layers: usize, counted: Option<Stage>) -> impl FnMut(usize, Stage) {
-    let mut progress = Some(Progress::counted(message, layers as u64, "layers", quiet));
+/// A progress callback for the chain's steps (none under --json): each step timed, the
+/// `counted` stage counted (`total` of them, `unit`) with the time left.
+fn progress(
+    quiet: bool,
+    message: &str,
+    total: usize,
+    unit: &'static str,
+    counted: Stage,
+) -> impl FnMut(usize, Stage) {
+    let mut progress = Some(Progress::counted(message, total as u64, unit, quiet));
     move |layer, stage| {
         if stage == Stage::Done {
             if let Some(done) = progress.take() {
@@ -59,7 +65,7 @@ fn progress(quiet: bool, message: &str, layers: usize, counted: Option<Stage>) -
             }
         } else if let Some(progress) = progress.as_mut() {
             let what = format!("layer {layer}: {}", stage.describe());
-            if Some(stage) == counted { progress.start_item(what) } else { progress.start_step(what) }
+            if stage == counted { progress.start_item(what) } else { progress.start_step(what) }
         }
     }
 }
@@ -103,7 +109,12 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
     let models = open(&args.model, args.heads, args.mask, None, layers)?;
     let kind = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
     let committed =
-        commit_chain(&models, kind, &mut progress(args.json, "committing the chain", models.len(), None))?;
+        // Each layer is calibrated twice: for the scale it would choose, then at the chain's.
+        commit_chain(
+            &models,
+            kind,
+            &mut progress(args.json, "committing the chain", 2 * models.len(), "layer calibrations", Stage::Calibrating),
+        )?;
     let secret_file = committed
         .secret
         .as_ref()
@@ -217,7 +228,7 @@ pub fn prove(
         &models,
         &input,
         positions,
-        &mut progress(args.json, "committing the chain", models.len(), None),
+        &mut progress(args.json, "proving the chain", models.len(), "layers", Stage::Proving),
     )?;
     if args.logits.is_some() && proved.logits.is_none() {
         bail!(Usage(format!(
@@ -431,9 +442,11 @@ pub fn chain_scope(tokens_proven: bool, logits_proven: bool) -> &'static str {
 /// # Errors
 /// Missing or corrupt files, an invalid chain (exit code 1).
 pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_output: bool) -> Result<()> {
+    let progress = Progress::step("reading and verifying the chain", json_output);
     let key: ChainKey = read_chain_key(key_path)?;
     let proof = ChainProof::read(proof_path)?;
     let verified = verify_chain(&key, &proof)?;
+    progress.finish();
     if let Some(path) = output {
         match &verified.logits {
             // The proven output of a chain with a head is its logits.

@@ -644,7 +644,9 @@ pub fn verify(
         None => SoftmaxSource::VerifierKey,
     };
     let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeModelLayer } else { Kind::ModelLayer };
+    let progress = Progress::step("verifying", json_output);
     let verified = zkmha_api::verify(&key, &file)?;
+    progress.finish();
     let a = &statement.shape.attention;
     // Only a valid proof's output is written: Z as `prove --output` writes it.
     if let Some(path) = output {

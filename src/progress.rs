@@ -11,8 +11,9 @@
 //! --json        nothing (stdout holds the one JSON object; stderr stays quiet)
 //! ```
 //!
-//! The estimate is the mean time of the items done so far times the items left: the items
-//! of one run (a chain's layers, a benchmark's runs) are of one size or grow slowly.
+//! The plain lines' estimate is the time since the start over the items done, times the items
+//! left (the items of one run — a chain's layers, a benchmark's runs — are of one size or
+//! grow slowly; steps between the items count into it); the terminal's bar shows indicatif's.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -115,7 +116,7 @@ pub fn duration_words(duration: Duration) -> String {
 pub fn time_left(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
     let done32 = u32::try_from(done).ok().filter(|&d| d > 0)?;
     let left = u32::try_from(total.saturating_sub(done)).ok()?;
-    Some(elapsed / done32 * left)
+    (elapsed / done32).checked_mul(left)
 }
 
 impl Progress {

@@ -13,7 +13,7 @@ use crate::verdict::{Usage, Verdict};
 use anyhow::{Context, Result, bail};
 use ark_serialize::CanonicalSerialize;
 use std::path::{Path, PathBuf};
-use zkmha_api::attention_layer::{Hiding, prove_attention, verify_attention};
+use zkmha_api::attention_layer::{Expected, Hiding, prove_attention, verify_attention};
 use zkmha_api::layer_files::{LayerProof, attention_output_integers};
 use zkmha_attention::CommittedStatement;
 
@@ -433,7 +433,8 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeLayer } else { Kind::Layer };
     let progress = Progress::step("verifying the attention layer", args.json);
     // The softmax is accepted above (with the CLI's sentences and exit code 3).
-    let verified = match verify_attention(&file, Some(statement.softmax)) {
+    let expected = Expected { softmax: Some(statement.softmax), ..Expected::default() };
+    let verified = match verify_attention(&file, &expected) {
         Err(zkmha_api::Error::InvalidProof { error }) => {
             bail!(Verdict::Invalid(format!("invalid: the proof does not verify ({error})")))
         }

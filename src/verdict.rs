@@ -96,6 +96,7 @@ pub fn exit_code(error: &anyhow::Error) -> i32 {
         Some(Verdict::Invalid(_)) => INVALID,
         Some(Verdict::Refused(_)) => REFUSED,
         None if library == Some(ErrorKind::InvalidProof) => INVALID,
+        None if library == Some(ErrorKind::Refused) => REFUSED,
         None if library == Some(ErrorKind::UnsupportedModel) || is_unsupported_model(error) => {
             UNSUPPORTED_MODEL
         }

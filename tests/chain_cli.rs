@@ -67,6 +67,14 @@ fn three_layers_commit_prove_verify_and_inspect() {
                 .and(predicate::str::contains("the same next token at"))
                 .and(predicate::str::contains("the final norm and the logits"))
                 .and(predicate::str::contains("not proven").not()),
+        )
+        // Stderr is not a terminal: a line per layer proof with the layers done and the time left.
+        .stderr(
+            predicate::str::contains("zkmha: proving the chain: 3 layers …")
+                .and(predicate::str::contains("zkmha: layer 0: proving took "))
+                .and(predicate::str::contains("(1 of 3 layers, about "))
+                .and(predicate::str::contains("(3 of 3 layers)"))
+                .and(predicate::str::contains("zkmha: proving the chain took ")),
         );
     let verified = dir.join("verified.npy");
     zkmha()

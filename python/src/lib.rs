@@ -9,7 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
-use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Hiding};
+use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Expected, Hiding};
 use zkmha_api::layer_files::LayerProof;
 use zkmha_api::model_chain;
 use zkmha_api::model_files::{self, ModelProof};
@@ -342,7 +342,7 @@ fn matrix_values(
 /// writes the proof to `proof_path` and returns the proven output O (int64, tokens ×
 /// heads·value_head_dim).
 #[pyfunction]
-#[pyo3(signature = (queries, keys, values, heads, proof_path, *, mask="none", zero_knowledge=true, softmax="exp", score_scale=None))]
+#[pyo3(signature = (queries, keys, values, heads, proof_path, *, mask="none", zero_knowledge=true, softmax="exp", score_scale=None, max_memory=None))]
 #[allow(clippy::too_many_arguments)]
 fn prove_attention<'py>(
     py: Python<'py>,
@@ -355,6 +355,7 @@ fn prove_attention<'py>(
     zero_knowledge: bool,
     softmax: &str,
     score_scale: Option<f64>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
     let mask = zkmha_api::parse_mask(mask).map_err(UsageError::new_err)?;
     let (rows, width) = queries.as_array().dim();
@@ -366,6 +367,8 @@ fn prove_attention<'py>(
     }
     let shape = AttentionShape::new(rows, heads, width / heads, value_width / heads)
         .map_err(|e| BadInput::new_err(e.to_string()))?;
+    // Refused in one sentence rather than killed by the system.
+    zkmha_api::resources::check_layer_memory(&shape, max_memory).raise()?;
     let inputs = AttentionInputs {
         queries: matrix_values(&queries, "queries", rows, width)?,
         keys: matrix_values(&keys, "keys", rows, width)?,
@@ -403,19 +406,27 @@ fn prove_attention<'py>(
 /// Verifies the attention-layer proof at `proof_path` with nothing but itself; returns the
 /// proven output O (int64). The proof's softmax must be `softmax` (as `zkmha verify`
 /// prints it: `linear` or `multiplier=…,shift=…,…`), by default the one `prove_attention`
-/// uses for the shape.
+/// uses for the shape; `mask`, `heads` and `head_dim`, where given, must be the proof's.
 #[pyfunction]
-#[pyo3(signature = (proof_path, *, softmax=None))]
+#[pyo3(signature = (proof_path, *, softmax=None, mask=None, heads=None, head_dim=None))]
 fn verify_attention<'py>(
     py: Python<'py>,
     proof_path: PathBuf,
     softmax: Option<&str>,
+    mask: Option<&str>,
+    heads: Option<usize>,
+    head_dim: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let expected = softmax.map(zkmha_api::parse_softmax_spec).transpose().map_err(UsageError::new_err)?;
+    let expected = Expected {
+        softmax: softmax.map(zkmha_api::parse_softmax_spec).transpose().map_err(UsageError::new_err)?,
+        mask: mask.map(zkmha_api::parse_mask).transpose().map_err(UsageError::new_err)?,
+        heads,
+        head_dim,
+    };
     let verified = py
         .detach(|| -> zkmha_api::Result<_> {
             let file = LayerProof::read(&proof_path)?;
-            attention_layer::verify_attention(&file, expected)
+            attention_layer::verify_attention(&file, &expected)
         })
         .raise()?;
     let output = verified.output.ok_or_else(no_integer_output)?;

@@ -267,6 +267,15 @@ def test_attention_errors_raise_their_exceptions(tmp_path):
     proof = tmp_path / "a.proof"
     with pytest.raises(zkmha.BadInput, match="quantize"):
         zkmha.prove_attention(q.astype(np.float64), k, v, 2, proof)
+    # 2^64 − 1 as uint64 would be −1 after a cast: refused, not proven.
+    with pytest.raises(zkmha.BadInput, match="beyond the 64-bit"):
+        zkmha.prove_attention(np.full(q.shape, 2**64 - 1, dtype=np.uint64), k, v, 2, proof)
+    with pytest.raises(zkmha.UsageError, match="positive"):
+        zkmha.prove_attention(q, k, v, 0, proof)
+    with pytest.raises(TypeError):
+        zkmha.prove_attention(q, k, v, 2.5, proof)
+    with pytest.raises(zkmha.OutOfResources):
+        zkmha.prove_attention(q, k, v, 2, proof, max_memory=1024)
     with pytest.raises(zkmha.UsageError, match="divide"):
         zkmha.prove_attention(q, k, v, 3, proof)
     with pytest.raises(zkmha.UsageError, match="shape"):
@@ -286,7 +295,15 @@ def test_attention_errors_raise_their_exceptions(tmp_path):
     changed = tmp_path / "changed.proof"
     data[10 + shown["statement_bytes"] - 64] ^= 1
     changed.write_bytes(bytes(data))
-    with pytest.raises((zkmha.InvalidProof, zkmha.BadInput)):
+    with pytest.raises(zkmha.InvalidProof):
         zkmha.verify_attention(changed)
     with pytest.raises(zkmha.BadInput):
         zkmha.verify_attention(tmp_path / "missing.proof")
+    # The statement the caller fixes: another mask or head split is refused.
+    np.testing.assert_array_equal(
+        zkmha.verify_attention(proof, mask="none", heads=2, head_dim=2), zkmha.verify_attention(proof)
+    )
+    with pytest.raises(zkmha.RefusedProof, match="mask"):
+        zkmha.verify_attention(proof, mask="causal")
+    with pytest.raises(zkmha.RefusedProof, match="number of heads"):
+        zkmha.verify_attention(proof, heads=1)

@@ -21,6 +21,7 @@ the command line has.
 """
 
 import json as _json
+import operator as _operator
 import os as _os
 from os import PathLike as _PathLike
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
@@ -183,6 +184,7 @@ def prove_attention(
     zero_knowledge: bool = True,
     softmax: str = "exp",
     score_scale: Optional[float] = None,
+    max_memory: Optional[int] = None,
 ) -> _np.ndarray:
     """Prove one attention layer on integer inputs and write the proof to ``proof_path``.
 
@@ -191,10 +193,15 @@ def prove_attention(
     first). The proof commits to them (hiding, and every step masked, unless
     ``zero_knowledge=False``) and proves ``O = concat_h(softmax(mask(Q_h K_hᵀ)) V_h)`` with the
     fixed-point softmax (``softmax="exp"``, at ``score_scale`` real exponent units per unit of
-    score, by default 4 standard deviations' worth for inputs in −127..127) or linear attention
-    (``softmax="linear"``, softmax not proven). ``mask`` is ``"none"`` or ``"causal"``. Returns
-    the proven output O (int64, ``tokens × heads·value_head_dim``).
+    score; by default the scale that gives scores of inputs uniform in −127..127 a standard
+    deviation of 4) or linear attention (``softmax="linear"``, softmax not proven). ``mask`` is
+    ``"none"`` or ``"causal"``. A layer whose estimated memory exceeds the machine's (or
+    ``max_memory`` bytes) raises ``OutOfResources`` before proving. Returns the proven output
+    O (int64, ``tokens × heads·value_head_dim``).
     """
+    heads = _operator.index(heads)
+    if heads <= 0:
+        raise UsageError(f"heads must be a positive whole number, not {heads}")
     arrays = []
     for name, array in (("queries", queries), ("keys", keys), ("values", values)):
         array = _np.asarray(array)
@@ -202,29 +209,48 @@ def prove_attention(
             raise UsageError(f"{name} must be a 2-D array (tokens × heads·width), not {array.ndim}-D")
         if not _np.issubdtype(array.dtype, _np.integer):
             raise BadInput(f"{name} holds {array.dtype} values; the attention layer proves integers: quantize first")
+        # Unsigned values past int64 would wrap in the cast: refuse them instead.
+        if array.size and array.dtype.kind == "u" and array.max() > _np.iinfo(_np.int64).max:
+            raise BadInput(f"{name} holds {array.max()}, beyond the 64-bit integers the layer reads")
         arrays.append(_np.ascontiguousarray(array, dtype=_np.int64))
     return _native.prove_attention(
         *arrays,
-        int(heads),
+        heads,
         _fspath(proof_path),
         mask=mask,
         zero_knowledge=zero_knowledge,
         softmax=softmax,
         score_scale=score_scale,
+        max_memory=max_memory,
     )
 
 
-def verify_attention(proof_path: _Path, *, softmax: Optional[str] = None) -> _np.ndarray:
+def verify_attention(
+    proof_path: _Path,
+    *,
+    softmax: Optional[str] = None,
+    mask: Optional[str] = None,
+    heads: Optional[int] = None,
+    head_dim: Optional[int] = None,
+) -> _np.ndarray:
     """Verify an attention-layer proof with nothing but itself; returns the proven output O
     (int64).
 
-    The proof's softmax must be ``softmax`` as ``zkmha verify`` prints it (``"linear"`` or
+    The proof's statement must be the one expected, else ``RefusedProof`` (checked before
+    verifying): its softmax ``softmax`` as ``zkmha verify`` prints it (``"linear"`` or
     ``"multiplier=…,shift=…,exponent_bits=…,output_bits=…,tolerance_bits=…"``), by default the
-    one ``prove_attention`` uses for the shape: another raises ``RefusedProof``; a proof that
-    does not verify raises ``InvalidProof``. The proof shows that *some* committed Q, K, V give
-    O: compare the commitments' fingerprints (``inspect``) with the ones you expect.
+    one ``prove_attention`` uses for the shape; and where given, its ``mask``, ``heads`` and
+    ``head_dim`` (a proof with other heads can give O of the same shape). A proof that does
+    not verify raises ``InvalidProof``. The proof shows that *some* committed Q, K, V give O:
+    compare the commitments' fingerprints (``inspect``) with the ones you expect.
     """
-    return _native.verify_attention(_fspath(proof_path), softmax=softmax)
+    return _native.verify_attention(
+        _fspath(proof_path),
+        softmax=softmax,
+        mask=mask,
+        heads=None if heads is None else _operator.index(heads),
+        head_dim=None if head_dim is None else _operator.index(head_dim),
+    )
 
 
 def hidden_state(

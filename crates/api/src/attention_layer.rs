@@ -10,9 +10,11 @@
 //! ```
 //!
 //! The verifier reads the statement and the proof, nothing else. What it must still decide is
-//! whether the proof's softmax is the one it expects: a prover may pick any parameters the
-//! proof system can prove, so [`verify_attention`] compares them with the default for the
-//! shape ([`default_softmax`]) unless the caller names the expected one.
+//! whether the statement is the one it expects: a prover may pick any softmax parameters,
+//! mask and head split the proof system can prove, so [`verify_attention`] compares the
+//! softmax with the default for the shape ([`default_softmax`]) unless the caller names the
+//! expected one, and the mask and the heads with the caller's [`Expected`] where it fixes
+//! them — before any verification work.
 
 use crate::error::{Error, Result};
 use crate::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
@@ -92,13 +94,14 @@ pub struct ProvedAttention {
 /// let inputs = zkmha_api::attention_layer::AttentionInputs { queries: draw(24, 1), keys: draw(24, 2), values: draw(24, 3) };
 /// let proved = prove_attention(&shape, MaskKind::Causal, default_softmax(&shape)?, &inputs, Hiding::ZeroKnowledge)?;
 /// // The verifier needs the file alone.
-/// let verified = verify_attention(&proved.file, None)?;
+/// let verified = verify_attention(&proved.file, &Default::default())?;
 /// assert_eq!(verified.output, proved.output);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// # Errors
-/// Inputs of the wrong size or out of the proven range ([`Error::Attention`]), no randomness
+/// A shape outside the stated limits, inputs of the wrong size or out of the proven range
+/// ([`Error::Attention`]), no randomness
 /// from the operating system ([`Error::Randomness`]), an encoding failure (not expected).
 pub fn prove_attention(
     shape: &AttentionShape,
@@ -107,6 +110,7 @@ pub fn prove_attention(
     inputs: &AttentionInputs,
     hiding: Hiding,
 ) -> Result<ProvedAttention> {
+    shape.validate()?;
     inputs.validate(shape)?;
     let start = Instant::now();
     let (file, timings) = match hiding {
@@ -141,34 +145,67 @@ pub struct VerifiedAttention {
     pub columns: usize,
     /// The softmax the proof used (the expected one).
     pub softmax: SoftmaxMode,
+    /// The shape (heads, head widths, tokens) the proof is about.
+    pub shape: AttentionShape,
+    /// The mask the proof is about.
+    pub mask: MaskKind,
     /// Deriving the commitment scheme's generators.
     pub setup: Duration,
     /// Verifying.
     pub verify: Duration,
 }
 
-/// Verifies an attention-layer proof with nothing but itself, after checking that its softmax
-/// is `expected` (the default for its shape, [`default_softmax`], when `None`).
+/// What a verifier expects of an attention-layer proof besides its validity. The default
+/// expects the default softmax for the proof's shape and fixes neither the mask nor the head
+/// split.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Expected {
+    /// The softmax ([`default_softmax`] of the proof's shape when `None`).
+    pub softmax: Option<SoftmaxMode>,
+    /// The mask, when the caller fixes it.
+    pub mask: Option<MaskKind>,
+    /// The number of heads `h`, when the caller fixes it.
+    pub heads: Option<usize>,
+    /// The head width `m` of `Q` and `K`, when the caller fixes it.
+    pub head_dim: Option<usize>,
+}
+
+/// Verifies an attention-layer proof with nothing but itself, after checking the statement
+/// against its limits and against `expected` (the softmax, and the mask and the head split
+/// where the caller fixes them).
 ///
 /// The caller must still check that the statement's commitments to `Q`, `K`, `V` are the ones
 /// it means (`zkmha inspect` shows their fingerprints): the proof says that *some* committed
 /// inputs give `O`.
 ///
 /// # Errors
-/// [`Error::UnexpectedSoftmax`] (checked first), [`Error::InvalidProof`] for a proof that does
-/// not verify, [`Error::Attention`] for a statement outside the stated limits.
-pub fn verify_attention(file: &LayerProof, expected: Option<SoftmaxMode>) -> Result<VerifiedAttention> {
+/// [`Error::Attention`] for a statement outside the stated limits, then
+/// [`Error::UnexpectedSoftmax`] or [`Error::UnexpectedStatement`] (checked before verifying),
+/// then [`Error::InvalidProof`] for a proof that does not verify.
+pub fn verify_attention(file: &LayerProof, expected: &Expected) -> Result<VerifiedAttention> {
     let statement = file.statement();
-    let expected = match expected {
+    match file {
+        LayerProof::Plain(..) => statement.validate()?,
+        LayerProof::ZeroKnowledge(..) => statement.validate_zk()?,
+    }
+    let softmax = match expected.softmax {
         Some(softmax) => softmax,
         None => default_softmax(&statement.shape)?,
     };
-    if statement.softmax != expected {
+    if statement.softmax != softmax {
         return Err(Error::UnexpectedSoftmax {
             proof: crate::softmax_spec(statement.softmax),
-            expected: crate::softmax_spec(expected),
+            expected: crate::softmax_spec(softmax),
         });
     }
+    let shape = &statement.shape;
+    let differs = |what: &'static str, proof: String, expected: Option<String>| match expected {
+        Some(expected) if expected != proof => Err(Error::UnexpectedStatement { what, proof, expected }),
+        _ => Ok(()),
+    };
+    differs("mask", statement.mask.to_string(), expected.mask.map(|m| m.to_string()))?;
+    differs("number of heads", shape.heads.to_string(), expected.heads.map(|h| h.to_string()))?;
+    differs("head width", shape.head_dim.to_string(), expected.head_dim.map(|m| m.to_string()))?;
     let start = Instant::now();
     let (setup, verified) = match file {
         LayerProof::Plain(statement, proof) => {
@@ -189,6 +226,8 @@ pub fn verify_attention(file: &LayerProof, expected: Option<SoftmaxMode>) -> Res
         rows: statement.shape.seq_len,
         columns: statement.shape.value_model_width(),
         softmax: statement.softmax,
+        shape: statement.shape,
+        mask: statement.mask,
         setup,
         verify,
     })

@@ -251,6 +251,16 @@ pub enum Error {
         /// The expected one.
         expected: String,
     },
+    /// An attention-layer proof about another mask or head split than the one expected.
+    #[error("refused: the proof's {what} ({proof}) is not the one expected ({expected})")]
+    UnexpectedStatement {
+        /// What differs ("mask", "number of heads", "head width").
+        what: &'static str,
+        /// The proof's.
+        proof: String,
+        /// The expected one.
+        expected: String,
+    },
     /// Token ids for a layer other than 0, whose input is the layers' before it.
     #[error(
         "layer {layer}'s input depends on the layers before it: pass its hidden state with --input (only layer 0's comes from token ids; zkmha hidden-state computes it from token ids, unproven)"
@@ -335,7 +345,7 @@ impl Error {
         use std::io::ErrorKind as Io;
         match self {
             Error::InvalidProof { .. } => ErrorKind::InvalidProof,
-            Error::UnexpectedSoftmax { .. } => ErrorKind::Refused,
+            Error::UnexpectedSoftmax { .. } | Error::UnexpectedStatement { .. } => ErrorKind::Refused,
             Error::Model(ModelError::Unsupported(_) | ModelError::UnsupportedTensorType { .. }) => {
                 ErrorKind::UnsupportedModel
             }

@@ -7,6 +7,7 @@
 
 use ark_serialize::CanonicalSerialize;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use zkmha_api::model_chain::{
     ChainKey, ChainProof, CommittedChain, ProvedChain, commit_chain, open_layers, prove_chain,
     read_chain_key, read_chain_secret, verify_chain, write_chain_key, write_chain_secret,
@@ -38,6 +39,19 @@ fn proved(models: &[Model], kind: WeightCommitments) -> (CommittedChain, ProvedC
     (committed, proved)
 }
 
+/// The three-layer model committed and proven once per kind from the tokens 3, 1, 4, 1, 5,
+/// shared by the tests that only read (or clone and change) the proof: `proved` of the same
+/// model file, which the tests otherwise repeated nine times.
+fn shared(kind: WeightCommitments) -> &'static (CommittedChain, ProvedChain) {
+    static BINDING: OnceLock<(CommittedChain, ProvedChain)> = OnceLock::new();
+    static HIDING: OnceLock<(CommittedChain, ProvedChain)> = OnceLock::new();
+    let cell = match kind {
+        WeightCommitments::Binding => &BINDING,
+        WeightCommitments::Hiding => &HIDING,
+    };
+    cell.get_or_init(|| proved(&models(&format!("shared-{kind:?}"), 0..LAYERS), kind))
+}
+
 fn invalid(result: Result<zkmha_api::VerifiedOutput, Error>) -> AttentionError {
     match result {
         Err(Error::InvalidProof { error }) => error,
@@ -47,9 +61,8 @@ fn invalid(result: Result<zkmha_api::VerifiedOutput, Error>) -> AttentionError {
 
 #[test]
 fn three_layers_prove_and_verify_in_both_modes_near_float64() {
-    let models = models("modes", 0..LAYERS);
     for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
-        let (committed, proved) = proved(&models, kind);
+        let (committed, proved) = shared(kind);
         let key = &committed.key;
         assert_eq!((key.first_layer, key.layers.len()), (0, LAYERS));
         let scales: Vec<i32> = key.layers.iter().map(|k| k.quantization.hidden_fraction_bits).collect();
@@ -83,8 +96,7 @@ fn three_layers_prove_and_verify_in_both_modes_near_float64() {
 /// only the last output is public.
 #[test]
 fn every_statement_links_to_the_next() {
-    let models = models("links", 0..LAYERS);
-    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let (_, proved) = shared(WeightCommitments::Binding);
     let statements = proved.proof.statements();
     for pair in statements.windows(2) {
         assert_eq!(pair[0].output.commitment(), pair[1].residual.as_ref());
@@ -101,9 +113,9 @@ fn every_statement_links_to_the_next() {
 
 #[test]
 fn files_round_trip_and_inspect() {
-    let models = models("files", 0..LAYERS);
-    let (committed, proved) = proved(&models, WeightCommitments::Hiding);
+    let (committed, proved) = shared(WeightCommitments::Hiding);
     let d = dir("files");
+    std::fs::create_dir_all(&d).unwrap();
     write_chain_key(&d.join("chain.vk"), &committed.key).unwrap();
     write_chain_secret(&d.join("chain.vk.secret"), committed.secret.as_ref().unwrap()).unwrap();
     proved.proof.write(&d.join("chain.proof")).unwrap();
@@ -113,7 +125,7 @@ fn files_round_trip_and_inspect() {
     let proof = ChainProof::read(&d.join("chain.proof")).unwrap();
     assert_eq!(proof, proved.proof);
     let verified = verify_chain(&key, &proof).unwrap();
-    assert_eq!(verified.logits.map(|l| l.values), proved.logits.map(|l| l.values));
+    assert_eq!(verified.logits.map(|l| l.values), proved.logits.as_ref().map(|l| l.values.clone()));
     let json = zkmha_api::inspect::read(&d.join("chain.proof")).unwrap().to_json();
     assert_eq!(json["kind"], "zero-knowledge chain proof");
     assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
@@ -157,8 +169,7 @@ fn rearranged(proof: &ChainProof, order: &[usize]) -> ChainProof {
 
 #[test]
 fn layers_swapped_repeated_or_missing_do_not_verify() {
-    let models = models("order", 0..LAYERS);
-    let (committed, proved) = proved(&models, WeightCommitments::Binding);
+    let (committed, proved) = shared(WeightCommitments::Binding);
     let key = &committed.key;
     let joined = "its hidden state is not the previous layer's committed output";
     for (order, layer) in [([1, 0, 2], 1), ([0, 0, 2], 1), ([0, 2, 2], 1), ([0, 1, 1], 2)] {
@@ -184,8 +195,7 @@ fn layers_swapped_repeated_or_missing_do_not_verify() {
 /// model's key, reject the proof (the weights' commitments differ).
 #[test]
 fn another_models_or_another_layers_key_does_not_verify() {
-    let models = models("keys", 0..LAYERS);
-    let (committed, proved) = proved(&models, WeightCommitments::Binding);
+    let (committed, proved) = shared(WeightCommitments::Binding);
     let mut swapped = committed.key.clone();
     swapped.layers.swap(0, 1);
     assert!(matches!(
@@ -245,7 +255,7 @@ fn with_tokens(proof: &ChainProof, change: impl Fn(&mut Option<Vec<u64>>, bool) 
 fn the_proven_token_ids_cannot_be_changed() {
     let models = models("tokens", 0..LAYERS);
     for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
-        let (committed, proved) = proved(&models, kind);
+        let (committed, proved) = shared(kind);
         let key = &committed.key;
         let other = with_tokens(&proved.proof, |ids, _| {
             if let Some(ids) = ids {
@@ -338,8 +348,7 @@ fn only_token_input_at_layer_zero_is_embedded() {
 /// each fit a link's budget are refused together before they are allocated.
 #[test]
 fn a_chain_file_of_sparse_commitments_is_refused_within_one_budget() {
-    let models = models("sparse", 0..LAYERS);
-    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let (_, proved) = shared(WeightCommitments::Binding);
     let ChainProof::Plain(honest) = &proved.proof else { panic!("a plain chain") };
     // 12 × 2^16 identity rows per link: 786 432 rows, within a link's 2^20.
     let sparse =
@@ -374,8 +383,7 @@ fn a_chain_file_of_sparse_commitments_is_refused_within_one_budget() {
 /// too many and 2^24 + 1 logits are refused with a sentence, not read.
 #[test]
 fn a_chain_file_with_counts_beyond_their_limits_is_refused() {
-    let models = models("counts", 0..LAYERS);
-    let (_, proved) = proved(&models, WeightCommitments::Binding);
+    let (_, proved) = shared(WeightCommitments::Binding);
     let ChainProof::Plain(honest) = &proved.proof else { panic!("a plain chain") };
     let d = dir("counts");
     std::fs::create_dir_all(&d).unwrap();
