@@ -108,13 +108,18 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
     let start = Instant::now();
     let models = open(&args.model, args.heads, args.mask, None, layers)?;
     let kind = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
-    let committed =
-        // Each layer is calibrated twice: for the scale it would choose, then at the chain's.
-        commit_chain(
-            &models,
-            kind,
-            &mut progress(args.json, "committing the chain", 2 * models.len(), "layer calibrations", Stage::Calibrating),
-        )?;
+    // Each layer is calibrated twice: for the scale it would choose, then at the chain's.
+    let committed = commit_chain(
+        &models,
+        kind,
+        &mut progress(
+            args.json,
+            "committing the chain",
+            2 * models.len(),
+            "layer calibrations",
+            Stage::Calibrating,
+        ),
+    )?;
     let secret_file = committed
         .secret
         .as_ref()

@@ -430,7 +430,7 @@ fn verify_attention<'py>(
         })
         .raise()?;
     let output = verified.output.ok_or_else(no_integer_output)?;
-    Ok(Array2::from_shape_vec((verified.rows, verified.columns), output)
+    Ok(Array2::from_shape_vec((verified.shape.seq_len, verified.shape.value_model_width()), output)
         .map_err(|e| BadInput::new_err(e.to_string()))?
         .into_pyarray(py))
 }

@@ -136,13 +136,9 @@ pub fn prove_attention(
 /// What a valid attention-layer proof established.
 #[derive(Debug, Clone)]
 pub struct VerifiedAttention {
-    /// The proven output `O` (`rows × columns`, row-major) as integers; `None` as in
+    /// The proven output `O` (`s × h·m_v`, row-major) as integers; `None` as in
     /// [`ProvedAttention::output`].
     pub output: Option<Vec<i64>>,
-    /// `s`.
-    pub rows: usize,
-    /// `h·m_v`.
-    pub columns: usize,
     /// The softmax the proof used (the expected one).
     pub softmax: SoftmaxMode,
     /// The shape (heads, head widths, tokens) the proof is about.
@@ -223,8 +219,6 @@ pub fn verify_attention(file: &LayerProof, expected: &Expected) -> Result<Verifi
     let verify = start.elapsed().saturating_sub(setup);
     Ok(VerifiedAttention {
         output: attention_output_integers(statement).ok(),
-        rows: statement.shape.seq_len,
-        columns: statement.shape.value_model_width(),
         softmax: statement.softmax,
         shape: statement.shape,
         mask: statement.mask,

@@ -64,7 +64,7 @@ fn linear_layers_round_trip_in_both_modes_and_equal_the_plain_reference() {
             assert_eq!(proved.timings.is_some(), hiding == Hiding::Plain);
             let verified = verify_attention(&proved.file, &linear()).unwrap();
             assert_eq!(verified.output, proved.output);
-            assert_eq!((verified.rows, verified.columns), (shape.seq_len, shape.value_model_width()));
+            assert_eq!(verified.shape, shape);
         }
     }
 }
