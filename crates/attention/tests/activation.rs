@@ -9,9 +9,7 @@ use zkmha_attention::activation::*;
 use zkmha_field::{Fr, fr_from_i64};
 use zkmha_mle::DenseMultilinearExtension;
 
-mod modes;
-
-use modes::TestMode;
+use crate::modes::TestMode;
 
 in_both_modes!(
     round_trips_on_many_shapes,

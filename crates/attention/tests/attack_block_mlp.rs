@@ -3,12 +3,11 @@
 //! and mutated `feed_forward` parts (must error, never panic). Both modes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-mod common;
-mod modes;
+use crate::common;
 
+use crate::common::{base, hidden_state, modes as softmax_modes, weights, with_mlp, with_norm};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{Rng, SeedableRng, rngs::StdRng};
-use common::{base, hidden_state, modes as softmax_modes, weights, with_mlp, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::activation::Activation;
 use zkmha_attention::block::{
@@ -29,7 +28,7 @@ in_both_modes!(
     mutated_feed_forward_parts_error_without_panicking,
 );
 
-use common::PreNormBlock as Proved;
+use crate::common::PreNormBlock as Proved;
 
 fn prove_with<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64, hseed: u64) -> Proved<M> {
     common::prove_pre_norm(shape, softmax, seed, hseed)

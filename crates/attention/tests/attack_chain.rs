@@ -4,11 +4,10 @@
 //! compared the layers' token counts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-mod common;
-mod modes;
+use crate::common;
 
+use crate::common::{base, hidden_state, modes as softmax_modes, with_mlp, with_norm};
 use ark_std::rand::SeedableRng;
-use common::{base, hidden_state, modes as softmax_modes, with_mlp, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
     BlockEnds, Boundary, ModelBlockProof, block_hyrax_params, block_output, commit_boundary,

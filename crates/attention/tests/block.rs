@@ -11,12 +11,10 @@ use zkmha_attention::model_layer::{ModelShape, ModelStatement};
 use zkmha_attention::{AttentionError, MaskKind, SoftmaxMode};
 use zkmha_pcs::HyraxParams;
 
-mod common;
-mod modes;
-use common::{
+use crate::common::{
     base, grouped, hidden_state, input, modes, pre_norm, proven_block, reference, rotary, small, weights,
 };
-use modes::TestMode;
+use crate::modes::TestMode;
 
 struct Run<M: Mode> {
     params: HyraxParams,

@@ -7,8 +7,7 @@ use zkmha_attention::MaskKind;
 use zkmha_attention::block::{ModelBlockProof, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 
-mod common;
-use common::{base, grouped, modes, pre_norm, proven_block, rotary, with_norm};
+use crate::common::{base, grouped, modes, pre_norm, proven_block, rotary, with_norm};
 use zkmha_nn::NormKind;
 
 fn fuzz<M: Mode>() {

@@ -6,8 +6,7 @@ use zkmha_attention::block::{ModelBlockProof, block_hyrax_params, verify_block};
 use zkmha_attention::mode::{Mode, Plain, Zk};
 use zkmha_pcs::HyraxCommitment;
 
-mod common;
-use common::{grouped, modes, pre_norm, proven_block, rotary};
+use crate::common::{grouped, modes, pre_norm, proven_block, rotary};
 
 fn check<M: Mode>(
     name: &str,

@@ -6,11 +6,10 @@
 //! the attacks.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-mod common;
-mod modes;
+use crate::common;
 
+use crate::common::{base, grouped, modes as softmax_modes, rotary, weights, with_mlp, with_norm};
 use ark_std::rand::SeedableRng;
-use common::{base, grouped, modes as softmax_modes, rotary, weights, with_mlp, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
     block_hyrax_params, commit_model_with, normalized_input, prove_block, verify_block,
@@ -29,7 +28,7 @@ in_both_modes!(
     rejects_a_changed_output,
 );
 
-use common::PreNormBlock as Proved;
+use crate::common::PreNormBlock as Proved;
 
 fn prove<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64) -> Proved<M> {
     common::prove_pre_norm(shape, softmax, seed, seed)

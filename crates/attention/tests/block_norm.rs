@@ -4,11 +4,10 @@
 //! same output as the block without the norm on `X = norm(H)`, and the attacks.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-mod common;
-mod modes;
+use crate::common;
 
+use crate::common::{base, grouped, hidden_state, modes as softmax_modes, rotary, weights, with_norm};
 use ark_std::rand::SeedableRng;
-use common::{base, grouped, hidden_state, modes as softmax_modes, rotary, weights, with_norm};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
     block_hyrax_params, commit_model_with, normalized_input, prove_block, verify_block,
@@ -26,7 +25,7 @@ in_both_modes!(
     rejects_a_changed_norm_or_a_missing_norm_proof,
 );
 
-use common::PreNormBlock as Proved;
+use crate::common::PreNormBlock as Proved;
 
 fn prove<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64) -> Proved<M> {
     common::prove_pre_norm(shape, softmax, seed, seed)

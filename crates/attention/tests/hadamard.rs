@@ -10,9 +10,7 @@ use zkmha_attention::hadamard::*;
 use zkmha_field::{Fr, One, Zero, fr_from_i64};
 use zkmha_sumcheck::EvalClaim;
 
-mod modes;
-
-use modes::TestMode;
+use crate::modes::TestMode;
 use zkmha_field::Field;
 
 in_both_modes!(

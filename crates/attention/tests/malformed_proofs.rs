@@ -17,8 +17,7 @@ use zkmha_attention::model_layer::*;
 use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::*;
 
-mod common;
-use common::{draw, weights};
+use crate::common::{draw, weights};
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload

@@ -13,10 +13,8 @@ use zkmha_attention::mlp::*;
 use zkmha_attention::projection::compute_projection;
 use zkmha_field::{Fr, fr_from_i64};
 
-mod modes;
-
+use crate::modes::TestMode;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use modes::TestMode;
 use zkmha_attention::mode::{Plain, Zk};
 
 in_both_modes!(

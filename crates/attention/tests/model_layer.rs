@@ -8,8 +8,7 @@ use zkmha_attention::model_layer::*;
 use zkmha_attention::*;
 use zkmha_field::{Fr, One};
 
-mod common;
-use common::{base, grouped, hidden_state, input, modes, pre_norm, reference, rotary, small, weights};
+use crate::common::{base, grouped, hidden_state, input, modes, pre_norm, reference, rotary, small, weights};
 
 struct Run {
     params: zkmha_pcs::HyraxParams,

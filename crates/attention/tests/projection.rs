@@ -10,9 +10,8 @@ use zkmha_attention::projection::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
 
-mod modes;
 
-use modes::TestMode;
+use crate::modes::TestMode;
 
 in_both_modes!(
     round_trips_on_many_shapes_and_the_claims_hold,

@@ -28,9 +28,7 @@ use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::PolynomialTable;
 use zkmha_sumcheck::EvalClaim;
 
-mod modes;
-
-use modes::TestMode;
+use crate::modes::TestMode;
 
 in_both_modes!(
     unpadding_round_trips,

@@ -1,11 +1,9 @@
 //! Honest round trips, a brute-force reference, batching, and thread/sequential equality.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::*;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
-use common::*;
 use proptest::prelude::*;
 use zkmha_field::Fr;
 use zkmha_mle::{DenseMultilinearExtension, SmallMultilinearExtension};

@@ -1,9 +1,7 @@
 //! One named test per attack on the sum-check verifier, each asserting its specific error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_sumcheck::*;

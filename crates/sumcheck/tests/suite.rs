@@ -1,0 +1,8 @@
+//! The crate's integration tests as one test binary: one link, and the generic provers and
+//! verifiers the files share compiled once instead of once per file (the README's test command
+//! builds in minutes, not tens of minutes). Each file is a module; run one with
+//! `cargo test --test suite FILE::`.
+mod common;
+
+mod roundtrip;
+mod soundness;
