@@ -55,7 +55,7 @@ fn progress(
     message: &str,
     total: usize,
     unit: &'static str,
-    counted: Stage,
+    counted: fn(&Stage) -> bool,
 ) -> impl FnMut(usize, Stage) {
     let mut progress = Some(Progress::counted(message, total as u64, unit, quiet));
     move |layer, stage| {
@@ -64,8 +64,8 @@ fn progress(
                 done.finish();
             }
         } else if let Some(progress) = progress.as_mut() {
-            let what = format!("layer {layer}: {}", stage.describe());
-            if stage == counted { progress.start_item(what) } else { progress.start_step(what) }
+            let what = format!("layer {layer}: {}", stage.message());
+            if counted(&stage) { progress.start_item(what) } else { progress.start_step(what) }
         }
     }
 }
@@ -112,13 +112,9 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
     let committed = commit_chain(
         &models,
         kind,
-        &mut progress(
-            args.json,
-            "committing the chain",
-            2 * models.len(),
-            "layer calibrations",
-            Stage::Calibrating,
-        ),
+        &mut progress(args.json, "committing the chain", 2 * models.len(), "layer calibrations", |stage| {
+            *stage == Stage::Calibrating
+        }),
     )?;
     let secret_file = committed
         .secret
@@ -233,7 +229,9 @@ pub fn prove(
         &models,
         &input,
         positions,
-        &mut progress(args.json, "proving the chain", models.len(), "layers", Stage::Proving),
+        &mut progress(args.json, "proving the chain", models.len(), "layers", |stage| {
+            matches!(stage, Stage::Proving { .. })
+        }),
     )?;
     if args.logits.is_some() && proved.logits.is_none() {
         bail!(Usage(format!(

@@ -5,6 +5,8 @@ use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::time::{Duration, Instant};
+use zkmha_api::attention_layer::Hiding;
+use zkmha_api::resources::Estimate;
 use zkmha_attention::{
     AttentionInputs, AttentionShape, MaskKind, ProverTimings, SoftmaxMode, VerifierTimings, prove_layer,
     verify_layer,
@@ -137,13 +139,13 @@ impl ShapeArgs {
     }
 
     /// Refuses a layer of `shape` whose estimated memory exceeds `--max-memory` or the
-    /// machine's memory.
+    /// machine's memory; returns the estimate of its proof's time and memory.
     ///
     /// # Errors
     /// `zkmha_api::Error::MemoryEstimate` (exit code 6).
-    pub fn check_memory(&self, shape: &AttentionShape) -> Result<()> {
+    pub fn check_memory(&self, shape: &AttentionShape, hiding: Hiding) -> Result<Estimate> {
         zkmha_api::resources::check_layer_memory(shape, self.max_memory)?;
-        Ok(())
+        Ok(zkmha_api::resources::estimate_layer(shape, hiding))
     }
 
     /// The softmax mode these options ask for.
@@ -229,13 +231,16 @@ fn ms(d: Duration) -> f64 {
 /// Impossible shapes (one sentence), or a failed verification.
 pub fn run(args: &LayerArgs) -> Result<()> {
     let shape = args.layer.shape()?;
-    args.layer.check_memory(&shape)?;
+    let estimate = args.layer.check_memory(&shape, Hiding::Plain)?;
     let _span =
         tracing::info_span!("layer", seq = shape.seq_len, heads = shape.heads, head_dim = shape.head_dim)
             .entered();
     let softmax = args.layer.softmax_mode(&shape)?;
     let start = Instant::now();
-    let progress = crate::progress::Progress::step("proving and verifying the attention layer", args.json);
+    let progress = crate::progress::Progress::step(
+        &format!("proving ({}) and verifying the attention layer", estimate.describe()),
+        args.json,
+    );
     let run = run_layer(shape, args.layer.mask(), softmax, args.layer.seed.unwrap_or(1))?;
     progress.finish();
     let softmax_name = if softmax.is_proven() { "exp (proven)" } else { "identity (not proven)" };
@@ -251,6 +256,7 @@ pub fn run(args: &LayerArgs) -> Result<()> {
                 "value_head_dim": shape.value_head_dim,
                 "mask": args.layer.mask().to_string(),
                 "softmax": softmax_name,
+                "estimate": estimate.to_json(),
                 "prove_ms": ms(p.total()),
                 "witness_ms": ms(p.witness),
                 "unpadding_ms": ms(p.unpadding),

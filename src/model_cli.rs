@@ -229,7 +229,7 @@ fn spinners(quiet: bool) -> impl FnMut(Stage) {
             done.finish();
         }
         if stage != Stage::Done {
-            current = Some(Progress::step(stage.describe(), quiet));
+            current = Some(Progress::step(&stage.message(), quiet));
         }
     }
 }
@@ -501,6 +501,7 @@ pub fn prove(
                 "model": sanitize(&key.description),
                 "tokens": s,
                 "token_ids": proved.token_ids,
+                "estimate": proved.estimate.to_json(),
                 "prove_ms": ms(proved.prove_time),
                 "total_ms": ms(start.elapsed()),
                 "relative_l2_error": report.output.relative_l2_error,

@@ -187,7 +187,8 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
             (shape, inputs, source)
         }
     };
-    args.layer.check_memory(&shape)?;
+    let hiding = if args.zk { Hiding::ZeroKnowledge } else { Hiding::Plain };
+    let estimate = args.layer.check_memory(&shape, hiding)?;
     let _span = tracing::info_span!(
         "prove_layer",
         seq = shape.seq_len,
@@ -199,8 +200,8 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
         println!("{}", source.describe());
     }
     let softmax = args.layer.softmax_mode(&shape)?;
-    let hiding = if args.zk { Hiding::ZeroKnowledge } else { Hiding::Plain };
-    let progress = Progress::step("proving the attention layer", extra.json);
+    let progress =
+        Progress::step(&format!("proving the attention layer ({})", estimate.describe()), extra.json);
     let proved = prove_attention(&shape, args.layer.mask(), softmax, &inputs, hiding)?;
     progress.finish();
     let elapsed = proved.elapsed;
@@ -228,6 +229,7 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
                 "mask": statement.mask.to_string(),
                 "softmax_proven": softmax.is_proven(),
                 "softmax": report::softmax_spec(softmax),
+                "estimate": estimate.to_json(),
                 "prove_ms": ms(elapsed),
                 "commitments": {
                     "Q": report::fingerprint(&c.queries),

@@ -1018,3 +1018,30 @@ fn progress_is_plain_lines_with_the_time_left_when_stderr_is_not_a_terminal() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `prove` and `layer` report the time and memory estimated from the shape (the library's
+/// [`zkmha_api::resources::estimate_layer`] for the mode they prove in) in their JSON.
+#[test]
+fn the_estimate_from_the_shape_is_in_the_json() {
+    use zkmha_api::attention_layer::{AttentionShape, Hiding};
+    let shape = AttentionShape::new(8, 2, 4, 4).unwrap();
+    let estimate = |hiding| {
+        let e = zkmha_api::resources::estimate_layer(&shape, hiding);
+        serde_json::json!({ "memory_bytes": e.memory_bytes, "seconds": e.seconds })
+    };
+    let dir = std::env::temp_dir().join(format!("zkmha-estimate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let proof = dir.join("layer.proof").to_string_lossy().into_owned();
+    let shape_args = ["--seq", "8", "--heads", "2", "--head-dim", "4", "--json"];
+    for (extra, hiding) in
+        [(&["prove", "--zk", "--out", &proof][..], Hiding::ZeroKnowledge), (&["layer"], Hiding::Plain)]
+    {
+        let out = zkmha(&[extra, &shape_args].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["estimate"], estimate(hiding), "{report}");
+        assert!(report["estimate"]["seconds"].as_f64().is_some_and(|s| s > 0.0), "{report}");
+    }
+    assert_ne!(estimate(Hiding::Plain), estimate(Hiding::ZeroKnowledge));
+    let _ = std::fs::remove_dir_all(&dir);
+}

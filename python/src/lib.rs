@@ -403,6 +403,24 @@ fn prove_attention<'py>(
         .into_pyarray(py))
 }
 
+/// The time (seconds on the measured 2-core machine) and peak memory (bytes) estimated for
+/// proving an attention layer of this shape, before any work.
+#[pyfunction]
+#[pyo3(signature = (tokens, heads, head_dim, value_head_dim, zero_knowledge))]
+fn estimate_attention(
+    tokens: usize,
+    heads: usize,
+    head_dim: usize,
+    value_head_dim: usize,
+    zero_knowledge: bool,
+) -> PyResult<(u64, f64)> {
+    let shape = AttentionShape::new(tokens, heads, head_dim, value_head_dim)
+        .map_err(|e| BadInput::new_err(e.to_string()))?;
+    let hiding = if zero_knowledge { Hiding::ZeroKnowledge } else { Hiding::Plain };
+    let estimate = zkmha_api::resources::estimate_layer(&shape, hiding);
+    Ok((estimate.memory_bytes, estimate.seconds))
+}
+
 /// Verifies the attention-layer proof at `proof_path` with nothing but itself; returns the
 /// proven output O (int64). The proof's softmax must be `softmax` (as `zkmha verify`
 /// prints it: `linear` or `multiplier=…,shift=…,…`), by default the one `prove_attention`
@@ -469,6 +487,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(prove_attention, m)?)?;
     m.add_function(wrap_pyfunction!(verify_attention, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_attention, m)?)?;
     m.add_function(wrap_pyfunction!(hidden_state, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_llama, m)?)?;

@@ -247,6 +247,21 @@ def test_an_attention_layer_proves_and_verifies_in_both_modes(tmp_path, zero_kno
     assert shown["zero_knowledge"] is zero_knowledge
 
 
+def test_the_estimate_before_proving_grows_with_the_shape():
+    small = zkmha.estimate_attention(128, 4, 64, zero_knowledge=False)
+    assert set(small) == {"seconds", "memory_bytes"}
+    assert small["seconds"] > 0 and small["memory_bytes"] > 0
+    longer = zkmha.estimate_attention(512, 4, 64, zero_knowledge=False)
+    assert longer["seconds"] > small["seconds"] and longer["memory_bytes"] > small["memory_bytes"]
+    hidden = zkmha.estimate_attention(128, 4, 64)
+    assert hidden["seconds"] > small["seconds"] and hidden["memory_bytes"] == small["memory_bytes"]
+    assert zkmha.estimate_attention(128, 4, 64, 32)["memory_bytes"] < hidden["memory_bytes"]
+    with pytest.raises(zkmha.UsageError, match="positive"):
+        zkmha.estimate_attention(0, 4, 64)
+    with pytest.raises(TypeError):
+        zkmha.estimate_attention(128, 4.5, 64)
+
+
 def test_linear_attention_equals_a_plain_reference(tmp_path):
     q, k, v = _attention_inputs(6, 3, 2, 4, seed=5)
     proof = tmp_path / "linear.proof"

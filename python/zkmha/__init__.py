@@ -46,6 +46,7 @@ __all__ = [
     "inspect",
     "prove_attention",
     "verify_attention",
+    "estimate_attention",
     "hidden_state",
     "write_example_model",
     "write_example_llama",
@@ -171,6 +172,28 @@ def inspect(path: _Path) -> Dict[str, Any]:
     secret), as ``zkmha inspect --json`` prints it: kind, shapes, sizes and the fingerprints
     of its commitments. Nothing is verified."""
     return _json.loads(_native.inspect(_fspath(path)))
+
+
+def estimate_attention(
+    tokens: int,
+    heads: int,
+    head_dim: int,
+    value_head_dim: Optional[int] = None,
+    *,
+    zero_knowledge: bool = True,
+) -> Dict[str, float]:
+    """What proving an attention layer of this shape should cost, before any work.
+
+    Returns ``{"seconds": …, "memory_bytes": …}``: the prover's time at the rates measured on a
+    2-core machine (fewer seconds with more cores) and its peak memory, both from the shape
+    alone (the estimate ``prove_attention`` checks against ``max_memory``).
+    """
+    values = [_operator.index(v) for v in (tokens, heads, head_dim)]
+    value_head_dim = values[2] if value_head_dim is None else _operator.index(value_head_dim)
+    if min(values + [value_head_dim]) <= 0:
+        raise UsageError("tokens, heads and the head widths must be positive whole numbers")
+    memory, seconds = _native.estimate_attention(*values, value_head_dim, bool(zero_knowledge))
+    return {"seconds": seconds, "memory_bytes": memory}
 
 
 def prove_attention(

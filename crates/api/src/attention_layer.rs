@@ -67,6 +67,13 @@ pub enum Hiding {
     ZeroKnowledge,
 }
 
+impl Hiding {
+    /// The hiding of proofs in mode `M`.
+    pub fn of<M: zkmha_attention::mode::Mode>() -> Hiding {
+        if M::HIDING { Hiding::ZeroKnowledge } else { Hiding::Plain }
+    }
+}
+
 /// A proven attention layer.
 #[derive(Debug)]
 pub struct ProvedAttention {

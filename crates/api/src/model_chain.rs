@@ -26,6 +26,7 @@
 //! commitments, the proof the logits of the chosen positions ([`LogitPositions`]) and the
 //! head's proof from the last boundary's commitment, which stays committed.
 
+use crate::attention_layer::Hiding;
 use crate::error::{Error, Result};
 use crate::model_files::{ChainMagic, decode_header, encode_parts};
 use crate::model_layer::{Model, ModelInput, ModelOptions, Stage, check_model_against_key};
@@ -1164,7 +1165,8 @@ fn prove_links<M: Mode>(
     let mut links = Vec::with_capacity(key.layers.len());
     let mut times = Vec::with_capacity(key.layers.len());
     for (l, ((layer_key, model), layer_blinds)) in key.layers.iter().zip(models).zip(blinds).enumerate() {
-        progress(model.layer(), Stage::Proving);
+        let estimate = crate::resources::estimate_model_layer(&layer_key.shape(tokens)?, Hiding::of::<M>());
+        progress(model.layer(), Stage::Proving { estimate });
         let start = Instant::now();
         let link = Link::new(layer_key, model, tokens)?;
         let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;

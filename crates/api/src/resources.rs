@@ -18,9 +18,146 @@
 //! n = 3 072) at s = 32: 1.36 (1.44), s = 128: 1.60 (1.66), s = 512: 3.10 (3.17); SmolLM2-135M
 //! layer 0 (8.9 M, gated n = 1 536) at s = 16: 0.88 (1.04), s = 64: 0.99 (1.13).
 
+use crate::attention_layer::Hiding;
 use crate::error::{Error, Result};
 use zkmha_attention::AttentionShape;
 use zkmha_attention::model_layer::ModelShape;
+
+/// A proof's cost, estimated from its shape before proving: the prover's peak memory and its
+/// time on the machine the rates were measured on (2 cores, `--release`; see [`TimeRates`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The prover's peak memory, in bytes.
+    pub memory_bytes: u64,
+    /// Seconds to prove on the measured 2-core machine (fewer with more cores).
+    pub seconds: f64,
+}
+
+impl Estimate {
+    /// The estimate in words: `estimated about 26 s, 1.4 GiB on 2 cores`.
+    pub fn describe(&self) -> String {
+        format!(
+            "estimated {}, {:.1} GiB on 2 cores",
+            describe_seconds(self.seconds),
+            self.memory_bytes as f64 / (1u64 << 30) as f64
+        )
+    }
+
+    /// The sum of two estimates (layers proven one after another: the times add, the peak is
+    /// the larger).
+    pub fn then(self, other: Estimate) -> Estimate {
+        Estimate {
+            memory_bytes: self.memory_bytes.max(other.memory_bytes),
+            seconds: self.seconds + other.seconds,
+        }
+    }
+
+    /// As JSON: `{"memory_bytes": …, "seconds": …}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "memory_bytes": self.memory_bytes, "seconds": self.seconds })
+    }
+}
+
+/// `under a second`, `about 12 s`, `about 3.4 min`, `about 1.2 h`.
+fn describe_seconds(seconds: f64) -> String {
+    if seconds < 1.0 {
+        "under a second".to_string()
+    } else if seconds < 120.0 {
+        format!("about {seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("about {:.1} min", seconds / 60.0)
+    } else {
+        format!("about {:.1} h", seconds / 3600.0)
+    }
+}
+
+/// Seconds of proving per unit of a layer's shape, fitted (least squares on the relative
+/// error) to the prover times of `zkmha prove --json` measured on 2 cores (AMD EPYC,
+/// `--release`, 2026-11-27; docs/BENCHMARKS.md, "Estimates from the shape"): seven attention
+/// layers (fitted within 5 %), then layer 0 of all-MiniLM-L6-v2, SmolLM2-135M and the
+/// GPT-2-small-shaped model at 16 to 512 tokens on top of their attention (within 15 %).
+///
+/// ```text
+/// t = fixed + score·ĥŝ² + input·ŝĥ(2m̂ + m̂_v)                  an attention layer
+///   + weight·(padded weight entries) + width·ŝd̂ + mlp·ŝn̂(×2 gated)   a model layer adds
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeRates {
+    /// Seconds that do not grow with the shape.
+    pub fixed: f64,
+    /// Seconds per score entry `ĥ·ŝ²`.
+    pub score: f64,
+    /// Seconds per entry of Q, K and V.
+    pub input: f64,
+    /// Seconds per padded weight entry (a model layer).
+    pub weight: f64,
+    /// Seconds per entry `ŝ·d̂` of a model layer's hidden state (projections, norms, residual).
+    pub width: f64,
+    /// Seconds per entry of an MLP's hidden activations.
+    pub mlp: f64,
+}
+
+/// The plain prover's rates.
+pub const PLAIN_RATES: TimeRates =
+    TimeRates { fixed: 0.16, score: 1.36e-6, input: 6.83e-7, weight: 2.5e-7, width: 8.84e-6, mlp: 6.9e-6 };
+/// The zero-knowledge prover's rates.
+pub const ZERO_KNOWLEDGE_RATES: TimeRates =
+    TimeRates { fixed: 0.379, score: 1.37e-6, input: 7.01e-7, weight: 3.84e-7, width: 1.2e-5, mlp: 6.32e-6 };
+
+impl TimeRates {
+    /// The rates of a prover that hides (or not).
+    pub fn of(hiding: Hiding) -> TimeRates {
+        match hiding {
+            Hiding::Plain => PLAIN_RATES,
+            Hiding::ZeroKnowledge => ZERO_KNOWLEDGE_RATES,
+        }
+    }
+}
+
+/// The entries of Q, K and V `ŝ·ĥ·(2m̂ + m̂_v)`, padded.
+fn input_entries(shape: &AttentionShape) -> u64 {
+    let widths = padded(shape.head_dim).saturating_mul(2).saturating_add(padded(shape.value_head_dim));
+    padded(shape.seq_len).saturating_mul(padded(shape.heads)).saturating_mul(widths)
+}
+
+/// The entries of a model layer's MLP activations `ŝ·n̂` (twice for a gated MLP).
+fn mlp_entries(shape: &ModelShape) -> u64 {
+    shape.mlp.map_or(0, |mlp| {
+        let tensors = if mlp.params.gate.is_some() { 2 } else { 1 };
+        padded(shape.attention.seq_len).saturating_mul(padded(mlp.params.hidden)).saturating_mul(tensors)
+    })
+}
+
+/// The estimated time and memory of proving an attention layer of `shape`.
+///
+/// ```
+/// use zkmha_api::attention_layer::Hiding;
+/// let shape = zkmha_attention::AttentionShape::new(512, 12, 64, 64)?;
+/// let plain = zkmha_api::resources::estimate_layer(&shape, Hiding::Plain);
+/// let hidden = zkmha_api::resources::estimate_layer(&shape, Hiding::ZeroKnowledge);
+/// assert!(plain.seconds < hidden.seconds && plain.memory_bytes == hidden.memory_bytes);
+/// # Ok::<(), zkmha_attention::AttentionError>(())
+/// ```
+pub fn estimate_layer(shape: &AttentionShape, hiding: Hiding) -> Estimate {
+    let rates = TimeRates::of(hiding);
+    let seconds = rates.fixed
+        + rates.score * score_entries(shape.heads, shape.seq_len) as f64
+        + rates.input * input_entries(shape) as f64;
+    Estimate { memory_bytes: estimate_layer_memory(shape), seconds }
+}
+
+/// The estimated time and memory of proving a model layer of `shape` (the attention block,
+/// its weights, its MLP).
+pub fn estimate_model_layer(shape: &ModelShape, hiding: Hiding) -> Estimate {
+    let rates = TimeRates::of(hiding);
+    let attention = estimate_layer(&shape.attention, hiding);
+    let hidden = padded(shape.attention.seq_len).saturating_mul(padded(shape.model_width));
+    let seconds = attention.seconds
+        + rates.weight * shape.padded_weight_entries() as f64
+        + rates.width * hidden as f64
+        + rates.mlp * mlp_entries(shape) as f64;
+    Estimate { memory_bytes: estimate_model_layer_memory(shape), seconds }
+}
 
 /// Bytes of the prover's peak per score entry up to [`RETAINED_ENTRIES`] (the command line
 /// keeps freed memory in the heap there).
@@ -55,11 +192,9 @@ pub fn score_entries(heads: usize, seq_len: usize) -> u64 {
 pub fn estimate_layer_memory(shape: &AttentionShape) -> u64 {
     let entries = score_entries(shape.heads, shape.seq_len);
     let per_entry = if entries <= RETAINED_ENTRIES { BYTES_PER_ENTRY } else { BYTES_PER_LARGE_ENTRY };
-    let widths = padded(shape.head_dim).saturating_mul(2).saturating_add(padded(shape.value_head_dim));
-    let inputs = padded(shape.seq_len).saturating_mul(padded(shape.heads)).saturating_mul(widths);
     FIXED_BYTES
         .saturating_add(entries.saturating_mul(per_entry))
-        .saturating_add(inputs.saturating_mul(BYTES_PER_INPUT_ENTRY))
+        .saturating_add(input_entries(shape).saturating_mul(BYTES_PER_INPUT_ENTRY))
 }
 
 /// Bytes of a model layer's peak per padded weight entry.
@@ -89,13 +224,9 @@ pub const BYTES_PER_MLP_ENTRY: u64 = 320;
 /// # Ok::<(), zkmha_attention::AttentionError>(())
 /// ```
 pub fn estimate_model_layer_memory(shape: &ModelShape) -> u64 {
-    let mlp_entries = shape.mlp.map_or(0, |mlp| {
-        let tensors = if mlp.params.gate.is_some() { 2 } else { 1 };
-        padded(shape.attention.seq_len).saturating_mul(padded(mlp.params.hidden)).saturating_mul(tensors)
-    });
     estimate_layer_memory(&shape.attention)
         .saturating_add(shape.padded_weight_entries().saturating_mul(BYTES_PER_WEIGHT_ENTRY))
-        .saturating_add(mlp_entries.saturating_mul(BYTES_PER_MLP_ENTRY))
+        .saturating_add(mlp_entries(shape).saturating_mul(BYTES_PER_MLP_ENTRY))
 }
 
 /// Refuses a model layer whose [`estimate_model_layer_memory`] exceeds `limit` (by default
@@ -176,4 +307,47 @@ fn check_estimate(estimate: u64, entries: u64, limit: Option<u64>) -> Result<u64
         return Err(Error::MemoryEstimate { estimate, allowed, given, entries });
     }
     Ok(estimate)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn layer(seq: usize, heads: usize, head_dim: usize, hiding: Hiding) -> Estimate {
+        estimate_layer(&AttentionShape::new(seq, heads, head_dim, head_dim).unwrap(), hiding)
+    }
+
+    #[test]
+    fn estimates_grow_with_every_dimension_and_zero_knowledge_costs_more() {
+        for hiding in [Hiding::Plain, Hiding::ZeroKnowledge] {
+            let base = layer(128, 4, 64, hiding);
+            for bigger in [layer(256, 4, 64, hiding), layer(128, 8, 64, hiding), layer(128, 4, 128, hiding)] {
+                assert!(
+                    bigger.seconds > base.seconds && bigger.memory_bytes > base.memory_bytes,
+                    "{bigger:?}"
+                );
+            }
+        }
+        let (plain, hidden) = (layer(512, 12, 64, Hiding::Plain), layer(512, 12, 64, Hiding::ZeroKnowledge));
+        assert!(hidden.seconds > plain.seconds);
+        assert_eq!(hidden.memory_bytes, plain.memory_bytes);
+    }
+
+    #[test]
+    fn layers_one_after_another_add_their_times_and_keep_the_larger_peak() {
+        let (a, b) = (layer(64, 2, 64, Hiding::Plain), layer(512, 12, 64, Hiding::Plain));
+        let both = a.then(b);
+        assert_eq!(both.memory_bytes, b.memory_bytes);
+        assert!((both.seconds - (a.seconds + b.seconds)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_estimate_in_words_names_its_unit() {
+        let words = |seconds| Estimate { memory_bytes: 3 << 29, seconds }.describe();
+        assert_eq!(words(0.2), "estimated under a second, 1.5 GiB on 2 cores");
+        assert_eq!(words(42.0), "estimated about 42 s, 1.5 GiB on 2 cores");
+        assert_eq!(words(600.0), "estimated about 10.0 min, 1.5 GiB on 2 cores");
+        assert_eq!(words(9000.0), "estimated about 2.5 h, 1.5 GiB on 2 cores");
+    }
 }

@@ -6,8 +6,8 @@
 //! changed file is decoded (under the CLI's row budget) and, if it decodes to another proof,
 //! verified. The verifier must neither panic nor accept. CI samples every 401st byte; the
 //! review ran every 31st (about 40,000 changed files, 3 minutes):
-//! `ZKMHA_MUTATION_STRIDE=31 cargo test --release -p zkmha-attention --test malformed_proofs
-//! -- --nocapture --test-threads=1`.
+//! `ZKMHA_MUTATION_STRIDE=31 cargo test --release -p zkmha-attention --test suite
+//! malformed_proofs -- --nocapture --test-threads=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};

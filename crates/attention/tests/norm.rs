@@ -9,7 +9,6 @@ use zkmha_attention::norm::*;
 use zkmha_field::{Fr, fr_from_i64};
 use zkmha_mle::DenseMultilinearExtension;
 
-
 use crate::modes::TestMode;
 
 in_both_modes!(

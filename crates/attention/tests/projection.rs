@@ -10,7 +10,6 @@ use zkmha_attention::projection::*;
 use zkmha_field::{Fr, One};
 use zkmha_mle::DenseMultilinearExtension;
 
-
 use crate::modes::TestMode;
 
 in_both_modes!(

@@ -10,7 +10,6 @@ use zkmha_attention::rope::*;
 use zkmha_field::{Fr, One, fr_from_i64};
 use zkmha_mle::DenseMultilinearExtension;
 
-
 use crate::modes::TestMode;
 
 in_both_modes!(

@@ -130,7 +130,7 @@ fn a_too_short_string_is_refused() {
 
 /// Measures loading a realistic string (2^`ZKMHA_SRS_BENCH_VARS`, default 2^20 powers): the
 /// decoding (curve and subgroup checks), the former 16-pair spot check, and the full check. Run
-/// with `cargo test --release -p zkmha-pcs --test srs -- --ignored --nocapture`.
+/// with `cargo test --release -p zkmha-pcs --test suite srs:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "timing, run by hand"]
 fn time_loading_a_large_string() {
