@@ -2,7 +2,7 @@
 //! `zkmha inspect` of the files they write: consecutive layers of a model proven as one
 //! inference, linked by the committed hidden states between them (`zkmha_api::model_chain`).
 
-use crate::model_cli::{ModelArgs, ModelInputArgs, same_file};
+use crate::model_cli::{ModelArgs, ModelInputArgs};
 use crate::progress::Progress;
 use crate::report::sanitize;
 use crate::verdict::Usage;
@@ -11,12 +11,14 @@ use serde_json::json;
 use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
+use zkmha_api::attention_layer::Hiding;
 use zkmha_api::model_chain::{
     ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, chain_accuracy, commit_chain,
     open_layers, prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain, write_chain_key,
     write_chain_secret,
 };
 use zkmha_api::model_files;
+use zkmha_api::resources::Estimate;
 use zkmha_api::{ModelOptions, Stage, WeightCommitments};
 use zkmha_attention::MaskKind;
 
@@ -64,7 +66,11 @@ fn progress(
                 done.finish();
             }
         } else if let Some(progress) = progress.as_mut() {
-            let what = format!("layer {layer}: {}", stage.message());
+            // The last check is the whole chain's, not a layer's.
+            let what = match stage {
+                Stage::Verifying => format!("the chain: {}", stage.message()),
+                _ => format!("layer {layer}: {}", stage.message()),
+            };
             if counted(&stage) { progress.start_item(what) } else { progress.start_step(what) }
         }
     }
@@ -102,9 +108,7 @@ fn open(
 /// # Errors
 /// As `zkmha commit-model`.
 pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) -> Result<()> {
-    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
-        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
-    }
+    crate::model_cli::check_commit_files(args)?;
     let start = Instant::now();
     let models = open(&args.model, args.heads, args.mask, None, layers)?;
     let kind = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
@@ -249,6 +253,13 @@ pub fn prove(
     let report = &proved.accuracy;
     let prove_seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
     if args.json {
+        // The layers' estimates from their shapes, one after another.
+        let hiding = if secret.is_some() { Hiding::ZeroKnowledge } else { Hiding::Plain };
+        let mut estimate: Option<Estimate> = None;
+        for layer_key in &key.layers {
+            let layer = zkmha_api::resources::estimate_model_layer(&layer_key.shape(proved.tokens)?, hiding);
+            estimate = Some(estimate.map_or(layer, |earlier| earlier.then(layer)));
+        }
         println!(
             "{}",
             json!({
@@ -259,6 +270,7 @@ pub fn prove(
                 "tokens": proved.tokens,
                 "token_ids": proved.token_ids,
                 "token_ids_proven": proved.proof.token_ids().is_some(),
+                "estimate": estimate.map(|e| e.to_json()),
                 "layer_prove_ms": proved.layer_times.iter().map(|t| t.as_secs_f64() * 1e3).collect::<Vec<_>>(),
                 "total_ms": start.elapsed().as_secs_f64() * 1e3,
                 "relative_l2_error": report.output.relative_l2_error,

@@ -238,10 +238,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Whether two paths name one file (the same path, or one existing file).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-}
+pub use zkmha_api::files::same_file;
 
 /// A short fingerprint of the model commitment (to publish alongside the model).
 fn fingerprint(key: &ModelVerifierKey) -> String {
@@ -279,6 +276,24 @@ fn commitments_name(kind: WeightCommitments) -> &'static str {
     }
 }
 
+/// Refuses a `commit-model` whose key or secret would overwrite the model or each other.
+///
+/// # Errors
+/// One sentence naming the two files.
+pub fn check_commit_files(args: &CommitModelArgs) -> Result<()> {
+    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
+        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
+    }
+    let secret = (!args.transparent)
+        .then(|| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));
+    let reads: Vec<(&str, &Path)> =
+        args.model.model.iter().map(|m| ("the model file", m.as_path())).collect();
+    let mut writes = vec![("--out", args.out.as_path())];
+    writes.extend(secret.as_deref().map(|s| ("the key's secret", s)));
+    zkmha_api::files::check_distinct_files(&reads, &writes)?;
+    Ok(())
+}
+
 /// Runs `zkmha commit-model`.
 ///
 /// # Errors
@@ -287,9 +302,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
     if let Some(layers) = args.model.layers.clone() {
         return crate::chain_cli::commit(args, layers);
     }
-    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
-        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
-    }
+    check_commit_files(args)?;
     let start = Instant::now();
     let loaded = load(&args.model, args.heads, args.mask, None, args.json)?;
     let committed = zkmha_api::commit_model_with_progress(
@@ -433,6 +446,21 @@ pub fn prove(
             )));
         }
     }
+    // The model, the key's secret where it is read from beside the key, and the key made
+    // here (beside the proof, without --vk) too.
+    let default_secret = args.vk.as_deref().filter(|_| args.secret.is_none()).map(model_files::secret_path);
+    let made_key = args.vk.is_none().then(|| {
+        let mut name = out.as_os_str().to_owned();
+        name.push(".vk");
+        PathBuf::from(name)
+    });
+    let mut reads: Vec<(&str, &Path)> = model.model.iter().map(|m| ("the model file", m.as_path())).collect();
+    reads.extend(default_secret.as_deref().map(|s| ("the key's secret", s)));
+    let mut writes = vec![("--out", out)];
+    writes.extend(args.output.as_deref().map(|z| ("--output", z)));
+    writes.extend(args.logits.as_deref().map(|l| ("--logits", l)));
+    writes.extend(made_key.as_deref().map(|k| ("the verifier key made here", k)));
+    zkmha_api::files::check_distinct_files(&reads, &writes)?;
     if let Some(layers) = model.layers.clone() {
         return crate::chain_cli::prove(model, heads, mask, max_memory, args, out, layers);
     }
@@ -479,11 +507,7 @@ pub fn prove(
     let s = proved.tokens;
     // A hiding key made here is new: the verifier needs it (a binding one anyone can remake
     // with zkmha commit-model --transparent).
-    let key_file = (made_here && key.weight_commitments == WeightCommitments::Hiding).then(|| {
-        let mut name = out.as_os_str().to_owned();
-        name.push(".vk");
-        PathBuf::from(name)
-    });
+    let key_file = made_key.filter(|_| made_here && key.weight_commitments == WeightCommitments::Hiding);
     if let Some(path) = &key_file {
         model_files::write_key(path, &key)?;
     }

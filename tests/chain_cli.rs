@@ -71,7 +71,9 @@ fn three_layers_commit_prove_verify_and_inspect() {
         // Stderr is not a terminal: a line per layer proof with the layers done and the time left.
         .stderr(
             predicate::str::contains("zkmha: proving the chain: 3 layers …")
-                .and(predicate::str::contains("zkmha: layer 0: proving took "))
+                .and(predicate::str::contains("zkmha: layer 0: proving (estimated "))
+                .and(predicate::str::contains(" on 2 cores) took "))
+                .and(predicate::str::contains("zkmha: the chain: verifying"))
                 .and(predicate::str::contains("(1 of 3 layers, about "))
                 .and(predicate::str::contains("(3 of 3 layers)"))
                 .and(predicate::str::contains("zkmha: proving the chain took ")),
@@ -244,6 +246,9 @@ fn a_dry_run_reports_the_forward_pass_a_proof_proves_and_writes_nothing() {
         .unwrap();
     assert!(proved.status.success(), "{}", String::from_utf8_lossy(&proved.stderr));
     let proved: serde_json::Value = serde_json::from_slice(&proved.stdout).unwrap();
+    // The layers' estimates from their shapes, added up.
+    assert!(proved["estimate"]["seconds"].as_f64().is_some_and(|t| t > 0.0), "{proved}");
+    assert!(proved["estimate"]["memory_bytes"].as_u64().is_some_and(|m| m > 0), "{proved}");
     let before: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     let dry = zkmha()
         .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--transparent"])

@@ -355,6 +355,39 @@ fn hiding_keys_their_secrets_and_the_transparent_mode() {
         zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk2), "--secret", s(&vk2)]),
         "--secret and --out name the same file",
     );
+    // Nor may an output be the model, the key's secret at its default path, or the key that
+    // prove makes beside the proof: each refused, the file left as it was.
+    let model_bytes = std::fs::read(&model).unwrap();
+    fails_with(&mut prove(&vk, &model, &["--secret", s(&elsewhere)]), "names the model file");
+    fails_with(
+        &mut prove(&vk, &dir.join("x.proof"), &["--secret", s(&elsewhere), "--output", s(&model)]),
+        "names the model file",
+    );
+    fails_with(&mut prove(&vk, &secret, &[]), "names the key's secret");
+    fails_with(
+        zkmha()
+            .args(["prove", "--model", s(&model), "--tokens", "3,4", "--out", s(&dir.join("m.proof"))])
+            .args(["--output", s(&dir.join("m.proof.vk"))]),
+        "--output and the verifier key made here name the same file",
+    );
+    fails_with(
+        zkmha().args(["commit-model", "--model", s(&model), "--out", s(&model)]),
+        "names the model file",
+    );
+    fails_with(
+        zkmha().args([
+            "commit-model",
+            "--model",
+            s(&model),
+            "--out",
+            s(&dir.join("k3.vk")),
+            "--secret",
+            s(&model),
+        ]),
+        "the key's secret names the model file",
+    );
+    assert_eq!(std::fs::read(&model).unwrap(), model_bytes, "the model was left as it was");
+    assert!(!dir.join("k3.vk").exists() && !dir.join("m.proof").exists());
     // --zk is the default for model layers; --transparent and --zk together are refused.
     prove(&vk, &dir.join("z.proof"), &["--zk", "--secret", s(&elsewhere)]).assert().success();
     let both = prove(&plain_vk, &dir.join("x.proof"), &["--zk", "--transparent"]).output().unwrap();
@@ -522,7 +555,10 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     // Stderr is not a terminal here: a plain line once a step has run for a second and one as
     // it ends (proving runs longer; a step that ends sooner prints neither).
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("zkmha: proving …\n") && stderr.contains("zkmha: proving took "), "{stderr}");
+    assert!(
+        stderr.contains("zkmha: proving (estimated ") && stderr.contains(" on 2 cores) took "),
+        "{stderr}"
+    );
     assert_eq!(stderr.contains("zkmha: verifying …"), stderr.contains("zkmha: verifying took "), "{stderr}");
     assert!(stderr.lines().all(|line| line.starts_with("zkmha: ")), "{stderr}");
     assert!(!stdout.contains("not proven: the layer norm"), "{stdout}");
@@ -588,6 +624,9 @@ fn gpt2_style_pre_norm_layers_round_trip() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["relative_l2_error"].as_f64().unwrap() < 0.01, "{report}");
+    // The time and memory estimated from the layer's shape before proving.
+    assert!(report["estimate"]["seconds"].as_f64().is_some_and(|t| t > 0.0), "{report}");
+    assert!(report["estimate"]["memory_bytes"].as_u64().is_some_and(|m| m > 0), "{report}");
     zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk1)]).assert().success();
     // Each proof verifies only against its own layer's key.
     fails_with(zkmha().args(["verify", "--proof", s(&proof1), "--vk", s(&vk)]), "another model commitment");
@@ -599,7 +638,7 @@ fn gpt2_style_pre_norm_layers_round_trip() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{stderr}");
-    assert!(stderr.contains("needs about") && stderr.contains("the --max-memory of 0.1 GiB"), "{stderr}");
+    assert!(stderr.contains("needs about") && stderr.contains("the --max-memory of 64 MiB"), "{stderr}");
     // A BERT key used with the GPT-2 file: the residual kinds differ.
     let bert = write_model(&dir.join("b"), 5, Some(4), None);
     let bert_vk = dir.join("b.vk");

@@ -120,6 +120,11 @@ fn commit_model(
 ) -> PyResult<String> {
     let options = model_options(layer, family, heads, mask)?;
     let commitments = if transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
+    let secret_file =
+        (!transparent).then(|| secret_path.clone().unwrap_or_else(|| model_files::secret_path(&key_path)));
+    let mut writes = vec![("key_path", key_path.as_path())];
+    writes.extend(secret_file.as_deref().map(|s| ("secret_path", s)));
+    zkmha_api::files::check_distinct_files(&[("model_path", &model_path)], &writes).raise()?;
     if let Some(layers) = layers {
         let layers = chain_layers(layers)?;
         return py
@@ -202,6 +207,12 @@ fn prove<'py>(
             "all_positions proves a chain's logits: pass layers=(0, L) with the model's last layer",
         ));
     }
+    let secret_file = secret_path.clone().unwrap_or_else(|| model_files::secret_path(&key_path));
+    zkmha_api::files::check_distinct_files(
+        &[("model_path", &model_path), ("key_path", &key_path), ("the key's secret", &secret_file)],
+        &[("proof_path", &proof_path)],
+    )
+    .raise()?;
     if let Some(layers) = layers {
         let layers = chain_layers(layers)?;
         let proved = py

@@ -176,6 +176,38 @@ def test_arguments_that_do_not_go_together_raise_usage_error(tiny, tmp_path):
         zkmha.commit_model(model, tmp_path / "k.vk", mask="diagonal")
     with pytest.raises(zkmha.UsageError, match="2-D"):
         zkmha.prove(model, key, tmp_path / "p", input=np.zeros(16))
+    # Numbers out of range and malformed arguments raise the package's own exceptions.
+    with pytest.raises(zkmha.BadInput, match="token id -1"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[-1, 2])
+    with pytest.raises(zkmha.BadInput, match="token id"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[2**70])
+    with pytest.raises(zkmha.UsageError, match="layer must be a whole number"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[1], layer=-1)
+    with pytest.raises(zkmha.UsageError, match="heads must be a whole number from 1"):
+        zkmha.commit_model(model, tmp_path / "k.vk", heads=-1)
+    for layers in [(0,), "0..1"]:
+        with pytest.raises(zkmha.UsageError, match="pair"):
+            zkmha.prove(model, key, tmp_path / "p", tokens=[1], layers=layers)
+    with pytest.raises(zkmha.BadInput, match="not an array of numbers"):
+        zkmha.prove(model, key, tmp_path / "p", input=[["a"] * 16])
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_run_never_overwrites_a_file_it_reads(tiny, tmp_path):
+    model, key, _ = tiny
+    model_bytes, key_bytes = Path(model).read_bytes(), Path(key).read_bytes()
+    secret = Path(str(key) + ".secret")
+    secret_bytes = secret.read_bytes()
+    for target in [key, model, secret]:
+        with pytest.raises(zkmha.UsageError, match="which this run reads"):
+            zkmha.prove(model, key, target, tokens=[1, 2])
+    with pytest.raises(zkmha.UsageError, match="which this run reads"):
+        zkmha.commit_model(model, model)
+    with pytest.raises(zkmha.UsageError, match="key_path and secret_path name the same file"):
+        zkmha.commit_model(model, tmp_path / "k2.vk", secret_path=tmp_path / "k2.vk")
+    assert Path(model).read_bytes() == model_bytes
+    assert Path(key).read_bytes() == key_bytes and secret.read_bytes() == secret_bytes
+    assert not (tmp_path / "k2.vk").exists()
 
 
 def test_an_unsupported_model_raises_unsupported_model(tmp_path):
@@ -256,8 +288,10 @@ def test_the_estimate_before_proving_grows_with_the_shape():
     hidden = zkmha.estimate_attention(128, 4, 64)
     assert hidden["seconds"] > small["seconds"] and hidden["memory_bytes"] == small["memory_bytes"]
     assert zkmha.estimate_attention(128, 4, 64, 32)["memory_bytes"] < hidden["memory_bytes"]
-    with pytest.raises(zkmha.UsageError, match="positive"):
+    with pytest.raises(zkmha.UsageError, match="from 1 up"):
         zkmha.estimate_attention(0, 4, 64)
+    with pytest.raises(zkmha.UsageError, match="from 1 up"):
+        zkmha.estimate_attention(2**70, 4, 64)
     with pytest.raises(TypeError):
         zkmha.estimate_attention(128, 4.5, 64)
 

@@ -90,10 +90,10 @@ def commit_model(
         _native.commit_model(
             _fspath(model_path),
             _fspath(key_path),
-            layer=layer,
+            layer=_whole("layer", layer),
             layers=_layers(layers),
             family=family,
-            heads=heads,
+            heads=_whole("heads", heads, 1),
             mask=mask,
             transparent=transparent,
             secret_path=_fspath(secret_path),
@@ -136,20 +136,23 @@ def prove(
     the attention block's Z for BERT.
     """
     if input is not None:
-        input = _np.ascontiguousarray(input, dtype=_np.float64)
+        try:
+            input = _np.ascontiguousarray(input, dtype=_np.float64)
+        except (TypeError, ValueError) as error:
+            raise BadInput(f"input is not an array of numbers: {error}") from None
         if input.ndim != 2:
             raise UsageError(f"input must be a 2-D array (tokens × d_model), not {input.ndim}-D")
     return _native.prove(
         _fspath(model_path),
         _fspath(key_path),
         _fspath(proof_path),
-        tokens=None if tokens is None else [int(t) for t in tokens],
+        tokens=_tokens(tokens),
         text=text,
         input=input,
-        layer=layer,
+        layer=_whole("layer", layer),
         layers=_layers(layers),
         family=family,
-        heads=heads,
+        heads=_whole("heads", heads, 1),
         mask=mask,
         secret_path=_fspath(secret_path),
         all_positions=all_positions,
@@ -188,10 +191,8 @@ def estimate_attention(
     2-core machine (fewer seconds with more cores) and its peak memory, both from the shape
     alone (the estimate ``prove_attention`` checks against ``max_memory``).
     """
-    values = [_operator.index(v) for v in (tokens, heads, head_dim)]
-    value_head_dim = values[2] if value_head_dim is None else _operator.index(value_head_dim)
-    if min(values + [value_head_dim]) <= 0:
-        raise UsageError("tokens, heads and the head widths must be positive whole numbers")
+    values = [_whole(name, v, 1) for name, v in (("tokens", tokens), ("heads", heads), ("head_dim", head_dim))]
+    value_head_dim = values[2] if value_head_dim is None else _whole("value_head_dim", value_head_dim, 1)
     memory, seconds = _native.estimate_attention(*values, value_head_dim, bool(zero_knowledge))
     return {"seconds": seconds, "memory_bytes": memory}
 
@@ -244,7 +245,7 @@ def prove_attention(
         zero_knowledge=zero_knowledge,
         softmax=softmax,
         score_scale=score_scale,
-        max_memory=max_memory,
+        max_memory=_whole("max_memory", max_memory, 1),
     )
 
 
@@ -291,11 +292,11 @@ def hidden_state(
     alone; ``prove(..., layers=(a, b))`` proves consecutive layers as one chain)."""
     return _native.hidden_state(
         _fspath(model_path),
-        tokens=None if tokens is None else [int(t) for t in tokens],
+        tokens=_tokens(tokens),
         text=text,
-        layer=layer,
+        layer=_whole("layer", layer),
         family=family,
-        heads=heads,
+        heads=_whole("heads", heads, 1),
     )
 
 
@@ -312,11 +313,34 @@ def write_example_llama(directory: _Path, seed: int = 7, layers: int = 2) -> str
     return _native.write_example_llama(_fspath(directory), seed, layers)
 
 
+def _whole(name: str, value: Any, minimum: int = 0) -> Any:
+    """``value`` as a whole number from ``minimum`` below 2^63 (``None`` kept), else
+    ``UsageError``; a value that is not an integer raises ``TypeError``."""
+    if value is None:
+        return None
+    value = _operator.index(value)
+    if not minimum <= value < 2**63:
+        raise UsageError(f"{name} must be a whole number from {minimum} up, not {value}")
+    return value
+
+
+def _tokens(tokens: Optional[Sequence[int]]) -> Optional[list]:
+    if tokens is None:
+        return None
+    ids = [_operator.index(t) for t in tokens]
+    bad = [t for t in ids if not 0 <= t < 2**63]
+    if bad:
+        raise BadInput(f"token id {bad[0]} is not a token id (ids are whole numbers from 0)")
+    return ids
+
+
 def _layers(layers: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
     if layers is None:
         return None
+    if isinstance(layers, (str, bytes)) or len(layers) != 2:
+        raise UsageError(f"layers must be a pair (first, end), e.g. (0, 3) for layers 0 to 2, not {layers!r}")
     first, end = layers
-    return (int(first), int(end))
+    return (_whole("the first layer", first), _whole("the end layer", end))
 
 
 def _fspath(path: Optional[_Path]) -> Optional[str]:

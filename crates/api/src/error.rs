@@ -5,9 +5,6 @@ use std::path::PathBuf;
 use zkmha_attention::AttentionError;
 use zkmha_model::ModelError;
 
-/// Bytes in a GiB, for the sentences.
-const GIB: f64 = (1u64 << 30) as f64;
-
 /// What went wrong, in the classes the command line gives distinct exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -82,7 +79,7 @@ pub enum Error {
     },
     /// A file of no kind zkmha writes.
     #[error(
-        "{} is not a zkmha file (inspect reads attention- and model-layer proofs, verifier keys and model secrets)",
+        "{} is not a zkmha file (inspect reads attention- and model-layer proofs, verifier keys, model secrets, and chain keys, proofs and secrets)",
         path.display()
     )]
     UnknownFile {
@@ -310,12 +307,18 @@ pub enum Error {
         #[source]
         source: rand::Error,
     },
+    /// Two of a run's files that must differ name one file.
+    #[error("{what}: it would be overwritten; write elsewhere")]
+    SameFile {
+        /// The two files, by the names the user gave them.
+        what: String,
+    },
     /// A layer whose estimated memory exceeds the machine's (or the limit given).
     #[error(
-        "this layer's proof needs about {:.1} GiB of memory (estimated from its shape at the measured bytes per entry: {entries} score entries ĥ·ŝ², and a model layer's weights and MLP), more than {} {:.1} GiB: use fewer tokens or heads{}",
-        *estimate as f64 / GIB,
+        "this layer's proof needs about {} of memory (estimated from its shape at the measured bytes per entry: {entries} score entries ĥ·ŝ², the entries of Q, K and V and, in a model layer, its weights and MLP), more than {} {}: use fewer tokens or heads{}",
+        crate::resources::describe_bytes(*estimate),
         if *given { "the --max-memory of" } else { "this machine's" },
-        *allowed as f64 / GIB,
+        crate::resources::describe_bytes(*allowed),
         if *given { ", or raise --max-memory" } else { ", or pass --max-memory SIZE to try anyway" }
     )]
     MemoryEstimate {
@@ -351,6 +354,7 @@ impl Error {
             }
             Error::TokensNeedLayerZero { .. } => ErrorKind::Usage,
             Error::MemoryEstimate { .. } => ErrorKind::OutOfResources,
+            Error::SameFile { .. } => ErrorKind::Usage,
             Error::Read { source, .. } | Error::Write { source, .. }
                 if matches!(
                     source.kind(),

@@ -8,7 +8,8 @@ use std::io::Write;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically (a temporary file in the same folder, flushed to disk,
-/// then renamed).
+/// then renamed). A link is followed (its target replaced); what is not a regular file (a
+/// device such as `/dev/null`, a pipe) is written through instead.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("zkmha-doc-write-{}.bin", std::process::id()));
@@ -48,6 +49,47 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, bytes, true)
 }
 
+/// Whether two paths name one file (the same path, or one existing file by two names).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Refuses a run that would write one of the files it reads, or two of its outputs to one
+/// file: `reads` and `writes` are each file's name as the user knows it (`--out`, `the model
+/// file`) and its path.
+///
+/// ```
+/// use std::path::Path;
+/// let (model, proof) = (Path::new("model.gguf"), Path::new("layer.proof"));
+/// zkmha_api::files::check_distinct_files(&[("the model file", model)], &[("--out", proof)])?;
+/// let error = zkmha_api::files::check_distinct_files(&[("the model file", model)], &[("--out", model)])
+///     .unwrap_err();
+/// assert_eq!(error.kind(), zkmha_api::ErrorKind::Usage);
+/// # Ok::<(), zkmha_api::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::SameFile`] naming the two.
+pub fn check_distinct_files(reads: &[(&str, &Path)], writes: &[(&str, &Path)]) -> Result<()> {
+    for (index, (name, path)) in writes.iter().enumerate() {
+        for (earlier, earlier_path) in writes.iter().take(index) {
+            if same_file(path, earlier_path) {
+                return Err(Error::SameFile {
+                    what: format!("{earlier} and {name} name the same file, {}", path.display()),
+                });
+            }
+        }
+        for (read, read_path) in reads {
+            if same_file(path, read_path) {
+                return Err(Error::SameFile {
+                    what: format!("{name} names {read}, {}, which this run reads", path.display()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes a `rows × columns` tensor as a .npy file (row-major, the element type's own dtype),
 /// through [`write_file`].
 ///
@@ -83,6 +125,22 @@ pub fn write_npy<T: npyz::AutoSerialize + Copy>(
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     let fail = |source: std::io::Error| Err(Error::Write { path: path.to_path_buf(), source });
+    // A link is followed: its target is replaced (in the target's folder), not the link.
+    let resolved = match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => std::fs::canonicalize(path).ok(),
+        _ => None,
+    };
+    let path = resolved.as_deref().unwrap_or(path);
+    // What is not a regular file (a device such as /dev/null, a pipe) is written through: a
+    // rename would replace it with a file.
+    if let Ok(metadata) = std::fs::metadata(path)
+        && !metadata.is_file()
+        && !metadata.is_dir()
+    {
+        let written =
+            std::fs::OpenOptions::new().write(true).open(path).and_then(|mut file| file.write_all(bytes));
+        return written.or_else(fail);
+    }
     let name = path.file_name().ok_or_else(|| Error::NotAFileName { path: path.to_path_buf() })?;
     let mut temporary_name = OsString::from(".");
     temporary_name.push(name);
@@ -136,6 +194,42 @@ mod tests {
         let error = error.to_string();
         assert!(error.starts_with("could not write") && !error.contains('\n'), "{error}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_followed_and_a_pipe_is_written_through_not_replaced() {
+        let dir = std::env::temp_dir().join(format!("zkmha-files-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (target, link) = (dir.join("target.bin"), dir.join("link.bin"));
+        write_file(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_file(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is kept");
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file is left");
+        // A link to nothing is replaced by the file (there is no target to keep).
+        let dangling = dir.join("dangling.bin");
+        std::os::unix::fs::symlink(dir.join("nothing"), &dangling).unwrap();
+        write_file(&dangling, b"file").unwrap();
+        assert_eq!(std::fs::read(&dangling).unwrap(), b"file");
+        std::fs::remove_file(&dangling).unwrap();
+        // A named pipe, with its reader open (non-blocking, so a regression fails, not hangs).
+        let pipe = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+        if made.is_ok_and(|status| status.success()) {
+            use std::io::Read;
+            use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+            const O_NONBLOCK: i32 = 0o4000; // Linux
+            let mut reader =
+                std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(&pipe).unwrap();
+            write_file(&pipe, b"through").unwrap();
+            let mut received = Vec::new();
+            let _ = reader.read_to_end(&mut received);
+            assert_eq!(received, b"through");
+            assert!(std::fs::metadata(&pipe).unwrap().file_type().is_fifo(), "the pipe is still a pipe");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

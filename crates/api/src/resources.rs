@@ -37,9 +37,9 @@ impl Estimate {
     /// The estimate in words: `estimated about 26 s, 1.4 GiB on 2 cores`.
     pub fn describe(&self) -> String {
         format!(
-            "estimated {}, {:.1} GiB on 2 cores",
+            "estimated {}, {} on 2 cores",
             describe_seconds(self.seconds),
-            self.memory_bytes as f64 / (1u64 << 30) as f64
+            describe_bytes(self.memory_bytes)
         )
     }
 
@@ -55,6 +55,16 @@ impl Estimate {
     /// As JSON: `{"memory_bytes": …, "seconds": …}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "memory_bytes": self.memory_bytes, "seconds": self.seconds })
+    }
+}
+
+/// `512 MiB`, `3.1 GiB`: a size in the unit that suits it.
+pub fn describe_bytes(bytes: u64) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    if bytes < 1 << 30 {
+        format!("{:.0} MiB", bytes as f64 / MIB)
+    } else {
+        format!("{:.1} GiB", bytes as f64 / (1024.0 * MIB))
     }
 }
 
@@ -74,12 +84,14 @@ fn describe_seconds(seconds: f64) -> String {
 /// Seconds of proving per unit of a layer's shape, fitted (least squares on the relative
 /// error) to the prover times of `zkmha prove --json` measured on 2 cores (AMD EPYC,
 /// `--release`, 2026-11-27; docs/BENCHMARKS.md, "Estimates from the shape"): seven attention
-/// layers (fitted within 5 %), then layer 0 of all-MiniLM-L6-v2, SmolLM2-135M and the
-/// GPT-2-small-shaped model at 16 to 512 tokens on top of their attention (within 15 %).
+/// layers (within 5 %); tiny model layers for the fixed costs; then layer 0 of
+/// all-MiniLM-L6-v2, SmolLM2-135M and the GPT-2-small-shaped model at 16 to 512 tokens
+/// (within 6 %).
 ///
 /// ```text
-/// t = fixed + score·ĥŝ² + input·ŝĥ(2m̂ + m̂_v)                  an attention layer
-///   + weight·(padded weight entries) + width·ŝd̂ + mlp·ŝn̂(×2 gated)   a model layer adds
+/// t = fixed + score·ĥŝ² + input·ŝĥ(2m̂ + m̂_v)                               an attention layer
+///   + block + tables·[a norm or an MLP] + weight·(padded weight entries)
+///   + width·ŝd̂ + mlp·ŝn̂                                                    a model layer adds
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeRates {
@@ -89,20 +101,40 @@ pub struct TimeRates {
     pub score: f64,
     /// Seconds per entry of Q, K and V.
     pub input: f64,
+    /// Seconds a model layer adds whatever its size (projections, residual).
+    pub block: f64,
+    /// Seconds a model layer with a proven norm or MLP adds for their lookup tables.
+    pub tables: f64,
     /// Seconds per padded weight entry (a model layer).
     pub weight: f64,
     /// Seconds per entry `ŝ·d̂` of a model layer's hidden state (projections, norms, residual).
     pub width: f64,
-    /// Seconds per entry of an MLP's hidden activations.
+    /// Seconds per entry `ŝ·n̂` of an MLP's hidden width (dense or gated alike).
     pub mlp: f64,
 }
 
 /// The plain prover's rates.
-pub const PLAIN_RATES: TimeRates =
-    TimeRates { fixed: 0.16, score: 1.36e-6, input: 6.83e-7, weight: 2.5e-7, width: 8.84e-6, mlp: 6.9e-6 };
+pub const PLAIN_RATES: TimeRates = TimeRates {
+    fixed: 0.16,
+    score: 1.36e-6,
+    input: 6.83e-7,
+    block: 0.13,
+    tables: 0.80,
+    weight: 1.55e-7,
+    width: 8.26e-6,
+    mlp: 1.02e-5,
+};
 /// The zero-knowledge prover's rates.
-pub const ZERO_KNOWLEDGE_RATES: TimeRates =
-    TimeRates { fixed: 0.379, score: 1.37e-6, input: 7.01e-7, weight: 3.84e-7, width: 1.2e-5, mlp: 6.32e-6 };
+pub const ZERO_KNOWLEDGE_RATES: TimeRates = TimeRates {
+    fixed: 0.379,
+    score: 1.37e-6,
+    input: 7.01e-7,
+    block: 0.28,
+    tables: 1.55,
+    weight: 1.97e-7,
+    width: 1.07e-5,
+    mlp: 9.44e-6,
+};
 
 impl TimeRates {
     /// The rates of a prover that hides (or not).
@@ -151,11 +183,16 @@ pub fn estimate_layer(shape: &AttentionShape, hiding: Hiding) -> Estimate {
 pub fn estimate_model_layer(shape: &ModelShape, hiding: Hiding) -> Estimate {
     let rates = TimeRates::of(hiding);
     let attention = estimate_layer(&shape.attention, hiding);
-    let hidden = padded(shape.attention.seq_len).saturating_mul(padded(shape.model_width));
+    let tokens = padded(shape.attention.seq_len);
+    let hidden = tokens.saturating_mul(padded(shape.model_width));
+    let mlp = shape.mlp.map_or(0, |mlp| tokens.saturating_mul(padded(mlp.params.hidden)));
+    let tables = if shape.norm.is_some() || shape.mlp.is_some() { rates.tables } else { 0.0 };
     let seconds = attention.seconds
+        + rates.block
+        + tables
         + rates.weight * shape.padded_weight_entries() as f64
         + rates.width * hidden as f64
-        + rates.mlp * mlp_entries(shape) as f64;
+        + rates.mlp * mlp as f64;
     Estimate { memory_bytes: estimate_model_layer_memory(shape), seconds }
 }
 
@@ -169,7 +206,7 @@ pub const BYTES_PER_INPUT_ENTRY: u64 = 150;
 /// Score entries up to which the command line keeps freed memory in the heap.
 pub const RETAINED_ENTRIES: u64 = 1 << 24;
 /// The prover's peak that does not grow with the scores (tables, the program itself).
-pub const FIXED_BYTES: u64 = 100 << 20;
+pub const FIXED_BYTES: u64 = 130 << 20;
 
 /// `n` padded to a power of two (saturating).
 fn padded(n: usize) -> u64 {
@@ -257,6 +294,7 @@ pub fn machine_memory() -> Option<u64> {
 /// assert_eq!(zkmha_api::resources::parse_memory_size("20G"), Ok(20 << 30));
 /// assert_eq!(zkmha_api::resources::parse_memory_size("512MiB"), Ok(512 << 20));
 /// assert!(zkmha_api::resources::parse_memory_size("lots").is_err());
+/// assert!(zkmha_api::resources::parse_memory_size("0G").is_err());
 /// ```
 ///
 /// # Errors
@@ -276,6 +314,9 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
     let value: u64 = number
         .parse()
         .map_err(|_| format!("'{text}' is not a memory size: write e.g. 20G, 512M or a number of bytes"))?;
+    if value == 0 {
+        return Err(format!("'{text}' is no memory: write e.g. 20G, 512M or a number of bytes"));
+    }
     value.checked_mul(1 << shift).ok_or_else(|| format!("'{text}' is more memory than 2^64 bytes"))
 }
 
@@ -345,6 +386,7 @@ mod tests {
     #[test]
     fn the_estimate_in_words_names_its_unit() {
         let words = |seconds| Estimate { memory_bytes: 3 << 29, seconds }.describe();
+        assert_eq!(describe_bytes(5 << 20), "5 MiB");
         assert_eq!(words(0.2), "estimated under a second, 1.5 GiB on 2 cores");
         assert_eq!(words(42.0), "estimated about 42 s, 1.5 GiB on 2 cores");
         assert_eq!(words(600.0), "estimated about 10.0 min, 1.5 GiB on 2 cores");
