@@ -87,8 +87,9 @@ fn read_npy(path: &Path, bytes: &[u8]) -> Result<[Matrix; 3]> {
             size => bail!("{} holds {size}-byte integers; use int8, int16, int32 or int64", path.display()),
         },
         other => bail!(
-            "{} holds {other:?} values; the attention layer proves integers (int8 … int64): quantize the inputs first",
-            path.display()
+            "{} holds {} values (numpy's dtype); the attention layer proves integers (int8 … int64): quantize the inputs first",
+            path.display(),
+            other.descr()
         ),
     };
     let block = rows * columns;

@@ -193,7 +193,7 @@ fn prove_writes_a_file_that_verify_accepts_without_inputs() {
     let bytes = std::fs::read(&file).unwrap_or_default();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated", bytes[..bytes.len() - 7].to_vec(), "corrupt"),
-        ("foreign", b"not a proof at all".to_vec(), "not a zkmha proof file"),
+        ("foreign", b"not a proof at all".to_vec(), "not a zkmha attention-layer proof file"),
         ("version", [&bytes[..6], &[9, 0, 0, 0], &bytes[10..]].concat(), "file format version 9"),
     ];
     for (name, content, needle) in cases {
@@ -603,9 +603,9 @@ fn verify_exit_codes_tell_valid_invalid_bad_file_and_refused_apart() {
     // Bad files: truncated, foreign, over the limits, missing.
     for (name, content, needle) in [
         ("truncated", bytes[..bytes.len() - 7].to_vec(), "is corrupt"),
-        ("foreign", b"not a proof".to_vec(), "not a zkmha proof file"),
+        ("foreign", b"not a proof".to_vec(), "not a zkmha attention-layer proof file"),
         ("large", [&bytes[..10], &(1u64 << 40).to_le_bytes()[..], &bytes[18..]].concat(), "too large"),
-        ("empty", Vec::new(), "not a zkmha proof file"),
+        ("empty", Vec::new(), "not a zkmha attention-layer proof file"),
     ] {
         let (out, _) = verify_bytes(&dir, name, &content, &[]);
         let (code, stderr) = failure(&out);

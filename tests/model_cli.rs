@@ -416,6 +416,15 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
         zkmha().args(["commit-model", "--model", s(&missing), "--out", s(&vk.with_extension("x"))]),
         "encoder.layer.0.attention.self.key.weight; close matches",
     );
+    // A layer past the model's last (the example BERT has one): a usage error (exit 5).
+    let past = zkmha()
+        .args(["commit-model", "--model", s(&model), "--layer", "1", "--out", s(&vk.with_extension("y"))])
+        .output()
+        .unwrap();
+    assert_eq!(past.status.code(), Some(5));
+    assert!(
+        String::from_utf8_lossy(&past.stderr).contains("the model's layers are 0 to 0: there is no layer 1")
+    );
     // Heads that contradict config.json; heads that do not divide the width (no config.json).
     refused_with(
         zkmha().args([
@@ -466,7 +475,7 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
     );
     fails_with(
         zkmha().args(["prove", "--model", s(&model), "--layer", "1", "--tokens", "1", "--out", s(&out)]),
-        "encoder.layer.1.attention.self.query.weight",
+        "there is no layer 1",
     );
     // An input file with NaN, one of the wrong shape, one that is no input file.
     let npy = |name: &str, rows: usize, cols: usize, nan: bool| -> PathBuf {

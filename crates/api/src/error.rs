@@ -5,6 +5,17 @@ use std::path::PathBuf;
 use zkmha_attention::AttentionError;
 use zkmha_model::ModelError;
 
+/// A decoder's error in words: a file that ends early says so rather than the I/O error's
+/// debug form.
+fn describe_decode_error(error: &ark_serialize::SerializationError) -> String {
+    match error {
+        ark_serialize::SerializationError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the file ends before it does".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// What went wrong, in the classes the command line gives distinct exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -99,7 +110,7 @@ pub enum Error {
         expected: u32,
     },
     /// A part of a file that does not decode.
-    #[error("{} is corrupt: the {what} does not decode ({error})", path.display())]
+    #[error("{} is corrupt: the {what} does not decode ({})", path.display(), describe_decode_error(error))]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -307,6 +318,14 @@ pub enum Error {
         #[source]
         source: rand::Error,
     },
+    /// A layer past the model's last.
+    #[error("the model's layers are 0 to {}: there is no layer {layer}", count.saturating_sub(1))]
+    NoSuchLayer {
+        /// The layer asked for.
+        layer: usize,
+        /// The model's layers.
+        count: usize,
+    },
     /// Two of a run's files that must differ name one file.
     #[error("{what}: it would be overwritten; write elsewhere")]
     SameFile {
@@ -354,7 +373,7 @@ impl Error {
             }
             Error::TokensNeedLayerZero { .. } => ErrorKind::Usage,
             Error::MemoryEstimate { .. } => ErrorKind::OutOfResources,
-            Error::SameFile { .. } => ErrorKind::Usage,
+            Error::SameFile { .. } | Error::NoSuchLayer { .. } => ErrorKind::Usage,
             Error::Read { source, .. } | Error::Write { source, .. }
                 if matches!(
                     source.kind(),

@@ -98,7 +98,7 @@ impl LayerProof {
         } else if let Some(rest) = bytes.strip_prefix(MAGIC) {
             (false, rest)
         } else {
-            return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: "proof" });
+            return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: "attention-layer proof" });
         };
         let (version, mut rest) = split_version(rest);
         let (expected, format) = if zero_knowledge {

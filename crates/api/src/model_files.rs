@@ -433,11 +433,11 @@ impl ModelProof {
     pub fn read(path: &Path) -> Result<Self> {
         let file = if starts_with(path, ZK_PROOF_MAGIC) {
             let (statement, proof) =
-                decode::<(ModelStatement, ModelBlockProof<Zk>)>(path, ZK_PROOF_MAGIC, "proof")?;
+                decode::<(ModelStatement, ModelBlockProof<Zk>)>(path, ZK_PROOF_MAGIC, "model-layer proof")?;
             Self::ZeroKnowledge(statement, Box::new(proof))
         } else {
             let (statement, proof) =
-                decode::<(ModelStatement, ModelBlockProof<Plain>)>(path, PROOF_MAGIC, "proof")?;
+                decode::<(ModelStatement, ModelBlockProof<Plain>)>(path, PROOF_MAGIC, "model-layer proof")?;
             Self::Plain(statement, Box::new(proof))
         };
         file.statement()

@@ -160,6 +160,11 @@ impl Model {
         let _span =
             tracing::info_span!("open_model", path = %path.display(), layer = options.layer).entered();
         let file = ModelFile::open(path, options.family, options.heads)?;
+        if let Some(count) = file.layer_count()
+            && options.layer >= count
+        {
+            return Err(Error::NoSuchLayer { layer: options.layer, count });
+        }
         let weights = file.attention_weights(options.layer)?;
         let mut float = weights.float_model_weights();
         float.norm = file.norm_weights(options.layer)?;
@@ -964,7 +969,12 @@ pub fn read_hidden_state(path: &Path, columns: usize) -> Result<Vec<f64>> {
             npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 4 => {
                 npy.into_vec::<f32>().map_err(corrupt)?.into_iter().map(f64::from).collect()
             }
-            other => return Err(fail(format!("holds {other:?} values; X must be float32 or float64"))),
+            other => {
+                return Err(fail(format!(
+                    "holds {} values (numpy's dtype); X must be float32 or float64",
+                    other.descr()
+                )));
+            }
         };
         (shape, data)
     } else {
