@@ -183,7 +183,8 @@ pub struct ModelInputArgs {
     /// file, or a GGUF file's metadata) into the token ids of layer 0's input.
     #[arg(long)]
     pub text: Option<String>,
-    /// The verifier key from `zkmha commit-model` (made here when absent).
+    /// The verifier key from `zkmha commit-model`. Without --vk, prove commits to the model
+    /// itself and writes the new hiding key beside the proof, as `<--out>.vk`.
     #[arg(long)]
     pub vk: Option<PathBuf>,
     /// Where to write the output tensor (.npy): with --model the layer's output (float64,

@@ -16,7 +16,10 @@
 //! --model`, zero-knowledge, 2026-11-26) against [`estimate_model_layer_memory`], in GiB: the
 //! GPT-2-small-shaped layer (`benches/make_gpt2_small.py`, 12.6 M padded weight entries,
 //! n = 3 072) at s = 32: 1.36 (1.44), s = 128: 1.60 (1.66), s = 512: 3.10 (3.17); SmolLM2-135M
-//! layer 0 (8.9 M, gated n = 1 536) at s = 16: 0.88 (1.04), s = 64: 0.99 (1.13).
+//! layer 0 (8.9 M, gated n = 1 536) at s = 16: 0.88 (1.04), s = 64: 0.99 (1.13). SmolLM2's
+//! layer 3 at 8 tokens from a hidden state peaked at 1.12 GB over an estimate of 1.10 GB (a
+//! review, 2026-11-27): [`FIXED_BYTES`] went from 100 to 130 MiB, adding 0.03 GiB to every
+//! estimate above.
 
 use crate::attention_layer::Hiding;
 use crate::error::{Error, Result};
