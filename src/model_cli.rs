@@ -122,9 +122,9 @@ pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
     if args.model.layers.is_some() {
         bail!(Usage("hidden-state writes one layer's input: name it with --layer, not --layers".into()));
     }
-    if args.model.model.as_ref().is_some_and(|model| same_file(model, &args.out)) {
-        bail!(Usage("--out names the model file: the hidden state would overwrite the model".into()));
-    }
+    let reads: Vec<(&str, &Path)> =
+        args.model.model.iter().map(|m| ("the model file", m.as_path())).collect();
+    zkmha_api::files::check_distinct_files(&reads, &[("--out", args.out.as_path())])?;
     let loaded = load(&args.model, args.heads, None, None, args.json)?;
     let ids = match (&args.tokens, &args.text) {
         (Some(ids), _) => ids.clone(),
@@ -239,8 +239,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-pub use zkmha_api::files::same_file;
-
 /// A short fingerprint of the model commitment (to publish alongside the model).
 fn fingerprint(key: &ModelVerifierKey) -> String {
     report::fingerprint(&key.commitment)
@@ -282,15 +280,16 @@ fn commitments_name(kind: WeightCommitments) -> &'static str {
 /// # Errors
 /// One sentence naming the two files.
 pub fn check_commit_files(args: &CommitModelArgs) -> Result<()> {
-    if args.secret.as_ref().is_some_and(|secret| same_file(secret, &args.out)) {
-        bail!(Usage("--secret and --out name the same file: the key would overwrite its secret".into()));
-    }
-    let secret = (!args.transparent)
-        .then(|| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));
+    // The secret first, so that a clash reads "--secret and --out name the same file".
+    let secret = match (&args.secret, args.transparent) {
+        (Some(given), _) => Some(("--secret", given.clone())),
+        (None, false) => Some(("the key's secret", model_files::secret_path(&args.out))),
+        (None, true) => None,
+    };
     let reads: Vec<(&str, &Path)> =
         args.model.model.iter().map(|m| ("the model file", m.as_path())).collect();
-    let mut writes = vec![("--out", args.out.as_path())];
-    writes.extend(secret.as_deref().map(|s| ("the key's secret", s)));
+    let mut writes: Vec<(&str, &Path)> = secret.iter().map(|(name, path)| (*name, path.as_path())).collect();
+    writes.push(("--out", args.out.as_path()));
     zkmha_api::files::check_distinct_files(&reads, &writes)?;
     Ok(())
 }
@@ -428,35 +427,18 @@ pub fn prove(
     args: &ModelInputArgs,
     out: &Path,
 ) -> Result<()> {
-    // Every file this run writes must be a different one: the proof, Z, the key made here.
-    if let Some(logits) = &args.logits
-        && (same_file(logits, out) || args.output.as_ref().is_some_and(|z| same_file(z, logits)))
-    {
-        bail!(Usage("--logits names the proof's or the output's file: write the logits elsewhere".into()));
-    }
-    if args.output.as_ref().is_some_and(|z| same_file(z, out)) {
-        bail!(Usage(
-            "--out and --output name the same file: the output tensor would overwrite the proof".into()
-        ));
-    }
-    for input in [&args.vk, &args.secret, &args.input].into_iter().flatten() {
-        if same_file(input, out) || args.output.as_ref().is_some_and(|z| same_file(z, input)) {
-            bail!(Usage(format!(
-                "{} is read by this run and would be overwritten: write the proof and the output elsewhere",
-                input.display()
-            )));
-        }
-    }
-    // The model, the key's secret where it is read from beside the key, and the key made
-    // here (beside the proof, without --vk) too.
-    let default_secret = args.vk.as_deref().filter(|_| args.secret.is_none()).map(model_files::secret_path);
+    // Every file this run writes must be a different one (the proof, Z, the logits, the key
+    // made here) and none a file it reads (the model, the key, its secret, the input).
+    let secret = args.secret.clone().or_else(|| args.vk.as_deref().map(model_files::secret_path));
     let made_key = args.vk.is_none().then(|| {
         let mut name = out.as_os_str().to_owned();
         name.push(".vk");
         PathBuf::from(name)
     });
     let mut reads: Vec<(&str, &Path)> = model.model.iter().map(|m| ("the model file", m.as_path())).collect();
-    reads.extend(default_secret.as_deref().map(|s| ("the key's secret", s)));
+    reads.extend(args.vk.as_deref().map(|vk| ("the verifier key", vk)));
+    reads.extend(secret.as_deref().map(|s| ("the key's secret", s)));
+    reads.extend(args.input.as_deref().map(|input| ("--input", input)));
     let mut writes = vec![("--out", out)];
     writes.extend(args.output.as_deref().map(|z| ("--output", z)));
     writes.extend(args.logits.as_deref().map(|l| ("--logits", l)));

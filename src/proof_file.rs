@@ -133,27 +133,10 @@ pub fn prove(args: &ProveArgs) -> Result<()> {
     let Some(out) = out else {
         bail!(Usage("--out: where to write the proof".into()));
     };
-    if extra.output.as_ref().is_some_and(|o| model_cli::same_file(o, out)) {
-        bail!(Usage(
-            "--out and --output name the same file: the output tensor would overwrite the proof".into()
-        ));
-    }
-    if let (Some(input), Some(output)) = (&extra.input, &extra.output)
-        && (model_cli::same_file(input, output) || model_cli::same_file(input, out))
-    {
-        bail!(Usage(format!(
-            "{} is read by this run and would be overwritten: write the proof and O elsewhere",
-            input.display()
-        )));
-    }
-    if let Some(input) = &extra.input
-        && model_cli::same_file(input, out)
-    {
-        bail!(Usage(format!(
-            "{} is read by this run and would be overwritten: write the proof elsewhere",
-            input.display()
-        )));
-    }
+    let reads: Vec<(&str, &Path)> = extra.input.iter().map(|input| ("--input", input.as_path())).collect();
+    let mut writes = vec![("--out", out)];
+    writes.extend(extra.output.as_deref().map(|output| ("--output", output)));
+    zkmha_api::files::check_distinct_files(&reads, &writes)?;
     let (shape, inputs, source) = match &extra.input {
         Some(path) => {
             if args.layer.seed.is_some() {
@@ -385,13 +368,9 @@ fn attention_report(
 pub fn verify(args: &VerifyArgs) -> Result<()> {
     let named = args.softmax_params.as_ref();
     if let Some(output) = &args.output {
-        for (input, flag) in [(Some(&args.proof), "--proof"), (args.vk.as_ref(), "--vk")] {
-            if input.is_some_and(|input| model_cli::same_file(input, output)) {
-                bail!(Usage(format!(
-                    "--output and {flag} name the same file: the output would overwrite what verify reads"
-                )));
-            }
-        }
+        let mut reads = vec![("--proof", args.proof.as_path())];
+        reads.extend(args.vk.as_deref().map(|vk| ("--vk", vk)));
+        zkmha_api::files::check_distinct_files(&reads, &[("--output", output)])?;
     }
     if crate::chain_cli::is_chain(&args.proof) {
         let Some(vk) = &args.vk else {

@@ -1045,3 +1045,32 @@ fn the_estimate_from_the_shape_is_in_the_json() {
     assert_ne!(estimate(Hiding::Plain), estimate(Hiding::ZeroKnowledge));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An attention layer's run refuses, before any work and with exit code 5, an output that
+/// names another output or a file it reads; each file is left as it was.
+#[test]
+fn attention_outputs_never_overwrite_what_the_run_reads() {
+    let dir = std::env::temp_dir().join(format!("zkmha-distinct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let shape = ["--seq", "4", "--heads", "1", "--head-dim", "2"];
+    let proved = zkmha(&[&["prove", "--out", &path("p.zkp")], &shape[..]].concat());
+    assert!(proved.status.success(), "{}", String::from_utf8_lossy(&proved.stderr));
+    let proof = std::fs::read(dir.join("p.zkp")).unwrap();
+    for (args, needle) in [
+        (
+            vec!["prove", "--out", &path("q.zkp"), "--output", &path("q.zkp")],
+            "--out and --output name the same file",
+        ),
+        (vec!["verify", "--proof", &path("p.zkp"), "--output", &path("p.zkp")], "--output names --proof"),
+    ] {
+        let extra = if args[0] == "prove" { &shape[..] } else { &[][..] };
+        let out = zkmha(&[&args[..], extra].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
+        assert!(stderr.contains(needle), "{stderr}");
+    }
+    assert_eq!(std::fs::read(dir.join("p.zkp")).unwrap(), proof, "the proof was left as it was");
+    assert!(!dir.join("q.zkp").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -384,7 +384,7 @@ fn hiding_keys_their_secrets_and_the_transparent_mode() {
             "--secret",
             s(&model),
         ]),
-        "the key's secret names the model file",
+        "--secret names the model file",
     );
     assert_eq!(std::fs::read(&model).unwrap(), model_bytes, "the model was left as it was");
     assert!(!dir.join("k3.vk").exists() && !dir.join("m.proof").exists());
