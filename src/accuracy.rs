@@ -24,7 +24,7 @@ pub struct AccuracyArgs {
     /// Bits of the quantized Q, K, V.
     #[arg(long, default_value_t = DEFAULT_INPUT_BITS)]
     pub bits: u32,
-    /// Mask: none (encoders such as BERT) or causal.
+    /// Mask: none (encoders such as BERT), causal or sliding:W.
     #[arg(long, default_value = "none", value_parser = parse_mask)]
     pub mask: MaskKind,
     /// Also prove and verify the layer (softmax proven).

@@ -22,7 +22,7 @@ pub struct HeadsArgs {
     /// Head width m (= m_v).
     #[arg(long, default_value_t = 64)]
     pub head_dim: usize,
-    /// Mask: causal or none.
+    /// Mask: causal, none or sliding:W (a window of W tokens).
     #[arg(long, default_value = "causal", value_parser = parse_mask)]
     pub mask: MaskKind,
     /// Print one JSON object (its `points`: one per head count) instead of the table.

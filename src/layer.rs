@@ -27,8 +27,9 @@ pub struct ShapeArgs {
     /// Value head width m_v (defaults to the head width).
     #[arg(long)]
     pub value_head_dim: Option<usize>,
-    /// Mask: causal (decoders) or none (encoders); default causal (with --model: none for
-    /// BERT, causal for decoders).
+    /// Mask: causal (decoders), none (encoders) or sliding:W (causal, the W most recent tokens
+    /// kept); default causal (with --model: none for BERT; for decoders causal, or the sliding
+    /// window the model declares for the layer).
     #[arg(long, value_parser = parse_mask)]
     pub mask: Option<MaskKind>,
     /// Seed of the random inputs (ChaCha20; entries in −127..=127, like 8-bit quantized

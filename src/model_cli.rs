@@ -68,7 +68,8 @@ pub struct CommitModelArgs {
     /// Attention heads; read from config.json beside the file by default.
     #[arg(long)]
     pub heads: Option<usize>,
-    /// The mask; by default none for BERT and causal for the decoders.
+    /// The mask (causal, none or sliding:W); by default the model's own for the layer: none for
+    /// BERT; for decoders causal, or the sliding window the metadata declares.
     #[arg(long, value_parser = parse_mask)]
     pub mask: Option<MaskKind>,
     /// Where to write the verifier key (the model commitment, scales and shapes).

@@ -73,6 +73,12 @@ fn layer_command_proves_and_verifies() {
     assert!(out.status.success());
     let line = String::from_utf8_lossy(&out.stdout);
     assert!(line.contains("\"mask\":\"none\"") && line.contains("\"proof_bytes\":"), "{line}");
+    // A sliding window of 3 tokens over 7, the softmax proven.
+    let out =
+        zkmha(&["layer", "--seq", "7", "--heads", "2", "--head-dim", "3", "--mask", "sliding:3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.contains("\"mask\":\"sliding:3\"") && line.contains("\"valid\":true"), "{line}");
 }
 
 #[test]
@@ -81,6 +87,14 @@ fn layer_command_rejects_impossible_shapes() {
         (&["layer", "--heads", "0"][..], "the number of heads must be at least 1"),
         (&["layer", "--seq", "0"][..], "the sequence length must be at least 1"),
         (&["layer", "--mask", "diagonal"][..], "unknown mask 'diagonal'"),
+        (
+            &["layer", "--mask", "sliding:0"][..],
+            "the window of 'sliding:0' must be a whole number of tokens from 1",
+        ),
+        (
+            &["layer", "--mask", "sliding:4294967296"][..],
+            "must be a whole number of tokens from 1 to 4294967295",
+        ),
     ] {
         let out = zkmha(args);
         assert!(!out.status.success(), "{args:?}");

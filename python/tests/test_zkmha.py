@@ -279,6 +279,21 @@ def test_an_attention_layer_proves_and_verifies_in_both_modes(tmp_path, zero_kno
     assert shown["zero_knowledge"] is zero_knowledge
 
 
+def test_a_sliding_window_is_proven_and_part_of_the_statement(tmp_path):
+    q, k, v = _attention_inputs(6, 2, 3, 2, seed=6)
+    proof = tmp_path / "window.proof"
+    o = zkmha.prove_attention(q, k, v, 2, proof, mask="sliding:2")
+    np.testing.assert_array_equal(zkmha.verify_attention(proof, mask="sliding:2"), o)
+    assert zkmha.inspect(proof)["mask"] == "sliding:2"
+    causal = zkmha.prove_attention(q, k, v, 2, tmp_path / "causal.proof", mask="causal")
+    assert not np.array_equal(o, causal)
+    for other in ["causal", "sliding:3"]:
+        with pytest.raises(zkmha.RefusedProof, match="mask"):
+            zkmha.verify_attention(proof, mask=other)
+    with pytest.raises(zkmha.UsageError, match="whole number of tokens"):
+        zkmha.prove_attention(q, k, v, 2, proof, mask="sliding:0")
+
+
 def test_the_estimate_before_proving_grows_with_the_shape():
     small = zkmha.estimate_attention(128, 4, 64, zero_knowledge=False)
     assert set(small) == {"seconds", "memory_bytes"}

@@ -83,7 +83,8 @@ def commit_model(
     plain proofs that reveal evaluations of the weights: for debugging), the model secret to
     ``secret_path`` (default: the key's path with ``.secret`` appended; keep it private).
     ``family`` (``"bert"``, ``"gpt2"``, ``"llama"``), ``heads`` and ``mask`` (``"causal"``,
-    ``"none"``) are for files whose metadata does not say. Returns what ``inspect`` shows of
+    ``"none"``, ``"sliding:W"``) are for files whose metadata does not say (by default the
+    model's own mask for the layer, its sliding window included). Returns what ``inspect`` shows of
     the key, with ``"verifier_key"`` and ``"secret"`` (the paths written).
     """
     return _json.loads(
@@ -219,7 +220,7 @@ def prove_attention(
     fixed-point softmax (``softmax="exp"``, at ``score_scale`` real exponent units per unit of
     score; by default the scale that gives scores of inputs uniform in −127..127 a standard
     deviation of 4) or linear attention (``softmax="linear"``, softmax not proven). ``mask`` is
-    ``"none"`` or ``"causal"``. A layer whose estimated memory exceeds the machine's (or
+    ``"none"``, ``"causal"`` or ``"sliding:W"`` (causal, keeping the ``W`` most recent tokens). A layer whose estimated memory exceeds the machine's (or
     ``max_memory`` bytes) raises ``OutOfResources`` before proving. Returns the proven output
     O (int64, ``tokens × heads·value_head_dim``).
     """

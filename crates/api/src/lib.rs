@@ -143,20 +143,31 @@ pub fn parse_softmax_spec(text: &str) -> Result<SoftmaxMode, String> {
     }))
 }
 
-/// Parses a mask's name: `causal` or `none`.
+/// Parses a mask's name: `causal`, `none` or `sliding:W` (a causal mask that keeps the `W`
+/// most recent tokens, `1 ≤ W < 2^32`) — what [`MaskKind`]'s `Display` writes.
 ///
 /// ```
 /// assert_eq!(zkmha_api::parse_mask("causal"), Ok(zkmha_api::MaskKind::Causal));
+/// assert_eq!(zkmha_api::parse_mask("sliding:512"), Ok(zkmha_api::MaskKind::sliding(512).unwrap()));
 /// assert!(zkmha_api::parse_mask("diagonal").is_err());
+/// assert!(zkmha_api::parse_mask("sliding:0").is_err());
 /// ```
 ///
 /// # Errors
-/// Any other word, in a sentence naming the two.
+/// Any other word, or a window that is not a whole number from 1 to 2^32 − 1, in a sentence
+/// naming the forms.
 pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
     match text {
         "causal" => Ok(MaskKind::Causal),
         "none" => Ok(MaskKind::None),
-        other => Err(format!("unknown mask '{other}': use causal or none")),
+        other => match other.strip_prefix("sliding:") {
+            Some(window) => window.parse::<usize>().ok().and_then(MaskKind::sliding).ok_or_else(|| {
+                format!("the window of '{other}' must be a whole number of tokens from 1 to {}", u32::MAX)
+            }),
+            None => {
+                Err(format!("unknown mask '{other}': use causal, none or sliding:W (a window of W tokens)"))
+            }
+        },
     }
 }
 

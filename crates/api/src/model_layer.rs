@@ -107,7 +107,7 @@ pub struct ModelOptions {
     pub family: Option<Family>,
     /// Attention heads; read from the file's metadata (or config.json beside it) by default.
     pub heads: Option<usize>,
-    /// The mask; by default none for BERT and causal for the decoders.
+    /// The mask; by default the model's own for the layer ([`model_mask`]).
     pub mask: Option<MaskKind>,
     /// The most memory a proof may need, in bytes ([`crate::resources`]'s estimate from the
     /// shape, checked before proving); the machine's memory by default.
@@ -140,6 +140,26 @@ impl std::fmt::Debug for Model {
     }
 }
 
+/// The mask a model's layer attends through: none for BERT; for the decoders causal, or the
+/// sliding window the metadata declares for that layer (Mistral, Qwen2's window layers).
+///
+/// # Errors
+/// [`Error::Model`] for a window the mask cannot hold (2^32 tokens or more; the loader refuses
+/// it first).
+pub fn model_mask(file: &ModelFile, layer: usize) -> Result<MaskKind> {
+    Ok(match (file.family, file.attention_window(layer)) {
+        (Family::Bert, _) => MaskKind::None,
+        (Family::Gpt2 | Family::Llama, None) => MaskKind::Causal,
+        (Family::Gpt2 | Family::Llama, Some(window)) => MaskKind::sliding(window).ok_or_else(|| {
+            zkmha_model::ModelError::from(zkmha_model::architecture::Unsupported::SlidingWindow {
+                layer,
+                window,
+                kind: "sliding".into(),
+            })
+        })?,
+    })
+}
+
 impl Model {
     /// Opens a GGUF or safetensors model file and reads one layer's attention weights (and,
     /// for pre-norm decoders, its two norms and its MLP, proven with the block).
@@ -170,10 +190,7 @@ impl Model {
         float.norm = file.norm_weights(options.layer)?;
         float.feed_forward = file.feed_forward_weights(options.layer)?;
         let activation = float.feed_forward.is_some().then(|| file.activation()).transpose()?;
-        let mask = options.mask.unwrap_or(match file.family {
-            Family::Bert => MaskKind::None,
-            Family::Gpt2 | Family::Llama => MaskKind::Causal,
-        });
+        let mask = options.mask.map_or_else(|| model_mask(&file, options.layer), Ok)?;
         Ok(Self {
             head_dim: weights.head_dim,
             key_value_heads: weights.key_value_heads,
@@ -202,7 +219,7 @@ impl Model {
         self.float.output_bias.len()
     }
 
-    /// The mask (asked for, or the family's).
+    /// The mask (asked for, or the model's own for the layer: [`model_mask`]).
     pub fn mask(&self) -> MaskKind {
         self.mask
     }
@@ -336,8 +353,12 @@ impl Model {
             float.norm = file.norm_weights(layer)?;
             let shape = float_shape(file, ids.len(), weights.head_dim, weights.key_value_heads)?;
             let input = file.block_input(layer, hidden)?;
+            let mask = match model.requested_mask {
+                Some(mask) => mask,
+                None => model_mask(file, layer)?,
+            };
             let middle =
-                reference_model_layer(&shape, model.mask, &float, &input.input, input.residual.as_deref())?;
+                reference_model_layer(&shape, mask, &float, &input.input, input.residual.as_deref())?;
             hidden = match file.feed_forward_weights(layer)? {
                 Some(feed_forward) => {
                     reference_feed_forward(&feed_forward, file.norm_epsilon, file.activation()?, &middle, d)

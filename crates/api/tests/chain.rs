@@ -423,3 +423,47 @@ fn a_chain_file_with_counts_beyond_their_limits_is_refused() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A model whose layers attend through sliding windows (`layer_types`: sliding, full,
+/// sliding; a window of 2 tokens): each layer's key holds the layer's own mask, the chain
+/// proves and verifies near float64 run through the same windows, the windows change the
+/// model's function (against the same weights without them), and a key that states another
+/// mask for a layer refuses the proof.
+#[test]
+fn sliding_window_layers_are_proven_with_their_own_masks() {
+    use zkmha_attention::MaskKind;
+    let config = |extra: &str| {
+        example_model::llama_config(LAYERS)
+            .replace('}', &format!(", \"max_position_embeddings\": 64{extra}}}"))
+    };
+    let write = |name: &str, config: &str| {
+        let tensors = example_model::llama_tensors(LAYERS);
+        example_model::write_safetensors(&dir(name), 7, &tensors, Some(config)).unwrap()
+    };
+    let types = r#", "sliding_window": 2, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]"#;
+    let windowed = open_layers(&write("windows", &config(types)), &Default::default(), 0..LAYERS).unwrap();
+    let window = MaskKind::sliding(2).unwrap();
+    let masks: Vec<MaskKind> = windowed.iter().map(Model::mask).collect();
+    assert_eq!(masks, [window, MaskKind::Causal, window]);
+    let (committed, proved) = proved(&windowed, WeightCommitments::Hiding);
+    let key_masks: Vec<MaskKind> = committed.key.layers.iter().map(|layer| layer.mask).collect();
+    assert_eq!(key_masks, masks);
+    let statement_masks: Vec<MaskKind> = proved.proof.statements().iter().map(|s| s.mask).collect();
+    assert_eq!(statement_masks, masks);
+    verify_chain(&committed.key, &proved.proof).unwrap();
+    let error = proved.accuracy.output.relative_l2_error;
+    assert!(error < 0.02, "relative L2 error {error} against float64 through the same windows");
+    // The same weights without windows compute another function on these 5 tokens.
+    let full = open_layers(&write("no-windows", &config("")), &Default::default(), 0..LAYERS).unwrap();
+    let ids = [3, 1, 4, 1, 5];
+    let (with, without) =
+        (windowed[2].float_hidden_state(&ids).unwrap(), full[2].float_hidden_state(&ids).unwrap());
+    assert!(with.iter().zip(&without).any(|(a, b)| (a - b).abs() > 1e-3));
+    // The key decides each layer's mask: one stating full attention for layer 0 refuses.
+    let mut key = committed.key.clone();
+    key.layers[0].mask = MaskKind::Causal;
+    assert!(verify_chain(&key, &proved.proof).is_err());
+    for name in ["windows", "no-windows"] {
+        let _ = std::fs::remove_dir_all(dir(name));
+    }
+}

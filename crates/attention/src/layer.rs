@@ -228,7 +228,7 @@ pub fn layer_transcript<M: Mode>(statement: LayerStatement<'_>) -> Transcript {
     let mut transcript = Transcript::new(DOMAIN);
     transcript.append_bytes(LABEL_MODE, M::NAME.as_bytes());
     shape.append_to_transcript(&mut transcript);
-    transcript.append_u64(LABEL_MASK, u64::from(mask.code()));
+    mask.absorb(&mut transcript, LABEL_MASK);
     softmax.append_to_transcript(LABEL_SOFTMAX, &mut transcript);
     match inputs {
         // The tensors enter as BLAKE3 digests of their canonical encodings (little-endian

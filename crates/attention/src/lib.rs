@@ -70,56 +70,136 @@ pub enum MaskKind {
     Causal,
     /// Encoders: every real token attends to every real token; only padding is masked.
     None,
+    /// Decoders with a sliding window (Mistral, Qwen2's window layers, Gemma's local layers):
+    /// token `i` attends to tokens `j ≤ i` with `i − j < window` — the `window` most recent
+    /// tokens, itself included, as Hugging Face's `sliding_window` and llama.cpp's `n_swa` mean
+    /// it. A window at least as long as the sequence keeps what the causal mask keeps.
+    Sliding {
+        /// The window in tokens (at least 1: a token always attends to itself).
+        window: NonZeroU32,
+    },
 }
 
 impl MaskKind {
-    /// The code absorbed into transcripts and written into proofs.
+    /// The code absorbed into transcripts and written into proofs (a sliding window's size
+    /// follows it, [`MaskKind::window`]).
     pub fn code(self) -> u8 {
         match self {
             MaskKind::Causal => 1,
             MaskKind::None => 2,
+            MaskKind::Sliding { .. } => 3,
         }
     }
 
-    /// The kind with this code.
-    pub fn from_code(code: u8) -> Option<Self> {
-        match code {
-            1 => Some(MaskKind::Causal),
-            2 => Some(MaskKind::None),
-            _ => None,
+    /// The window of a sliding mask, `None` for the others.
+    pub fn window(self) -> Option<NonZeroU32> {
+        match self {
+            MaskKind::Sliding { window } => Some(window),
+            MaskKind::Causal | MaskKind::None => None,
+        }
+    }
+
+    /// A sliding window of `window` tokens; `None` for 0 or above `u32::MAX`.
+    pub fn sliding(window: usize) -> Option<Self> {
+        u32::try_from(window).ok().and_then(NonZeroU32::new).map(|window| MaskKind::Sliding { window })
+    }
+
+    /// Absorbs the mask into a statement: its code, then (sliding) its window under `label`
+    /// with `/window` appended — an injective encoding, and the one the causal and no-mask
+    /// statements always had.
+    pub fn absorb(self, transcript: &mut zkmha_transcript::Transcript, label: &'static [u8]) {
+        transcript.append_u64(label, u64::from(self.code()));
+        if let Some(window) = self.window() {
+            transcript.append_u64(LABEL_MASK_WINDOW, u64::from(window.get()));
         }
     }
 }
 
+/// The label a sliding window's size is absorbed under.
+const LABEL_MASK_WINDOW: &[u8] = b"attention/statement/mask-window";
+
+impl ark_serialize::CanonicalSerialize for MaskKind {
+    fn serialize_with_mode<W: ark_serialize::Write>(
+        &self,
+        mut writer: W,
+        compress: ark_serialize::Compress,
+    ) -> Result<(), ark_serialize::SerializationError> {
+        self.code().serialize_with_mode(&mut writer, compress)?;
+        match self.window() {
+            Some(window) => window.get().serialize_with_mode(writer, compress),
+            None => Ok(()),
+        }
+    }
+    fn serialized_size(&self, compress: ark_serialize::Compress) -> usize {
+        self.code().serialized_size(compress) + self.window().map_or(0, |w| w.get().serialized_size(compress))
+    }
+}
+
+impl ark_serialize::Valid for MaskKind {
+    fn check(&self) -> Result<(), ark_serialize::SerializationError> {
+        Ok(())
+    }
+}
+
+impl ark_serialize::CanonicalDeserialize for MaskKind {
+    fn deserialize_with_mode<R: ark_serialize::Read>(
+        mut reader: R,
+        compress: ark_serialize::Compress,
+        validate: ark_serialize::Validate,
+    ) -> Result<Self, ark_serialize::SerializationError> {
+        match u8::deserialize_with_mode(&mut reader, compress, validate)? {
+            1 => Ok(MaskKind::Causal),
+            2 => Ok(MaskKind::None),
+            3 => {
+                let window = u32::deserialize_with_mode(reader, compress, validate)?;
+                NonZeroU32::new(window)
+                    .map(|window| MaskKind::Sliding { window })
+                    .ok_or(ark_serialize::SerializationError::InvalidData)
+            }
+            _ => Err(ark_serialize::SerializationError::InvalidData),
+        }
+    }
+}
+
+use core::num::NonZeroU32;
 use zkmha_nn::serialize_as_code;
 
-serialize_as_code!(MaskKind);
 serialize_as_code!(verifier_key::WeightCommitments);
 
 pub use zkmha_nn::Residual;
 
 impl core::fmt::Display for MaskKind {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            MaskKind::Causal => "causal",
-            MaskKind::None => "none",
-        })
+        match self {
+            MaskKind::Causal => f.write_str("causal"),
+            MaskKind::None => f.write_str("none"),
+            MaskKind::Sliding { window } => write!(f, "sliding:{window}"),
+        }
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
     #[test]
     fn codes_round_trip_and_unknown_codes_are_rejected() {
-        for kind in [MaskKind::Causal, MaskKind::None] {
+        let sliding = MaskKind::sliding(5).unwrap();
+        for kind in [MaskKind::Causal, MaskKind::None, sliding, MaskKind::sliding(u32::MAX as usize).unwrap()]
+        {
             let mut bytes = Vec::new();
             assert!(kind.serialize_compressed(&mut bytes).is_ok());
             assert_eq!(MaskKind::deserialize_compressed(&bytes[..]).ok(), Some(kind));
         }
         assert!(MaskKind::deserialize_compressed(&[7u8][..]).is_err());
+        // a window of 0 keeps nothing (not even the diagonal), a window cut short is no window
+        assert!(MaskKind::deserialize_compressed(&[3u8, 0, 0, 0, 0][..]).is_err());
+        assert!(MaskKind::deserialize_compressed(&[3u8, 5, 0][..]).is_err());
+        assert_eq!(MaskKind::deserialize_compressed(&[3u8, 5, 0, 0, 0][..]).ok(), Some(sliding));
+        assert_eq!((MaskKind::sliding(0), MaskKind::sliding(1 << 32)), (None, None));
+        assert_eq!(sliding.to_string(), "sliding:5");
         assert!(SoftmaxMode::deserialize_compressed(&[0u8][..]).is_err());
         assert_eq!(SoftmaxMode::deserialize_compressed(&[1u8][..]).ok(), Some(SoftmaxMode::Identity));
     }

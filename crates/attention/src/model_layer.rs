@@ -806,7 +806,7 @@ pub fn commit_model(
 impl ModelStatement {
     pub(crate) fn append_to_transcript(&self, transcript: &mut Transcript) {
         self.shape.append_to_transcript(transcript);
-        transcript.append_u64(LABEL_MASK, u64::from(self.mask.code()));
+        self.mask.absorb(transcript, LABEL_MASK);
         self.softmax.append_to_transcript(LABEL_SOFTMAX, transcript);
         let mut bytes = Vec::new();
         // Serializing into a Vec cannot fail.

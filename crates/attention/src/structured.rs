@@ -80,12 +80,66 @@ pub fn prefix_eq_pair_sum(bound: usize, a: &[Fr], b: &[Fr]) -> Fr {
 /// The MLE of the padded zeroifier `z[i][j]` (1 where the score is kept) at row point `r`,
 /// column point `c` (both `log ŝ` coordinates).
 ///
-/// Causal: `z[i][j] = [i < s ∧ j ≤ i]`; none: `z[i][j] = [i < s ∧ j < s]`.
+/// Causal: `z[i][j] = [i < s ∧ j ≤ i]`; none: `z[i][j] = [i < s ∧ j < s]`; a sliding window
+/// of `w`: `z[i][j] = [i < s ∧ j ≤ i ∧ i − j < w]`, the causal zeroifier less the entries
+/// `j + w ≤ i` ([`shifted_lower_sum`]). O(log ŝ) field operations in every case.
 pub fn zeroifier(kind: MaskKind, seq_len: usize, r: &[Fr], c: &[Fr]) -> Fr {
     match kind {
         MaskKind::None => prefix_eq_sum(seq_len, r) * prefix_eq_sum(seq_len, c),
         MaskKind::Causal => causal_zeroifier(seq_len, r, c),
+        MaskKind::Sliding { window } => {
+            causal_zeroifier(seq_len, r, c) - shifted_lower_sum(seq_len, window.get() as usize, r, c)
+        }
     }
+}
+
+/// `Σ_{i<s} Σ_{j + w ≤ i} eq(i, r)·eq(j, c)` over `i, j ∈ {0,1}^n` (`n` = the shorter
+/// point's length): the entries a window of `w` drops from the causal mask.
+///
+/// A dynamic programme over the bits, *lowest* first, as the addition `j + w` runs: the
+/// state is the carry of `j + w` into the next bit, whether the low bits so far have
+/// `(j + w) ≤ i`, and whether they have `i < s` (a higher bit that differs overrides a lower
+/// one, so each comparison is the last difference seen). At the end the carry must be 0 and
+/// `w` must have no bit at or above `n` (else `j + w ≥ 2^n > i`); `s` with a bit at or above
+/// `n` has `i < s` for every `i`.
+fn shifted_lower_sum(seq_len: usize, window: usize, r: &[Fr], c: &[Fr]) -> Fr {
+    let n = r.len().min(c.len());
+    let high = |value: usize| n < usize::BITS as usize && value >> n != 0;
+    if high(window) || (n >= usize::BITS as usize && window != 0) {
+        return Fr::zero();
+    }
+    // state index: 4·carry + 2·[(j + w) ≤ i so far] + [i < s so far]
+    let mut state = [Fr::zero(); 8];
+    state[2] = Fr::one();
+    for k in 0..n {
+        let bit = |value: usize| if k < usize::BITS as usize { (value >> k) & 1 } else { 0 };
+        let (w_bit, s_bit) = (bit(window), bit(seq_len));
+        let (rk, ck) = (r.get(k).copied().unwrap_or_default(), c.get(k).copied().unwrap_or_default());
+        let wi = [Fr::one() - rk, rk];
+        let wj = [Fr::one() - ck, ck];
+        let mut next = [Fr::zero(); 8];
+        for (index, weight) in state.iter().enumerate() {
+            if weight.is_zero() {
+                continue;
+            }
+            let (carry, at_most, below) = (index >> 2, (index >> 1) & 1 == 1, index & 1 == 1);
+            for (i_bit, i_weight) in wi.iter().enumerate() {
+                let below_next = if i_bit == s_bit { below } else { i_bit < s_bit };
+                for (j_bit, j_weight) in wj.iter().enumerate() {
+                    let sum = j_bit + w_bit + carry;
+                    let (out_bit, carry_next) = (sum & 1, sum >> 1);
+                    let at_most_next = if out_bit == i_bit { at_most } else { out_bit < i_bit };
+                    let slot = 4 * carry_next + 2 * usize::from(at_most_next) + usize::from(below_next);
+                    if let Some(entry) = next.get_mut(slot) {
+                        *entry += *weight * i_weight * j_weight;
+                    }
+                }
+            }
+        }
+        state = next;
+    }
+    // carry 0, (j + w) ≤ i, and i < s (by the low bits, or by a bit of s above them)
+    if high(seq_len) || n >= usize::BITS as usize { state[2] + state[3] } else { state[3] }
 }
 
 /// `Σ_{i<s} Σ_{j≤i} eq(i, r)·eq(j, c)` by a dynamic programme over the bits, highest first,
@@ -217,10 +271,14 @@ mod tests {
         for s in [1usize, 2, 3, 5, 7, 8, 16, 33] {
             let padded = padded_len(s);
             let n = zkmha_mle::log2_ceil(s);
-            for kind in [MaskKind::Causal, MaskKind::None] {
+            let windows =
+                [1usize, 2, 3, s.saturating_sub(1).max(1), s, s + 1, padded, 2 * padded + 1, 1 << 31];
+            let slidings = windows.iter().filter_map(|&w| MaskKind::sliding(w));
+            for kind in [MaskKind::Causal, MaskKind::None].into_iter().chain(slidings) {
                 let keep = |i: usize, j: usize| match kind {
                     MaskKind::Causal => i < s && j <= i,
                     MaskKind::None => i < s && j < s,
+                    MaskKind::Sliding { window } => i < s && j <= i && i < j + window.get() as usize,
                 };
                 let z = mle_of_matrix(padded, padded, keep);
                 let mask_data: Vec<Fr> = (0..padded * padded)
@@ -310,10 +368,13 @@ mod closed_forms_on_more_shapes {
         for s in [7usize, 9, 12, 31, 48, 64, 65, 100, 127, 128] {
             let sp = padded_len(s);
             let n = zkmha_mle::log2_ceil(s);
-            for kind in [MaskKind::Causal, MaskKind::None] {
+            let windows = [1usize, 2, 3, s.saturating_sub(1).max(1), s, s + 1, sp, 2 * sp + 1, 1 << 31];
+            let slidings = windows.iter().filter_map(|&w| MaskKind::sliding(w));
+            for kind in [MaskKind::Causal, MaskKind::None].into_iter().chain(slidings) {
                 let keep = |i: usize, j: usize| match kind {
                     MaskKind::Causal => i < s && j <= i,
                     MaskKind::None => i < s && j < s,
+                    MaskKind::Sliding { window } => i < s && j <= i && i < j + window.get() as usize,
                 };
                 let z = mle(sp, sp, |i, j| Fr::from(u64::from(keep(i, j))));
                 let m = mle(sp, sp, |i, j| if keep(i, j) { Fr::zero() } else { mask_value() });

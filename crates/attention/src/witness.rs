@@ -76,6 +76,7 @@ pub fn keeps(kind: MaskKind, seq_len: usize, i: usize, j: usize) -> bool {
     match kind {
         MaskKind::Causal => i < seq_len && j <= i,
         MaskKind::None => i < seq_len && j < seq_len,
+        MaskKind::Sliding { window } => i < seq_len && j <= i && i - j < window.get() as usize,
     }
 }
 

@@ -58,6 +58,33 @@ fn round_trips_against_the_plain_reference<M: Mode>() {
     }
 }
 
+fn a_sliding_window_round_trips_and_binds_its_size<M: Mode>() {
+    // Grouped-query attention with RoPE, pre-norm, 7 tokens and windows of 1, 3 and 8: the
+    // output equals the plain reference's for that window, and a statement of another window
+    // (or the causal mask) is rejected.
+    let shape = pre_norm(rotary(grouped(7, 4, 2, 4, 4, 12)));
+    for (window, softmax) in [(1, 0), (3, 1), (8, 1)] {
+        let (softmax, shape) = modes(&shape)[softmax];
+        let mask = MaskKind::sliding(window).unwrap();
+        let r = run::<M>(&shape, mask, softmax, 9);
+        verify_block::<M>(&r.params, &r.statement, &r.proof)
+            .unwrap_or_else(|e| panic!("{}: window {window}: {e}", M::NAME));
+        assert_eq!(
+            r.statement.output.public().unwrap(),
+            reference(&shape, mask, softmax, 9),
+            "window {window}"
+        );
+        if window < 7 {
+            assert_ne!(reference(&shape, mask, softmax, 9), reference(&shape, MaskKind::Causal, softmax, 9));
+        }
+        for other in [MaskKind::Causal, MaskKind::sliding(window + 1).unwrap()] {
+            let mut bad = r.statement.clone();
+            bad.mask = other;
+            assert!(verify_block::<M>(&r.params, &bad, &r.proof).is_err(), "window {window} as {other}");
+        }
+    }
+}
+
 fn rejects_a_changed_output<M: Mode>() {
     let [(softmax, shape), _] = modes(&small());
     let mut r = run::<M>(&shape, MaskKind::Causal, softmax, 2);
@@ -161,6 +188,7 @@ fn a_proof_of_one_mode_is_not_a_proof_of_the_other<M: Mode>() {
 
 in_both_modes!(
     round_trips_against_the_plain_reference,
+    a_sliding_window_round_trips_and_binds_its_size,
     rejects_a_changed_output,
     rejects_another_model_input_or_hidden_state,
     rejects_tampered_and_missing_parts,

@@ -34,6 +34,7 @@ fn reference_output(shape: &AttentionShape, mask: MaskKind, inputs: &AttentionIn
                     let visible = match mask {
                         MaskKind::Causal => j <= i,
                         MaskKind::None => true,
+                        MaskKind::Sliding { window } => j <= i && i - j < window.get() as usize,
                     };
                     if visible { (0..m).map(|c| q(i, head, c) * k(j, head, c)).sum() } else { mask_value() }
                 })
@@ -59,10 +60,16 @@ fn shapes() -> Vec<AttentionShape> {
     out
 }
 
+/// Every mask, windows of 1, 3 and one longer than some sequences included.
+fn masks() -> Vec<MaskKind> {
+    let windows = [1usize, 3, 20].into_iter().filter_map(MaskKind::sliding);
+    [MaskKind::Causal, MaskKind::None].into_iter().chain(windows).collect()
+}
+
 #[test]
 fn witness_matches_plain_reference() {
     for (n, shape) in shapes().into_iter().enumerate() {
-        for mask in [MaskKind::Causal, MaskKind::None] {
+        for mask in masks() {
             let inputs = random_inputs(&shape, n as u64);
             let witness = compute_witness(&shape, mask, &inputs).unwrap();
             assert_eq!(witness.output, reference_output(&shape, mask, &inputs), "{shape:?} {mask}");
@@ -73,7 +80,7 @@ fn witness_matches_plain_reference() {
 #[test]
 fn layer_round_trips_on_many_shapes() {
     for (n, shape) in shapes().into_iter().enumerate() {
-        for mask in [MaskKind::Causal, MaskKind::None] {
+        for mask in masks() {
             let inputs = random_inputs(&shape, 100 + n as u64);
             let (statement, proof, _) = prove_layer(&shape, mask, SoftmaxMode::Identity, &inputs).unwrap();
             assert_eq!(statement.output, reference_output(&shape, mask, &inputs));
@@ -121,6 +128,38 @@ fn changed_public_input_is_rejected() {
 fn changed_mask_kind_is_rejected() {
     let (mut statement, proof) = default_case();
     statement.mask = MaskKind::None;
+    assert!(verify_layer(&statement, &proof).is_err());
+}
+
+#[test]
+fn changed_window_is_rejected() {
+    // A window of 3 proven, then stated as 2, 4, causal or no window: the window is absorbed
+    // with the statement, and the output of one window is not the output of another.
+    let shape = AttentionShape::new(7, 3, 4, 2).unwrap();
+    let (statement, proof) = honest(shape, MaskKind::sliding(3).unwrap());
+    verify_layer(&statement, &proof).unwrap();
+    for other in
+        [MaskKind::sliding(2).unwrap(), MaskKind::sliding(4).unwrap(), MaskKind::Causal, MaskKind::None]
+    {
+        let mut changed = statement.clone();
+        changed.mask = other;
+        assert!(verify_layer(&changed, &proof).is_err(), "{other}");
+    }
+}
+
+#[test]
+fn output_of_a_wider_window_is_rejected_for_a_narrower_one() {
+    // A malicious prover attends one token further back than the stated window of 3: it
+    // computes the witness and proves with a window of 4, then states a window of 3. The
+    // transcript is recomputed from the statement, so the proof is re-made for it here too:
+    // the masking step's closed form is the stated window's, and the proof fails there.
+    let shape = AttentionShape::new(7, 3, 4, 2).unwrap();
+    let inputs = random_inputs(&shape, 21);
+    let (narrow, wide) = (MaskKind::sliding(3).unwrap(), MaskKind::sliding(4).unwrap());
+    let (honest_statement, _, _) = prove_layer(&shape, narrow, SoftmaxMode::Identity, &inputs).unwrap();
+    let (mut statement, proof, _) = prove_layer(&shape, wide, SoftmaxMode::Identity, &inputs).unwrap();
+    assert_ne!(statement.output, honest_statement.output);
+    statement.mask = narrow;
     assert!(verify_layer(&statement, &proof).is_err());
 }
 

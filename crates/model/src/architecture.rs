@@ -14,6 +14,9 @@
 //!                                 only where the metadata says so (config attention_bias: all
 //!                                 four; GGUF llama: those present, as llama.cpp applies them)
 //!            qwen2                a Llama block with biases on Q, K, V (loaded and proven)
+//!            sliding windows      sliding_window (every layer, or per layer_types, or from
+//!                                 Qwen2's max_window_layers; GGUF <arch>.attention.sliding_window):
+//!                                 the layer's mask keeps i − j < w (ModelFile::attention_window)
 //!
 //! refused    (each a distinct [`Unsupported`] variant, one sentence naming the feature)
 //!            another model_type / architecture (gemma*, qwen3, phi3, olmo2, roberta, …)
@@ -22,7 +25,8 @@
 //!            a QK-norm (q_norm/k_norm, attn_q_norm/attn_k_norm, q_layernorm, …, qk_norm flags)
 //!            a norm on the attention's output before the residual (post_attention_norm,
 //!            attn_post_norm, Gemma-style post_attention_layernorm with pre_feedforward_layernorm)
-//!            a sliding (or chunked) window in effect for the proven layer
+//!            a chunked window in effect for the proven layer (attention_chunk_size), a
+//!            sliding one of 2^32 tokens or more
 //!            rotary scaling (rope_scaling / rope_parameters other than default,
 //!            <arch>.rope.scaling.*, rope_freqs.weight, a non-standard rotary_emb.inv_freq)
 //!            partial rotary embeddings (partial_rotary_factor < 1, rope.dimension_count < m)
@@ -97,10 +101,11 @@ pub enum Unsupported {
         /// The tensor.
         tensor: String,
     },
-    /// A sliding (or chunked) attention window in effect for the proven layer.
+    /// A chunked attention window in effect for the proven layer, or a sliding one of 2^32
+    /// tokens or more (shorter sliding windows are proven).
     #[error(
         "layer {layer} attends through a {kind} window of {window} tokens, which the proof does not \
-         cover (it proves full attention)"
+         cover (it proves full attention and sliding windows of up to 2^32 − 1 tokens)"
     )]
     SlidingWindow {
         /// The layer.

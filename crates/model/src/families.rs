@@ -637,7 +637,11 @@ fn check_against_metadata(file: &TensorFile, w: &AttentionWeights, layer: usize)
         }
         .into());
     }
-    if let Some(window) = meta.window_for(layer) {
+    // A sliding window is proven (the attention's mask, `ModelFile::attention_window`); a
+    // chunked one, or one too long for the mask's 32 bits, is not.
+    if let Some(window) = meta.window_for(layer)
+        && (window.kind != "sliding" || u32::try_from(window.size).is_err())
+    {
         return Err(
             Unsupported::SlidingWindow { layer, window: window.size, kind: window.kind.into() }.into()
         );

@@ -143,6 +143,15 @@ impl ModelFile {
         attention_weights(&self.tensors, layer, self.heads, Some(self.family))
     }
 
+    /// The sliding window layer `layer` attends through, in tokens (`i − j < window`), when
+    /// the metadata declares one shorter than the context for that layer; `None` for full
+    /// causal (or, BERT, bidirectional) attention. [`ModelFile::attention_weights`] refuses
+    /// a chunked window.
+    pub fn attention_window(&self, layer: usize) -> Option<usize> {
+        let window = self.tensors.metadata.architecture.window_for(layer)?;
+        (window.kind == "sliding").then_some(window.size)
+    }
+
     /// Layer `layer`'s norm and MLP after the attention block (GPT-2, Llama); `None` for BERT,
     /// whose MLP is not proven yet. Read after [`ModelFile::attention_weights`], which checks
     /// the layer's tensors.

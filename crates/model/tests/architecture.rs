@@ -365,22 +365,21 @@ fn partial_rotary_embeddings_are_refused() {
 }
 
 #[test]
-fn sliding_windows_in_effect_are_refused() {
+fn sliding_windows_are_read_per_layer_and_chunked_ones_refused() {
     let tensors = llama_tensors(2, &[]);
+    let window = |path: &std::path::Path, layer: usize| {
+        let file = ModelFile::open(path, None, None).unwrap();
+        file.attention_weights(layer).unwrap();
+        file.attention_window(layer)
+    };
     // Mistral 7B v0.1: a 4096-token window on every layer, in a 32768-token context.
     let path = write("mistral-window", &tensors, Some(&config("mistral", ", \"sliding_window\": 4096")));
-    let refused = refusal(&path, 0);
-    assert_eq!(refused, Unsupported::SlidingWindow { layer: 0, window: 4096, kind: "sliding".into() });
-    assert_eq!(
-        refused.to_string(),
-        "layer 0 attends through a sliding window of 4096 tokens, which the proof does not cover (it proves \
-         full attention)"
-    );
+    assert_eq!((window(&path, 0), window(&path, 1)), (Some(4096), Some(4096)));
     cleanup(&path);
     // No window, or one as long as the context: full attention.
     for extra in [", \"sliding_window\": null", ", \"sliding_window\": 32768"] {
         let path = write("mistral-full", &tensors, Some(&config("mistral", extra)));
-        ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
+        assert_eq!(window(&path, 1), None, "{extra}");
         cleanup(&path);
     }
     // Qwen2: off unless use_sliding_window; then from max_window_layers on.
@@ -393,24 +392,34 @@ fn sliding_windows_in_effect_are_refused() {
     let qwen2 = [tensors.clone(), biases].concat();
     let off = ", \"use_sliding_window\": false, \"sliding_window\": 4096, \"max_window_layers\": 1";
     let path = write("qwen2-off", &qwen2, Some(&config("qwen2", off)));
-    ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
+    assert_eq!((window(&path, 0), window(&path, 1)), (None, None));
     cleanup(&path);
     let on = ", \"use_sliding_window\": true, \"sliding_window\": 4096, \"max_window_layers\": 1";
     let path = write("qwen2-on", &qwen2, Some(&config("qwen2", on)));
-    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
-    assert_eq!(
-        refusal(&path, 1),
-        Unsupported::SlidingWindow { layer: 1, window: 4096, kind: "sliding".into() }
-    );
+    assert_eq!((window(&path, 0), window(&path, 1)), (None, Some(4096)));
     cleanup(&path);
     // layer_types names each layer's kind.
     let types = ", \"sliding_window\": 512, \"layer_types\": [\"sliding_attention\", \"full_attention\"]";
     let path = write("layer-types", &tensors, Some(&config("llama", types)));
+    assert_eq!((window(&path, 0), window(&path, 1)), (Some(512), None));
+    cleanup(&path);
+    // A chunked window (Llama 4's attention_chunk_size) is not proven; nor is a sliding window
+    // too long for the mask's 32 bits (in a longer context).
+    let path = write("chunked", &tensors, Some(&config("llama", ", \"attention_chunk_size\": 8192")));
+    let refused = refusal(&path, 0);
+    assert_eq!(refused, Unsupported::SlidingWindow { layer: 0, window: 8192, kind: "chunked".into() });
+    assert_eq!(
+        refused.to_string(),
+        "layer 0 attends through a chunked window of 8192 tokens, which the proof does not cover (it proves \
+         full attention and sliding windows of up to 2^32 − 1 tokens)"
+    );
+    cleanup(&path);
+    let long = ", \"sliding_window\": 4294967296, \"max_position_embeddings\": 8589934592";
+    let path = write("long-window", &tensors, Some(&config("mistral", long)));
     assert_eq!(
         refusal(&path, 0),
-        Unsupported::SlidingWindow { layer: 0, window: 512, kind: "sliding".into() }
+        Unsupported::SlidingWindow { layer: 0, window: 1 << 32, kind: "sliding".into() }
     );
-    ModelFile::open(&path, None, None).unwrap().attention_weights(1).unwrap();
     cleanup(&path);
 }
 

@@ -1046,7 +1046,7 @@ fn an_unsupported_gguf_architecture_is_refused() {
 }
 
 #[test]
-fn gguf_rope_scaling_partial_rotary_windows_and_value_widths_are_refused() {
+fn gguf_rope_scaling_partial_rotary_and_value_widths_are_refused_and_windows_read() {
     /// Metadata and tensors added to a plain llama file, and the refusal.
     type Case = (Vec<(String, Meta)>, Vec<(&'static str, Vec<usize>)>, Unsupported);
     let cases: Vec<Case> = vec![
@@ -1068,11 +1068,6 @@ fn gguf_rope_scaling_partial_rotary_windows_and_value_widths_are_refused() {
             vec![],
             vec![("rope_freqs.weight", vec![4])],
             Unsupported::RopeScaling { kind: "per-frequency factors (rope_freqs.weight)".into() },
-        ),
-        (
-            vec![("llama.attention.sliding_window".into(), Meta::U32(4096))],
-            vec![],
-            Unsupported::SlidingWindow { layer: 0, window: 4096, kind: "sliding".into() },
         ),
         (
             vec![("llama.rope.dimension_count".into(), Meta::U32(4))],
@@ -1109,7 +1104,16 @@ fn gguf_rope_scaling_partial_rotary_windows_and_value_widths_are_refused() {
         ("llama.attention.value_length".into(), Meta::U32(8)),
     ];
     let (path, _) = small_gguf("harmless.gguf", "llama", harmless, &[]);
-    ModelFile::open(&path, None, None).unwrap().attention_weights(0).unwrap();
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    assert_eq!(file.attention_window(0), None);
+    let _ = std::fs::remove_file(&path);
+    // A shorter window is read for every layer, and proven (the attention's sliding mask).
+    let window = vec![("llama.attention.sliding_window".into(), Meta::U32(4096))];
+    let (path, _) = small_gguf("window.gguf", "llama", window, &[]);
+    let file = ModelFile::open(&path, None, None).unwrap();
+    file.attention_weights(0).unwrap();
+    assert_eq!(file.attention_window(0), Some(4096));
     let _ = std::fs::remove_file(&path);
 }
 
