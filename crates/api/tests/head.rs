@@ -219,3 +219,48 @@ fn models_whose_head_is_not_proven_say_why() {
         let _ = std::fs::remove_dir_all(dir(name));
     }
 }
+
+/// A vocabulary above 2^16 rows (70 000 tokens, as Llama 3's 128 256 and Qwen2's 151 936 are):
+/// the embedding table's commitment holds one row per token, ids above 2^16 are embedded, and
+/// the head proves all 70 000 logits of the last position near float64.
+#[test]
+fn a_vocabulary_above_two_to_the_sixteen_is_embedded_and_its_logits_proven() {
+    const LARGE: usize = 70_000;
+    let mut tensors = example_model::llama_tensors(1);
+    tensors[0] = ("model.embed_tokens.weight".to_string(), vec![LARGE, example_model::MODEL_WIDTH]);
+    let config = example_model::llama_config(1);
+    let path =
+        example_model::write_safetensors(&dir("large-vocabulary"), 7, &tensors, Some(&config)).unwrap();
+    let models = open_layers(&path, &Default::default(), 0..1).unwrap();
+    let tokens = [3, 69_999, 65_536, 1, 40_000];
+    let (committed, proved) = proved(&models, WeightCommitments::Hiding, &tokens, LogitPositions::Last);
+    let embedding = committed.key.embedding.as_ref().unwrap();
+    assert_eq!(embedding.shape.token_rows, LARGE as u64);
+    let verified = verify_chain(&committed.key, &proved.proof).unwrap();
+    assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 69_999, 65_536, 1, 40_000][..]));
+    let logits = verified.logits.unwrap();
+    assert_eq!((logits.vocabulary, logits.values.len()), (LARGE, LARGE));
+    let ours = proved.logits.unwrap();
+    assert_eq!((&logits.values, &logits.predicted), (&ours.values, &ours.predicted));
+    let (_, error) = ours.against_reference().unwrap();
+    assert!(error < 0.03, "the logits' relative L2 error {error}");
+    // Another token id above 2^16 is another statement.
+    let changed = with_tokens_changed(&proved.proof);
+    assert!(verify_chain(&committed.key, &changed).is_err());
+    let _ = std::fs::remove_dir_all(dir("large-vocabulary"));
+}
+
+/// `proof` with its second token id changed to 65 537.
+fn with_tokens_changed(proof: &ChainProof) -> ChainProof {
+    fn edit<M: Mode>(p: &ChainProofOf<M>) -> ChainProofOf<M> {
+        let mut q = p.clone();
+        if let Some(embedding) = q.embedding.as_mut() {
+            embedding.ids[1] = 65_537;
+        }
+        q
+    }
+    match proof {
+        ChainProof::Plain(p) => ChainProof::Plain(edit(p)),
+        ChainProof::ZeroKnowledge(p) => ChainProof::ZeroKnowledge(edit(p)),
+    }
+}

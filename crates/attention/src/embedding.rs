@@ -29,7 +29,8 @@
 //!
 //! Costs: the prover `O(s·d)` and two small openings; the verifier an MSM over at most `2s`
 //! rows and the openings; the key one point per table row (at most [`MAX_EMBEDDING_ROWS`],
-//! the decoder's limit of rows in one commitment: larger vocabularies need the table split).
+//! the decoder's limit of rows in one commitment: larger vocabularies would need the table
+//! split).
 //!
 //! Zero knowledge: `y` and the openings are hidden as every step's are; the token ids are public
 //! (they are the statement).
@@ -59,9 +60,11 @@ const LABEL_HIDDEN: &[u8] = b"embedding/hidden-value";
 
 /// The largest table: `R̂·d̂ ≤ 2^30` entries.
 pub const MAX_EMBEDDING_VARS: usize = 30;
-/// The most table rows (tokens and positions): `2^16`, the most rows one decoded commitment
-/// holds (GPT-2's 50 257 + 1 024, SmolLM2's 49 152, Llama 2's 32 000; not Llama 3's or Gemma's).
-pub const MAX_EMBEDDING_ROWS: u64 = 1 << 16;
+/// The most table rows (tokens and positions): `2^18`, the most rows one decoded commitment
+/// holds (GPT-2's 50 257 + 1 024, SmolLM2's 49 152, Llama 2's 32 000, Llama 3's 128 256,
+/// Qwen2's 151 936, Gemma 3's 262 144). The key holds one point per row (8 MiB at 2^18); the
+/// head's verifier combines every token row in one MSM.
+pub const MAX_EMBEDDING_ROWS: u64 = 1 << 18;
 /// The most tokens one proof embeds (the block's limit).
 pub const MAX_EMBEDDED_TOKENS: usize = crate::shape::MAX_SEQ_LEN;
 

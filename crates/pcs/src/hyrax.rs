@@ -169,11 +169,13 @@ impl HyraxCommitment {
     }
 }
 
-/// Most rows a decoded commitment may claim: 2^16 rows (tables of up to 2^32 entries in the
-/// square layout; the attention layers' stated limits give at most 2^15), so a corrupt length
-/// cannot make the decoder allocate without bound. A decoded commitment holds at most
-/// 2^16 points (4.5 MiB), and only after its file has supplied the 2^13-byte bitmap.
-const MAX_ENCODED_ROWS: u64 = 1 << 16;
+/// Most rows a decoded commitment may claim: 2^18 rows — an embedding table commits one row
+/// per token (vocabularies of up to 262 144 tokens: Gemma 3's, Qwen2's 151 936, Llama 3's
+/// 128 256); square-layout tables of up to 2^32 entries need 2^16 and the attention layers'
+/// stated limits give at most 2^15 — so a corrupt length cannot make the decoder allocate
+/// without bound. A decoded commitment holds at most 2^18 points (18 MiB), and only after
+/// its file has supplied the 2^15-byte bitmap (and the reader's row budget covers them).
+const MAX_ENCODED_ROWS: u64 = 1 << 18;
 
 /// The fewest points a commitment decodes side by side (a square root each, ~8 µs): below
 /// it, one thread (the same rows in the same order either way).
@@ -284,7 +286,7 @@ impl CanonicalDeserialize for HyraxCommitment {
             return Err(ark_serialize::SerializationError::InvalidData);
         }
         let present = |k: usize| bitmap.get(k / 8).is_some_and(|byte| byte >> (k % 8) & 1 == 1);
-        // The present rows' encodings are read first (at most 2^16 of them, bounded above),
+        // The present rows' encodings are read first (at most 2^18 of them, bounded above),
         // then decoded — one square root each — side by side above a size threshold.
         let point_size = G1Affine::zero().serialized_size(compress);
         let points = (0..count).filter(|k| present(*k)).count();
@@ -1203,6 +1205,21 @@ mod tests {
         assert!(HyraxCommitment::deserialize_compressed(bytes.as_slice()).is_err());
         // Cut short inside the points.
         assert!(HyraxCommitment::deserialize_compressed(&bytes[..at]).is_err());
+    }
+
+    #[test]
+    fn one_commitment_claims_at_most_two_to_the_eighteen_rows() {
+        // 2^18 rows (an embedding table of a 262 144-token vocabulary) decode ...
+        let most = HyraxCommitment { num_vars: 28, rows: vec![G1Affine::zero(); 1 << 18] };
+        let mut bytes = Vec::new();
+        most.serialize_compressed(&mut bytes).unwrap();
+        assert_eq!(HyraxCommitment::deserialize_compressed(bytes.as_slice()).ok(), Some(most));
+        // ... a claim of one more is refused from its length, before the bitmap is read.
+        let mut over = Vec::new();
+        28usize.serialize_compressed(&mut over).unwrap();
+        ((1u64 << 18) + 1).serialize_compressed(&mut over).unwrap();
+        let refused = HyraxCommitment::deserialize_compressed(over.as_slice());
+        assert!(matches!(refused, Err(ark_serialize::SerializationError::InvalidData)), "{refused:?}");
     }
 
     #[test]
