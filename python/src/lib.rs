@@ -327,7 +327,7 @@ fn hidden_state<'py>(
 /// The error for an attention layer whose output is not integers.
 fn no_integer_output() -> PyErr {
     UsageError::new_err(
-        "the proven output is not a matrix of integers (linear attention with a causal mask gives masked scores the field's mask value): use softmax=\"exp\" or mask=\"none\"",
+        "the proven output is not a matrix of integers (linear attention with a causal or sliding mask gives masked scores the field's mask value): use softmax=\"exp\" or mask=\"none\"",
     )
 }
 

@@ -82,7 +82,7 @@ pub struct ProvedAttention {
     /// The file's contents (write them with [`crate::files::write_file`]).
     pub encoded: EncodedLayerProof,
     /// The output `O` (`s × h·m_v`, row-major) as integers; `None` when an entry is not a
-    /// 64-bit integer (linear attention with a causal mask: a masked score is the field's
+    /// 64-bit integer (linear attention with a causal or sliding mask: a masked score is the field's
     /// mask value, not an integer).
     pub output: Option<Vec<i64>>,
     /// The plain prover's stages (`None` in zero knowledge).

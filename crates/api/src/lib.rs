@@ -151,6 +151,7 @@ pub fn parse_softmax_spec(text: &str) -> Result<SoftmaxMode, String> {
 /// assert_eq!(zkmha_api::parse_mask("sliding:512"), Ok(zkmha_api::MaskKind::sliding(512).unwrap()));
 /// assert!(zkmha_api::parse_mask("diagonal").is_err());
 /// assert!(zkmha_api::parse_mask("sliding:0").is_err());
+/// assert!(zkmha_api::parse_mask("sliding:+5").is_err() && zkmha_api::parse_mask("sliding:05").is_err());
 /// ```
 ///
 /// # Errors
@@ -161,9 +162,13 @@ pub fn parse_mask(text: &str) -> Result<MaskKind, String> {
         "causal" => Ok(MaskKind::Causal),
         "none" => Ok(MaskKind::None),
         other => match other.strip_prefix("sliding:") {
-            Some(window) => window.parse::<usize>().ok().and_then(MaskKind::sliding).ok_or_else(|| {
-                format!("the window of '{other}' must be a whole number of tokens from 1 to {}", u32::MAX)
-            }),
+            Some(window) => (window.bytes().all(|b| b.is_ascii_digit()) && !window.starts_with('0'))
+                .then(|| window.parse::<usize>().ok())
+                .flatten()
+                .and_then(MaskKind::sliding)
+                .ok_or_else(|| {
+                    format!("the window of '{other}' must be a whole number of tokens from 1 to {}", u32::MAX)
+                }),
             None => {
                 Err(format!("unknown mask '{other}': use causal, none or sliding:W (a window of W tokens)"))
             }

@@ -353,10 +353,9 @@ impl Model {
             float.norm = file.norm_weights(layer)?;
             let shape = float_shape(file, ids.len(), weights.head_dim, weights.key_value_heads)?;
             let input = file.block_input(layer, hidden)?;
-            let mask = match model.requested_mask {
-                Some(mask) => mask,
-                None => model_mask(file, layer)?,
-            };
+            // The layers before this one compute the model's function: each through its own
+            // mask (a `--mask` asked for is this layer's, not theirs).
+            let mask = model_mask(file, layer)?;
             let middle =
                 reference_model_layer(&shape, mask, &float, &input.input, input.residual.as_deref())?;
             hidden = match file.feed_forward_weights(layer)? {

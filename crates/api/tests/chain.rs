@@ -12,7 +12,7 @@ use zkmha_api::model_chain::{
     ChainKey, ChainProof, CommittedChain, ProvedChain, commit_chain, open_layers, prove_chain,
     read_chain_key, read_chain_secret, verify_chain, write_chain_key, write_chain_secret,
 };
-use zkmha_api::{Error, Model, ModelInput, WeightCommitments, example_model};
+use zkmha_api::{Error, Model, ModelInput, ModelOptions, WeightCommitments, example_model};
 use zkmha_attention::AttentionError;
 use zkmha_attention::model_layer::ModelStatement;
 
@@ -459,11 +459,15 @@ fn sliding_window_layers_are_proven_with_their_own_masks() {
     let (with, without) =
         (windowed[2].float_hidden_state(&ids).unwrap(), full[2].float_hidden_state(&ids).unwrap());
     assert!(with.iter().zip(&without).any(|(a, b)| (a - b).abs() > 1e-3));
+    // Asking for a layer's own mask changes nothing: the layers before it keep theirs.
+    let asked = ModelOptions { layer: 2, mask: Some(window), ..Default::default() };
+    let own = Model::open(&write("windows-asked", &config(types)), &asked).unwrap();
+    assert_eq!(own.float_hidden_state(&ids).unwrap(), with);
     // The key decides each layer's mask: one stating full attention for layer 0 refuses.
     let mut key = committed.key.clone();
     key.layers[0].mask = MaskKind::Causal;
     assert!(verify_chain(&key, &proved.proof).is_err());
-    for name in ["windows", "no-windows"] {
+    for name in ["windows", "no-windows", "windows-asked"] {
         let _ = std::fs::remove_dir_all(dir(name));
     }
 }

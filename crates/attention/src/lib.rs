@@ -104,9 +104,9 @@ impl MaskKind {
         u32::try_from(window).ok().and_then(NonZeroU32::new).map(|window| MaskKind::Sliding { window })
     }
 
-    /// Absorbs the mask into a statement: its code, then (sliding) its window under `label`
-    /// with `/window` appended — an injective encoding, and the one the causal and no-mask
-    /// statements always had.
+    /// Absorbs the mask into a statement: its code under `label`, then (sliding) its window
+    /// under `attention/statement/mask-window` — injective (code 3 always carries a window),
+    /// and for the causal and no-mask statements the encoding they always had.
     pub fn absorb(self, transcript: &mut zkmha_transcript::Transcript, label: &'static [u8]) {
         transcript.append_u64(label, u64::from(self.code()));
         if let Some(window) = self.window() {

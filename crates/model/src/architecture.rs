@@ -115,6 +115,17 @@ pub enum Unsupported {
         /// "sliding" or "chunked".
         kind: String,
     },
+    /// A window's size in config.json that is not a whole number of tokens.
+    #[error(
+        "config.json's {field} = {value} is not a whole number of tokens, so the window the model \
+         attends through cannot be read"
+    )]
+    MalformedWindow {
+        /// `sliding_window` or `attention_chunk_size`.
+        field: String,
+        /// The value as written.
+        value: String,
+    },
     /// Scaled rotary embeddings.
     #[error(
         "rotary scaling {kind} is not covered: the proof rotates pair t by position·base^(−2t/m), unscaled"
@@ -495,34 +506,57 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         refuse(Unsupported::PositionEmbedding { kind: kind.into() });
     }
     let context_length = count(json, &["max_position_embeddings", "n_positions", "n_ctx"]);
-    let window_size = count(json, &["sliding_window"]).filter(|&w| w > 0);
-    let use_window = json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(true);
+    // A window's size that is not a whole number of tokens is refused, not read as none: a
+    // layer proven with full attention would not be the model's.
+    let window_field = |field: &str| match json.get(field).filter(|v| !v.is_null()) {
+        None => Ok(None),
+        Some(value) => match value.as_u64() {
+            Some(0) => Ok(None),
+            Some(size) => Ok(Some(size as usize)),
+            None => Err(Unsupported::MalformedWindow { field: field.into(), value: value.to_string() }),
+        },
+    };
+    let (window_size, chunk) = match (window_field("sliding_window"), window_field("attention_chunk_size")) {
+        (Ok(window), Ok(chunk)) => (window, chunk),
+        (Err(refusal), _) | (_, Err(refusal)) => {
+            refuse(refusal);
+            (None, None)
+        }
+    };
+    // Hugging Face's Qwen2 (and Qwen2-MoE) default to no window, and to windows from layer 28
+    // on when it is switched on; Mistral and the others apply a configured window.
+    let qwen2 = matches!(architecture.as_deref(), Some("qwen2" | "qwen2_moe"));
+    let use_window = json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(!qwen2);
     let layer_types: Option<Vec<String>> = json
         .get("layer_types")
         .and_then(serde_json::Value::as_array)
         .map(|a| a.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect());
-    let chunk = count(json, &["attention_chunk_size"]).filter(|&c| c > 0);
+    let listed =
+        |types: &[String]| WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect());
+    let chunked_types =
+        layer_types.as_ref().is_some_and(|types| types.iter().any(|t| t == "chunked_attention"));
     let window = match (window_size, chunk, layer_types) {
-        (Some(size), _, Some(types)) if use_window => Some(Window {
-            size,
-            layers: WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect()),
-            kind: "sliding",
+        // A chunked window anywhere (Llama 4) is refused on every layer that is not full
+        // attention, whatever else is configured.
+        (size, Some(chunk), types) => Some(Window {
+            size: chunk.min(size.unwrap_or(usize::MAX)),
+            layers: types.as_deref().map_or(WindowLayers::All, listed),
+            kind: "chunked",
         }),
-        (Some(size), _, None) if use_window => Some(Window {
+        (Some(size), None, Some(types)) if chunked_types => {
+            Some(Window { size, layers: listed(&types), kind: "chunked" })
+        }
+        (Some(size), None, Some(types)) if use_window => {
+            Some(Window { size, layers: listed(&types), kind: "sliding" })
+        }
+        (Some(size), None, None) if use_window => Some(Window {
             size,
             layers: match count(json, &["max_window_layers"]) {
                 Some(first) if json.get("use_sliding_window").is_some() => WindowLayers::From(first),
+                None if qwen2 => WindowLayers::From(28),
                 _ => WindowLayers::All,
             },
             kind: "sliding",
-        }),
-        (None, Some(size), types) => Some(Window {
-            size,
-            layers: match types {
-                Some(types) => WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect()),
-                None => WindowLayers::All,
-            },
-            kind: "chunked",
         }),
         _ => None,
     };

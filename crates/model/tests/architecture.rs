@@ -394,6 +394,15 @@ fn sliding_windows_are_read_per_layer_and_chunked_ones_refused() {
     let path = write("qwen2-off", &qwen2, Some(&config("qwen2", off)));
     assert_eq!((window(&path, 0), window(&path, 1)), (None, None));
     cleanup(&path);
+    // Hugging Face's Qwen2 defaults: no window unless use_sliding_window, then from layer 28.
+    for (extra, name) in [
+        (", \"sliding_window\": 4096, \"max_window_layers\": 1", "qwen2-default"),
+        (", \"use_sliding_window\": true, \"sliding_window\": 4096", "qwen2-from-28"),
+    ] {
+        let path = write(name, &qwen2, Some(&config("qwen2", extra)));
+        assert_eq!((window(&path, 0), window(&path, 1)), (None, None), "{extra}");
+        cleanup(&path);
+    }
     let on = ", \"use_sliding_window\": true, \"sliding_window\": 4096, \"max_window_layers\": 1";
     let path = write("qwen2-on", &qwen2, Some(&config("qwen2", on)));
     assert_eq!((window(&path, 0), window(&path, 1)), (None, Some(4096)));
@@ -414,6 +423,28 @@ fn sliding_windows_are_read_per_layer_and_chunked_ones_refused() {
          full attention and sliding windows of up to 2^32 − 1 tokens)"
     );
     cleanup(&path);
+    // A chunk size beside a sliding window, or a layer type of chunked attention, is chunked.
+    let both = ", \"sliding_window\": 8, \"attention_chunk_size\": 4";
+    let path = write("chunk-and-window", &tensors, Some(&config("llama", both)));
+    assert_eq!(refusal(&path, 0), Unsupported::SlidingWindow { layer: 0, window: 4, kind: "chunked".into() });
+    cleanup(&path);
+    let types = ", \"sliding_window\": 8, \"layer_types\": [\"chunked_attention\", \"full_attention\"]";
+    let path = write("chunked-types", &tensors, Some(&config("llama", types)));
+    assert_eq!(refusal(&path, 0), Unsupported::SlidingWindow { layer: 0, window: 8, kind: "chunked".into() });
+    assert_eq!(window(&path, 1), None);
+    cleanup(&path);
+    // A size that is not a whole number of tokens is refused, not read as no window.
+    for value in ["4096.0", "\"4096\"", "-1"] {
+        let path =
+            write("malformed", &tensors, Some(&config("mistral", &format!(", \"sliding_window\": {value}"))));
+        let refused = refusal(&path, 0);
+        assert_eq!(
+            refused,
+            Unsupported::MalformedWindow { field: "sliding_window".into(), value: value.into() }
+        );
+        assert!(refused.to_string().contains("is not a whole number of tokens"), "{refused}");
+        cleanup(&path);
+    }
     let long = ", \"sliding_window\": 4294967296, \"max_position_embeddings\": 8589934592";
     let path = write("long-window", &tensors, Some(&config("mistral", long)));
     assert_eq!(
