@@ -444,7 +444,7 @@ fn logits_json(logits: &ChainLogits, file: Option<&Path>) -> serde_json::Value {
 /// model's head) or in the last layer's hidden state.
 pub fn chain_scope(tokens_proven: bool, logits_proven: bool) -> &'static str {
     if logits_proven {
-        "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, every layer of the model whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output, the final norm and the logits (the LM head tied to the embedding table) of the positions shown; the hidden states stay committed"
+        "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, every layer of the model whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output, the final norm and the logits (through the key's LM head: the embedding table, or a table of its own) of the positions shown; the hidden states stay committed"
     } else if tokens_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, then every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the final norm and the logits"
     } else {
@@ -563,10 +563,19 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                 );
             }
             if let Some(h) = &key.head {
+                let lm_head = match &h.lm_head {
+                    None => "the LM head tied to the embedding table".to_string(),
+                    Some(own) => format!(
+                        "an LM head of its own ({} token rows at 2^-{}, commitment {})",
+                        own.table.shape.token_rows,
+                        own.fraction_bits,
+                        zkmha_api::fingerprint(&own.table.commitment)
+                    ),
+                };
                 println!(
-                    "  head: the final norm ({}) and the LM head tied to the embedding table, logits at 2^-{}",
+                    "  head: the final norm ({}) and {lm_head}, logits at 2^-{}",
                     if h.bias.is_some() { "LayerNorm" } else { "RMSNorm" },
-                    h.quantization.logit_fraction_bits()
+                    h.logit_fraction_bits()
                 );
             }
             for (layer, k) in key.layer_range().zip(&key.layers) {

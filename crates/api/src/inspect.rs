@@ -258,8 +258,14 @@ impl Inspection {
                            "model_width": e.shape.model_width, "commitment": fingerprint(&e.commitment)})),
                        "head": key.head.as_ref().map(|h| json!({
                            "norm": if h.bias.is_some() { "LayerNorm" } else { "RMSNorm" },
-                           "logit_fraction_bits": h.quantization.logit_fraction_bits(),
-                           "scale_commitment": fingerprint(&h.scale)})),
+                           "logit_fraction_bits": h.logit_fraction_bits(),
+                           "scale_commitment": fingerprint(&h.scale),
+                           "lm_head": match &h.lm_head {
+                               None => json!("tied"),
+                               Some(own) => json!({"token_rows": own.table.shape.token_rows,
+                                   "fraction_bits": own.fraction_bits,
+                                   "commitment": fingerprint(&own.table.commitment)}),
+                           }})),
                        "weight_commitments": key.layers.first().map(|k| weight_commitments_code(k.weight_commitments)),
                        "bytes": key.compressed_size()})
             }

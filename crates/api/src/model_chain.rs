@@ -64,8 +64,9 @@ pub struct ChainKey {
     /// The embedding table's commitment (a chain from layer 0 of a GPT-2 or Llama model):
     /// proofs from token ids prove the first hidden state from it.
     pub embedding: Option<EmbeddingKey>,
-    /// The model's head (a chain to the last layer of a model with a final norm and an LM
-    /// head tied to the embedding table): proofs from token ids prove the logits.
+    /// The model's head (a chain to the last layer of a model with a final norm; its LM head
+    /// the embedding table or, untied, a table of its own): proofs from token ids prove the
+    /// logits.
     pub head: Option<HeadKey>,
 }
 
@@ -135,6 +136,8 @@ pub struct HeadSecret {
     pub scale: Vec<zkmha_field::Fr>,
     /// `β`'s rows' blinds (a norm with a shift).
     pub bias: Option<Vec<zkmha_field::Fr>>,
+    /// An untied LM head's rows' blinds.
+    pub lm_head: Option<Vec<zkmha_field::Fr>>,
 }
 
 /// A chain key, and the secret of hiding commitments.
@@ -563,15 +566,20 @@ pub fn commit_chain(
             let d = last.model_width();
             let quantization = HeadQuantization::calibrate(scale, d, &norm, epsilon, &hidden)?;
             let weights = quantization.quantize_norm(&norm)?;
+            let lm_head = lm_head_table(last)?;
             let mut rng = crate::model_layer::secure_rng("the final norm's blinds")?;
             match weight_commitments {
                 WeightCommitments::Hiding => {
-                    let (key, blinds) = commit_head::<Zk>(quantization, d, &weights, &mut rng)?;
-                    let secret = HeadSecret { scale: blinds.0.rows, bias: blinds.1.map(|b| b.rows) };
+                    let (key, blinds) = commit_head::<Zk>(quantization, d, &weights, lm_head, &mut rng)?;
+                    let secret = HeadSecret {
+                        scale: blinds.0.rows,
+                        bias: blinds.1.map(|b| b.rows),
+                        lm_head: blinds.2.map(|b| b.rows),
+                    };
                     (Some(key), Some(secret))
                 }
                 WeightCommitments::Binding => {
-                    (Some(commit_head::<Plain>(quantization, d, &weights, &mut rng)?.0), None)
+                    (Some(commit_head::<Plain>(quantization, d, &weights, lm_head, &mut rng)?.0), None)
                 }
             }
         }
@@ -588,14 +596,37 @@ pub fn commit_chain(
     Ok(CommittedChain { key, secret })
 }
 
-/// The blinds of a head's `γ` and (with a shift) `β` in mode `M`.
-type HeadBlinds<M> = (<M as Mode>::Blinds, Option<<M as Mode>::Blinds>);
+/// The blinds of a head's `γ`, (with a shift) `β` and (untied) LM head in mode `M`.
+type HeadBlinds<M> = (<M as Mode>::Blinds, Option<<M as Mode>::Blinds>, Option<<M as Mode>::Blinds>);
 
-/// Commits to the final norm's integer weights in mode `M`: the head's key and the blinds.
+/// An untied LM head's table: its shape (`V` token rows, no position rows), the table
+/// quantized at its own scale `2^f_w` and padded, and `f_w`.
+type LmHeadTable = (EmbeddingShape, Vec<i64>, i32);
+
+/// The untied LM head of the model's last layer `last` ([`LmHeadTable`]); `None` when the head
+/// is tied to the embeddings.
+fn lm_head_table(last: &Model) -> Result<Option<LmHeadTable>> {
+    let rows = last.file().untied_lm_head().map_err(|e| Error::ModelDiffersFromKey {
+        error: AttentionError::InvalidShape(format!("the model's head is not proven: {e}")),
+    })?;
+    let Some(rows) = rows else {
+        return Ok(None);
+    };
+    let d = last.model_width().max(1);
+    let shape =
+        EmbeddingShape { token_rows: (rows.len() / d) as u64, position_rows: 0, model_width: d as u64 };
+    let fraction_bits = zkmha_attention::head::lm_head_fraction_bits(&rows)?;
+    let table = quantize_table(&rows, fraction_bits)?;
+    Ok(Some((shape, pad_table(&shape, &table)?, fraction_bits)))
+}
+
+/// Commits to the final norm's integer weights and (untied) the LM head's table in mode `M`:
+/// the head's key and the blinds.
 fn commit_head<M: Mode>(
     quantization: HeadQuantization,
     width: usize,
     weights: &zkmha_attention::model_quantization::NormWeights,
+    lm_head: Option<LmHeadTable>,
     rng: &mut dyn ProverRng,
 ) -> Result<(HeadKey, HeadBlinds<M>)> {
     let params = zkmha_pcs::HyraxParams::new((width.next_power_of_two().trailing_zeros() as usize).max(1));
@@ -609,7 +640,15 @@ fn commit_head<M: Mode>(
         Some((c, b)) => (Some(c), Some(b)),
         None => (None, None),
     };
-    Ok((HeadKey { quantization, scale, bias }, (scale_blinds, bias_blinds)))
+    let (lm_head, lm_head_blinds) = match lm_head {
+        Some((shape, padded, fraction_bits)) => {
+            let (commitment, blinds) = commit_table::<M>(&table_hyrax_params(&shape)?, &shape, &padded, rng)?;
+            let table = zkmha_attention::embedding::EmbeddingKey { shape, commitment };
+            (Some(zkmha_attention::head::LmHeadKey { table, fraction_bits }), Some(blinds))
+        }
+        None => (None, None),
+    };
+    Ok((HeadKey { quantization, scale, bias, lm_head }, (scale_blinds, bias_blinds, lm_head_blinds)))
 }
 
 /// The model's embedding table at the residual stream's scale `2^f_h`, padded: `None` for a
@@ -792,16 +831,23 @@ pub fn prove_chain_with(
             .zip(table_blinds.as_ref())
             .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
         let head_blinds = match (&head, secret.and_then(|s| s.head.as_ref())) {
-            (Some(_), Some(h)) => Some((
+            (Some(forward), Some(h)) if forward.lm_head.is_some() == h.lm_head.is_some() => Some((
                 zkmha_pcs::HyraxBlinds { rows: h.scale.clone() },
                 h.bias.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
+                h.lm_head.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
             )),
-            (Some(_), None) => return Err(Error::ChainSecret),
+            (Some(_), _) => return Err(Error::ChainSecret),
             (None, _) => None,
         };
-        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|((k, w, _), (s, b))| ProverHead {
-            key: k,
-            weights: HeadWeights { scale: &w.scale, bias: &w.bias, scale_blinds: s, bias_blinds: b.as_ref() },
+        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|(h, (s, b, t))| ProverHead {
+            key: h.key,
+            weights: HeadWeights {
+                scale: &h.weights.scale,
+                bias: &h.weights.bias,
+                scale_blinds: s,
+                bias_blinds: b.as_ref(),
+            },
+            lm_head: h.lm_head.as_deref().zip(t.as_ref()),
             positions: positions.clone(),
             logits: logits.clone(),
         });
@@ -815,14 +861,15 @@ pub fn prove_chain_with(
         let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
         let tokens =
             embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
-        let prover_head = head.as_ref().map(|(k, w, _)| ProverHead {
-            key: k,
+        let prover_head = head.as_ref().map(|h| ProverHead {
+            key: h.key,
             weights: HeadWeights {
-                scale: &w.scale,
-                bias: &w.bias,
+                scale: &h.weights.scale,
+                bias: &h.weights.bias,
                 scale_blinds: &(),
-                bias_blinds: (!w.bias.is_empty()).then_some(&()),
+                bias_blinds: (!h.weights.bias.is_empty()).then_some(&()),
             },
+            lm_head: h.lm_head.as_deref().map(|table| (table, &())),
             positions: positions.clone(),
             logits: logits.clone(),
         });
@@ -882,9 +929,24 @@ pub struct ForwardPass<'a> {
     pub boundaries: Vec<Vec<i64>>,
     /// Token input on a key with an embedding table: the key, the padded quantized table, the ids.
     embedding: Option<(&'a EmbeddingKey, Vec<i64>, Vec<u64>)>,
-    /// A key with a head and token input: the key, the final norm quantized and in float64.
-    head: Option<(&'a HeadKey, NormWeights, NormWeights<f64>)>,
+    /// A key with a head and token input.
+    head: Option<ForwardHead<'a>>,
     first_key: &'a ModelVerifierKey,
+}
+
+/// The head of a forward pass: the key, the final norm quantized and in float64, and an untied
+/// LM head's padded table (at the key's `2^f_w`).
+struct ForwardHead<'a> {
+    key: &'a HeadKey,
+    weights: NormWeights,
+    float: NormWeights<f64>,
+    lm_head: Option<Vec<i64>>,
+}
+
+impl std::fmt::Debug for ForwardHead<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForwardHead").field("untied", &self.lm_head.is_some()).finish_non_exhaustive()
+    }
 }
 
 /// A chain's forward pass against float64 through the same layers from the same float input.
@@ -944,7 +1006,21 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
             let (norm, _) = last.final_norm().map_err(|e| Error::ModelDiffersFromKey {
                 error: AttentionError::InvalidShape(format!("the key proves the model's head, but {e}")),
             })?;
-            Some((head_key, head_key.quantization.quantize_norm(&norm)?, norm))
+            let lm_head = match (lm_head_table(last)?, &head_key.lm_head) {
+                (None, None) => None,
+                (Some((shape, padded, fraction_bits)), Some(key))
+                    if shape == key.table.shape && fraction_bits == key.fraction_bits =>
+                {
+                    Some(padded)
+                }
+                _ => {
+                    return Err(Error::ModelDiffersFromKey {
+                        error: AttentionError::InvalidShape("the model's LM head is not the key's".into()),
+                    });
+                }
+            };
+            let weights = head_key.quantization.quantize_norm(&norm)?;
+            Some(ForwardHead { key: head_key, weights, float: norm, lm_head })
         }
         _ => None,
     };
@@ -998,27 +1074,28 @@ impl ForwardPass<'_> {
     /// [`AttentionError::InvalidShape`] for more logits than one proof carries
     /// ([`MAX_PUBLIC_LOGITS`]), and as [`compute_head`].
     pub fn logits(&self, positions: &[u64]) -> Result<Option<Vec<i64>>> {
-        let (Some((head_key, weights, _)), Some((embedding_key, padded, _)), Some(last)) =
+        let (Some(head), Some((embedding_key, padded, _)), Some(last)) =
             (&self.head, &self.embedding, self.boundaries.last())
         else {
             return Ok(None);
         };
-        if (positions.len() as u64).saturating_mul(embedding_key.shape.token_rows) > MAX_PUBLIC_LOGITS {
+        let table = head.key.table(embedding_key);
+        if (positions.len() as u64).saturating_mul(table.shape.token_rows) > MAX_PUBLIC_LOGITS {
             return Err(AttentionError::InvalidShape(format!(
                 "the logits of {} positions × {} tokens exceed the {MAX_PUBLIC_LOGITS} one proof carries: prove the last position's, or fewer tokens",
                 positions.len(),
-                embedding_key.shape.token_rows
+                table.shape.token_rows
             ))
             .into());
         }
-        let norm = head_key.norm_shape(self.tokens, self.model_width);
+        let norm = head.key.norm_shape(self.tokens, self.model_width);
         let (_, logits) = compute_head(
             &norm,
-            &embedding_key.shape,
-            padded,
+            &table.shape,
+            head.lm_head.as_deref().unwrap_or(padded),
             last,
-            &weights.scale,
-            &weights.bias,
+            &head.weights.scale,
+            &head.weights.bias,
             positions,
         )?;
         Ok(Some(logits))
@@ -1041,12 +1118,16 @@ impl ForwardPass<'_> {
         }
         let accuracy = model_accuracy(&self.float_input, &output, &reference);
         let logits = match (logits, &self.head, &self.embedding) {
-            (Some((positions, integers)), Some((head_key, _, norm)), Some((embedding_key, _, _))) => {
+            (Some((positions, integers)), Some(head), Some((embedding_key, _, _))) => {
                 let last = models.last().ok_or(Error::EmptyInput)?;
-                let table = last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]);
+                let untied = last.file().untied_lm_head().ok().flatten();
+                let table = match &untied {
+                    Some(rows) => rows.as_slice(),
+                    None => last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]),
+                };
                 let d = self.model_width;
                 let normalized = zkmha_attention::model_quantization::float_norm(
-                    norm,
+                    &head.float,
                     last.file().norm_epsilon,
                     &reference,
                     d,
@@ -1060,9 +1141,9 @@ impl ForwardPass<'_> {
                     .collect();
                 Some(ChainLogits::new(
                     positions.to_vec(),
-                    embedding_key.shape.token_rows as usize,
+                    head.key.table(embedding_key).shape.token_rows as usize,
                     integers,
-                    head_key.quantization.logit_fraction_bits(),
+                    head.key.logit_fraction_bits(),
                     Some(reference),
                 ))
             }
@@ -1112,6 +1193,8 @@ struct ProverTokens<'a, B> {
 struct ProverHead<'a, B> {
     key: &'a HeadKey,
     weights: HeadWeights<'a, B>,
+    /// An untied LM head's padded table and its blinds (tied: the embedding table's).
+    lm_head: Option<(&'a [i64], &'a B)>,
     positions: Vec<u64>,
     /// The head's logits of `positions` ([`ForwardPass::logits`]).
     logits: Vec<i64>,
@@ -1192,26 +1275,21 @@ fn prove_links<M: Mode>(
     let head = match (head, &embedded) {
         (Some(head), Some(tokens)) => {
             let last = committed.last().ok_or(Error::EmptyInput)?;
+            let table = head.key.table(tokens.key);
+            let (padded, table_blinds) = head.lm_head.unwrap_or((tokens.padded, tokens.blinds));
             let statement = HeadStatement {
                 norm: head.key.norm_shape(tokens_count(last, last_key), last_key.model_width),
-                table_shape: tokens.key.shape,
+                table_shape: table.shape,
                 positions: head.positions,
-                table: tokens.key.commitment.clone(),
+                table: table.commitment.clone(),
                 hidden: last.commitment.clone(),
                 scale: head.key.scale.clone(),
                 bias: head.key.bias.clone(),
                 logits: head.logits,
             };
             let params = head_hyrax_params::<M>(&statement)?;
-            let proof = prove_head::<M>(
-                &params,
-                &statement,
-                tokens.padded,
-                tokens.blinds,
-                last,
-                &head.weights,
-                &mut rng,
-            )?;
+            let proof =
+                prove_head::<M>(&params, &statement, padded, table_blinds, last, &head.weights, &mut rng)?;
             Some(Box::new(ProvenLogits { positions: statement.positions, logits: statement.logits, proof }))
         }
         _ => None,
@@ -1253,9 +1331,9 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::Verifie
             Vec::new(),
             Some(ChainLogits::new(
                 positions.to_vec(),
-                embedding.shape.token_rows as usize,
+                head.table(embedding).shape.token_rows as usize,
                 integers,
-                head.quantization.logit_fraction_bits(),
+                head.logit_fraction_bits(),
                 None,
             )),
         ),
@@ -1309,11 +1387,13 @@ fn verify_logits<M: Mode>(
     let zkmha_attention::model_layer::LayerOutput::Committed(hidden) = &last.output else {
         return Err(broken("the last layer's output is public, but a head follows it"));
     };
+    // The LM head: the embedding table (tied) or the key's own table (untied).
+    let table = head_key.table(embedding);
     let statement = HeadStatement {
         norm: head_key.norm_shape(last.shape.attention.seq_len, last.shape.model_width),
-        table_shape: embedding.shape,
+        table_shape: table.shape,
         positions: head.positions.clone(),
-        table: embedding.commitment.clone(),
+        table: table.commitment.clone(),
         hidden: hidden.clone(),
         scale: head_key.scale.clone(),
         bias: head_key.bias.clone(),

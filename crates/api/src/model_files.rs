@@ -104,7 +104,9 @@ pub(crate) fn decode_header<T>(
 /// 13: chain proofs leave each layer's weight commitments out (they are the key's); keys are
 /// calibrated with 16-bit weights and 12-bit `Q`, `K`, 13-bit `V` (a key of 12 commits to
 /// other integers).
-const FILE_VERSION: u32 = 13;
+/// 14: a chain key's head may hold an untied LM head's table (its commitment and scale `f_w`)
+/// and the chain secret its blinds; a layer's key may state a sliding-window mask.
+const FILE_VERSION: u32 = 14;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -81,7 +81,8 @@ const LABEL_POSITION_POINT: &[u8] = b"head/position-point";
 pub const MAX_PUBLIC_LOGITS: u64 = 1 << 24;
 
 /// The part of a chain key that proves the head: the final norm's constants and the
-/// commitments to its weights (the LM head is the key's embedding table: tied embeddings).
+/// commitments to its weights, and the LM head's table when it is not the key's embedding
+/// table (tied embeddings).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct HeadKey {
     /// The final norm's constants and the scales
@@ -91,9 +92,50 @@ pub struct HeadKey {
     pub scale: HyraxCommitment,
     /// `C(β)` (`d̂` entries), when the norm has a shift.
     pub bias: Option<HyraxCommitment>,
+    /// An untied LM head (`lm_head.weight`): its own table, committed as an embedding table
+    /// is (one Hyrax row per token row, no position rows) at its own scale; `None` when the
+    /// head is tied to the key's embedding table.
+    pub lm_head: Option<LmHeadKey>,
+}
+
+/// An untied LM head's table `T` (`V × d`, the logits `Y·Tᵀ`): its shape, commitment and
+/// scale `2^f_w` (the logits are then at `2^(f_y + f_w)`).
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct LmHeadKey {
+    /// The table: `V` token rows of width `d`, no position rows.
+    pub table: crate::embedding::EmbeddingKey,
+    /// `f_w`: `T = T_int / 2^f_w`.
+    pub fraction_bits: i32,
+}
+
+/// An untied LM head's scale `f_w`: its largest entry at 16 bits, as the layers' weights
+/// (the logits `|Y·Tᵀ| < 2^15·2^15·2^14` stay far below the `2^56` the head allows).
+///
+/// # Errors
+/// [`AttentionError::NumericRange`] for a NaN or infinite entry.
+pub fn lm_head_fraction_bits(rows: &[f64]) -> Result<i32, AttentionError> {
+    let largest = crate::model_quantization::largest(rows, "lm_head.weight")?;
+    Ok(crate::model_quantization::fraction_bits(largest, 16).clamp(-32, 48))
 }
 
 impl HeadKey {
+    /// The logits' fraction bits: `f_y + f_h` (tied: the embedding table is at the residual
+    /// stream's scale) or `f_y + f_w` (untied).
+    pub fn logit_fraction_bits(&self) -> i32 {
+        match &self.lm_head {
+            Some(lm_head) => self.quantization.output_fraction_bits + lm_head.fraction_bits,
+            None => self.quantization.logit_fraction_bits(),
+        }
+    }
+
+    /// The LM head's table: its own (untied) or `embedding`'s (tied).
+    pub fn table<'a>(
+        &'a self,
+        embedding: &'a crate::embedding::EmbeddingKey,
+    ) -> &'a crate::embedding::EmbeddingKey {
+        self.lm_head.as_ref().map_or(embedding, |lm_head| &lm_head.table)
+    }
+
     /// The final norm's shape on `rows` tokens of width `width`.
     pub fn norm_shape(&self, rows: usize, width: usize) -> NormShape {
         self.quantization.norm.block.shape(rows, width)
@@ -116,6 +158,20 @@ impl HeadKey {
             return Err(AttentionError::InvalidShape(
                 "the final norm's weight commitments do not have the model's width".into(),
             ));
+        }
+        if let Some(lm_head) = &self.lm_head {
+            lm_head.table.validate()?;
+            let shape = lm_head.table.shape;
+            // |T| < 2^27 at 2^f_w: a scale beyond the model's fixed-point range is not one.
+            if shape.position_rows != 0
+                || shape.model_width != width as u64
+                || !(-32..=48).contains(&lm_head.fraction_bits)
+            {
+                return Err(AttentionError::InvalidShape(
+                    "the LM head's table does not have the model's width, has position rows, or a scale out of range"
+                        .into(),
+                ));
+            }
         }
         Ok(())
     }

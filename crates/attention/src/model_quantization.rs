@@ -124,7 +124,7 @@ pub struct MlpQuantization {
 /// domain and the product's range take 16: 4× headroom for other inputs).
 pub const MLP_ACTIVATION_BITS: u32 = 14;
 
-fn largest(values: &[f64], name: &str) -> Result<f64, AttentionError> {
+pub(crate) fn largest(values: &[f64], name: &str) -> Result<f64, AttentionError> {
     if let Some(index) = values.iter().position(|x| !x.is_finite()) {
         return Err(AttentionError::NumericRange(format!(
             "{name}[{index}] is {}, not a finite number",
@@ -135,7 +135,7 @@ fn largest(values: &[f64], name: &str) -> Result<f64, AttentionError> {
 }
 
 /// The `f` with `largest · 2^f ≤ 2^(bits − 1) − 1` (largest `f`; `0` for an all-zero tensor).
-fn fraction_bits(largest: f64, bits: u32) -> i32 {
+pub(crate) fn fraction_bits(largest: f64, bits: u32) -> i32 {
     if largest == 0.0 {
         return 0;
     }

@@ -400,10 +400,10 @@ impl ModelFile {
     }
 
     /// The model's head after its last layer, when the proof covers it: the final norm's
-    /// weights (GPT-2's `ln_f` LayerNorm with its shift, Llama's `norm` RMSNorm) and an LM head
-    /// tied to the token embeddings (no `lm_head.weight`, or one equal to the embedding
-    /// table). `Err` names why the head is not proven: BERT (no LM head in the models read),
-    /// a missing final norm, or an untied LM head.
+    /// weights (GPT-2's `ln_f` LayerNorm with its shift, Llama's `norm` RMSNorm); the LM head
+    /// is the token embeddings or, untied, [`ModelFile::untied_lm_head`]. `Err` names why the
+    /// head is not proven: BERT (no LM head in the models read), a missing final norm, a
+    /// change to the logits, or an LM head of the wrong shape.
     ///
     /// # Errors
     /// [`HeadUnavailable`]; a malformed final norm or LM head is one too.
@@ -427,18 +427,31 @@ impl ModelFile {
                 NormWeights { kind: NormKind::Rms, scale: read("norm.weight")?, bias: Vec::new() }
             }
         };
-        if self.tensors.shape("lm_head.weight").is_ok() {
-            let head =
-                self.tensors.get("lm_head.weight").map_err(|e| HeadUnavailable::Malformed(e.to_string()))?;
-            let table = self
-                .tensors
-                .get(self.token_embeddings())
-                .map_err(|e| HeadUnavailable::Malformed(e.to_string()))?;
-            if head.shape != table.shape || head.data != table.data {
-                return Err(HeadUnavailable::Untied);
-            }
-        }
+        self.untied_lm_head()?;
         Ok(norm)
+    }
+
+    /// The LM head's rows (`V × d`, row-major) when it is not tied to the token embeddings:
+    /// an `lm_head.weight` (GGUF `output.weight`) that differs from the embedding table;
+    /// `None` for a tied head (no such tensor, or one equal to the table).
+    ///
+    /// # Errors
+    /// [`HeadUnavailable::Malformed`] for an LM head that is not a `V × d` matrix.
+    pub fn untied_lm_head(&self) -> Result<Option<Vec<f64>>, HeadUnavailable> {
+        if self.tensors.shape("lm_head.weight").is_err() {
+            return Ok(None);
+        }
+        let malformed = |e: ModelError| HeadUnavailable::Malformed(e.to_string());
+        let d = self.model_width().map_err(malformed)?;
+        let head = self.tensors.get("lm_head.weight").map_err(malformed)?;
+        if !matches!(head.shape.as_slice(), [rows, width] if *rows > 0 && *width == d) {
+            return Err(HeadUnavailable::Malformed(format!(
+                "lm_head.weight is {:?}, not a matrix of {d} columns",
+                head.shape
+            )));
+        }
+        let table = self.tensors.get(self.token_embeddings()).map_err(malformed)?;
+        Ok((head.shape != table.shape || head.data != table.data).then(|| head.data.to_vec()))
     }
 
     /// `d_model` (the token-embedding table's columns).
@@ -525,11 +538,6 @@ pub enum HeadUnavailable {
     /// The final norm's tensor is not in the file.
     #[error("the file has no final norm ({0})")]
     MissingNorm(String),
-    /// An LM head of its own (`lm_head.weight` that is not the token embeddings).
-    #[error(
-        "its LM head (lm_head.weight) is not tied to the token embeddings, and only tied heads are proven yet"
-    )]
-    Untied,
     /// A change to the logits after the LM head (a softcapping or a scale).
     #[error("its logits are changed after the LM head ({0}), which the proof does not cover")]
     LogitChange(String),
