@@ -566,16 +566,16 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
                 let lm_head = match &h.lm_head {
                     None => "the LM head tied to the embedding table".to_string(),
                     Some(own) => format!(
-                        "an LM head of its own ({} token rows at 2^-{}, commitment {})",
+                        "an LM head of its own ({} token rows at 2^({}), commitment {})",
                         own.table.shape.token_rows,
-                        own.fraction_bits,
+                        -own.fraction_bits,
                         zkmha_api::fingerprint(&own.table.commitment)
                     ),
                 };
                 println!(
-                    "  head: the final norm ({}) and {lm_head}, logits at 2^-{}",
+                    "  head: the final norm ({}) and {lm_head}, logits at 2^({})",
                     if h.bias.is_some() { "LayerNorm" } else { "RMSNorm" },
-                    h.logit_fraction_bits()
+                    -h.logit_fraction_bits()
                 );
             }
             for (layer, k) in key.layer_range().zip(&key.layers) {

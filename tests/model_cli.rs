@@ -1055,7 +1055,7 @@ fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
         Some(llama_config("")),
     );
     refused_with(&mut commit(&model), "model.layers.0.self_attn.o_proj.bias is a bias llama does not use");
-    // Rotary scaling, a sliding window in effect.
+    // Rotary scaling, a chunked window in effect (a sliding one is proven).
     let model = write_safetensors(
         &dir.join("rope"),
         1,
@@ -1063,14 +1063,13 @@ fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
         Some(llama_config(", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}")),
     );
     refused_with(&mut commit(&model), "rotary scaling llama3 (rope_scaling in config.json) is not covered");
-    let mistral = "{\"model_type\": \"mistral\", \"num_attention_heads\": 4, \"sliding_window\": 4096, \
-        \"max_position_embeddings\": 32768}";
-    let model = write_safetensors(&dir.join("window"), 1, &llama_specs(&[]), Some(mistral.into()));
-    refused_with(&mut commit(&model), "layer 0 attends through a sliding window of 4096 tokens");
+    let chunked = llama_config(", \"attention_chunk_size\": 8192, \"max_position_embeddings\": 32768");
+    let model = write_safetensors(&dir.join("window"), 1, &llama_specs(&[]), Some(chunked));
+    refused_with(&mut commit(&model), "layer 0 attends through a chunked window of 8192 tokens");
     // prove --model refuses the same way.
     refused_with(
         zkmha().args(["prove", "--model", s(&model), "--tokens", "1,2", "--out", s(&dir.join("p"))]),
-        "sliding window",
+        "chunked window",
     );
     // --family cannot override the metadata.
     let model = write_llama(&dir.join("llama"), 1);

@@ -124,7 +124,7 @@ def prove(
     of layers ``a`` to ``b − 1``, each layer's input the previous layer's committed output;
     returns the last layer's output. A chain over a whole model (``layers=(0, L)``) from
     ``tokens`` or ``text`` proves the model's head too where it is covered (the final norm and
-    an LM head tied to the embeddings, GPT-2 and Llama models): it returns the proven logits
+    the LM head, tied to the embeddings or a table of its own, GPT-2 and Llama models): it returns the proven logits
     (float64, ``positions × vocabulary``) of the last position, or of every position with
     ``all_positions=True``.
 

@@ -424,7 +424,10 @@ pub fn write_chain_key(path: &Path, key: &ChainKey) -> Result<usize> {
 /// As [`crate::model_files::read_key`].
 pub fn read_chain_key(path: &Path) -> Result<ChainKey> {
     let key: ChainKey = decode_header(path, ChainMagic::Key, "chain key", |rest| {
-        zkmha_pcs::decode_with_row_budget(crate::model_files::MAX_DECODED_ROWS, || {
+        // A whole model's key: Llama-3-8B's layers alone hold ~1.2 M commitment rows, above
+        // one file's 2^20, so the budget grows with the file as a chain proof's does.
+        let budget = crate::model_files::chain_row_budget(rest.len());
+        zkmha_pcs::decode_with_row_budget(budget, || {
             crate::model_files::decode_part::<ChainKey>(rest, path, "chain key")
         })
     })?;
@@ -615,8 +618,8 @@ fn lm_head_table(last: &Model) -> Result<Option<LmHeadTable>> {
     let d = last.model_width().max(1);
     let shape =
         EmbeddingShape { token_rows: (rows.len() / d) as u64, position_rows: 0, model_width: d as u64 };
-    let fraction_bits = zkmha_attention::head::lm_head_fraction_bits(&rows)?;
-    let table = quantize_table(&rows, fraction_bits)?;
+    let fraction_bits = zkmha_attention::head::lm_head_fraction_bits(rows)?;
+    let table = quantize_table(rows, fraction_bits)?;
     Ok(Some((shape, pad_table(&shape, &table)?, fraction_bits)))
 }
 
@@ -706,7 +709,7 @@ pub struct ChainLogits {
     pub positions: Vec<u64>,
     /// `V`.
     pub vocabulary: usize,
-    /// `|positions| × V`, row-major: the proven integers times `2^-(f_y + f_h)`.
+    /// `|positions| × V`, row-major: the proven integers times `2^-(f_y + f_h)` (tied) or `2^-(f_y + f_w)` (untied).
     pub values: Vec<f64>,
     /// The largest logit's token at each position (the lowest id on a tie).
     pub predicted: Vec<usize>,
@@ -1120,9 +1123,8 @@ impl ForwardPass<'_> {
         let logits = match (logits, &self.head, &self.embedding) {
             (Some((positions, integers)), Some(head), Some((embedding_key, _, _))) => {
                 let last = models.last().ok_or(Error::EmptyInput)?;
-                let untied = last.file().untied_lm_head().ok().flatten();
-                let table = match &untied {
-                    Some(rows) => rows.as_slice(),
+                let table = match last.file().untied_lm_head().ok().flatten() {
+                    Some(rows) => rows,
                     None => last.embedding_tables()?.map(|t| t.tokens).unwrap_or(&[]),
                 };
                 let d = self.model_width;
@@ -1286,6 +1288,7 @@ fn prove_links<M: Mode>(
                 scale: head.key.scale.clone(),
                 bias: head.key.bias.clone(),
                 logits: head.logits,
+                logit_fraction_bits: head.key.logit_fraction_bits(),
             };
             let params = head_hyrax_params::<M>(&statement)?;
             let proof =
@@ -1398,6 +1401,7 @@ fn verify_logits<M: Mode>(
         scale: head_key.scale.clone(),
         bias: head_key.bias.clone(),
         logits: head.logits.clone(),
+        logit_fraction_bits: head_key.logit_fraction_bits(),
     };
     let params = head_hyrax_params::<M>(&statement)?;
     verify_head::<M>(&params, &statement, &head.proof)

@@ -115,7 +115,7 @@ const FILE_VERSION: u32 = 14;
 /// fewer than 2^19.
 pub const MAX_DECODED_ROWS: u64 = 1 << 20;
 
-/// The most commitment rows a chain's proof file of `file_length` bytes may decode to in all:
+/// The most commitment rows a chain's proof or key file of `file_length` bytes may decode to in all:
 /// [`MAX_DECODED_ROWS`] and one row per 8 bytes of file beyond it.
 ///
 /// Each part of a chain file (a layer's statement and proof, the embedding's, the head's) has

@@ -234,7 +234,8 @@ impl Model {
     }
 
     /// The model's head after this layer, when the proof covers it — this is the model's last
-    /// layer, and its final norm and tied LM head are read
+    /// layer, and its final norm and LM head (tied, or an untied one of at most
+    /// [`zkmha_attention::embedding::MAX_EMBEDDING_ROWS`] rows) are read
     /// ([`zkmha_model::model_file::ModelFile::final_norm`]): the final norm's weights and `ε`.
     ///
     /// # Errors
@@ -244,7 +245,15 @@ impl Model {
             Some(count) if count == self.layer + 1 => {}
             count => return Err(HeadUnavailable::NotLastLayer { layer: self.layer, layers: count }),
         }
-        Ok((self.file.final_norm()?, self.file.norm_epsilon))
+        let norm = self.file.final_norm()?;
+        if let Some(rows) = self.file.untied_lm_head()? {
+            let (rows, limit) =
+                (rows.len() / self.model_width().max(1), zkmha_attention::embedding::MAX_EMBEDDING_ROWS);
+            if rows as u64 > limit {
+                return Err(HeadUnavailable::TooManyTokens { rows, limit });
+            }
+        }
+        Ok((norm, self.file.norm_epsilon))
     }
 
     /// The layer's float weights.

@@ -293,3 +293,22 @@ fn an_untied_lm_head_is_committed_and_its_logits_proven() {
         let _ = std::fs::remove_dir_all(dir(name));
     }
 }
+
+/// An untied LM head of more rows than one commitment holds is not proven, and says so before
+/// any layer is committed: `final_norm` names it, so a chain leaves the head out.
+#[test]
+fn an_untied_lm_head_beyond_two_to_the_eighteen_rows_is_left_out_by_name() {
+    let rows = (1usize << 18) + 1;
+    let mut tensors = example_model::llama_tensors(1);
+    tensors.push(("lm_head.weight".to_string(), vec![rows, example_model::MODEL_WIDTH]));
+    let config = example_model::llama_config(1);
+    let path = example_model::write_safetensors(&dir("huge-head"), 7, &tensors, Some(&config)).unwrap();
+    let models = open_layers(&path, &Default::default(), 0..1).unwrap();
+    let refused = models[0].final_norm().unwrap_err();
+    assert_eq!(refused, HeadUnavailable::TooManyTokens { rows, limit: 1 << 18 });
+    assert_eq!(
+        refused.to_string(),
+        "its LM head has 262145 token rows, more than the 262144 the proof commits to"
+    );
+    let _ = std::fs::remove_dir_all(dir("huge-head"));
+}

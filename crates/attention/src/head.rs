@@ -182,7 +182,8 @@ impl HeadKey {
 pub struct HeadStatement {
     /// The final norm on the chain's `s` tokens and width `d`.
     pub norm: NormShape,
-    /// The tied embedding table's shape (its `V` token rows are the LM head).
+    /// The LM head's table's shape: the tied embedding table's (its `V` token rows) or an
+    /// untied head's own.
     pub table_shape: EmbeddingShape,
     /// `P`: the positions whose logits are public (strictly increasing, each `< s`).
     pub positions: Vec<u64>,
@@ -194,8 +195,11 @@ pub struct HeadStatement {
     pub scale: HyraxCommitment,
     /// `C(β)`, from the key, when the norm has a shift.
     pub bias: Option<HyraxCommitment>,
-    /// `L`: `|P| × V`, row-major, at `2^(f_y + f_h)`.
+    /// `L`: `|P| × V`, row-major, at `2^logit_fraction_bits`.
     pub logits: Vec<i64>,
+    /// The logits' scale, from the key (`f_y + f_h` tied, `f_y + f_w` untied): absorbed, so a
+    /// key whose scales were edited does not verify a proof made for another.
+    pub logit_fraction_bits: i32,
 }
 
 /// A polynomial a head proof opens, in the opening's order ([`HeadStatement::polynomials`]).
@@ -316,6 +320,8 @@ impl HeadStatement {
             self.table_shape.token_rows,
             self.table_shape.position_rows,
             self.table_shape.model_width,
+            // Two's complement of the (possibly negative) scale.
+            i64::from(self.logit_fraction_bits) as u64,
         ] {
             transcript.append_u64(LABEL_SHAPE, value);
         }
@@ -861,6 +867,8 @@ mod tests {
         AnotherPosition,
         /// Proves from another hidden state under the committed one's commitment.
         AnotherHiddenState,
+        /// Proves honestly; the verifier's key states the logits at another scale.
+        AnotherScale,
     }
 
     fn run<M: Mode>(s: &Setup, positions: &[u64], cheat: Cheat) -> Result<Vec<i64>, AttentionError> {
@@ -884,7 +892,7 @@ mod tests {
         let mut combined_table = s.padded_table.clone();
         let mut output = output;
         match cheat {
-            Cheat::None => {}
+            Cheat::None | Cheat::AnotherScale => {}
             Cheat::ChangedLogit => logits[0] += 1,
             Cheat::AnotherTable => {
                 combined_table[0] += 1;
@@ -902,7 +910,7 @@ mod tests {
                 logits = compute_logits(&norm, &s.table_shape, &s.padded_table, &output, positions).unwrap();
             }
         }
-        let statement = HeadStatement {
+        let mut statement = HeadStatement {
             norm,
             table_shape: s.table_shape,
             positions: positions.to_vec(),
@@ -911,6 +919,7 @@ mod tests {
             scale,
             bias: bias.as_ref().map(|(c, _)| c.clone()),
             logits,
+            logit_fraction_bits: s.quantization.logit_fraction_bits(),
         };
         let params = head_hyrax_params::<M>(&statement).unwrap();
         let weights = HeadWeights {
@@ -919,7 +928,7 @@ mod tests {
             scale_blinds: &scale_blinds,
             bias_blinds: bias.as_ref().map(|(_, b)| b),
         };
-        let proof = if cheat == Cheat::None {
+        let proof = if matches!(cheat, Cheat::None | Cheat::AnotherScale) {
             prove_head::<M>(&params, &statement, &s.padded_table, &table_blinds, &hidden, &weights, &mut rng)?
         } else {
             prove_unchecked::<M>(
@@ -937,6 +946,9 @@ mod tests {
         let mut bytes = Vec::new();
         proof.serialize_compressed(&mut bytes).unwrap();
         let decoded = HeadProof::<M>::deserialize_compressed(bytes.as_slice()).unwrap();
+        if cheat == Cheat::AnotherScale {
+            statement.logit_fraction_bits += 3;
+        }
         verify_head::<M>(&params, &statement, &decoded)?;
         Ok(statement.logits)
     }
@@ -1026,6 +1038,17 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_of_another_logit_scale_is_rejected() {
+        // The scale is absorbed: an honest proof does not verify under a key whose logits'
+        // scale was edited (the integers alike, their meaning 8 times smaller).
+        // Every challenge changes, so the first check to fail is the lookups' (plain) — not
+        // the statement's validation.
+        for error in [rejected::<Plain>(Cheat::AnotherScale), rejected::<Zk>(Cheat::AnotherScale)] {
+            assert!(!matches!(error, AttentionError::InvalidShape(_)), "{error}");
+        }
+    }
+
+    #[test]
     fn a_changed_public_logit_is_rejected() {
         rejected_at(Cheat::ChangedLogit, STEP);
     }
@@ -1064,6 +1087,7 @@ mod tests {
             scale,
             bias: None,
             logits: vec![0; 12],
+            logit_fraction_bits: 20,
         };
         good.validate().unwrap();
         let refused = |change: &dyn Fn(&mut HeadStatement), what: &str| {

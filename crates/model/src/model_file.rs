@@ -437,7 +437,7 @@ impl ModelFile {
     ///
     /// # Errors
     /// [`HeadUnavailable::Malformed`] for an LM head that is not a `V × d` matrix.
-    pub fn untied_lm_head(&self) -> Result<Option<Vec<f64>>, HeadUnavailable> {
+    pub fn untied_lm_head(&self) -> Result<Option<&[f64]>, HeadUnavailable> {
         if self.tensors.shape("lm_head.weight").is_err() {
             return Ok(None);
         }
@@ -451,7 +451,7 @@ impl ModelFile {
             )));
         }
         let table = self.tensors.get(self.token_embeddings()).map_err(malformed)?;
-        Ok((head.shape != table.shape || head.data != table.data).then(|| head.data.to_vec()))
+        Ok((head.shape != table.shape || head.data != table.data).then_some(head.data.as_slice()))
     }
 
     /// `d_model` (the token-embedding table's columns).
@@ -538,6 +538,14 @@ pub enum HeadUnavailable {
     /// The final norm's tensor is not in the file.
     #[error("the file has no final norm ({0})")]
     MissingNorm(String),
+    /// An untied LM head of more token rows than one commitment holds.
+    #[error("its LM head has {rows} token rows, more than the {limit} the proof commits to")]
+    TooManyTokens {
+        /// The LM head's rows.
+        rows: usize,
+        /// The most rows a committed table holds.
+        limit: u64,
+    },
     /// A change to the logits after the LM head (a softcapping or a scale).
     #[error("its logits are changed after the LM head ({0}), which the proof does not cover")]
     LogitChange(String),
