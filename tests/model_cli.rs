@@ -1039,7 +1039,7 @@ fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
     let model = write_safetensors(&dir.join("gemma3"), 1, &gemma, Some(gemma_config.into()));
     refused_with(
         &mut commit(&model),
-        "gemma3_text is not supported: its QK-norm, post-attention norm, (1 + w) norm weights",
+        "gemma3_text is not supported: its QK-norm, post-attention and post-feed-forward norms, (1 + w) norm weights",
     );
     // The same tensors without metadata: the QK-norm refuses them.
     let model = write_safetensors(&dir.join("gemma3-bare"), 1, &gemma, None);

@@ -254,12 +254,12 @@ fn refusal_reason(architecture: &str) -> String {
     let known = match architecture {
         "gemma" => "its (1 + w) norm weights and √d_model embedding scale are not proven",
         "gemma2" => {
-            "its post-attention norm, attention logit softcapping, sliding windows, (1 + w) norm \
-             weights and embedding scale are not proven"
+            "its post-attention and post-feed-forward norms, attention logit softcapping, (1 + w) \
+             norm weights and embedding scale are not proven"
         }
         "gemma3" | "gemma3_text" => {
-            "its QK-norm, post-attention norm, (1 + w) norm weights, embedding scale and sliding \
-             windows are not proven"
+            "its QK-norm, post-attention and post-feed-forward norms, (1 + w) norm weights, \
+             gated GELU MLP and embedding scale are not proven (its sliding windows are)"
         }
         "qwen3" | "qwen3_moe" => "its QK-norm is not proven",
         "olmo2" => "its QK-norm and post-attention norm are not proven",

@@ -115,8 +115,8 @@ fn a_gemma3_checkpoint_is_refused_by_its_model_type() {
     );
     assert_eq!(
         refused.to_string(),
-        "gemma3_text is not supported: its QK-norm, post-attention norm, (1 + w) norm weights, embedding \
-         scale and sliding windows are not proven"
+        "gemma3_text is not supported: its QK-norm, post-attention and post-feed-forward norms, (1 + w) \
+         norm weights, gated GELU MLP and embedding scale are not proven (its sliding windows are)"
     );
     // An architectures list alone names it too.
     std::fs::write(path.with_file_name("config.json"), "{\"architectures\": [\"Gemma3ForCausalLM\"]}")
