@@ -946,12 +946,6 @@ struct ForwardHead<'a> {
     lm_head: Option<Vec<i64>>,
 }
 
-impl std::fmt::Debug for ForwardHead<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ForwardHead").field("untied", &self.lm_head.is_some()).finish_non_exhaustive()
-    }
-}
-
 /// A chain's forward pass against float64 through the same layers from the same float input.
 #[derive(Debug, Clone)]
 pub struct ChainMeasure {

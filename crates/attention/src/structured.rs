@@ -105,7 +105,7 @@ pub fn zeroifier(kind: MaskKind, seq_len: usize, r: &[Fr], c: &[Fr]) -> Fr {
 fn shifted_lower_sum(seq_len: usize, window: usize, r: &[Fr], c: &[Fr]) -> Fr {
     let n = r.len().min(c.len());
     let high = |value: usize| n < usize::BITS as usize && value >> n != 0;
-    if high(window) || (n >= usize::BITS as usize && window != 0) {
+    if high(window) {
         return Fr::zero();
     }
     // state index: 4·carry + 2·[(j + w) ≤ i so far] + [i < s so far]
@@ -139,7 +139,7 @@ fn shifted_lower_sum(seq_len: usize, window: usize, r: &[Fr], c: &[Fr]) -> Fr {
         state = next;
     }
     // carry 0, (j + w) ≤ i, and i < s (by the low bits, or by a bit of s above them)
-    if high(seq_len) || n >= usize::BITS as usize { state[2] + state[3] } else { state[3] }
+    if high(seq_len) { state[2] + state[3] } else { state[3] }
 }
 
 /// `Σ_{i<s} Σ_{j≤i} eq(i, r)·eq(j, c)` by a dynamic programme over the bits, highest first,
