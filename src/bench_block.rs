@@ -76,6 +76,8 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         output_bias: draw(d, 1000),
         norm: None,
         feed_forward: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     // Q, K, V of standard deviation ≈ 2^7 (shift), scores of standard deviation 4 in exponent
     // units (score scale), an output shift that keeps |Y| < 2^31 (|O| ≤ 2^16·max|V|).
@@ -90,6 +92,8 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let project = |w: &[i64], b: &[i64]| compute_projection(&shape.projections()[0], &input, w, b);
     let (q, k) =

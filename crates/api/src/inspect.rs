@@ -73,7 +73,7 @@ pub enum Inspection {
     /// An attention-layer proof.
     LayerProof(LayerProof),
     /// A model-layer proof.
-    ModelProof(ModelProof),
+    ModelProof(Box<ModelProof>),
     /// A verifier key.
     VerifierKey(Box<ModelVerifierKey>),
     /// A model secret.
@@ -106,7 +106,7 @@ pub enum Inspection {
 pub fn read(path: &Path) -> Result<Inspection> {
     match model_files::file_kind(path) {
         Some(FileKind::LayerProof) => Ok(Inspection::LayerProof(LayerProof::read(path)?)),
-        Some(FileKind::ModelProof) => Ok(Inspection::ModelProof(ModelProof::read(path)?)),
+        Some(FileKind::ModelProof) => Ok(Inspection::ModelProof(Box::new(ModelProof::read(path)?))),
         Some(FileKind::VerifierKey) => Ok(Inspection::VerifierKey(Box::new(model_files::read_key(path)?))),
         Some(FileKind::ModelSecret) => Ok(Inspection::ModelSecret(model_files::read_secret(path)?)),
         Some(FileKind::ChainProof) => {

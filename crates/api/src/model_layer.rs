@@ -591,6 +591,8 @@ fn float_shape(
         rotary,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     })
 }
 

@@ -47,7 +47,7 @@ use crate::mlp::{
     mlp_zk_schedule, prove_mlp, verify_mlp,
 };
 use crate::mode::{Mode, ProverRng};
-use crate::model_layer::MlpTable;
+use crate::model_layer::{BlockHalf, MlpTable};
 use crate::model_layer::{
     LayerOutput, ModelCommitment, ModelShape, ModelStatement, ModelWeights, OutputKind, check_block_sizes,
     integer_output, output_value, padded_tables, require_proven_softmax,
@@ -132,6 +132,11 @@ pub enum BlockPolynomial {
     /// A polynomial of the MLP (`crate::mlp::mlp_polynomials`; its input and weights are
     /// `MlpInput` and `Weight(_)`).
     Mlp(MlpPolynomial),
+    /// A half's normed output, `norm_a(Y)` or `norm_f(Y₂)`: what its residual adds (blocks
+    /// with [`crate::model_layer::OutputNorms`]).
+    NormedOutput(BlockHalf),
+    /// A polynomial of the norm on a half's output.
+    OutputNorm(BlockHalf, NormPolynomial),
 }
 
 pub use crate::norm::NormPolynomial;
@@ -174,6 +179,12 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         out.extend([MiddleHiddenState, MlpInput]);
         out.extend(norm_polynomials(&norm).into_iter().map(MlpNorm));
         out.extend(mlp_polynomials(&mlp).into_iter().map(Mlp));
+    }
+    for half in BlockHalf::BOTH {
+        if let Some(norm) = shape.output_norm_shape(half) {
+            out.push(NormedOutput(half));
+            out.extend(norm_polynomials(&norm).into_iter().map(|part| OutputNorm(half, part)));
+        }
     }
     out
 }
@@ -282,6 +293,14 @@ fn polynomial_layout(
             (norm_polynomial_vars(&shape.mlp_norm_shape().ok_or_else(missing)?, part)?, shape.layout(softmax))
         }
         MiddleHiddenState | MlpInput => (vars[0], shape.layout(softmax)),
+        NormedOutput(half) => {
+            shape.output_norms.of(half).ok_or_else(missing)?;
+            (vars[0], shape.layout(softmax))
+        }
+        OutputNorm(half, part) => (
+            norm_polynomial_vars(&shape.output_norm_shape(half).ok_or_else(missing)?, part)?,
+            shape.layout(softmax),
+        ),
         Mlp(key) => (
             shape.mlp_shape().and_then(|m| m.polynomial_vars(key)).ok_or_else(missing)?,
             shape.layout(softmax),
@@ -312,6 +331,11 @@ pub fn block_zk_schedule(
     if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
         schedule.extend(norm_zk_schedule(&norm)?);
         schedule.extend(mlp_zk_schedule(&mlp)?);
+    }
+    for half in BlockHalf::BOTH {
+        if let Some(norm) = shape.output_norm_shape(half) {
+            schedule.extend(norm_zk_schedule(&norm)?);
+        }
     }
     schedule.extend(projection_zk_schedule(&shape.projections())?);
     if let Some(rotary) = shape.rotary {
@@ -394,6 +418,9 @@ pub struct ModelBlockProof<M: Mode> {
     pub norm: Option<NormProofOf<M>>,
     /// The norm from `Z` to `X₂` and the MLP, when the shape proves them.
     pub feed_forward: Option<FeedForwardProof<M>>,
+    /// The norms on the attention's and the MLP's outputs, when the shape proves them
+    /// ([`crate::model_layer::OutputNorms`]).
+    pub output_norms: OutputNormProofs<M>,
     /// `α = R̃(r_z)`.
     pub residual_input: M::Sent,
     /// `η = Õ(r_z)`, the committed output at the residual's point (a committed output only:
@@ -428,6 +455,24 @@ pub struct FeedForwardProof<M: Mode> {
     pub middle_value: M::Sent,
 }
 
+/// The proofs of the norms on each half's output.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct OutputNormProofs<M: Mode> {
+    /// The norm on `Y` (before `Z = H + norm_a(Y)`).
+    pub attention: Option<NormProofOf<M>>,
+    /// The norm on `Y₂` (before `H' = Z + norm_f(Y₂)`).
+    pub feed_forward: Option<NormProofOf<M>>,
+}
+
+impl<M: Mode> OutputNormProofs<M> {
+    fn of(&self, half: BlockHalf) -> Option<&NormProofOf<M>> {
+        match half {
+            BlockHalf::Attention => self.attention.as_ref(),
+            BlockHalf::FeedForward => self.feed_forward.as_ref(),
+        }
+    }
+}
+
 impl<M: Mode> ModelBlockProof<M> {
     /// The proof's parts and their sizes in bytes (compressed), for reports.
     pub fn part_sizes(&self) -> Vec<(&'static str, usize)> {
@@ -436,7 +481,7 @@ impl<M: Mode> ModelBlockProof<M> {
         }
         vec![
             ("commitments", size(&self.commitments)),
-            ("norm", size(&self.norm)),
+            ("norm", size(&self.norm) + size(&self.output_norms)),
             ("mlp", size(&self.feed_forward)),
             ("projections", size(&self.projections) + size(&self.shared_heads)),
             ("rotary embeddings", size(&self.rotations)),
@@ -501,7 +546,10 @@ fn block_claims<V: Clone + zkmha_zk::LinearValue>(
         Residual::HiddenState => HiddenState,
     };
     out.push((residual, EvalClaim { point: residual_point.to_vec(), value: residual_input.clone() }));
-    out.push((Projected, EvalClaim { point: residual_point.to_vec(), value: projected }));
+    // What the residual adds: Y, or the norm on it.
+    let added =
+        if shape.output_norms.attention.is_some() { NormedOutput(BlockHalf::Attention) } else { Projected };
+    out.push((added, EvalClaim { point: residual_point.to_vec(), value: projected }));
     out.extend(attention.keyed());
     out.push((AttentionOutput, output));
     out
@@ -560,6 +608,75 @@ impl NormKeys {
             part: BlockPolynomial::MlpNorm,
         })
     }
+
+    /// The norm on `half`'s output: from `Y` (or `Y₂`) to the half's [`BlockPolynomial::NormedOutput`].
+    fn output(shape: &ModelShape, half: BlockHalf) -> Result<Self, AttentionError> {
+        let (input, part): (BlockPolynomial, fn(NormPolynomial) -> BlockPolynomial) = match half {
+            BlockHalf::Attention => {
+                (BlockPolynomial::Projected, |p| BlockPolynomial::OutputNorm(BlockHalf::Attention, p))
+            }
+            BlockHalf::FeedForward => {
+                (BlockPolynomial::Mlp(MlpPolynomial::Projected(MlpProjection::Down)), |p| {
+                    BlockPolynomial::OutputNorm(BlockHalf::FeedForward, p)
+                })
+            }
+        };
+        Ok(Self {
+            input,
+            output: BlockPolynomial::NormedOutput(half),
+            scale: shape
+                .output_norm_weight_index(half, false)
+                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
+            bias: shape.output_norm_weight_index(half, true),
+            part,
+        })
+    }
+}
+
+/// The prover's data of the norm on a half's output.
+struct OutputNormData {
+    shape: NormShape,
+    witness: NormWitness,
+    ranges: NormRanges,
+}
+
+/// `norm(Y)` for the norm on `half`'s output `Y`, if the shape proves one.
+///
+/// # Errors
+/// A shape and weights that disagree; as the norm's forward pass (a `Y` outside its range).
+fn output_norm_data(
+    shape: &ModelShape,
+    half: BlockHalf,
+    weights: &ModelWeights,
+    input: &[i64],
+) -> Result<Option<OutputNormData>, AttentionError> {
+    let w = match half {
+        BlockHalf::Attention => &weights.output_norms.attention,
+        BlockHalf::FeedForward => &weights.output_norms.feed_forward,
+    };
+    let (norm, w) = match (shape.output_norm_shape(half), w) {
+        (Some(norm), Some(w)) => (norm, w),
+        (None, None) => return Ok(None),
+        _ => return Err(AttentionError::CheckFailed { step: "output norm weights" }),
+    };
+    #[cfg(test)]
+    let w = &attack_output_norms::weights(half, w, weights);
+    #[cfg(test)]
+    let input = &attack_output_norms::input(half, input.to_vec());
+    let output = compute_norm(&norm, input, &w.scale, &w.bias)?;
+    let witness = NormWitness { input: input.to_vec(), scale: w.scale.clone(), bias: w.bias.clone(), output };
+    let ranges = norm_ranges(&norm, &witness)?;
+    Ok(Some(OutputNormData { shape: norm, witness, ranges }))
+}
+
+/// What a half's residual adds: its output `Y`, or the norm on it.
+fn added_to_residual<'a>(half: BlockHalf, output: &'a [i64], normed: &'a Option<OutputNormData>) -> Vec<i64> {
+    let added = normed.as_ref().map_or(output, |n| &n.witness.output);
+    #[cfg(test)]
+    let added = attack_output_norms::added(half, output, added);
+    #[cfg(not(test))]
+    let _ = half;
+    added.to_vec()
 }
 
 /// A proven norm's claims keyed by the block's polynomials: on its input and output, `γ`, `β`,
@@ -604,6 +721,8 @@ struct FeedForwardData {
     mlp: crate::mlp::MlpShape,
     mlp_witness: MlpWitness,
     mlp_ranges: crate::mlp::MlpRanges,
+    /// The norm on `Y₂`, when the shape proves it.
+    output_norm: Option<OutputNormData>,
 }
 
 /// `X₂ = norm₂(Z)` and the MLP on it, for a block that proves its MLP.
@@ -633,7 +752,8 @@ fn feed_forward_data(
     let norm_ranges = norm_ranges(&norm, &norm_witness)?;
     let mlp_witness = compute_mlp(&mlp, &norm_witness.output, &w.mlp)?;
     let mlp_ranges = mlp_ranges(&mlp, &mlp_witness)?;
-    Ok(Some(FeedForwardData { norm, norm_witness, norm_ranges, mlp, mlp_witness, mlp_ranges }))
+    let output_norm = output_norm_data(shape, BlockHalf::FeedForward, weights, mlp_witness.output())?;
+    Ok(Some(FeedForwardData { norm, norm_witness, norm_ranges, mlp, mlp_witness, mlp_ranges, output_norm }))
 }
 
 /// The MLP's claims keyed by the block's polynomials: its input is `X₂`, its weights the model
@@ -664,16 +784,19 @@ fn mlp_block_claims<V>(
 /// The second residual's claims at `r_z`: `Z̃(r_z) = ζ` and `Ỹ₂(r_z) = H̃′(r_z) − ζ` (`H′` the
 /// public output).
 fn middle_residual_claims<V: zkmha_zk::LinearValue>(
+    shape: &ModelShape,
     r_z: &[Fr],
     zeta: &V,
     public_value: &V,
 ) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
+    // What the residual adds: Y₂, or the norm on it.
+    let added = match shape.output_norms.feed_forward {
+        Some(_) => BlockPolynomial::NormedOutput(BlockHalf::FeedForward),
+        None => BlockPolynomial::Mlp(MlpPolynomial::Projected(MlpProjection::Down)),
+    };
     vec![
         (BlockPolynomial::MiddleHiddenState, EvalClaim { point: r_z.to_vec(), value: zeta.clone() }),
-        (
-            BlockPolynomial::Mlp(MlpPolynomial::Projected(MlpProjection::Down)),
-            EvalClaim { point: r_z.to_vec(), value: public_value.plus_scaled(-Fr::one(), zeta) },
-        ),
+        (added, EvalClaim { point: r_z.to_vec(), value: public_value.plus_scaled(-Fr::one(), zeta) }),
     ]
 }
 
@@ -750,7 +873,9 @@ struct BlockForward {
     witness: crate::AttentionWitness,
     attention_output: Vec<i64>,
     projected: Vec<i64>,
-    /// `Z = R + Y`.
+    /// The norm on `Y`, when the shape proves it.
+    attention_output_norm: Option<OutputNormData>,
+    /// `Z = R + Y`, or `R + norm_a(Y)`.
     middle: Vec<i64>,
     feed_forward: Option<FeedForwardData>,
     /// `Z`, or `H' = Z + Y₂` with the MLP.
@@ -805,12 +930,17 @@ fn block_forward(
     let attention_output = integer_output(&witness.output)?;
     let projected =
         compute_projection(&projections[3], &attention_output, &weights.output, &weights.output_bias)?;
-    let middle: Vec<i64> = residual_values.iter().zip(&projected).map(|(r, y)| r + y).collect();
+    let attention_output_norm = output_norm_data(shape, BlockHalf::Attention, weights, &projected)?;
+    let added = added_to_residual(BlockHalf::Attention, &projected, &attention_output_norm);
+    let middle: Vec<i64> = residual_values.iter().zip(&added).map(|(r, y)| r + y).collect();
     #[cfg(test)]
     let middle = attack_mlp::middle(middle);
     let feed_forward = feed_forward_data(shape, weights, &middle)?;
     let output: Vec<i64> = match &feed_forward {
-        Some(f) => middle.iter().zip(f.mlp_witness.output()).map(|(z, y)| z + y).collect(),
+        Some(f) => {
+            let added = added_to_residual(BlockHalf::FeedForward, f.mlp_witness.output(), &f.output_norm);
+            middle.iter().zip(&added).map(|(z, y)| z + y).collect()
+        }
         None => middle.clone(),
     };
     Ok(BlockForward {
@@ -822,6 +952,7 @@ fn block_forward(
         witness,
         attention_output,
         projected,
+        attention_output_norm,
         middle,
         feed_forward,
         output,
@@ -1085,6 +1216,7 @@ fn prove_block_with_claims<M: Mode>(
         mut witness,
         attention_output,
         projected,
+        attention_output_norm,
         middle,
         feed_forward,
         output,
@@ -1149,6 +1281,18 @@ fn prove_block_with_claims<M: Mode>(
             }
             for (key, values) in mlp_tables(&f.mlp, &f.mlp_witness, &f.mlp_ranges)? {
                 push(Mlp(key), values)?;
+            }
+        }
+        let output_norm_sources = [
+            (BlockHalf::Attention, attention_output_norm.as_ref()),
+            (BlockHalf::FeedForward, feed_forward.as_ref().and_then(|f| f.output_norm.as_ref())),
+        ];
+        for (half, data) in output_norm_sources {
+            if let Some(n) = data {
+                push(NormedOutput(half), grid(&n.witness.output, shape.model_width, shape.model_vars()))?;
+                for (part, values) in norm_tables(&n.shape, &n.ranges) {
+                    push(OutputNorm(half, part), values)?;
+                }
             }
         }
         for (p, (r, projection)) in ranges.iter().zip(&projections).enumerate() {
@@ -1245,6 +1389,22 @@ fn prove_block_with_claims<M: Mode>(
         }
         None => (None, Vec::new()),
     };
+    let mut output_norm_proofs = OutputNormProofs { attention: None, feed_forward: None };
+    let mut output_norm_claims = Vec::new();
+    let output_norm_sources = [
+        (BlockHalf::Attention, attention_output_norm.as_ref()),
+        (BlockHalf::FeedForward, feed_forward.as_ref().and_then(|f| f.output_norm.as_ref())),
+    ];
+    for (half, data) in output_norm_sources {
+        if let Some(n) = data {
+            let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+            output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::output(shape, half)?)?);
+            match half {
+                BlockHalf::Attention => output_norm_proofs.attention = Some(proof),
+                BlockHalf::FeedForward => output_norm_proofs.feed_forward = Some(proof),
+            }
+        }
+    }
     let vars = shape.table_vars();
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
     let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
@@ -1290,7 +1450,7 @@ fn prove_block_with_claims<M: Mode>(
                 (Some(s), Some(h)) => (s, h),
                 _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
             };
-            let residual_claims = middle_residual_claims(&r_z, &zeta_held, &public_value);
+            let residual_claims = middle_residual_claims(shape, &r_z, &zeta_held, &public_value);
             (Some(middle_sent), zeta_held.plus_scaled(-Fr::one(), &alpha_held), residual_claims)
         }
         false => (None, public_value.plus_scaled(-Fr::one(), &alpha_held), Vec::new()),
@@ -1352,7 +1512,7 @@ fn prove_block_with_claims<M: Mode>(
         &r_z,
         &alpha_held,
         projected_value,
-        [norm_claims, feed_forward_claims, residual_claims, output_claims].concat(),
+        [norm_claims, feed_forward_claims, output_norm_claims, residual_claims, output_claims].concat(),
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -1384,6 +1544,7 @@ fn prove_block_with_claims<M: Mode>(
             (None, None) => None,
             _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
         },
+        output_norms: output_norm_proofs,
         residual_input: residual_sent,
         committed_output,
         projections: projection_proofs,
@@ -1447,6 +1608,9 @@ pub(crate) fn verify_block_pending<M: Mode>(
         || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
         || proof.norm.is_some() != shape.norm.is_some()
         || proof.feed_forward.is_some() != shape.mlp.is_some()
+        || BlockHalf::BOTH
+            .iter()
+            .any(|h| proof.output_norms.of(*h).is_some() != shape.output_norms.of(*h).is_some())
         || proof.committed_output.is_some() != (statement.output.kind() == OutputKind::Committed)
     {
         return Err(shape_error);
@@ -1485,6 +1649,17 @@ pub(crate) fn verify_block_pending<M: Mode>(
         (None, None, None) => Vec::new(),
         _ => return Err(shape_error),
     };
+    let mut output_norm_claims = Vec::new();
+    for half in BlockHalf::BOTH {
+        match (shape.output_norm_shape(half), proof.output_norms.of(half)) {
+            (Some(norm), Some(p)) => {
+                let claims = verify_norm::<M>(&mut verifier, &norm, p, t)?;
+                output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::output(shape, half)?)?);
+            }
+            (None, None) => {}
+            _ => return Err(shape_error),
+        }
+    }
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, model_vars);
     let alpha = M::receive(&verifier, LABEL_RESIDUAL_VALUE, std::slice::from_ref(&proof.residual_input), t)
@@ -1511,7 +1686,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
             let zeta = M::receive(&verifier, LABEL_MIDDLE_VALUE, std::slice::from_ref(&p.middle_value), t)
                 .pop()
                 .ok_or(shape_error.clone())?;
-            let residual_claims = middle_residual_claims(&r_z, &zeta, &public_value);
+            let residual_claims = middle_residual_claims(shape, &r_z, &zeta, &public_value);
             (zeta.plus_scaled(-Fr::one(), &alpha), residual_claims)
         }
         None => (public_value.plus_scaled(-Fr::one(), &alpha), Vec::new()),
@@ -1555,7 +1730,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
         &r_z,
         &alpha,
         projected_value,
-        [norm_claims, feed_forward_claims, residual_claims, output_claims].concat(),
+        [norm_claims, feed_forward_claims, output_norm_claims, residual_claims, output_claims].concat(),
     );
     let order: Vec<BlockPolynomial> =
         statement_polynomials(shape, output_kind).into_iter().chain(proof_keys).collect();
@@ -1602,6 +1777,8 @@ mod tests {
             rotary: None,
             norm: None,
             mlp: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         };
         let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
         let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -1620,6 +1797,8 @@ mod tests {
             output_bias: draw(d, 1000),
             norm: None,
             feed_forward: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         };
         let x = draw(a.seq_len * d, 127);
         let h = (residual == Residual::HiddenState).then(|| draw(a.seq_len * d, 1 << 20));
@@ -1877,6 +2056,8 @@ mod padding_junk {
             rotary: None,
             norm: None,
             mlp: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         };
         let shape13 = ModelShape { model_width: 13, ..shape12 };
         let a = shape12.attention;
@@ -1896,6 +2077,8 @@ mod padding_junk {
             output_bias: draw(12, 1000),
             norm: None,
             feed_forward: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         };
         let x12 = draw(a.seq_len * 12, 127);
         // The same tables with junk at index 12 (a padded row or column for d = 12).
@@ -1968,3 +2151,7 @@ mod padding_junk {
 #[cfg(test)]
 #[path = "block_attack_mlp.rs"]
 mod attack_mlp;
+
+#[cfg(test)]
+#[path = "block_attack_output_norms.rs"]
+mod attack_output_norms;

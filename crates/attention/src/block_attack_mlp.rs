@@ -9,7 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use std::cell::Cell;
 
 #[path = "../tests/common/mod.rs"]
-mod common;
+pub(super) mod common;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Cheat {

@@ -61,6 +61,7 @@ const LABEL_OUTPUT: &[u8] = b"attention/model/output";
 const LABEL_OUTPUT_KIND: &[u8] = b"attention/model/output-kind";
 const LABEL_NORM: &[u8] = b"attention/model/norm";
 const LABEL_MLP: &[u8] = b"attention/model/mlp";
+const LABEL_OUTPUT_NORMS: &[u8] = b"attention/model/output-norms";
 
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
@@ -99,6 +100,68 @@ pub struct ModelShape {
     /// `X₂ = norm₂(Z)`, `H' = Z + MLP(X₂)` the output, `Z` committed; its weights in the model
     /// commitment after the norm's), or none (the output is `Z`).
     pub mlp: Option<BlockMlp>,
+    /// The norms on each half's output before its residual, when the block proves them
+    /// (Gemma 2 and 3: `Z = H + norm_a(Y)`, `H' = Z + norm_f(Y₂)`; their `γ`, `β` in the
+    /// model commitment after the MLP's tables).
+    pub output_norms: OutputNorms,
+    /// The norms on every query and key head before the rotation, when the block proves them
+    /// (Gemma 3's QK-norm: `Q_pre = norm_q(Q_proj)` head by head, `K_pre` likewise; their `γ`,
+    /// `β` (width `m`) in the model commitment after the output norms').
+    pub query_key_norms: Option<QueryKeyNorms>,
+}
+
+/// The QK-norm's constants: one norm on the query heads, one on the key heads, each over a
+/// head's `m` entries (`s·h` rows, the grouped key heads repeated as the attention reads
+/// them), output in the rotation's input range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct QueryKeyNorms {
+    /// The norm on the query heads.
+    pub query: BlockNorm,
+    /// The norm on the key heads.
+    pub key: BlockNorm,
+}
+
+impl QueryKeyNorms {
+    /// The norm on `Q` (`p = 0`) or `K` (`p = 1`).
+    pub fn of(&self, p: usize) -> BlockNorm {
+        if p == 0 { self.query } else { self.key }
+    }
+}
+
+/// Which half of a layer: the attention (with its output projection) or the MLP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockHalf {
+    /// The attention half: `Y = O·W_o + b_o`.
+    Attention,
+    /// The MLP half: `Y₂ = MLP(X₂)`.
+    FeedForward,
+}
+
+impl BlockHalf {
+    /// Both halves, in the model commitment's order.
+    pub const BOTH: [BlockHalf; 2] = [BlockHalf::Attention, BlockHalf::FeedForward];
+}
+
+/// The norms a block applies to each half's output before adding it to the residual stream
+/// (Gemma 2's and 3's `post_attention_layernorm` and `post_feedforward_layernorm`), each
+/// `s × d_model` at the residual stream's scale; `None` where the half's output is added as it
+/// is (every other family).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, CanonicalSerialize, CanonicalDeserialize)]
+pub struct OutputNorms {
+    /// The norm on `Y`: `Z = H + norm_a(Y)`.
+    pub attention: Option<BlockNorm>,
+    /// The norm on `Y₂`: `H' = Z + norm_f(Y₂)`.
+    pub feed_forward: Option<BlockNorm>,
+}
+
+impl OutputNorms {
+    /// The norm on `half`'s output.
+    pub fn of(&self, half: BlockHalf) -> Option<BlockNorm> {
+        match half {
+            BlockHalf::Attention => self.attention,
+            BlockHalf::FeedForward => self.feed_forward,
+        }
+    }
 }
 
 impl ModelShape {
@@ -160,7 +223,52 @@ impl ModelShape {
             mlp.norm.shape(self.attention.seq_len, self.model_width).validate()?;
             self.mlp_shape().map_or(Ok(()), |m| m.validate())?;
         }
+        if self.output_norms.attention.is_some() && self.norm.is_none() {
+            return Err(AttentionError::InvalidShape(
+                "a proven norm on the attention's output needs the pre-norm block with its proven norm from H to X"
+                    .into(),
+            ));
+        }
+        if self.output_norms.feed_forward.is_some() && self.mlp.is_none() {
+            return Err(AttentionError::InvalidShape(
+                "a proven norm on the MLP's output needs the proven MLP".into(),
+            ));
+        }
+        for half in BlockHalf::BOTH {
+            if let Some(norm) = self.output_norm_shape(half) {
+                norm.validate()?;
+            }
+        }
+        if self.query_key_norms.is_some() {
+            return Err(AttentionError::InvalidShape("the QK-norm is not proven yet".into()));
+        }
         Ok(())
+    }
+
+    /// The shape of the norm on `half`'s output (`s × d_model`, output range the residual
+    /// stream's 16 bits), if the block proves one.
+    pub fn output_norm_shape(&self, half: BlockHalf) -> Option<NormShape> {
+        self.output_norms.of(half).map(|n| n.shape(self.attention.seq_len, self.model_width))
+    }
+
+    /// The model commitment's index of the `γ` (`bias` false) or `β` (`bias` true) of the norm
+    /// on `half`'s output: after the attention's eight tables, the first norm's and the MLP's,
+    /// the attention's output norm's `γ` (and `β`), then the MLP's output norm's.
+    pub(crate) fn output_norm_weight_index(&self, half: BlockHalf, bias: bool) -> Option<usize> {
+        let norm = self.output_norms.of(half)?;
+        if bias && !norm.bias {
+            return None;
+        }
+        let mut start = self.table_vars().len() - 1 - self.output_norm_tables();
+        if half == BlockHalf::FeedForward {
+            start += self.output_norms.attention.map_or(0, |n| 1 + usize::from(n.bias));
+        }
+        Some(start + usize::from(bias))
+    }
+
+    /// How many tables the output norms add to the model commitment.
+    fn output_norm_tables(&self) -> usize {
+        BlockHalf::BOTH.iter().filter_map(|h| self.output_norms.of(*h)).map(|n| 1 + usize::from(n.bias)).sum()
     }
 
     /// The proven MLP's shape (`s × d_model`; `Y₂` pinned by the residual, no range of its own).
@@ -302,6 +410,7 @@ impl ModelShape {
                 vars.extend([projection.input_vars() + projection.output_vars(), projection.output_vars()]);
             }
         }
+        vars.extend(std::iter::repeat_n(m, self.output_norm_tables()));
         vars
     }
 
@@ -339,16 +448,24 @@ impl ModelShape {
             n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
         });
         let mlp = self.mlp_shape().map_or(0, |m| m.largest_vars());
-        let mlp_norm = self.mlp_norm_shape().map_or(0, |n| {
+        let norm_vars = |n: NormShape| {
             let (low, high) = n.digits();
             n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
-        });
+        };
+        let mlp_norm = self.mlp_norm_shape().map_or(0, norm_vars);
+        let output_norms = BlockHalf::BOTH
+            .iter()
+            .filter_map(|h| self.output_norm_shape(*h))
+            .map(norm_vars)
+            .max()
+            .unwrap_or(0);
         tables
             .max(ranges)
             .max(rotary)
             .max(norm)
             .max(mlp)
             .max(mlp_norm)
+            .max(output_norms)
             .max(largest_committed_vars(&self.attention, softmax))
     }
 
@@ -428,6 +545,20 @@ impl ModelShape {
             ]
         });
         transcript.append_shape(LABEL_MLP, &mlp);
+        // The output norms' constants (each step adds them again when it starts).
+        let output_norms = BlockHalf::BOTH.map(|half| {
+            self.output_norms.of(half).map_or([0; 6], |n| {
+                [
+                    usize::from(n.kind.code()),
+                    n.epsilon as usize,
+                    n.scale_bits as usize,
+                    n.shift_bits as usize,
+                    usize::from(n.bias),
+                    n.remainder_digits as usize,
+                ]
+            })
+        });
+        transcript.append_shape(LABEL_OUTPUT_NORMS, &output_norms.concat());
     }
 }
 
@@ -607,7 +738,51 @@ pub(crate) fn check_block_sizes<T>(
 ) -> Result<(), AttentionError> {
     check_attention_sizes(shape, input_len, weights)?;
     check_norm_weights(shape, weights)?;
-    check_feed_forward_weights(shape, weights)
+    check_feed_forward_weights(shape, weights)?;
+    check_output_norm_weights(shape, weights)
+}
+
+/// Checks that the shape and the weights agree on the output norms, and their lengths.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_output_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
+    let d = shape.model_width;
+    for half in BlockHalf::BOTH {
+        let (norm, w) = match half {
+            BlockHalf::Attention => (shape.output_norms.attention, &weights.output_norms.attention),
+            BlockHalf::FeedForward => (shape.output_norms.feed_forward, &weights.output_norms.feed_forward),
+        };
+        let name = match half {
+            BlockHalf::Attention => "the attention's output",
+            BlockHalf::FeedForward => "the MLP's output",
+        };
+        match (norm, w) {
+            (None, None) => {}
+            (Some(norm), Some(w)) if norm.kind == w.kind => check_tensor_sizes(&[
+                ("γ", w.scale.len(), 1, d),
+                ("β", w.bias.len(), 1, if norm.bias { d } else { 0 }),
+            ])?,
+            (Some(norm), Some(w)) => {
+                return Err(AttentionError::InvalidShape(format!(
+                    "the shape proves a {} on {name} but the weights are a {}'s",
+                    norm.kind.name(),
+                    w.kind.name()
+                )));
+            }
+            (Some(_), None) => {
+                return Err(AttentionError::InvalidShape(format!(
+                    "the shape proves a norm on {name}: pass its weights"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(AttentionError::InvalidShape(format!(
+                    "weights of a norm on {name} were given, but this shape does not prove it"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An MLP weight table of the model commitment.
@@ -782,6 +957,18 @@ pub(crate) fn padded_tables(
             let (input_vars, output_vars) = (projection.input_vars(), projection.output_vars());
             tables.push(pad(&linear.weights, projection.inputs, projection.outputs, input_vars, output_vars));
             tables.push(pad(&linear.bias, 1, projection.outputs, 0, output_vars));
+        }
+    }
+    for half in BlockHalf::BOTH {
+        let w = match half {
+            BlockHalf::Attention => &weights.output_norms.attention,
+            BlockHalf::FeedForward => &weights.output_norms.feed_forward,
+        };
+        if let (Some(norm), Some(w)) = (shape.output_norms.of(half), w) {
+            tables.push(pad(&w.scale, 1, d, 0, mv));
+            if norm.bias {
+                tables.push(pad(&w.bias, 1, d, 0, mv));
+            }
         }
     }
     Ok(tables)

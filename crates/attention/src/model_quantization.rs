@@ -497,6 +497,8 @@ impl ModelQuantization {
             rotary,
             norm: self.norm.map(|n| n.block),
             mlp: self.mlp.map(|m| m.block),
+            output_norms: Default::default(),
+            query_key_norms: None,
         }
     }
 
@@ -533,6 +535,8 @@ impl ModelQuantization {
                 (Some(q), Some(w)) => Some(self.quantize_feed_forward(q, w)?),
                 _ => None,
             },
+            output_norms: Default::default(),
+            query_key_norms: None,
         })
     }
 

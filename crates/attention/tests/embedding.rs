@@ -233,6 +233,8 @@ fn a_block_boundary_is_an_embedding_statement_hidden_state() {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let params = HyraxParams::new(20);
     let values = embed(&shape, &setup.padded, &ids).unwrap();

@@ -123,6 +123,8 @@ fn model_shapes_over_the_limits_are_rejected_without_allocating() {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     assert!(base.validate().is_ok());
     let huge = [1usize << 40, usize::MAX, 1 << 63];

@@ -141,6 +141,8 @@ fn malformed_model_layer_proofs_neither_panic_nor_verify() {
         rotary: Some(RotaryParams { base: 10_000, fraction_bits: 12 }),
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let scale = 1.0 / (attention.head_dim as f64 * 400.0);
     let softmax =

@@ -32,6 +32,8 @@ fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
         output_bias: normal(&mut rng, d, 0.05),
         norm: None,
         feed_forward: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     }
 }
 
@@ -45,6 +47,8 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     }
 }
 
@@ -273,6 +277,8 @@ fn the_reference_is_the_plain_formula() {
         output_bias: vec![0.25, 0.0],
         norm: None,
         feed_forward: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.

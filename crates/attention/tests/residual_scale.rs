@@ -33,6 +33,8 @@ fn a_key_whose_residual_is_x_must_keep_the_residual_stream_at_x_scale() {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let n = h * m;
     let weights = FloatModelWeights {
@@ -46,6 +48,8 @@ fn a_key_whose_residual_is_x_must_keep_the_residual_stream_at_x_scale() {
         output_bias: values(d, 8, 0.05),
         norm: None,
         feed_forward: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     let x = values(s * d, 9, 1.0);
     let q = ModelQuantization::calibrate(&shape, &weights, &x).unwrap();

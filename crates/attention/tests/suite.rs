@@ -14,6 +14,7 @@ mod block_fuzz;
 mod block_malformed_structure;
 mod block_mlp;
 mod block_norm;
+mod block_output_norms;
 mod committed;
 mod embedding;
 mod hadamard;

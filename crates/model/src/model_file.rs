@@ -519,6 +519,8 @@ impl AttentionWeights {
             output_bias: self.output_bias.clone(),
             norm: None,
             feed_forward: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         }
     }
 }

@@ -16,6 +16,8 @@
 //!                       MLPs), down (n × d_model), each with its bias (zeros when the model
 //!                       has none)
 //! FeedForwardWeights<T> the half of a pre-norm layer after the attention: its norm and MLP
+//! OutputNormWeights<T>  the norms on each half's output before its residual (Gemma 2, 3)
+//! QueryKeyNormWeights<T> the norms on every query and key head (Gemma 3's QK-norm)
 //! Activation            the MLP's activation (GELU in erf or tanh form, SiLU), by the name
 //!                       the model's config gives it
 //! ```
@@ -47,6 +49,46 @@ pub struct ModelWeights<T = i64> {
     /// The norm and MLP after the attention when the block proves them (pre-norm decoders:
     /// `H' = Z + MLP(norm₂(Z))`), else `None`.
     pub feed_forward: Option<FeedForwardWeights<T>>,
+    /// The norms on each half's output before its residual (Gemma 2 and 3: `H + norm(Y)`),
+    /// when the model has them.
+    pub output_norms: OutputNormWeights<T>,
+    /// The norms on every query and key head before the rotation (Gemma 3's `q_norm`,
+    /// `k_norm`), when the model has them.
+    pub query_key_norms: Option<QueryKeyNormWeights<T>>,
+}
+
+/// The QK-norm's weights: one norm over each query head's `m` entries, one over each key
+/// head's (`γ` and `β` of width `m`, shared by every head).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryKeyNormWeights<T = i64> {
+    /// The norm on the query heads.
+    pub query: NormWeights<T>,
+    /// The norm on the key heads.
+    pub key: NormWeights<T>,
+}
+
+/// The norms a layer applies to each half's output before adding it to the residual stream
+/// (Gemma 2's and 3's `post_attention_layernorm` and `post_feedforward_layernorm`: `Z = H +
+/// norm(Y)`, `H' = Z + norm(Y₂)`); `None` where the model adds the output as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputNormWeights<T = i64> {
+    /// The norm on the attention's output projection.
+    pub attention: Option<NormWeights<T>>,
+    /// The norm on the MLP's output.
+    pub feed_forward: Option<NormWeights<T>>,
+}
+
+impl<T> Default for OutputNormWeights<T> {
+    fn default() -> Self {
+        Self { attention: None, feed_forward: None }
+    }
+}
+
+impl<T> OutputNormWeights<T> {
+    /// Whether the layer has neither.
+    pub fn is_empty(&self) -> bool {
+        self.attention.is_none() && self.feed_forward.is_none()
+    }
 }
 
 /// A linear layer's weights: `W` (`inputs × outputs`, row-major) and `b` (`outputs`; zeros for a
@@ -343,6 +385,8 @@ mod tests {
             output_bias: vec![0; 8],
             norm: None,
             feed_forward: None,
+            output_norms: Default::default(),
+            query_key_norms: None,
         };
         assert_eq!(w.lengths(), [1, 2, 3, 4, 5, 6, 7, 8]);
     }

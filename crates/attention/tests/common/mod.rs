@@ -62,6 +62,24 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
                 mlp: zkmha_nn::MlpWeights { up, gate, down },
             }
         }),
+        output_norms: {
+            // γ of either sign, 6 to 8 bits, like the norms': norm(Y) stays near 2^10.
+            let mut rng = StdRng::seed_from_u64(seed + 29);
+            let mut norm = |n: Option<zkmha_attention::norm::BlockNorm>| {
+                n.map(|n| {
+                    let scale = (0..d)
+                        .map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 })
+                        .collect();
+                    let bias = if n.bias { draw(&mut rng, d, 256) } else { Vec::new() };
+                    zkmha_nn::NormWeights { kind: n.kind, scale, bias }
+                })
+            };
+            zkmha_nn::OutputNormWeights {
+                attention: norm(shape.output_norms.attention),
+                feed_forward: norm(shape.output_norms.feed_forward),
+            }
+        },
+        query_key_norms: None,
     }
 }
 
@@ -142,6 +160,8 @@ pub fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         rotary: None,
         norm: None,
         mlp: None,
+        output_norms: Default::default(),
+        query_key_norms: None,
     }
 }
 
@@ -164,6 +184,17 @@ pub fn with_mlp(shape: ModelShape, gated: bool, hidden: usize) -> ModelShape {
         down_shift: if gated { 20 } else { 8 },
     };
     ModelShape { mlp: Some(BlockMlp { norm, params }), ..shape }
+}
+
+/// Gemma 2's and 3's "sandwich": the norms on the attention's and (with the MLP) the MLP's
+/// outputs before their residuals, of the block norm's kind and constants.
+pub fn with_output_norms(shape: ModelShape) -> ModelShape {
+    let norm = shape.norm.expect("the output norms need the proven norm before the attention");
+    let output_norms = zkmha_attention::model_layer::OutputNorms {
+        attention: Some(norm),
+        feed_forward: shape.mlp.map(|m| m.norm),
+    };
+    ModelShape { output_norms, ..shape }
 }
 
 /// The plain reference: project, attend (the witness code), project the output, add X (or
