@@ -1100,13 +1100,14 @@ fn blake3_128(bytes: &[u8]) -> String {
 /// of X's commitment and of the model commitment, and the digest of Z.
 fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, String) {
     // Magic and version, the shape (attention 32, d_model 8, shifts 16, residual 1,
-    // h_kv 8, no rotary 1, no proven norm 1, no proven MLP 1), the mask, the softmax (code and
-    // five parameters).
+    // h_kv 8, no rotary 1, no proven norm 1, no proven MLP 1, no output norms 2, no QK-norm 1),
+    // the mask, the softmax (code and five parameters).
     let mut at = header_len(bytes) + 32 + 8 + 16 + 1 + 8;
     assert_eq!(bytes[at], 0, "no rotary embeddings");
     assert_eq!(bytes[at + 1], 0, "no proven norm");
     assert_eq!(bytes[at + 2], 0, "no proven MLP");
-    at += 1 + 1 + 1 + 1 + 1 + 24;
+    assert_eq!(bytes[at + 3..at + 6], [0, 0, 0], "no output norms, no QK-norm");
+    at += 1 + 1 + 1 + 2 + 1 + 1 + 1 + 24;
     let x_len = commitment_len(bytes, at);
     let x = blake3_128(&bytes[at..at + x_len]);
     at += x_len;

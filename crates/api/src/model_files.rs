@@ -106,7 +106,9 @@ pub(crate) fn decode_header<T>(
 /// other integers).
 /// 14: a chain key's head may hold an untied LM head's table (its commitment and scale `f_w`)
 /// and the chain secret its blinds; a layer's key may state a sliding-window mask.
-const FILE_VERSION: u32 = 14;
+/// 15: a layer's shape states its output norms and QK-norm (Gemma 3), proofs carry their
+/// norm proofs.
+const FILE_VERSION: u32 = 15;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -13,14 +13,19 @@
 //!            O = attention(Q, K, V);  Y = round((O·W_o + b_o) / 2^k_o);  Z = R + Y,
 //!            R = X (post-norm) or the committed hidden state H (pre-norm);
 //!            with the MLP proven (pre-norm, norm proven): X₂ = norm₂(Z), Y₂ = MLP(X₂),
-//!            H' = Z + Y₂ the output, Z and X₂ committed by the proof
+//!            H' = Z + Y₂ the output, Z and X₂ committed by the proof;
+//!            with output norms (Gemma 2, 3): Z = H + norm_a(Y), H' = Z + norm_f(Y₂);
+//!            with the QK-norm (Gemma 3, under RoPE): Q_pre = norm_q(Q_proj) and K_pre =
+//!            norm_k(K_proj) over each head's m entries (the s × h·m table read as (s·h) × m),
+//!            then the rotations
 //! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
 //!            weight table: the attention's, γ and β, then γ₂, β₂ and the MLP's W and b), the
 //!            output Z (or H') — absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
 //!            block_zk_schedule); the norm from H to X (when proven); the norm from Z to X₂
-//!            and the MLP (when proven); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) =
+//!            and the MLP (when proven); the output norms, then the QK-norm's two (when
+//!            proven; the residuals' claims are on the normed outputs); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) =
 //!            Z̃(r_z) − α, Z̃ the public output's MLE; with the MLP ζ = Z̃(r_z) sent, a claim on
 //!            the committed Z, and Ỹ(r_z) = ζ − α, Ỹ₂(r_z) = H̃′(r_z) − ζ);
 //!            the four projections; the grouped-query reductions; the rotations; r ← V,
@@ -137,6 +142,11 @@ pub enum BlockPolynomial {
     NormedOutput(BlockHalf),
     /// A polynomial of the norm on a half's output.
     OutputNorm(BlockHalf, NormPolynomial),
+    /// Under the QK-norm: the `Q` or `K` projection's output (0, 1), the norm's input (its
+    /// output is the rotation's input, [`BlockPolynomial::RotaryInput`]).
+    HeadNormInput(usize),
+    /// A polynomial of the QK-norm on `Q` or `K` (0, 1).
+    HeadNorm(usize, NormPolynomial),
 }
 
 pub use crate::norm::NormPolynomial;
@@ -184,6 +194,12 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         if let Some(norm) = shape.output_norm_shape(half) {
             out.push(NormedOutput(half));
             out.extend(norm_polynomials(&norm).into_iter().map(|part| OutputNorm(half, part)));
+        }
+    }
+    for p in 0..2 {
+        if let Some(norm) = shape.query_key_norm_shape(p) {
+            out.push(HeadNormInput(p));
+            out.extend(norm_polynomials(&norm).into_iter().map(|part| HeadNorm(p, part)));
         }
     }
     out
@@ -301,6 +317,14 @@ fn polynomial_layout(
             norm_polynomial_vars(&shape.output_norm_shape(half).ok_or_else(missing)?, part)?,
             shape.layout(softmax),
         ),
+        HeadNormInput(p) => {
+            shape.query_key_norm_shape(p).ok_or_else(missing)?;
+            (a.seq_vars() + a.model_vars(), shape.layout(softmax))
+        }
+        HeadNorm(p, part) => (
+            norm_polynomial_vars(&shape.query_key_norm_shape(p).ok_or_else(missing)?, part)?,
+            shape.layout(softmax),
+        ),
         Mlp(key) => (
             shape.mlp_shape().and_then(|m| m.polynomial_vars(key)).ok_or_else(missing)?,
             shape.layout(softmax),
@@ -334,6 +358,11 @@ pub fn block_zk_schedule(
     }
     for half in BlockHalf::BOTH {
         if let Some(norm) = shape.output_norm_shape(half) {
+            schedule.extend(norm_zk_schedule(&norm)?);
+        }
+    }
+    for p in 0..2 {
+        if let Some(norm) = shape.query_key_norm_shape(p) {
             schedule.extend(norm_zk_schedule(&norm)?);
         }
     }
@@ -421,6 +450,8 @@ pub struct ModelBlockProof<M: Mode> {
     /// The norms on the attention's and the MLP's outputs, when the shape proves them
     /// ([`crate::model_layer::OutputNorms`]).
     pub output_norms: OutputNormProofs<M>,
+    /// The QK-norm's proofs on `Q` and `K`, when the shape proves it (empty otherwise).
+    pub query_key_norms: Vec<NormProofOf<M>>,
     /// `α = R̃(r_z)`.
     pub residual_input: M::Sent,
     /// `η = Õ(r_z)`, the committed output at the residual's point (a committed output only:
@@ -481,7 +512,7 @@ impl<M: Mode> ModelBlockProof<M> {
         }
         vec![
             ("commitments", size(&self.commitments)),
-            ("norm", size(&self.norm) + size(&self.output_norms)),
+            ("norm", size(&self.norm) + size(&self.output_norms) + size(&self.query_key_norms)),
             ("mlp", size(&self.feed_forward)),
             ("projections", size(&self.projections) + size(&self.shared_heads)),
             ("rotary embeddings", size(&self.rotations)),
@@ -510,6 +541,7 @@ fn block_claims<V: Clone + zkmha_zk::LinearValue>(
     let mut out = norm;
     for (p, c) in projections.iter().enumerate() {
         let (output_key, input_key, weights, bias) = match p {
+            0 | 1 if shape.query_key_norms.is_some() => (HeadNormInput(p), Input, Weight(p), Weight(3 + p)),
             0 | 1 if rotated => (RotaryInput(p), Input, Weight(p), Weight(3 + p)),
             0..=2 => (AttentionInput(p), Input, Weight(p), Weight(3 + p)),
             _ => (Projected, AttentionOutput, Weight(6), Weight(7)),
@@ -581,6 +613,9 @@ struct NormKeys {
     scale: usize,
     bias: Option<usize>,
     part: fn(NormPolynomial) -> BlockPolynomial,
+    /// The variables of the committed input's and output's grid (`log ŝ + log d̂`, or `Q`'s
+    /// `log ŝ + log(h·m)` for the QK-norm).
+    grid: usize,
 }
 
 impl NormKeys {
@@ -593,6 +628,7 @@ impl NormKeys {
             scale: 8,
             bias,
             part: BlockPolynomial::Norm,
+            grid: shape.attention.seq_vars() + shape.model_vars(),
         }
     }
 
@@ -606,6 +642,7 @@ impl NormKeys {
                 .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
             bias: shape.mlp_weight_index(MlpTable::NormBias),
             part: BlockPolynomial::MlpNorm,
+            grid: shape.attention.seq_vars() + shape.model_vars(),
         })
     }
 
@@ -629,6 +666,26 @@ impl NormKeys {
                 .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
             bias: shape.output_norm_weight_index(half, true),
             part,
+            grid: shape.attention.seq_vars() + shape.model_vars(),
+        })
+    }
+
+    /// The QK-norm on `Q` (`p = 0`) or `K` (`p = 1`): from the projection's output to the
+    /// rotation's input.
+    fn query_key(shape: &ModelShape, p: usize) -> Result<Self, AttentionError> {
+        let part: fn(NormPolynomial) -> BlockPolynomial = match p {
+            0 => |part| BlockPolynomial::HeadNorm(0, part),
+            _ => |part| BlockPolynomial::HeadNorm(1, part),
+        };
+        Ok(Self {
+            input: BlockPolynomial::HeadNormInput(p),
+            output: BlockPolynomial::RotaryInput(p),
+            scale: shape
+                .query_key_norm_weight_index(p, false)
+                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
+            bias: shape.query_key_norm_weight_index(p, true),
+            part,
+            grid: shape.attention.seq_vars() + shape.attention.model_vars(),
         })
     }
 }
@@ -669,6 +726,36 @@ fn output_norm_data(
     Ok(Some(OutputNormData { shape: norm, witness, ranges }))
 }
 
+/// The QK-norm on the `Q` and `K` projections' outputs (`s × h·m`, read as `(s·h) × m`),
+/// if the shape proves it (empty otherwise).
+///
+/// # Errors
+/// A shape and weights that disagree; as the norm's forward pass.
+fn query_key_norm_data(
+    shape: &ModelShape,
+    weights: &ModelWeights,
+    projections: &[ProjectionWitness],
+) -> Result<Vec<OutputNormData>, AttentionError> {
+    let w = match (shape.query_key_norms, &weights.query_key_norms) {
+        (Some(_), Some(w)) => w,
+        (None, None) => return Ok(Vec::new()),
+        _ => return Err(AttentionError::CheckFailed { step: "QK-norm weights" }),
+    };
+    let mut out = Vec::with_capacity(2);
+    for (p, w) in [&w.query, &w.key].into_iter().enumerate() {
+        let norm = shape.query_key_norm_shape(p).ok_or(AttentionError::CheckFailed { step: "QK-norm" })?;
+        let input = &projections.get(p).ok_or(AttentionError::CheckFailed { step: "QK-norm" })?.output;
+        #[cfg(test)]
+        let w = &attack_output_norms::head_weights(p, w, weights);
+        let output = compute_norm(&norm, input, &w.scale, &w.bias)?;
+        let witness =
+            NormWitness { input: input.clone(), scale: w.scale.clone(), bias: w.bias.clone(), output };
+        let ranges = norm_ranges(&norm, &witness)?;
+        out.push(OutputNormData { shape: norm, witness, ranges });
+    }
+    Ok(out)
+}
+
 /// What a half's residual adds: its output `Y`, or the norm on it.
 fn added_to_residual<'a>(half: BlockHalf, output: &'a [i64], normed: &'a Option<OutputNormData>) -> Vec<i64> {
     let added = normed.as_ref().map_or(output, |n| &n.witness.output);
@@ -692,7 +779,8 @@ fn norm_block_claims<V: zkmha_zk::LinearValue>(
     use BlockPolynomial::*;
     use NormPolynomial::*;
     let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
-    let grid = shape.attention.seq_vars() + shape.model_vars();
+    let _ = shape;
+    let grid = keys.grid;
     let on_block_grid = |claim| crate::norm::claim_on_grid(claim, grid, STEP_CLAIMS);
     let part = keys.part;
     let mut out = Vec::new();
@@ -873,6 +961,8 @@ struct BlockForward {
     witness: crate::AttentionWitness,
     attention_output: Vec<i64>,
     projected: Vec<i64>,
+    /// The QK-norm on `Q` and `K`, when the shape proves it (empty otherwise).
+    query_key_norms: Vec<OutputNormData>,
     /// The norm on `Y`, when the shape proves it.
     attention_output_norm: Option<OutputNormData>,
     /// `Z = R + Y`, or `R + norm_a(Y)`.
@@ -912,12 +1002,17 @@ fn block_forward(
         });
     }
     drop(expanded);
+    let query_key_norms = query_key_norm_data(shape, weights, &witnesses)?;
     let rotation_shape = shape.rotary.map(|r| r.shape(a.seq_len, a.heads, a.head_dim));
     let mut rotation_witnesses = Vec::with_capacity(2);
     if let Some(rotation) = &rotation_shape {
-        for w in witnesses.iter().take(2) {
-            let rotated = compute_rotation(rotation, &w.output)?;
-            rotation_witnesses.push(RotaryWitness { input: w.output.clone(), output: rotated });
+        for (p, w) in witnesses.iter().take(2).enumerate() {
+            // The rotation's input: the projection's output, or the QK-norm of it.
+            let input = query_key_norms.get(p).map_or(&w.output, |n| &n.witness.output);
+            #[cfg(test)]
+            let input = attack_output_norms::rotated(p, &w.output, input);
+            let rotated = compute_rotation(rotation, input)?;
+            rotation_witnesses.push(RotaryWitness { input: input.clone(), output: rotated });
         }
     }
     let attention_input = |p: usize| match rotation_witnesses.get(p) {
@@ -952,6 +1047,7 @@ fn block_forward(
         witness,
         attention_output,
         projected,
+        query_key_norms,
         attention_output_norm,
         middle,
         feed_forward,
@@ -1216,6 +1312,7 @@ fn prove_block_with_claims<M: Mode>(
         mut witness,
         attention_output,
         projected,
+        query_key_norms,
         attention_output_norm,
         middle,
         feed_forward,
@@ -1293,6 +1390,12 @@ fn prove_block_with_claims<M: Mode>(
                 for (part, values) in norm_tables(&n.shape, &n.ranges) {
                     push(OutputNorm(half, part), values)?;
                 }
+            }
+        }
+        for (p, n) in query_key_norms.iter().enumerate() {
+            push(HeadNormInput(p), grid(&n.witness.input, a.model_width(), a.model_vars()))?;
+            for (part, values) in norm_tables(&n.shape, &n.ranges) {
+                push(HeadNorm(p, part), values)?;
             }
         }
         for (p, (r, projection)) in ranges.iter().zip(&projections).enumerate() {
@@ -1404,6 +1507,12 @@ fn prove_block_with_claims<M: Mode>(
                 BlockHalf::FeedForward => output_norm_proofs.feed_forward = Some(proof),
             }
         }
+    }
+    let mut query_key_norm_proofs = Vec::with_capacity(query_key_norms.len());
+    for (p, n) in query_key_norms.iter().enumerate() {
+        let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+        output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::query_key(shape, p)?)?);
+        query_key_norm_proofs.push(proof);
     }
     let vars = shape.table_vars();
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
@@ -1545,6 +1654,7 @@ fn prove_block_with_claims<M: Mode>(
             _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
         },
         output_norms: output_norm_proofs,
+        query_key_norms: query_key_norm_proofs,
         residual_input: residual_sent,
         committed_output,
         projections: projection_proofs,
@@ -1611,6 +1721,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
         || BlockHalf::BOTH
             .iter()
             .any(|h| proof.output_norms.of(*h).is_some() != shape.output_norms.of(*h).is_some())
+        || proof.query_key_norms.len() != if shape.query_key_norms.is_some() { 2 } else { 0 }
         || proof.committed_output.is_some() != (statement.output.kind() == OutputKind::Committed)
     {
         return Err(shape_error);
@@ -1659,6 +1770,11 @@ pub(crate) fn verify_block_pending<M: Mode>(
             (None, None) => {}
             _ => return Err(shape_error),
         }
+    }
+    for (p, norm_proof) in proof.query_key_norms.iter().enumerate() {
+        let norm = shape.query_key_norm_shape(p).ok_or(shape_error.clone())?;
+        let claims = verify_norm::<M>(&mut verifier, &norm, norm_proof, t)?;
+        output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::query_key(shape, p)?)?);
     }
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, model_vars);

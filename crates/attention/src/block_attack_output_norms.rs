@@ -22,6 +22,11 @@ pub(super) enum Cheat {
     ShiftedInput(BlockHalf),
     /// The norm is run with the norm before the attention's `γ`, `β` (the wrong weight table).
     FirstNormWeights(BlockHalf),
+    /// QK-norm on `Q` (0) or `K` (1): the rotation reads the projection's output, not its
+    /// norm (the model without the QK-norm, proven under a statement that has it).
+    SkipHeadNorm(usize),
+    /// QK-norm: the norm on `Q` run with `K`'s weights, or the reverse.
+    SwappedHeadNormWeights(usize),
 }
 
 thread_local! {
@@ -50,31 +55,44 @@ pub(super) fn input(half: BlockHalf, mut input: Vec<i64>) -> Vec<i64> {
     input
 }
 
+pub(super) fn rotated<'a>(p: usize, projected: &'a Vec<i64>, normed: &'a Vec<i64>) -> &'a Vec<i64> {
+    if cheat() == Cheat::SkipHeadNorm(p) { projected } else { normed }
+}
+
+pub(super) fn head_weights(p: usize, w: &zkmha_nn::NormWeights, all: &ModelWeights) -> zkmha_nn::NormWeights {
+    match cheat() {
+        Cheat::SwappedHeadNormWeights(q) if q == p => {
+            let norms = all.query_key_norms.as_ref().unwrap();
+            if p == 0 { norms.key.clone() } else { norms.query.clone() }
+        }
+        _ => w.clone(),
+    }
+}
+
 pub(super) fn added<'a>(half: BlockHalf, output: &'a [i64], normed: &'a [i64]) -> &'a [i64] {
     if cheat() == Cheat::SkipNorm(half) { output } else { normed }
 }
 
 fn shapes() -> Vec<ModelShape> {
-    use common::{base, grouped, rotary, with_mlp, with_norm, with_output_norms};
+    use common::{base, grouped, rotary, with_mlp, with_norm, with_output_norms, with_query_key_norms};
     use zkmha_nn::NormKind;
+    let rms = |shape| with_norm(shape, NormKind::Rms);
+    let first = |shape: ModelShape| common::modes(&shape)[0].1;
+    let second = |shape: ModelShape| common::modes(&shape)[1].1;
     vec![
-        common::modes(&with_output_norms(with_mlp(with_norm(base(3, 2, 4, 4, 10), NormKind::Rms), true, 20)))
-            [1]
-        .1,
-        common::modes(&with_output_norms(with_mlp(
-            with_norm(base(5, 2, 4, 4, 10), NormKind::Layer),
-            false,
-            24,
-        )))[0]
-            .1,
+        second(with_output_norms(with_mlp(rms(base(3, 2, 4, 4, 10)), true, 20))),
+        first(with_output_norms(with_mlp(with_norm(base(5, 2, 4, 4, 10), NormKind::Layer), false, 24))),
         // One token (the norms' appended zero row); the attention half alone.
-        common::modes(&with_output_norms(with_norm(base(1, 2, 4, 4, 12), NormKind::Rms)))[0].1,
-        common::modes(&with_output_norms(with_mlp(
-            with_norm(rotary(grouped(6, 4, 1, 4, 4, 16)), NormKind::Rms),
+        first(with_output_norms(rms(base(1, 2, 4, 4, 12)))),
+        first(with_output_norms(with_mlp(rms(rotary(grouped(6, 4, 1, 4, 4, 16))), true, 24))),
+        // Gemma 3's whole layer: QK-norm, grouped heads, rotations, both output norms.
+        second(with_query_key_norms(with_output_norms(with_mlp(
+            rms(rotary(grouped(5, 4, 1, 4, 4, 12))),
             true,
             24,
-        )))[0]
-            .1,
+        )))),
+        // One token, one head, the QK-norm alone.
+        first(with_query_key_norms(rms(rotary(base(1, 1, 4, 4, 6))))),
     ]
 }
 
@@ -112,19 +130,25 @@ fn run<M: Mode>() {
     for (i, shape) in shapes().iter().enumerate() {
         let honest = attempt::<M>(shape, Cheat::Honest);
         assert!(matches!(honest, Ok(Ok(_))), "honest {i}: {honest:?}");
-        let halves: &[BlockHalf] =
-            if shape.mlp.is_some() { &BlockHalf::BOTH } else { &[BlockHalf::Attention] };
-        for &half in halves {
-            for cheat_with in
-                [Cheat::SkipNorm(half), Cheat::ShiftedInput(half), Cheat::FirstNormWeights(half)]
-            {
-                let outcome = attempt::<M>(shape, cheat_with);
-                let line = format!("{} shape {i} {cheat_with:?}: {outcome:?}", std::any::type_name::<M>());
-                println!("{line}");
-                // The prover must get a proof out (else the test shows nothing of the verifier).
-                assert!(outcome.is_ok(), "the malicious prover failed to prove: {line}");
-                report.push((line, matches!(outcome, Ok(Ok(_)))));
-            }
+        let halves: &[BlockHalf] = match (shape.output_norms.attention, shape.mlp) {
+            (None, _) => &[],
+            (Some(_), Some(_)) => &BlockHalf::BOTH,
+            (Some(_), None) => &[BlockHalf::Attention],
+        };
+        let mut cheats: Vec<Cheat> = halves
+            .iter()
+            .flat_map(|&h| [Cheat::SkipNorm(h), Cheat::ShiftedInput(h), Cheat::FirstNormWeights(h)])
+            .collect();
+        if shape.query_key_norms.is_some() {
+            cheats.extend((0..2).flat_map(|p| [Cheat::SkipHeadNorm(p), Cheat::SwappedHeadNormWeights(p)]));
+        }
+        for cheat_with in cheats {
+            let outcome = attempt::<M>(shape, cheat_with);
+            let line = format!("{} shape {i} {cheat_with:?}: {outcome:?}", std::any::type_name::<M>());
+            println!("{line}");
+            // The prover must get a proof out (else the test shows nothing of the verifier).
+            assert!(outcome.is_ok(), "the malicious prover failed to prove: {line}");
+            report.push((line, matches!(outcome, Ok(Ok(_)))));
         }
     }
     let accepted: Vec<_> = report.iter().filter(|(_, a)| *a).map(|(l, _)| l.clone()).collect();
@@ -132,11 +156,11 @@ fn run<M: Mode>() {
 }
 
 #[test]
-fn malicious_output_norm_provers_are_rejected_in_the_plain_mode() {
+fn malicious_output_and_query_key_norm_provers_are_rejected_in_the_plain_mode() {
     run::<Plain>();
 }
 
 #[test]
-fn malicious_output_norm_provers_are_rejected_in_zero_knowledge() {
+fn malicious_output_and_query_key_norm_provers_are_rejected_in_zero_knowledge() {
     run::<Zk>();
 }

@@ -62,6 +62,7 @@ const LABEL_OUTPUT_KIND: &[u8] = b"attention/model/output-kind";
 const LABEL_NORM: &[u8] = b"attention/model/norm";
 const LABEL_MLP: &[u8] = b"attention/model/mlp";
 const LABEL_OUTPUT_NORMS: &[u8] = b"attention/model/output-norms";
+const LABEL_QUERY_KEY_NORMS: &[u8] = b"attention/model/query-key-norms";
 
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
@@ -240,7 +241,21 @@ impl ModelShape {
             }
         }
         if self.query_key_norms.is_some() {
-            return Err(AttentionError::InvalidShape("the QK-norm is not proven yet".into()));
+            if self.rotary.is_none() {
+                return Err(AttentionError::InvalidShape(
+                    "a proven QK-norm needs the rotary embedding after it".into(),
+                ));
+            }
+            if !(a.heads.is_power_of_two() && a.head_dim.is_power_of_two() && a.head_dim >= 2) {
+                return Err(AttentionError::InvalidShape(
+                    "a proven QK-norm needs power-of-two head counts and head widths".into(),
+                ));
+            }
+            for p in 0..2 {
+                if let Some(norm) = self.query_key_norm_shape(p) {
+                    norm.validate()?;
+                }
+            }
         }
         Ok(())
     }
@@ -259,11 +274,42 @@ impl ModelShape {
         if bias && !norm.bias {
             return None;
         }
-        let mut start = self.table_vars().len() - 1 - self.output_norm_tables();
+        let mut start =
+            self.table_vars().len() - 1 - self.output_norm_tables() - self.query_key_norm_tables();
         if half == BlockHalf::FeedForward {
             start += self.output_norms.attention.map_or(0, |n| 1 + usize::from(n.bias));
         }
         Some(start + usize::from(bias))
+    }
+
+    /// The shape of the QK-norm on `Q` (`p = 0`) or `K` (`p = 1`): `s·h` rows of a head's
+    /// `m` entries (the row-major `s × h·m` table read as `(s·h) × m`: the same MLE, `h` and `m`
+    /// powers of two), its output in the rotation's input range.
+    pub fn query_key_norm_shape(&self, p: usize) -> Option<NormShape> {
+        let a = &self.attention;
+        self.query_key_norms.filter(|_| p < 2).map(|n| NormShape {
+            output_bits: ROTATED_PROJECTION_OUTPUT_BITS,
+            ..n.of(p).shape(a.seq_len * a.heads, a.head_dim)
+        })
+    }
+
+    /// The model commitment's index of the QK-norm's `γ` (`bias` false) or `β` (`bias` true)
+    /// on `Q` (`p = 0`) or `K` (`p = 1`): the last tables, `γ_q` (`β_q`), then `γ_k` (`β_k`).
+    pub(crate) fn query_key_norm_weight_index(&self, p: usize, bias: bool) -> Option<usize> {
+        let norms = self.query_key_norms.filter(|_| p < 2)?;
+        if bias && !norms.of(p).bias {
+            return None;
+        }
+        let mut index = self.table_vars().len() - 1 - self.query_key_norm_tables();
+        if p == 1 {
+            index += 1 + usize::from(norms.query.bias);
+        }
+        Some(index + usize::from(bias))
+    }
+
+    /// How many tables the QK-norm adds to the model commitment.
+    fn query_key_norm_tables(&self) -> usize {
+        self.query_key_norms.map_or(0, |n| 2 + usize::from(n.query.bias) + usize::from(n.key.bias))
     }
 
     /// How many tables the output norms add to the model commitment.
@@ -411,6 +457,12 @@ impl ModelShape {
             }
         }
         vars.extend(std::iter::repeat_n(m, self.output_norm_tables()));
+        if let Some(norms) = self.query_key_norms {
+            let head = log2_ceil(a.head_dim);
+            for norm in [norms.query, norms.key] {
+                vars.extend(std::iter::repeat_n(head, 1 + usize::from(norm.bias)));
+            }
+        }
         vars
     }
 
@@ -456,6 +508,7 @@ impl ModelShape {
         let output_norms = BlockHalf::BOTH
             .iter()
             .filter_map(|h| self.output_norm_shape(*h))
+            .chain((0..2).filter_map(|p| self.query_key_norm_shape(p)))
             .map(norm_vars)
             .max()
             .unwrap_or(0);
@@ -559,6 +612,20 @@ impl ModelShape {
             })
         });
         transcript.append_shape(LABEL_OUTPUT_NORMS, &output_norms.concat());
+        // The QK-norm's constants (likewise).
+        let query_key = self.query_key_norms.map_or([[0; 6]; 2], |norms| {
+            [norms.query, norms.key].map(|n| {
+                [
+                    usize::from(n.kind.code()),
+                    n.epsilon as usize,
+                    n.scale_bits as usize,
+                    n.shift_bits as usize,
+                    usize::from(n.bias),
+                    n.remainder_digits as usize,
+                ]
+            })
+        });
+        transcript.append_shape(LABEL_QUERY_KEY_NORMS, &query_key.concat());
     }
 }
 
@@ -739,7 +806,46 @@ pub(crate) fn check_block_sizes<T>(
     check_attention_sizes(shape, input_len, weights)?;
     check_norm_weights(shape, weights)?;
     check_feed_forward_weights(shape, weights)?;
-    check_output_norm_weights(shape, weights)
+    check_output_norm_weights(shape, weights)?;
+    check_query_key_norm_weights(shape, weights)
+}
+
+/// Checks that the shape and the weights agree on the QK-norm, and its tables' lengths.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_query_key_norm_weights<T>(
+    shape: &ModelShape,
+    weights: &ModelWeights<T>,
+) -> Result<(), AttentionError> {
+    let m = shape.attention.head_dim;
+    match (shape.query_key_norms, &weights.query_key_norms) {
+        (None, None) => Ok(()),
+        (Some(norms), Some(w)) => {
+            for (norm, w, names) in
+                [(norms.query, &w.query, ["γ_q", "β_q"]), (norms.key, &w.key, ["γ_k", "β_k"])]
+            {
+                if norm.kind != w.kind {
+                    return Err(AttentionError::InvalidShape(format!(
+                        "the shape proves a {} QK-norm but the weights are a {}'s",
+                        norm.kind.name(),
+                        w.kind.name()
+                    )));
+                }
+                check_tensor_sizes(&[
+                    (names[0], w.scale.len(), 1, m),
+                    (names[1], w.bias.len(), 1, if norm.bias { m } else { 0 }),
+                ])?;
+            }
+            Ok(())
+        }
+        (Some(_), None) => {
+            Err(AttentionError::InvalidShape("the shape proves a QK-norm: pass its weights".into()))
+        }
+        (None, Some(_)) => Err(AttentionError::InvalidShape(
+            "QK-norm weights were given, but this shape does not prove one".into(),
+        )),
+    }
 }
 
 /// Checks that the shape and the weights agree on the output norms, and their lengths.
@@ -968,6 +1074,16 @@ pub(crate) fn padded_tables(
             tables.push(pad(&w.scale, 1, d, 0, mv));
             if norm.bias {
                 tables.push(pad(&w.bias, 1, d, 0, mv));
+            }
+        }
+    }
+    if let (Some(norms), Some(w)) = (shape.query_key_norms, &weights.query_key_norms) {
+        let m = a.head_dim;
+        let head = log2_ceil(m);
+        for (norm, w) in [(norms.query, &w.query), (norms.key, &w.key)] {
+            tables.push(pad(&w.scale, 1, m, 0, head));
+            if norm.bias {
+                tables.push(pad(&w.bias, 1, m, 0, head));
             }
         }
     }

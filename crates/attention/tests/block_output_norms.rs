@@ -10,6 +10,7 @@ use crate::common;
 
 use crate::common::{
     base, grouped, modes as softmax_modes, rotary, weights, with_mlp, with_norm, with_output_norms,
+    with_query_key_norms,
 };
 use zkmha_attention::block::{
     block_hyrax_params, block_output, commit_model_with, normalized_input, verify_block,
@@ -22,6 +23,7 @@ use zkmha_attention::{AttentionError, MaskKind, SoftmaxMode};
 
 in_both_modes!(
     round_trips_on_several_shapes,
+    query_key_norms_round_trip_and_bind_their_constants_and_weights,
     rejects_a_statement_without_or_with_changed_output_norms,
     rejects_another_models_output_norm_weights,
     rejects_a_changed_output,
@@ -180,6 +182,104 @@ fn shapes_and_weights_must_agree_on_the_output_norms() {
     let mut short = w.clone();
     short.output_norms.attention.as_mut().unwrap().scale.pop();
     for bad in [missing, layer_norm, short] {
+        let mut rng = <rand_chacha::ChaCha20Rng as ark_std::rand::SeedableRng>::seed_from_u64(2);
+        let committed = commit_model_with::<zkmha_attention::mode::Plain>(&params, &shape, &bad, &mut rng);
+        assert!(
+            matches!(
+                committed,
+                Err(AttentionError::InvalidShape(_) | AttentionError::WrongTensorSize { .. })
+            ),
+            "{committed:?}"
+        );
+    }
+}
+
+fn query_key_shapes() -> Vec<ModelShape> {
+    vec![
+        // Gemma 3's layer: grouped heads sharing one key/value head, both output norms.
+        with_query_key_norms(with_output_norms(with_mlp(
+            with_norm(rotary(grouped(5, 4, 1, 4, 4, 12)), NormKind::Rms),
+            true,
+            24,
+        ))),
+        with_query_key_norms(with_norm(rotary(base(3, 2, 8, 4, 7)), NormKind::Rms)),
+        with_query_key_norms(with_norm(rotary(base(1, 1, 4, 4, 6)), NormKind::Rms)),
+    ]
+}
+
+fn query_key_norms_round_trip_and_bind_their_constants_and_weights<M: Mode>() {
+    for (k, shape) in query_key_shapes().into_iter().enumerate() {
+        let [(softmax, shape), _] = softmax_modes(&shape);
+        let p = prove::<M>(&shape, softmax, 12);
+        verify_block::<M>(&p.params, &p.statement, &p.proof).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        if k > 0 {
+            continue;
+        }
+        let norms = shape.query_key_norms.unwrap();
+        let changed = [
+            None,
+            Some(zkmha_attention::model_layer::QueryKeyNorms { query: norms.key, key: norms.query }),
+            Some(zkmha_attention::model_layer::QueryKeyNorms {
+                key: zkmha_attention::norm::BlockNorm { shift_bits: norms.key.shift_bits + 1, ..norms.key },
+                ..norms
+            }),
+        ];
+        for query_key_norms in changed {
+            let statement =
+                ModelStatement { shape: ModelShape { query_key_norms, ..shape }, ..p.statement.clone() };
+            assert!(verify_block::<M>(&p.params, &statement, &p.proof).is_err(), "{query_key_norms:?}");
+        }
+        // Another model's γ_q or γ_k (the last two tables).
+        let other = prove::<M>(&shape, softmax, 13);
+        let n = p.statement.model.tables.len();
+        for table in n - 2..n {
+            let mut statement = p.statement.clone();
+            statement.model.tables[table] = other.statement.model.tables[table].clone();
+            assert!(verify_block::<M>(&p.params, &statement, &p.proof).is_err(), "weight table {table}");
+        }
+        let mut proof = p.proof.clone();
+        proof.query_key_norms.pop();
+        assert_eq!(
+            verify_block::<M>(&p.params, &p.statement, &proof).err(),
+            Some(AttentionError::CheckFailed { step: "model layer proof shape" })
+        );
+    }
+}
+
+/// The QK-norm reads the row-major `s × h·m` table as `(s·h) × m`: each query head of each
+/// token normed on its own, as a plain loop over the heads computes it.
+#[test]
+fn the_query_key_norm_is_one_norm_per_head() {
+    let shape = query_key_shapes()[1];
+    let w = weights(&shape, 3);
+    let a = &shape.attention;
+    let (s, h, m) = (a.seq_len, a.heads, a.head_dim);
+    let queries: Vec<i64> = (0..s * h * m).map(|i| ((i * 7919) % 2001) as i64 - 1000).collect();
+    let gamma = &w.query_key_norms.as_ref().unwrap().query;
+    let whole =
+        compute_norm(&shape.query_key_norm_shape(0).unwrap(), &queries, &gamma.scale, &gamma.bias).unwrap();
+    let one_head = zkmha_attention::norm::NormShape { rows: 1, ..shape.query_key_norm_shape(0).unwrap() };
+    let by_head: Vec<i64> = queries
+        .chunks(m)
+        .flat_map(|head| compute_norm(&one_head, head, &gamma.scale, &gamma.bias).unwrap())
+        .collect();
+    assert_eq!(whole, by_head);
+    // And the heads are not all alike (the test can fail).
+    assert_ne!(whole[..m], whole[m..2 * m]);
+}
+
+#[test]
+fn query_key_norms_need_the_rotation_and_power_of_two_heads() {
+    let shape = query_key_shapes()[1];
+    assert!(matches!(ModelShape { rotary: None, ..shape }.validate(), Err(AttentionError::InvalidShape(_))));
+    let three_heads = with_query_key_norms(with_norm(rotary(base(3, 3, 8, 4, 7)), NormKind::Rms));
+    assert!(matches!(three_heads.validate(), Err(AttentionError::InvalidShape(_))));
+    let [(softmax, shape), _] = softmax_modes(&shape);
+    let params = block_hyrax_params::<zkmha_attention::mode::Plain>(&shape, softmax).unwrap();
+    let w = weights(&shape, 1);
+    let mut short = w.clone();
+    short.query_key_norms.as_mut().unwrap().key.scale.pop();
+    for bad in [ModelWeights { query_key_norms: None, ..w.clone() }, short] {
         let mut rng = <rand_chacha::ChaCha20Rng as ark_std::rand::SeedableRng>::seed_from_u64(2);
         let committed = commit_model_with::<zkmha_attention::mode::Plain>(&params, &shape, &bad, &mut rng);
         assert!(

@@ -79,7 +79,19 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
                 feed_forward: norm(shape.output_norms.feed_forward),
             }
         },
-        query_key_norms: None,
+        query_key_norms: shape.query_key_norms.map(|norms| {
+            // γ of either sign, 6 to 8 bits, width m: the normed heads stay near 2^9.
+            let mut rng = StdRng::seed_from_u64(seed + 31);
+            let m = a.head_dim;
+            let mut norm = |n: zkmha_attention::norm::BlockNorm| {
+                let scale = (0..m)
+                    .map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 })
+                    .collect();
+                let bias = if n.bias { draw(&mut rng, m, 256) } else { Vec::new() };
+                zkmha_nn::NormWeights { kind: n.kind, scale, bias }
+            };
+            zkmha_nn::QueryKeyNormWeights { query: norm(norms.query), key: norm(norms.key) }
+        }),
     }
 }
 
@@ -195,6 +207,15 @@ pub fn with_output_norms(shape: ModelShape) -> ModelShape {
         feed_forward: shape.mlp.map(|m| m.norm),
     };
     ModelShape { output_norms, ..shape }
+}
+
+/// Gemma 3's QK-norm: a norm on every query and key head before the rotation (RMSNorm, the
+/// block norm's constants but for `ε`, which differs between the two).
+pub fn with_query_key_norms(shape: ModelShape) -> ModelShape {
+    let norm = shape.norm.expect("the QK-norm tests build on the pre-norm block");
+    let query = zkmha_attention::norm::BlockNorm { epsilon: 2, ..norm };
+    let query_key_norms = Some(zkmha_attention::model_layer::QueryKeyNorms { query, key: norm });
+    ModelShape { query_key_norms, ..shape }
 }
 
 /// The plain reference: project, attend (the witness code), project the output, add X (or
