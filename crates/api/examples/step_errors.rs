@@ -103,7 +103,8 @@ fn layer_errors(
     let z_int = block_output(&attention_shape, key.mask, softmax, &x_int, Some(hidden), &attention_weights)?;
     let z = real(&z_int, f_h);
     let attention_float = FloatModelWeights { feed_forward: None, ..float.clone() };
-    let z_float = reference_model_layer(&attention_shape, key.mask, &attention_float, &x_float, Some(&h))?;
+    let z_float =
+        reference_model_layer(&attention_shape, key.mask, &attention_float, &x_float, Some(&h), epsilon)?;
     // The MLP half alone: X₂ = norm₂(Z), Y₂ = MLP(X₂).
     let mlp = shape.mlp.ok_or("the layer has no proven MLP")?;
     let mlp_quantization = q.mlp.ok_or("the layer has no proven MLP")?;

@@ -277,12 +277,23 @@ impl Model {
         let d = self.model_width();
         let shape = float_shape(file, hidden.len() / d.max(1), self.head_dim, self.key_value_heads)?;
         let input = file.block_input(self.layer, hidden)?;
-        let middle =
-            reference_model_layer(&shape, self.mask, &self.float, &input.input, input.residual.as_deref())?;
+        let middle = reference_model_layer(
+            &shape,
+            self.mask,
+            &self.float,
+            &input.input,
+            input.residual.as_deref(),
+            file.norm_epsilon,
+        )?;
         Ok(match (&self.float.feed_forward, self.activation) {
-            (Some(feed_forward), Some(activation)) => {
-                reference_feed_forward(feed_forward, file.norm_epsilon, activation, &middle, d)
-            }
+            (Some(feed_forward), Some(activation)) => reference_feed_forward(
+                feed_forward,
+                file.norm_epsilon,
+                activation,
+                &middle,
+                d,
+                self.float.output_norms.feed_forward.as_ref(),
+            ),
             _ => middle,
         })
     }
@@ -365,12 +376,23 @@ impl Model {
             // The layers before this one compute the model's function: each through its own
             // mask (a `--mask` asked for is this layer's, not theirs).
             let mask = model_mask(file, layer)?;
-            let middle =
-                reference_model_layer(&shape, mask, &float, &input.input, input.residual.as_deref())?;
+            let middle = reference_model_layer(
+                &shape,
+                mask,
+                &float,
+                &input.input,
+                input.residual.as_deref(),
+                file.norm_epsilon,
+            )?;
             hidden = match file.feed_forward_weights(layer)? {
-                Some(feed_forward) => {
-                    reference_feed_forward(&feed_forward, file.norm_epsilon, file.activation()?, &middle, d)
-                }
+                Some(feed_forward) => reference_feed_forward(
+                    &feed_forward,
+                    file.norm_epsilon,
+                    file.activation()?,
+                    &middle,
+                    d,
+                    float.output_norms.feed_forward.as_ref(),
+                ),
                 None => middle,
             };
         }
@@ -469,10 +491,18 @@ impl Model {
             &model.float,
             x,
             calibration.residual.as_deref(),
+            file.norm_epsilon,
         )?;
         let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
         let layer_output = feed_forward.map(|(weights, activation)| {
-            reference_feed_forward(weights, file.norm_epsilon, activation, &middle, d)
+            reference_feed_forward(
+                weights,
+                file.norm_epsilon,
+                activation,
+                &middle,
+                d,
+                model.float.output_norms.feed_forward.as_ref(),
+            )
         });
         let mlp_input =
             feed_forward.map(|(weights, _)| float_norm(&weights.norm, file.norm_epsilon, &middle, d));
@@ -727,9 +757,17 @@ pub fn prove_with_progress(
     };
     let output =
         key.quantization.dequantize_output(proof.statement().output.public().ok_or(Error::ChainLink)?);
-    let mut reference = reference_model_layer(&shape, key.mask, &model.float, x, residual)?;
+    let mut reference =
+        reference_model_layer(&shape, key.mask, &model.float, x, residual, model.file.norm_epsilon)?;
     if let (Some(feed_forward), Some(activation)) = (&model.float.feed_forward, model.activation) {
-        reference = reference_feed_forward(feed_forward, model.file.norm_epsilon, activation, &reference, d);
+        reference = reference_feed_forward(
+            feed_forward,
+            model.file.norm_epsilon,
+            activation,
+            &reference,
+            d,
+            model.float.output_norms.feed_forward.as_ref(),
+        );
     }
     let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
     Ok(ProvedLayer {

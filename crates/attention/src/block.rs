@@ -19,8 +19,9 @@
 //!            norm_k(K_proj) over each head's m entries (the s × h·m table read as (s·h) × m),
 //!            then the rotations
 //! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
-//!            weight table: the attention's, γ and β, then γ₂, β₂ and the MLP's W and b), the
-//!            output Z (or H') — absorbed first, after the mode's name
+//!            weight table: the attention's, γ and β, then γ₂, β₂ and the MLP's W and b, then
+//!            the output norms' γ and β, then γ_q, β_q, γ_k, β_k), the output Z (or H') —
+//!            absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
 //!            block_zk_schedule); the norm from H to X (when proven); the norm from Z to X₂

@@ -30,7 +30,7 @@
 //! rows too, each forced by its rounding, `P = A ⊙ U` with them, and so is `Y` once it is
 //! pinned to integers), and pin
 //! `Y` when the shape names no output range for it (the block's residual `H' = Z + Y` with `Z`
-//! range-checked and `H'` public does). Padded columns (`c ≥ n`) of `U`, `G`, `A`, `P` are zero
+//! range-checked and `H'` public does; under an output norm, that norm's input range). Padded columns (`c ≥ n`) of `U`, `G`, `A`, `P` are zero
 //! only when the weights' and biases' padding is; whatever they hold, the down projection's
 //! selector `[j < n]` keeps them out of `Y`. Integer soundness: every tensor
 //! entering a product is an integer of bounded size — `U` and `G` by the activation's table,

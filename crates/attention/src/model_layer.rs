@@ -317,7 +317,8 @@ impl ModelShape {
         BlockHalf::BOTH.iter().filter_map(|h| self.output_norms.of(*h)).map(|n| 1 + usize::from(n.bias)).sum()
     }
 
-    /// The proven MLP's shape (`s × d_model`; `Y₂` pinned by the residual, no range of its own).
+    /// The proven MLP's shape (`s × d_model`; `Y₂` pinned by the residual, or by the output
+    /// norm's input range under one, no range of its own).
     pub fn mlp_shape(&self) -> Option<MlpShape> {
         self.mlp.map(|m| m.params.shape(self.attention.seq_len, self.model_width, None))
     }
@@ -402,7 +403,8 @@ impl ModelShape {
             shape(a.model_width(), q, query_key_bits),
             shape(a.model_width(), k, query_key_bits),
             shape(a.value_model_width(), v, PROJECTION_OUTPUT_BITS),
-            // Y is pinned by the residual Z = R + Y (Z public, R committed): no range check.
+            // Y is pinned by the residual Z = R + Y (Z public, R committed), or under an
+            // output norm by that norm's input range (|Y| < 2^28): no range check of its own.
             ProjectionShape {
                 rows: a.seq_len,
                 inputs: a.value_model_width(),

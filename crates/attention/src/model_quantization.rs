@@ -73,7 +73,7 @@ use crate::norm::{
 };
 pub use zkmha_nn::FloatModelWeights;
 pub use zkmha_nn::NormWeights;
-use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights};
+use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, OutputNormWeights, QueryKeyNormWeights};
 
 /// The finest residual stream scale `2^f_h` the calibration chooses.
 pub const MAX_HIDDEN_FRACTION_BITS: i32 = 20;
@@ -107,7 +107,47 @@ pub struct ModelQuantization {
     /// The norm after the attention and the MLP, when the block proves them
     /// ([`ModelQuantization::calibrate_mlp`]).
     pub mlp: Option<MlpQuantization>,
+    /// The norms on each half's output, when the block proves them
+    /// ([`ModelQuantization::calibrate_output_norms`]).
+    pub output_norms: OutputNormQuantization,
+    /// The QK-norm, when the block proves it ([`ModelQuantization::calibrate_query_key_norms`]).
+    pub query_key_norms: Option<QueryKeyNormQuantization>,
 }
+
+/// A norm on a half's output: its constants, and the scale `2^f_y` the half's output lands at
+/// (its input; its output is at the residual stream's scale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct ScaledNormQuantization {
+    /// The norm's constants and `γ`'s scale (`β` sits at `2^f_h`).
+    pub norm: NormQuantization,
+    /// `f_y`.
+    pub input_fraction_bits: i32,
+}
+
+/// The output norms' constants (part of the verifier key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct OutputNormQuantization {
+    /// The norm on `Y`.
+    pub attention: Option<ScaledNormQuantization>,
+    /// The norm on `Y₂`.
+    pub feed_forward: Option<ScaledNormQuantization>,
+}
+
+/// The QK-norm's constants (part of the verifier key): the projections' outputs in at their
+/// scales, the normed heads out at `2^o_q`, `2^o_k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct QueryKeyNormQuantization {
+    /// The norm on the query heads.
+    pub query: NormQuantization,
+    /// The norm on the key heads.
+    pub key: NormQuantization,
+    /// `o_q`, `o_k` (`β_q`, `β_k` sit there too).
+    pub output_fraction_bits: [i32; 2],
+}
+
+/// Bits of the calibration input's largest `|Y|` (`|Y₂|`) before an output norm: the norm
+/// takes inputs up to `2^28`, so 16× headroom.
+pub const OUTPUT_NORM_INPUT_BITS: u32 = 24;
 
 /// The proven MLP's constants and its weights' scales (part of the verifier key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -288,19 +328,11 @@ impl ModelQuantization {
             shifts[t] = k;
         }
         let softmax_bits = softmax_output_bits();
-        // k_o = f_v′ + f + f_o − f_h (Y lands on the residual stream's scale); lower f_o when
-        // k_o would exceed the widest shift.
+        // k_o = f_v′ + f + f_o − f_h (Y lands on the residual stream's scale).
         let value_bits = f_x + f_w[2] - shifts[2] as i32;
-        let mut k_o = value_bits + softmax_bits + f_w[3] - f_h;
-        if k_o > MAX_SHIFT_BITS as i32 {
-            f_w[3] -= k_o - MAX_SHIFT_BITS as i32;
-            k_o = MAX_SHIFT_BITS as i32;
-        }
-        if k_o < 1 {
-            f_w[3] += 1 - k_o;
-            k_o = 1;
-        }
-        shifts[3] = k_o as u32;
+        let (f_o, k_o) = landing_shift(value_bits + softmax_bits, f_w[3], f_h);
+        f_w[3] = f_o;
+        shifts[3] = k_o;
         Ok(Self {
             input_fraction_bits: f_x,
             hidden_fraction_bits: f_h,
@@ -308,7 +340,122 @@ impl ModelQuantization {
             shifts,
             norm: None,
             mlp: None,
+            output_norms: OutputNormQuantization::default(),
+            query_key_norms: None,
         })
+    }
+
+    /// Chooses the QK-norm's constants (after [`ModelQuantization::calibrate`]) from its float
+    /// weights, `ε` and the calibration input's `Q` and `K` projections (`s × h·m`, the key
+    /// heads repeated: [`reference_attention_parts`]): each projection at its own scale in,
+    /// the normed heads out at the scale where the calibration's largest fills
+    /// [`QUERY_KEY_BITS`] bits (as the projections' outputs do without the norm).
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values or a norm no shift can
+    /// reach; [`AttentionError::WrongTensorSize`] for tensors of the wrong size.
+    pub fn calibrate_query_key_norms(
+        &mut self,
+        head_dim: usize,
+        weights: &QueryKeyNormWeights<f64>,
+        epsilon: f64,
+        query_projection: &[f64],
+        key_projection: &[f64],
+    ) -> Result<(), AttentionError> {
+        let f_x = self.input_fraction_bits;
+        let mut norms = Vec::with_capacity(2);
+        let mut output_fraction_bits = [0i32; 2];
+        for (p, (w, projection)) in
+            [(&weights.query, query_projection), (&weights.key, key_projection)].into_iter().enumerate()
+        {
+            let input_scale = f_x + self.weight_fraction_bits[p] - self.shifts[p] as i32;
+            let normed = float_norm(w, epsilon, projection, head_dim);
+            let output_scale = fraction_bits(largest(&normed, "the QK-norm's output")?, QUERY_KEY_BITS);
+            norms.push(norm_constants(output_scale, input_scale, head_dim, w, epsilon, projection)?);
+            output_fraction_bits[p] = output_scale;
+        }
+        self.query_key_norms =
+            Some(QueryKeyNormQuantization { query: norms[0], key: norms[1], output_fraction_bits });
+        Ok(())
+    }
+
+    /// Chooses the output norms' constants (after [`ModelQuantization::calibrate_mlp`] when
+    /// the block proves its MLP) from their float weights, `ε` and the calibration input's
+    /// half outputs before them (`Y`: [`AttentionParts::projected`]; `Y₂`:
+    /// [`reference_mlp_output`]): each half's output lands at its own scale (the largest
+    /// filling [`OUTPUT_NORM_INPUT_BITS`] bits: `W_o`'s or `W_down`'s shift is chosen again),
+    /// and its norm takes it to the residual stream's `2^f_h`.
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values, a normed output beyond the
+    /// norm's 16-bit output range at `2^f_h` (a residual stream scale too fine for it), or a
+    /// norm no shift can reach; [`AttentionError::WrongTensorSize`] for tensors of the wrong
+    /// size; [`AttentionError::InvalidShape`] for a feed-forward output norm without the MLP.
+    pub fn calibrate_output_norms(
+        &mut self,
+        model_width: usize,
+        weights: &FloatModelWeights,
+        epsilon: f64,
+        attention_output: Option<&[f64]>,
+        feed_forward_output: Option<&[f64]>,
+    ) -> Result<(), AttentionError> {
+        let d = model_width;
+        let f_h = self.hidden_fraction_bits;
+        let scaled = |norm: &NormWeights<f64>,
+                      output: &[f64],
+                      name: &str|
+         -> Result<(i32, NormQuantization), AttentionError> {
+            let input_scale = fraction_bits(largest(output, name)?, OUTPUT_NORM_INPUT_BITS);
+            let normed = float_norm(norm, epsilon, output, d);
+            let widest = largest(&normed, name)?;
+            let fits = fraction_bits(widest, crate::norm::BLOCK_NORM_OUTPUT_BITS);
+            if widest > 0.0 && fits < f_h {
+                return Err(AttentionError::NumericRange(format!(
+                    "the norm on {name} reaches {widest:.3e}, beyond its 16-bit output range at the residual stream's scale 2^{f_h} (2^{fits} would hold it)"
+                )));
+            }
+            Ok((input_scale, norm_constants(f_h, input_scale, d, norm, epsilon, output)?))
+        };
+        if let (Some(norm), Some(output)) = (&weights.output_norms.attention, attention_output) {
+            let (f_y, quantization) = scaled(norm, output, "the attention's output")?;
+            // W_o lands Y at 2^f_y: k_o = f_v′ + f + f_o − f_y.
+            let value_bits = self.input_fraction_bits + self.weight_fraction_bits[2] - self.shifts[2] as i32;
+            let f_o = fraction_bits(largest(&weights.output, "W_o")?, RESIDUAL_WEIGHT_BITS);
+            let (f_o, k_o) = landing_shift(value_bits + softmax_output_bits(), f_o, f_y);
+            self.weight_fraction_bits[3] = f_o;
+            self.shifts[3] = k_o;
+            self.output_norms.attention =
+                Some(ScaledNormQuantization { norm: quantization, input_fraction_bits: f_y });
+        }
+        if let (Some(norm), Some(output)) = (&weights.output_norms.feed_forward, feed_forward_output) {
+            let (Some(mlp), Some(feed_forward)) = (self.mlp.as_mut(), &weights.feed_forward) else {
+                return Err(AttentionError::InvalidShape(
+                    "a norm on the MLP's output needs the MLP calibrated first".into(),
+                ));
+            };
+            let (f_y, quantization) = scaled(norm, output, "the MLP's output")?;
+            // W_down lands Y₂ at 2^f_y.
+            let p = mlp.block.params;
+            let a = p.activation_output_fraction_bits as i32;
+            let down_input = match p.gate {
+                None => a,
+                Some(_) => a + (self.input_fraction_bits + mlp.weight_fraction_bits[0] - p.up_shift as i32),
+            };
+            let f_down =
+                fraction_bits(largest(&feed_forward.mlp.down.weights, "W_down")?, RESIDUAL_WEIGHT_BITS);
+            let (f_down, down_shift) = landing_shift(down_input, f_down, f_y);
+            mlp.weight_fraction_bits[2] = f_down;
+            mlp.block.params.down_shift = down_shift;
+            self.output_norms.feed_forward =
+                Some(ScaledNormQuantization { norm: quantization, input_fraction_bits: f_y });
+        }
+        Ok(())
+    }
+
+    /// The scale `W_o` lands `Y` at: the attention output norm's input scale, else the
+    /// residual stream's.
+    fn attention_output_fraction_bits(&self) -> i32 {
+        self.output_norms.attention.map_or(self.hidden_fraction_bits, |n| n.input_fraction_bits)
     }
 
     /// Chooses the proven norm's constants (after [`ModelQuantization::calibrate`], whose `f_x`
@@ -464,7 +611,11 @@ impl ModelQuantization {
         let f_x = self.input_fraction_bits;
         let [f_q, f_k, _, _] = self.weight_fraction_bits;
         let [k_q, k_k, _, _] = self.shifts;
-        2f64.powi(-(f_x + f_q - k_q as i32) - (f_x + f_k - k_k as i32)) / (head_dim as f64).sqrt()
+        // Q and K as the attention reads them: the projections', or the QK-norm's outputs.
+        let [q, k] = self
+            .query_key_norms
+            .map_or([f_x + f_q - k_q as i32, f_x + f_k - k_k as i32], |n| n.output_fraction_bits);
+        2f64.powi(-q - k) / (head_dim as f64).sqrt()
     }
 
     /// The proven softmax for `attention` (its tolerance depends on the length).
@@ -497,8 +648,13 @@ impl ModelQuantization {
             rotary,
             norm: self.norm.map(|n| n.block),
             mlp: self.mlp.map(|m| m.block),
-            output_norms: Default::default(),
-            query_key_norms: None,
+            output_norms: crate::model_layer::OutputNorms {
+                attention: self.output_norms.attention.map(|n| n.norm.block),
+                feed_forward: self.output_norms.feed_forward.map(|n| n.norm.block),
+            },
+            query_key_norms: self
+                .query_key_norms
+                .map(|n| crate::model_layer::QueryKeyNorms { query: n.query.block, key: n.key.block }),
         }
     }
 
@@ -519,7 +675,7 @@ impl ModelQuantization {
             output: scale(&weights.output, f_o, 31, "W_o")?,
             output_bias: scale(
                 &weights.output_bias,
-                self.hidden_fraction_bits + self.shifts[3] as i32,
+                self.attention_output_fraction_bits() + self.shifts[3] as i32,
                 BIAS_BOUND_BITS,
                 "b_o",
             )?,
@@ -535,8 +691,49 @@ impl ModelQuantization {
                 (Some(q), Some(w)) => Some(self.quantize_feed_forward(q, w)?),
                 _ => None,
             },
-            output_norms: Default::default(),
-            query_key_norms: None,
+            output_norms: OutputNormWeights {
+                attention: self
+                    .quantize_output_norm(self.output_norms.attention, &weights.output_norms.attention)?,
+                feed_forward: self.quantize_output_norm(
+                    self.output_norms.feed_forward,
+                    &weights.output_norms.feed_forward,
+                )?,
+            },
+            query_key_norms: match (&self.query_key_norms, &weights.query_key_norms) {
+                (Some(q), Some(w)) => {
+                    let norm = |n: &NormQuantization,
+                                w: &NormWeights<f64>,
+                                out: i32|
+                     -> Result<NormWeights, AttentionError> {
+                        Ok(NormWeights {
+                            kind: w.kind,
+                            scale: scale(&w.scale, n.scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ")?,
+                            bias: scale(&w.bias, out, NORM_WEIGHT_BOUND_BITS, "β")?,
+                        })
+                    };
+                    Some(QueryKeyNormWeights {
+                        query: norm(&q.query, &w.query, q.output_fraction_bits[0])?,
+                        key: norm(&q.key, &w.key, q.output_fraction_bits[1])?,
+                    })
+                }
+                _ => None,
+            },
+        })
+    }
+
+    /// An output norm's integer weights: `γ` at its scale, `β` at the residual stream's.
+    fn quantize_output_norm(
+        &self,
+        q: Option<ScaledNormQuantization>,
+        w: &Option<NormWeights<f64>>,
+    ) -> Result<Option<NormWeights>, AttentionError> {
+        Ok(match (q, w) {
+            (Some(q), Some(w)) => Some(NormWeights {
+                kind: w.kind,
+                scale: scale(&w.scale, q.norm.scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ")?,
+                bias: scale(&w.bias, self.hidden_fraction_bits, NORM_WEIGHT_BOUND_BITS, "β")?,
+            }),
+            _ => None,
         })
     }
 
@@ -611,6 +808,23 @@ impl ModelQuantization {
         let unit = 2f64.powi(-self.input_fraction_bits);
         input.iter().map(|&z| z as f64 * unit).collect()
     }
+}
+
+/// A product at `2^input` times a weight at `2^f_w`, shifted by `k` to land at `2^target`:
+/// `k = input + f_w − target`, with `f_w` lowered where `k` would pass the widest shift and
+/// raised where it would fall below 1. Returns `(f_w, k)`.
+fn landing_shift(input: i32, f_w: i32, target: i32) -> (i32, u32) {
+    let mut f_w = f_w;
+    let mut k = input + f_w - target;
+    if k > MAX_SHIFT_BITS as i32 {
+        f_w -= k - MAX_SHIFT_BITS as i32;
+        k = MAX_SHIFT_BITS as i32;
+    }
+    if k < 1 {
+        f_w += 1 - k;
+        k = 1;
+    }
+    (f_w, k as u32)
 }
 
 /// `f`: the proven softmax's output bits (its `one` is `2^f`).
@@ -791,7 +1005,9 @@ fn rotate(values: &mut [f64], width: usize, head_dim: usize, base: f64) {
 }
 
 /// The float64 block: `Z = R + attention(X·W_q + b_q, X·W_k + b_k, X·W_v + b_v)·W_o + b_o`
-/// with `R` the hidden state `residual` when given, else `X`.
+/// with `R` the hidden state `residual` when given, else `X`; with the weights' QK-norm, the
+/// norm (at `epsilon`) on every query and key head before the rotation, and with their
+/// attention output norm `Z = R + norm_a(Y)` (Gemma 3).
 ///
 /// # Errors
 /// [`AttentionError::WrongTensorSize`] for tensors of the wrong size.
@@ -801,6 +1017,7 @@ pub fn reference_model_layer(
     weights: &FloatModelWeights,
     input: &[f64],
     residual: Option<&[f64]>,
+    epsilon: f64,
 ) -> Result<Vec<f64>, AttentionError> {
     check_sizes(shape, weights, input.len())?;
     let residual = residual.unwrap_or(input);
@@ -813,23 +1030,61 @@ pub fn reference_model_layer(
             got: residual.len(),
         });
     }
+    let parts = reference_attention_parts(shape, mask, weights, input, epsilon);
+    let added = match &weights.output_norms.attention {
+        Some(norm) => float_norm(norm, epsilon, &parts.projected, shape.model_width),
+        None => parts.projected,
+    };
+    Ok(residual.iter().zip(&added).map(|(r, y)| r + y).collect())
+}
+
+/// The float64 attention half's intermediates the calibration reads: the `Q` and `K`
+/// projections before the QK-norm (`s × h·m`, the key heads repeated as the attention reads
+/// them) and the output projection `Y` before its output norm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttentionParts {
+    /// `X·W_q + b_q`.
+    pub query_projection: Vec<f64>,
+    /// `X·W_k + b_k`, grouped heads repeated.
+    pub key_projection: Vec<f64>,
+    /// `Y = attention(…)·W_o + b_o`.
+    pub projected: Vec<f64>,
+}
+
+/// The float64 attention half up to its output projection (Gemma 3: the QK-norm, with `ε`,
+/// between the projections and the rotation). Sizes are the caller's to check
+/// ([`reference_model_layer`] does).
+pub fn reference_attention_parts(
+    shape: &ModelShape,
+    mask: MaskKind,
+    weights: &FloatModelWeights,
+    input: &[f64],
+    epsilon: f64,
+) -> AttentionParts {
     let (s, d) = (shape.attention.seq_len, shape.model_width);
+    let (n, m) = (shape.attention.model_width(), shape.attention.head_dim);
     // Grouped-query attention: every query head reads its group's key/value head.
     let [keys, keys_bias, values, values_bias] = shape.expanded_key_values(weights);
-    let mut inputs = FloatAttentionInputs {
-        queries: affine(input, s, d, &weights.queries, &weights.queries_bias),
-        keys: affine(input, s, d, &keys, &keys_bias),
-        values: affine(input, s, d, &values, &values_bias),
+    let query_projection = affine(input, s, d, &weights.queries, &weights.queries_bias);
+    let key_projection = affine(input, s, d, &keys, &keys_bias);
+    let (queries, keys) = match &weights.query_key_norms {
+        // One norm over each head's m entries.
+        Some(norms) => (
+            float_norm(&norms.query, epsilon, &query_projection, m),
+            float_norm(&norms.key, epsilon, &key_projection, m),
+        ),
+        None => (query_projection.clone(), key_projection.clone()),
     };
+    let mut inputs =
+        FloatAttentionInputs { queries, keys, values: affine(input, s, d, &values, &values_bias) };
     if let Some(rotary) = shape.rotary {
-        let (n, m) = (shape.attention.model_width(), shape.attention.head_dim);
         rotate(&mut inputs.queries, n, m, rotary.base as f64);
         rotate(&mut inputs.keys, n, m, rotary.base as f64);
     }
     let attention = reference_attention(&shape.attention, mask, &inputs);
     let projected =
         affine(&attention, s, shape.attention.value_model_width(), &weights.output, &weights.output_bias);
-    Ok(residual.iter().zip(&projected).map(|(r, y)| r + y).collect())
+    AttentionParts { query_projection, key_projection, projected }
 }
 
 /// A norm in float64 on `rows × width` (RMSNorm: `x·γ/sqrt(mean(x²) + ε)`; LayerNorm:
@@ -856,8 +1111,26 @@ pub fn float_norm(weights: &NormWeights<f64>, epsilon: f64, input: &[f64], width
 }
 
 /// The float64 second half of a pre-norm layer: `H' = Z + MLP(norm₂(Z))` (dense:
-/// `act(X₂·W_up + b_up)·W_down + b_down`; gated: `(act(X₂·W_gate + b_gate) ⊙ (X₂·W_up + b_up))·W_down + b_down`).
+/// `act(X₂·W_up + b_up)·W_down + b_down`; gated: `(act(X₂·W_gate + b_gate) ⊙ (X₂·W_up + b_up))·W_down + b_down`),
+/// or `H' = Z + norm_f(MLP(norm₂(Z)))` with an output norm (Gemma 2, 3).
 pub fn reference_feed_forward(
+    weights: &FeedForwardWeights<f64>,
+    epsilon: f64,
+    activation: Activation,
+    middle: &[f64],
+    width: usize,
+    output_norm: Option<&NormWeights<f64>>,
+) -> Vec<f64> {
+    let down = reference_mlp_output(weights, epsilon, activation, middle, width);
+    let added = match output_norm {
+        Some(norm) => float_norm(norm, epsilon, &down, width),
+        None => down,
+    };
+    middle.iter().zip(&added).map(|(z, y)| z + y).collect()
+}
+
+/// The float64 MLP's output `Y₂ = MLP(norm₂(Z))` (before any output norm).
+pub fn reference_mlp_output(
     weights: &FeedForwardWeights<f64>,
     epsilon: f64,
     activation: Activation,
@@ -876,8 +1149,7 @@ pub fn reference_feed_forward(
             g.iter().zip(&up).map(|(&g, &u)| activation.apply(g) * u).collect()
         }
     };
-    let down = affine(&hidden, rows, n, &m.down.weights, &m.down.bias);
-    middle.iter().zip(&down).map(|(z, y)| z + y).collect()
+    affine(&hidden, rows, n, &m.down.weights, &m.down.bias)
 }
 
 /// How far a proven block's output lands from float64: on `Z = R + Y` and on the attention's

@@ -38,7 +38,9 @@
 //! (so `Y` is the rounding above) only when `Y` is an integer of bounded size too: either the
 //! shape's output range checks it here, or the caller must pin `Y` by a relation of its own
 //! (a committed `Y` with neither is forgeable: `Y' = Y + (D − D')/2^k`). With `|X|, |W| < 2^31`,
-//! `d ≤ 2^24`, `|b| < 2^48`, `k ≤ 32` and `|Y| ≤ 2^15`, every term is below 2^87 ≪ p/2.
+//! `d ≤ 2^24`, `|b| < 2^48`, `k ≤ 32` and `|Y| ≤ 2^15`, every term is below 2^87 ≪ p/2; with
+//! `|Y| < 2^28` (a block's output projection under an output norm, whose input range pins it)
+//! below 2^61.
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};

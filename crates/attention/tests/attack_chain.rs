@@ -50,6 +50,8 @@ fn key<M: Mode>(commitment: ModelCommitment) -> ModelVerifierKey {
             norm_scale_fraction_bits: 6,
             weight_fraction_bits: [6, 6, 6],
         }),
+        output_norms: Default::default(),
+        query_key_norms: None,
     };
     ModelVerifierKey {
         description: "attack".into(),

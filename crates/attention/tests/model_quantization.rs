@@ -85,7 +85,8 @@ fn the_proven_block_matches_float64_within_one_percent() {
                 .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
         let ours = q.dequantize_output(statement.output.public().unwrap());
-        let reference = reference_model_layer(&model_shape, mask, &weights, &x, hidden.as_deref()).unwrap();
+        let reference =
+            reference_model_layer(&model_shape, mask, &weights, &x, hidden.as_deref(), 1e-5).unwrap();
         let report = model_accuracy(hidden.as_deref().unwrap_or(&x), &ours, &reference);
         assert!(report.output.relative_l2_error < 0.01, "{q:?} {report:?}");
         assert!(report.attention.relative_l2_error < 0.02, "{q:?} {report:?}");
@@ -163,7 +164,7 @@ fn the_proven_norm_matches_float64() {
         verify_model_layer(&params, &statement, &proof).unwrap();
         let ours = q.dequantize_output(statement.output.public().unwrap());
         let reference =
-            reference_model_layer(&model_shape, MaskKind::Causal, &weights, &x, Some(&hidden)).unwrap();
+            reference_model_layer(&model_shape, MaskKind::Causal, &weights, &x, Some(&hidden), 1e-5).unwrap();
         let report = model_accuracy(&hidden, &ours, &reference);
         assert!(report.output.relative_l2_error < 0.01, "{kind:?}: {report:?}");
         assert!(report.attention.relative_l2_error < 0.02, "{kind:?}: {report:?}");
@@ -213,7 +214,8 @@ fn the_proven_mlp_matches_float64() {
         q.calibrate_norm(d, &first_norm, eps, &hidden).unwrap();
         let attention_shape = q.model_shape(base.attention, d, base.residual, h, None);
         let middle =
-            reference_model_layer(&attention_shape, MaskKind::Causal, &weights, &x, Some(&hidden)).unwrap();
+            reference_model_layer(&attention_shape, MaskKind::Causal, &weights, &x, Some(&hidden), 1e-5)
+                .unwrap();
         q.calibrate_mlp(d, &feed_forward, eps, activation, &middle).unwrap();
         let model_shape = q.model_shape(base.attention, d, base.residual, h, None);
         assert_eq!(model_shape.mlp.map(|m| m.params.gate.is_some()), Some(gated));
@@ -236,7 +238,7 @@ fn the_proven_mlp_matches_float64() {
         .unwrap();
         verify_model_layer(&params, &statement, &proof).unwrap();
         let ours = q.dequantize_output(statement.output.public().unwrap());
-        let reference = reference_feed_forward(&feed_forward, eps, activation, &middle, d);
+        let reference = reference_feed_forward(&feed_forward, eps, activation, &middle, d, None);
         // On H', and on the MLP's own contribution H' − Z.
         let report = model_accuracy(&middle, &ours, &reference);
         assert!(report.output.relative_l2_error < 0.01, "{kind:?}: {report:?} ({q:?})");
@@ -282,13 +284,13 @@ fn the_reference_is_the_plain_formula() {
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.
-    let z = reference_model_layer(&base, MaskKind::None, &w, &x, None).unwrap();
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x, None, 1e-5).unwrap();
     assert_eq!(z, vec![1.0 - 1.25, -1.0 - 5.0]);
     // Pre-norm: the same Y added to the hidden state instead.
-    let z = reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[10.0, 20.0])).unwrap();
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[10.0, 20.0]), 1e-5).unwrap();
     assert_eq!(z, vec![10.0 - 1.25, 20.0 - 5.0]);
     assert!(matches!(
-        reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[1.0])),
+        reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[1.0]), 1e-5),
         Err(AttentionError::WrongTensorSize { tensor: "H", .. })
     ));
 }
@@ -487,4 +489,143 @@ fn a_hiding_key_takes_zero_knowledge_proofs_only_and_its_secret_is_tied_to_it() 
         verify_with_key(&key, &plain.0, &plain.1),
         Err(AttentionError::CheckFailed { step }) if step.starts_with("verifier key: the proof's mode")
     ));
+}
+
+/// Gemma 3's layer calibrated and proven: RMSNorms with `(1 + w)`-like weights, the QK-norm on
+/// every query head and on the one shared key head, rotations, the norms on both halves'
+/// outputs, a gated GELU MLP; `H'` within 1 % of float64, and the attention's contribution
+/// `Z − H` (the measure) within 2 %. Without the QK-norm and the output norms the
+/// float function differs (the test can fail).
+#[test]
+fn the_proven_gemma_block_matches_float64() {
+    use zkmha_attention::activation::Activation;
+    use zkmha_nn::{
+        FeedForwardWeights, LinearWeights, MlpWeights, NormKind, NormWeights, OutputNormWeights,
+        QueryKeyNormWeights,
+    };
+    let (s, h, kv, m, d, n) = (12, 4, 1, 8, 32, 48);
+    let rope = Some(zkmha_attention::rope::RotaryParams { base: 10_000, fraction_bits: 14 });
+    let base = ModelShape {
+        residual: Residual::HiddenState,
+        key_value_heads: kv,
+        rotary: rope,
+        ..shape(s, h, m, d)
+    };
+    let mut rng = StdRng::seed_from_u64(43);
+    let rms = |rng: &mut StdRng, width: usize, low: f64, high: f64| NormWeights {
+        kind: NormKind::Rms,
+        scale: (0..width).map(|_| rng.gen_range(low..high)).collect(),
+        bias: Vec::new(),
+    };
+    let first_norm = rms(&mut rng, d, 0.5, 2.0);
+    let query_key =
+        QueryKeyNormWeights { query: rms(&mut rng, m, 0.5, 1.5), key: rms(&mut rng, m, 0.5, 1.5) };
+    let output_norms = OutputNormWeights {
+        attention: Some(rms(&mut rng, d, 0.2, 3.0)),
+        feed_forward: Some(rms(&mut rng, d, 0.2, 3.0)),
+    };
+    let linear = |rng: &mut StdRng, inputs: usize, outputs: usize| LinearWeights {
+        weights: normal(rng, inputs * outputs, 1.0 / (inputs as f64).sqrt()),
+        bias: vec![0.0; outputs],
+    };
+    let mlp = MlpWeights {
+        up: linear(&mut rng, d, n),
+        gate: Some(linear(&mut rng, d, n)),
+        down: linear(&mut rng, n, d),
+    };
+    let feed_forward = FeedForwardWeights { norm: rms(&mut rng, d, 0.5, 2.0), mlp };
+    let zero_biases = |w: FloatModelWeights| FloatModelWeights {
+        queries_bias: vec![0.0; w.queries_bias.len()],
+        keys_bias: vec![0.0; w.keys_bias.len()],
+        values_bias: vec![0.0; w.values_bias.len()],
+        output_bias: vec![0.0; w.output_bias.len()],
+        ..w
+    };
+    let weights = FloatModelWeights {
+        norm: Some(first_norm.clone()),
+        feed_forward: Some(feed_forward.clone()),
+        output_norms: output_norms.clone(),
+        query_key_norms: Some(query_key.clone()),
+        ..zero_biases(float_weights(&base, 6))
+    };
+    let eps = 1e-6;
+    let activation = Activation::GeluTanh;
+    let hidden: Vec<f64> = normal(&mut rng, s * d, 4.0);
+    let x = float_norm(NormKind::Rms, &hidden, d, &first_norm, eps);
+    let mut q = ModelQuantization::calibrate(&base, &weights, &x).unwrap();
+    q.calibrate_norm(d, &first_norm, eps, &hidden).unwrap();
+    let float_shape = q.model_shape(base.attention, d, base.residual, kv, rope);
+    let parts = reference_attention_parts(&float_shape, MaskKind::Causal, &weights, &x, eps);
+    q.calibrate_query_key_norms(m, &query_key, eps, &parts.query_projection, &parts.key_projection).unwrap();
+    let middle =
+        reference_model_layer(&float_shape, MaskKind::Causal, &weights, &x, Some(&hidden), eps).unwrap();
+    q.calibrate_mlp(d, &feed_forward, eps, activation, &middle).unwrap();
+    let mlp_output = reference_mlp_output(&feed_forward, eps, activation, &middle, d);
+    q.calibrate_output_norms(d, &weights, eps, Some(&parts.projected), Some(&mlp_output)).unwrap();
+    let model_shape = q.model_shape(base.attention, d, base.residual, kv, rope);
+    assert!(model_shape.query_key_norms.is_some() && model_shape.output_norms.feed_forward.is_some());
+    let softmax = q.softmax(&base.attention).unwrap();
+    let integers = q.quantize_weights(&weights).unwrap();
+    let hidden_int = q.quantize_hidden_state(&hidden).unwrap();
+    let input = zkmha_attention::block::normalized_input(&model_shape, &integers, &hidden_int).unwrap();
+    let params = model_hyrax_params(&model_shape, softmax);
+    let model = commit_model(&params, &model_shape, &integers).unwrap();
+    let (statement, proof, _) = prove_model_layer(
+        &params,
+        &model_shape,
+        MaskKind::Causal,
+        softmax,
+        &input,
+        Some(&hidden_int),
+        &integers,
+        &model,
+    )
+    .unwrap();
+    verify_model_layer(&params, &statement, &proof).unwrap();
+    let ours = q.dequantize_output(statement.output.public().unwrap());
+    let reference = reference_feed_forward(
+        &feed_forward,
+        eps,
+        activation,
+        &middle,
+        d,
+        output_norms.feed_forward.as_ref(),
+    );
+    let report = model_accuracy(&hidden, &ours, &reference);
+    assert!(report.output.relative_l2_error < 0.01, "{report:?} ({q:?})");
+    // The attention half alone (the measure): Z − H against float64's.
+    let attention_shape = ModelShape {
+        mlp: None,
+        output_norms: OutputNorms { feed_forward: None, ..model_shape.output_norms },
+        ..model_shape
+    };
+    let attention_integers = ModelWeights {
+        feed_forward: None,
+        output_norms: zkmha_nn::OutputNormWeights { feed_forward: None, ..integers.output_norms.clone() },
+        ..integers.clone()
+    };
+    let params = model_hyrax_params(&attention_shape, softmax);
+    let model = commit_model(&params, &attention_shape, &attention_integers).unwrap();
+    let (statement, proof, _) = prove_model_layer(
+        &params,
+        &attention_shape,
+        MaskKind::Causal,
+        softmax,
+        &input,
+        Some(&hidden_int),
+        &attention_integers,
+        &model,
+    )
+    .unwrap();
+    verify_model_layer(&params, &statement, &proof).unwrap();
+    let z = q.dequantize_output(statement.output.public().unwrap());
+    let attention_report = model_accuracy(&hidden, &z, &middle);
+    assert!(attention_report.attention.relative_l2_error < 0.02, "{attention_report:?} ({q:?})");
+    println!("layer: {report:?}\nattention half: {attention_report:?}");
+    // Without the Gemma norms the float function is another one.
+    let plain =
+        FloatModelWeights { output_norms: Default::default(), query_key_norms: None, ..weights.clone() };
+    let other =
+        reference_model_layer(&float_shape, MaskKind::Causal, &plain, &x, Some(&hidden), eps).unwrap();
+    assert!(model_accuracy(&hidden, &other, &middle).attention.relative_l2_error > 0.1);
 }

@@ -9,6 +9,7 @@ mod modes;
 mod activation;
 mod attack_block_mlp;
 mod attack_chain;
+mod attack_extra_norms;
 mod block;
 mod block_fuzz;
 mod block_malformed_structure;

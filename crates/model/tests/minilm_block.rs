@@ -60,7 +60,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
         prove_model_layer(&params, &shape, MaskKind::None, softmax, &input, None, &integers, &model).unwrap();
     verify_model_layer(&params, &statement, &proof).unwrap();
     let ours = q.dequantize_output(statement.output.public().unwrap());
-    let reference = reference_model_layer(&shape, MaskKind::None, &float, &x, None).unwrap();
+    let reference = reference_model_layer(&shape, MaskKind::None, &float, &x, None, 1e-12).unwrap();
     let report = model_accuracy(&x, &ours, &reference);
     eprintln!("MiniLM layer 0 block, {} tokens, {q:?}: {report:?}", ids.len());
     assert!(report.output.relative_l2_error < 0.01, "{report:?}");
