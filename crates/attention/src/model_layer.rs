@@ -566,17 +566,7 @@ impl ModelShape {
             ],
         );
         // The norm's constants (its own transcript adds them again when its step starts).
-        let norm = self.norm.map_or([0; 6], |n| {
-            [
-                usize::from(n.kind.code()),
-                n.epsilon as usize,
-                n.scale_bits as usize,
-                n.shift_bits as usize,
-                usize::from(n.bias),
-                n.remainder_digits as usize,
-            ]
-        });
-        transcript.append_shape(LABEL_NORM, &norm);
+        transcript.append_shape(LABEL_NORM, &norm_constants(self.norm));
         // The MLP's constants (its step absorbs its whole shape again when it starts).
         let mlp = self.mlp.map_or([0; 15], |m| {
             let p = m.params;
@@ -601,34 +591,27 @@ impl ModelShape {
         });
         transcript.append_shape(LABEL_MLP, &mlp);
         // The output norms' constants (each step adds them again when it starts).
-        let output_norms = BlockHalf::BOTH.map(|half| {
-            self.output_norms.of(half).map_or([0; 6], |n| {
-                [
-                    usize::from(n.kind.code()),
-                    n.epsilon as usize,
-                    n.scale_bits as usize,
-                    n.shift_bits as usize,
-                    usize::from(n.bias),
-                    n.remainder_digits as usize,
-                ]
-            })
-        });
+        let output_norms = BlockHalf::BOTH.map(|half| norm_constants(self.output_norms.of(half)));
         transcript.append_shape(LABEL_OUTPUT_NORMS, &output_norms.concat());
         // The QK-norm's constants (likewise).
-        let query_key = self.query_key_norms.map_or([[0; 6]; 2], |norms| {
-            [norms.query, norms.key].map(|n| {
-                [
-                    usize::from(n.kind.code()),
-                    n.epsilon as usize,
-                    n.scale_bits as usize,
-                    n.shift_bits as usize,
-                    usize::from(n.bias),
-                    n.remainder_digits as usize,
-                ]
-            })
-        });
+        let query_key = self.query_key_norms.map(|n| [n.query, n.key]);
+        let query_key = [0, 1].map(|p| norm_constants(query_key.map(|n| n[p])));
         transcript.append_shape(LABEL_QUERY_KEY_NORMS, &query_key.concat());
     }
+}
+
+/// A norm's constants as absorbed (zeros for none: a proven norm has `ε ≥ 1`).
+fn norm_constants(norm: Option<BlockNorm>) -> [usize; 6] {
+    norm.map_or([0; 6], |n| {
+        [
+            usize::from(n.kind.code()),
+            n.epsilon as usize,
+            n.scale_bits as usize,
+            n.shift_bits as usize,
+            usize::from(n.bias),
+            n.remainder_digits as usize,
+        ]
+    })
 }
 
 /// The Hyrax generators for a model commitment (transparent; a prefix of
@@ -648,7 +631,8 @@ pub use zkmha_nn::ModelWeights;
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ModelCommitment {
     /// To `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o`, then the proven norm's `γ`
-    /// (and `β`), in that order.
+    /// (and `β`), the MLP's, the output norms' and the QK-norm's tables, in that order
+    /// (`ModelShape::output_norm_weight_index`, `ModelShape::query_key_norm_weight_index`).
     pub tables: Vec<HyraxCommitment>,
 }
 
