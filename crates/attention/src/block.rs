@@ -691,8 +691,8 @@ impl NormKeys {
     }
 }
 
-/// The prover's data of the norm on a half's output.
-struct OutputNormData {
+/// The prover's data of one norm step inside the block (an output norm, a QK-norm's).
+struct NormStepData {
     shape: NormShape,
     witness: NormWitness,
     ranges: NormRanges,
@@ -707,12 +707,8 @@ fn output_norm_data(
     half: BlockHalf,
     weights: &ModelWeights,
     input: &[i64],
-) -> Result<Option<OutputNormData>, AttentionError> {
-    let w = match half {
-        BlockHalf::Attention => &weights.output_norms.attention,
-        BlockHalf::FeedForward => &weights.output_norms.feed_forward,
-    };
-    let (norm, w) = match (shape.output_norm_shape(half), w) {
+) -> Result<Option<NormStepData>, AttentionError> {
+    let (norm, w) = match (shape.output_norm_shape(half), weights.output_norms.of(half)) {
         (Some(norm), Some(w)) => (norm, w),
         (None, None) => return Ok(None),
         _ => return Err(AttentionError::CheckFailed { step: "output norm weights" }),
@@ -724,7 +720,7 @@ fn output_norm_data(
     let output = compute_norm(&norm, input, &w.scale, &w.bias)?;
     let witness = NormWitness { input: input.to_vec(), scale: w.scale.clone(), bias: w.bias.clone(), output };
     let ranges = norm_ranges(&norm, &witness)?;
-    Ok(Some(OutputNormData { shape: norm, witness, ranges }))
+    Ok(Some(NormStepData { shape: norm, witness, ranges }))
 }
 
 /// The QK-norm on the `Q` and `K` projections' outputs (`s × h·m`, read as `(s·h) × m`),
@@ -736,7 +732,7 @@ fn query_key_norm_data(
     shape: &ModelShape,
     weights: &ModelWeights,
     projections: &[ProjectionWitness],
-) -> Result<Vec<OutputNormData>, AttentionError> {
+) -> Result<Vec<NormStepData>, AttentionError> {
     let w = match (shape.query_key_norms, &weights.query_key_norms) {
         (Some(_), Some(w)) => w,
         (None, None) => return Ok(Vec::new()),
@@ -752,13 +748,13 @@ fn query_key_norm_data(
         let witness =
             NormWitness { input: input.clone(), scale: w.scale.clone(), bias: w.bias.clone(), output };
         let ranges = norm_ranges(&norm, &witness)?;
-        out.push(OutputNormData { shape: norm, witness, ranges });
+        out.push(NormStepData { shape: norm, witness, ranges });
     }
     Ok(out)
 }
 
 /// What a half's residual adds: its output `Y`, or the norm on it.
-fn added_to_residual<'a>(half: BlockHalf, output: &'a [i64], normed: &'a Option<OutputNormData>) -> Vec<i64> {
+fn added_to_residual<'a>(half: BlockHalf, output: &'a [i64], normed: &'a Option<NormStepData>) -> Vec<i64> {
     let added = normed.as_ref().map_or(output, |n| &n.witness.output);
     #[cfg(test)]
     let added = attack_output_norms::added(half, output, added);
@@ -773,14 +769,12 @@ fn added_to_residual<'a>(half: BlockHalf, output: &'a [i64], normed: &'a Option<
 /// a zero row appended, `T̃′(c, r_0) = (1 − r_0)·T̃(c)`, so they become claims on `T` at `c` of
 /// value `v / (1 − r_0)`.
 fn norm_block_claims<V: zkmha_zk::LinearValue>(
-    shape: &ModelShape,
     claims: NormClaims<V>,
     keys: &NormKeys,
 ) -> Result<Vec<(BlockPolynomial, EvalClaim<V>)>, AttentionError> {
     use BlockPolynomial::*;
     use NormPolynomial::*;
     let fail = || AttentionError::CheckFailed { step: STEP_CLAIMS };
-    let _ = shape;
     let grid = keys.grid;
     let on_block_grid = |claim| crate::norm::claim_on_grid(claim, grid, STEP_CLAIMS);
     let part = keys.part;
@@ -811,7 +805,7 @@ struct FeedForwardData {
     mlp_witness: MlpWitness,
     mlp_ranges: crate::mlp::MlpRanges,
     /// The norm on `Y₂`, when the shape proves it.
-    output_norm: Option<OutputNormData>,
+    output_norm: Option<NormStepData>,
 }
 
 /// `X₂ = norm₂(Z)` and the MLP on it, for a block that proves its MLP.
@@ -963,9 +957,9 @@ struct BlockForward {
     attention_output: Vec<i64>,
     projected: Vec<i64>,
     /// The QK-norm on `Q` and `K`, when the shape proves it (empty otherwise).
-    query_key_norms: Vec<OutputNormData>,
+    query_key_norms: Vec<NormStepData>,
     /// The norm on `Y`, when the shape proves it.
-    attention_output_norm: Option<OutputNormData>,
+    attention_output_norm: Option<NormStepData>,
     /// `Z = R + Y`, or `R + norm_a(Y)`.
     middle: Vec<i64>,
     feed_forward: Option<FeedForwardData>,
@@ -1352,6 +1346,11 @@ fn prove_block_with_claims<M: Mode>(
     timings.witness = start.elapsed();
 
     // The tables the proof commits to, keyed.
+    // The output norms' data, in proof order (a half's, if the shape proves its norm).
+    let output_norm_sources = [
+        (BlockHalf::Attention, attention_output_norm.as_ref()),
+        (BlockHalf::FeedForward, feed_forward.as_ref().and_then(|f| f.output_norm.as_ref())),
+    ];
     let start = Instant::now();
     let layouts = Layouts::new::<M>(shape, softmax)?;
     let grid = |values: &[i64], width: usize, vars: usize| pad(values, a.seq_len, width, a.seq_vars(), vars);
@@ -1381,10 +1380,6 @@ fn prove_block_with_claims<M: Mode>(
                 push(Mlp(key), values)?;
             }
         }
-        let output_norm_sources = [
-            (BlockHalf::Attention, attention_output_norm.as_ref()),
-            (BlockHalf::FeedForward, feed_forward.as_ref().and_then(|f| f.output_norm.as_ref())),
-        ];
         for (half, data) in output_norm_sources {
             if let Some(n) = data {
                 push(NormedOutput(half), grid(&n.witness.output, shape.model_width, shape.model_vars()))?;
@@ -1478,7 +1473,7 @@ fn prove_block_with_claims<M: Mode>(
     let (norm_proof, norm_claims) = match &norm_data {
         Some((norm, witness, ranges)) => {
             let (proof, claims) = prove_norm::<M>(&mut prover, norm, witness, ranges, t)?;
-            (Some(proof), norm_block_claims(shape, claims, &NormKeys::attention(shape))?)
+            (Some(proof), norm_block_claims(claims, &NormKeys::attention(shape))?)
         }
         None => (None, Vec::new()),
     };
@@ -1487,7 +1482,7 @@ fn prove_block_with_claims<M: Mode>(
             let (norm, norm_claims) =
                 prove_norm::<M>(&mut prover, &f.norm, &f.norm_witness, &f.norm_ranges, t)?;
             let (mlp, mlp_claims) = prove_mlp::<M>(&mut prover, &f.mlp, &f.mlp_witness, &f.mlp_ranges, t)?;
-            let mut keyed = norm_block_claims(shape, norm_claims, &NormKeys::mlp(shape)?)?;
+            let mut keyed = norm_block_claims(norm_claims, &NormKeys::mlp(shape)?)?;
             keyed.extend(mlp_block_claims(shape, mlp_claims)?);
             (Some((norm, mlp)), keyed)
         }
@@ -1495,14 +1490,10 @@ fn prove_block_with_claims<M: Mode>(
     };
     let mut output_norm_proofs = OutputNormProofs { attention: None, feed_forward: None };
     let mut output_norm_claims = Vec::new();
-    let output_norm_sources = [
-        (BlockHalf::Attention, attention_output_norm.as_ref()),
-        (BlockHalf::FeedForward, feed_forward.as_ref().and_then(|f| f.output_norm.as_ref())),
-    ];
     for (half, data) in output_norm_sources {
         if let Some(n) = data {
             let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
-            output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::output(shape, half)?)?);
+            output_norm_claims.extend(norm_block_claims(claims, &NormKeys::output(shape, half)?)?);
             match half {
                 BlockHalf::Attention => output_norm_proofs.attention = Some(proof),
                 BlockHalf::FeedForward => output_norm_proofs.feed_forward = Some(proof),
@@ -1512,7 +1503,7 @@ fn prove_block_with_claims<M: Mode>(
     let mut query_key_norm_proofs = Vec::with_capacity(query_key_norms.len());
     for (p, n) in query_key_norms.iter().enumerate() {
         let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
-        output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::query_key(shape, p)?)?);
+        output_norm_claims.extend(norm_block_claims(claims, &NormKeys::query_key(shape, p)?)?);
         query_key_norm_proofs.push(proof);
     }
     let vars = shape.table_vars();
@@ -1742,11 +1733,9 @@ pub(crate) fn verify_block_pending<M: Mode>(
         M::start_verifier(&|| block_zk_schedule(shape, softmax, output_kind), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
     let norm_claims = match (shape.norm_shape(), &proof.norm) {
-        (Some(norm), Some(p)) => norm_block_claims(
-            shape,
-            verify_norm::<M>(&mut verifier, &norm, p, t)?,
-            &NormKeys::attention(shape),
-        )?,
+        (Some(norm), Some(p)) => {
+            norm_block_claims(verify_norm::<M>(&mut verifier, &norm, p, t)?, &NormKeys::attention(shape))?
+        }
         (None, None) => Vec::new(),
         _ => return Err(shape_error),
     };
@@ -1754,7 +1743,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
         (Some(norm), Some(mlp), Some(p)) => {
             let norm_claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, t)?;
             let mlp_claims = verify_mlp::<M>(&mut verifier, &mlp, &p.mlp, t)?;
-            let mut keyed = norm_block_claims(shape, norm_claims, &NormKeys::mlp(shape)?)?;
+            let mut keyed = norm_block_claims(norm_claims, &NormKeys::mlp(shape)?)?;
             keyed.extend(mlp_block_claims(shape, mlp_claims)?);
             keyed
         }
@@ -1766,7 +1755,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
         match (shape.output_norm_shape(half), proof.output_norms.of(half)) {
             (Some(norm), Some(p)) => {
                 let claims = verify_norm::<M>(&mut verifier, &norm, p, t)?;
-                output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::output(shape, half)?)?);
+                output_norm_claims.extend(norm_block_claims(claims, &NormKeys::output(shape, half)?)?);
             }
             (None, None) => {}
             _ => return Err(shape_error),
@@ -1775,7 +1764,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
     for (p, norm_proof) in proof.query_key_norms.iter().enumerate() {
         let norm = shape.query_key_norm_shape(p).ok_or(shape_error.clone())?;
         let claims = verify_norm::<M>(&mut verifier, &norm, norm_proof, t)?;
-        output_norm_claims.extend(norm_block_claims(shape, claims, &NormKeys::query_key(shape, p)?)?);
+        output_norm_claims.extend(norm_block_claims(claims, &NormKeys::query_key(shape, p)?)?);
     }
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, model_vars);

@@ -129,19 +129,7 @@ impl QueryKeyNorms {
     }
 }
 
-/// Which half of a layer: the attention (with its output projection) or the MLP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BlockHalf {
-    /// The attention half: `Y = O·W_o + b_o`.
-    Attention,
-    /// The MLP half: `Y₂ = MLP(X₂)`.
-    FeedForward,
-}
-
-impl BlockHalf {
-    /// Both halves, in the model commitment's order.
-    pub const BOTH: [BlockHalf; 2] = [BlockHalf::Attention, BlockHalf::FeedForward];
-}
+pub use zkmha_nn::BlockHalf;
 
 /// The norms a block applies to each half's output before adding it to the residual stream
 /// (Gemma 2's and 3's `post_attention_layernorm` and `post_feedforward_layernorm`), each
@@ -841,10 +829,7 @@ fn check_query_key_norm_weights<T>(
 fn check_output_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
     let d = shape.model_width;
     for half in BlockHalf::BOTH {
-        let (norm, w) = match half {
-            BlockHalf::Attention => (shape.output_norms.attention, &weights.output_norms.attention),
-            BlockHalf::FeedForward => (shape.output_norms.feed_forward, &weights.output_norms.feed_forward),
-        };
+        let (norm, w) = (shape.output_norms.of(half), weights.output_norms.of(half));
         let name = match half {
             BlockHalf::Attention => "the attention's output",
             BlockHalf::FeedForward => "the MLP's output",
@@ -1052,11 +1037,7 @@ pub(crate) fn padded_tables(
         }
     }
     for half in BlockHalf::BOTH {
-        let w = match half {
-            BlockHalf::Attention => &weights.output_norms.attention,
-            BlockHalf::FeedForward => &weights.output_norms.feed_forward,
-        };
-        if let (Some(norm), Some(w)) = (shape.output_norms.of(half), w) {
+        if let (Some(norm), Some(w)) = (shape.output_norms.of(half), weights.output_norms.of(half)) {
             tables.push(pad(&w.scale, 1, d, 0, mv));
             if norm.bias {
                 tables.push(pad(&w.bias, 1, d, 0, mv));

@@ -84,7 +84,29 @@ impl<T> Default for OutputNormWeights<T> {
     }
 }
 
+/// Which half of a layer: the attention (with its output projection) or the MLP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockHalf {
+    /// The attention half: `Y = O·W_o + b_o`.
+    Attention,
+    /// The MLP half: `Y₂ = MLP(X₂)`.
+    FeedForward,
+}
+
+impl BlockHalf {
+    /// Both halves, in the model commitment's order.
+    pub const BOTH: [BlockHalf; 2] = [BlockHalf::Attention, BlockHalf::FeedForward];
+}
+
 impl<T> OutputNormWeights<T> {
+    /// The norm on `half`'s output.
+    pub fn of(&self, half: BlockHalf) -> Option<&NormWeights<T>> {
+        match half {
+            BlockHalf::Attention => self.attention.as_ref(),
+            BlockHalf::FeedForward => self.feed_forward.as_ref(),
+        }
+    }
+
     /// Whether the layer has neither.
     pub fn is_empty(&self) -> bool {
         self.attention.is_none() && self.feed_forward.is_none()
