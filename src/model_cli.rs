@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use zkmha_api::inspect::{Inspection, hex, residual_name, weight_commitments_code};
 use zkmha_api::model_files::{self, ModelProof};
 use zkmha_api::{Model, ModelInput, ModelOptions, Stage};
+use zkmha_attention::model_layer::BlockHalf;
 use zkmha_attention::verifier_key::{ModelVerifierKey, WeightCommitments};
 use zkmha_attention::{MaskKind, Residual};
 use zkmha_model::families::Family;
@@ -514,6 +515,7 @@ pub fn prove(
                 "total_ms": ms(start.elapsed()),
                 "relative_l2_error": report.output.relative_l2_error,
                 "attention_relative_l2_error": report.attention.relative_l2_error,
+                "attention_half_relative_l2_error": proved.attention_half.map(|h| h.relative_l2_error),
                 "output": args.output.as_ref().map(|p| p.display().to_string()),
                 "verifier_key": key_file.as_ref().map(|p| p.display().to_string()),
                 "zero_knowledge": secret.is_some(),
@@ -523,19 +525,30 @@ pub fn prove(
     }
     let mlp = key.quantization.mlp.map(|m| m.block);
     println!(
-        "proved {} on {s} tokens in {:.1} s ({}Q, K, V and output projections{}{}, attention with the softmax proven, residual{})",
+        "proved {} on {s} tokens in {:.1} s ({}Q, K, V and output projections{}{}{}, attention with the softmax proven, {}residual{})",
         sanitize(&key.description),
         proved.prove_time.as_secs_f64(),
         key.quantization.norm.map(|n| format!("{}, ", n.block.kind.name())).unwrap_or_default(),
         if key.key_value_heads != key.heads { ", shared key/value heads" } else { "" },
+        if key.quantization.query_key_norms.is_some() { ", the QK-norm on every head" } else { "" },
         if key.rotary.is_some() { ", rotary embeddings" } else { "" },
+        key.quantization
+            .output_norms
+            .attention
+            .map(|n| format!("{} on its output, ", n.norm.block.kind.name()))
+            .unwrap_or_default(),
         match mlp {
             Some(m) => format!(
-                "; {}, the {} MLP ({} wide, {}), residual",
+                "; {}, the {} MLP ({} wide, {}), {}residual",
                 m.norm.kind.name(),
                 if m.params.gate.is_some() { "gated" } else { "dense" },
                 m.params.hidden,
-                m.params.activation.name()
+                m.params.activation.name(),
+                key.quantization
+                    .output_norms
+                    .feed_forward
+                    .map(|n| format!("{} on its output, ", n.norm.block.kind.name()))
+                    .unwrap_or_default(),
             ),
             None => String::new(),
         }
@@ -545,9 +558,13 @@ pub fn prove(
         None => ("output Z", "the attention's part Y"),
     };
     println!(
-        "{output} ({s} × {d}) against float64: relative L2 error {:.3} % ({part}: {:.3} %)",
+        "{output} ({s} × {d}) against float64: relative L2 error {:.3} % ({part}: {:.3} %{})",
         report.output.relative_l2_error * 100.0,
-        report.attention.relative_l2_error * 100.0
+        report.attention.relative_l2_error * 100.0,
+        proved
+            .attention_half
+            .map(|half| format!("; the attention half's part Z − H: {:.3} %", half.relative_l2_error * 100.0))
+            .unwrap_or_default()
     );
     println!("{}", proven_scope(&key));
     match secret {
@@ -605,10 +622,24 @@ pub fn output_name(shape: &zkmha_attention::model_layer::ModelShape) -> &'static
 /// sentence for the key's kind of layer.
 fn proven_scope(key: &ModelVerifierKey) -> String {
     if let (Some(norm), Some(mlp)) = (key.quantization.norm, key.quantization.mlp) {
-        return format!(
-            "proven: the whole layer, H' = Z + MLP({}(Z)) with Z = H + attention({}(H)), in fixed point (every weight, γ and β from the committed model; H, Z and the MLP's input committed); not proven: for token input the embedding lookup",
-            mlp.block.norm.kind.name(),
+        let q = &key.quantization;
+        // Gemma's norms on each half's output wrap that half.
+        let wrap = |norm: Option<zkmha_attention::model_quantization::ScaledNormQuantization>,
+                    inner: String| {
+            match norm {
+                Some(n) => format!("{}({inner})", n.norm.block.kind.name()),
+                None => inner,
+            }
+        };
+        let attention = format!(
+            "attention{}({}(H))",
+            if q.query_key_norms.is_some() { " with the QK-norm" } else { "" },
             norm.block.kind.name()
+        );
+        return format!(
+            "proven: the whole layer, H' = Z + {} with Z = H + {}, in fixed point (every weight, γ and β from the committed model; H, Z and the MLP's input committed); not proven: for token input the embedding lookup",
+            wrap(q.output_norms.feed_forward, format!("MLP({}(Z))", mlp.block.norm.kind.name())),
+            wrap(q.output_norms.attention, attention),
         );
     }
     match (key.residual, key.quantization.norm) {
@@ -680,6 +711,9 @@ pub fn verify(
                 hidden: m.params.hidden,
                 activation: m.params.activation.name(),
             }),
+            query_key_norm: shape.query_key_norms.map(|n| n.query.kind.name()),
+            output_norms: [BlockHalf::Attention, BlockHalf::FeedForward]
+                .map(|half| shape.output_norms.of(half).map(|n| n.kind.name())),
         }),
         mask: statement.mask,
         softmax: statement.softmax,

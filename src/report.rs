@@ -120,6 +120,10 @@ pub struct ModelPart {
     pub norm: Option<&'static str>,
     /// The proven MLP half: its norm's name, gated or not, the hidden width, the activation.
     pub mlp: Option<MlpPart>,
+    /// The QK-norm on every query and key head (its name), if proven (Gemma 3).
+    pub query_key_norm: Option<&'static str>,
+    /// The norms on the attention's and the MLP's outputs (their names), if proven (Gemma).
+    pub output_norms: [Option<&'static str>; 2],
 }
 
 /// The MLP half of a whole-layer proof, as the report shows it.
@@ -251,6 +255,11 @@ impl Accepted {
                 m.rotary.map_or(Value::Null, |(base, bits)| json!({"base": base, "fraction_bits": bits})),
             );
             map.insert("norm".into(), json!(m.norm));
+            map.insert("query_key_norm".into(), json!(m.query_key_norm));
+            map.insert(
+                "output_norms".into(),
+                json!({"attention": m.output_norms[0], "feed_forward": m.output_norms[1]}),
+            );
             map.insert(
                 "mlp".into(),
                 m.mlp.as_ref().map_or(Value::Null, |p| {
@@ -278,7 +287,7 @@ impl Accepted {
                 }
             ),
             (Kind::ModelLayer | Kind::ZeroKnowledgeModelLayer, Some(m)) => format!(
-                "valid{}: model layer on {} tokens (output {} × {}): {}d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}{}",
+                "valid{}: model layer on {} tokens (output {} × {}): {}d_model = {}, {shape}, {} key/value heads, shifts k = {:?}, residual on {}{}{}{}{}",
                 if self.kind.is_zero_knowledge() { " (zero-knowledge proof)" } else { "" },
                 s.seq_len,
                 s.seq_len,
@@ -289,14 +298,17 @@ impl Accepted {
                 m.shifts,
                 m.residual,
                 m.rotary.map(|(base, bits)| format!(", rotary base {base} at 2^-{bits}")).unwrap_or_default(),
+                m.query_key_norm.map(|n| format!(", a {n} on every query and key head")).unwrap_or_default(),
+                m.output_norms[0].map(|n| format!(", a {n} on the attention's output")).unwrap_or_default(),
                 m.mlp
                     .as_ref()
                     .map(|p| format!(
-                        "; then {} and the {} MLP ({} wide, {}) with its residual: the whole layer",
+                        "; then {} and the {} MLP ({} wide, {}){} with its residual: the whole layer",
                         p.norm,
                         if p.gated { "gated" } else { "dense" },
                         p.hidden,
-                        p.activation
+                        p.activation,
+                        m.output_norms[1].map(|n| format!(", a {n} on its output")).unwrap_or_default(),
                     ))
                     .unwrap_or_default()
             ),

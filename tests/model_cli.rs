@@ -1027,20 +1027,23 @@ fn models_the_proof_does_not_cover_are_refused_with_their_own_exit_status() {
     let llama_config = |extra: &str| {
         format!("{{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"rope_theta\": 10000.0{extra}}}")
     };
-    // Gemma 3 (Hugging Face layout, QK-norm tensors), named by its config.json.
+    // Gemma 2 (Hugging Face layout), named by its config.json; Gemma 3 with a score softcap.
     let gemma = llama_specs(&[
         "self_attn.q_norm.weight",
         "self_attn.k_norm.weight",
         "pre_feedforward_layernorm.weight",
         "post_feedforward_layernorm.weight",
     ]);
-    let gemma_config =
-        "{\"model_type\": \"gemma3_text\", \"num_attention_heads\": 4, \"query_pre_attn_scalar\": 4}";
-    let model = write_safetensors(&dir.join("gemma3"), 1, &gemma, Some(gemma_config.into()));
+    let gemma_config = "{\"model_type\": \"gemma2\", \"num_attention_heads\": 4}";
+    let model = write_safetensors(&dir.join("gemma2"), 1, &gemma, Some(gemma_config.into()));
     refused_with(
         &mut commit(&model),
-        "gemma3_text is not supported: its QK-norm, post-attention and post-feed-forward norms, (1 + w) norm weights",
+        "gemma2 is not supported: its post-attention and post-feed-forward norms, attention logit softcapping",
     );
+    let gemma_config =
+        "{\"model_type\": \"gemma3_text\", \"num_attention_heads\": 4, \"attn_logit_softcapping\": 50.0}";
+    let model = write_safetensors(&dir.join("gemma3"), 1, &gemma, Some(gemma_config.into()));
+    refused_with(&mut commit(&model), "attn_logit_softcapping = 50.0 changes the attention scores");
     // The same tensors without metadata: the QK-norm refuses them.
     let model = write_safetensors(&dir.join("gemma3-bare"), 1, &gemma, None);
     refused_with(

@@ -81,6 +81,66 @@ pub fn llama_config(layers: usize) -> String {
     )
 }
 
+/// Writes a Gemma-3-style model with `layers` whole layers (seeded random weights; `d_model`
+/// 16, 4 query heads of 4 sharing 1 key/value head, the QK-norm, the norms on each half's
+/// output, a gated tanh-GELU MLP of 40, a vocabulary of 40, every second layer global and the
+/// others sliding through a window of 2 tokens with their own rotary base; Hugging Face's
+/// names, its norms' scales stored as `w` for `1 + w`) to `dir/model.safetensors` with its
+/// `config.json`; returns the model's path.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-gemma3-{}", std::process::id()));
+/// let path = zkmha_api::example_model::write_gemma3(&dir, 7, 2)?;
+/// let model = zkmha_api::Model::open(&path, &Default::default())?;
+/// assert!(model.float_weights().query_key_norms.is_some());
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Write`] when `dir` cannot be made or written.
+pub fn write_gemma3(dir: &Path, seed: u32, layers: usize) -> Result<PathBuf> {
+    write_safetensors(dir, seed, &gemma3_tensors(layers), Some(&gemma3_config(layers)))
+}
+
+/// The tensors of [`write_gemma3`]'s model of `layers` layers (its final norm last).
+pub fn gemma3_tensors(layers: usize) -> Vec<(String, Vec<usize>)> {
+    let (d, hidden, m) = (MODEL_WIDTH, LLAMA_HIDDEN, 4);
+    let mut tensors = vec![("model.embed_tokens.weight".to_string(), vec![VOCABULARY, d])];
+    for layer in 0..layers {
+        let l = format!("model.layers.{layer}.");
+        tensors.extend([
+            (format!("{l}input_layernorm.weight"), vec![d]),
+            (format!("{l}self_attn.q_proj.weight"), vec![d, d]),
+            (format!("{l}self_attn.k_proj.weight"), vec![m, d]),
+            (format!("{l}self_attn.v_proj.weight"), vec![m, d]),
+            (format!("{l}self_attn.o_proj.weight"), vec![d, d]),
+            (format!("{l}self_attn.q_norm.weight"), vec![m]),
+            (format!("{l}self_attn.k_norm.weight"), vec![m]),
+            (format!("{l}post_attention_layernorm.weight"), vec![d]),
+            (format!("{l}pre_feedforward_layernorm.weight"), vec![d]),
+            (format!("{l}post_feedforward_layernorm.weight"), vec![d]),
+            (format!("{l}mlp.gate_proj.weight"), vec![hidden, d]),
+            (format!("{l}mlp.up_proj.weight"), vec![hidden, d]),
+            (format!("{l}mlp.down_proj.weight"), vec![d, hidden]),
+        ]);
+    }
+    tensors.push(("model.norm.weight".to_string(), vec![d]));
+    tensors
+}
+
+/// The `config.json` of [`write_gemma3`]'s model.
+pub fn gemma3_config(layers: usize) -> String {
+    format!(
+        "{{\"model_type\": \"gemma3_text\", \"architectures\": [\"Gemma3ForCausalLM\"], \
+         \"num_attention_heads\": 4, \"num_key_value_heads\": 1, \"head_dim\": 4, \
+         \"num_hidden_layers\": {layers}, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, \
+         \"rope_local_base_freq\": 10000.0, \"query_pre_attn_scalar\": 4, \"sliding_window\": 2, \
+         \"sliding_window_pattern\": 2, \"max_position_embeddings\": 64, \
+         \"hidden_activation\": \"gelu_pytorch_tanh\"}}"
+    )
+}
+
 /// The tensors of [`write_bert`]'s model, less `drop` (to make a model that lacks one).
 pub fn bert_tensors(drop: Option<&str>) -> Vec<(String, Vec<usize>)> {
     let (d, l) = (MODEL_WIDTH, "encoder.layer.0.attention.");

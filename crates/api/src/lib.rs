@@ -40,8 +40,8 @@ pub mod resources;
 
 pub use error::{Error, ErrorKind, Result};
 pub use model_layer::{
-    CommittedModel, Model, ModelInput, ModelOptions, ProvedLayer, Stage, VerifiedOutput, commit_model,
-    commit_model_with_progress, prove, prove_with_progress, read_hidden_state, verify,
+    CommittedModel, FloatHalves, Model, ModelInput, ModelOptions, ProvedLayer, Stage, VerifiedOutput,
+    commit_model, commit_model_with_progress, prove, prove_with_progress, read_hidden_state, verify,
 };
 pub use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
 pub use zkmha_attention::{MaskKind, SoftmaxMode};

@@ -19,9 +19,10 @@ use zkmha_attention::model_layer::{
 };
 use zkmha_attention::model_quantization::NormWeights;
 use zkmha_attention::model_quantization::{
-    FloatModelWeights, ModelAccuracy, ModelQuantization, float_norm, model_accuracy, reference_feed_forward,
-    reference_model_layer,
+    FloatModelWeights, ModelAccuracy, ModelQuantization, float_norm, model_accuracy,
+    reference_attention_parts, reference_feed_forward, reference_mlp_output, reference_model_layer,
 };
+use zkmha_attention::quantization::AccuracyReport;
 use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
 use zkmha_attention::{AttentionShape, MaskKind};
@@ -185,10 +186,8 @@ impl Model {
         {
             return Err(Error::NoSuchLayer { layer: options.layer, count });
         }
-        let weights = file.attention_weights(options.layer)?;
-        let mut float = weights.float_model_weights();
-        float.norm = file.norm_weights(options.layer)?;
-        float.feed_forward = file.feed_forward_weights(options.layer)?;
+        let weights = file.layer_weights(options.layer)?;
+        let float = weights.float;
         let activation = float.feed_forward.is_some().then(|| file.activation()).transpose()?;
         let mask = options.mask.map_or_else(|| model_mask(&file, options.layer), Ok)?;
         Ok(Self {
@@ -273,9 +272,18 @@ impl Model {
     /// # Errors
     /// As [`Model::float_hidden_state`].
     pub fn float_output(&self, hidden: Vec<f64>) -> Result<Vec<f64>> {
+        Ok(self.float_halves(hidden)?.output)
+    }
+
+    /// [`Model::float_output`] with the attention half's output `Z` too.
+    ///
+    /// # Errors
+    /// As [`Model::float_hidden_state`].
+    pub fn float_halves(&self, hidden: Vec<f64>) -> Result<FloatHalves> {
         let file = &self.file;
         let d = self.model_width();
-        let shape = float_shape(file, hidden.len() / d.max(1), self.head_dim, self.key_value_heads)?;
+        let shape =
+            float_shape(file, self.layer, hidden.len() / d.max(1), self.head_dim, self.key_value_heads)?;
         let input = file.block_input(self.layer, hidden)?;
         let middle = reference_model_layer(
             &shape,
@@ -285,7 +293,7 @@ impl Model {
             input.residual.as_deref(),
             file.norm_epsilon,
         )?;
-        Ok(match (&self.float.feed_forward, self.activation) {
+        let output = match (&self.float.feed_forward, self.activation) {
             (Some(feed_forward), Some(activation)) => reference_feed_forward(
                 feed_forward,
                 file.norm_epsilon,
@@ -294,8 +302,9 @@ impl Model {
                 d,
                 self.float.output_norms.feed_forward.as_ref(),
             ),
-            _ => middle,
-        })
+            _ => middle.clone(),
+        };
+        Ok(FloatHalves { middle, output })
     }
 
     /// The MLP's activation, when the layer's MLP is proven (GPT-2, Llama).
@@ -368,10 +377,9 @@ impl Model {
         let d = file.model_width()?;
         for layer in 0..model.layer {
             let _span = tracing::info_span!("float_layer", layer).entered();
-            let weights = file.attention_weights(layer)?;
-            let mut float = weights.float_model_weights();
-            float.norm = file.norm_weights(layer)?;
-            let shape = float_shape(file, ids.len(), weights.head_dim, weights.key_value_heads)?;
+            let weights = file.layer_weights(layer)?;
+            let float = weights.float;
+            let shape = float_shape(file, layer, ids.len(), weights.head_dim, weights.key_value_heads)?;
             let input = file.block_input(layer, hidden)?;
             // The layers before this one compute the model's function: each through its own
             // mask (a `--mask` asked for is this layer's, not theirs).
@@ -384,9 +392,9 @@ impl Model {
                 input.residual.as_deref(),
                 file.norm_epsilon,
             )?;
-            hidden = match file.feed_forward_weights(layer)? {
+            hidden = match &float.feed_forward {
                 Some(feed_forward) => reference_feed_forward(
-                    &feed_forward,
+                    feed_forward,
                     file.norm_epsilon,
                     file.activation()?,
                     &middle,
@@ -398,6 +406,15 @@ impl Model {
         }
         Ok(hidden)
     }
+}
+
+/// A layer's float64 outputs ([`Model::float_halves`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatHalves {
+    /// `Z`: the residual plus the attention's (normed) output.
+    pub middle: Vec<f64>,
+    /// The layer's output: `H'` with the MLP, else `Z`.
+    pub output: Vec<f64>,
 }
 
 /// A verifier key, and the model secret of hiding commitments.
@@ -460,11 +477,20 @@ pub(crate) struct Calibration {
 }
 
 impl Model {
-    /// The token ids every commitment calibrates on (fixed, from the vocabulary's size).
+    /// The token ids every commitment calibrates on (fixed, from the vocabulary's size),
+    /// opening as the model's tokenizer opens every text (Gemma's BOS, BERT's `[CLS]`), when it
+    /// has one: the first position's hidden states differ most from the others' (Gemma 3's
+    /// BOS row is an order of magnitude wider), and every input the model is given has it.
     pub(crate) fn calibration_ids(&self) -> Result<Vec<usize>> {
         let file = &self.file;
         let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
-        Ok(calibration_ids(file.vocabulary_size()?, tokens))
+        let mut ids = calibration_ids(file.vocabulary_size()?, tokens);
+        let opening =
+            file.tokenizer().ok().and_then(|t| t.encode("").ok()).and_then(|ids| ids.first().copied());
+        if let (Some(first), Some(id)) = (ids.first_mut(), opening) {
+            *first = id;
+        }
+        Ok(ids)
     }
 
     /// Calibrates the layer's scales on the float `hidden` state entering it (the calibration
@@ -482,7 +508,8 @@ impl Model {
         let tokens = hidden.len() / d.max(1);
         let calibration = file.block_input(model.layer, hidden)?;
         let x = &calibration.input;
-        let calibration_shape = float_shape(file, tokens, model.head_dim, model.key_value_heads)?;
+        let calibration_shape =
+            float_shape(file, model.layer, tokens, model.head_dim, model.key_value_heads)?;
         // The float layer on the calibration input: the residual stream H → Z → H' the scales
         // must hold, and Z, on which the MLP's scales are chosen.
         let middle = reference_model_layer(
@@ -493,27 +520,48 @@ impl Model {
             calibration.residual.as_deref(),
             file.norm_epsilon,
         )?;
+        let eps = file.norm_epsilon;
         let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
         let layer_output = feed_forward.map(|(weights, activation)| {
             reference_feed_forward(
                 weights,
-                file.norm_epsilon,
+                eps,
                 activation,
                 &middle,
                 d,
                 model.float.output_norms.feed_forward.as_ref(),
             )
         });
-        let mlp_input =
-            feed_forward.map(|(weights, _)| float_norm(&weights.norm, file.norm_epsilon, &middle, d));
-        let mut quantization = match hidden_fraction_bits {
-            Some(f_h) => ModelQuantization::calibrate_with_hidden_scale(
+        let mlp_input = feed_forward.map(|(weights, _)| float_norm(&weights.norm, eps, &middle, d));
+        // Gemma 3's norms: the QK-norm's inputs (the Q and K projections), and each half's
+        // output before and after its output norm, which bounds the residual stream's scale.
+        let gemma_norms =
+            model.float.query_key_norms.is_some() || model.float.output_norms.attention.is_some();
+        let parts = gemma_norms
+            .then(|| reference_attention_parts(&calibration_shape, model.mask, &model.float, x, eps));
+        let mlp_output = feed_forward
+            .filter(|_| model.float.output_norms.feed_forward.is_some())
+            .map(|(weights, activation)| reference_mlp_output(weights, eps, activation, &middle, d));
+        let normed: Vec<Vec<f64>> = [
+            (model.float.output_norms.attention.as_ref(), parts.as_ref().map(|p| p.projected.as_slice())),
+            (model.float.output_norms.feed_forward.as_ref(), mlp_output.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(norm, output)| Some(float_norm(norm?, eps, output?, d)))
+        .collect();
+        let normed: Vec<&[f64]> = normed.iter().map(Vec::as_slice).collect();
+        let normed_scale = ModelQuantization::normed_output_fraction_bits(&normed)?;
+        let at_scale = |f_h: i32| {
+            ModelQuantization::calibrate_with_hidden_scale(
                 &calibration_shape,
                 &model.float,
                 x,
                 mlp_input.as_deref(),
                 f_h,
-            )?,
+            )
+        };
+        let mut quantization = match hidden_fraction_bits {
+            Some(f_h) => at_scale(f_h)?,
             None => {
                 let stream: Vec<&[f64]> = match &calibration.residual {
                     Some(hidden) => {
@@ -524,20 +572,42 @@ impl Model {
                     }
                     None => Vec::new(),
                 };
-                ModelQuantization::calibrate_with_residual_stream(
+                let quantization = ModelQuantization::calibrate_with_residual_stream(
                     &calibration_shape,
                     &model.float,
                     x,
                     mlp_input.as_deref(),
                     &stream,
-                )?
+                )?;
+                match normed_scale {
+                    Some(f_h) if f_h < quantization.hidden_fraction_bits => at_scale(f_h)?,
+                    _ => quantization,
+                }
             }
         };
         if let (Some(norm), Some(hidden)) = (&model.float.norm, &calibration.residual) {
-            quantization.calibrate_norm(d, norm, file.norm_epsilon, hidden)?;
+            quantization.calibrate_norm(d, norm, eps, hidden)?;
+        }
+        if let (Some(query_key), Some(parts)) = (&model.float.query_key_norms, &parts) {
+            quantization.calibrate_query_key_norms(
+                model.head_dim,
+                query_key,
+                eps,
+                &parts.query_projection,
+                &parts.key_projection,
+            )?;
         }
         if let Some((weights, activation)) = feed_forward {
-            quantization.calibrate_mlp(d, weights, file.norm_epsilon, activation, &middle)?;
+            quantization.calibrate_mlp(d, weights, eps, activation, &middle)?;
+        }
+        if !model.float.output_norms.is_empty() {
+            quantization.calibrate_output_norms(
+                d,
+                &model.float,
+                eps,
+                parts.as_ref().map(|p| p.projected.as_slice()),
+                mlp_output.as_deref(),
+            )?;
         }
         Ok(Calibration { quantization, output: layer_output.unwrap_or(middle) })
     }
@@ -552,7 +622,7 @@ impl Model {
         let model = self;
         let file = &model.file;
         let d = model.model_width();
-        let calibration_shape = float_shape(file, 1, model.head_dim, model.key_value_heads)?;
+        let calibration_shape = float_shape(file, model.layer, 1, model.head_dim, model.key_value_heads)?;
         let (attention, residual, kv, rotary) = (
             calibration_shape.attention,
             calibration_shape.residual,
@@ -598,13 +668,14 @@ impl Model {
 /// residual, the key/value heads, the rotary base; no scales).
 fn float_shape(
     file: &ModelFile,
+    layer: usize,
     tokens: usize,
     head_dim: usize,
     key_value_heads: usize,
 ) -> Result<ModelShape> {
     let rotary = match file.family {
         Family::Llama => {
-            let base = file.rope_base;
+            let base = file.rope_base_for(layer);
             if base.fract() != 0.0 || !(2.0..=1e12).contains(&base) {
                 return Err(Error::RotaryBase { base });
             }
@@ -666,6 +737,9 @@ pub struct ProvedLayer {
     /// The output, and the layer's own part (the output less its input: `H' − H`, or
     /// `Z − X` for BERT), against float64.
     pub accuracy: ModelAccuracy,
+    /// For a layer with its MLP: the attention half's part `Z − H` (`Z` committed in the
+    /// proof, computed by the integer forward pass the proof proves) against float64's.
+    pub attention_half: Option<AccuracyReport>,
     /// How long proving took (without the check against the key).
     pub prove_time: Duration,
     /// The time and memory estimated from the shape before proving.
@@ -757,18 +831,32 @@ pub fn prove_with_progress(
     };
     let output =
         key.quantization.dequantize_output(proof.statement().output.public().ok_or(Error::ChainLink)?);
-    let mut reference =
-        reference_model_layer(&shape, key.mask, &model.float, x, residual, model.file.norm_epsilon)?;
-    if let (Some(feed_forward), Some(activation)) = (&model.float.feed_forward, model.activation) {
-        reference = reference_feed_forward(
-            feed_forward,
-            model.file.norm_epsilon,
-            activation,
-            &reference,
-            d,
-            model.float.output_norms.feed_forward.as_ref(),
-        );
-    }
+    let middle = reference_model_layer(&shape, key.mask, &model.float, x, residual, model.file.norm_epsilon)?;
+    let (reference, attention_half) =
+        match (&model.float.feed_forward, model.activation, shape.mlp.is_some(), residual) {
+            (Some(feed_forward), Some(activation), true, Some(h)) => {
+                let reference = reference_feed_forward(
+                    feed_forward,
+                    model.file.norm_epsilon,
+                    activation,
+                    &middle,
+                    d,
+                    model.float.output_norms.feed_forward.as_ref(),
+                );
+                // Z, committed in the proof, from the integer forward pass it proves.
+                let halves = zkmha_attention::block::block_outputs(
+                    &shape,
+                    key.mask,
+                    softmax,
+                    &layer_input,
+                    hidden_state.as_deref(),
+                    &integers,
+                )?;
+                let proven_middle = key.quantization.dequantize_output(&halves.middle);
+                (reference, Some(model_accuracy(h, &proven_middle, &middle).attention))
+            }
+            _ => (middle, None),
+        };
     let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
     Ok(ProvedLayer {
         proof,
@@ -778,6 +866,7 @@ pub fn prove_with_progress(
         token_ids,
         tokenizer,
         accuracy,
+        attention_half,
         prove_time,
         estimate,
     })
@@ -888,14 +977,15 @@ fn check_config_against_key(key: &ModelVerifierKey, model: &Model) -> Result<()>
             }
         }
     }
+    let rope_base = file.rope_base_for(model.layer);
     if let Some(rotary) = key.rotary
         && file.family == Family::Llama
-        && file.rope_base != rotary.base as f64
+        && rope_base != rotary.base as f64
     {
         return Err(Error::ConfigDiffersFromKey {
             field: "the rotary base",
             key: rotary.base.to_string(),
-            model: file.rope_base.to_string(),
+            model: rope_base.to_string(),
         });
     }
     Ok(())

@@ -471,3 +471,41 @@ fn sliding_window_layers_are_proven_with_their_own_masks() {
         let _ = std::fs::remove_dir_all(dir(name));
     }
 }
+
+/// A Gemma-3-style model proven whole from tokens to logits: the embedding from the table
+/// times `√d_model` (committed as the embedding), the LM head from the table itself (an
+/// untied head in the key), each layer with its QK-norm, output norms, mask and rotary base
+/// (sliding, global, sliding); near float64 through the same layers, and the logits near
+/// float64's; without the embedding scale the float function is another one.
+#[test]
+fn a_gemma3_model_is_proven_from_tokens_to_logits() {
+    use zkmha_attention::MaskKind;
+    let path = example_model::write_gemma3(&dir("gemma3"), 7, LAYERS).unwrap();
+    let models = open_layers(&path, &Default::default(), 0..LAYERS).unwrap();
+    let masks: Vec<MaskKind> = models.iter().map(Model::mask).collect();
+    let window = MaskKind::sliding(2).unwrap();
+    assert_eq!(masks, [window, MaskKind::Causal, window]);
+    let bases: Vec<f64> = (0..LAYERS).map(|l| models[0].file().rope_base_for(l)).collect();
+    assert_eq!(bases, [10_000.0, 1_000_000.0, 10_000.0]);
+    let (committed, proved) = proved(&models, WeightCommitments::Hiding);
+    let key = &committed.key;
+    assert!(key.embedding.is_some() && key.head.is_some());
+    let rotary: Vec<u64> = key.layers.iter().map(|k| k.rotary.unwrap().base).collect();
+    assert_eq!(rotary, [10_000, 1_000_000, 10_000]);
+    assert!(key.layers.iter().all(|k| k.quantization.query_key_norms.is_some()));
+    let verified = verify_chain(key, &proved.proof).unwrap();
+    assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
+    let error = proved.accuracy.output.relative_l2_error;
+    assert!(error < 0.02, "relative L2 error {error} against float64");
+    let logits = verified.logits.unwrap();
+    assert_eq!(logits.values, proved.logits.as_ref().unwrap().values);
+    // The embedding scale is part of the function: the scaled table is the embedding's, the
+    // table itself the head's.
+    let file = models[0].file();
+    let scale = file.embedding_scale().unwrap();
+    assert_eq!(scale, f64::from(16f32.sqrt()));
+    let head = file.untied_lm_head().unwrap().unwrap();
+    let tokens = file.embedding_tables().unwrap().unwrap().tokens;
+    assert!(tokens.iter().zip(head).all(|(t, h)| *t == h * scale));
+    let _ = std::fs::remove_dir_all(dir("gemma3"));
+}

@@ -6,5 +6,6 @@
 mod attention_layer;
 mod chain;
 mod deeper_layers;
+mod gemma3;
 mod head;
 mod mlp_key;

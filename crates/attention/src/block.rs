@@ -1067,6 +1067,31 @@ pub fn block_output(
     residual: Option<&[i64]>,
     weights: &ModelWeights,
 ) -> Result<Vec<i64>, AttentionError> {
+    Ok(block_outputs(shape, mask, softmax, input, residual, weights)?.output)
+}
+
+/// The integer outputs of a block's two halves ([`block_outputs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockOutputs {
+    /// `Z`: the residual plus the attention's (normed) output.
+    pub middle: Vec<i64>,
+    /// The block's output: `Z`, or `H'` when the shape proves the MLP.
+    pub output: Vec<i64>,
+}
+
+/// [`block_output`] with the attention half's output `Z` too (what an accuracy report of the
+/// attention block alone compares; `Z` is committed, not shown, in a proof of the whole layer).
+///
+/// # Errors
+/// As [`block_output`].
+pub fn block_outputs(
+    shape: &ModelShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    input: &[i64],
+    residual: Option<&[i64]>,
+    weights: &ModelWeights,
+) -> Result<BlockOutputs, AttentionError> {
     shape.validate()?;
     require_proven_softmax(softmax)?;
     check_block_sizes(shape, input.len(), weights)?;
@@ -1082,7 +1107,8 @@ pub fn block_output(
             ));
         }
     };
-    Ok(block_forward(shape, mask, softmax, input, residual_values, weights, None)?.output)
+    let forward = block_forward(shape, mask, softmax, input, residual_values, weights, None)?;
+    Ok(BlockOutputs { middle: forward.middle, output: forward.output })
 }
 
 /// Runs the block on `X` (`s × d_model`, integers) with the committed weights and proves it in

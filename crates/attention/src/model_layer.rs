@@ -248,10 +248,17 @@ impl ModelShape {
         Ok(())
     }
 
-    /// The shape of the norm on `half`'s output (`s × d_model`, output range the residual
-    /// stream's 16 bits), if the block proves one.
+    /// The shape of the norm on `half`'s output (`s × d_model`, output range
+    /// [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`] at the residual stream's scale), if the block
+    /// proves one.
     pub fn output_norm_shape(&self, half: BlockHalf) -> Option<NormShape> {
-        self.output_norms.of(half).map(|n| n.shape(self.attention.seq_len, self.model_width))
+        self.output_norms.of(half).map(|n| {
+            n.shape_with_output_bits(
+                self.attention.seq_len,
+                self.model_width,
+                crate::norm::OUTPUT_NORM_OUTPUT_BITS,
+            )
+        })
     }
 
     /// The model commitment's index of the `γ` (`bias` false) or `β` (`bias` true) of the norm

@@ -58,6 +58,11 @@ pub const RESIDUAL_WEIGHT_BITS: u32 = 20;
 /// softmax's score multiplier, whose rounding then dominates; 11 before 2026-11-27: SmolLM2's
 /// deep layers' attention, `docs/ACCURACY.md`).
 pub const QUERY_KEY_BITS: u32 = 12;
+/// Bits of the calibration input's largest QK-normed `|Q_int|`, `|K_int|` where no input can
+/// take them past the rotation's range ([`ModelQuantization::calibrate_query_key_norms`]):
+/// Gemma 3 270M's global layer 11 has its attention half's `Z − H` at 2.9 % of float64 with
+/// 12 bits, 1.2 % with 14 (`docs/ACCURACY.md`).
+pub const QUERY_KEY_NORM_BITS: u32 = 14;
 /// Bits of the calibration input's largest `|V_int|` (only `k_o` grows with them; 12 before
 /// 2026-11-27).
 pub const VALUE_BITS: u32 = 13;
@@ -269,6 +274,26 @@ impl ModelQuantization {
         Self::calibrate_at(shape, weights, calibration_input, f_x, f_h)
     }
 
+    /// The finest residual stream scale `2^f_h` at which the output norms' float outputs on
+    /// the calibration input (`norm_a(Y)`, `norm_f(Y₂)`) fit the norms' 20-bit output range
+    /// ([`crate::norm::OUTPUT_NORM_OUTPUT_BITS`]); `None` without output norms (or outputs all
+    /// zero). A residual stream scale chosen on the stream alone must not be finer
+    /// ([`ModelQuantization::calibrate_output_norms`] refuses it).
+    ///
+    /// # Errors
+    /// [`AttentionError::NumericRange`] for NaN or infinite values.
+    pub fn normed_output_fraction_bits(normed_outputs: &[&[f64]]) -> Result<Option<i32>, AttentionError> {
+        let mut finest = None;
+        for normed in normed_outputs {
+            let widest = largest(normed, "a normed half output")?;
+            if widest > 0.0 {
+                let fits = fraction_bits(widest, crate::norm::OUTPUT_NORM_OUTPUT_BITS);
+                finest = Some(finest.map_or(fits, |f: i32| f.min(fits)));
+            }
+        }
+        Ok(finest)
+    }
+
     /// [`ModelQuantization::calibrate_with_residual_stream`] with the residual stream's scale
     /// given: `2^f_h` with `f_h = hidden_fraction_bits` (layers chained into one inference read
     /// the boundary between two layers at one scale: the smallest any of them needs).
@@ -349,7 +374,15 @@ impl ModelQuantization {
     /// weights, `ε` and the calibration input's `Q` and `K` projections (`s × h·m`, the key
     /// heads repeated: [`reference_attention_parts`]): each projection at its own scale in,
     /// the normed heads out at the scale where the calibration's largest fills
-    /// [`QUERY_KEY_BITS`] bits (as the projections' outputs do without the norm).
+    /// [`QUERY_KEY_NORM_BITS`] bits, where no input can take them (or their rotation) past
+    /// the rotation's 15-bit range and the softmax's multiplier stays exact or at least
+    /// `2^12`; else [`QUERY_KEY_BITS`] bits (as the projections' outputs without the norm).
+    ///
+    /// ```text
+    /// bound   |y_j| ≤ √m·max|γ| + max|β| for every input: RMSNorm's y_j = γ_j·x_j·√m/√(Σx² + mε)
+    ///         with x_j² ≤ Σx² (LayerNorm's likewise on x − μ); a rotated pair's entries
+    ///         |y'| ≤ ‖(y_a, y_b)‖ ≤ √m·max|γ| + √2·max|β|
+    /// ```
     ///
     /// # Errors
     /// [`AttentionError::NumericRange`] for NaN or infinite values or a norm no shift can
@@ -363,16 +396,38 @@ impl ModelQuantization {
         key_projection: &[f64],
     ) -> Result<(), AttentionError> {
         let f_x = self.input_fraction_bits;
-        let mut norms = Vec::with_capacity(2);
-        let mut output_fraction_bits = [0i32; 2];
-        for (p, (w, projection)) in
-            [(&weights.query, query_projection), (&weights.key, key_projection)].into_iter().enumerate()
-        {
-            let input_scale = f_x + self.weight_fraction_bits[p] - self.shifts[p] as i32;
+        let pairs = [(&weights.query, query_projection), (&weights.key, key_projection)];
+        // [narrow, wide] output scales of Q's and K's norms.
+        let mut scales = [[0i32; 2]; 2];
+        for (p, (w, projection)) in pairs.into_iter().enumerate() {
             let normed = float_norm(w, epsilon, projection, head_dim);
-            let output_scale = fraction_bits(largest(&normed, "the QK-norm's output")?, QUERY_KEY_BITS);
-            norms.push(norm_constants(output_scale, input_scale, head_dim, w, epsilon, projection)?);
-            output_fraction_bits[p] = output_scale;
+            let widest = largest(&normed, "the QK-norm's output")?;
+            let gain = largest(&w.scale, "γ")?;
+            let shift = largest(&w.bias, "β")?;
+            // The a-priori bound, with a margin for the integer norm's roundings.
+            let bound = ((head_dim as f64).sqrt() * gain + std::f64::consts::SQRT_2 * shift) * 1.001;
+            let safe = fraction_bits(bound, crate::model_layer::ROTATED_PROJECTION_OUTPUT_BITS);
+            let narrow = fraction_bits(widest, QUERY_KEY_BITS);
+            scales[p] = [narrow, narrow.max(fraction_bits(widest, QUERY_KEY_NORM_BITS).min(safe))];
+        }
+        let multiplier = |q: i32, k: i32| 2f64.powi(24 - q - k) / (head_dim as f64).sqrt();
+        let wide = multiplier(scales[0][1], scales[1][1]);
+        let output_fraction_bits = if wide.fract() == 0.0 || wide >= 4096.0 {
+            [scales[0][1], scales[1][1]]
+        } else {
+            [scales[0][0], scales[1][0]]
+        };
+        let mut norms = Vec::with_capacity(2);
+        for (p, (w, projection)) in pairs.into_iter().enumerate() {
+            let input_scale = f_x + self.weight_fraction_bits[p] - self.shifts[p] as i32;
+            norms.push(norm_constants(
+                output_fraction_bits[p],
+                input_scale,
+                head_dim,
+                w,
+                epsilon,
+                projection,
+            )?);
         }
         self.query_key_norms =
             Some(QueryKeyNormQuantization { query: norms[0], key: norms[1], output_fraction_bits });
@@ -388,7 +443,7 @@ impl ModelQuantization {
     ///
     /// # Errors
     /// [`AttentionError::NumericRange`] for NaN or infinite values, a normed output beyond the
-    /// norm's 16-bit output range at `2^f_h` (a residual stream scale too fine for it), or a
+    /// norm's 20-bit output range at `2^f_h` (a residual stream scale too fine for it), or a
     /// norm no shift can reach; [`AttentionError::WrongTensorSize`] for tensors of the wrong
     /// size; [`AttentionError::InvalidShape`] for a feed-forward output norm without the MLP.
     pub fn calibrate_output_norms(
@@ -408,10 +463,10 @@ impl ModelQuantization {
             let input_scale = fraction_bits(largest(output, name)?, OUTPUT_NORM_INPUT_BITS);
             let normed = float_norm(norm, epsilon, output, d);
             let widest = largest(&normed, name)?;
-            let fits = fraction_bits(widest, crate::norm::BLOCK_NORM_OUTPUT_BITS);
+            let fits = fraction_bits(widest, crate::norm::OUTPUT_NORM_OUTPUT_BITS);
             if widest > 0.0 && fits < f_h {
                 return Err(AttentionError::NumericRange(format!(
-                    "the norm on {name} reaches {widest:.3e}, beyond its 16-bit output range at the residual stream's scale 2^{f_h} (2^{fits} would hold it)"
+                    "the norm on {name} reaches {widest:.3e}, beyond its 20-bit output range at the residual stream's scale 2^{f_h} (2^{fits} would hold it)"
                 )));
             }
             Ok((input_scale, norm_constants(f_h, input_scale, d, norm, epsilon, output)?))

@@ -144,7 +144,7 @@ pub struct NormShape {
     pub scale_bits: u32,
     /// `f`: the output's rounding shift (`1..=40`; two digits above 16).
     pub shift_bits: u32,
-    /// `b`: `Y + 2^(b−1) ∈ [0, 2^b)` (`1..=16`).
+    /// `b`: `Y + 2^(b−1) ∈ [0, 2^b)` (`1..=20`, [`crate::MAX_OUTPUT_BITS`]).
     pub output_bits: u32,
     /// Whether `β` is added.
     pub bias: bool,
@@ -176,9 +176,20 @@ pub struct BlockNorm {
     pub remainder_digits: u32,
 }
 
+/// The range of a norm on a half's output (Gemma's, [`crate::model_layer::ModelShape::output_norms`]):
+/// `|norm(Y)| ≤ 2^19` at the residual stream's scale. Wider than `X`'s: the normed output
+/// is added to the residual stream, whose scale it then bounds (Gemma 3's first position is
+/// an order of magnitude wider than the others, so 16 bits would leave the others a few).
+pub const OUTPUT_NORM_OUTPUT_BITS: u32 = 20;
+
 impl BlockNorm {
-    /// The norm's shape on `rows × width`.
+    /// The norm's shape on `rows × width`, its output in [`BLOCK_NORM_OUTPUT_BITS`].
     pub fn shape(&self, rows: usize, width: usize) -> NormShape {
+        self.shape_with_output_bits(rows, width, BLOCK_NORM_OUTPUT_BITS)
+    }
+
+    /// The norm's shape on `rows × width` with its output in `output_bits`.
+    pub fn shape_with_output_bits(&self, rows: usize, width: usize, output_bits: u32) -> NormShape {
         NormShape {
             kind: self.kind,
             rows,
@@ -186,7 +197,7 @@ impl BlockNorm {
             epsilon: self.epsilon,
             scale_bits: self.scale_bits,
             shift_bits: self.shift_bits,
-            output_bits: BLOCK_NORM_OUTPUT_BITS,
+            output_bits,
             bias: self.bias,
             remainder_digits: self.remainder_digits,
         }

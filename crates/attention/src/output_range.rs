@@ -22,8 +22,9 @@ use zkmha_lookup::{LookupClaims, LookupTable, RangeTable, zk_lookup_schedule};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_zk::LinearValue;
 
-/// Largest `b`: one lookup table of at most `2^16` rows.
-pub const MAX_OUTPUT_BITS: u32 = 16;
+/// Largest `b`: one lookup table of at most `2^20` rows (the output norms' range,
+/// [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`]; the other steps' ranges take at most 16 bits).
+pub const MAX_OUTPUT_BITS: u32 = 20;
 
 /// `Y + 2^(b−1) ∈ [0, 2^b)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,17 +14,30 @@
 //!                                 only where the metadata says so (config attention_bias: all
 //!                                 four; GGUF llama: those present, as llama.cpp applies them)
 //!            qwen2                a Llama block with biases on Q, K, V (loaded and proven)
+//!            gemma3, gemma3_text  Gemma 3's text decoder, a Llama-family layer with a QK-norm
+//!                                 (q_norm/k_norm, attn_q_norm/attn_k_norm), a norm on each
+//!                                 half's output (post_attention_layernorm and
+//!                                 post_feedforward_layernorm; GGUF post_attention_norm,
+//!                                 post_ffw_norm; its MLP's norm is pre_feedforward_layernorm,
+//!                                 GGUF ffn_norm), norm scales 1 + w (Hugging Face; GGUF files
+//!                                 store 1 + w), a gated tanh-GELU MLP, the √d_model embedding
+//!                                 scale, every sliding_window_pattern-th layer global (6;
+//!                                 llama.cpp's il % 6 == 5) and the others sliding with their
+//!                                 own rotary base (rope_local_base_freq; 10 000 in GGUF)
 //!            sliding windows      sliding_window (every layer, or per layer_types, or from
 //!                                 Qwen2's max_window_layers; GGUF <arch>.attention.sliding_window):
 //!                                 the layer's mask keeps i − j < w (ModelFile::attention_window)
 //!
 //! refused    (each a distinct [`Unsupported`] variant, one sentence naming the feature)
-//!            another model_type / architecture (gemma*, qwen3, phi3, olmo2, roberta, …)
+//!            another model_type / architecture (gemma, gemma2, qwen3, phi3, olmo2, roberta, …)
 //!            metadata that names two architectures, or contradicts --family
 //!            a bias tensor the architecture does not use (o_proj bias on qwen2 or mistral, …)
 //!            a QK-norm (q_norm/k_norm, attn_q_norm/attn_k_norm, q_layernorm, …, qk_norm flags)
+//!            outside gemma3
 //!            a norm on the attention's output before the residual (post_attention_norm,
 //!            attn_post_norm, Gemma-style post_attention_layernorm with pre_feedforward_layernorm)
+//!            outside gemma3
+//!            Gemma 3 27B's GGUF files (llama.cpp scales their scores by 1/√(d_model/h))
 //!            a chunked window in effect for the proven layer (attention_chunk_size), a
 //!            sliding one of 2^32 tokens or more
 //!            rotary scaling (rope_scaling / rope_parameters other than default,
@@ -59,7 +72,8 @@ use std::collections::HashMap;
 /// or the weights: the model is refused rather than proven as something else.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Unsupported {
-    /// An architecture outside BERT, GPT-2 and the Llama family (llama, mistral, qwen2).
+    /// An architecture outside BERT, GPT-2 and the Llama family (llama, mistral, qwen2,
+    /// gemma3).
     #[error("{name} is not supported: {reason}")]
     Architecture {
         /// The `model_type`, architecture class or `general.architecture`.
@@ -211,6 +225,9 @@ pub enum WindowLayers {
     From(usize),
     /// Layer `i` when entry `i` is true (`layer_types`).
     Listed(Vec<bool>),
+    /// Every layer but each `n`-th (layer `i` when `(i + 1) % n ≠ 0`): Gemma 3's
+    /// `sliding_window_pattern`, which llama.cpp fixes at 6 for its GGUF files.
+    AllButEvery(usize),
 }
 
 /// An attention window of the metadata.
@@ -244,7 +261,7 @@ fn family_of(architecture: &str) -> Option<Family> {
     match architecture {
         "bert" => Some(Family::Bert),
         "gpt2" => Some(Family::Gpt2),
-        "llama" | "mistral" | "qwen2" => Some(Family::Llama),
+        "llama" | "mistral" | "qwen2" | "gemma3" | "gemma3_text" => Some(Family::Llama),
         _ => None,
     }
 }
@@ -256,10 +273,6 @@ fn refusal_reason(architecture: &str) -> String {
         "gemma2" => {
             "its post-attention and post-feed-forward norms, attention logit softcapping, (1 + w) \
              norm weights and embedding scale are not proven"
-        }
-        "gemma3" | "gemma3_text" => {
-            "its QK-norm, post-attention and post-feed-forward norms, (1 + w) norm weights, \
-             gated GELU MLP and embedding scale are not proven (its sliding windows are)"
         }
         "qwen3" | "qwen3_moe" => "its QK-norm is not proven",
         "olmo2" => "its QK-norm and post-attention norm are not proven",
@@ -279,7 +292,8 @@ fn refusal_reason(architecture: &str) -> String {
         _ => "",
     };
     if known.is_empty() {
-        "the proof covers BERT (bert), GPT-2 (gpt2) and the Llama family (llama, mistral, qwen2) only".into()
+        "the proof covers BERT (bert), GPT-2 (gpt2) and the Llama family (llama, mistral, qwen2, gemma3) only"
+            .into()
     } else {
         known.into()
     }
@@ -308,6 +322,23 @@ fn class_architecture(class: &str) -> String {
     if family_of(&base).is_some() { base } else { class.to_string() }
 }
 
+/// The architecture a name stands for: Gemma 3's text model is `gemma3_text` in its config.json
+/// and `Gemma3ForCausalLM` (read `gemma3`) in its class list.
+fn canonical(architecture: &str) -> &str {
+    match architecture {
+        "gemma3_text" => "gemma3",
+        other => other,
+    }
+}
+
+/// Whether an architecture is Gemma 3's text decoder (`gemma3`, `gemma3_text`): a Llama-family
+/// layer with a QK-norm, norms on each half's output, `(1 + w)` norm weights (Hugging Face;
+/// GGUF files store `1 + w`), a `√d_model` embedding scale and its own rotary base on its
+/// sliding-window layers.
+pub fn is_gemma3(architecture: &str) -> bool {
+    canonical(architecture) == "gemma3"
+}
+
 /// What the model's metadata says, beyond the family.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ArchitectureMetadata {
@@ -332,6 +363,9 @@ pub struct ArchitectureMetadata {
     pub query_pre_attn_scalar: Option<f64>,
     /// A window, if one is configured.
     pub window: Option<Window>,
+    /// The rotary base of the window layers, when it is not the model's (Gemma 3:
+    /// `rope_local_base_freq` in config.json; llama.cpp fixes it at 10 000 for its GGUF files).
+    pub local_rope_base: Option<f64>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
     /// config.json's `hidden_act`: the MLP's activation for BERT and the Llama family (GPT-2
@@ -397,12 +431,31 @@ impl ArchitectureMetadata {
         if self.context_length.is_some_and(|context| window.size >= context) {
             return None;
         }
-        let applies = match &window.layers {
+        self.is_window_layer(layer).then_some(window)
+    }
+
+    /// Whether the architecture is Gemma 3's text decoder ([`is_gemma3`]).
+    pub fn is_gemma3(&self) -> bool {
+        self.architecture.as_deref().is_some_and(is_gemma3)
+    }
+
+    /// What each RMSNorm scale read from the file is added to: 1 for a Gemma 3 checkpoint in
+    /// Hugging Face's layout (its norms multiply by `1 + w`), 0 otherwise (GGUF files store
+    /// `1 + w`: llama.cpp's converter adds the 1).
+    pub fn norm_scale_offset(&self) -> f64 {
+        if self.is_gemma3() && self.source != Some(MetadataSource::Gguf) { 1.0 } else { 0.0 }
+    }
+
+    /// Whether `layer` is one of the metadata's window layers, however long the context:
+    /// Gemma 3 rotates those with their own base ([`ArchitectureMetadata::local_rope_base`]).
+    pub fn is_window_layer(&self, layer: usize) -> bool {
+        let Some(window) = &self.window else { return false };
+        match &window.layers {
             WindowLayers::All => true,
             WindowLayers::From(first) => layer >= *first,
             WindowLayers::Listed(layers) => layers.get(layer).copied().unwrap_or(false),
-        };
-        applies.then_some(window)
+            WindowLayers::AllButEvery(n) => *n == 0 || !(layer + 1).is_multiple_of(*n),
+        }
     }
 }
 
@@ -449,7 +502,7 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
     let architecture = match (model_type, classes.first()) {
         (Some(model_type), _) => {
             family_of_architecture(&model_type)?;
-            if let Some(other) = classes.iter().find(|c| **c != model_type) {
+            if let Some(other) = classes.iter().find(|c| canonical(c) != canonical(&model_type)) {
                 return Err(Unsupported::ConflictingArchitecture {
                     declared: format!("model_type {model_type}"),
                     other: format!("architectures {other}"),
@@ -526,6 +579,7 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
     // Hugging Face's Qwen2 (and Qwen2-MoE) default to no window, and to windows from layer 28
     // on when it is switched on; Mistral and the others apply a configured window.
     let qwen2 = matches!(architecture.as_deref(), Some("qwen2" | "qwen2_moe"));
+    let gemma3 = architecture.as_deref().is_some_and(is_gemma3);
     let use_window = json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(!qwen2);
     let layer_types: Option<Vec<String>> = json
         .get("layer_types")
@@ -549,6 +603,13 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         (Some(size), None, Some(types)) if use_window => {
             Some(Window { size, layers: listed(&types), kind: "sliding" })
         }
+        (Some(size), None, None) if use_window && gemma3 => Some(Window {
+            size,
+            // Gemma 3's configurations without layer_types: every sliding_window_pattern-th
+            // layer is global (6 by default).
+            layers: WindowLayers::AllButEvery(count(json, &["sliding_window_pattern"]).unwrap_or(6)),
+            kind: "sliding",
+        }),
         (Some(size), None, None) if use_window => Some(Window {
             size,
             layers: match count(json, &["max_window_layers"]) {
@@ -573,8 +634,20 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         rotary_dims: None,
         query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]),
         window,
+        // Gemma 3's sliding layers rotate with rope_local_base_freq (10 000 by default).
+        local_rope_base: gemma3.then(|| number(json, &["rope_local_base_freq"]).unwrap_or(10_000.0)),
         context_length,
-        activation: json.get("hidden_act").filter(|v| !v.is_null()).map(text),
+        // Gemma 3's MLP reads hidden_activation (gelu_pytorch_tanh by default), the others
+        // hidden_act.
+        activation: if gemma3 {
+            Some(
+                json.get("hidden_activation")
+                    .filter(|v| !v.is_null())
+                    .map_or("gelu_pytorch_tanh".into(), text),
+            )
+        } else {
+            json.get("hidden_act").filter(|v| !v.is_null()).map(text)
+        },
         activation_function: json.get("activation_function").filter(|v| !v.is_null()).map(text),
         mlp_bias: json.get("mlp_bias").and_then(serde_json::Value::as_bool),
         logit_change: ["final_logit_softcapping", "logit_scale"].iter().find_map(|k| {
@@ -611,9 +684,16 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
             });
         }
     }
+    let gemma3 = is_gemma3(architecture);
     let window = size("attention.sliding_window").filter(|&w| w > 0).map(|size| Window {
         size,
-        layers: WindowLayers::All,
+        // llama.cpp fixes Gemma 3's pattern (every 6th layer global, `il % 6 == 5`); a file
+        // that states one is read as it says.
+        layers: match key("attention.sliding_window_pattern").and_then(MetadataValue::as_usize) {
+            Some(n) if gemma3 => WindowLayers::AllButEvery(n),
+            None if gemma3 => WindowLayers::AllButEvery(6),
+            _ => WindowLayers::All,
+        },
         kind: "sliding",
     });
     ArchitectureMetadata {
@@ -625,8 +705,20 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         head_dim: size("attention.key_length"),
         value_head_dim: size("attention.value_length"),
         rotary_dims: size("rope.dimension_count"),
-        query_pre_attn_scalar: None,
+        // llama.cpp scales Gemma 3 27B's scores (its 62 layers) by 1/√(d_model/h), not 1/√m.
+        query_pre_attn_scalar: match (
+            size("block_count"),
+            size("embedding_length"),
+            size("attention.head_count"),
+        ) {
+            (Some(62), Some(d), Some(h)) if gemma3 && h > 0 => Some((d / h) as f64),
+            _ => None,
+        },
         window,
+        // llama.cpp rotates Gemma 3's sliding layers with base 10 000 (rope.freq_base_swa
+        // where a file states it).
+        local_rope_base: gemma3
+            .then(|| key("rope.freq_base_swa").and_then(MetadataValue::as_f64).unwrap_or(10_000.0)),
         context_length: size("context_length"),
         activation: None,
         activation_function: None,
@@ -679,6 +771,16 @@ fn layer_part(name: &str, layer: usize) -> Option<&str> {
     None
 }
 
+/// Gemma 3's norms beyond a Llama layer's, all proven: the QK-norm and the norms on each
+/// half's output (its `post_attention_layernorm` is the attention's output norm, and
+/// `pre_feedforward_layernorm` the MLP's input norm).
+const GEMMA3_NORMS: [&str; 4] = [
+    "self_attn.q_norm.weight",
+    "self_attn.k_norm.weight",
+    "pre_feedforward_layernorm.weight",
+    "post_feedforward_layernorm.weight",
+];
+
 /// Whether a tensor part is a QK-norm.
 fn is_qk_norm(part: &str) -> bool {
     [
@@ -696,7 +798,8 @@ fn is_qk_norm(part: &str) -> bool {
 }
 
 /// The layer's tensors checked against what the family's proven layer reads: QK-norms,
-/// post-attention norms, biases (by `rule` for the Llama family's attention, `mlp_biases` for
+/// post-attention norms (both proven for Gemma 3, `architecture` `gemma3` or `gemma3_text`),
+/// biases (by `rule` for the Llama family's attention, `mlp_biases` for
 /// its MLP) and any other tensor of the layer (of its attention block for BERT) are refused;
 /// also a global `rope_freqs` table. `names` pairs each tensor's name as read (GGUF names
 /// mapped to Hugging Face's) with its name in the file, which refusals quote.
@@ -721,17 +824,24 @@ pub fn check_layer_tensors<'a>(
     {
         return Err(Unsupported::RopeScaling { kind: format!("per-frequency factors ({name})") });
     }
-    if let Some((name, _)) = parts.iter().find(|(_, p)| is_qk_norm(p)) {
+    // Gemma 3's QK-norm and norms on each half's output are proven (and required).
+    let gemma3 = family == Family::Llama && is_gemma3(architecture);
+    if let Some((name, _)) =
+        parts.iter().find(|(_, p)| is_qk_norm(p) && !(gemma3 && GEMMA3_NORMS.contains(p)))
+    {
         return Err(Unsupported::QkNorm { what: (*name).to_string() });
     }
     let has = |part: &str| parts.iter().any(|(_, p)| *p == part);
     let gemma_style = has("pre_feedforward_layernorm.weight") || !has("input_layernorm.weight");
-    for (name, part) in &parts {
+    for (name, part) in parts.iter().filter(|(_, p)| !(gemma3 && GEMMA3_NORMS.contains(p))) {
         let post_norm = part.contains("post_attention_norm")
             || part.contains("attn_post_norm")
             || part.contains("post_attn_norm")
             || (family != Family::Bert && part.contains("attn_output_norm"))
-            || (family == Family::Llama && part.starts_with("post_attention_layernorm") && gemma_style);
+            || (family == Family::Llama
+                && part.starts_with("post_attention_layernorm")
+                && gemma_style
+                && !gemma3);
         if post_norm {
             return Err(Unsupported::PostAttentionNorm { tensor: (*name).to_string() });
         }
@@ -817,7 +927,7 @@ pub fn check_layer_tensors<'a>(
             Family::Bert => part.contains("attn") || part.contains("attention"),
             Family::Gpt2 | Family::Llama => true,
         };
-        if checked && !expected.contains(part) {
+        if checked && !expected.contains(part) && !(gemma3 && GEMMA3_NORMS.contains(part)) {
             return Err(Unsupported::UncoveredTensor { tensor: (*name).to_string() });
         }
     }

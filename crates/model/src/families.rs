@@ -14,6 +14,10 @@
 //!         than q_proj: grouped-query attention
 //! Llama   model.layers.N.post_attention_layernorm.weight,                        [out, in]
 //!         model.layers.N.mlp.{gate,up,down}_proj.weight (biases where the metadata allows)
+//! Gemma 3 a Llama layer, plus self_attn.{q,k}_norm.weight (width m, reordered with W_q's
+//!         and W_k's rotary pairs), pre_feedforward_layernorm.weight (the MLP's norm),
+//!         post_attention_layernorm.weight and post_feedforward_layernorm.weight (the norms on
+//!         each half's output); every norm scale 1 + w in Hugging Face's layout
 //! out     every weight as [in, out] row-major (Y = X·W), absent biases as zeros
 //! ```
 //!
@@ -25,7 +29,9 @@
 //! attention, `blk.N.ffn_norm.*` the norm before the MLP, `blk.N.ffn_{gate,up,down}.*` the
 //! MLP's projections (GPT-2's transposed back to Conv1D's `[in, out]`). Hugging Face checkpoints and GGUF qwen2 pair rotary dimension `t` with `t + m/2`;
 //! GGUF llama files come permuted to adjacent pairs, which the proof rotates: the others' Q and
-//! K columns (weights and biases) are reordered alike.
+//! K columns (weights and biases) are reordered alike. GGUF gemma3 (halves, like Hugging
+//! Face's): `attn_{q,k}_norm` are the QK-norm, `ffn_norm` the MLP's norm, `post_attention_norm`
+//! and `post_ffw_norm` the norms on each half's output, their scales stored as `1 + w`.
 
 use crate::architecture::{self, ArchitectureMetadata, BiasRule, Unsupported};
 use crate::gguf::{self, TensorType};
@@ -35,7 +41,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
-use zkmha_nn::{FeedForwardWeights, LinearWeights, MlpWeights, NormKind, NormWeights};
+use zkmha_nn::{
+    FeedForwardWeights, LinearWeights, MlpWeights, NormKind, NormWeights, OutputNormWeights,
+    QueryKeyNormWeights,
+};
 
 /// A model family: which tensor names and layouts to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,7 +260,7 @@ fn safetensors_decodes(dtype: Dtype) -> bool {
 
 /// A GGUF tensor name as the Hugging Face name the family readers use, and whether its
 /// matrix is stored transposed relative to that name's layout.
-fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
+fn hugging_face_name(family: Option<Family>, gemma3: bool, name: &str) -> (String, bool) {
     let Some(rest) = name.strip_prefix("blk.") else {
         let mapped = match (family, name) {
             (Some(Family::Llama), "token_embd.weight") => "embed_tokens.weight",
@@ -275,6 +284,20 @@ fn hugging_face_name(family: Option<Family>, name: &str) -> (String, bool) {
     };
     let llama = |projection: &str, kind: &str| format!("layers.{layer}.self_attn.{projection}_proj.{kind}");
     let bert = |part: &str| format!("encoder.layer.{layer}.attention.{part}");
+    // Gemma 3 (llama.cpp's gemma3): its QK-norm, the norms on each half's output, and its
+    // ffn_norm, which is Hugging Face's pre_feedforward_layernorm (post_attention_layernorm
+    // being the attention's output norm).
+    let gemma_norm = match part {
+        "attn_q_norm.weight" => Some("self_attn.q_norm.weight"),
+        "attn_k_norm.weight" => Some("self_attn.k_norm.weight"),
+        "post_attention_norm.weight" => Some("post_attention_layernorm.weight"),
+        "ffn_norm.weight" => Some("pre_feedforward_layernorm.weight"),
+        "post_ffw_norm.weight" => Some("post_feedforward_layernorm.weight"),
+        _ => None,
+    };
+    if let (Some(Family::Llama), true, Some(norm)) = (family, gemma3, gemma_norm) {
+        return (format!("layers.{layer}.{norm}"), false);
+    }
     let mapped = match (family, part) {
         (Some(Family::Llama), "attn_q.weight") => llama("q", "weight"),
         (Some(Family::Llama), "attn_k.weight") => llama("k", "weight"),
@@ -360,6 +383,7 @@ impl TensorFile {
             .map_err(|message| ModelError::CorruptGguf { path: path.to_path_buf(), message })?;
         let architecture = file.metadata.get("general.architecture").and_then(|v| v.as_text()).unwrap_or("");
         let family = architecture::family_of_architecture(architecture).ok();
+        let gemma3 = architecture::is_gemma3(architecture);
         let key = |suffix: &str| file.metadata.get(&format!("{architecture}.{suffix}"));
         let metadata = FileMetadata {
             family,
@@ -374,15 +398,15 @@ impl TensorFile {
                 .or_else(|| key("attention.layer_norm_epsilon"))
                 .and_then(|v| v.as_f64()),
             rope_base: key("rope.freq_base").and_then(|v| v.as_f64()),
-            // llama.cpp's converter permutes llama's Q and K rows to adjacent pairs; qwen2
-            // (rotated "NeoX" style) keeps Hugging Face's halves.
-            interleaved_rotary_pairs: architecture != "qwen2",
+            // llama.cpp's converter permutes llama's Q and K rows to adjacent pairs; qwen2 and
+            // gemma3 (rotated "NeoX" style) keep Hugging Face's halves.
+            interleaved_rotary_pairs: architecture != "qwen2" && !gemma3,
         };
         let tensors = file
             .tensors
             .into_iter()
             .map(|t| {
-                let (name, transpose) = hugging_face_name(family, &t.name);
+                let (name, transpose) = hugging_face_name(family, gemma3, &t.name);
                 let mut shape = t.shape();
                 if transpose {
                     shape.reverse();
@@ -493,6 +517,21 @@ impl TensorFile {
     /// names are read as Hugging Face's).
     pub fn names_in_file(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
         self.tensors.iter().map(|(name, entry)| (name.as_str(), entry.original.as_str()))
+    }
+
+    /// `value` rounded to the precision tensor `name` is stored in, as PyTorch rounds a
+    /// constant it multiplies such a tensor by (`value.to(weight.dtype)`): BF16 and F16
+    /// safetensors; `f32` otherwise (GGUF files are computed in `f32`).
+    ///
+    /// # Errors
+    /// As [`TensorFile::shape`].
+    pub fn round_to_storage(&self, name: &str, value: f64) -> Result<f64, ModelError> {
+        Ok(match self.entry(name)?.encoding {
+            Encoding::Safetensors(Dtype::BF16) => half::bf16::from_f64(value).to_f64(),
+            Encoding::Safetensors(Dtype::F16) => half::f16::from_f64(value).to_f64(),
+            Encoding::Safetensors(Dtype::F64) => value,
+            _ => f64::from(value as f32),
+        })
     }
 
     fn matrix(&self, name: &str) -> Result<(usize, usize, &[f64]), ModelError> {
@@ -812,6 +851,14 @@ pub fn feed_forward_weights(
     family: Family,
     model_width: usize,
 ) -> Result<Option<FeedForwardWeights<f64>>, ModelError> {
+    // Gemma 3's MLP norm is its pre_feedforward_layernorm (its post_attention_layernorm is
+    // the attention's output norm).
+    let mlp_norm = if file.metadata.architecture.is_gemma3() {
+        "pre_feedforward_layernorm.weight"
+    } else {
+        "post_attention_layernorm.weight"
+    };
+    let scale_offset = file.metadata.architecture.norm_scale_offset();
     let d = model_width;
     let weights = match family {
         Family::Bert => return Ok(None),
@@ -863,7 +910,7 @@ pub fn feed_forward_weights(
             FeedForwardWeights {
                 norm: NormWeights {
                     kind: NormKind::Rms,
-                    scale: file.vector(&name("post_attention_layernorm.weight"), d)?,
+                    scale: file.vector(&name(mlp_norm), d)?.into_iter().map(|w| w + scale_offset).collect(),
                     bias: Vec::new(),
                 },
                 mlp: MlpWeights { up, gate: Some(gate), down },
@@ -871,4 +918,55 @@ pub fn feed_forward_weights(
         }
     };
     Ok(Some(weights))
+}
+
+/// Gemma 3's norms of layer `layer` beyond a Llama layer's, `None` for other architectures:
+/// the QK-norm (`self_attn.{q,k}_norm`, one scale of width `head_dim` shared by every head,
+/// reordered as `W_q`'s and `W_k`'s columns are when the file pairs rotary dimensions half a
+/// head apart, so that each scale stays with its dimension) and the norms on each half's
+/// output (`post_attention_layernorm`, `post_feedforward_layernorm`); each scale `1 + w` for a
+/// Hugging Face checkpoint. Call it after [`attention_weights`], which checks the layer's
+/// tensors against the architecture.
+///
+/// # Errors
+/// [`ModelError::MissingTensor`] or [`ModelError::WrongTensor`] for the layer's norm tensors.
+pub fn gemma3_norm_weights(
+    file: &TensorFile,
+    layer: usize,
+    head_dim: usize,
+    model_width: usize,
+) -> Result<Option<Gemma3Norms>, ModelError> {
+    if !file.metadata.architecture.is_gemma3() {
+        return Ok(None);
+    }
+    let offset = file.metadata.architecture.norm_scale_offset();
+    let rms = |part: &str, width: usize| -> Result<NormWeights<f64>, ModelError> {
+        let scale = file.vector(&format!("layers.{layer}.{part}"), width)?.into_iter().map(|w| w + offset);
+        Ok(NormWeights { kind: NormKind::Rms, scale: scale.collect(), bias: Vec::new() })
+    };
+    let head_norm = |part: &str| -> Result<NormWeights<f64>, ModelError> {
+        let mut norm = rms(part, head_dim)?;
+        if !file.metadata.interleaved_rotary_pairs {
+            norm.scale = interleave_rotary_pairs(&norm.scale, head_dim, head_dim);
+        }
+        Ok(norm)
+    };
+    let query_key = QueryKeyNormWeights {
+        query: head_norm("self_attn.q_norm.weight")?,
+        key: head_norm("self_attn.k_norm.weight")?,
+    };
+    let output = OutputNormWeights {
+        attention: Some(rms("post_attention_layernorm.weight", model_width)?),
+        feed_forward: Some(rms("post_feedforward_layernorm.weight", model_width)?),
+    };
+    Ok(Some(Gemma3Norms { query_key, output }))
+}
+
+/// Gemma 3's norms beyond a Llama layer's ([`gemma3_norm_weights`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gemma3Norms {
+    /// The QK-norm.
+    pub query_key: QueryKeyNormWeights<f64>,
+    /// The norms on each half's output.
+    pub output: OutputNormWeights<f64>,
 }

@@ -2,12 +2,14 @@
 //! read from the model's own metadata, and the float layers that produce an attention layer's
 //! inputs (embeddings, layer norm, the Q/K/V projections).
 //!
-//! Supported: BERT (`bert`), GPT-2 (`gpt2`) and the Llama family (`llama`, `mistral` without
-//! a sliding window in effect, `qwen2` with its Q, K, V biases). Everything else the proof does
-//! not cover is refused by name, in one sentence ([`architecture::Unsupported`], the table in
-//! [`architecture`]): other architectures (Gemma, Qwen3, Phi-3, …), biases the architecture
-//! does not use, QK-norms, post-attention norms, sliding windows, rotary scaling, partial
-//! rotary embeddings, score scalings and softcapping, relative positions.
+//! Supported: BERT (`bert`), GPT-2 (`gpt2`) and the Llama family (`llama`, `mistral` and
+//! their sliding windows, `qwen2` with its Q, K, V biases, `gemma3` with its QK-norm, norms on
+//! each half's output, `(1 + w)` scales, `√d_model` embedding scale and per-layer rotary bases).
+//! Everything else the proof does not cover is refused by name, in one sentence
+//! ([`architecture::Unsupported`], the table in [`architecture`]): other architectures (Gemma
+//! 1 and 2, Qwen3, Phi-3, …), biases the architecture does not use, QK-norms and post-attention
+//! norms outside Gemma 3, chunked windows, rotary scaling, partial rotary embeddings, score
+//! scalings and softcapping, relative positions.
 //!
 //! ```text
 //! BERT layer 0 (all-MiniLM-L6-v2: d = 384, 12 heads of 32):

@@ -7,6 +7,8 @@
 //! BERT    X = H = LayerNorm(E_word[ids] + E_position[0..s] + E_type[0])  (layer 0); Z = X + Y
 //! GPT-2   H = E_token[ids] + E_position[0..s] (layer 0),  X = LayerNorm_1,ℓ(H);  Z = H + Y
 //! Llama   H = E_token[ids] (layer 0),                     X = RMSNorm_ℓ(H) ⊙ g;  Z = H + Y
+//! Gemma 3 H = E_token[ids]·√d (layer 0),                  X = RMSNorm_ℓ(H) ⊙ (1 + w);
+//!         Z = H + RMSNorm_a(Y) (Y from QK-normed heads), H' = Z + RMSNorm_f(MLP(RMSNorm(Z)))
 //! ```
 //!
 //! Deeper layers need the blocks before them: their hidden state `H` comes from a file
@@ -14,9 +16,12 @@
 
 use crate::ModelError;
 use crate::architecture::{self, MetadataSource, Unsupported};
-use crate::families::{AttentionWeights, Family, TensorFile, attention_weights, feed_forward_weights};
+use crate::families::{
+    AttentionWeights, Family, TensorFile, attention_weights, feed_forward_weights, gemma3_norm_weights,
+};
 use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use zkmha_nn::{Activation, FeedForwardWeights, FloatModelWeights, NormKind, NormWeights, Residual};
 
 /// A model file and what its metadata says.
@@ -37,6 +42,8 @@ pub struct ModelFile {
     /// config.json, or 10 000).
     pub rope_base: f64,
     tensors: TensorFile,
+    /// The token-embedding table times the embedding scale, when it is not 1 (Gemma 3).
+    scaled_tokens: OnceLock<Vec<f64>>,
 }
 
 /// The `config.json` beside `path`, if there is one.
@@ -127,6 +134,7 @@ impl ModelFile {
             norm_epsilon,
             rope_base,
             tensors,
+            scaled_tokens: OnceLock::new(),
         })
     }
 
@@ -181,6 +189,8 @@ impl ModelFile {
                 .ok_or_else(|| Unsupported::Activation { name: name.clone() }.into()),
             None => Ok(match self.family {
                 Family::Bert => Activation::GeluErf,
+                // llama.cpp's Gemma 3 MLP is a gated GELU (tanh form).
+                Family::Llama if metadata.is_gemma3() => Activation::GeluTanh,
                 Family::Gpt2 => Activation::GeluTanh,
                 Family::Llama => Activation::Silu,
             }),
@@ -215,7 +225,13 @@ impl ModelFile {
     /// Missing or malformed embedding tensors.
     pub fn embedding_tables(&self) -> Result<Option<EmbeddingTables<'_>>, ModelError> {
         let d = self.model_width()?;
-        let tokens = self.rows(self.token_embeddings(), self.vocabulary_size()?, d)?;
+        let mut tokens = self.rows(self.token_embeddings(), self.vocabulary_size()?, d)?;
+        // Gemma 3's table times √d_model: the embedding is proven from the scaled table, and
+        // the LM head reads the table itself (ModelFile::untied_lm_head).
+        let scale = self.embedding_scale()?;
+        if scale != 1.0 {
+            tokens = self.scaled_tokens.get_or_init(|| tokens.iter().map(|v| v * scale).collect());
+        }
         match self.family {
             Family::Bert => Ok(None),
             Family::Llama => Ok(Some(EmbeddingTables { tokens, positions: &[] })),
@@ -232,6 +248,37 @@ impl ModelFile {
             Family::Gpt2 => "wte.weight",
             Family::Llama => "embed_tokens.weight",
         }
+    }
+
+    /// An RMSNorm's scale as the model multiplies by it: `1 + w` for a Gemma 3 checkpoint in
+    /// Hugging Face's layout, the stored values otherwise.
+    fn rms_scale(&self, name: &str, len: usize) -> Result<Vec<f64>, ModelError> {
+        let offset = self.tensors.metadata.architecture.norm_scale_offset();
+        Ok(self.vector(name, len)?.iter().map(|w| w + offset).collect())
+    }
+
+    /// The rotary base of layer `layer`: Gemma 3's sliding-window layers have their own
+    /// (`rope_local_base_freq`; 10 000 in llama.cpp), every other layer the model's.
+    pub fn rope_base_for(&self, layer: usize) -> f64 {
+        let metadata = &self.tensors.metadata.architecture;
+        match metadata.local_rope_base {
+            Some(local) if metadata.is_window_layer(layer) => local,
+            _ => self.rope_base,
+        }
+    }
+
+    /// What the token embeddings are multiplied by before layer 0: Gemma 3's `√d_model`
+    /// rounded as the model computes it (to the table's precision, as transformers does for a
+    /// BF16 or F16 checkpoint; `f32` for GGUF, as llama.cpp), 1 for the others.
+    ///
+    /// # Errors
+    /// A missing or malformed token-embedding table.
+    pub fn embedding_scale(&self) -> Result<f64, ModelError> {
+        if !self.tensors.metadata.architecture.is_gemma3() {
+            return Ok(1.0);
+        }
+        let d = self.model_width()?;
+        self.tensors.round_to_storage(self.token_embeddings(), (d as f64).sqrt())
     }
 
     fn vector(&self, name: &str, len: usize) -> Result<&[f64], ModelError> {
@@ -302,6 +349,10 @@ impl ModelFile {
         let d = self.model_width()?;
         let s = ids.len();
         let mut h = self.tensors.rows(self.token_embeddings(), ids)?;
+        let scale = self.embedding_scale()?;
+        if scale != 1.0 {
+            h.iter_mut().for_each(|v| *v *= scale);
+        }
         match self.family {
             Family::Bert => {
                 let positions = self.rows("embeddings.position_embeddings.weight", s, d)?;
@@ -324,6 +375,26 @@ impl ModelFile {
             Family::Llama => {}
         }
         Ok(h)
+    }
+
+    /// Layer `layer`'s weights as the block proves them: the attention's, the norm before it
+    /// (pre-norm decoders), the MLP with its norm (GPT-2, Llama), and Gemma 3's QK-norm and
+    /// norms on each half's output.
+    ///
+    /// # Errors
+    /// As [`ModelFile::attention_weights`], [`ModelFile::norm_weights`] and
+    /// [`ModelFile::feed_forward_weights`].
+    pub fn layer_weights(&self, layer: usize) -> Result<LayerWeights, ModelError> {
+        let weights = self.attention_weights(layer)?;
+        let mut float = weights.float_model_weights();
+        float.norm = self.norm_weights(layer)?;
+        float.feed_forward = self.feed_forward_weights(layer)?;
+        if let Some(norms) = gemma3_norm_weights(&self.tensors, layer, weights.head_dim, weights.model_width)?
+        {
+            float.query_key_norms = Some(norms.query_key);
+            float.output_norms = norms.output;
+        }
+        Ok(LayerWeights { head_dim: weights.head_dim, key_value_heads: weights.key_value_heads, float })
     }
 
     /// The attention block's input `X` of layer `layer` from the hidden state `hidden`
@@ -351,8 +422,8 @@ impl ModelFile {
                 layer_norm(&mut x, d, gamma, beta, eps);
             }
             Family::Llama => {
-                let gamma = self.vector(&format!("layers.{layer}.input_layernorm.weight"), d)?;
-                rms_norm(&mut x, d, gamma, eps);
+                let gamma = self.rms_scale(&format!("layers.{layer}.input_layernorm.weight"), d)?;
+                rms_norm(&mut x, d, &gamma, eps);
             }
         }
         Ok(BlockInput { input: x, residual: Some(hidden) })
@@ -375,7 +446,7 @@ impl ModelFile {
             }),
             Family::Llama => Some(NormWeights {
                 kind: NormKind::Rms,
-                scale: self.vector(&format!("layers.{layer}.input_layernorm.weight"), d)?.to_vec(),
+                scale: self.rms_scale(&format!("layers.{layer}.input_layernorm.weight"), d)?,
                 bias: Vec::new(),
             }),
         })
@@ -424,24 +495,34 @@ impl ModelFile {
                 NormWeights { kind: NormKind::Layer, scale: read("ln_f.weight")?, bias: read("ln_f.bias")? }
             }
             Family::Llama => {
-                NormWeights { kind: NormKind::Rms, scale: read("norm.weight")?, bias: Vec::new() }
+                let offset = self.tensors.metadata.architecture.norm_scale_offset();
+                let scale = read("norm.weight")?.into_iter().map(|w| w + offset).collect();
+                NormWeights { kind: NormKind::Rms, scale, bias: Vec::new() }
             }
         };
         self.untied_lm_head()?;
         Ok(norm)
     }
 
-    /// The LM head's rows (`V × d`, row-major) when it is not tied to the token embeddings:
-    /// an `lm_head.weight` (GGUF `output.weight`) that differs from the embedding table;
-    /// `None` for a tied head (no such tensor, or one equal to the table).
+    /// The LM head's rows (`V × d`, row-major) when it is not the table the embedding reads:
+    /// an `lm_head.weight` (GGUF `output.weight`) that differs from the embedding table, or
+    /// Gemma 3's token table itself (its embedding reads the table times `√d_model`); `None`
+    /// for a tied head (no such tensor, or one equal to the table).
     ///
     /// # Errors
     /// [`HeadUnavailable::Malformed`] for an LM head that is not a `V × d` matrix.
     pub fn untied_lm_head(&self) -> Result<Option<&[f64]>, HeadUnavailable> {
+        let malformed = |e: ModelError| HeadUnavailable::Malformed(e.to_string());
         if self.tensors.shape("lm_head.weight").is_err() {
+            // Gemma 3's head is tied to the table, which the embedding scales: the head's
+            // table is then not the embedding's.
+            if self.embedding_scale().map_err(malformed)? != 1.0 {
+                let d = self.model_width().map_err(malformed)?;
+                let rows = self.vocabulary_size().map_err(malformed)?;
+                return self.rows(self.token_embeddings(), rows, d).map(Some).map_err(malformed);
+            }
             return Ok(None);
         }
-        let malformed = |e: ModelError| HeadUnavailable::Malformed(e.to_string());
         let d = self.model_width().map_err(malformed)?;
         let head = self.tensors.get("lm_head.weight").map_err(malformed)?;
         if !matches!(head.shape.as_slice(), [rows, width] if *rows > 0 && *width == d) {
@@ -472,6 +553,17 @@ impl ModelFile {
     pub fn layer_input(&self, ids: &[usize]) -> Result<BlockInput, ModelError> {
         self.block_input(0, self.embed(ids)?)
     }
+}
+
+/// One layer's weights as the block proves them ([`ModelFile::layer_weights`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerWeights {
+    /// Head width `m`.
+    pub head_dim: usize,
+    /// Key/value heads.
+    pub key_value_heads: usize,
+    /// Every weight of the layer, `[in, out]` row-major.
+    pub float: FloatModelWeights,
 }
 
 /// An attention block's input: `X`, and the hidden state the residual adds to when it is not

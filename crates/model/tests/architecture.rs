@@ -99,34 +99,144 @@ fn gemma3_tensors() -> Vec<(String, Vec<usize>)> {
     )
 }
 
-/// The audit's case: a Gemma 3 checkpoint in Hugging Face layout used to be read as a plain
-/// Llama block. Its config.json names it: refused by name.
+/// A Gemma 3 text checkpoint in Hugging Face's layout: `layers` layers of d_model 8, 2 query
+/// heads of 4 sharing 1 key/value head, an MLP of 16, every norm of Gemma 3's layer.
+fn gemma3_checkpoint(layers: usize) -> Vec<(String, Vec<usize>)> {
+    let mut tensors = vec![("model.embed_tokens.weight".to_string(), vec![10, D])];
+    for layer in 0..layers {
+        let l = format!("model.layers.{layer}.");
+        tensors.extend([
+            (format!("{l}input_layernorm.weight"), vec![D]),
+            (format!("{l}self_attn.q_proj.weight"), vec![D, D]),
+            (format!("{l}self_attn.k_proj.weight"), vec![4, D]),
+            (format!("{l}self_attn.v_proj.weight"), vec![4, D]),
+            (format!("{l}self_attn.o_proj.weight"), vec![D, D]),
+            (format!("{l}self_attn.q_norm.weight"), vec![4]),
+            (format!("{l}self_attn.k_norm.weight"), vec![4]),
+            (format!("{l}post_attention_layernorm.weight"), vec![D]),
+            (format!("{l}pre_feedforward_layernorm.weight"), vec![D]),
+            (format!("{l}post_feedforward_layernorm.weight"), vec![D]),
+            (format!("{l}mlp.gate_proj.weight"), vec![16, D]),
+            (format!("{l}mlp.up_proj.weight"), vec![16, D]),
+            (format!("{l}mlp.down_proj.weight"), vec![D, 16]),
+        ]);
+    }
+    tensors.extend([("model.norm.weight".to_string(), vec![D])]);
+    tensors
+}
+
+/// Gemma 3 270M's config.json, scaled down (`extra` appended).
+fn gemma3_config(extra: &str) -> String {
+    format!(
+        "{{\"model_type\": \"gemma3_text\", \"architectures\": [\"Gemma3ForCausalLM\"], \
+         \"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"head_dim\": 4, \"hidden_size\": {D}, \
+         \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, \"rope_local_base_freq\": 500.0, \
+         \"query_pre_attn_scalar\": 4, \"sliding_window\": 4, \"sliding_window_pattern\": 2, \
+         \"hidden_activation\": \"gelu_pytorch_tanh\", \"rope_scaling\": null, \
+         \"final_logit_softcapping\": null, \"attn_logit_softcapping\": null, \
+         \"max_position_embeddings\": 32768{extra}}}"
+    )
+}
+
+/// The values `write` stores for tensor `name` of `tensors`, each plus `offset`.
+fn stored(tensors: &[(String, Vec<usize>)], name: &str, offset: f64) -> Vec<f64> {
+    let (t, (_, shape)) = tensors.iter().enumerate().find(|(_, (n, _))| n == name).unwrap();
+    (0..shape.iter().product()).map(|k| f64::from(value(t as f32, k)) + offset).collect()
+}
+
+/// Gemma 3 in Hugging Face's layout is read as Gemma 3 computes: every norm's scale is
+/// `1 + w`; the MLP's norm is `pre_feedforward_layernorm` and `post_attention_layernorm` the
+/// attention's output norm; the QK-norm's scales are reordered with `W_q`'s and `W_k`'s rotary
+/// pairs; the sliding layers (every layer but each `sliding_window_pattern`-th) rotate with
+/// `rope_local_base_freq`; the MLP is a gated tanh GELU; the embeddings are scaled by
+/// `√d_model` at the table's precision, and the LM head reads the table itself.
 #[test]
-fn a_gemma3_checkpoint_is_refused_by_its_model_type() {
-    let path =
-        write("gemma3", &gemma3_tensors(), Some(&config("gemma3_text", ", \"query_pre_attn_scalar\": 2")));
+fn a_gemma3_checkpoint_is_read_as_gemma3_computes_it() {
+    let tensors = gemma3_checkpoint(2);
+    let path = write("gemma3", &tensors, Some(&gemma3_config("")));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!(
+        (file.family, file.architecture.as_deref(), file.heads),
+        (Family::Llama, Some("gemma3_text"), 2)
+    );
+    let weights = file.layer_weights(0).unwrap();
+    assert_eq!((weights.head_dim, weights.key_value_heads), (4, 1));
+    let float = &weights.float;
+    let plus_one = |name: &str| stored(&tensors, &format!("model.layers.0.{name}"), 1.0);
+    assert_eq!(float.norm.as_ref().unwrap().scale, plus_one("input_layernorm.weight"));
+    assert_eq!(float.feed_forward.as_ref().unwrap().norm.scale, plus_one("pre_feedforward_layernorm.weight"));
+    assert_eq!(
+        float.output_norms.attention.as_ref().unwrap().scale,
+        plus_one("post_attention_layernorm.weight")
+    );
+    assert_eq!(
+        float.output_norms.feed_forward.as_ref().unwrap().scale,
+        plus_one("post_feedforward_layernorm.weight")
+    );
+    let query_key = float.query_key_norms.as_ref().unwrap();
+    assert_eq!(query_key.query.scale, interleave_rotary_pairs(&plus_one("self_attn.q_norm.weight"), 4, 4));
+    assert_eq!(query_key.key.scale, interleave_rotary_pairs(&plus_one("self_attn.k_norm.weight"), 4, 4));
+    assert_ne!(query_key.query.scale, plus_one("self_attn.q_norm.weight"), "the reordering is visible");
+    assert_eq!(file.final_norm().unwrap().scale, stored(&tensors, "model.norm.weight", 1.0));
+    // Layer 0 slides with the local base, layer 1 (the pattern's second) is global.
+    assert_eq!((file.attention_window(0), file.rope_base_for(0)), (Some(4), 500.0));
+    assert_eq!((file.attention_window(1), file.rope_base_for(1)), (None, 1_000_000.0));
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::GeluTanh);
+    // √8 at F32, the table's precision.
+    let scale = f64::from(8f32.sqrt());
+    assert_eq!(file.embedding_scale().unwrap(), scale);
+    let row = stored(&tensors, "model.embed_tokens.weight", 0.0)[D..2 * D].to_vec();
+    let embedded = file.embed(&[1]).unwrap();
+    assert_eq!(embedded, row.iter().map(|v| v * scale).collect::<Vec<_>>());
+    let table = stored(&tensors, "model.embed_tokens.weight", 0.0);
+    assert_eq!(file.untied_lm_head().unwrap(), Some(table.as_slice()));
+    let tables = file.embedding_tables().unwrap().unwrap();
+    assert_eq!(tables.tokens[D..2 * D], embedded[..]);
+    cleanup(&path);
+}
+
+/// What Gemma 3's loader does not prove is refused by name: rotary scaling, a score softcap,
+/// another score scale; Gemma 2 stays refused; a missing Gemma norm is a missing tensor, not
+/// a layer read without it.
+#[test]
+fn gemma3_features_not_proven_are_refused() {
+    let cases: [(&str, Unsupported); 3] = [
+        (
+            ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0}",
+            Unsupported::RopeScaling { kind: "linear (rope_scaling in config.json)".into() },
+        ),
+        (
+            ", \"attn_logit_softcapping\": 50.0",
+            Unsupported::ScoreScaling { field: "attn_logit_softcapping".into(), value: "50.0".into() },
+        ),
+        (
+            ", \"query_pre_attn_scalar\": 3",
+            Unsupported::ScoreScaling { field: "query_pre_attn_scalar".into(), value: "3".into() },
+        ),
+    ];
+    for (extra, expected) in cases {
+        // A later key wins in serde_json: the extra field overrides the base one.
+        let path = write("gemma3-refused", &gemma3_checkpoint(1), Some(&gemma3_config(extra)));
+        assert_eq!(refusal(&path, 0), expected, "{extra}");
+        cleanup(&path);
+    }
+    let path = write("gemma2", &gemma3_checkpoint(1), Some(&config("gemma2", "")));
     let refused = match ModelFile::open(&path, None, None) {
         Err(ModelError::Unsupported(refused)) => refused,
         other => panic!("{:?}", other.map(|f| f.family)),
     };
+    assert!(matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma2"), "{refused:?}");
+    cleanup(&path);
+    let without_k_norm: Vec<_> =
+        gemma3_checkpoint(1).into_iter().filter(|(name, _)| !name.ends_with("k_norm.weight")).collect();
+    let path = write("gemma3-no-k-norm", &without_k_norm, Some(&gemma3_config("")));
+    let file = ModelFile::open(&path, None, None).unwrap();
     assert!(
-        matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma3_text"),
-        "{refused:?}"
+        matches!(file.layer_weights(0), Err(ModelError::MissingTensor(name)) if name.starts_with("layers.0.self_attn.k_norm.weight")),
     );
-    assert_eq!(
-        refused.to_string(),
-        "gemma3_text is not supported: its QK-norm, post-attention and post-feed-forward norms, (1 + w) \
-         norm weights, gated GELU MLP and embedding scale are not proven (its sliding windows are)"
-    );
-    // An architectures list alone names it too.
-    std::fs::write(path.with_file_name("config.json"), "{\"architectures\": [\"Gemma3ForCausalLM\"]}")
-        .unwrap();
-    assert!(matches!(
-        ModelFile::open(&path, None, None),
-        Err(ModelError::Unsupported(Unsupported::Architecture { name, .. })) if name == "Gemma3ForCausalLM"
-    ));
-    // --family llama cannot override the metadata either.
-    std::fs::write(path.with_file_name("config.json"), config("qwen3", "")).unwrap();
+    cleanup(&path);
+    // --family llama cannot override another architecture's metadata.
+    let path = write("qwen3", &gemma3_checkpoint(1), Some(&config("qwen3", "")));
     assert!(matches!(
         ModelFile::open(&path, Some(Family::Llama), None),
         Err(ModelError::Unsupported(Unsupported::Architecture { name, .. })) if name == "qwen3"

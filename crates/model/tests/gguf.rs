@@ -755,7 +755,15 @@ fn gemma3_k_quants_read_with_values_pinned_against_gguf_py() {
             matches!(&info.data, TensorData::Decodable { kind, .. } if kind.name() == type_name),
             "{name}"
         );
-        let t = tensors.get(name).unwrap();
+        // Read as the Hugging Face names the Llama-family loader maps Gemma 3's to.
+        let read_as = match name {
+            "blk.0.attn_q.weight" => "layers.0.self_attn.q_proj.weight",
+            "blk.0.attn_output.weight" => "layers.0.self_attn.o_proj.weight",
+            "blk.0.ffn_down.weight" => "layers.0.mlp.down_proj.weight",
+            "blk.0.attn_v.weight" => "layers.0.self_attn.v_proj.weight",
+            other => other,
+        };
+        let t = tensors.get(read_as).unwrap();
         assert_eq!(t.shape, shape, "{name}");
         let last = t.data.len() - 1;
         for (k, expected) in [0, 1, 31, 32, 33, 1000, last].into_iter().zip(entries) {
@@ -1035,13 +1043,13 @@ fn a_post_attention_norm_in_a_gguf_file_is_refused() {
 
 #[test]
 fn an_unsupported_gguf_architecture_is_refused() {
-    let (path, _) = small_gguf("gemma3.gguf", "gemma3", vec![], &[]);
+    let (path, _) = small_gguf("gemma2.gguf", "gemma2", vec![], &[]);
     let refused = match ModelFile::open(&path, None, None) {
         Err(ModelError::Unsupported(refused)) => refused,
         other => panic!("{:?}", other.map(|f| f.family)),
     };
-    assert!(matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma3"), "{refused}");
-    assert!(refused.to_string().starts_with("gemma3 is not supported: its QK-norm"), "{refused}");
+    assert!(matches!(&refused, Unsupported::Architecture { name, .. } if name == "gemma2"), "{refused}");
+    assert!(refused.to_string().starts_with("gemma2 is not supported: its post-attention"), "{refused}");
     let _ = std::fs::remove_file(&path);
 }
 
@@ -1604,4 +1612,75 @@ fn minilm_in_gguf_reads_as_the_safetensors_checkpoint() {
     let difference = a.input.iter().zip(&b.input).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
     assert!(difference < 1e-12, "{difference}");
     let _ = std::fs::remove_file(&path);
+}
+
+/// Gemma 3 in llama.cpp's GGUF layout: its `ffn_norm` is the MLP's norm (Hugging Face's
+/// `pre_feedforward_layernorm`), `post_attention_norm` and `post_ffw_norm` the norms on each
+/// half's output, `attn_{q,k}_norm` the QK-norm; the scales are read as stored (the converter
+/// added Gemma's 1); Q and K keep Hugging Face's rotary halves, so the QK-norm's scales are
+/// reordered with their columns; every 6th layer is global, the others slide with base
+/// `rope.freq_base_swa` (10 000 when absent); the MLP is a gated tanh GELU; the embeddings
+/// are scaled by `√d_model` in f32.
+#[test]
+fn a_gemma3_gguf_is_read_as_llama_cpp_computes_it() {
+    let (d, m, n) = (32, 8, 64);
+    let extra = [
+        ("blk.0.attn_q_norm.weight", vec![m]),
+        ("blk.0.attn_k_norm.weight", vec![m]),
+        ("blk.0.post_attention_norm.weight", vec![d]),
+        ("blk.0.post_ffw_norm.weight", vec![d]),
+        ("blk.0.ffn_gate.weight", vec![d, n]),
+        ("blk.0.ffn_up.weight", vec![d, n]),
+        ("blk.0.ffn_down.weight", vec![n, d]),
+        ("output_norm.weight", vec![d]),
+    ];
+    let meta = vec![
+        ("gemma3.attention.sliding_window".to_string(), Meta::U32(512)),
+        ("gemma3.rope.freq_base_swa".to_string(), Meta::F32(500.0)),
+    ];
+    let (path, values) = small_gguf("gemma3-layout.gguf", "gemma3", meta, &extra);
+    let stored = |name: &str| values.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let file = ModelFile::open(&path, None, None).unwrap();
+    assert_eq!((file.family, file.architecture.as_deref()), (Family::Llama, Some("gemma3")));
+    let float = file.layer_weights(0).unwrap().float;
+    assert_eq!(float.norm.unwrap().scale, stored("blk.0.attn_norm.weight"));
+    assert_eq!(float.feed_forward.unwrap().norm.scale, stored("blk.0.ffn_norm.weight"));
+    assert_eq!(float.output_norms.attention.unwrap().scale, stored("blk.0.post_attention_norm.weight"));
+    assert_eq!(float.output_norms.feed_forward.unwrap().scale, stored("blk.0.post_ffw_norm.weight"));
+    let query_key = float.query_key_norms.unwrap();
+    assert_eq!(query_key.query.scale, interleave_rotary_pairs(&stored("blk.0.attn_q_norm.weight"), m, m));
+    assert_eq!(query_key.key.scale, interleave_rotary_pairs(&stored("blk.0.attn_k_norm.weight"), m, m));
+    // W_q's columns reordered alike: head 0's column 1 is the file's column m/2.
+    let w_q = stored("blk.0.attn_q.weight");
+    assert_eq!(float.queries[1], w_q[(m / 2) * d]);
+    assert_eq!(file.final_norm().unwrap().scale, stored("output_norm.weight"));
+    assert_eq!((file.attention_window(0), file.rope_base_for(0)), (Some(512), 500.0));
+    assert_eq!((file.attention_window(5), file.rope_base_for(5)), (None, 10_000.0));
+    assert_eq!((file.attention_window(6), file.rope_base_for(6)), (Some(512), 500.0));
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::GeluTanh);
+    assert_eq!(file.embedding_scale().unwrap(), f64::from(32f32.sqrt()));
+    let _ = std::fs::remove_file(&path);
+    // Without rope.freq_base_swa, llama.cpp's 10 000.
+    let metadata: std::collections::HashMap<String, MetadataValue> =
+        [("gemma3.attention.sliding_window".to_string(), MetadataValue::Integer(512))].into();
+    let architecture = zkmha_model::architecture::from_gguf("gemma3", &metadata);
+    assert_eq!(architecture.local_rope_base, Some(10_000.0));
+    assert!(architecture.is_window_layer(4) && !architecture.is_window_layer(11));
+}
+
+/// llama.cpp scales Gemma 3 27B's scores (its 62 layers) by 1/√(d_model/h), not 1/√m: such
+/// a file is read with that scalar, which the head width then refuses.
+#[test]
+fn a_gemma3_27b_gguf_states_its_score_scale() {
+    let metadata: std::collections::HashMap<String, MetadataValue> = [
+        ("gemma3.block_count".to_string(), MetadataValue::Integer(62)),
+        ("gemma3.embedding_length".to_string(), MetadataValue::Integer(5376)),
+        ("gemma3.attention.head_count".to_string(), MetadataValue::Integer(32)),
+    ]
+    .into();
+    let architecture = zkmha_model::architecture::from_gguf("gemma3", &metadata);
+    assert_eq!(architecture.query_pre_attn_scalar, Some(168.0));
+    let smaller: std::collections::HashMap<String, MetadataValue> =
+        [("gemma3.block_count".to_string(), MetadataValue::Integer(26))].into();
+    assert_eq!(zkmha_model::architecture::from_gguf("gemma3", &smaller).query_pre_attn_scalar, None);
 }
