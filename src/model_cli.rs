@@ -400,6 +400,29 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
             norm.block.remainder_digits
         );
     }
+    if let Some(norms) = q.query_key_norms {
+        println!(
+            "proven QK-norm: {} on every query head (γ at 2^-{}, out at 2^-{}) and key head (γ at 2^-{}, out at 2^-{})",
+            norms.query.block.kind.name(),
+            norms.query.scale_fraction_bits,
+            norms.output_fraction_bits[0],
+            norms.key.scale_fraction_bits,
+            norms.output_fraction_bits[1]
+        );
+    }
+    for (half, norm) in
+        [("the attention's", q.output_norms.attention), ("the MLP's", q.output_norms.feed_forward)]
+    {
+        if let Some(norm) = norm {
+            println!(
+                "proven output norm: {} on {half} output (in at 2^-{}, γ at 2^-{}, out at the residual stream's 2^-{})",
+                norm.norm.block.kind.name(),
+                norm.input_fraction_bits,
+                norm.norm.scale_fraction_bits,
+                q.hidden_fraction_bits
+            );
+        }
+    }
     println!(
         "model commitment {} ({}); wrote the verifier key {} ({} bytes) in {:.1} ms",
         fingerprint(key),

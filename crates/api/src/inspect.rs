@@ -153,6 +153,19 @@ pub fn layer_commitments(statement: &zkmha_attention::CommittedStatement) -> Vec
     vec![("Q", fingerprint(&c.queries)), ("K", fingerprint(&c.keys)), ("V", fingerprint(&c.values))]
 }
 
+/// The norms a model layer proves, by kind (`null` where it has none): before the attention,
+/// before the MLP, on every query and key head, on each half's output.
+fn norms(shape: &zkmha_attention::model_layer::ModelShape) -> Value {
+    use zkmha_attention::model_layer::BlockHalf;
+    json!({
+        "input": shape.norm.map(|n| n.kind.name()),
+        "mlp": shape.mlp.map(|m| m.norm.kind.name()),
+        "query_key": shape.query_key_norms.map(|n| n.query.kind.name()),
+        "attention_output": shape.output_norms.of(BlockHalf::Attention).map(|n| n.kind.name()),
+        "mlp_output": shape.output_norms.of(BlockHalf::FeedForward).map(|n| n.kind.name()),
+    })
+}
+
 fn object(pairs: &[(&'static str, String)]) -> Value {
     Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
 }
@@ -203,6 +216,7 @@ impl Inspection {
                     "model_commitment": fingerprint(&statement.model),
                     "commitments": object(&model_commitments(statement)),
                     "output": {"name": if statement.shape.mlp.is_some() { "H'" } else { "Z" }, "rows": a.seq_len, "columns": statement.shape.model_width, "blake3": fingerprint(&statement.output)},
+                    "norms": norms(&statement.shape),
                 })
             }
             Inspection::VerifierKey(key) => {
@@ -213,7 +227,10 @@ impl Inspection {
                        "mask": key.mask.to_string(), "residual": residual_name(key.residual),
                        "rotary_base": key.rotary.map(|r| r.base), "shifts": q.shifts, "bytes": key.compressed_size(),
                        "weight_commitments": weight_commitments_code(key.weight_commitments),
-                       "commitment_digest": hex(&key.commitment_digest())})
+                       "commitment_digest": hex(&key.commitment_digest()),
+                       "norms": norms(&q.model_shape(
+                           zkmha_attention::AttentionShape { seq_len: 1, heads: key.heads, head_dim: key.head_dim, value_head_dim: key.value_head_dim },
+                           key.model_width, key.residual, key.key_value_heads, key.rotary))})
             }
             Inspection::ChainProof(proof) => {
                 let statements = proof.statements();

@@ -95,6 +95,7 @@ fn describe_seconds(seconds: f64) -> String {
 /// t = fixed + score·ĥŝ² + input·ŝĥ(2m̂ + m̂_v)                               an attention layer
 ///   + block + tables·[a norm or an MLP] + weight·(padded weight entries)
 ///   + width·ŝd̂ + mlp·ŝn̂                                                    a model layer adds
+///   + width·(ŝd̂·[output norms] + 2ŝĥm̂·[a QK-norm])                         Gemma's norms add
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeRates {
@@ -187,7 +188,18 @@ pub fn estimate_model_layer(shape: &ModelShape, hiding: Hiding) -> Estimate {
     let rates = TimeRates::of(hiding);
     let attention = estimate_layer(&shape.attention, hiding);
     let tokens = padded(shape.attention.seq_len);
-    let hidden = tokens.saturating_mul(padded(shape.model_width));
+    // Gemma's extra norms are each a norm step over the hidden state (on each half's output)
+    // or over the query and key heads (the QK-norm): counted as hidden-state entries.
+    let output_norms =
+        [shape.output_norms.attention, shape.output_norms.feed_forward].iter().flatten().count();
+    let head_entries = tokens
+        .saturating_mul(padded(shape.attention.heads))
+        .saturating_mul(padded(shape.attention.head_dim))
+        .saturating_mul(2);
+    let hidden = tokens
+        .saturating_mul(padded(shape.model_width))
+        .saturating_mul(1 + output_norms as u64)
+        .saturating_add(if shape.query_key_norms.is_some() { head_entries } else { 0 });
     let mlp = shape.mlp.map_or(0, |mlp| tokens.saturating_mul(padded(mlp.params.hidden)));
     let tables = if shape.norm.is_some() || shape.mlp.is_some() { rates.tables } else { 0.0 };
     let seconds = attention.seconds

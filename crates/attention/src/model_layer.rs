@@ -492,15 +492,16 @@ impl ModelShape {
                 .max(r.fraction_bits as usize)
                 .max(crate::rope::ROTARY_OUTPUT_BITS as usize)
         });
-        let norm = self.norm_shape().map_or(0, |n| {
-            let (low, high) = n.digits();
-            n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
-        });
-        let mlp = self.mlp_shape().map_or(0, |m| m.largest_vars());
+        // A norm's widest table: its stack, its grid, its digit and output ranges' multiplicities
+        // (the output norms' range takes 20 bits).
         let norm_vars = |n: NormShape| {
             let (low, high) = n.digits();
-            n.stack_vars().max(n.grid_vars()).max(low.max(high).max(crate::norm::NORM_DIGIT_BITS) as usize)
+            n.stack_vars()
+                .max(n.grid_vars())
+                .max(low.max(high).max(crate::norm::NORM_DIGIT_BITS).max(n.output_bits) as usize)
         };
+        let norm = self.norm_shape().map_or(0, norm_vars);
+        let mlp = self.mlp_shape().map_or(0, |m| m.largest_vars());
         let mlp_norm = self.mlp_norm_shape().map_or(0, norm_vars);
         let output_norms = BlockHalf::BOTH
             .iter()
