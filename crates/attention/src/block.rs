@@ -717,10 +717,32 @@ fn output_norm_data(
     let w = &attack_output_norms::weights(half, w, weights);
     #[cfg(test)]
     let input = &attack_output_norms::input(half, input.to_vec());
-    let output = compute_norm(&norm, input, &w.scale, &w.bias)?;
+    let names = match half {
+        BlockHalf::Attention => {
+            ["Y (the attention's output, into its norm)", "norm_a(Y) (the attention's normed output)"]
+        }
+        BlockHalf::FeedForward => {
+            ["Y₂ (the MLP's output, into its norm)", "norm_f(Y₂) (the MLP's normed output)"]
+        }
+    };
+    let output = compute_norm(&norm, input, &w.scale, &w.bias).map_err(named_norm_values(names))?;
     let witness = NormWitness { input: input.to_vec(), scale: w.scale.clone(), bias: w.bias.clone(), output };
-    let ranges = norm_ranges(&norm, &witness)?;
+    let ranges = norm_ranges(&norm, &witness).map_err(named_norm_values(names))?;
     Ok(Some(NormStepData { shape: norm, witness, ranges }))
+}
+
+/// A norm step's out-of-range value named by the block's tensor, not the norm's own `X`
+/// (input) and `Y` (output): `names` are the input's and the output's.
+fn named_norm_values(names: [&'static str; 2]) -> impl Fn(AttentionError) -> AttentionError {
+    move |error| match error {
+        AttentionError::ValueOutOfRange { tensor: "X", index, value, bound_bits } => {
+            AttentionError::ValueOutOfRange { tensor: names[0], index, value, bound_bits }
+        }
+        AttentionError::ValueOutOfRange { tensor: "Y", index, value, bound_bits } => {
+            AttentionError::ValueOutOfRange { tensor: names[1], index, value, bound_bits }
+        }
+        other => other,
+    }
 }
 
 /// The QK-norm on the `Q` and `K` projections' outputs (`s × h·m`, read as `(s·h) × m`),
@@ -744,10 +766,14 @@ fn query_key_norm_data(
         let input = &projections.get(p).ok_or(AttentionError::CheckFailed { step: "QK-norm" })?.output;
         #[cfg(test)]
         let w = &attack_output_norms::head_weights(p, w, weights);
-        let output = compute_norm(&norm, input, &w.scale, &w.bias)?;
+        let names = [
+            ["Q (the query projection, into the QK-norm)", "the QK-normed queries"],
+            ["K (the key projection, into the QK-norm)", "the QK-normed keys"],
+        ][p];
+        let output = compute_norm(&norm, input, &w.scale, &w.bias).map_err(named_norm_values(names))?;
         let witness =
             NormWitness { input: input.clone(), scale: w.scale.clone(), bias: w.bias.clone(), output };
-        let ranges = norm_ranges(&norm, &witness)?;
+        let ranges = norm_ranges(&norm, &witness).map_err(named_norm_values(names))?;
         out.push(NormStepData { shape: norm, witness, ranges });
     }
     Ok(out)

@@ -36,7 +36,7 @@ impl SignedRange {
     /// The range of `b`-bit signed integers.
     ///
     /// # Errors
-    /// [`AttentionError::InvalidShape`] unless `1 ≤ b ≤ 16`.
+    /// [`AttentionError::InvalidShape`] unless `1 ≤ b ≤ MAX_OUTPUT_BITS` (20).
     pub(crate) fn new(bits: u32) -> Result<Self, AttentionError> {
         if (1..=MAX_OUTPUT_BITS).contains(&bits) {
             Ok(Self { bits })
@@ -119,7 +119,7 @@ impl RescaledLookups {
     /// A `shift_bits`-bit remainder and a `output_bits`-bit output over `grid_vars` variables.
     ///
     /// # Errors
-    /// [`AttentionError::InvalidShape`] for an output range outside `1..=16` bits, the table's
+    /// [`AttentionError::InvalidShape`] for an output range outside `1..=MAX_OUTPUT_BITS` (20) bits, the table's
     /// errors for a shift out of its range.
     pub(crate) fn new(shift_bits: u32, output_bits: u32, grid_vars: usize) -> Result<Self, AttentionError> {
         let output_range = SignedRange::new(output_bits)?;

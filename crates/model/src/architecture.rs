@@ -23,7 +23,10 @@
 //!                                 store 1 + w), a gated tanh-GELU MLP, the √d_model embedding
 //!                                 scale, every sliding_window_pattern-th layer global (6;
 //!                                 llama.cpp's il % 6 == 5) and the others sliding with their
-//!                                 own rotary base (rope_local_base_freq; 10 000 in GGUF)
+//!                                 own rotary base (rope_local_base_freq; 10 000 in GGUF),
+//!                                 whatever window is read; Gemma3TextConfig's defaults where
+//!                                 config.json is silent (rope_theta 10^6, sliding_window 4096,
+//!                                 query_pre_attn_scalar 256, rms_norm_eps 10^-6)
 //!            sliding windows      sliding_window (every layer, or per layer_types, or from
 //!                                 Qwen2's max_window_layers; GGUF <arch>.attention.sliding_window):
 //!                                 the layer's mask keeps i − j < w (ModelFile::attention_window)
@@ -37,7 +40,11 @@
 //!            a norm on the attention's output before the residual (post_attention_norm,
 //!            attn_post_norm, Gemma-style post_attention_layernorm with pre_feedforward_layernorm)
 //!            outside gemma3
-//!            Gemma 3 27B's GGUF files (llama.cpp scales their scores by 1/√(d_model/h))
+//!            Gemma 3 27B's GGUF files (llama.cpp scales their scores by 1/√(d_model/h)), a
+//!            GGUF gemma3 sliding_window_pattern other than llama.cpp's 6
+//!            use_bidirectional_attention = true (EmbeddingGemma: no causal mask)
+//!            a multimodal config.json (text_config, vision_config), whose nested text
+//!            model's fields would otherwise be read as their defaults
 //!            a chunked window in effect for the proven layer (attention_chunk_size), a
 //!            sliding one of 2^32 tokens or more
 //!            rotary scaling (rope_scaling / rope_parameters other than default,
@@ -196,6 +203,15 @@ pub enum Unsupported {
         /// The tensor.
         tensor: String,
     },
+    /// A metadata field whose effect the proof does not cover or the loader does not read.
+    #[error("{field} {reason}")]
+    UnreadField {
+        /// The field and its value, where it is (`config.json's use_bidirectional_attention =
+        /// true`).
+        field: String,
+        /// What it does, and why it is refused.
+        reason: String,
+    },
     /// An MLP activation the proof does not have a table for.
     #[error(
         "the MLP's activation {name} is not covered: the proof has gelu (erf), gelu_new / \
@@ -228,6 +244,18 @@ pub enum WindowLayers {
     /// Every layer but each `n`-th (layer `i` when `(i + 1) % n ≠ 0`): Gemma 3's
     /// `sliding_window_pattern`, which llama.cpp fixes at 6 for its GGUF files.
     AllButEvery(usize),
+}
+
+impl WindowLayers {
+    /// Whether layer `layer` is one of them.
+    pub fn contains(&self, layer: usize) -> bool {
+        match self {
+            WindowLayers::All => true,
+            WindowLayers::From(first) => layer >= *first,
+            WindowLayers::Listed(layers) => layers.get(layer).copied().unwrap_or(false),
+            WindowLayers::AllButEvery(n) => *n == 0 || !(layer + 1).is_multiple_of(*n),
+        }
+    }
 }
 
 /// An attention window of the metadata.
@@ -366,6 +394,10 @@ pub struct ArchitectureMetadata {
     /// The rotary base of the window layers, when it is not the model's (Gemma 3:
     /// `rope_local_base_freq` in config.json; llama.cpp fixes it at 10 000 for its GGUF files).
     pub local_rope_base: Option<f64>,
+    /// The layers Gemma 3 calls sliding (`layer_types`, else every layer but each
+    /// `sliding_window_pattern`-th), which rotate with [`ArchitectureMetadata::local_rope_base`]
+    /// whether a window is in effect or not.
+    pub local_rope_layers: Option<WindowLayers>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
     /// config.json's `hidden_act`: the MLP's activation for BERT and the Llama family (GPT-2
@@ -449,13 +481,13 @@ impl ArchitectureMetadata {
     /// Whether `layer` is one of the metadata's window layers, however long the context:
     /// Gemma 3 rotates those with their own base ([`ArchitectureMetadata::local_rope_base`]).
     pub fn is_window_layer(&self, layer: usize) -> bool {
-        let Some(window) = &self.window else { return false };
-        match &window.layers {
-            WindowLayers::All => true,
-            WindowLayers::From(first) => layer >= *first,
-            WindowLayers::Listed(layers) => layers.get(layer).copied().unwrap_or(false),
-            WindowLayers::AllButEvery(n) => *n == 0 || !(layer + 1).is_multiple_of(*n),
-        }
+        self.window.as_ref().is_some_and(|window| window.layers.contains(layer))
+    }
+
+    /// Whether `layer` rotates with [`ArchitectureMetadata::local_rope_base`] (Gemma 3's
+    /// sliding layers).
+    pub fn is_local_rope_layer(&self, layer: usize) -> bool {
+        self.local_rope_base.is_some() && self.local_rope_layers.as_ref().is_some_and(|l| l.contains(layer))
     }
 }
 
@@ -516,8 +548,29 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         }
         (None, None) => None,
     };
+    // A multimodal checkpoint (Gemma3ForConditionalGeneration) nests its text model's fields:
+    // read at the top level they would be another model's defaults.
+    for nested in ["text_config", "vision_config"] {
+        if json.get(nested).is_some_and(|v| !v.is_null()) {
+            return Err(Unsupported::UnreadField {
+                field: format!("config.json's {nested}"),
+                reason:
+                    "nests a multimodal model's configuration (such as Gemma3ForConditionalGeneration's), \
+                         which is not read: the text model's fields would be taken from their defaults"
+                        .into(),
+            });
+        }
+    }
     let mut refusals = Vec::new();
     let mut refuse = |r: Unsupported| refusals.push(r);
+    if json.get("use_bidirectional_attention").and_then(serde_json::Value::as_bool) == Some(true) {
+        refuse(Unsupported::UnreadField {
+            field: "config.json's use_bidirectional_attention = true".into(),
+            reason: "makes the decoder attend both ways (EmbeddingGemma), which its proven causal and \
+                     sliding masks do not"
+                .into(),
+        });
+    }
     if let Some(r) = rope_scaling(json.get("rope_scaling"), "rope_scaling") {
         refuse(r);
     }
@@ -569,18 +622,25 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
             None => Err(Unsupported::MalformedWindow { field: field.into(), value: value.to_string() }),
         },
     };
-    let (window_size, chunk) = match (window_field("sliding_window"), window_field("attention_chunk_size")) {
-        (Ok(window), Ok(chunk)) => (window, chunk),
-        (Err(refusal), _) | (_, Err(refusal)) => {
-            refuse(refusal);
-            (None, None)
-        }
-    };
-    // Hugging Face's Qwen2 (and Qwen2-MoE) default to no window, and to windows from layer 28
-    // on when it is switched on; Mistral and the others apply a configured window.
-    let qwen2 = matches!(architecture.as_deref(), Some("qwen2" | "qwen2_moe"));
     let gemma3 = architecture.as_deref().is_some_and(is_gemma3);
-    let use_window = json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(!qwen2);
+    let (mut window_size, chunk) =
+        match (window_field("sliding_window"), window_field("attention_chunk_size")) {
+            (Ok(window), Ok(chunk)) => (window, chunk),
+            (Err(refusal), _) | (_, Err(refusal)) => {
+                refuse(refusal);
+                (None, None)
+            }
+        };
+    // Gemma3TextConfig's window when the key is absent (a null one is no window).
+    if gemma3 && json.get("sliding_window").is_none() {
+        window_size = Some(4096);
+    }
+    // Hugging Face's Qwen2 (and Qwen2-MoE) default to no window, and to windows from layer 28
+    // on when it is switched on; Mistral and the others apply a configured window; Gemma 3's
+    // sliding layers do not read use_sliding_window.
+    let qwen2 = matches!(architecture.as_deref(), Some("qwen2" | "qwen2_moe"));
+    let use_window =
+        gemma3 || json.get("use_sliding_window").and_then(serde_json::Value::as_bool).unwrap_or(!qwen2);
     let layer_types: Option<Vec<String>> = json
         .get("layer_types")
         .and_then(serde_json::Value::as_array)
@@ -589,6 +649,12 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         |types: &[String]| WindowLayers::Listed(types.iter().map(|t| t != "full_attention").collect());
     let chunked_types =
         layer_types.as_ref().is_some_and(|types| types.iter().any(|t| t == "chunked_attention"));
+    // Gemma 3's sliding layers (layer_types, else every sliding_window_pattern-th layer global,
+    // 6 by default): their rotary base is rope_local_base_freq whatever window is read.
+    let gemma3_sliding = gemma3.then(|| match &layer_types {
+        Some(types) => listed(types),
+        None => WindowLayers::AllButEvery(count(json, &["sliding_window_pattern"]).unwrap_or(6)),
+    });
     let window = match (window_size, chunk, layer_types) {
         // A chunked window anywhere (Llama 4) is refused on every layer that is not full
         // attention, whatever else is configured.
@@ -603,11 +669,9 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         (Some(size), None, Some(types)) if use_window => {
             Some(Window { size, layers: listed(&types), kind: "sliding" })
         }
-        (Some(size), None, None) if use_window && gemma3 => Some(Window {
+        (Some(size), None, None) if gemma3 => Some(Window {
             size,
-            // Gemma 3's configurations without layer_types: every sliding_window_pattern-th
-            // layer is global (6 by default).
-            layers: WindowLayers::AllButEvery(count(json, &["sliding_window_pattern"]).unwrap_or(6)),
+            layers: gemma3_sliding.clone().unwrap_or(WindowLayers::All),
             kind: "sliding",
         }),
         (Some(size), None, None) if use_window => Some(Window {
@@ -632,10 +696,12 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         head_dim: count(json, &["head_dim"]),
         value_head_dim: None,
         rotary_dims: None,
-        query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]),
+        // Gemma3TextConfig's default is 256 (its default head width).
+        query_pre_attn_scalar: number(json, &["query_pre_attn_scalar"]).or(gemma3.then_some(256.0)),
         window,
         // Gemma 3's sliding layers rotate with rope_local_base_freq (10 000 by default).
         local_rope_base: gemma3.then(|| number(json, &["rope_local_base_freq"]).unwrap_or(10_000.0)),
+        local_rope_layers: gemma3_sliding,
         context_length,
         // Gemma 3's MLP reads hidden_activation (gelu_pytorch_tanh by default), the others
         // hidden_act.
@@ -685,15 +751,21 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         }
     }
     let gemma3 = is_gemma3(architecture);
+    // llama.cpp's Gemma 3 loader fixes the pattern: every 6th layer global (`il % 6 == 5`); a
+    // file that states another is refused rather than read either way.
+    let pattern = key("attention.sliding_window_pattern");
+    if gemma3 && pattern.is_some_and(|p| p.as_usize() != Some(6)) {
+        refusals.push(Unsupported::UnreadField {
+            field: format!("{architecture}.attention.sliding_window_pattern"),
+            reason: "is not 6, the pattern llama.cpp's Gemma 3 loader computes with (every sixth layer \
+                     global), so which layers slide is not known"
+                .into(),
+        });
+    }
+    let gemma3_sliding = gemma3.then_some(WindowLayers::AllButEvery(6));
     let window = size("attention.sliding_window").filter(|&w| w > 0).map(|size| Window {
         size,
-        // llama.cpp fixes Gemma 3's pattern (every 6th layer global, `il % 6 == 5`); a file
-        // that states one is read as it says.
-        layers: match key("attention.sliding_window_pattern").and_then(MetadataValue::as_usize) {
-            Some(n) if gemma3 => WindowLayers::AllButEvery(n),
-            None if gemma3 => WindowLayers::AllButEvery(6),
-            _ => WindowLayers::All,
-        },
+        layers: gemma3_sliding.clone().unwrap_or(WindowLayers::All),
         kind: "sliding",
     });
     ArchitectureMetadata {
@@ -719,6 +791,7 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         // where a file states it).
         local_rope_base: gemma3
             .then(|| key("rope.freq_base_swa").and_then(MetadataValue::as_f64).unwrap_or(10_000.0)),
+        local_rope_layers: gemma3_sliding,
         context_length: size("context_length"),
         activation: None,
         activation_function: None,

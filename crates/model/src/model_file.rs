@@ -116,15 +116,19 @@ impl ModelFile {
         }
         let heads = heads.or(meta.heads).ok_or_else(|| {
             ModelError::Input(format!(
-                "{} does not say how many attention heads the model has (no config.json beside it); pass --heads",
+                "{} does not say how many attention heads the model has (neither its metadata nor a config.json beside it); pass --heads",
                 path.display()
             ))
         })?;
+        // Hugging Face's defaults where the metadata is silent (Gemma3TextConfig's: ε 10^-6,
+        // rope_theta 10^6).
+        let gemma3 = meta.architecture.is_gemma3();
         let norm_epsilon = meta.norm_epsilon.unwrap_or(match family {
             Family::Bert => 1e-12,
+            Family::Llama if gemma3 => 1e-6,
             Family::Gpt2 | Family::Llama => 1e-5,
         });
-        let rope_base = meta.rope_base.unwrap_or(10_000.0);
+        let rope_base = meta.rope_base.unwrap_or(if gemma3 { 1_000_000.0 } else { 10_000.0 });
         Ok(Self {
             path: path.to_path_buf(),
             family,
@@ -262,7 +266,7 @@ impl ModelFile {
     pub fn rope_base_for(&self, layer: usize) -> f64 {
         let metadata = &self.tensors.metadata.architecture;
         match metadata.local_rope_base {
-            Some(local) if metadata.is_window_layer(layer) => local,
+            Some(local) if metadata.is_local_rope_layer(layer) => local,
             _ => self.rope_base,
         }
     }
@@ -513,10 +517,11 @@ impl ModelFile {
     /// [`HeadUnavailable::Malformed`] for an LM head that is not a `V × d` matrix.
     pub fn untied_lm_head(&self) -> Result<Option<&[f64]>, HeadUnavailable> {
         let malformed = |e: ModelError| HeadUnavailable::Malformed(e.to_string());
+        // Gemma 3's head is tied to the table, which its embedding scales: the head's table is
+        // then not the embedding's, whether lm_head.weight repeats the table or is absent.
+        let scaled = self.embedding_scale().map_err(malformed)? != 1.0;
         if self.tensors.shape("lm_head.weight").is_err() {
-            // Gemma 3's head is tied to the table, which the embedding scales: the head's
-            // table is then not the embedding's.
-            if self.embedding_scale().map_err(malformed)? != 1.0 {
+            if scaled {
                 let d = self.model_width().map_err(malformed)?;
                 let rows = self.vocabulary_size().map_err(malformed)?;
                 return self.rows(self.token_embeddings(), rows, d).map(Some).map_err(malformed);
@@ -532,7 +537,7 @@ impl ModelFile {
             )));
         }
         let table = self.tensors.get(self.token_embeddings()).map_err(malformed)?;
-        Ok((head.shape != table.shape || head.data != table.data).then_some(head.data.as_slice()))
+        Ok((scaled || head.shape != table.shape || head.data != table.data).then_some(head.data.as_slice()))
     }
 
     /// `d_model` (the token-embedding table's columns).

@@ -1684,3 +1684,21 @@ fn a_gemma3_27b_gguf_states_its_score_scale() {
         [("gemma3.block_count".to_string(), MetadataValue::Integer(26))].into();
     assert_eq!(zkmha_model::architecture::from_gguf("gemma3", &smaller).query_pre_attn_scalar, None);
 }
+
+/// llama.cpp's Gemma 3 loader computes with every sixth layer global: a file stating another
+/// pattern (a number, or an array) is refused rather than read either way.
+#[test]
+fn a_gemma3_gguf_with_another_window_pattern_is_refused() {
+    for pattern in [MetadataValue::Integer(4), MetadataValue::Array(18)] {
+        let metadata: std::collections::HashMap<String, MetadataValue> =
+            [("gemma3.attention.sliding_window_pattern".to_string(), pattern.clone())].into();
+        let refused = zkmha_model::architecture::from_gguf("gemma3", &metadata).check().unwrap_err();
+        assert!(
+            matches!(&refused, Unsupported::UnreadField { field, .. } if field == "gemma3.attention.sliding_window_pattern"),
+            "{pattern:?}: {refused}"
+        );
+    }
+    let six: std::collections::HashMap<String, MetadataValue> =
+        [("gemma3.attention.sliding_window_pattern".to_string(), MetadataValue::Integer(6))].into();
+    assert!(zkmha_model::architecture::from_gguf("gemma3", &six).check().is_ok());
+}

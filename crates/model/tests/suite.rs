@@ -9,3 +9,4 @@ mod gguf;
 mod minilm;
 mod minilm_block;
 mod mlp_loader;
+mod review_gemma3_loader;
