@@ -56,7 +56,7 @@ pub use layer::{
     AttentionLayerProof, AttentionStatement, LayerInputs, LayerProof, LayerStatement, PROOF_FORMAT_VERSION,
     ProverTimings, VerifierTimings, prove_layer, verify_layer,
 };
-pub use output_range::MAX_OUTPUT_BITS;
+pub use output_range::{MAX_NORM_OUTPUT_BITS, MAX_OUTPUT_BITS};
 pub use shape::{AttentionShape, MAX_ATTENTION_WIDTH, MAX_HEAD_DIM, MAX_HEADS, MAX_SEQ_LEN, MAX_TENSOR_VARS};
 pub use softmax::{SoftmaxMode, SoftmaxStageTimings};
 pub use witness::{

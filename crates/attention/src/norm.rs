@@ -144,7 +144,7 @@ pub struct NormShape {
     pub scale_bits: u32,
     /// `f`: the output's rounding shift (`1..=40`; two digits above 16).
     pub shift_bits: u32,
-    /// `b`: `Y + 2^(b−1) ∈ [0, 2^b)` (`1..=20`, [`crate::MAX_OUTPUT_BITS`]).
+    /// `b`: `Y + 2^(b−1) ∈ [0, 2^b)` (`1..=20`, [`crate::MAX_NORM_OUTPUT_BITS`]).
     pub output_bits: u32,
     /// Whether `β` is added.
     pub bias: bool,
@@ -242,7 +242,7 @@ impl NormShape {
                 self.remainder_digits
             ));
         }
-        SignedRange::new(self.output_bits)?;
+        SignedRange::for_norm(self.output_bits)?;
         Ok(())
     }
 
@@ -637,7 +637,7 @@ pub fn norm_ranges(shape: &NormShape, witness: &NormWitness) -> Result<NormRange
     } else {
         Vec::new()
     };
-    let output_multiplicities = SignedRange::new(shape.output_bits)?.multiplicities("Y", &output)?;
+    let output_multiplicities = SignedRange::for_norm(shape.output_bits)?.multiplicities("Y", &output)?;
     let digit_multiplicities = count(NORM_DIGIT_BITS, digits.iter().map(|&d| i128::from(d)))?;
     let (shifted, input_high) = input_digits(&tables.input);
     let input_low_multiplicities =
@@ -795,7 +795,7 @@ pub(crate) fn claim_on_grid<V: LinearValue>(
 /// digits', `G`'s.
 /// (`Y`'s signed range is the unsigned table of its shifted column: `crate::output_range`.)
 fn lookup_tables(shape: &NormShape) -> Result<Vec<RangeTable>, AttentionError> {
-    SignedRange::new(shape.output_bits)?;
+    SignedRange::for_norm(shape.output_bits)?;
     shape.lookup_vars().into_iter().map(|bits| Ok(RangeTable::new(bits)?)).collect()
 }
 
@@ -1022,7 +1022,7 @@ fn output_claim<V: LinearValue>(
     one: &V,
 ) -> Result<(V, V), AttentionError> {
     let f = shape.shift_bits;
-    let y = shifted.plus_scaled(-SignedRange::new(shape.output_bits)?.offset_field(), one);
+    let y = shifted.plus_scaled(-SignedRange::for_norm(shape.output_bits)?.offset_field(), one);
     let mut remainder = low.clone();
     if let Some(h) = high {
         remainder = remainder.plus_scaled(Fr::from(1u64 << shape.digits().0), h);
@@ -1138,7 +1138,7 @@ pub fn prove_norm<M: Mode>(
             clamp(r - (i128::from(ranges.high_remainders.get(g).copied().unwrap_or(0)) << low_bits))
         })
         .collect();
-    let shifted = SignedRange::new(shape.output_bits)?.entries(&output);
+    let shifted = SignedRange::for_norm(shape.output_bits)?.entries(&output);
     let input_low_digits = input_low(&input_digits(&tables.input).0, &ranges.input_high);
     // The witness columns in the lookups' order, beside their multiplicities (the same order).
     let mut witness_columns: Vec<(&[i64], usize)> = vec![(&low, grid_vars)];
@@ -1615,7 +1615,7 @@ mod malicious_provers {
                 .unwrap(),
             high_multiplicities: count(high_bits, high_remainders.iter().map(|&h| i128::from(h))).unwrap(),
             high_remainders,
-            output_multiplicities: SignedRange::new(shape.output_bits)
+            output_multiplicities: SignedRange::for_norm(shape.output_bits)
                 .unwrap()
                 .multiplicities("Y", &padded)
                 .unwrap(),

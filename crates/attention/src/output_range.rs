@@ -22,9 +22,13 @@ use zkmha_lookup::{LookupClaims, LookupTable, RangeTable, zk_lookup_schedule};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_zk::LinearValue;
 
-/// Largest `b`: one lookup table of at most `2^20` rows (the output norms' range,
-/// [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`]; the other steps' ranges take at most 16 bits).
-pub const MAX_OUTPUT_BITS: u32 = 20;
+/// Largest `b` of a rescaling step's output range ([`crate::projection`], [`crate::rope`], the
+/// MLP): one lookup table of at most `2^16` rows.
+pub const MAX_OUTPUT_BITS: u32 = 16;
+
+/// Largest `b` of a norm's output range: `2^20` rows (the norms on a half's output,
+/// [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`]).
+pub const MAX_NORM_OUTPUT_BITS: u32 = 20;
 
 /// `Y + 2^(b−1) ∈ [0, 2^b)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,14 +40,24 @@ impl SignedRange {
     /// The range of `b`-bit signed integers.
     ///
     /// # Errors
-    /// [`AttentionError::InvalidShape`] unless `1 ≤ b ≤ MAX_OUTPUT_BITS` (20).
+    /// [`AttentionError::InvalidShape`] unless `1 ≤ b ≤ 16` ([`MAX_OUTPUT_BITS`]).
     pub(crate) fn new(bits: u32) -> Result<Self, AttentionError> {
-        if (1..=MAX_OUTPUT_BITS).contains(&bits) {
+        Self::at_most(bits, MAX_OUTPUT_BITS)
+    }
+
+    /// A norm's output range.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] unless `1 ≤ b ≤ 20` ([`MAX_NORM_OUTPUT_BITS`]).
+    pub(crate) fn for_norm(bits: u32) -> Result<Self, AttentionError> {
+        Self::at_most(bits, MAX_NORM_OUTPUT_BITS)
+    }
+
+    fn at_most(bits: u32, most: u32) -> Result<Self, AttentionError> {
+        if (1..=most).contains(&bits) {
             Ok(Self { bits })
         } else {
-            Err(AttentionError::InvalidShape(format!(
-                "an output range takes 1 to {MAX_OUTPUT_BITS} bits, not {bits}"
-            )))
+            Err(AttentionError::InvalidShape(format!("an output range takes 1 to {most} bits, not {bits}")))
         }
     }
 
@@ -119,7 +133,7 @@ impl RescaledLookups {
     /// A `shift_bits`-bit remainder and a `output_bits`-bit output over `grid_vars` variables.
     ///
     /// # Errors
-    /// [`AttentionError::InvalidShape`] for an output range outside `1..=MAX_OUTPUT_BITS` (20) bits, the table's
+    /// [`AttentionError::InvalidShape`] for an output range outside `1..=16` bits, the table's
     /// errors for a shift out of its range.
     pub(crate) fn new(shift_bits: u32, output_bits: u32, grid_vars: usize) -> Result<Self, AttentionError> {
         let output_range = SignedRange::new(output_bits)?;

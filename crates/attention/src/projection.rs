@@ -94,7 +94,7 @@ pub struct ProjectionShape {
     /// digits).
     pub shift: u32,
     /// `Some(b)`: the committed output is range-checked, `Y + 2^(b−1) ∈ [0, 2^b)`
-    /// (`1 ≤ b ≤ 20`, [`crate::MAX_OUTPUT_BITS`]). `None`: it is not, and the caller must pin `Y` to integers by another
+    /// (`1 ≤ b ≤ 16`). `None`: it is not, and the caller must pin `Y` to integers by another
     /// proven relation (the block's output projection: the residual `Z = R + Y`).
     pub output_bits: Option<u32>,
 }

@@ -105,7 +105,7 @@ pub struct RotaryShape {
     pub base: u64,
     /// `f`: the tables' scale `2^f` and the rounding shift (`1..=16`).
     pub fraction_bits: u32,
-    /// `b`: the output is range-checked, `R + 2^(b−1) ∈ [0, 2^b)` (`1..=20`, [`crate::MAX_OUTPUT_BITS`]).
+    /// `b`: the output is range-checked, `R + 2^(b−1) ∈ [0, 2^b)` (`1..=16`).
     pub output_bits: u32,
 }
 

@@ -437,7 +437,7 @@ fn bad_shapes_and_inputs_get_typed_errors() {
         NormShape { scale_bits: 49, ..good },
         NormShape { shift_bits: 0, ..good },
         NormShape { shift_bits: 41, ..good },
-        NormShape { output_bits: 17, ..good },
+        NormShape { output_bits: 21, ..good },
         NormShape { remainder_digits: 0, ..good },
         NormShape { remainder_digits: 9, ..good },
         NormShape { rows: MAX_NORM_ROWS + 1, ..good },
