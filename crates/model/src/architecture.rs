@@ -751,8 +751,9 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         }
     }
     let gemma3 = is_gemma3(architecture);
-    // llama.cpp's Gemma 3 loader fixes the pattern: every 6th layer global (`il % 6 == 5`); a
-    // file that states another is refused rather than read either way.
+    // llama.cpp's Gemma 3 loader computes with every 6th layer global (`il % 6 == 5`) unless
+    // the file states a pattern, which recent versions read: a file that states another than
+    // 6 is refused rather than matched to one version's reading.
     let pattern = key("attention.sliding_window_pattern");
     if gemma3 && pattern.is_some_and(|p| p.as_usize() != Some(6)) {
         refusals.push(Unsupported::UnreadField {
@@ -768,6 +769,8 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         layers: gemma3_sliding.clone().unwrap_or(WindowLayers::All),
         kind: "sliding",
     });
+    // Without a window llama.cpp slides no layer: every layer rotates with rope.freq_base.
+    let local_rope_layers = window.as_ref().and(gemma3_sliding);
     ArchitectureMetadata {
         architecture: Some(architecture.to_string()),
         source: Some(MetadataSource::Gguf),
@@ -791,7 +794,7 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
         // where a file states it).
         local_rope_base: gemma3
             .then(|| key("rope.freq_base_swa").and_then(MetadataValue::as_f64).unwrap_or(10_000.0)),
-        local_rope_layers: gemma3_sliding,
+        local_rope_layers,
         context_length: size("context_length"),
         activation: None,
         activation_function: None,

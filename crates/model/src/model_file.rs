@@ -120,9 +120,10 @@ impl ModelFile {
                 path.display()
             ))
         })?;
-        // Hugging Face's defaults where the metadata is silent (Gemma3TextConfig's: ε 10^-6,
-        // rope_theta 10^6).
-        let gemma3 = meta.architecture.is_gemma3();
+        // Hugging Face's defaults where config.json is silent (Gemma3TextConfig's: ε 10^-6,
+        // rope_theta 10^6); llama.cpp's rotary base for a GGUF file is 10 000 whatever the
+        // architecture.
+        let gemma3 = meta.architecture.is_gemma3() && meta.architecture.source != Some(MetadataSource::Gguf);
         let norm_epsilon = meta.norm_epsilon.unwrap_or(match family {
             Family::Bert => 1e-12,
             Family::Llama if gemma3 => 1e-6,

@@ -1696,3 +1696,61 @@ fn a_gemma3_gguf_with_another_window_pattern_is_refused() {
         [("gemma3.attention.sliding_window_pattern".to_string(), MetadataValue::Integer(6))].into();
     assert!(zkmha_model::architecture::from_gguf("gemma3", &six).check().is_ok());
 }
+/// llama.cpp's Gemma 3 loader (LLM_ARCH_GEMMA3): without `gemma3.attention.sliding_window`
+/// (or with 0) no layer slides and every layer rotates with `rope.freq_base` (the second
+/// fresh-context review's test).
+#[test]
+fn a_gemma3_gguf_without_a_window_rotates_every_layer_with_the_global_base() {
+    let none: std::collections::HashMap<String, MetadataValue> = std::collections::HashMap::new();
+    let zero: std::collections::HashMap<String, MetadataValue> =
+        [("gemma3.attention.sliding_window".to_string(), MetadataValue::Integer(0))].into();
+    for metadata in [none, zero] {
+        let architecture = zkmha_model::architecture::from_gguf("gemma3", &metadata);
+        assert_eq!(architecture.window, None);
+        assert!(
+            !architecture.is_local_rope_layer(0),
+            "{metadata:?}: layer 0 rotates with the local base, llama.cpp uses rope.freq_base on every layer"
+        );
+    }
+}
+
+/// llama.cpp's default for a missing `<arch>.rope.freq_base` is 10 000 for every architecture;
+/// Gemma3TextConfig's 10^6 is for config.json only (the second review's test).
+#[test]
+fn a_gemma3_gguf_without_rope_freq_base_takes_llama_cpps_default() {
+    let (d, kv) = (32, 16);
+    let mut draw = Draw(31);
+    let names: Vec<(&str, Vec<usize>)> = vec![
+        ("token_embd.weight", vec![d, 10]),
+        ("blk.0.attn_norm.weight", vec![d]),
+        ("blk.0.attn_q.weight", vec![d, d]),
+        ("blk.0.attn_k.weight", vec![d, kv]),
+        ("blk.0.attn_v.weight", vec![d, kv]),
+        ("blk.0.attn_output.weight", vec![d, d]),
+        ("blk.0.ffn_norm.weight", vec![d]),
+    ];
+    let tensors: Vec<Raw> = names
+        .iter()
+        .map(|(name, dims)| {
+            let (code, bytes, _) = encode(TensorType::F32, dims.iter().product(), &mut draw);
+            Raw { name: name.to_string(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes }
+        })
+        .collect();
+    let metadata: Vec<(&str, Meta)> = vec![
+        ("general.architecture", Meta::Text("gemma3")),
+        ("gemma3.attention.head_count", Meta::U32(4)),
+        ("gemma3.attention.head_count_kv", Meta::U32(2)),
+        ("gemma3.attention.layer_norm_rms_epsilon", Meta::F32(1e-6)),
+        ("gemma3.attention.sliding_window", Meta::U32(512)),
+        ("gemma3.context_length", Meta::U32(8192)),
+    ];
+    let path = temp("review2-gemma3-no-freq-base.gguf", &gguf_bytes(&metadata, &tensors));
+    let file = ModelFile::open(&path, None, None).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // Layer 5 is global: it rotates with the model's base.
+    assert_eq!(
+        file.rope_base_for(5),
+        10_000.0,
+        "llama.cpp rotates a GGUF file without rope.freq_base with 10 000"
+    );
+}
