@@ -78,6 +78,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         feed_forward: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     // Q, K, V of standard deviation ≈ 2^7 (shift), scores of standard deviation 4 in exponent
     // units (score scale), an output shift that keeps |Y| < 2^31 (|O| ≤ 2^16·max|V|).
@@ -94,6 +95,7 @@ pub fn run(args: &BlockArgs) -> Result<()> {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let project = |w: &[i64], b: &[i64]| compute_projection(&shape.projections()[0], &input, w, b);
     let (q, k) =

@@ -308,7 +308,7 @@ pub fn prove(
     } else if proved.proof.token_ids().is_some() {
         println!("no logits: {}", head_absence(&key, &models, true));
     }
-    println!("{}", chain_scope(proved.proof.token_ids().is_some(), proved.logits.is_some()));
+    println!("{}", chain_scope(&key, proved.proof.token_ids().is_some(), proved.logits.is_some()));
     println!(
         "{}",
         if secret.is_some() {
@@ -441,9 +441,12 @@ fn logits_json(logits: &ChainLogits, file: Option<&Path>) -> serde_json::Value {
 
 /// What a chain's proof covers, in one sentence: with its token ids proven (a chain from
 /// layer 0 proven from tokens) or from a committed first input, ending in proven logits (the
-/// model's head) or in the last layer's hidden state.
-pub fn chain_scope(tokens_proven: bool, logits_proven: bool) -> &'static str {
-    if logits_proven {
+/// model's head) or in the last layer's hidden state; a chain of post-norm layers (BERT) ends
+/// in its last layer's normed output, the model's final hidden state.
+pub fn chain_scope(key: &ChainKey, tokens_proven: bool, logits_proven: bool) -> &'static str {
+    if key.layers.iter().all(|k| k.quantization.post_norm.is_some()) {
+        "proven: every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state); not proven: the chain's first input (a committed hidden state: BERT's embeddings and their LayerNorm are not proven yet)"
+    } else if logits_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, every layer of the model whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output, the final norm and the logits (through the key's LM head: the embedding table, or a table of its own) of the positions shown; the hidden states stay committed"
     } else if tokens_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, then every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the final norm and the logits"
@@ -486,7 +489,7 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
                 "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
                 "token_ids": verified.token_ids,
                 "logits": verified.logits.as_ref().map(|l| logits_json(l, output)),
-                "proven": chain_scope(verified.token_ids.is_some(), verified.logits.is_some()),
+                "proven": chain_scope(&key, verified.token_ids.is_some(), verified.logits.is_some()),
             })
         );
         return Ok(());
@@ -506,7 +509,7 @@ pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_ou
         Some(logits) => print_logits(logits),
         None => println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns),
     }
-    println!("{}", chain_scope(verified.token_ids.is_some(), verified.logits.is_some()));
+    println!("{}", chain_scope(&key, verified.token_ids.is_some(), verified.logits.is_some()));
     Ok(())
 }
 

@@ -139,9 +139,6 @@ pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
     let layer = loaded.layer();
     let scope = if layer == 0 {
         "the embeddings".to_string()
-    } else if loaded.file().family == Family::Bert {
-        "the embeddings, standing in for the layers before it (BERT's whole layers are not read yet)"
-            .to_string()
     } else {
         format!("the embeddings through layers 0..{layer} in float64")
     };
@@ -562,7 +559,7 @@ pub fn prove(
             .unwrap_or_default(),
         match mlp {
             Some(m) => format!(
-                "; {}, the {} MLP ({} wide, {}), {}residual",
+                "; {}, the {} MLP ({} wide, {}), {}residual{}",
                 m.norm.kind.name(),
                 if m.params.gate.is_some() { "gated" } else { "dense" },
                 m.params.hidden,
@@ -571,6 +568,10 @@ pub fn prove(
                     .output_norms
                     .feed_forward
                     .map(|n| format!("{} on its output, ", n.norm.block.kind.name()))
+                    .unwrap_or_default(),
+                key.quantization
+                    .post_norm
+                    .map(|n| format!(" on the normed Z, {}", n.block.kind.name()))
                     .unwrap_or_default(),
             ),
             None => String::new(),
@@ -665,6 +666,13 @@ fn proven_scope(key: &ModelVerifierKey) -> String {
             wrap(q.output_norms.attention, attention),
         );
     }
+    if let (Some(mlp), Some(post)) = (key.quantization.mlp, key.quantization.post_norm) {
+        return format!(
+            "proven: the whole post-norm layer, H' = {}(X₂ + MLP(X₂)) with X₂ = {}(X + attention(X)), in fixed point (every weight, γ and β from the committed model; X, X + Y, X₂ and X₂ + MLP(X₂) committed); not proven: for token input the embedding lookup and its norm",
+            post.block.kind.name(),
+            mlp.block.norm.kind.name(),
+        );
+    }
     match (key.residual, key.quantization.norm) {
         (Residual::LayerInput, _) => {
             "not proven: the layer norm that follows, the MLP and its norm (and, for token input, the embedding lookup and its norm)".into()
@@ -737,6 +745,7 @@ pub fn verify(
             query_key_norm: shape.query_key_norms.map(|n| n.query.kind.name()),
             output_norms: [BlockHalf::Attention, BlockHalf::FeedForward]
                 .map(|half| shape.output_norms.of(half).map(|n| n.kind.name())),
+            post_norm: shape.post_norm.map(|n| n.kind.name()),
         }),
         mask: statement.mask,
         softmax: statement.softmax,

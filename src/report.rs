@@ -124,6 +124,8 @@ pub struct ModelPart {
     pub query_key_norm: Option<&'static str>,
     /// The norms on the attention's and the MLP's outputs (their names), if proven (Gemma).
     pub output_norms: [Option<&'static str>; 2],
+    /// The norm on the layer's output after the MLP's residual (its name), if proven (BERT).
+    pub post_norm: Option<&'static str>,
 }
 
 /// The MLP half of a whole-layer proof, as the report shows it.
@@ -256,6 +258,7 @@ impl Accepted {
             );
             map.insert("norm".into(), json!(m.norm));
             map.insert("query_key_norm".into(), json!(m.query_key_norm));
+            map.insert("post_norm".into(), json!(m.post_norm));
             map.insert(
                 "output_norms".into(),
                 json!({"attention": m.output_norms[0], "feed_forward": m.output_norms[1]}),
@@ -303,12 +306,15 @@ impl Accepted {
                 m.mlp
                     .as_ref()
                     .map(|p| format!(
-                        "; then {} and the {} MLP ({} wide, {}){} with its residual: the whole layer",
+                        "; then {} and the {} MLP ({} wide, {}){} with its residual{}: the whole layer",
                         p.norm,
                         if p.gated { "gated" } else { "dense" },
                         p.hidden,
                         p.activation,
                         m.output_norms[1].map(|n| format!(", a {n} on its output")).unwrap_or_default(),
+                        m.post_norm
+                            .map(|n| format!(" on the normed Z, then a {n} (post-norm)"))
+                            .unwrap_or_default(),
                     ))
                     .unwrap_or_default()
             ),

@@ -1099,25 +1099,31 @@ fn blake3_128(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex()[..32].to_string()
 }
 
-/// Read off a BERT-style model proof by hand (no rotary, residual on X): the fingerprints
-/// of X's commitment and of the model commitment, and the digest of Z.
+/// Read off a BERT-style model proof by hand (no rotary, residual on X, the whole post-norm
+/// layer): the fingerprints of X's commitment and of the model commitment, and the digest of
+/// the output H'.
 fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, String) {
-    // Magic and version, the shape (attention 32, d_model 8, shifts 16, residual 1,
-    // h_kv 8, no rotary 1, no proven norm 1, no proven MLP 1, no output norms 2, no QK-norm 1),
-    // the mask, the softmax (code and five parameters).
-    let mut at = header_len(bytes) + 32 + 8 + 16 + 1 + 8;
-    assert_eq!(bytes[at], 0, "no rotary embeddings");
-    assert_eq!(bytes[at + 1], 0, "no proven norm");
-    assert_eq!(bytes[at + 2], 0, "no proven MLP");
-    assert_eq!(bytes[at + 3..at + 6], [0, 0, 0], "no output norms, no QK-norm");
-    at += 1 + 1 + 1 + 2 + 1 + 1 + 1 + 24;
+    use ark_serialize::CanonicalDeserialize;
+    use zkmha_attention::model_layer::ModelShape;
+    // Magic and version, the shape (its length from its own encoding: the MLP and the
+    // post-norm's constants are not read here), the mask, the softmax (code and five
+    // parameters).
+    let mut at = header_len(bytes);
+    let mut rest = &bytes[at..];
+    let before = rest.len();
+    let shape = ModelShape::deserialize_compressed(&mut rest).unwrap();
+    assert!(shape.rotary.is_none() && shape.norm.is_none(), "no rotary embeddings, no norm before");
+    assert!(shape.mlp.is_some() && shape.post_norm.is_some(), "BERT's whole layer");
+    at += before - rest.len();
+    at += 1 + 1 + 24;
     let x_len = commitment_len(bytes, at);
     let x = blake3_128(&bytes[at..at + x_len]);
     at += x_len;
     assert_eq!(bytes[at], 0, "no hidden state");
     at += 1;
     let tables = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    assert_eq!(tables, 8);
+    // The attention's 8, the MLP norm's γ₂ and β₂, W_up, b_up, W_down, b_down, γ_p and β_p.
+    assert_eq!(tables, 16);
     let start = at;
     at += 8;
     for _ in 0..tables {
@@ -1307,6 +1313,7 @@ fn model_files_with_huge_sizes_or_lengths_fail_fast_without_panicking() {
     let mut tried = 0;
     for at in windows(&key_bytes) {
         let (out, elapsed) = run(&proof_bytes, &set(&key_bytes, at, 1 << 40));
+        assert!(!out.status.success(), "the key changed at byte {at} still verifies the proof");
         let (code, stderr) = failure(&out);
         assert!((1..=3).contains(&code) && elapsed.as_secs_f64() < 5.0, "key at {at}: {code} {stderr}");
         tried += 1;

@@ -11,8 +11,12 @@ pub const MODEL_WIDTH: usize = 16;
 /// The vocabulary of [`write_bert`]'s model.
 pub const VOCABULARY: usize = 40;
 
-/// Writes a one-layer BERT-style model (`d_model` 16, 4 heads of 4, a vocabulary of 40, 32
-/// positions) to `dir/model.safetensors` with its `config.json`; returns the model's path.
+/// The hidden width of [`write_bert`]'s MLP.
+pub const BERT_HIDDEN: usize = 32;
+
+/// Writes a one-layer BERT-style model (`d_model` 16, 4 heads of 4, an erf-GELU MLP of 32, a
+/// vocabulary of 40, 32 positions) to `dir/model.safetensors` with its `config.json`; returns
+/// the model's path.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("zkmha-doc-example-{}", std::process::id()));
@@ -26,6 +30,14 @@ pub const VOCABULARY: usize = 40;
 /// [`Error::Write`] when `dir` cannot be made or written.
 pub fn write_bert(dir: &Path, seed: u32) -> Result<PathBuf> {
     write_safetensors(dir, seed, &bert_tensors(None), Some(&bert_config(4)))
+}
+
+/// [`write_bert`] with `layers` whole post-norm layers.
+///
+/// # Errors
+/// As [`write_bert`].
+pub fn write_bert_layers(dir: &Path, seed: u32, layers: usize) -> Result<PathBuf> {
+    write_safetensors(dir, seed, &bert_layer_tensors(layers, None), Some(&bert_config(4)))
 }
 
 /// The hidden width of [`write_llama`]'s MLP.
@@ -143,25 +155,41 @@ pub fn gemma3_config(layers: usize) -> String {
 
 /// The tensors of [`write_bert`]'s model, less `drop` (to make a model that lacks one).
 pub fn bert_tensors(drop: Option<&str>) -> Vec<(String, Vec<usize>)> {
-    let (d, l) = (MODEL_WIDTH, "encoder.layer.0.attention.");
-    [
+    bert_layer_tensors(1, drop)
+}
+
+/// The tensors of a BERT-style model of `layers` layers ([`write_bert_layers`]), less `drop`.
+pub fn bert_layer_tensors(layers: usize, drop: Option<&str>) -> Vec<(String, Vec<usize>)> {
+    let (d, n) = (MODEL_WIDTH, BERT_HIDDEN);
+    let mut tensors = vec![
         ("embeddings.word_embeddings.weight".to_string(), vec![VOCABULARY, d]),
         ("embeddings.position_embeddings.weight".to_string(), vec![32, d]),
         ("embeddings.token_type_embeddings.weight".to_string(), vec![2, d]),
         ("embeddings.LayerNorm.weight".to_string(), vec![d]),
         ("embeddings.LayerNorm.bias".to_string(), vec![d]),
-        (format!("{l}self.query.weight"), vec![d, d]),
-        (format!("{l}self.query.bias"), vec![d]),
-        (format!("{l}self.key.weight"), vec![d, d]),
-        (format!("{l}self.key.bias"), vec![d]),
-        (format!("{l}self.value.weight"), vec![d, d]),
-        (format!("{l}self.value.bias"), vec![d]),
-        (format!("{l}output.dense.weight"), vec![d, d]),
-        (format!("{l}output.dense.bias"), vec![d]),
-    ]
-    .into_iter()
-    .filter(|(name, _)| Some(name.as_str()) != drop)
-    .collect()
+    ];
+    for layer in 0..layers {
+        let l = format!("encoder.layer.{layer}.");
+        tensors.extend([
+            (format!("{l}attention.self.query.weight"), vec![d, d]),
+            (format!("{l}attention.self.query.bias"), vec![d]),
+            (format!("{l}attention.self.key.weight"), vec![d, d]),
+            (format!("{l}attention.self.key.bias"), vec![d]),
+            (format!("{l}attention.self.value.weight"), vec![d, d]),
+            (format!("{l}attention.self.value.bias"), vec![d]),
+            (format!("{l}attention.output.dense.weight"), vec![d, d]),
+            (format!("{l}attention.output.dense.bias"), vec![d]),
+            (format!("{l}attention.output.LayerNorm.weight"), vec![d]),
+            (format!("{l}attention.output.LayerNorm.bias"), vec![d]),
+            (format!("{l}intermediate.dense.weight"), vec![n, d]),
+            (format!("{l}intermediate.dense.bias"), vec![n]),
+            (format!("{l}output.dense.weight"), vec![d, n]),
+            (format!("{l}output.dense.bias"), vec![d]),
+            (format!("{l}output.LayerNorm.weight"), vec![d]),
+            (format!("{l}output.LayerNorm.bias"), vec![d]),
+        ]);
+    }
+    tensors.into_iter().filter(|(name, _)| Some(name.as_str()) != drop).collect()
 }
 
 /// The `config.json` of a BERT model with `heads` attention heads.

@@ -163,6 +163,7 @@ fn norms(shape: &zkmha_attention::model_layer::ModelShape) -> Value {
         "query_key": shape.query_key_norms.map(|n| n.query.kind.name()),
         "attention_output": shape.output_norms.of(BlockHalf::Attention).map(|n| n.kind.name()),
         "mlp_output": shape.output_norms.of(BlockHalf::FeedForward).map(|n| n.kind.name()),
+        "post": shape.post_norm.map(|n| n.kind.name()),
     })
 }
 

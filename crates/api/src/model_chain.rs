@@ -34,7 +34,6 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use zkmha_attention::AttentionError;
 use zkmha_attention::block::{
     BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
 };
@@ -53,6 +52,7 @@ use zkmha_attention::model_layer::OutputKind;
 use zkmha_attention::model_quantization::{HeadQuantization, NormWeights};
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
+use zkmha_attention::{AttentionError, Residual};
 
 /// The verifier key of the consecutive layers `first_layer ..` of one model.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -1028,9 +1028,15 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
     for (layer_key, model) in key.layers.iter().zip(models) {
         let link = Link::new(layer_key, model, tokens)?;
         let hidden = boundaries.last().ok_or(Error::EmptyInput)?;
-        let x = normalized_input(&link.shape, &link.weights, hidden)?;
-        let output =
-            block_output(&link.shape, layer_key.mask, link.softmax, &x, Some(hidden), &link.weights)?;
+        let x = link.input(hidden)?;
+        let output = block_output(
+            &link.shape,
+            layer_key.mask,
+            link.softmax,
+            &x,
+            link.residual(hidden),
+            &link.weights,
+        )?;
         boundaries.push(output);
     }
     Ok(ForwardPass {
@@ -1170,6 +1176,21 @@ impl Link {
         let weights = key.quantization.quantize_weights(model.float_weights())?;
         Ok(Self { shape, softmax, weights })
     }
+
+    /// The block's input `X` from the boundary `hidden` entering it: `X = norm(H)` for a
+    /// pre-norm layer (its residual adds to `H`), the boundary itself for a post-norm layer
+    /// (BERT: the previous layer's normed output).
+    fn input(&self, hidden: &[i64]) -> Result<Vec<i64>> {
+        Ok(match self.shape.residual {
+            Residual::HiddenState => normalized_input(&self.shape, &self.weights, hidden)?,
+            Residual::LayerInput => hidden.to_vec(),
+        })
+    }
+
+    /// The residual's hidden state `H` when it is not `X` (pre-norm layers).
+    fn residual<'h>(&self, hidden: &'h [i64]) -> Option<&'h [i64]> {
+        (self.shape.residual == Residual::HiddenState).then_some(hidden)
+    }
 }
 
 /// A boundary's tokens.
@@ -1250,7 +1271,7 @@ fn prove_links<M: Mode>(
         let link = Link::new(layer_key, model, tokens)?;
         let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;
         let input = committed.get(l).ok_or(Error::EmptyInput)?;
-        let x = normalized_input(&link.shape, &link.weights, &input.values)?;
+        let x = link.input(&input.values)?;
         let ends = BlockEnds { input: Some(input), output: committed.get(l + 1) };
         let (statement, proof, _) = prove_linked_block::<M>(
             &params,

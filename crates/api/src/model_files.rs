@@ -108,7 +108,9 @@ pub(crate) fn decode_header<T>(
 /// and the chain secret its blinds; a layer's key may state a sliding-window mask.
 /// 15: a layer's shape states its output norms and QK-norm (Gemma 3), proofs carry their
 /// norm proofs.
-const FILE_VERSION: u32 = 15;
+/// 16: a layer's shape states its post-norm (BERT's whole layer: its MLP and the norm on its
+/// output), keys its constants, proofs its norm proof; every layer's transcript absorbs it.
+const FILE_VERSION: u32 = 16;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -20,7 +20,7 @@ use zkmha_attention::model_layer::{
 use zkmha_attention::model_quantization::NormWeights;
 use zkmha_attention::model_quantization::{
     FloatModelWeights, ModelAccuracy, ModelQuantization, float_norm, model_accuracy,
-    reference_attention_parts, reference_feed_forward, reference_mlp_output, reference_model_layer,
+    reference_attention_parts, reference_layer_output, reference_mlp_output, reference_model_layer,
 };
 use zkmha_attention::quantization::AccuracyReport;
 use zkmha_attention::rope::RotaryParams;
@@ -293,17 +293,7 @@ impl Model {
             input.residual.as_deref(),
             file.norm_epsilon,
         )?;
-        let output = match (&self.float.feed_forward, self.activation) {
-            (Some(feed_forward), Some(activation)) => reference_feed_forward(
-                feed_forward,
-                file.norm_epsilon,
-                activation,
-                &middle,
-                d,
-                self.float.output_norms.feed_forward.as_ref(),
-            ),
-            _ => middle.clone(),
-        };
+        let output = reference_layer_output(&self.float, file.norm_epsilon, self.activation, &middle, d);
         Ok(FloatHalves { middle, output })
     }
 
@@ -351,9 +341,8 @@ impl Model {
     /// proven: the embeddings through every layer before it (GPT-2 and Llama, whose whole
     /// layer is read: norm, attention, residual, norm, MLP, residual). Commitments calibrate
     /// their scales on it; it is also a deeper layer's input for `prove` (`ModelInput::HiddenState`)
-    /// until the layers are chained. For BERT, whose layers after the first need the
-    /// post-norm block and MLP that are not read yet, it is the embeddings: a stand-in for a
-    /// deeper layer's input.
+    /// until the layers are chained. For BERT it is the hidden state after the layers before
+    /// this one's `output.LayerNorm` (the embeddings' LayerNorm for layer 0).
     ///
     /// ```
     /// use zkmha_api::{Model, ModelOptions};
@@ -371,9 +360,6 @@ impl Model {
         let model = self;
         let file = &model.file;
         let mut hidden = file.embed(ids)?;
-        if file.family == Family::Bert {
-            return Ok(hidden);
-        }
         let d = file.model_width()?;
         for layer in 0..model.layer {
             let _span = tracing::info_span!("float_layer", layer).entered();
@@ -392,17 +378,8 @@ impl Model {
                 input.residual.as_deref(),
                 file.norm_epsilon,
             )?;
-            hidden = match &float.feed_forward {
-                Some(feed_forward) => reference_feed_forward(
-                    feed_forward,
-                    file.norm_epsilon,
-                    file.activation()?,
-                    &middle,
-                    d,
-                    float.output_norms.feed_forward.as_ref(),
-                ),
-                None => middle,
-            };
+            let activation = float.feed_forward.is_some().then(|| file.activation()).transpose()?;
+            hidden = reference_layer_output(&float, file.norm_epsilon, activation, &middle, d);
         }
         Ok(hidden)
     }
@@ -522,17 +499,24 @@ impl Model {
         )?;
         let eps = file.norm_epsilon;
         let feed_forward = model.float.feed_forward.as_ref().zip(model.activation);
-        let layer_output = feed_forward.map(|(weights, activation)| {
-            reference_feed_forward(
-                weights,
-                eps,
-                activation,
-                &middle,
-                d,
-                model.float.output_norms.feed_forward.as_ref(),
-            )
-        });
+        let layer_output =
+            feed_forward.map(|_| reference_layer_output(&model.float, eps, model.activation, &middle, d));
         let mlp_input = feed_forward.map(|(weights, _)| float_norm(&weights.norm, eps, &middle, d));
+        // A post-norm layer (BERT): X₂ + Y₂ into its last norm; its output H' is the next
+        // layer's X, at X's scale like X₂ (both fit X's range).
+        let post_norm_input =
+            feed_forward.filter(|_| model.float.post_norm.is_some()).map(|(weights, activation)| {
+                let y2 = reference_mlp_output(weights, eps, activation, &middle, d);
+                float_norm(&weights.norm, eps, &middle, d)
+                    .iter()
+                    .zip(&y2)
+                    .map(|(x, y)| x + y)
+                    .collect::<Vec<_>>()
+            });
+        let mlp_input = match (&post_norm_input, mlp_input, &layer_output) {
+            (Some(_), Some(x2), Some(output)) => Some([x2.as_slice(), output.as_slice()].concat()),
+            (_, mlp_input, _) => mlp_input,
+        };
         // Gemma 3's norms: the QK-norm's inputs (the Q and K projections), and each half's
         // output before and after its output norm, which bounds the residual stream's scale.
         let gemma_norms =
@@ -599,6 +583,9 @@ impl Model {
         }
         if let Some((weights, activation)) = feed_forward {
             quantization.calibrate_mlp(d, weights, eps, activation, &middle)?;
+        }
+        if let (Some(norm), Some(sum)) = (&model.float.post_norm, &post_norm_input) {
+            quantization.calibrate_post_norm(d, norm, eps, sum)?;
         }
         if !model.float.output_norms.is_empty() {
             quantization.calibrate_output_norms(
@@ -694,6 +681,7 @@ fn float_shape(
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     })
 }
 
@@ -833,15 +821,14 @@ pub fn prove_with_progress(
         key.quantization.dequantize_output(proof.statement().output.public().ok_or(Error::ChainLink)?);
     let middle = reference_model_layer(&shape, key.mask, &model.float, x, residual, model.file.norm_epsilon)?;
     let (reference, attention_half) =
-        match (&model.float.feed_forward, model.activation, shape.mlp.is_some(), residual) {
-            (Some(feed_forward), Some(activation), true, Some(h)) => {
-                let reference = reference_feed_forward(
-                    feed_forward,
+        match (&model.float.feed_forward, model.activation, shape.mlp.is_some(), residual.unwrap_or(x)) {
+            (Some(_), Some(_), true, h) => {
+                let reference = reference_layer_output(
+                    &model.float,
                     model.file.norm_epsilon,
-                    activation,
+                    model.activation,
                     &middle,
                     d,
-                    model.float.output_norms.feed_forward.as_ref(),
                 );
                 // Z, committed in the proof, from the integer forward pass it proves.
                 let halves = zkmha_attention::block::block_outputs(
@@ -904,6 +891,11 @@ pub(crate) fn check_model_against_key(
         (false, true) => return Err(Error::LayerDiffersFromKey { key: "does not prove", model: "has one" }),
         _ => {}
     }
+    // A key without the post-norm (BERT's output.LayerNorm) would prove another function of
+    // the same weights (a model file of another family).
+    if key.quantization.post_norm.is_some() != model.float.post_norm.is_some() {
+        return Err(Error::ResidualDiffers);
+    }
     // The weight commitments do not cover the activation: a key of another one would prove
     // the model's weights through a function its config does not name.
     if let (Some(mlp), Some(activation)) = (&key.quantization.mlp, model.activation)
@@ -963,7 +955,11 @@ pub(crate) struct InputHiddenState {
 /// stream scale) and the rotary base.
 fn check_config_against_key(key: &ModelVerifierKey, model: &Model) -> Result<()> {
     let file = &model.file;
-    let norms = [key.quantization.norm.map(|n| n.block), key.quantization.mlp.map(|m| m.block.norm)];
+    let norms = [
+        key.quantization.norm.map(|n| n.block),
+        key.quantization.mlp.map(|m| m.block.norm),
+        key.quantization.post_norm.map(|n| n.block),
+    ];
     if let Ok(scale) = u32::try_from(key.quantization.hidden_fraction_bits) {
         for norm in norms.into_iter().flatten() {
             let image =

@@ -272,6 +272,7 @@ pub const BYTES_PER_MLP_ENTRY: u64 = 320;
 ///     mlp: None,
 ///     output_norms: Default::default(),
 ///     query_key_norms: None,
+///     post_norm: None,
 /// };
 /// let gigabytes = zkmha_api::resources::estimate_model_layer_memory(&shape) as f64 / 1e9;
 /// assert!((1.5..2.5).contains(&gigabytes), "{gigabytes}");

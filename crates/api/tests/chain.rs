@@ -509,3 +509,65 @@ fn a_gemma3_model_is_proven_from_tokens_to_logits() {
     assert!(tokens.iter().zip(head).all(|(t, h)| *t == h * scale));
     let _ = std::fs::remove_dir_all(dir("gemma3"));
 }
+
+/// A BERT-style model's layers proven whole and chained (post-norm layers: each layer's input
+/// `X` the previous layer's normed output, committed once): both modes verify, the output is
+/// the last layer's `output.LayerNorm` near float64 through the same layers, the statements
+/// link through their inputs, and a chain with a layer swapped, or another model's key, does
+/// not verify. (BERT's embeddings are not proven yet: the chain's first input is committed.)
+#[test]
+fn a_bert_model_is_proven_whole_as_one_chain() {
+    let path = example_model::write_bert_layers(&dir("bert"), 7, LAYERS).unwrap();
+    let models = open_layers(&path, &Default::default(), 0..LAYERS).unwrap();
+    for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
+        let (committed, proved) = proved(&models, kind);
+        let key = &committed.key;
+        assert!(key.embedding.is_none() && key.head.is_none());
+        assert!(
+            key.layers.iter().all(|k| k.quantization.post_norm.is_some() && k.quantization.mlp.is_some())
+        );
+        let scales: Vec<(i32, i32)> = key
+            .layers
+            .iter()
+            .map(|k| (k.quantization.input_fraction_bits, k.quantization.hidden_fraction_bits))
+            .collect();
+        assert!(
+            scales.iter().all(|&(x, h)| x == h && h == scales[0].1),
+            "one scale for X and the stream: {scales:?}"
+        );
+        let verified = verify_chain(key, &proved.proof).unwrap();
+        let error = proved.accuracy.output.relative_l2_error;
+        assert!(error < 0.02, "{kind:?}: relative L2 error {error} against float64");
+        // The output is the float model's last hidden state (its last layer's LayerNorm).
+        let ids = [3, 1, 4, 1, 5];
+        let float_output =
+            models[LAYERS - 1].float_output(models[LAYERS - 1].float_hidden_state(&ids).unwrap()).unwrap();
+        let ours = &verified.values;
+        assert_eq!(ours.len(), float_output.len());
+        let diff: f64 = ours.iter().zip(&float_output).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
+        let norm: f64 = float_output.iter().map(|b| b * b).sum::<f64>().sqrt();
+        assert!(diff / norm < 0.02, "{kind:?}: {} against the float model's hidden state", diff / norm);
+        // Each layer's input is the previous layer's committed output.
+        let statements = proved.proof.statements();
+        for l in 1..LAYERS {
+            assert_eq!(Some(&statements[l].input), statements[l - 1].output.commitment(), "layer {l}");
+        }
+        // A key whose post-norm weight scale is edited (the proof does not read it) is refused.
+        let mut edited = key.clone();
+        edited.layers[1].quantization.post_norm.as_mut().unwrap().scale_fraction_bits += 1;
+        assert!(verify_chain(&edited, &proved.proof).is_err());
+        let swapped = rearranged(&proved.proof, &[1, 0, 2]);
+        assert!(matches!(invalid(verify_chain(key, &swapped)), AttentionError::BrokenChain { .. }));
+        let other = open_layers(
+            &example_model::write_bert_layers(&dir("bert-other"), 8, LAYERS).unwrap(),
+            &Default::default(),
+            0..LAYERS,
+        )
+        .unwrap();
+        let other_key = commit_chain(&other, kind, &mut |_, _| {}).unwrap().key;
+        assert!(verify_chain(&other_key, &proved.proof).is_err());
+    }
+    for name in ["bert", "bert-other"] {
+        let _ = std::fs::remove_dir_all(dir(name));
+    }
+}

@@ -15,20 +15,27 @@
 //!            with the MLP proven (pre-norm, norm proven): X₂ = norm₂(Z), Y₂ = MLP(X₂),
 //!            H' = Z + Y₂ the output, Z and X₂ committed by the proof;
 //!            with output norms (Gemma 2, 3): Z = H + norm_a(Y), H' = Z + norm_f(Y₂);
+//!            post-norm (BERT: R = X, no norm before the attention, ModelShape::post_norm):
+//!            Z = X + Y, X₂ = norm₂(Z), Y₂ = MLP(X₂), S₂ = X₂ + Y₂, H' = norm_p(S₂) the
+//!            output (Z, X₂, S₂ committed; the second residual adds to X₂, not Z);
 //!            with the QK-norm (Gemma 3, under RoPE): Q_pre = norm_q(Q_proj) and K_pre =
 //!            norm_k(K_proj) over each head's m entries (the s × h·m table read as (s·h) × m),
 //!            then the rotations
 //! statement  shapes, mask, softmax mode, commitments to X (and H), the model commitment (every
 //!            weight table: the attention's, γ and β, then γ₂, β₂ and the MLP's W and b, then
-//!            the output norms' γ and β, then γ_q, β_q, γ_k, β_k), the output Z (or H') —
+//!            the output norms' γ and β, then γ_q, β_q, γ_k, β_k, then γ_p, β_p), the output Z
+//!            (or H') —
 //!            absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
 //!            block_zk_schedule); the norm from H to X (when proven); the norm from Z to X₂
-//!            and the MLP (when proven); the output norms, then the QK-norm's two (when
+//!            and the MLP (when proven); the post-norm from S₂ to H' (its claim on a public
+//!            H' shown equal to H'’s MLE at its point: M::prove_zero; on a committed H',
+//!            opened); the output norms, then the QK-norm's two (when
 //!            proven; the residuals' claims are on the normed outputs); r_z ← V; α = R̃(r_z) sent (residual: Ỹ(r_z) =
 //!            Z̃(r_z) − α, Z̃ the public output's MLE; with the MLP ζ = Z̃(r_z) sent, a claim on
-//!            the committed Z, and Ỹ(r_z) = ζ − α, Ỹ₂(r_z) = H̃′(r_z) − ζ);
+//!            the committed Z, and Ỹ(r_z) = ζ − α, Ỹ₂(r_z) = H̃′(r_z) − ζ; post-norm: ζ, then
+//!            ξ = X̃₂(r_z), σ = S̃₂(r_z) sent, Ỹ₂(r_z) = σ − ξ, no claim on H' at r_z);
 //!            the four projections; the grouped-query reductions; the rotations; r ← V,
 //!            Õ(r) sent; the attention's steps from Õ(r) to Q, K, V and the softmax's columns;
 //!            one opening of every claim (plain: multi-point opening; zero knowledge: its
@@ -92,6 +99,9 @@ const LABEL_OUTPUT_VALUE: &[u8] = b"attention/block/output-value";
 const LABEL_COMMITTED_OUTPUT: &[u8] = b"attention/block/committed-output";
 const STEP_SHAPE: &str = "model layer proof shape";
 const STEP_CLAIMS: &str = "block claims";
+/// The post-norm's claim on a public output against the public integers.
+const STEP_PUBLIC_OUTPUT: &str = "post-norm public output";
+const LABEL_POST_NORM_VALUES: &[u8] = b"attention/block/post-norm-residual";
 
 /// A polynomial a block (or an attention layer, `crate::layer`: its `Q`, `K`, `V` and softmax
 /// columns) commits to: what every claim of the final opening is keyed by.
@@ -148,6 +158,11 @@ pub enum BlockPolynomial {
     HeadNormInput(usize),
     /// A polynomial of the QK-norm on `Q` or `K` (0, 1).
     HeadNorm(usize, NormPolynomial),
+    /// The post-norm's input `S₂ = X₂ + Y₂` (BERT's layer before `output.LayerNorm`; blocks
+    /// with [`ModelShape::post_norm`]).
+    PostNormInput,
+    /// A polynomial of the post-norm from `S₂` to the output `H'`.
+    PostNorm(NormPolynomial),
 }
 
 pub use crate::norm::NormPolynomial;
@@ -190,6 +205,10 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
         out.extend([MiddleHiddenState, MlpInput]);
         out.extend(norm_polynomials(&norm).into_iter().map(MlpNorm));
         out.extend(mlp_polynomials(&mlp).into_iter().map(Mlp));
+    }
+    if let Some(norm) = shape.post_norm_shape() {
+        out.push(PostNormInput);
+        out.extend(norm_polynomials(&norm).into_iter().map(PostNorm));
     }
     for half in BlockHalf::BOTH {
         if let Some(norm) = shape.output_norm_shape(half) {
@@ -310,6 +329,14 @@ fn polynomial_layout(
             (norm_polynomial_vars(&shape.mlp_norm_shape().ok_or_else(missing)?, part)?, shape.layout(softmax))
         }
         MiddleHiddenState | MlpInput => (vars[0], shape.layout(softmax)),
+        PostNormInput => {
+            shape.post_norm.ok_or_else(missing)?;
+            (vars[0], shape.layout(softmax))
+        }
+        PostNorm(part) => (
+            norm_polynomial_vars(&shape.post_norm_shape().ok_or_else(missing)?, part)?,
+            shape.layout(softmax),
+        ),
         NormedOutput(half) => {
             shape.output_norms.of(half).ok_or_else(missing)?;
             (vars[0], shape.layout(softmax))
@@ -356,6 +383,9 @@ pub fn block_zk_schedule(
     if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
         schedule.extend(norm_zk_schedule(&norm)?);
         schedule.extend(mlp_zk_schedule(&mlp)?);
+    }
+    if let Some(norm) = shape.post_norm_shape() {
+        schedule.extend(norm_zk_schedule(&norm)?);
     }
     for half in BlockHalf::BOTH {
         if let Some(norm) = shape.output_norm_shape(half) {
@@ -448,6 +478,8 @@ pub struct ModelBlockProof<M: Mode> {
     pub norm: Option<NormProofOf<M>>,
     /// The norm from `Z` to `X₂` and the MLP, when the shape proves them.
     pub feed_forward: Option<FeedForwardProof<M>>,
+    /// The norm on the layer's output, when the shape proves it (BERT's post-norm layer).
+    pub post_norm: Option<PostNormProof<M>>,
     /// The norms on the attention's and the MLP's outputs, when the shape proves them
     /// ([`crate::model_layer::OutputNorms`]).
     pub output_norms: OutputNormProofs<M>,
@@ -487,6 +519,18 @@ pub struct FeedForwardProof<M: Mode> {
     pub middle_value: M::Sent,
 }
 
+/// The proof of a post-norm layer's last step (BERT): `H' = norm_p(S₂)`, `S₂ = X₂ + Y₂`.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct PostNormProof<M: Mode> {
+    /// The norm from `S₂` to the output `H'`.
+    pub norm: NormProofOf<M>,
+    /// A public output: the proof that the norm's claim on `H'` is the public integers' MLE
+    /// at its point (`None` for a committed output, whose claim the final opening answers).
+    pub public_output: Option<M::ZeroProof>,
+    /// `ξ = X̃₂(r_z)` and `σ = S̃₂(r_z)` (the second residual: `Ỹ₂(r_z) = σ − ξ`).
+    pub residual_values: Vec<M::Sent>,
+}
+
 /// The proofs of the norms on each half's output.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct OutputNormProofs<M: Mode> {
@@ -513,7 +557,13 @@ impl<M: Mode> ModelBlockProof<M> {
         }
         vec![
             ("commitments", size(&self.commitments)),
-            ("norm", size(&self.norm) + size(&self.output_norms) + size(&self.query_key_norms)),
+            (
+                "norm",
+                size(&self.norm)
+                    + size(&self.output_norms)
+                    + size(&self.query_key_norms)
+                    + size(&self.post_norm),
+            ),
             ("mlp", size(&self.feed_forward)),
             ("projections", size(&self.projections) + size(&self.shared_heads)),
             ("rotary embeddings", size(&self.rotations)),
@@ -643,6 +693,20 @@ impl NormKeys {
                 .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
             bias: shape.mlp_weight_index(MlpTable::NormBias),
             part: BlockPolynomial::MlpNorm,
+            grid: shape.attention.seq_vars() + shape.model_vars(),
+        })
+    }
+
+    /// The post-norm: from `S₂` to the layer's output.
+    fn post(shape: &ModelShape) -> Result<Self, AttentionError> {
+        Ok(Self {
+            input: BlockPolynomial::PostNormInput,
+            output: BlockPolynomial::Output,
+            scale: shape
+                .post_norm_weight_index(false)
+                .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?,
+            bias: shape.post_norm_weight_index(true),
+            part: BlockPolynomial::PostNorm,
             grid: shape.attention.seq_vars() + shape.model_vars(),
         })
     }
@@ -832,6 +896,8 @@ struct FeedForwardData {
     mlp_ranges: crate::mlp::MlpRanges,
     /// The norm on `Y₂`, when the shape proves it.
     output_norm: Option<NormStepData>,
+    /// The post-norm on `S₂ = X₂ + Y₂`, when the shape proves it.
+    post_norm: Option<NormStepData>,
 }
 
 /// `X₂ = norm₂(Z)` and the MLP on it, for a block that proves its MLP.
@@ -862,7 +928,89 @@ fn feed_forward_data(
     let mlp_witness = compute_mlp(&mlp, &norm_witness.output, &w.mlp)?;
     let mlp_ranges = mlp_ranges(&mlp, &mlp_witness)?;
     let output_norm = output_norm_data(shape, BlockHalf::FeedForward, weights, mlp_witness.output())?;
-    Ok(Some(FeedForwardData { norm, norm_witness, norm_ranges, mlp, mlp_witness, mlp_ranges, output_norm }))
+    let post_norm = post_norm_data(shape, weights, middle, &norm_witness.output, mlp_witness.output())?;
+    Ok(Some(FeedForwardData {
+        norm,
+        norm_witness,
+        norm_ranges,
+        mlp,
+        mlp_witness,
+        mlp_ranges,
+        output_norm,
+        post_norm,
+    }))
+}
+
+/// `H' = norm_p(S₂)`, `S₂ = X₂ + Y₂`, for a post-norm block (BERT), if the shape proves it.
+///
+/// # Errors
+/// A shape and weights that disagree; as the norm's forward pass (an `S₂` or `H'` outside its
+/// range).
+fn post_norm_data(
+    shape: &ModelShape,
+    weights: &ModelWeights,
+    middle: &[i64],
+    mlp_input: &[i64],
+    mlp_output: &[i64],
+) -> Result<Option<NormStepData>, AttentionError> {
+    let (norm, w) = match (shape.post_norm_shape(), &weights.post_norm) {
+        (Some(norm), Some(w)) => (norm, w),
+        (None, None) => return Ok(None),
+        _ => return Err(AttentionError::CheckFailed { step: "post-norm weights" }),
+    };
+    let sum: Vec<i64> = mlp_input.iter().zip(mlp_output).map(|(x, y)| x + y).collect();
+    #[cfg(test)]
+    let (sum, cheat_weights) = attack_post_norm::sum_and_weights(sum, middle, mlp_output, w, weights);
+    #[cfg(test)]
+    let w = &cheat_weights;
+    #[cfg(not(test))]
+    let _ = middle;
+    let names = ["X₂ + Y₂ (the layer's output before its norm)", "H' (the layer's normed output)"];
+    let output = compute_norm(&norm, &sum, &w.scale, &w.bias).map_err(named_norm_values(names))?;
+    let witness = NormWitness { input: sum, scale: w.scale.clone(), bias: w.bias.clone(), output };
+    let ranges = norm_ranges(&norm, &witness).map_err(named_norm_values(names))?;
+    Ok(Some(NormStepData { shape: norm, witness, ranges }))
+}
+
+/// The second residual of a post-norm block at `r_z`: `Z̃(r_z) = ζ` (the first residual's
+/// `Z = X + Y`), `X̃₂(r_z) = ξ`, `S̃₂(r_z) = σ` and `Ỹ₂(r_z) = σ − ξ`.
+fn post_norm_residual_claims<V: zkmha_zk::LinearValue>(
+    r_z: &[Fr],
+    zeta: &V,
+    xi: &V,
+    sigma: &V,
+) -> Vec<(BlockPolynomial, EvalClaim<V>)> {
+    let at = |value: V| EvalClaim { point: r_z.to_vec(), value };
+    vec![
+        (BlockPolynomial::MiddleHiddenState, at(zeta.clone())),
+        (BlockPolynomial::MlpInput, at(xi.clone())),
+        (BlockPolynomial::PostNormInput, at(sigma.clone())),
+        (
+            BlockPolynomial::Mlp(MlpPolynomial::Projected(MlpProjection::Down)),
+            at(sigma.plus_scaled(-Fr::one(), xi)),
+        ),
+    ]
+}
+
+/// Takes the post-norm's claims on a public output out of `claims`: each becomes the target
+/// `v − H̃′(point)` that the proof shows to be zero (the verifier evaluates the public
+/// integers' MLE itself). A committed output's claims stay for the final opening.
+fn public_output_targets<V: zkmha_zk::LinearValue>(
+    shape: &ModelShape,
+    claims: &mut Vec<(BlockPolynomial, EvalClaim<V>)>,
+    output: &[i64],
+    constant: impl Fn(Fr) -> V,
+) -> Result<Vec<V>, AttentionError> {
+    let (on_output, rest): (Vec<_>, Vec<_>) =
+        std::mem::take(claims).into_iter().partition(|(key, _)| *key == BlockPolynomial::Output);
+    *claims = rest;
+    on_output
+        .into_iter()
+        .map(|(_, claim)| {
+            let public = output_value(shape, output, &claim.point)?;
+            Ok(claim.value.plus_scaled(-Fr::one(), &constant(public)))
+        })
+        .collect()
 }
 
 /// The MLP's claims keyed by the block's polynomials: its input is `X₂`, its weights the model
@@ -1053,6 +1201,10 @@ fn block_forward(
     let middle = attack_mlp::middle(middle);
     let feed_forward = feed_forward_data(shape, weights, &middle)?;
     let output: Vec<i64> = match &feed_forward {
+        #[cfg(test)]
+        Some(FeedForwardData { post_norm: Some(post), .. }) => attack_post_norm::output(post),
+        #[cfg(not(test))]
+        Some(FeedForwardData { post_norm: Some(post), .. }) => post.witness.output.clone(),
         Some(f) => {
             let added = added_to_residual(BlockHalf::FeedForward, f.mlp_witness.output(), &f.output_norm);
             middle.iter().zip(&added).map(|(z, y)| z + y).collect()
@@ -1235,7 +1387,8 @@ impl<B> Default for BlockEnds<'_, B> {
 /// given) the output are the caller's committed [`Boundary`] activations, so the statement
 /// holds their commitments as they are (`residual` and [`LayerOutput::Committed`]) and the
 /// proof opens both. `input` is `X = norm(H)` (the shape proves the norm) computed from
-/// `ends.input`'s values.
+/// `ends.input`'s values, or (a post-norm block, BERT) `ends.input`'s values themselves: the
+/// boundary is then the statement's input `X`.
 ///
 /// # Errors
 /// As [`prove_block`]; [`AttentionError::InvalidShape`] for an input boundary on a block whose
@@ -1254,7 +1407,9 @@ pub fn prove_linked_block<M: Mode>(
     model_blinds: &[M::Blinds],
     rng: &mut dyn ProverRng,
 ) -> Result<(ModelStatement, ModelBlockProof<M>, ProverTimings), AttentionError> {
-    let residual = ends.input.map(|b| b.values.as_slice());
+    // The input boundary is H (pre-norm), or X itself (post-norm: no separate residual).
+    let residual =
+        ends.input.filter(|_| shape.residual == Residual::HiddenState).map(|b| b.values.as_slice());
     let (statement, proof, timings, _) = prove_block_with_claims::<M>(
         params,
         shape,
@@ -1308,11 +1463,25 @@ fn prove_block_with_claims<M: Mode>(
     }
     let tables = padded_tables(shape, input, weights)?;
     let a = &shape.attention;
-    if ends.input.is_some() && shape.residual != Residual::HiddenState {
-        return Err(AttentionError::InvalidShape(
-            "a committed hidden state was given, but this block's residual adds to its input X".into(),
-        ));
-    }
+    // A chain's input boundary is the hidden state H a pre-norm block's residual adds to, or
+    // a post-norm block's input X itself (BERT: the previous layer's normed output).
+    let committed_input = match (ends.input, shape.residual, shape.post_norm) {
+        (None, _, _) | (Some(_), Residual::HiddenState, _) => None,
+        (Some(boundary), Residual::LayerInput, Some(_)) => {
+            if boundary.values != input {
+                return Err(AttentionError::InvalidShape(
+                    "the committed input boundary is not this block's input X".into(),
+                ));
+            }
+            Some(boundary)
+        }
+        (Some(_), Residual::LayerInput, None) => {
+            return Err(AttentionError::InvalidShape(
+                "a committed hidden state was given, but this block's residual adds to its input X (only post-norm blocks take X as a boundary)"
+                    .into(),
+            ));
+        }
+    };
     let hidden_state = match (shape.residual, residual) {
         (Residual::LayerInput, None) => None,
         (Residual::HiddenState, Some(h)) => {
@@ -1431,6 +1600,12 @@ fn prove_block_with_claims<M: Mode>(
             for (key, values) in mlp_tables(&f.mlp, &f.mlp_witness, &f.mlp_ranges)? {
                 push(Mlp(key), values)?;
             }
+            if let Some(n) = &f.post_norm {
+                push(PostNormInput, grid(&n.witness.input, shape.model_width, shape.model_vars()))?;
+                for (part, values) in norm_tables(&n.shape, &n.ranges) {
+                    push(PostNorm(part), values)?;
+                }
+            }
         }
         for (half, data) in output_norm_sources {
             if let Some(n) = data {
@@ -1488,7 +1663,10 @@ fn prove_block_with_claims<M: Mode>(
             _ => Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
         }
     };
-    let (input_commitment, input_blinds) = commit(BlockPolynomial::Input, rng)?;
+    let (input_commitment, input_blinds) = match committed_input {
+        Some(boundary) => (boundary.commitment.clone(), boundary.blinds.clone()),
+        None => commit(BlockPolynomial::Input, rng)?,
+    };
     let hidden = match (shape.residual, ends.input) {
         (Residual::HiddenState, Some(b)) => Some((b.commitment.clone(), b.blinds.clone())),
         (Residual::HiddenState, None) => Some(commit(BlockPolynomial::HiddenState, rng)?),
@@ -1540,6 +1718,23 @@ fn prove_block_with_claims<M: Mode>(
         }
         None => (None, Vec::new()),
     };
+    let (post_norm_proof, post_norm_claims) = match feed_forward.as_ref().and_then(|f| f.post_norm.as_ref()) {
+        Some(n) => {
+            let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+            let mut keyed = norm_block_claims(claims, &NormKeys::post(shape)?)?;
+            let public_output = match ends.output {
+                Some(_) => None,
+                None => {
+                    let targets = public_output_targets(shape, &mut keyed, &output, |c| {
+                        M::prover_constant(&prover, c)
+                    })?;
+                    Some(M::prove_zero(&mut prover, STEP_PUBLIC_OUTPUT, targets, t)?)
+                }
+            };
+            (Some((proof, public_output)), keyed)
+        }
+        None => (None, Vec::new()),
+    };
     let mut output_norm_proofs = OutputNormProofs { attention: None, feed_forward: None };
     let mut output_norm_claims = Vec::new();
     for (half, data) in output_norm_sources {
@@ -1576,6 +1771,8 @@ fn prove_block_with_claims<M: Mode>(
     // The output at r_z: the public integers' MLE, or the committed output's value, sent and
     // claimed on the commitment.
     let (committed_output, public_value, output_claims) = match ends.output {
+        // A post-norm block's output is claimed by its norm, not at r_z.
+        _ if shape.post_norm.is_some() => (None, M::prover_constant(&prover, Fr::from(0u64)), Vec::new()),
         None => (None, M::prover_constant(&prover, output_value(shape, &output, &r_z)?), Vec::new()),
         Some(_) => {
             let eta = output_value(shape, &output, &r_z)?;
@@ -1588,6 +1785,7 @@ fn prove_block_with_claims<M: Mode>(
             (Some(eta_sent), eta_held, vec![claim])
         }
     };
+    let mut post_norm_residual_values = Vec::new();
     let (middle_sent, projected_value, residual_claims) = match feed_forward_proofs.is_some() {
         // Y(r_z) = Z̃(r_z) − α, Y₂(r_z) = H̃′(r_z) − Z̃(r_z), Z̃(r_z) = ζ sent.
         true => {
@@ -1603,7 +1801,28 @@ fn prove_block_with_claims<M: Mode>(
                 (Some(s), Some(h)) => (s, h),
                 _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
             };
-            let residual_claims = middle_residual_claims(shape, &r_z, &zeta_held, &public_value);
+            let residual_claims = match feed_forward.as_ref().and_then(|f| f.post_norm.as_ref()) {
+                Some(n) => {
+                    let at_r_z = |values: &[i64]| -> Result<Fr, AttentionError> {
+                        let padded =
+                            pad(values, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars());
+                        Ok(DenseMultilinearExtension::from_i64(vars[0], &padded)?.evaluate(&r_z)?)
+                    };
+                    let mlp_input = feed_forward
+                        .as_ref()
+                        .map(|f| &f.norm_witness.output)
+                        .ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?;
+                    let values = [at_r_z(mlp_input)?, at_r_z(&n.witness.input)?];
+                    #[cfg(test)]
+                    let values = attack_post_norm::residual_values(values);
+                    let (sent, held) = M::send(&mut prover, LABEL_POST_NORM_VALUES, &values, t);
+                    let [xi, sigma] = <[_; 2]>::try_from(held)
+                        .map_err(|_| AttentionError::CheckFailed { step: STEP_CLAIMS })?;
+                    post_norm_residual_values = sent;
+                    post_norm_residual_claims(&r_z, &zeta_held, &xi, &sigma)
+                }
+                None => middle_residual_claims(shape, &r_z, &zeta_held, &public_value),
+            };
             (Some(middle_sent), zeta_held.plus_scaled(-Fr::one(), &alpha_held), residual_claims)
         }
         false => (None, public_value.plus_scaled(-Fr::one(), &alpha_held), Vec::new()),
@@ -1665,7 +1884,15 @@ fn prove_block_with_claims<M: Mode>(
         &r_z,
         &alpha_held,
         projected_value,
-        [norm_claims, feed_forward_claims, output_norm_claims, residual_claims, output_claims].concat(),
+        [
+            norm_claims,
+            feed_forward_claims,
+            post_norm_claims,
+            output_norm_claims,
+            residual_claims,
+            output_claims,
+        ]
+        .concat(),
     );
     let order: Vec<BlockPolynomial> = statement_keys.iter().chain(&proof_keys).copied().collect();
     let opening_claims = opening_claims(&order, keyed, STEP_CLAIMS)?;
@@ -1697,6 +1924,11 @@ fn prove_block_with_claims<M: Mode>(
             (None, None) => None,
             _ => return Err(AttentionError::CheckFailed { step: STEP_CLAIMS }),
         },
+        post_norm: post_norm_proof.map(|(norm, public_output)| PostNormProof {
+            norm,
+            public_output,
+            residual_values: post_norm_residual_values,
+        }),
         output_norms: output_norm_proofs,
         query_key_norms: query_key_norm_proofs,
         residual_input: residual_sent,
@@ -1762,11 +1994,13 @@ pub(crate) fn verify_block_pending<M: Mode>(
         || proof.rotations.len() != if shape.rotary.is_some() { 2 } else { 0 }
         || proof.norm.is_some() != shape.norm.is_some()
         || proof.feed_forward.is_some() != shape.mlp.is_some()
+        || proof.post_norm.is_some() != shape.post_norm.is_some()
         || BlockHalf::BOTH
             .iter()
             .any(|h| proof.output_norms.of(*h).is_some() != shape.output_norms.of(*h).is_some())
         || proof.query_key_norms.len() != if shape.query_key_norms.is_some() { 2 } else { 0 }
-        || proof.committed_output.is_some() != (statement.output.kind() == OutputKind::Committed)
+        || proof.committed_output.is_some()
+            != (statement.output.kind() == OutputKind::Committed && shape.post_norm.is_none())
     {
         return Err(shape_error);
     }
@@ -1802,6 +2036,27 @@ pub(crate) fn verify_block_pending<M: Mode>(
         (None, None, None) => Vec::new(),
         _ => return Err(shape_error),
     };
+    let post_norm_claims = match (shape.post_norm_shape(), &proof.post_norm) {
+        (Some(norm), Some(p)) => {
+            let claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, t)?;
+            let mut keyed = norm_block_claims(claims, &NormKeys::post(shape)?)?;
+            match (&statement.output, &p.public_output) {
+                (LayerOutput::Public(output), Some(zero)) => {
+                    let public_start = Instant::now();
+                    let targets = public_output_targets(shape, &mut keyed, output, |c| {
+                        M::verifier_constant(&verifier, c)
+                    })?;
+                    timings.public_evaluations += public_start.elapsed();
+                    M::verify_zero(&mut verifier, STEP_PUBLIC_OUTPUT, targets, zero, t)?;
+                }
+                (LayerOutput::Committed(_), None) => {}
+                _ => return Err(shape_error),
+            }
+            keyed
+        }
+        (None, None) => Vec::new(),
+        _ => return Err(shape_error),
+    };
     let mut output_norm_claims = Vec::new();
     for half in BlockHalf::BOTH {
         match (shape.output_norm_shape(half), proof.output_norms.of(half)) {
@@ -1824,6 +2079,10 @@ pub(crate) fn verify_block_pending<M: Mode>(
         .pop()
         .ok_or(shape_error.clone())?;
     let (public_value, output_claims) = match (&statement.output, &proof.committed_output) {
+        // A post-norm block's output is claimed by its norm, not at r_z.
+        (_, None) if shape.post_norm.is_some() => {
+            (M::verifier_constant(&verifier, Fr::from(0u64)), Vec::new())
+        }
         (LayerOutput::Public(output), None) => {
             let public_start = Instant::now();
             let value = M::verifier_constant(&verifier, output_value(shape, output, &r_z)?);
@@ -1844,7 +2103,19 @@ pub(crate) fn verify_block_pending<M: Mode>(
             let zeta = M::receive(&verifier, LABEL_MIDDLE_VALUE, std::slice::from_ref(&p.middle_value), t)
                 .pop()
                 .ok_or(shape_error.clone())?;
-            let residual_claims = middle_residual_claims(shape, &r_z, &zeta, &public_value);
+            let residual_claims = match &proof.post_norm {
+                Some(post) => {
+                    let [xi, sigma] = <[_; 2]>::try_from(M::receive(
+                        &verifier,
+                        LABEL_POST_NORM_VALUES,
+                        &post.residual_values,
+                        t,
+                    ))
+                    .map_err(|_| shape_error.clone())?;
+                    post_norm_residual_claims(&r_z, &zeta, &xi, &sigma)
+                }
+                None => middle_residual_claims(shape, &r_z, &zeta, &public_value),
+            };
             (zeta.plus_scaled(-Fr::one(), &alpha), residual_claims)
         }
         None => (public_value.plus_scaled(-Fr::one(), &alpha), Vec::new()),
@@ -1888,7 +2159,15 @@ pub(crate) fn verify_block_pending<M: Mode>(
         &r_z,
         &alpha,
         projected_value,
-        [norm_claims, feed_forward_claims, output_norm_claims, residual_claims, output_claims].concat(),
+        [
+            norm_claims,
+            feed_forward_claims,
+            post_norm_claims,
+            output_norm_claims,
+            residual_claims,
+            output_claims,
+        ]
+        .concat(),
     );
     let order: Vec<BlockPolynomial> =
         statement_polynomials(shape, output_kind).into_iter().chain(proof_keys).collect();
@@ -1937,6 +2216,7 @@ mod tests {
             mlp: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         };
         let softmax = SoftmaxMode::Exponential(SoftmaxParams::for_score_scale(1.0 / 1600.0, 8).unwrap());
         let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -1957,6 +2237,7 @@ mod tests {
             feed_forward: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         };
         let x = draw(a.seq_len * d, 127);
         let h = (residual == Residual::HiddenState).then(|| draw(a.seq_len * d, 1 << 20));
@@ -2216,6 +2497,7 @@ mod padding_junk {
             mlp: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         };
         let shape13 = ModelShape { model_width: 13, ..shape12 };
         let a = shape12.attention;
@@ -2237,6 +2519,7 @@ mod padding_junk {
             feed_forward: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         };
         let x12 = draw(a.seq_len * 12, 127);
         // The same tables with junk at index 12 (a padded row or column for d = 12).
@@ -2313,3 +2596,7 @@ mod attack_mlp;
 #[cfg(test)]
 #[path = "block_attack_output_norms.rs"]
 mod attack_output_norms;
+
+#[cfg(test)]
+#[path = "block_attack_post_norm.rs"]
+mod attack_post_norm;

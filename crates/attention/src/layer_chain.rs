@@ -10,9 +10,11 @@
 //!             Committed); the last layer's output H_b public, or committed when a head
 //!             follows (crate::head: the final norm and the logits from C(H_b))
 //! chain       every statement on the same s tokens and d_model (the first layer's);
-//!             for a < ℓ ≤ b−1: statement ℓ's residual is byte-equal to statement ℓ−1's output
-//!             commitment; every layer's key has the same f_h (the boundary is read at one
-//!             scale on both sides), the same d_model, a pre-norm residual; every proof
+//!             for a < ℓ ≤ b−1: statement ℓ's boundary — its residual C(H_ℓ) (pre-norm), or its
+//!             input C(X_ℓ) (post-norm, BERT: X_ℓ the previous layer's normed output) — is
+//!             byte-equal to statement ℓ−1's output commitment; every layer's key has the same
+//!             f_h (the boundary is read at one scale on both sides), the same d_model, one
+//!             residual kind (pre-norm, or post-norm with its output's norm); every proof
 //!             verifies against its own layer's key (crate::verifier_key::verify_with_key),
 //!             the layers' final group equations checked together in one MSM
 //!             (zkmha_zk::check_together: each layer's weighted again after all are fixed)
@@ -66,7 +68,8 @@ impl<M: Mode> ChainLink<M> {
 }
 
 /// Checks that the keys can be chained: at most [`MAX_CHAIN_LAYERS`], at least one, every
-/// layer pre-norm with the same `d_model` and the same residual stream scale `f_h`.
+/// layer pre-norm, or every layer post-norm (BERT: its residual on `X`, the norm on its output
+/// proven), with the same `d_model` and the same residual stream scale `f_h`.
 ///
 /// # Errors
 /// [`AttentionError::BrokenChain`] naming the first layer (counted from the chain's first)
@@ -80,8 +83,18 @@ pub fn check_chain_keys(keys: &[ModelVerifierKey]) -> Result<(), AttentionError>
         return Err(AttentionError::BrokenChain { layer: MAX_CHAIN_LAYERS, reason: "too many layers" });
     }
     for (layer, key) in keys.iter().enumerate() {
-        let reason = if key.residual != Residual::HiddenState {
-            Some("its residual adds to its input X: only pre-norm layers chain")
+        let chains = match key.residual {
+            Residual::HiddenState => true,
+            Residual::LayerInput => key.quantization.post_norm.is_some(),
+        };
+        let reason = if !chains {
+            Some(
+                "its residual adds to its input X without a norm on its output: only pre-norm and post-norm layers chain",
+            )
+        } else if key.residual != first.residual {
+            Some(
+                "its residual is of another kind than the first layer's (pre-norm and post-norm layers do not mix)",
+            )
         } else if key.model_width != first.model_width {
             Some("its d_model differs from the first layer's")
         } else if key.quantization.hidden_fraction_bits != first.quantization.hidden_fraction_bits {
@@ -99,8 +112,8 @@ pub fn check_chain_keys(keys: &[ModelVerifierKey]) -> Result<(), AttentionError>
 }
 
 /// Checks how the statements meet, before any proof is verified: one per layer, every output
-/// but the last committed and byte-equal to the next layer's residual commitment, the last
-/// output public.
+/// but the last committed and byte-equal to the next layer's boundary commitment (its residual
+/// `H`, or a post-norm layer's input `X`), the last output public.
 ///
 /// # Errors
 /// [`AttentionError::BrokenChain`] naming the first layer (counted from the chain's first)
@@ -145,14 +158,27 @@ pub fn check_links_ending<'s>(
         // 2026-11-26 built it: a 5-token layer 0 under an 8-token layer 1 verified).
         let same_tokens = statement.shape.attention.seq_len == first.shape.attention.seq_len
             && statement.shape.model_width == first.shape.model_width;
-        let joined = match (&statement.residual, previous.map(|p| &p.output)) {
+        // The boundary a layer starts from: a pre-norm layer's hidden state H, a post-norm
+        // layer's input X (the previous layer's normed output).
+        // Chosen by the shape's residual kind, not by which commitments the statement holds
+        // (a post-norm statement with a residual commitment is malformed: its validation
+        // refuses it, and the links never read that commitment).
+        let boundary = match (statement.shape.residual, statement.shape.post_norm) {
+            (Residual::HiddenState, _) => statement.residual.as_ref(),
+            (Residual::LayerInput, Some(_)) => Some(&statement.input),
+            (Residual::LayerInput, None) => None,
+        };
+        let joined = match (boundary, previous.map(|p| &p.output)) {
             _ if !same_tokens => Some(
                 "it is proven on another number of tokens (or another width) than the chain's first layer",
             ),
-            (None, _) => Some("it has no committed hidden state: only pre-norm layers chain"),
-            (Some(input), Some(LayerOutput::Committed(output))) if input != output => {
-                Some("its hidden state is not the previous layer's committed output")
+            _ if statement.shape.residual != first.shape.residual => {
+                Some("its residual is of another kind than the first layer's")
             }
+            (None, _) => Some("it has no committed boundary: only pre-norm and post-norm layers chain"),
+            (Some(input), Some(LayerOutput::Committed(output))) if input != output => Some(
+                "its input boundary (hidden state H, or a post-norm layer's X) is not the previous layer's committed output",
+            ),
             _ => None,
         };
         let reason = joined.or(match (&statement.output, last, last_output) {

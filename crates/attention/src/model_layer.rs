@@ -63,6 +63,7 @@ const LABEL_NORM: &[u8] = b"attention/model/norm";
 const LABEL_MLP: &[u8] = b"attention/model/mlp";
 const LABEL_OUTPUT_NORMS: &[u8] = b"attention/model/output-norms";
 const LABEL_QUERY_KEY_NORMS: &[u8] = b"attention/model/query-key-norms";
+const LABEL_POST_NORM: &[u8] = b"attention/model/post-norm";
 
 /// The widest `d_model` of a model layer (a stated limit, checked by [`ModelShape::validate`]
 /// before anything is derived from a shape: 16 384; GPT-2-small has 768, Llama-2-70B 8192).
@@ -109,6 +110,11 @@ pub struct ModelShape {
     /// (Gemma 3's QK-norm: `Q_pre = norm_q(Q_proj)` head by head, `K_pre` likewise; their `γ`,
     /// `β` (width `m`) in the model commitment after the output norms').
     pub query_key_norms: Option<QueryKeyNorms>,
+    /// The norm on the layer's output when the block proves it: BERT's post-norm layer,
+    /// `Z = X + Y`, `X₂ = norm₂(Z)` (`attention.output.LayerNorm`, the MLP's norm),
+    /// `H' = norm_p(X₂ + MLP(X₂))` (`output.LayerNorm`): the second residual adds to `X₂`, not
+    /// `Z`. Its `γ`, `β` close the model commitment. `None` for every other family.
+    pub post_norm: Option<BlockNorm>,
 }
 
 /// The QK-norm's constants: one norm on the query heads, one on the key heads, each over a
@@ -204,9 +210,9 @@ impl ModelShape {
             norm.validate()?;
         }
         if let Some(mlp) = self.mlp {
-            if self.norm.is_none() {
+            if self.norm.is_none() && self.post_norm.is_none() {
                 return Err(AttentionError::InvalidShape(
-                    "a proven MLP needs the pre-norm block with its proven norm from H to X".into(),
+                    "a proven MLP needs the pre-norm block with its proven norm from H to X, or the post-norm block".into(),
                 ));
             }
             mlp.norm.shape(self.attention.seq_len, self.model_width).validate()?;
@@ -228,6 +234,20 @@ impl ModelShape {
                 norm.validate()?;
             }
         }
+        if let Some(norm) = self.post_norm_shape() {
+            if self.residual != Residual::LayerInput
+                || self.norm.is_some()
+                || self.mlp.is_none()
+                || self.output_norms != OutputNorms::default()
+                || self.query_key_norms.is_some()
+            {
+                return Err(AttentionError::InvalidShape(
+                    "a proven norm on the layer's output (BERT's post-norm layer) needs the post-norm block: its residual adds to X, its MLP proven, and no other norm than the MLP's"
+                        .into(),
+                ));
+            }
+            norm.validate()?;
+        }
         if self.query_key_norms.is_some() {
             if self.rotary.is_none() {
                 return Err(AttentionError::InvalidShape(
@@ -246,6 +266,34 @@ impl ModelShape {
             }
         }
         Ok(())
+    }
+
+    /// The shape of the norm on the layer's output (BERT's `output.LayerNorm`: `s × d_model`,
+    /// the next layer's input `X` and residual stream, in [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`]
+    /// like the MLP norm's `X₂`), if the block proves one.
+    pub fn post_norm_shape(&self) -> Option<NormShape> {
+        self.post_norm.map(|n| {
+            n.shape_with_output_bits(
+                self.attention.seq_len,
+                self.model_width,
+                crate::norm::OUTPUT_NORM_OUTPUT_BITS,
+            )
+        })
+    }
+
+    /// The model commitment's index of the post-norm's `γ` (`bias` false) or `β` (`bias`
+    /// true): the last tables.
+    pub(crate) fn post_norm_weight_index(&self, bias: bool) -> Option<usize> {
+        let norm = self.post_norm?;
+        if bias && !norm.bias {
+            return None;
+        }
+        Some(self.table_vars().len() - 1 - self.post_norm_tables() + usize::from(bias))
+    }
+
+    /// How many tables the post-norm adds to the model commitment.
+    fn post_norm_tables(&self) -> usize {
+        self.post_norm.map_or(0, |n| 1 + usize::from(n.bias))
     }
 
     /// The shape of the norm on `half`'s output (`s × d_model`, output range
@@ -269,8 +317,11 @@ impl ModelShape {
         if bias && !norm.bias {
             return None;
         }
-        let mut start =
-            self.table_vars().len() - 1 - self.output_norm_tables() - self.query_key_norm_tables();
+        let mut start = self.table_vars().len()
+            - 1
+            - self.output_norm_tables()
+            - self.query_key_norm_tables()
+            - self.post_norm_tables();
         if half == BlockHalf::FeedForward {
             start += self.output_norms.attention.map_or(0, |n| 1 + usize::from(n.bias));
         }
@@ -295,7 +346,7 @@ impl ModelShape {
         if bias && !norms.of(p).bias {
             return None;
         }
-        let mut index = self.table_vars().len() - 1 - self.query_key_norm_tables();
+        let mut index = self.table_vars().len() - 1 - self.query_key_norm_tables() - self.post_norm_tables();
         if p == 1 {
             index += 1 + usize::from(norms.query.bias);
         }
@@ -326,7 +377,12 @@ impl ModelShape {
 
     /// The norm before the proven MLP (`s × d_model`).
     pub fn mlp_norm_shape(&self) -> Option<NormShape> {
-        self.mlp.map(|m| m.norm.shape(self.attention.seq_len, self.model_width))
+        let (s, d) = (self.attention.seq_len, self.model_width);
+        self.mlp.map(|m| match self.post_norm {
+            // A post-norm layer's X₂ is its residual stream (S₂ = X₂ + Y₂): the stream's range.
+            Some(_) => m.norm.shape_with_output_bits(s, d, crate::norm::OUTPUT_NORM_OUTPUT_BITS),
+            None => m.norm.shape(s, d),
+        })
     }
 
     /// The model commitment's index of an MLP weight table: after the attention's eight and
@@ -460,6 +516,7 @@ impl ModelShape {
                 vars.extend(std::iter::repeat_n(head, 1 + usize::from(norm.bias)));
             }
         }
+        vars.extend(std::iter::repeat_n(m, self.post_norm_tables()));
         vars
     }
 
@@ -507,6 +564,7 @@ impl ModelShape {
             .iter()
             .filter_map(|h| self.output_norm_shape(*h))
             .chain((0..2).filter_map(|p| self.query_key_norm_shape(p)))
+            .chain(self.post_norm_shape())
             .map(norm_vars)
             .max()
             .unwrap_or(0);
@@ -593,6 +651,8 @@ impl ModelShape {
         let query_key = self.query_key_norms.map(|n| [n.query, n.key]);
         let query_key = [0, 1].map(|p| norm_constants(query_key.map(|n| n[p])));
         transcript.append_shape(LABEL_QUERY_KEY_NORMS, &query_key.concat());
+        // The post-norm's constants (likewise).
+        transcript.append_shape(LABEL_POST_NORM, &norm_constants(self.post_norm));
     }
 }
 
@@ -789,7 +849,34 @@ pub(crate) fn check_block_sizes<T>(
     check_norm_weights(shape, weights)?;
     check_feed_forward_weights(shape, weights)?;
     check_output_norm_weights(shape, weights)?;
-    check_query_key_norm_weights(shape, weights)
+    check_query_key_norm_weights(shape, weights)?;
+    check_post_norm_weights(shape, weights)
+}
+
+/// Checks that the shape and the weights agree on the post-norm, and its tables' lengths.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_post_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
+    let d = shape.model_width;
+    match (shape.post_norm, &weights.post_norm) {
+        (None, None) => Ok(()),
+        (Some(norm), Some(w)) if norm.kind == w.kind => check_tensor_sizes(&[
+            ("γ_p", w.scale.len(), 1, d),
+            ("β_p", w.bias.len(), 1, if norm.bias { d } else { 0 }),
+        ]),
+        (Some(norm), Some(w)) => Err(AttentionError::InvalidShape(format!(
+            "the shape proves a {} on the layer's output but the weights are a {}'s",
+            norm.kind.name(),
+            w.kind.name()
+        ))),
+        (Some(_), None) => Err(AttentionError::InvalidShape(
+            "the shape proves a norm on the layer's output: pass its weights (γ_p, β_p)".into(),
+        )),
+        (None, Some(_)) => Err(AttentionError::InvalidShape(
+            "weights of a norm on the layer's output were given, but this shape does not prove it".into(),
+        )),
+    }
 }
 
 /// Checks that the shape and the weights agree on the QK-norm, and its tables' lengths.
@@ -1062,6 +1149,12 @@ pub(crate) fn padded_tables(
             }
         }
     }
+    if let (Some(norm), Some(w)) = (shape.post_norm, &weights.post_norm) {
+        tables.push(pad(&w.scale, 1, d, 0, mv));
+        if norm.bias {
+            tables.push(pad(&w.bias, 1, d, 0, mv));
+        }
+    }
     Ok(tables)
 }
 
@@ -1139,7 +1232,7 @@ impl ModelStatement {
         match &self.output {
             LayerOutput::Public(values) if values.len() != expected => {
                 return Err(AttentionError::WrongTensorSize {
-                    tensor: "Z",
+                    tensor: if self.shape.mlp.is_some() { "H'" } else { "Z" },
                     rows: self.shape.attention.seq_len,
                     columns: self.shape.model_width,
                     expected,

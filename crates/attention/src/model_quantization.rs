@@ -117,6 +117,10 @@ pub struct ModelQuantization {
     pub output_norms: OutputNormQuantization,
     /// The QK-norm, when the block proves it ([`ModelQuantization::calibrate_query_key_norms`]).
     pub query_key_norms: Option<QueryKeyNormQuantization>,
+    /// The norm on the layer's output, when the block proves it (BERT's post-norm layer,
+    /// [`ModelQuantization::calibrate_post_norm`]): `X₂ + Y₂` at `2^f_x` in, `H'` at `2^f_x`
+    /// out (`β_p` there too).
+    pub post_norm: Option<NormQuantization>,
 }
 
 /// A norm on a half's output: its constants, and the scale `2^f_y` the half's output lands at
@@ -219,16 +223,37 @@ pub(crate) fn scale(
 }
 
 /// `X`'s fraction bits: the calibration input's and the MLP's input `X₂` (when proven) fit
-/// [`INPUT_BITS`] bits.
-fn input_scale(calibration_input: &[f64], mlp_input: Option<&[f64]>) -> Result<i32, AttentionError> {
-    let mut f_x = fraction_bits(largest(calibration_input, "X")?, INPUT_BITS);
+/// `bits` bits ([`INPUT_BITS`]; a post-norm layer's [`POST_NORM_STREAM_BITS`]).
+fn input_scale(
+    calibration_input: &[f64],
+    mlp_input: Option<&[f64]>,
+    bits: u32,
+) -> Result<i32, AttentionError> {
+    let mut f_x = fraction_bits(largest(calibration_input, "X")?, bits);
     if let Some(x2) = mlp_input {
         let widest = largest(x2, "X₂")?;
         if widest > 0.0 {
-            f_x = f_x.min(fraction_bits(widest, INPUT_BITS));
+            f_x = f_x.min(fraction_bits(widest, bits));
         }
     }
     Ok(f_x)
+}
+
+/// Bits of the calibration input's largest `|X|`, `|X₂|` and `|H'|` in a post-norm layer
+/// (BERT, an MLP after a residual on `X`): its residual stream is `X` itself, and the norms
+/// that make it (the MLP's, the post-norm) take it in
+/// [`crate::norm::OUTPUT_NORM_OUTPUT_BITS`] = 20 bits: 2× headroom, as [`INPUT_BITS`] leaves
+/// 16-bit outputs. At 15 bits all-MiniLM-L6-v2's six layers ended 1.07 % from float64.
+pub const POST_NORM_STREAM_BITS: u32 = crate::norm::OUTPUT_NORM_OUTPUT_BITS - 1;
+
+/// The bits `X` fills on the calibration input: [`POST_NORM_STREAM_BITS`] for a post-norm
+/// layer (its residual on `X`, an MLP proven), else [`INPUT_BITS`].
+fn stream_bits(shape: &ModelShape, mlp_input: Option<&[f64]>) -> u32 {
+    if shape.residual == Residual::LayerInput && mlp_input.is_some() {
+        POST_NORM_STREAM_BITS
+    } else {
+        INPUT_BITS
+    }
 }
 
 impl ModelQuantization {
@@ -263,7 +288,7 @@ impl ModelQuantization {
         residual_stream: &[&[f64]],
     ) -> Result<Self, AttentionError> {
         check_sizes(shape, weights, calibration_input.len())?;
-        let f_x = input_scale(calibration_input, mlp_input)?;
+        let f_x = input_scale(calibration_input, mlp_input, stream_bits(shape, mlp_input))?;
         let mut f_h = if residual_stream.is_empty() { f_x } else { MAX_HIDDEN_FRACTION_BITS };
         for hidden in residual_stream {
             let widest = largest(hidden, "H")?;
@@ -308,7 +333,11 @@ impl ModelQuantization {
         hidden_fraction_bits: i32,
     ) -> Result<Self, AttentionError> {
         check_sizes(shape, weights, calibration_input.len())?;
-        let f_x = input_scale(calibration_input, mlp_input)?;
+        // A post-norm layer's residual stream is X itself: X at the stream's scale.
+        let f_x = match shape.residual {
+            Residual::LayerInput => hidden_fraction_bits,
+            Residual::HiddenState => input_scale(calibration_input, mlp_input, INPUT_BITS)?,
+        };
         Self::calibrate_at(shape, weights, calibration_input, f_x, hidden_fraction_bits)
     }
 
@@ -367,6 +396,7 @@ impl ModelQuantization {
             mlp: None,
             output_norms: OutputNormQuantization::default(),
             query_key_norms: None,
+            post_norm: None,
         })
     }
 
@@ -660,6 +690,105 @@ impl ModelQuantization {
         Ok(())
     }
 
+    /// Checks that every norm's weight scale `2^g` agrees with its constants: `f = k + g − o`,
+    /// `o` the norm's output scale (`f_x` for the norms before the attention and the MLP and
+    /// the post-norm, `f_h` for the output norms, `o_q`, `o_k` for the QK-norm), as the
+    /// calibration makes it. The proof does not read `g` (the prover quantizes `γ` with it):
+    /// a key edited there would verify the same proofs while naming another scale.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] naming the norm whose scale disagrees.
+    pub fn check_norm_scales(&self) -> Result<(), AttentionError> {
+        let f_x = self.input_fraction_bits;
+        let mut norms: Vec<(&str, NormQuantization, i32)> = Vec::new();
+        if let Some(n) = self.norm {
+            norms.push(("the norm before the attention", n, f_x));
+        }
+        if let Some(m) = self.mlp {
+            let n = NormQuantization { block: m.block.norm, scale_fraction_bits: m.norm_scale_fraction_bits };
+            norms.push(("the MLP's norm", n, f_x));
+        }
+        if let Some(n) = self.post_norm {
+            norms.push(("the norm on the layer's output", n, f_x));
+        }
+        for (name, n) in [
+            ("the attention's output norm", self.output_norms.attention),
+            ("the MLP's output norm", self.output_norms.feed_forward),
+        ] {
+            if let Some(n) = n {
+                norms.push((name, n.norm, self.hidden_fraction_bits));
+            }
+        }
+        if let Some(q) = self.query_key_norms {
+            norms.push(("the QK-norm on the queries", q.query, q.output_fraction_bits[0]));
+            norms.push(("the QK-norm on the keys", q.key, q.output_fraction_bits[1]));
+        }
+        for (name, n, output) in norms {
+            let expected =
+                i64::from(n.block.scale_bits) + i64::from(n.scale_fraction_bits) - i64::from(output);
+            if i64::from(n.block.shift_bits) != expected {
+                return Err(AttentionError::InvalidShape(format!(
+                    "{name}'s weight scale 2^{} does not agree with its shift f = {} (k = {}, output at 2^{output})",
+                    n.scale_fraction_bits, n.block.shift_bits, n.block.scale_bits
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the MLP's weight scales agree with its shifts as the calibration makes
+    /// them: the activation reads `U` (dense) or `G` (gated) at `2^a` with
+    /// `a = f_x + f_up − k_up` (or `f_x + f_gate − k_gate`), `f_gate = 0` for a dense MLP, and
+    /// `W_down` lands `Y₂` at `2^f_h`: `k_down = d + f_down − f_h`, `d` the down projection's
+    /// input scale (`a`, or `a + f_x + f_up − k_up` for the gated product). The proof reads
+    /// the shifts, not the scales: a key edited there would verify the same proofs.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] naming the scale that disagrees.
+    pub fn check_mlp_scales(&self) -> Result<(), AttentionError> {
+        let Some(m) = self.mlp else { return Ok(()) };
+        let p = m.block.params;
+        let [f_up, f_gate, f_down] = m.weight_fraction_bits.map(i64::from);
+        let (f_x, f_h) = (i64::from(self.input_fraction_bits), i64::from(self.hidden_fraction_bits));
+        let a = i64::from(p.activation_input_fraction_bits);
+        let up = f_x + f_up - i64::from(p.up_shift);
+        let (activated, down_input) = match p.gate {
+            None => (up, a),
+            Some(g) => (f_x + f_gate - i64::from(g.gate_shift), a + up),
+        };
+        let bad = |what: &str| {
+            Err(AttentionError::InvalidShape(format!("the MLP's {what} does not agree with its shifts")))
+        };
+        if p.gate.is_none() && f_gate != 0 {
+            return bad("gate weight scale (a dense MLP has none)");
+        }
+        if activated != a || i64::from(p.activation_output_fraction_bits) != a {
+            return bad(if p.gate.is_some() { "gate weight scale" } else { "up weight scale" });
+        }
+        if i64::from(p.down_shift) != down_input + f_down - f_h {
+            return bad(if p.gate.is_some() { "up or down weight scale" } else { "down weight scale" });
+        }
+        Ok(())
+    }
+
+    /// Chooses the post-norm's constants (after [`ModelQuantization::calibrate_mlp`], whose
+    /// `X₂` and `Y₂` sit at `2^f_x`) from its float weights, `ε` and the calibration input's
+    /// `X₂ + Y₂` (`s × d_model`, in float), so that the block proves `H' = norm_p(X₂ + Y₂)`
+    /// (BERT's `output.LayerNorm`), `H'` at `2^f_x`: the next layer's input.
+    ///
+    /// # Errors
+    /// As [`ModelQuantization::calibrate_norm`].
+    pub fn calibrate_post_norm(
+        &mut self,
+        model_width: usize,
+        norm: &NormWeights<f64>,
+        epsilon: f64,
+        sum: &[f64],
+    ) -> Result<(), AttentionError> {
+        self.post_norm = Some(self.norm_constants(model_width, norm, epsilon, sum)?);
+        Ok(())
+    }
+
     /// `2^−(f_x + f_q − k_q) · 2^−(f_x + f_k − k_k) / √m`: the real value of one unit of
     /// `Q_int·K_intᵀ` divided by `√m`.
     pub fn score_scale(&self, head_dim: usize) -> f64 {
@@ -710,6 +839,7 @@ impl ModelQuantization {
             query_key_norms: self
                 .query_key_norms
                 .map(|n| crate::model_layer::QueryKeyNorms { query: n.query.block, key: n.key.block }),
+            post_norm: self.post_norm.map(|n| n.block),
         }
     }
 
@@ -771,6 +901,14 @@ impl ModelQuantization {
                         key: norm(&q.key, &w.key, q.output_fraction_bits[1])?,
                     })
                 }
+                _ => None,
+            },
+            post_norm: match (&self.post_norm, &weights.post_norm) {
+                (Some(q), Some(w)) => Some(NormWeights {
+                    kind: w.kind,
+                    scale: scale(&w.scale, q.scale_fraction_bits, NORM_WEIGHT_BOUND_BITS, "γ_p")?,
+                    bias: scale(&w.bias, f_x, NORM_WEIGHT_BOUND_BITS, "β_p")?,
+                }),
                 _ => None,
             },
         })
@@ -1182,6 +1320,38 @@ pub fn reference_feed_forward(
         None => down,
     };
     middle.iter().zip(&added).map(|(z, y)| z + y).collect()
+}
+
+/// The float64 layer's output from the attention half's `Z` (`middle`) and the layer's
+/// weights: `Z` itself without an MLP; a pre-norm layer's `H' = Z + MLP(norm₂(Z))` (or with
+/// Gemma's output norm, [`reference_feed_forward`]); a post-norm layer's (BERT)
+/// `H' = norm_p(X₂ + MLP(X₂))`, `X₂ = norm₂(Z)`. `activation` is the MLP's (`None` without one).
+pub fn reference_layer_output(
+    weights: &FloatModelWeights,
+    epsilon: f64,
+    activation: Option<Activation>,
+    middle: &[f64],
+    width: usize,
+) -> Vec<f64> {
+    let Some((feed_forward, activation)) = weights.feed_forward.as_ref().zip(activation) else {
+        return middle.to_vec();
+    };
+    match &weights.post_norm {
+        Some(post) => {
+            let x2 = float_norm(&feed_forward.norm, epsilon, middle, width);
+            let y2 = reference_mlp_output(feed_forward, epsilon, activation, middle, width);
+            let sum: Vec<f64> = x2.iter().zip(&y2).map(|(x, y)| x + y).collect();
+            float_norm(post, epsilon, &sum, width)
+        }
+        None => reference_feed_forward(
+            feed_forward,
+            epsilon,
+            activation,
+            middle,
+            width,
+            weights.output_norms.feed_forward.as_ref(),
+        ),
+    }
 }
 
 /// The float64 MLP's output `Y₂ = MLP(norm₂(Z))` (before any output norm).

@@ -100,6 +100,8 @@ impl ModelVerifierKey {
                 q.hidden_fraction_bits, q.input_fraction_bits
             )));
         }
+        q.check_norm_scales()?;
+        q.check_mlp_scales()?;
         let attention = AttentionShape::new(seq_len, self.heads, self.head_dim, self.value_head_dim)?;
         let shape = self.quantization.model_shape(
             attention,

@@ -39,19 +39,25 @@ fn template() -> ModelShape {
 /// scale 2^−10/√4 = 1/2048 (the tests use 1/1600).
 fn key<M: Mode>(commitment: ModelCommitment) -> ModelVerifierKey {
     let t = template();
+    // γ's scale as the calibration sets it: f = k + g − f_x (ModelQuantization::check_norm_scales).
+    let g = |n: zkmha_attention::norm::BlockNorm| n.shift_bits as i32 - n.scale_bits as i32 + 5;
     let quantization = ModelQuantization {
         input_fraction_bits: 5,
         hidden_fraction_bits: 5,
         weight_fraction_bits: [6, 6, 6, 6],
         shifts: t.shifts,
-        norm: Some(NormQuantization { block: t.norm.unwrap(), scale_fraction_bits: 6 }),
+        norm: Some(NormQuantization { block: t.norm.unwrap(), scale_fraction_bits: g(t.norm.unwrap()) }),
         mlp: Some(MlpQuantization {
             block: t.mlp.unwrap(),
-            norm_scale_fraction_bits: 6,
-            weight_fraction_bits: [6, 6, 6],
+            norm_scale_fraction_bits: g(t.mlp.unwrap().norm),
+            // As the calibration sets them (ModelQuantization::check_mlp_scales): the gate lands
+            // the activation's input at 2^10 (5 + 13 − 8), the down projection Y₂ at 2^5
+            // (20 = 10 + (5 + 9 − 8) + 9 − 5).
+            weight_fraction_bits: [9, 13, 9],
         }),
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     ModelVerifierKey {
         description: "attack".into(),

@@ -235,6 +235,7 @@ fn a_block_boundary_is_an_embedding_statement_hidden_state() {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let params = HyraxParams::new(20);
     let values = embed(&shape, &setup.padded, &ids).unwrap();

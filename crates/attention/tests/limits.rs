@@ -125,6 +125,7 @@ fn model_shapes_over_the_limits_are_rejected_without_allocating() {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     assert!(base.validate().is_ok());
     let huge = [1usize << 40, usize::MAX, 1 << 63];

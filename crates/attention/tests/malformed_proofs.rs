@@ -143,6 +143,7 @@ fn malformed_model_layer_proofs_neither_panic_nor_verify() {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let scale = 1.0 / (attention.head_dim as f64 * 400.0);
     let softmax =

@@ -34,6 +34,7 @@ fn float_weights(shape: &ModelShape, seed: u64) -> FloatModelWeights {
         feed_forward: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn shape(s: usize, h: usize, m: usize, d: usize) -> ModelShape {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     }
 }
 
@@ -281,6 +283,7 @@ fn the_reference_is_the_plain_formula() {
         feed_forward: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let x = [1.0, -1.0];
     // X·W_v + b_v = [1 − 3 + 0.5, 2 − 4 − 0.5] = [−1.5, −2.5]; ·W_o = [−1.5, −5]; + b_o.

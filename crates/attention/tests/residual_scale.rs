@@ -35,6 +35,7 @@ fn a_key_whose_residual_is_x_must_keep_the_residual_stream_at_x_scale() {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let n = h * m;
     let weights = FloatModelWeights {
@@ -50,6 +51,7 @@ fn a_key_whose_residual_is_x_must_keep_the_residual_stream_at_x_scale() {
         feed_forward: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let x = values(s * d, 9, 1.0);
     let q = ModelQuantization::calibrate(&shape, &weights, &x).unwrap();

@@ -16,6 +16,7 @@ mod block_malformed_structure;
 mod block_mlp;
 mod block_norm;
 mod block_output_norms;
+mod block_post_norm;
 mod committed;
 mod embedding;
 mod hadamard;

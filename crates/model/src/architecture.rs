@@ -934,6 +934,12 @@ pub fn check_layer_tensors<'a>(
             "attention.output.dense.bias",
             "attention.output.LayerNorm.weight",
             "attention.output.LayerNorm.bias",
+            "intermediate.dense.weight",
+            "intermediate.dense.bias",
+            "output.dense.weight",
+            "output.dense.bias",
+            "output.LayerNorm.weight",
+            "output.LayerNorm.bias",
         ],
         Family::Gpt2 => &[
             "attn.c_attn.weight",
@@ -997,13 +1003,8 @@ pub fn check_layer_tensors<'a>(
             }
             continue;
         }
-        // BERT's MLP is not proven yet: only its attention block's tensors are checked. Of the
-        // pre-norm decoders, whose whole layer is proven, every tensor must be read.
-        let checked = match family {
-            Family::Bert => part.contains("attn") || part.contains("attention"),
-            Family::Gpt2 | Family::Llama => true,
-        };
-        if checked && !expected.contains(part) && !(gemma3 && GEMMA3_NORMS.contains(part)) {
+        // Every family's whole layer is proven: every tensor must be read.
+        if !(expected.contains(part) || (gemma3 && GEMMA3_NORMS.contains(part))) {
             return Err(Unsupported::UncoveredTensor { tensor: (*name).to_string() });
         }
     }

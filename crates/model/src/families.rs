@@ -836,10 +836,37 @@ fn read_weights(
     }
 }
 
+/// Layer `layer`'s norm after the MLP's residual, which the block proves: BERT's
+/// `output.LayerNorm` (a post-norm layer's output, `H' = LN(X₂ + MLP(X₂))`); `None` for the
+/// pre-norm families.
+///
+/// # Errors
+/// [`ModelError::MissingTensor`] or [`ModelError::WrongTensor`] for its tensors.
+pub fn post_norm_weights(
+    file: &TensorFile,
+    layer: usize,
+    family: Family,
+    model_width: usize,
+) -> Result<Option<NormWeights<f64>>, ModelError> {
+    Ok(match family {
+        Family::Bert => {
+            let name = |part: &str| format!("encoder.layer.{layer}.output.LayerNorm.{part}");
+            Some(NormWeights {
+                kind: NormKind::Layer,
+                scale: file.vector(&name("weight"), model_width)?,
+                bias: file.vector(&name("bias"), model_width)?,
+            })
+        }
+        Family::Gpt2 | Family::Llama => None,
+    })
+}
+
 /// Layer `layer`'s half after the attention block, `[in, out]` row-major: the norm before the
 /// MLP and the MLP (GPT-2: `ln_2`, `mlp.c_fc`, `mlp.c_proj`; Llama: `post_attention_layernorm`,
-/// `mlp.{gate,up,down}_proj`, their biases where present, else zeros); `None` for BERT (its
-/// MLP follows a post-norm block, not proven yet). Call it after [`attention_weights`], which
+/// `mlp.{gate,up,down}_proj`, their biases where present, else zeros; BERT:
+/// `attention.output.LayerNorm` — the norm after the attention's residual, whose output the MLP
+/// reads and its residual adds to — `intermediate.dense`, `output.dense`; the norm after the
+/// MLP's residual is [`post_norm_weights`]). Call it after [`attention_weights`], which
 /// checks the layer's tensors against the architecture.
 ///
 /// # Errors
@@ -861,7 +888,40 @@ pub fn feed_forward_weights(
     let scale_offset = file.metadata.architecture.norm_scale_offset();
     let d = model_width;
     let weights = match family {
-        Family::Bert => return Ok(None),
+        Family::Bert => {
+            let name = |part: &str| format!("encoder.layer.{layer}.{part}");
+            let (hidden, rows, w_up) = file.matrix(&name("intermediate.dense.weight"))?;
+            if rows != d || hidden == 0 {
+                return Err(shape_error(
+                    &name("intermediate.dense.weight"),
+                    vec![hidden, rows],
+                    vec![hidden, d],
+                ));
+            }
+            let (rows, columns, w_down) = file.matrix(&name("output.dense.weight"))?;
+            if (rows, columns) != (d, hidden) {
+                return Err(shape_error(&name("output.dense.weight"), vec![rows, columns], vec![d, hidden]));
+            }
+            FeedForwardWeights {
+                norm: NormWeights {
+                    kind: NormKind::Layer,
+                    scale: file.vector(&name("attention.output.LayerNorm.weight"), d)?,
+                    bias: file.vector(&name("attention.output.LayerNorm.bias"), d)?,
+                },
+                mlp: MlpWeights {
+                    // PyTorch's Linear stores [out, in]: transposed to [in, out].
+                    up: LinearWeights {
+                        weights: transpose(hidden, d, w_up),
+                        bias: file.vector(&name("intermediate.dense.bias"), hidden)?,
+                    },
+                    gate: None,
+                    down: LinearWeights {
+                        weights: transpose(d, hidden, w_down),
+                        bias: file.vector(&name("output.dense.bias"), d)?,
+                    },
+                },
+            }
+        }
         Family::Gpt2 => {
             let name = |part: &str| format!("h.{layer}.{part}");
             let (rows, hidden, w_up) = file.matrix(&name("mlp.c_fc.weight"))?;

@@ -18,6 +18,7 @@ use crate::ModelError;
 use crate::architecture::{self, MetadataSource, Unsupported};
 use crate::families::{
     AttentionWeights, Family, TensorFile, attention_weights, feed_forward_weights, gemma3_norm_weights,
+    post_norm_weights,
 };
 use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
@@ -394,6 +395,7 @@ impl ModelFile {
         let mut float = weights.float_model_weights();
         float.norm = self.norm_weights(layer)?;
         float.feed_forward = self.feed_forward_weights(layer)?;
+        float.post_norm = post_norm_weights(&self.tensors, layer, self.family, weights.model_width)?;
         if let Some(norms) = gemma3_norm_weights(&self.tensors, layer, weights.head_dim, weights.model_width)?
         {
             float.query_key_norms = Some(norms.query_key);
@@ -619,6 +621,7 @@ impl AttentionWeights {
             feed_forward: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         }
     }
 }

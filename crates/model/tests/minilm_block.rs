@@ -35,6 +35,7 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     };
     let x_calibration = file.layer_input(&calibration).unwrap().input;
     let q = ModelQuantization::calibrate(&calibration_shape, &float, &x_calibration).unwrap();

@@ -55,6 +55,9 @@ pub struct ModelWeights<T = i64> {
     /// The norms on every query and key head before the rotation (Gemma 3's `q_norm`,
     /// `k_norm`), when the model has them.
     pub query_key_norms: Option<QueryKeyNormWeights<T>>,
+    /// The norm on the layer's output, after the MLP's residual, when the block proves it
+    /// (BERT's post-norm layer: `output.LayerNorm`, `H' = norm_p(X₂ + MLP(X₂))`), else `None`.
+    pub post_norm: Option<NormWeights<T>>,
 }
 
 /// The QK-norm's weights: one norm over each query head's `m` entries, one over each key
@@ -409,6 +412,7 @@ mod tests {
             feed_forward: None,
             output_norms: Default::default(),
             query_key_norms: None,
+            post_norm: None,
         };
         assert_eq!(w.lengths(), [1, 2, 3, 4, 5, 6, 7, 8]);
     }

@@ -92,6 +92,14 @@ pub fn weights(shape: &ModelShape, seed: u64) -> ModelWeights {
             };
             zkmha_nn::QueryKeyNormWeights { query: norm(norms.query), key: norm(norms.key) }
         }),
+        post_norm: shape.post_norm.map(|n| {
+            // γ of either sign, 6 to 8 bits, like the norms': H' stays near 2^10.
+            let mut rng = StdRng::seed_from_u64(seed + 37);
+            let scale =
+                (0..d).map(|_| rng.gen_range(64..=256) * if rng.r#gen::<bool>() { 1 } else { -1 }).collect();
+            let bias = if n.bias { draw(&mut rng, d, 256) } else { Vec::new() };
+            zkmha_nn::NormWeights { kind: n.kind, scale, bias }
+        }),
     }
 }
 
@@ -174,6 +182,7 @@ pub fn base(s: usize, h: usize, m: usize, mv: usize, d: usize) -> ModelShape {
         mlp: None,
         output_norms: Default::default(),
         query_key_norms: None,
+        post_norm: None,
     }
 }
 
@@ -207,6 +216,22 @@ pub fn with_output_norms(shape: ModelShape) -> ModelShape {
         feed_forward: shape.mlp.map(|m| m.norm),
     };
     ModelShape { output_norms, ..shape }
+}
+
+/// BERT's post-norm layer on `shape` (its residual on `X`): `X₂ = norm₂(X + Y)`, the dense GELU
+/// (erf) MLP of hidden width `hidden` on it, `H' = norm_p(X₂ + MLP(X₂))`, both norms of `kind`
+/// with `with_norm`'s constants.
+pub fn post_norm_layer(shape: ModelShape, kind: zkmha_nn::NormKind, hidden: usize) -> ModelShape {
+    let normed = with_mlp(with_norm(shape, kind), false, hidden);
+    let mut mlp = normed.mlp.expect("with_mlp sets the MLP");
+    mlp.params.activation = zkmha_attention::activation::Activation::GeluErf;
+    ModelShape {
+        residual: Residual::LayerInput,
+        norm: None,
+        mlp: Some(mlp),
+        post_norm: normed.norm,
+        ..normed
+    }
 }
 
 /// Gemma 3's QK-norm: a norm on every query and key head before the rotation (RMSNorm, the
