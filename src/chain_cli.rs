@@ -445,7 +445,11 @@ fn logits_json(logits: &ChainLogits, file: Option<&Path>) -> serde_json::Value {
 /// in its last layer's normed output, the model's final hidden state.
 pub fn chain_scope(key: &ChainKey, tokens_proven: bool, logits_proven: bool) -> &'static str {
     if key.layers.iter().all(|k| k.quantization.post_norm.is_some()) {
-        "proven: every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state); not proven: the chain's first input (a committed hidden state: BERT's embeddings and their LayerNorm are not proven yet)"
+        if tokens_proven {
+            "proven: the token ids' embeddings (rows of the committed word table plus position and token-type rows) as the first layer's H, their LayerNorm (layer 0's norm), then every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state)"
+        } else {
+            "proven: every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state); not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 proves its embeddings)"
+        }
     } else if logits_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, every layer of the model whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output, the final norm and the logits (through the key's LM head: the embedding table, or a table of its own) of the positions shown; the hidden states stay committed"
     } else if tokens_proven {

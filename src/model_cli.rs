@@ -187,7 +187,7 @@ pub struct ModelInputArgs {
     #[arg(long)]
     pub vk: Option<PathBuf>,
     /// Where to write the output tensor (.npy): with --model the layer's output (float64,
-    /// s × d_model: H' for GPT-2 and Llama layers, the attention block's Z for BERT), without
+    /// s × d_model: H', for BERT the post-norm layer's output.LayerNorm), without
     /// the attention layer's O (int64, s × h·m_v).
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -668,9 +668,11 @@ fn proven_scope(key: &ModelVerifierKey) -> String {
     }
     if let (Some(mlp), Some(post)) = (key.quantization.mlp, key.quantization.post_norm) {
         return format!(
-            "proven: the whole post-norm layer, H' = {}(X₂ + MLP(X₂)) with X₂ = {}(X + attention(X)), in fixed point (every weight, γ and β from the committed model; X, X + Y, X₂ and X₂ + MLP(X₂) committed); not proven: for token input the embedding lookup and its norm",
+            "proven: the whole post-norm layer, H' = {}(X₂ + MLP(X₂)) with X₂ = {}(X + attention(X)){}, in fixed point (every weight, γ and β from the committed model; X, X + Y, X₂ and X₂ + MLP(X₂) committed); not proven: for token input the embedding lookup{}",
             post.block.kind.name(),
             mlp.block.norm.kind.name(),
+            key.quantization.norm.map(|n| format!(" and X = {}(H)", n.block.kind.name())).unwrap_or_default(),
+            if key.quantization.norm.is_some() { "" } else { " and its norm" },
         );
     }
     match (key.residual, key.quantization.norm) {

@@ -170,9 +170,9 @@ fn commit_model(
 /// Proves a model layer on `tokens`, `text` or the hidden state `input` (a float64
 /// `tokens × d_model` array) against the verifier key at `key_path` (with its model secret),
 /// writes the proof to `proof_path` and returns the proven output (float64, tokens ×
-/// d_model): the layer's output H' for GPT-2 and Llama layers, the attention block's Z for
-/// BERT. With `layers = (a, b)` and a chain key: one proof of layers `a..b`, returning the last
-/// layer's output.
+/// d_model): the layer's output H' (for BERT the post-norm layer's `output.LayerNorm`). With
+/// `layers = (a, b)` and a chain key: one proof of layers `a..b`, returning the last layer's
+/// output.
 #[pyfunction]
 #[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None, all_positions=false))]
 #[allow(clippy::too_many_arguments)]
@@ -267,7 +267,7 @@ fn prove<'py>(
 }
 
 /// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone;
-/// returns the proven output (float64, tokens × d_model: H', or Z for BERT). A chain's proof
+/// returns the proven output (float64, tokens × d_model: the layer's H'). A chain's proof
 /// (and its chain key) verifies as a chain: the last layer's output.
 #[pyfunction]
 fn verify<'py>(
@@ -471,7 +471,7 @@ fn inspect(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.detach(|| zkmha_api::inspect::read(Path::new(&path)).map(|file| file.to_json().to_string())).raise()
 }
 
-/// Writes a tiny synthetic BERT-style model (`d_model` 16, 4 heads, a vocabulary of 40) to
+/// Writes a tiny synthetic BERT-style model (`d_model` 16, 4 heads, an MLP of 32, a vocabulary of 40) to
 /// `directory/model.safetensors` with its config.json; returns the model's path.
 #[pyfunction]
 fn write_example_model(directory: PathBuf, seed: u32) -> PyResult<String> {

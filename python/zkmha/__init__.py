@@ -133,8 +133,8 @@ def prove(
     the layer, a ``tokens × d_model`` array of floats). A hiding key (the default of
     ``commit_model``) proves in zero knowledge with its model secret (``secret_path``, by
     default beside the key). Returns the proven output, float64, ``tokens × d_model``: the
-    layer's output H' for GPT-2 and Llama layers (norm, attention, norm, MLP, both residuals),
-    the attention block's Z for BERT.
+    layer's output H' (GPT-2 and Llama: norm, attention, norm, MLP, both residuals; BERT:
+    attention, residual, LayerNorm, MLP, residual, LayerNorm).
     """
     if input is not None:
         try:
@@ -164,7 +164,7 @@ def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
     """Verify a model-layer proof with its verifier key alone (a chain's proof with its chain
     key: the links and every layer).
 
-    Returns the proven output (float64, ``tokens × d_model``: H', or Z for BERT; a chain's last
+    Returns the proven output (float64, ``tokens × d_model``: the layer's H'; a chain's last
     layer's H', or its logits, ``positions × vocabulary``, when it proves the model's head);
     raises ``InvalidProof`` when the proof does not verify against the key.
     """

@@ -34,6 +34,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use zkmha_attention::AttentionError;
 use zkmha_attention::block::{
     BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
 };
@@ -52,7 +53,6 @@ use zkmha_attention::model_layer::OutputKind;
 use zkmha_attention::model_quantization::{HeadQuantization, NormWeights};
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
-use zkmha_attention::{AttentionError, Residual};
 
 /// The verifier key of the consecutive layers `first_layer ..` of one model.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -1181,15 +1181,16 @@ impl Link {
     /// pre-norm layer (its residual adds to `H`), the boundary itself for a post-norm layer
     /// (BERT: the previous layer's normed output).
     fn input(&self, hidden: &[i64]) -> Result<Vec<i64>> {
-        Ok(match self.shape.residual {
-            Residual::HiddenState => normalized_input(&self.shape, &self.weights, hidden)?,
-            Residual::LayerInput => hidden.to_vec(),
+        Ok(match self.shape.norm {
+            Some(_) => normalized_input(&self.shape, &self.weights, hidden)?,
+            None => hidden.to_vec(),
         })
     }
 
-    /// The residual's hidden state `H` when it is not `X` (pre-norm layers).
+    /// The hidden state `H` the block reads besides `X` (its residual's, or its norm's: BERT's
+    /// layer 0 from the embeddings).
     fn residual<'h>(&self, hidden: &'h [i64]) -> Option<&'h [i64]> {
-        (self.shape.residual == Residual::HiddenState).then_some(hidden)
+        self.shape.has_hidden_state().then_some(hidden)
     }
 }
 

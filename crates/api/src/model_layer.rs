@@ -25,7 +25,7 @@ use zkmha_attention::model_quantization::{
 use zkmha_attention::quantization::AccuracyReport;
 use zkmha_attention::rope::RotaryParams;
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments, verify_with_key};
-use zkmha_attention::{AttentionShape, MaskKind};
+use zkmha_attention::{AttentionShape, MaskKind, Residual};
 use zkmha_model::architecture::MetadataSource;
 use zkmha_model::families::Family;
 use zkmha_model::model_file::{HeadUnavailable, ModelFile, calibration_ids};
@@ -224,7 +224,7 @@ impl Model {
     }
 
     /// The model's embedding tables (layer 0's input): every token row and, for GPT-2, every
-    /// position row, row-major; `None` for BERT (its embeddings are not proven yet).
+    /// position row (BERT's with the token type 0 row added), row-major.
     ///
     /// # Errors
     /// Missing or malformed embedding tensors.
@@ -547,7 +547,13 @@ impl Model {
         let mut quantization = match hidden_fraction_bits {
             Some(f_h) => at_scale(f_h)?,
             None => {
-                let stream: Vec<&[f64]> = match &calibration.residual {
+                // A post-norm layer's stream is X itself (its H, BERT's embeddings, only feeds
+                // the norm that makes X).
+                let residual = calibration
+                    .residual
+                    .as_ref()
+                    .filter(|_| calibration_shape.residual == Residual::HiddenState);
+                let stream: Vec<&[f64]> = match residual {
                     Some(hidden) => {
                         [Some(hidden.as_slice()), Some(middle.as_slice()), layer_output.as_deref()]
                             .into_iter()
@@ -723,7 +729,7 @@ pub struct ProvedLayer {
     /// Where the text's tokenizer came from.
     pub tokenizer: Option<String>,
     /// The output, and the layer's own part (the output less its input: `H' − H`, or
-    /// `Z − X` for BERT), against float64.
+    /// `H' − X` for BERT), against float64.
     pub accuracy: ModelAccuracy,
     /// For a layer with its MLP: the attention half's part `Z − H` (`Z` committed in the
     /// proof, computed by the integer forward pass the proof proves) against float64's.
@@ -820,8 +826,10 @@ pub fn prove_with_progress(
     let output =
         key.quantization.dequantize_output(proof.statement().output.public().ok_or(Error::ChainLink)?);
     let middle = reference_model_layer(&shape, key.mask, &model.float, x, residual, model.file.norm_epsilon)?;
+    // What the residual adds to: H (pre-norm), or X (also BERT's layer 0, whose H feeds its norm).
+    let base = if shape.residual == Residual::HiddenState { residual.unwrap_or(x) } else { x };
     let (reference, attention_half) =
-        match (&model.float.feed_forward, model.activation, shape.mlp.is_some(), residual.unwrap_or(x)) {
+        match (&model.float.feed_forward, model.activation, shape.mlp.is_some(), base) {
             (Some(_), Some(_), true, h) => {
                 let reference = reference_layer_output(
                     &model.float,
@@ -844,7 +852,7 @@ pub fn prove_with_progress(
             }
             _ => (middle, None),
         };
-    let accuracy = model_accuracy(residual.unwrap_or(x), &output, &reference);
+    let accuracy = model_accuracy(base, &output, &reference);
     Ok(ProvedLayer {
         proof,
         output,

@@ -510,11 +510,12 @@ fn a_gemma3_model_is_proven_from_tokens_to_logits() {
     let _ = std::fs::remove_dir_all(dir("gemma3"));
 }
 
-/// A BERT-style model's layers proven whole and chained (post-norm layers: each layer's input
-/// `X` the previous layer's normed output, committed once): both modes verify, the output is
-/// the last layer's `output.LayerNorm` near float64 through the same layers, the statements
-/// link through their inputs, and a chain with a layer swapped, or another model's key, does
-/// not verify. (BERT's embeddings are not proven yet: the chain's first input is committed.)
+/// A BERT-style model proven whole from token ids (post-norm layers: each layer's input `X` the
+/// previous layer's normed output, committed once; layer 0 proves the embeddings' LayerNorm
+/// from the proven embedding sum, word + position + token type 0): both modes verify, the output
+/// is the last layer's `output.LayerNorm` near float64 through the same layers, the statements
+/// link through their inputs, and a chain with a layer swapped, other token ids, an edited key
+/// or another model's key does not verify.
 #[test]
 fn a_bert_model_is_proven_whole_as_one_chain() {
     let path = example_model::write_bert_layers(&dir("bert"), 7, LAYERS).unwrap();
@@ -522,10 +523,12 @@ fn a_bert_model_is_proven_whole_as_one_chain() {
     for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
         let (committed, proved) = proved(&models, kind);
         let key = &committed.key;
-        assert!(key.embedding.is_none() && key.head.is_none());
+        assert!(key.embedding.is_some() && key.head.is_none());
         assert!(
             key.layers.iter().all(|k| k.quantization.post_norm.is_some() && k.quantization.mlp.is_some())
         );
+        let norms: Vec<bool> = key.layers.iter().map(|k| k.quantization.norm.is_some()).collect();
+        assert_eq!(norms, [true, false, false], "layer 0 proves the embeddings' LayerNorm");
         let scales: Vec<(i32, i32)> = key
             .layers
             .iter()
@@ -536,6 +539,14 @@ fn a_bert_model_is_proven_whole_as_one_chain() {
             "one scale for X and the stream: {scales:?}"
         );
         let verified = verify_chain(key, &proved.proof).unwrap();
+        assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
+        let changed = with_tokens(&proved.proof, |ids, _| {
+            if let Some(ids) = ids {
+                ids[2] += 1;
+            }
+            true
+        });
+        assert!(verify_chain(key, &changed).is_err(), "other token ids");
         let error = proved.accuracy.output.relative_l2_error;
         assert!(error < 0.02, "{kind:?}: relative L2 error {error} against float64");
         // The output is the float model's last hidden state (its last layer's LayerNorm).
@@ -547,8 +558,10 @@ fn a_bert_model_is_proven_whole_as_one_chain() {
         let diff: f64 = ours.iter().zip(&float_output).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
         let norm: f64 = float_output.iter().map(|b| b * b).sum::<f64>().sqrt();
         assert!(diff / norm < 0.02, "{kind:?}: {} against the float model's hidden state", diff / norm);
-        // Each layer's input is the previous layer's committed output.
+        // Layer 0 starts from the embeddings' commitment (its H), each later layer's input is
+        // the previous layer's committed output.
         let statements = proved.proof.statements();
+        assert!(statements[0].residual.is_some() && statements[1].residual.is_none());
         for l in 1..LAYERS {
             assert_eq!(Some(&statements[l].input), statements[l - 1].output.commitment(), "layer {l}");
         }

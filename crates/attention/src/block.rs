@@ -171,7 +171,7 @@ pub use crate::norm::NormPolynomial;
 /// output (when committed).
 pub fn statement_polynomials(shape: &ModelShape, output: OutputKind) -> Vec<BlockPolynomial> {
     let mut out = vec![BlockPolynomial::Input];
-    if shape.residual == Residual::HiddenState {
+    if shape.has_hidden_state() {
         out.push(BlockPolynomial::HiddenState);
     }
     out.extend((0..shape.table_vars().len() - 1).map(BlockPolynomial::Weight));
@@ -1273,15 +1273,19 @@ pub fn block_outputs(
     shape.validate()?;
     require_proven_softmax(softmax)?;
     check_block_sizes(shape, input.len(), weights)?;
-    let residual_values = match (shape.residual, residual) {
-        (Residual::LayerInput, None) => input,
-        (Residual::HiddenState, Some(h)) => {
+    let residual_values = match (shape.has_hidden_state(), residual) {
+        (false, None) => input,
+        (true, Some(h)) => {
             check_tensor_sizes(&[("H", h.len(), shape.attention.seq_len, shape.model_width)])?;
-            h
+            // What the residual adds Y to: H (pre-norm), or X (a post-norm block's norm from H).
+            let base = if shape.residual == Residual::HiddenState { h } else { input };
+            #[cfg(test)]
+            let base = attack_post_norm::residual_base(base, Some(h));
+            base
         }
         _ => {
             return Err(AttentionError::InvalidShape(
-                "pass the hidden state H exactly when the block's residual adds to it".into(),
+                "pass the hidden state H exactly when the block reads one (its residual adds to it, or it proves the norm from it)".into(),
             ));
         }
     };
@@ -1407,9 +1411,9 @@ pub fn prove_linked_block<M: Mode>(
     model_blinds: &[M::Blinds],
     rng: &mut dyn ProverRng,
 ) -> Result<(ModelStatement, ModelBlockProof<M>, ProverTimings), AttentionError> {
-    // The input boundary is H (pre-norm), or X itself (post-norm: no separate residual).
-    let residual =
-        ends.input.filter(|_| shape.residual == Residual::HiddenState).map(|b| b.values.as_slice());
+    // The input boundary is H (pre-norm, or a post-norm block proving the norm from it to X),
+    // or X itself (post-norm: no separate hidden state).
+    let residual = ends.input.filter(|_| shape.has_hidden_state()).map(|b| b.values.as_slice());
     let (statement, proof, timings, _) = prove_block_with_claims::<M>(
         params,
         shape,
@@ -1467,6 +1471,8 @@ fn prove_block_with_claims<M: Mode>(
     // a post-norm block's input X itself (BERT: the previous layer's normed output).
     let committed_input = match (ends.input, shape.residual, shape.post_norm) {
         (None, _, _) | (Some(_), Residual::HiddenState, _) => None,
+        // BERT's layer 0: the boundary is H (the embeddings), X its proven norm.
+        (Some(_), Residual::LayerInput, Some(_)) if shape.has_hidden_state() => None,
         (Some(boundary), Residual::LayerInput, Some(_)) => {
             if boundary.values != input {
                 return Err(AttentionError::InvalidShape(
@@ -1482,24 +1488,30 @@ fn prove_block_with_claims<M: Mode>(
             ));
         }
     };
-    let hidden_state = match (shape.residual, residual) {
-        (Residual::LayerInput, None) => None,
-        (Residual::HiddenState, Some(h)) => {
+    let hidden_state = match (shape.has_hidden_state(), residual) {
+        (false, None) => None,
+        (true, Some(h)) => {
             check_tensor_sizes(&[("H", h.len(), a.seq_len, shape.model_width)])?;
             Some(pad(h, a.seq_len, shape.model_width, a.seq_vars(), shape.model_vars()))
         }
-        (Residual::LayerInput, Some(_)) => {
+        (false, Some(_)) => {
             return Err(AttentionError::InvalidShape(
                 "a hidden state was given, but this block's residual adds to its input X".into(),
             ));
         }
-        (Residual::HiddenState, None) => {
+        (true, None) => {
             return Err(AttentionError::InvalidShape(
-                "this block's residual adds to a hidden state H: pass it beside X".into(),
+                "this block reads a hidden state H (its residual adds to it, or it proves the norm from it to X): pass it beside X".into(),
             ));
         }
     };
-    let residual_values = residual.unwrap_or(input);
+    // What the residual adds Y to: H (pre-norm), or X.
+    let residual_values = match shape.residual {
+        Residual::HiddenState => residual.unwrap_or(input),
+        Residual::LayerInput => input,
+    };
+    #[cfg(test)]
+    let residual_values = attack_post_norm::residual_base(residual_values, residual);
     let norm_data = match (shape.norm_shape(), residual, &weights.norm) {
         (Some(norm), Some(h), Some(w)) => {
             if compute_norm(&norm, h, &w.scale, &w.bias)? != input {
@@ -1667,10 +1679,10 @@ fn prove_block_with_claims<M: Mode>(
         Some(boundary) => (boundary.commitment.clone(), boundary.blinds.clone()),
         None => commit(BlockPolynomial::Input, rng)?,
     };
-    let hidden = match (shape.residual, ends.input) {
-        (Residual::HiddenState, Some(b)) => Some((b.commitment.clone(), b.blinds.clone())),
-        (Residual::HiddenState, None) => Some(commit(BlockPolynomial::HiddenState, rng)?),
-        (Residual::LayerInput, _) => None,
+    let hidden = match (shape.has_hidden_state(), ends.input) {
+        (true, Some(b)) => Some((b.commitment.clone(), b.blinds.clone())),
+        (true, None) => Some(commit(BlockPolynomial::HiddenState, rng)?),
+        (false, _) => None,
     };
     let statement = ModelStatement {
         shape: *shape,
@@ -1755,7 +1767,10 @@ fn prove_block_with_claims<M: Mode>(
     }
     let vars = shape.table_vars();
     let r_z = t.challenge_fields(LABEL_RESIDUAL_POINT, vars[0]);
-    let residual_table = hidden_state.as_ref().unwrap_or(&tables[0]);
+    let residual_table = match shape.residual {
+        Residual::HiddenState => hidden_state.as_ref().unwrap_or(&tables[0]),
+        Residual::LayerInput => &tables[0],
+    };
     let alpha = DenseMultilinearExtension::from_i64(vars[0], residual_table)?.evaluate(&r_z)?;
     #[cfg(test)]
     let alpha = alpha + output_value(shape, &output, &r_z)? - output_value(shape, &honest_output, &r_z)?;

@@ -28,6 +28,9 @@ pub(super) enum Cheat {
     /// The honest output, but the second residual's sent values `ξ`, `σ` both moved by one
     /// (so the claim `Ỹ₂(r_z) = σ − ξ` stays true and only the claims on `X₂`, `S₂` are false).
     ResidualValues,
+    /// BERT's layer 0 (the norm from `H` to `X` proven): the first residual adds `Y` to `H`
+    /// (a pre-norm layer's), not to `X`.
+    ResidualOnHidden,
 }
 
 thread_local! {
@@ -56,6 +59,14 @@ pub(super) fn sum_and_weights(
     (sum, w)
 }
 
+/// The prover's hook on what the first residual adds `Y` to (`honest`), `H` given.
+pub(super) fn residual_base<'a>(honest: &'a [i64], hidden: Option<&'a [i64]>) -> &'a [i64] {
+    match (cheat(), hidden) {
+        (Cheat::ResidualOnHidden, Some(h)) => h,
+        _ => honest,
+    }
+}
+
 /// The prover's hook on `ξ`, `σ` before they are sent.
 pub(super) fn residual_values(values: [Fr; 2]) -> [Fr; 2] {
     if cheat() == Cheat::ResidualValues { values.map(|v| v + Fr::one()) } else { values }
@@ -76,6 +87,8 @@ fn shapes() -> Vec<ModelShape> {
         // One token (the norms' appended zero row).
         first(post_norm_layer(base(1, 2, 4, 4, 12), NormKind::Layer, 16)),
         first(post_norm_layer(grouped(5, 4, 2, 4, 4, 7), NormKind::Rms, 12)),
+        // BERT's layer 0: the embeddings' LayerNorm from H to X proven, the residual on X.
+        second(common::embedding_norm_layer(base(4, 2, 4, 4, 10), 20)),
     ]
 }
 
@@ -92,14 +105,16 @@ fn attempt<M: Mode>(
     let weights = common::weights(shape, 5);
     let (model, blinds) = commit_model_with::<M>(&params, shape, &weights, &mut rng).unwrap();
     let x = common::block_input(shape, 5);
-    let honest = block_output(shape, MaskKind::None, softmax, &x, None, &weights).unwrap();
+    let h = common::hidden_state(shape, 5);
+    let h_boundary = h.clone().map(|h| commit_boundary::<M>(&params, shape, softmax, h, &mut rng).unwrap());
+    let honest = block_output(shape, MaskKind::None, softmax, &x, h.as_deref(), &weights).unwrap();
     CHEAT.with(|c| c.set(cheat_with));
     // The cheating forward pass's output, committed as the boundary a chain would hold.
-    let proved = block_output(shape, MaskKind::None, softmax, &x, None, &weights)
+    let proved = block_output(shape, MaskKind::None, softmax, &x, h.as_deref(), &weights)
         .and_then(|claimed| commit_boundary::<M>(&params, shape, softmax, claimed, &mut rng))
         .and_then(|boundary| {
             let output = (output_kind == OutputKind::Committed).then_some(&boundary);
-            let ends = BlockEnds { input: None, output };
+            let ends = BlockEnds { input: h_boundary.as_ref(), output };
             let proved = prove_linked_block::<M>(
                 &params,
                 shape,
@@ -131,6 +146,7 @@ fn run<M: Mode>() {
         Cheat::MlpNormWeights,
         Cheat::SkipPostNorm,
         Cheat::ResidualValues,
+        Cheat::ResidualOnHidden,
     ];
     let kinds = [OutputKind::Public, OutputKind::Committed];
     for (i, shape) in shapes().iter().enumerate() {
@@ -138,7 +154,8 @@ fn run<M: Mode>() {
             let honest = attempt::<M>(shape, Cheat::Honest, kind);
             assert!(matches!(honest, Ok(Ok(_))), "honest {i} {kind:?}: {honest:?}");
         }
-        for (cheat_with, kind) in cheats.into_iter().flat_map(|c| kinds.map(|k| (c, k))) {
+        let applies = |c: &Cheat| *c != Cheat::ResidualOnHidden || shape.norm.is_some();
+        for (cheat_with, kind) in cheats.into_iter().filter(applies).flat_map(|c| kinds.map(|k| (c, k))) {
             let outcome = attempt::<M>(shape, cheat_with, kind);
             let line =
                 format!("{} shape {i} {cheat_with:?} {kind:?}: {outcome:?}", std::any::type_name::<M>());

@@ -165,6 +165,9 @@ pub fn check_links_ending<'s>(
         // refuses it, and the links never read that commitment).
         let boundary = match (statement.shape.residual, statement.shape.post_norm) {
             (Residual::HiddenState, _) => statement.residual.as_ref(),
+            // A post-norm layer proving the norm from H to X (BERT's layer 0: the embeddings'
+            // LayerNorm) starts from H.
+            (Residual::LayerInput, Some(_)) if statement.shape.norm.is_some() => statement.residual.as_ref(),
             (Residual::LayerInput, Some(_)) => Some(&statement.input),
             (Residual::LayerInput, None) => None,
         };
@@ -176,9 +179,12 @@ pub fn check_links_ending<'s>(
                 Some("its residual is of another kind than the first layer's")
             }
             (None, _) => Some("it has no committed boundary: only pre-norm and post-norm layers chain"),
-            (Some(input), Some(LayerOutput::Committed(output))) if input != output => Some(
-                "its input boundary (hidden state H, or a post-norm layer's X) is not the previous layer's committed output",
-            ),
+            (Some(input), Some(LayerOutput::Committed(output))) if input != output => {
+                Some(match statement.shape.residual {
+                    Residual::HiddenState => "its hidden state is not the previous layer's committed output",
+                    Residual::LayerInput => "its input X is not the previous layer's committed output",
+                })
+            }
             _ => None,
         };
         let reason = joined.or(match (&statement.output, last, last_output) {

@@ -199,9 +199,12 @@ impl ModelShape {
             rotary.shape(a.seq_len, a.heads, a.head_dim).validate()?;
         }
         if let Some(norm) = self.norm_shape() {
-            if self.residual != Residual::HiddenState {
+            // A pre-norm block's residual adds to H; a post-norm block's (BERT's layer 0, whose
+            // norm is the embeddings' LayerNorm) to X.
+            if self.residual != Residual::HiddenState && self.post_norm.is_none() {
                 return Err(AttentionError::InvalidShape(
-                    "a proven norm from H to X needs a pre-norm block (its residual adds to H)".into(),
+                    "a proven norm from H to X needs a pre-norm block (its residual adds to H) or the post-norm block"
+                        .into(),
                 ));
             }
             if self.model_width < 2 {
@@ -236,13 +239,12 @@ impl ModelShape {
         }
         if let Some(norm) = self.post_norm_shape() {
             if self.residual != Residual::LayerInput
-                || self.norm.is_some()
                 || self.mlp.is_none()
                 || self.output_norms != OutputNorms::default()
                 || self.query_key_norms.is_some()
             {
                 return Err(AttentionError::InvalidShape(
-                    "a proven norm on the layer's output (BERT's post-norm layer) needs the post-norm block: its residual adds to X, its MLP proven, and no other norm than the MLP's"
+                    "a proven norm on the layer's output (BERT's post-norm layer) needs the post-norm block: its residual adds to X, its MLP proven, and no other norms than the MLP's and (layer 0) the one from H to X"
                         .into(),
                 ));
             }
@@ -402,15 +404,29 @@ impl ModelShape {
         }
     }
 
-    /// The proven norm's shape (`s × d_model`, output range `X`'s), if the block proves one.
+    /// The proven norm's shape (`s × d_model`, output range `X`'s: 16 bits, a post-norm layer's
+    /// 20), if the block proves one.
     pub fn norm_shape(&self) -> Option<NormShape> {
-        self.norm.map(|n| n.shape(self.attention.seq_len, self.model_width))
+        let (s, d) = (self.attention.seq_len, self.model_width);
+        self.norm.map(|n| match self.post_norm {
+            // A post-norm layer's X is its residual stream (BERT's layer 0: the embeddings'
+            // LayerNorm makes it): the stream's range, as the post-norm's.
+            Some(_) => n.shape_with_output_bits(s, d, crate::norm::OUTPUT_NORM_OUTPUT_BITS),
+            None => n.shape(s, d),
+        })
     }
 
     /// How many norm weight tables the model commitment holds after the eight attention
     /// tables: `γ`, and `β` when the norm has a shift.
     pub(crate) fn norm_tables(&self) -> usize {
         self.norm.map_or(0, |n| 1 + usize::from(n.bias))
+    }
+
+    /// Whether the statement commits to a hidden state `H` besides `X`: the residual adds to
+    /// it (pre-norm), or the block proves the norm from it to `X` (also a post-norm block's:
+    /// BERT's layer 0, `X = LayerNorm(H)` the embeddings' norm, its residual on `X`).
+    pub fn has_hidden_state(&self) -> bool {
+        self.residual == Residual::HiddenState || self.norm.is_some()
     }
 
     /// Whether key/value heads are shared (`h_kv < h`).
@@ -856,26 +872,49 @@ pub(crate) fn check_block_sizes<T>(
 /// Checks that the shape and the weights agree on the post-norm, and its tables' lengths.
 ///
 /// # Errors
-/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+/// As [`check_norm_pair`].
 fn check_post_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
-    let d = shape.model_width;
-    match (shape.post_norm, &weights.post_norm) {
+    let names = ["γ_p", "β_p"];
+    check_norm_pair(
+        shape.post_norm,
+        weights.post_norm.as_ref(),
+        shape.model_width,
+        names,
+        "on the layer's output",
+    )
+}
+
+/// Checks that a norm the shape proves (`norm`, `None` for none) and its weights agree — both
+/// present or both absent, of one kind — and that `γ` and `β` (`names`) have `width` entries
+/// (`β` none without a shift); `place` says where the norm is, for the messages.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
+fn check_norm_pair<T>(
+    norm: Option<BlockNorm>,
+    weights: Option<&zkmha_nn::NormWeights<T>>,
+    width: usize,
+    names: [&'static str; 2],
+    place: &str,
+) -> Result<(), AttentionError> {
+    match (norm, weights) {
         (None, None) => Ok(()),
         (Some(norm), Some(w)) if norm.kind == w.kind => check_tensor_sizes(&[
-            ("γ_p", w.scale.len(), 1, d),
-            ("β_p", w.bias.len(), 1, if norm.bias { d } else { 0 }),
+            (names[0], w.scale.len(), 1, width),
+            (names[1], w.bias.len(), 1, if norm.bias { width } else { 0 }),
         ]),
         (Some(norm), Some(w)) => Err(AttentionError::InvalidShape(format!(
-            "the shape proves a {} on the layer's output but the weights are a {}'s",
+            "the shape proves a {} {place} but the weights are a {}'s",
             norm.kind.name(),
             w.kind.name()
         ))),
-        (Some(_), None) => Err(AttentionError::InvalidShape(
-            "the shape proves a norm on the layer's output: pass its weights (γ_p, β_p)".into(),
-        )),
-        (None, Some(_)) => Err(AttentionError::InvalidShape(
-            "weights of a norm on the layer's output were given, but this shape does not prove it".into(),
-        )),
+        (Some(_), None) => Err(AttentionError::InvalidShape(format!(
+            "the shape proves a norm {place}: pass its weights ({}, {})",
+            names[0], names[1]
+        ))),
+        (None, Some(_)) => Err(AttentionError::InvalidShape(format!(
+            "weights of a norm {place} were given, but this shape does not prove it"
+        ))),
     }
 }
 
@@ -922,37 +961,18 @@ fn check_query_key_norm_weights<T>(
 /// # Errors
 /// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
 fn check_output_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
-    let d = shape.model_width;
     for half in BlockHalf::BOTH {
-        let (norm, w) = (shape.output_norms.of(half), weights.output_norms.of(half));
-        let name = match half {
-            BlockHalf::Attention => "the attention's output",
-            BlockHalf::FeedForward => "the MLP's output",
+        let place = match half {
+            BlockHalf::Attention => "on the attention's output",
+            BlockHalf::FeedForward => "on the MLP's output",
         };
-        match (norm, w) {
-            (None, None) => {}
-            (Some(norm), Some(w)) if norm.kind == w.kind => check_tensor_sizes(&[
-                ("γ", w.scale.len(), 1, d),
-                ("β", w.bias.len(), 1, if norm.bias { d } else { 0 }),
-            ])?,
-            (Some(norm), Some(w)) => {
-                return Err(AttentionError::InvalidShape(format!(
-                    "the shape proves a {} on {name} but the weights are a {}'s",
-                    norm.kind.name(),
-                    w.kind.name()
-                )));
-            }
-            (Some(_), None) => {
-                return Err(AttentionError::InvalidShape(format!(
-                    "the shape proves a norm on {name}: pass its weights"
-                )));
-            }
-            (None, Some(_)) => {
-                return Err(AttentionError::InvalidShape(format!(
-                    "weights of a norm on {name} were given, but this shape does not prove it"
-                )));
-            }
-        }
+        check_norm_pair(
+            shape.output_norms.of(half),
+            weights.output_norms.of(half),
+            shape.model_width,
+            ["γ", "β"],
+            place,
+        )?;
     }
     Ok(())
 }
@@ -1062,25 +1082,7 @@ pub(crate) fn check_attention_sizes<T>(
 /// # Errors
 /// [`AttentionError::InvalidShape`] naming the disagreement, [`AttentionError::WrongTensorSize`].
 fn check_norm_weights<T>(shape: &ModelShape, weights: &ModelWeights<T>) -> Result<(), AttentionError> {
-    let d = shape.model_width;
-    match (&shape.norm, &weights.norm) {
-        (None, None) => Ok(()),
-        (Some(norm), Some(weights)) if norm.kind == weights.kind => check_tensor_sizes(&[
-            ("γ", weights.scale.len(), 1, d),
-            ("β", weights.bias.len(), 1, if norm.bias { d } else { 0 }),
-        ]),
-        (Some(norm), Some(weights)) => Err(AttentionError::InvalidShape(format!(
-            "the shape proves a {} but the weights are a {}'s",
-            norm.kind.name(),
-            weights.kind.name()
-        ))),
-        (Some(_), None) => Err(AttentionError::InvalidShape(
-            "the shape proves the norm from H to X: pass its weights (γ, β)".into(),
-        )),
-        (None, Some(_)) => Err(AttentionError::InvalidShape(
-            "norm weights were given, but this shape does not prove the norm".into(),
-        )),
-    }
+    check_norm_pair(shape.norm, weights.norm.as_ref(), shape.model_width, ["γ", "β"], "from H to X")
 }
 
 /// The padded `X`, `W_q`, `W_k`, `W_v`, `b_q`, `b_k`, `b_v`, `W_o`, `b_o` tables, then the
@@ -1249,9 +1251,9 @@ impl ModelStatement {
             WeightCommitmentsIn::Statement => &vars[..],
             WeightCommitmentsIn::Key => vars.get(..1).unwrap_or_default(),
         };
-        let residual_shaped = match (self.shape.residual, &self.residual) {
-            (Residual::LayerInput, None) => true,
-            (Residual::HiddenState, Some(c)) => hidden_shaped(c),
+        let residual_shaped = match (self.shape.has_hidden_state(), &self.residual) {
+            (false, None) => true,
+            (true, Some(c)) => hidden_shaped(c),
             _ => false,
         };
         if !residual_shaped {

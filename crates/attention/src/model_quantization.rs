@@ -739,7 +739,8 @@ impl ModelQuantization {
     /// Checks that the MLP's weight scales agree with its shifts as the calibration makes
     /// them: the activation reads `U` (dense) or `G` (gated) at `2^a` with
     /// `a = f_x + f_up − k_up` (or `f_x + f_gate − k_gate`), `f_gate = 0` for a dense MLP, and
-    /// `W_down` lands `Y₂` at `2^f_h`: `k_down = d + f_down − f_h`, `d` the down projection's
+    /// `W_down` lands `Y₂` at `2^f_h` (or its output norm's input scale `2^f_y`): `k_down =
+    /// d + f_down − f_h`, `d` the down projection's
     /// input scale (`a`, or `a + f_x + f_up − k_up` for the gated product). The proof reads
     /// the shifts, not the scales: a key edited there would verify the same proofs.
     ///
@@ -765,7 +766,9 @@ impl ModelQuantization {
         if activated != a || i64::from(p.activation_output_fraction_bits) != a {
             return bad(if p.gate.is_some() { "gate weight scale" } else { "up weight scale" });
         }
-        if i64::from(p.down_shift) != down_input + f_down - f_h {
+        // Y₂ lands at the residual stream's scale, or at its output norm's input scale (Gemma).
+        let landing = self.output_norms.feed_forward.map_or(f_h, |n| i64::from(n.input_fraction_bits));
+        if i64::from(p.down_shift) != down_input + f_down - landing {
             return bad(if p.gate.is_some() { "up or down weight scale" } else { "down weight scale" });
         }
         Ok(())
@@ -1198,7 +1201,8 @@ fn rotate(values: &mut [f64], width: usize, head_dim: usize, base: f64) {
 }
 
 /// The float64 block: `Z = R + attention(X·W_q + b_q, X·W_k + b_k, X·W_v + b_v)·W_o + b_o`
-/// with `R` the hidden state `residual` when given, else `X`; with the weights' QK-norm, the
+/// with `R` the hidden state `residual` when given and the shape's residual adds to it, else
+/// `X`; with the weights' QK-norm, the
 /// norm (at `epsilon`) on every query and key head before the rotation, and with their
 /// attention output norm `Z = R + norm_a(Y)` (Gemma 3).
 ///
@@ -1213,7 +1217,12 @@ pub fn reference_model_layer(
     epsilon: f64,
 ) -> Result<Vec<f64>, AttentionError> {
     check_sizes(shape, weights, input.len())?;
-    let residual = residual.unwrap_or(input);
+    // What the residual adds to: H (pre-norm), or X (a post-norm layer, even one whose H is
+    // given for the norm that made X: BERT's layer 0).
+    let residual = match shape.residual {
+        Residual::HiddenState => residual.unwrap_or(input),
+        Residual::LayerInput => input,
+    };
     if residual.len() != input.len() {
         return Err(AttentionError::WrongTensorSize {
             tensor: "H",

@@ -6,7 +6,10 @@
 //! provers are in `src/block_attack_post_norm.rs` (they change the honest prover at one step).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use crate::common::{self, base, block_input, grouped, modes as softmax_modes, post_norm_layer, weights};
+use crate::common::{
+    self, base, block_input, embedding_norm_layer, grouped, hidden_state, modes as softmax_modes,
+    post_norm_layer, weights,
+};
 use ark_std::rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::block::{
@@ -41,6 +44,9 @@ fn shapes() -> Vec<ModelShape> {
         post_norm_layer(base(7, 3, 4, 4, 9), NormKind::Layer, 11),
         // RMSNorm, grouped heads.
         post_norm_layer(grouped(6, 4, 2, 4, 4, 16), NormKind::Rms, 20),
+        // BERT's layer 0: the embeddings' LayerNorm from H to X proven too (its residual on X).
+        embedding_norm_layer(base(4, 2, 4, 4, 10), 20),
+        embedding_norm_layer(base(1, 2, 4, 4, 12), 16),
     ]
 }
 
@@ -56,9 +62,20 @@ fn prove<M: Mode>(shape: &ModelShape, softmax: SoftmaxMode, seed: u64) -> Proved
     let w = weights(shape, seed);
     let (model, blinds) = commit_model_with::<M>(&params, shape, &w, &mut rng).unwrap();
     let x = block_input(shape, seed);
-    let (statement, proof, _) =
-        prove_block::<M>(&params, shape, MaskKind::None, softmax, &x, None, &w, &model, &blinds, &mut rng)
-            .unwrap();
+    let h = hidden_state(shape, seed);
+    let (statement, proof, _) = prove_block::<M>(
+        &params,
+        shape,
+        MaskKind::None,
+        softmax,
+        &x,
+        h.as_deref(),
+        &w,
+        &model,
+        &blinds,
+        &mut rng,
+    )
+    .unwrap();
     Proved { params, statement, proof }
 }
 
@@ -79,26 +96,29 @@ fn the_output_is_the_post_norm_of_the_normed_middle_plus_the_mlp() {
     for shape in shapes() {
         let [_, (softmax, shape)] = softmax_modes(&shape);
         let w = weights(&shape, 4);
+        // X: the input, or (BERT's layer 0) the norm of the hidden state H, on its own.
         let x = block_input(&shape, 4);
-        let bare = ModelShape { mlp: None, post_norm: None, ..shape };
-        let bare_weights = ModelWeights { feed_forward: None, post_norm: None, ..w.clone() };
+        let h = hidden_state(&shape, 4);
+        if let (Some(norm), Some(h)) = (shape.norm_shape(), &h) {
+            let n = w.norm.as_ref().unwrap();
+            assert_eq!(x, compute_norm(&norm, h, &n.scale, &n.bias).unwrap());
+        }
+        let bare = ModelShape { norm: None, mlp: None, post_norm: None, ..shape };
+        let bare_weights = ModelWeights { norm: None, feed_forward: None, post_norm: None, ..w.clone() };
         let z = block_output(&bare, MaskKind::None, softmax, &x, None, &bare_weights).unwrap();
-        let (mlp, f) = (shape.mlp.unwrap(), w.feed_forward.as_ref().unwrap());
-        let (s, d) = (shape.attention.seq_len, shape.model_width);
-        let x2 = compute_norm(&mlp.norm.shape(s, d), &z, &f.norm.scale, &f.norm.bias).unwrap();
+        let f = w.feed_forward.as_ref().unwrap();
+        let x2 = compute_norm(&shape.mlp_norm_shape().unwrap(), &z, &f.norm.scale, &f.norm.bias).unwrap();
         let y2 = compute_mlp(&shape.mlp_shape().unwrap(), &x2, &f.mlp).unwrap().output().to_vec();
         let sum: Vec<i64> = x2.iter().zip(&y2).map(|(a, b)| a + b).collect();
         let post = w.post_norm.as_ref().unwrap();
-        let expected =
-            compute_norm(&shape.post_norm.unwrap().shape(s, d), &sum, &post.scale, &post.bias).unwrap();
+        let post_shape = shape.post_norm_shape().unwrap();
+        let expected = compute_norm(&post_shape, &sum, &post.scale, &post.bias).unwrap();
         // The post-norm did something, and the residual adds to X₂, not Z.
         assert_ne!(expected, sum);
         let pre_norm_residual: Vec<i64> = z.iter().zip(&y2).map(|(a, b)| a + b).collect();
-        let other =
-            compute_norm(&shape.post_norm.unwrap().shape(s, d), &pre_norm_residual, &post.scale, &post.bias)
-                .unwrap();
+        let other = compute_norm(&post_shape, &pre_norm_residual, &post.scale, &post.bias).unwrap();
         assert_ne!(expected, other, "{shape:?}: the two residuals are told apart");
-        let output = block_output(&shape, MaskKind::None, softmax, &x, None, &w).unwrap();
+        let output = block_output(&shape, MaskKind::None, softmax, &x, h.as_deref(), &w).unwrap();
         assert_eq!(output, expected, "{shape:?}");
     }
 }

@@ -55,8 +55,7 @@
 //!            GPT-2 scale_attn_weights = false or scale_attn_by_inverse_layer_idx)
 //!            BERT position_embedding_type other than absolute
 //!            value heads of another width than key heads
-//!            any other tensor of the layer the proof does not read (of the attention block
-//!            for BERT, whose MLP is not proven yet)
+//!            any other tensor of the layer the proof does not read
 //!            an MLP activation other than gelu, gelu_new / gelu_pytorch_tanh / gelu_fast,
 //!            silu / swish (GPT-2's activation_function; the others' hidden_act)
 //!            MLP biases on a Llama-family layer whose config.json does not say mlp_bias

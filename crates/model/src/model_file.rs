@@ -45,6 +45,9 @@ pub struct ModelFile {
     tensors: TensorFile,
     /// The token-embedding table times the embedding scale, when it is not 1 (Gemma 3).
     scaled_tokens: OnceLock<Vec<f64>>,
+    /// BERT's position rows with the token type 0 row added (the single-segment input every
+    /// text and token list is), made once.
+    typed_positions: OnceLock<Vec<f64>>,
 }
 
 /// The `config.json` beside `path`, if there is one.
@@ -141,6 +144,7 @@ impl ModelFile {
             rope_base,
             tensors,
             scaled_tokens: OnceLock::new(),
+            typed_positions: OnceLock::new(),
         })
     }
 
@@ -223,9 +227,9 @@ impl ModelFile {
     }
 
     /// The tables a chain's first hidden state is proven from (`zkmha_attention::embedding`):
-    /// every token row (`V × d_model`) and, for GPT-2, every position row (`P × d_model`; empty
-    /// for rotary models), row-major. `None` for BERT, whose embeddings add a token type and a
-    /// LayerNorm that are not proven yet.
+    /// every token row (`V × d_model`) and, for GPT-2 and BERT, every position row (`P ×
+    /// d_model`; BERT's with the token type 0 row added: every input is one segment; empty for
+    /// rotary models), row-major. Always `Some` (an `Option` for families to come).
     ///
     /// # Errors
     /// Missing or malformed embedding tensors.
@@ -239,7 +243,21 @@ impl ModelFile {
             tokens = self.scaled_tokens.get_or_init(|| tokens.iter().map(|v| v * scale).collect());
         }
         match self.family {
-            Family::Bert => Ok(None),
+            Family::Bert => {
+                // BERT adds a position row and the token type's row to each token's: every input
+                // is one segment (type 0), so its row joins every position row; the LayerNorm
+                // after the sum is layer 0's norm (ModelFile::norm_weights).
+                let rows = self.max_tokens().unwrap_or(0);
+                let positions = self.rows("embeddings.position_embeddings.weight", rows, d)?;
+                let types = self.rows("embeddings.token_type_embeddings.weight", 1, d)?;
+                let positions = self.typed_positions.get_or_init(|| {
+                    positions
+                        .chunks(d.max(1))
+                        .flat_map(|row| row.iter().zip(types).map(|(p, t)| p + t))
+                        .collect()
+                });
+                Ok(Some(EmbeddingTables { tokens, positions }))
+            }
             Family::Llama => Ok(Some(EmbeddingTables { tokens, positions: &[] })),
             Family::Gpt2 => {
                 let rows = self.max_tokens().unwrap_or(0);
@@ -361,6 +379,7 @@ impl ModelFile {
         }
         match self.family {
             Family::Bert => {
+                // The sum; its LayerNorm is layer 0's norm from H to X (ModelFile::block_input).
                 let positions = self.rows("embeddings.position_embeddings.weight", s, d)?;
                 let types = self.rows("embeddings.token_type_embeddings.weight", 1, d)?;
                 for (i, row) in h.chunks_mut(d).enumerate() {
@@ -368,9 +387,6 @@ impl ModelFile {
                         *v += positions[i * d + c] + types[c];
                     }
                 }
-                let gamma = self.vector("embeddings.LayerNorm.weight", d)?;
-                let beta = self.vector("embeddings.LayerNorm.bias", d)?;
-                layer_norm(&mut h, d, gamma, beta, self.norm_epsilon);
             }
             Family::Gpt2 => {
                 let positions = self.rows("wpe.weight", s, d)?;
@@ -405,8 +421,9 @@ impl ModelFile {
     }
 
     /// The attention block's input `X` of layer `layer` from the hidden state `hidden`
-    /// entering it (`s × d_model`): `X = hidden` for BERT, `X = norm(hidden)` for pre-norm
-    /// decoders (then the residual is `hidden`).
+    /// entering it (`s × d_model`): `X = hidden` for BERT's layers after the first, `X =
+    /// norm(hidden)` for pre-norm decoders (then the residual is `hidden`) and BERT's layer 0
+    /// (`hidden` the embeddings' sum, the norm their LayerNorm; its residual adds to `X`).
     ///
     /// # Errors
     /// [`ModelError::Input`] for a hidden state that is not `s × d_model`; missing or
@@ -422,6 +439,12 @@ impl ModelFile {
         let eps = self.norm_epsilon;
         let mut x = hidden.clone();
         match self.family {
+            // BERT's layer 0 norms the embeddings' sum (its residual then adds to X, not H).
+            Family::Bert if layer == 0 => {
+                let gamma = self.vector("embeddings.LayerNorm.weight", d)?;
+                let beta = self.vector("embeddings.LayerNorm.bias", d)?;
+                layer_norm(&mut x, d, gamma, beta, eps);
+            }
             Family::Bert => return Ok(BlockInput { input: hidden, residual: None }),
             Family::Gpt2 => {
                 let gamma = self.vector(&format!("h.{layer}.ln_1.weight"), d)?;
@@ -437,14 +460,22 @@ impl ModelFile {
     }
 
     /// The norm from the hidden state to `X` of layer `layer`, which the block proves
-    /// (pre-norm decoders: GPT-2's LayerNorm with its shift, Llama's RMSNorm), or `None`
-    /// (BERT: its layer norm follows the block and is not proven).
+    /// (pre-norm decoders: GPT-2's LayerNorm with its shift, Llama's RMSNorm; BERT's layer 0:
+    /// the embeddings' LayerNorm), or `None` (BERT's other layers: their norms follow the
+    /// attention and the MLP, [`ModelFile::layer_weights`]'s MLP half and post-norm).
     ///
     /// # Errors
     /// Missing or malformed norm tensors.
     pub fn norm_weights(&self, layer: usize) -> Result<Option<NormWeights<f64>>, ModelError> {
         let d = self.model_width()?;
         Ok(match self.family {
+            // Layer 0's: the embeddings' LayerNorm (the model's other norms follow the attention
+            // and the MLP: the MLP half's and the post-norm).
+            Family::Bert if layer == 0 => Some(NormWeights {
+                kind: NormKind::Layer,
+                scale: self.vector("embeddings.LayerNorm.weight", d)?.to_vec(),
+                bias: self.vector("embeddings.LayerNorm.bias", d)?.to_vec(),
+            }),
             Family::Bert => None,
             Family::Gpt2 => Some(NormWeights {
                 kind: NormKind::Layer,
@@ -580,7 +611,8 @@ pub struct LayerWeights {
 pub struct BlockInput {
     /// `X` (`s × d_model`).
     pub input: Vec<f64>,
-    /// `H` with `X = norm(H)` (pre-norm decoders), else `None`.
+    /// `H` with `X = norm(H)` (pre-norm decoders, whose residual adds to it; BERT's layer 0,
+    /// `H` the embeddings' sum, whose residual adds to `X`), else `None`.
     pub residual: Option<Vec<f64>>,
 }
 

@@ -112,7 +112,7 @@ pub fn input(shape: &ModelShape, seed: u64) -> Vec<i64> {
 /// Under a proven norm, `|H| ≤ 3150` (within the norm's `2^20`, with an offset so LayerNorm's
 /// mean is not 0).
 pub fn hidden_state(shape: &ModelShape, seed: u64) -> Option<Vec<i64>> {
-    (shape.residual == Residual::HiddenState).then(|| {
+    shape.has_hidden_state().then(|| {
         let n = shape.attention.seq_len * shape.model_width;
         match shape.norm {
             None => draw(&mut StdRng::seed_from_u64(seed + 1000), n, 1 << 24),
@@ -232,6 +232,13 @@ pub fn post_norm_layer(shape: ModelShape, kind: zkmha_nn::NormKind, hidden: usiz
         post_norm: normed.norm,
         ..normed
     }
+}
+
+/// BERT's layer 0 from its embeddings: [`post_norm_layer`] with the norm from `H` (the
+/// embeddings' sum) to `X` proven (the embeddings' LayerNorm), the residual on `X`.
+pub fn embedding_norm_layer(shape: ModelShape, hidden: usize) -> ModelShape {
+    let layer = post_norm_layer(shape, zkmha_nn::NormKind::Layer, hidden);
+    ModelShape { norm: layer.post_norm, ..layer }
 }
 
 /// Gemma 3's QK-norm: a norm on every query and key head before the rotation (RMSNorm, the
