@@ -168,8 +168,9 @@ pub fn hidden_state(args: &HiddenStateArgs) -> Result<()> {
 /// What `zkmha prove --model` reads besides the model.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelInputArgs {
-    /// With --model: the hidden state entering the layer (s × d_model; for BERT that is X
-    /// itself, for GPT-2 and Llama X is the layer's norm of it), a .npy file (float32 or
+    /// With --model: the hidden state entering the layer (s × d_model; for BERT's layers after
+    /// the first that is X itself, for GPT-2, Llama and BERT's layer 0 — the embeddings' sum —
+    /// X is the layer's norm of it), a .npy file (float32 or
     /// float64) or a safetensors file holding one float tensor. Without: the attention
     /// layer's own Q, K, V as integers, a safetensors file with tensors q, k, v (s × h·m,
     /// s × h·m_v) or a (3, s, h·m) .npy file.

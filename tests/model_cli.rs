@@ -501,7 +501,8 @@ fn every_error_is_one_sentence_and_a_non_zero_exit() {
             "--out",
             s(&out),
         ]),
-        "X[5] is NaN",
+        // BERT's layer 0 reads the embeddings' sum H (its LayerNorm makes X).
+        "H[5] is NaN",
     );
     fails_with(
         zkmha().args([
@@ -1112,18 +1113,21 @@ fn model_statement_by_hand(bytes: &[u8], entries: usize) -> (String, String, Str
     let mut rest = &bytes[at..];
     let before = rest.len();
     let shape = ModelShape::deserialize_compressed(&mut rest).unwrap();
-    assert!(shape.rotary.is_none() && shape.norm.is_none(), "no rotary embeddings, no norm before");
-    assert!(shape.mlp.is_some() && shape.post_norm.is_some(), "BERT's whole layer");
+    assert!(shape.rotary.is_none(), "no rotary embeddings");
+    // Layer 0: the embeddings' LayerNorm from H to X, then BERT's whole layer.
+    assert!(shape.norm.is_some() && shape.mlp.is_some() && shape.post_norm.is_some(), "BERT's layer 0");
     at += before - rest.len();
     at += 1 + 1 + 24;
     let x_len = commitment_len(bytes, at);
     let x = blake3_128(&bytes[at..at + x_len]);
     at += x_len;
-    assert_eq!(bytes[at], 0, "no hidden state");
+    assert_eq!(bytes[at], 1, "the hidden state H (the embeddings' sum)");
     at += 1;
+    at += commitment_len(bytes, at);
     let tables = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    // The attention's 8, the MLP norm's γ₂ and β₂, W_up, b_up, W_down, b_down, γ_p and β_p.
-    assert_eq!(tables, 16);
+    // The attention's 8, the embeddings' LayerNorm's γ and β, the MLP norm's γ₂ and β₂, W_up,
+    // b_up, W_down, b_down, γ_p and β_p.
+    assert_eq!(tables, 18);
     let start = at;
     at += 8;
     for _ in 0..tables {

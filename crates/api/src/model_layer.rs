@@ -702,8 +702,9 @@ pub enum ModelInput {
     Tokens(Vec<usize>),
     /// Text, tokenized by the model's own tokenizer into layer 0's token ids.
     Text(String),
-    /// The hidden state entering the layer, `s × d_model` row-major (for BERT that is X
-    /// itself; for GPT-2 and Llama X is the layer's norm of it).
+    /// The hidden state entering the layer, `s × d_model` row-major (for BERT's layers after
+    /// the first that is X itself; for GPT-2, Llama and BERT's layer 0 — the embeddings' sum —
+    /// X is the layer's norm of it).
     HiddenState {
         /// The entries, row-major.
         values: Vec<f64>,
