@@ -446,7 +446,7 @@ fn logits_json(logits: &ChainLogits, file: Option<&Path>) -> serde_json::Value {
 pub fn chain_scope(key: &ChainKey, tokens_proven: bool, logits_proven: bool) -> &'static str {
     if key.layers.iter().all(|k| k.quantization.post_norm.is_some()) {
         if tokens_proven {
-            "proven: the token ids' embeddings (rows of the committed word table plus position and token-type rows) as the first layer's H, their LayerNorm (layer 0's norm), then every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state)"
+            "proven: the token ids' embeddings (rows of the committed word table plus position rows holding the token type 0 row: one segment) as the first layer's H, their LayerNorm (layer 0's norm), then every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state)"
         } else {
             "proven: every layer of the range whole (attention, residual, LayerNorm, MLP, residual, LayerNorm), each layer's input X the previous layer's committed output, the last layer's output its LayerNorm's (for a model's last layer, the final hidden state); not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 proves its embeddings)"
         }
@@ -455,7 +455,7 @@ pub fn chain_scope(key: &ChainKey, tokens_proven: bool, logits_proven: bool) -> 
     } else if tokens_proven {
         "proven: the token ids' embeddings (rows of the committed embedding table, and position rows) as the first layer's input, then every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the final norm and the logits"
     } else {
-        "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 of a GPT-2 or Llama model proves its embeddings), the final norm and the logits"
+        "proven: every layer of the range whole (norms, attention, MLP, residuals), each layer's input the previous layer's committed output; not proven: the chain's first input (a committed hidden state: from tokens, only a chain from layer 0 proves its embeddings), the final norm and the logits"
     }
 }
 

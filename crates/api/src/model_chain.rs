@@ -13,12 +13,13 @@
 //!          own key; the chain's output is the last layer's public H_b, or the head's logits
 //! ```
 //!
-//! A chain from layer 0 of a GPT-2 or Llama model proven from token ids also proves its first
-//! hidden state `H_0`: the key holds the embedding table's commitment (at the chain's scale),
-//! the proof the token ids and an embedding proof ([`zkmha_attention::embedding`]) that `H_0`'s
-//! commitment — the first layer's residual — holds their rows. Otherwise (a deeper first
-//! layer, a hidden-state input, BERT) `H_a` is the prover's committed input, as a single
-//! layer's `H` is.
+//! A chain from layer 0 proven from token ids also proves its first hidden state `H_0`: the key
+//! holds the embedding table's commitment (at the chain's scale), the proof the token ids and an
+//! embedding proof ([`zkmha_attention::embedding`]) that `H_0`'s commitment — the first layer's
+//! `H` — holds their rows (BERT's: word rows plus position rows that hold the token type 0 row
+//! too, every input one segment; its layer 0 proves the embeddings' LayerNorm from `H_0` to
+//! `X_0`). Otherwise (a deeper first layer, a hidden-state input) `H_a` is the prover's
+//! committed input, as a single layer's `H` is.
 //!
 //! A chain from token ids to a model's last layer, whose final norm and LM head tied to the
 //! embeddings are read ([`Model::final_norm`]), also proves the model's head
@@ -61,8 +62,8 @@ pub struct ChainKey {
     pub first_layer: u64,
     /// Each layer's key, in order (one residual stream scale `f_h` for all).
     pub layers: Vec<ModelVerifierKey>,
-    /// The embedding table's commitment (a chain from layer 0 of a GPT-2 or Llama model):
-    /// proofs from token ids prove the first hidden state from it.
+    /// The embedding table's commitment (a chain from layer 0): proofs from token ids prove the
+    /// first hidden state from it.
     pub embedding: Option<EmbeddingKey>,
     /// The model's head (a chain to the last layer of a model with a final norm; its LM head
     /// the embedding table or, untied, a table of its own): proofs from token ids prove the
@@ -655,7 +656,7 @@ fn commit_head<M: Mode>(
 }
 
 /// The model's embedding table at the residual stream's scale `2^f_h`, padded: `None` for a
-/// chain that does not start at layer 0 or a family whose embeddings are not proven (BERT).
+/// chain that does not start at layer 0.
 fn embedding_table(first: &Model, hidden_fraction_bits: i32) -> Result<Option<(EmbeddingShape, Vec<i64>)>> {
     if first.layer() != 0 {
         return Ok(None);

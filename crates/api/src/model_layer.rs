@@ -342,7 +342,8 @@ impl Model {
     /// layer is read: norm, attention, residual, norm, MLP, residual). Commitments calibrate
     /// their scales on it; it is also a deeper layer's input for `prove` (`ModelInput::HiddenState`)
     /// until the layers are chained. For BERT it is the hidden state after the layers before
-    /// this one's `output.LayerNorm` (the embeddings' LayerNorm for layer 0).
+    /// this one's `output.LayerNorm` (for layer 0 the embeddings' sum, before the LayerNorm the
+    /// layer proves).
     ///
     /// ```
     /// use zkmha_api::{Model, ModelOptions};
@@ -719,7 +720,7 @@ pub struct ProvedLayer {
     /// The statement and the proof.
     pub proof: ModelProof,
     /// The proven output (`tokens × model_width`, row-major), as floats: the layer's output
-    /// `H'` for the pre-norm decoders, the attention block's `Z` for BERT.
+    /// `H'` (for BERT the post-norm layer's `output.LayerNorm`).
     pub output: Vec<f64>,
     /// The tokens.
     pub tokens: usize,

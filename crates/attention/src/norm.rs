@@ -63,7 +63,9 @@
 //! the real entries, and LayerNorm's padded rows' sums only feed `C`, which the selector
 //! zeroes): a caller that needs `X`'s padding pinned must pin it (the block's residual does; for
 //! one token its claims are moved off the appended zero row, so the openings of `H` catch junk
-//! there — the review of 2026-11-26 tried both).
+//! there — the review of 2026-11-26 tried both; BERT's layer 0, whose residual adds to the
+//! norm's output, leaves `H`'s padding to the embedding proof in a chain, and it never reaches
+//! the output).
 //!
 //! Completeness: the padded rows (and any zero row) have `T = E`, so they carry the largest
 //! `q = ⌊2^k·sqrt(d/E)⌋` of a proof, which must stay below `2^32`: that bounds `k` more tightly

@@ -31,6 +31,7 @@ in_both_modes!(
     rejects_a_changed_output,
     rejects_a_proof_without_its_post_norm_part,
     three_post_norm_layers_chain_through_their_inputs,
+    layer_zero_binds_its_hidden_state_and_its_norm,
 );
 
 fn shapes() -> Vec<ModelShape> {
@@ -355,4 +356,29 @@ fn three_post_norm_layers_chain_through_their_inputs<M: Mode>() {
         &mut rng,
     );
     assert!(matches!(refused, Err(AttentionError::InvalidShape(_))));
+}
+
+/// BERT's layer 0 (the embeddings' LayerNorm from `H` to `X` proven, the residual on `X`): its
+/// statement commits to `H` and states the norm; one without `H`, with `X`'s commitment or
+/// another `H`'s in its place, or without the norm, is refused.
+fn layer_zero_binds_its_hidden_state_and_its_norm<M: Mode>() {
+    let [(softmax, shape), _] = softmax_modes(&shapes()[5]);
+    assert!(shape.norm.is_some() && shape.has_hidden_state());
+    let p = prove::<M>(&shape, softmax, 11);
+    verify_block::<M>(&p.params, &p.statement, &p.proof).unwrap();
+    let other = prove::<M>(&shape, softmax, 12);
+    let mut without = p.statement.clone();
+    without.residual = None;
+    let mut x_as_h = p.statement.clone();
+    x_as_h.residual = Some(p.statement.input.clone());
+    let mut other_h = p.statement.clone();
+    other_h.residual = other.statement.residual.clone();
+    let mut no_norm = p.statement.clone();
+    no_norm.shape.norm = None;
+    no_norm.residual = None;
+    for (what, statement) in
+        [("no H", without), ("X as H", x_as_h), ("another H", other_h), ("no norm", no_norm)]
+    {
+        assert!(verify_block::<M>(&p.params, &statement, &p.proof).is_err(), "{what}");
+    }
 }
