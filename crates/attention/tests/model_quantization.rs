@@ -290,10 +290,14 @@ fn the_reference_is_the_plain_formula() {
     let z = reference_model_layer(&base, MaskKind::None, &w, &x, None, 1e-5).unwrap();
     assert_eq!(z, vec![1.0 - 1.25, -1.0 - 5.0]);
     // Pre-norm: the same Y added to the hidden state instead.
-    let z = reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[10.0, 20.0]), 1e-5).unwrap();
+    let pre_norm = ModelShape { residual: zkmha_attention::Residual::HiddenState, ..base };
+    let z = reference_model_layer(&pre_norm, MaskKind::None, &w, &x, Some(&[10.0, 20.0]), 1e-5).unwrap();
     assert_eq!(z, vec![10.0 - 1.25, 20.0 - 5.0]);
+    // A post-norm shape adds to X even when H is given (BERT's layer 0: H feeds its norm).
+    let z = reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[10.0, 20.0]), 1e-5).unwrap();
+    assert_eq!(z, vec![1.0 - 1.25, -1.0 - 5.0]);
     assert!(matches!(
-        reference_model_layer(&base, MaskKind::None, &w, &x, Some(&[1.0]), 1e-5),
+        reference_model_layer(&pre_norm, MaskKind::None, &w, &x, Some(&[1.0]), 1e-5),
         Err(AttentionError::WrongTensorSize { tensor: "H", .. })
     ));
 }
