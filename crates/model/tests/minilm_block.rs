@@ -44,7 +44,8 @@ fn minilm_layer_zero_block_is_proven_within_one_percent_of_float64() {
     let bert = BertModel::load(&dir, 12).unwrap();
     let ids = sample_ids(&bert, 48).unwrap();
     let block_input = file.layer_input(&ids).unwrap();
-    assert!(block_input.residual.is_none());
+    // Layer 0 reads the embeddings' sum H; its LayerNorm makes X (the block below starts at X).
+    assert!(block_input.residual.is_some());
     let x = block_input.input;
     // The same X as the attention-only path: its Q agrees with X·W_q + b_q.
     let (_, inputs) = bert.attention_inputs(0, &ids).unwrap();
