@@ -23,14 +23,16 @@ const MAGIC: &[u8; 6] = b"ZKMHA\0";
 const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// The zero-knowledge proof file's format version (2: one relations proof per sum-check
 /// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
-/// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once).
-const FILE_VERSION_ZK: u32 = 5;
+/// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once;
+/// 6: each batch of lookups' tables in a few tagged trees).
+const FILE_VERSION_ZK: u32 = 6;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).
 /// 5: Hyrax rows absorbed, V's padding over its rows (the trust issue).
 /// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
-const FILE_VERSION: u32 = 7;
+/// 8: each batch of lookups' tables in a few tagged trees.
+const FILE_VERSION: u32 = 8;
 
 /// A decoded attention-layer proof file: `zkmha prove --out` (plain) or `zkmha prove --zk
 /// --out` (zero-knowledge).

@@ -110,7 +110,10 @@ pub(crate) fn decode_header<T>(
 /// norm proofs.
 /// 16: a layer's shape states its post-norm (BERT's whole layer: its MLP and the norm on its
 /// output), keys its constants, proofs its norm proof; every layer's transcript absorbs it.
-const FILE_VERSION: u32 = 16;
+/// 17: each batch of lookups proves its tables in a few trees (equal range tables once, the
+/// tables told apart by a tag), with per-tree roots, their running sums and each lookup's
+/// multiplicity value.
+const FILE_VERSION: u32 = 17;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -14,6 +14,7 @@
 
 mod error;
 pub mod fraction;
+mod layout;
 mod logup;
 mod table;
 
@@ -22,6 +23,7 @@ pub use fraction::{
     Fraction, FractionLeaves, FractionSumProof, FractionSumProofOf, FractionTree, ProvedFractions,
     layer_shape, prove_fraction_sums, verify_fraction_sums, zk_fraction_schedule,
 };
+pub use layout::MAX_WITNESS_VARS;
 pub use logup::{
     ColumnEvaluator, Lookup, LookupClaims, LookupProof, LookupProofOf, LookupWitness, ProvedLookups,
     multiplicities, prove_lookup, prove_lookups, verify_lookup, verify_lookups, zk_lookup_schedule,

@@ -26,6 +26,12 @@ pub trait LookupTable: Sync {
     /// # Errors
     /// [`LookupError::WrongLength`] for a point of another length.
     fn evaluate_columns(&self, point: &[Fr]) -> Result<Vec<Fr>, LookupError>;
+    /// `Some(bits)` when the table is the range `[0, 2^bits)` of one column and nothing else:
+    /// lookups of one batch into such tables of equal bits share one table block (their
+    /// multiplicities added). `None` (the default): the table is its own block.
+    fn range_bits(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// `Σ_i 2^i·r_i`: the MLE of the identity column `T(y) = y` (little-endian bits).
@@ -80,6 +86,9 @@ impl LookupTable for RangeTable {
             });
         }
         Ok(vec![identity_column(point)])
+    }
+    fn range_bits(&self) -> Option<usize> {
+        Some(self.bits)
     }
 }
 

@@ -201,12 +201,68 @@ fn one_bad_member_of_a_batch_is_rejected<M: TestMode>() {
 
 fn a_changed_root_or_witness_value_is_rejected<M: TestMode>() {
     let mut rng = ChaCha20Rng::seed_from_u64(5);
+    // Witnesses 2^5 + 2^3 and tables 2^6 + 2^3: two witness trees and two table trees, so
+    // two running sums.
     let cases = vec![range(6, 5, &mut rng), square(3, 3, &mut rng)];
-    for root in 0..4 {
-        let verdict = M::round(&cases, &|p| M::tamper_sent(&mut p.roots[1][root]));
-        assert_eq!(verdict, Err(M::false_lookup()), "root {root}");
+    for tree in 0..4 {
+        for value in 0..2 {
+            let verdict = M::round(&cases, &|p| M::tamper_sent(&mut p.roots[tree][value]));
+            assert_eq!(verdict, Err(M::false_lookup()), "root {tree} {value}");
+        }
+    }
+    for sum in 0..2 {
+        for value in 0..2 {
+            let verdict = M::round(&cases, &|p| M::tamper_sent(&mut p.running_sums[sum][value]));
+            assert_eq!(verdict, Err(M::false_lookup()), "running sum {sum} {value}");
+        }
+    }
+    for lookup in 0..2 {
+        let verdict = M::round(&cases, &|p| M::tamper_sent(&mut p.multiplicity_values[lookup]));
+        assert_eq!(verdict, Err(M::false_lookup()), "multiplicity {lookup}");
     }
     assert_eq!(M::round(&cases, &|p| M::tamper_sent(&mut p.witness_values[1][1])), Err(M::false_lookup()));
+}
+
+/// The tag: a row of another table of the same batch, counted in that table's multiplicities,
+/// is not a row of its own table (without the tag both tables' rows would fold alike).
+fn a_row_of_another_table_in_the_batch_is_rejected<M: TestMode>() {
+    let mut rng = ChaCha20Rng::seed_from_u64(11);
+    let small = RangeTable::new(3).unwrap();
+    let column = vec![1, 2, 200, 3];
+    let mut small_counts = multiplicities(&small, &[&[1, 2, 0, 3]]).unwrap();
+    small_counts[0] -= 1;
+    let mut large = range(8, 2, &mut rng);
+    large.counts[200] += 1;
+    let case = Case { table: Box::new(small), columns: vec![column], counts: small_counts };
+    assert_eq!(M::round(&[case, large], &|_| {}), Err(M::false_lookup()));
+}
+
+/// Lookups into equal range tables share one table block, their multiplicities added (moving
+/// counts between lookups of one block changes nothing a lookup proves: logUp needs their sum,
+/// and each lookup's own values are the caller's to open); a count moved to another table's
+/// block is rejected.
+fn shared_range_blocks_add_their_multiplicities<M: TestMode>() {
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let cases = vec![range(5, 3, &mut rng), range(5, 4, &mut rng), range(4, 4, &mut rng)];
+    assert_eq!(M::round(&cases, &|_| {}), Ok(()));
+    let mut moved = vec![range(5, 3, &mut rng), range(5, 4, &mut rng), range(4, 4, &mut rng)];
+    let used = (0..32).find(|&y| moved[1].counts[y] > 0 && y < 16).unwrap();
+    moved[1].counts[used] -= 1;
+    moved[2].counts[used] += 1;
+    assert_eq!(M::round(&moved, &|_| {}), Err(M::false_lookup()));
+}
+
+/// Padding: 2^3 + 2^0 witness rows are a tree of 2^3 and one of 2^1 whose second leaf is row 0
+/// of the first table block, which the verifier counts itself; a prover that counts it too is
+/// rejected.
+fn witness_padding_is_counted_by_the_verifier<M: TestMode>() {
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    let cases = vec![range(4, 3, &mut rng), range(6, 0, &mut rng)];
+    assert_eq!(M::round(&cases, &|_| {}), Ok(()));
+    let mut padded = vec![range(6, 3, &mut rng), square(2, 0, &mut rng)];
+    assert_eq!(M::round(&padded, &|_| {}), Ok(()));
+    padded[0].counts[0] += 1;
+    assert_eq!(M::round(&padded, &|_| {}), Err(M::false_lookup()));
 }
 
 fn a_changed_first_layer_value_is_rejected<M: TestMode>() {
@@ -254,6 +310,9 @@ in_both_modes!(
     a_one_row_witness_counted_twice_is_rejected,
     one_bad_member_of_a_batch_is_rejected,
     a_changed_root_or_witness_value_is_rejected,
+    a_row_of_another_table_in_the_batch_is_rejected,
+    shared_range_blocks_add_their_multiplicities,
+    witness_padding_is_counted_by_the_verifier,
     a_changed_first_layer_value_is_rejected,
     malformed_proofs_get_typed_errors,
 );

@@ -179,7 +179,9 @@ fn rejects_tampered_witness_values_and_layers() {
     bad.witness_values[0].push(Fr::one());
     assert_eq!(
         verify(&bad),
-        Err(LookupError::MalformedProof("four roots and one value per column for each lookup"))
+        Err(LookupError::MalformedProof(
+            "two values per root and running sum, one value per column and one multiplicity per lookup"
+        ))
     );
 
     // A false root sent beside the true first layer: the roots' relation fails.

@@ -238,7 +238,7 @@ fn tampered_commitments_and_layers_are_rejected() {
         LookupError::ZeroKnowledge(ZkError::RelationMismatch)
     );
     let mut bad = p.proof.clone();
-    bad.roots[0][2] = other;
+    bad.roots[0][1] = other;
     assert_eq!(
         verify(&params, &cases, &bad, &p.masks).unwrap_err(),
         LookupError::ZeroKnowledge(ZkError::RelationMismatch)
