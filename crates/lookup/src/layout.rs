@@ -101,9 +101,9 @@ impl BatchLayout {
         let mut group_tables: Vec<usize> = Vec::new();
         let mut group_of = Vec::with_capacity(lookups.len());
         for (index, (table, _)) in lookups.iter().enumerate() {
-            let shared = table.range_bits().and_then(|bits| {
+            let shared = range_bits(*table).and_then(|bits| {
                 group_tables.iter().position(|&first| {
-                    lookups.get(first).and_then(|(other, _)| other.range_bits()) == Some(bits)
+                    lookups.get(first).and_then(|(other, _)| range_bits(*other)) == Some(bits)
                 })
             });
             match shared {
@@ -162,6 +162,13 @@ impl BatchLayout {
     pub fn members(&self, group: usize) -> impl Iterator<Item = usize> + '_ {
         self.group_of.iter().enumerate().filter(move |(_, g)| **g == group).map(|(i, _)| i)
     }
+}
+
+/// A range table's bits (sealed to [`crate::RangeTable`]), and only when its shape agrees.
+fn range_bits(table: &dyn LookupTable) -> Option<usize> {
+    table
+        .range_bits(crate::table::sealed::Token)
+        .filter(|&bits| table.num_vars() == bits && table.num_columns() == 1)
 }
 
 /// Packs items `(item, num_vars)` into trees (the module's rule): largest blocks first.
@@ -276,6 +283,33 @@ mod tests {
         }
     }
 
+    /// Rows 100..356 under the name "range" (the fresh-context review's misdeclared table).
+    struct Posing;
+
+    impl LookupTable for Posing {
+        fn name(&self) -> &'static str {
+            "range"
+        }
+        fn num_vars(&self) -> usize {
+            8
+        }
+        fn num_columns(&self) -> usize {
+            1
+        }
+        fn row(&self, index: usize) -> Vec<i64> {
+            vec![100 + index as i64]
+        }
+        fn index_of(&self, tuple: &[i64]) -> Option<usize> {
+            match tuple {
+                [v] if (100..356).contains(v) => Some((*v - 100) as usize),
+                _ => None,
+            }
+        }
+        fn evaluate_columns(&self, point: &[Fr]) -> Result<Vec<Fr>, LookupError> {
+            Ok(vec![crate::identity_column(point) + Fr::from(100u64)])
+        }
+    }
+
     #[test]
     fn equal_range_tables_share_a_group_and_others_do_not() {
         let (r8, r8b, r9) =
@@ -289,6 +323,10 @@ mod tests {
         assert_eq!(layout.columns, 2);
         assert_eq!(layout.members(0).collect::<Vec<_>>(), vec![0, 3]);
         assert!(BatchLayout::new(&[]).is_err());
+        // A table named like a range, of a range's shape, is not a range: its own group.
+        let posing = Posing;
+        let lookups: Vec<(&dyn LookupTable, usize)> = vec![(&r8, 3), (&posing, 3), (&r8b, 2)];
+        assert_eq!(BatchLayout::new(&lookups).unwrap().group_of, vec![0, 1, 0]);
         assert!(BatchLayout::new(&[(&r8 as &dyn LookupTable, 33)]).is_err());
     }
 }

@@ -26,12 +26,21 @@ pub trait LookupTable: Sync {
     /// # Errors
     /// [`LookupError::WrongLength`] for a point of another length.
     fn evaluate_columns(&self, point: &[Fr]) -> Result<Vec<Fr>, LookupError>;
-    /// `Some(bits)` when the table is the range `[0, 2^bits)` of one column and nothing else:
-    /// lookups of one batch into such tables of equal bits share one table block (their
-    /// multiplicities added). `None` (the default): the table is its own block.
-    fn range_bits(&self) -> Option<usize> {
+    /// `Some(bits)` only for a [`RangeTable`] (the range `[0, 2^bits)`): lookups of one batch
+    /// into range tables of equal bits share one table block (their multiplicities added).
+    /// `None` (the default) for every other table, which is its own block. Sealed: the token
+    /// cannot be named outside this crate, so no other table can claim a range's rows (a
+    /// table that did would have its lookups checked against the range's rows).
+    fn range_bits(&self, _sealed: sealed::Token) -> Option<usize> {
         None
     }
+}
+
+/// The token that seals [`LookupTable::range_bits`].
+pub(crate) mod sealed {
+    /// Only this crate can name it.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Token;
 }
 
 /// `Σ_i 2^i·r_i`: the MLE of the identity column `T(y) = y` (little-endian bits).
@@ -87,7 +96,7 @@ impl LookupTable for RangeTable {
         }
         Ok(vec![identity_column(point)])
     }
-    fn range_bits(&self) -> Option<usize> {
+    fn range_bits(&self, _sealed: sealed::Token) -> Option<usize> {
         Some(self.bits)
     }
 }
