@@ -51,7 +51,7 @@ use crate::fraction::{
     FractionLeaves, FractionSumProof, FractionTree, prove_fraction_sums, verify_fraction_sums,
     zk_fraction_schedule,
 };
-use crate::layout::{BatchLayout, Block};
+use crate::layout::{BatchLayout, Block, Tree};
 use crate::table::LookupTable;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
@@ -283,25 +283,12 @@ struct TableValues {
     pad_row: Vec<Fr>,
 }
 
-/// Each lookup's tree and block: `(tree index among the witness trees, block)`.
+/// Each item's tree and block among `trees` (`items` items: lookups for the witness trees,
+/// groups for the table trees).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-fn witness_slots(layout: &BatchLayout) -> Vec<Option<(usize, Block)>> {
-    let mut slots = vec![None; layout.group_of.len()];
-    for (t, tree) in layout.witness_trees.iter().enumerate() {
-        for block in &tree.blocks {
-            if let Some(slot) = slots.get_mut(block.item) {
-                *slot = Some((t, *block));
-            }
-        }
-    }
-    slots
-}
-
-/// Each group's table tree and block.
-#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-fn table_slots(layout: &BatchLayout) -> Vec<Option<(usize, Block)>> {
-    let mut slots = vec![None; layout.group_tables.len()];
-    for (t, tree) in layout.table_trees.iter().enumerate() {
+fn slots(trees: &[Tree], items: usize) -> Vec<Option<(usize, Block)>> {
+    let mut slots = vec![None; items];
+    for (t, tree) in trees.iter().enumerate() {
         for block in &tree.blocks {
             if let Some(slot) = slots.get_mut(block.item) {
                 *slot = Some((t, *block));
@@ -321,9 +308,17 @@ fn lookup_points<V>(
     table_vars: usize,
 ) -> Result<(Vec<Fr>, Vec<Fr>), LookupError> {
     let missing = LookupError::MalformedProof("a lookup outside the layout");
-    let (w, block) = witness_slots(layout).get(lookup).copied().flatten().ok_or(missing.clone())?;
+    let (w, block) = slots(&layout.witness_trees, layout.group_of.len())
+        .get(lookup)
+        .copied()
+        .flatten()
+        .ok_or(missing.clone())?;
     let group = *layout.group_of.get(lookup).ok_or(missing.clone())?;
-    let (t, _) = table_slots(layout).get(group).copied().flatten().ok_or(missing.clone())?;
+    let (t, _) = slots(&layout.table_trees, layout.group_tables.len())
+        .get(group)
+        .copied()
+        .flatten()
+        .ok_or(missing.clone())?;
     let witness_tree = trees.get(w).ok_or(missing.clone())?;
     let table_tree = trees.get(layout.witness_trees.len() + t).ok_or(missing.clone())?;
     let witness_point = witness_tree.leaf_point.get(..block.num_vars).ok_or(missing.clone())?.to_vec();
