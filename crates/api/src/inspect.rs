@@ -235,11 +235,18 @@ impl Inspection {
             }
             Inspection::ChainProof(proof) => {
                 let statements = proof.statements();
+                let part_sizes = proof.layer_part_sizes();
+                let (embedding_bytes, head_bytes) = proof.end_sizes();
                 let layers: Vec<Value> = statements
                     .iter()
+                    .zip(&part_sizes)
                     .enumerate()
-                    .map(|(i, statement)| {
+                    .map(|(i, (statement, (statement_bytes, parts)))| {
+                        let parts: serde_json::Map<String, Value> =
+                            parts.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
                         json!({
+                            "statement_bytes": statement_bytes,
+                            "parts": parts,
                             "layer": proof.first_layer().saturating_add(i as u64),
                             "model_commitment": link_weight_commitments(statement),
                             "commitments": object(&model_commitments(statement)),
@@ -256,6 +263,8 @@ impl Inspection {
                     "tokens": first.map(|s| s.shape.attention.seq_len),
                     "model_width": first.map(|s| s.shape.model_width),
                     "proof_bytes": proof.proof_bytes(),
+                    "embedding_proof_bytes": embedding_bytes,
+                    "head_proof_bytes": head_bytes,
                     "token_ids": proof.token_ids(),
                     "logits": proof.logits().map(|(positions, logits)| json!({"positions": positions, "count": logits.len()})),
                     "layers": layers,

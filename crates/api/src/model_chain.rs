@@ -268,6 +268,33 @@ impl ChainProof {
         }
     }
 
+    /// Each layer's proof's parts and their encoded lengths (`ModelBlockProof::part_sizes`),
+    /// and each layer's statement's length.
+    pub fn layer_part_sizes(&self) -> Vec<(usize, Vec<(&'static str, usize)>)> {
+        match self {
+            Self::Plain(p) => {
+                p.links.iter().map(|l| (l.statement.compressed_size(), l.proof.part_sizes())).collect()
+            }
+            Self::ZeroKnowledge(p) => {
+                p.links.iter().map(|l| (l.statement.compressed_size(), l.proof.part_sizes())).collect()
+            }
+        }
+    }
+
+    /// The encoded lengths of the embedding's and the head's proofs (0 where absent).
+    pub fn end_sizes(&self) -> (usize, usize) {
+        fn sizes<M: Mode>(p: &ChainProofOf<M>) -> (usize, usize) {
+            (
+                p.embedding.as_ref().map_or(0, |e| e.proof.compressed_size()),
+                p.head.as_ref().map_or(0, |h| h.proof.compressed_size()),
+            )
+        }
+        match self {
+            Self::Plain(p) => sizes(p),
+            Self::ZeroKnowledge(p) => sizes(p),
+        }
+    }
+
     /// The file's contents.
     ///
     /// # Errors
@@ -818,7 +845,10 @@ pub fn prove_chain_with(
         blinds.push(check_model_against_key(layer_key, secret, model)?);
     }
     let first = models.first().ok_or(Error::EmptyInput)?;
-    let forward = forward_pass(key, models, input)?;
+    let forward = {
+        let _span = tracing::info_span!("forward_pass").entered();
+        forward_pass(key, models, input)?
+    };
     let ForwardPass { tokens, embedding, head, boundaries, .. } = &forward;
     let positions = logit_positions.positions(*tokens);
     // Too many logits are refused here, before any layer is proven.
@@ -887,7 +917,10 @@ pub fn prove_chain_with(
         other => other,
     })?;
     progress(first.layer() + models.len(), Stage::Done);
-    let ChainMeasure { output, accuracy, layer_errors, logits } = forward.measure(models, proof.logits())?;
+    let ChainMeasure { output, accuracy, layer_errors, logits } = {
+        let _span = tracing::info_span!("measure_against_float64").entered();
+        forward.measure(models, proof.logits())?
+    };
     Ok(ProvedChain {
         logits,
         proof,
@@ -1241,6 +1274,7 @@ fn prove_links<M: Mode>(
     // With a head, the last boundary is committed too (the head proves the logits from it).
     let ends = if head.is_some() { boundaries.len() } else { key.layers.len() };
     let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
+    let span = tracing::info_span!("commit_boundaries", count = ends).entered();
     for (layer_key, hidden) in key.layers.iter().chain(std::iter::repeat(last_key)).zip(&boundaries[..ends]) {
         let shape = layer_key.shape(tokens)?;
         let softmax = layer_key.quantization.softmax(&shape.attention)?;
@@ -1248,8 +1282,10 @@ fn prove_links<M: Mode>(
         let rng: &mut dyn ProverRng = &mut rng;
         committed.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
     }
+    drop(span);
     let embedding = match &embedded {
         Some(tokens) => {
+            let _span = tracing::info_span!("prove_embedding").entered();
             let first = committed.first().ok_or(Error::EmptyInput)?;
             let statement = EmbeddingStatement {
                 shape: tokens.key.shape,
@@ -1270,6 +1306,7 @@ fn prove_links<M: Mode>(
         let estimate = crate::resources::estimate_model_layer(&layer_key.shape(tokens)?, Hiding::of::<M>());
         progress(model.layer(), Stage::Proving { estimate });
         let start = Instant::now();
+        let _span = tracing::info_span!("prove_layer", layer = model.layer()).entered();
         let link = Link::new(layer_key, model, tokens)?;
         let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;
         let input = committed.get(l).ok_or(Error::EmptyInput)?;
@@ -1293,6 +1330,7 @@ fn prove_links<M: Mode>(
     }
     let head = match (head, &embedded) {
         (Some(head), Some(tokens)) => {
+            let _span = tracing::info_span!("prove_head").entered();
             let last = committed.last().ok_or(Error::EmptyInput)?;
             let table = head.key.table(tokens.key);
             let (padded, table_blinds) = head.lm_head.unwrap_or((tokens.padded, tokens.blinds));

@@ -22,6 +22,7 @@ pub mod fixed_point;
 pub mod grouped_query;
 pub mod hadamard;
 pub mod head;
+pub mod integer_product;
 pub mod layer;
 pub mod layer_chain;
 pub mod masking;

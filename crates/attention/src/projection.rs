@@ -301,18 +301,29 @@ pub(crate) fn pad(
 
 impl ProjectionWitness {
     fn validate(&self, shape: &ProjectionShape) -> Result<(), AttentionError> {
+        Self::validate_parts(shape, &self.input, &self.weights, &self.bias, self.output.len())
+    }
+
+    /// [`Self::validate`] on the parts (`output` the length of `Y`).
+    fn validate_parts(
+        shape: &ProjectionShape,
+        input: &[i64],
+        weights: &[i64],
+        bias: &[i64],
+        output: usize,
+    ) -> Result<(), AttentionError> {
         shape.validate()?;
         let (s, d, n) = (shape.rows, shape.inputs, shape.outputs);
         check_tensor_sizes(&[
-            ("X", self.input.len(), s, d),
-            ("W", self.weights.len(), d, n),
-            ("b", self.bias.len(), 1, n),
-            ("Y", self.output.len(), s, n),
+            ("X", input.len(), s, d),
+            ("W", weights.len(), d, n),
+            ("b", bias.len(), 1, n),
+            ("Y", output, s, n),
         ])?;
         let bounded = [
-            ("X", &self.input, PROJECTION_BOUND_BITS),
-            ("W", &self.weights, PROJECTION_BOUND_BITS),
-            ("b", &self.bias, BIAS_BOUND_BITS),
+            ("X", input, PROJECTION_BOUND_BITS),
+            ("W", weights, PROJECTION_BOUND_BITS),
+            ("b", bias, BIAS_BOUND_BITS),
         ];
         for (tensor, values, bits) in bounded {
             if let Some((index, v)) =
@@ -334,6 +345,7 @@ impl ProjectionWitness {
         let (s, d, n, k) = (shape.rows, shape.inputs, shape.outputs, shape.shift);
         let width = 1usize << shape.output_vars();
         let half = 1i128 << (k - 1);
+        let products = crate::integer_product::integer_product(&self.input, &self.weights, s, d, n);
         (0..width << shape.row_vars())
             .into_par_iter()
             .with_min_len(256)
@@ -342,10 +354,8 @@ impl ProjectionWitness {
                 if i >= s || c >= n {
                     return half;
                 }
-                let acc: i128 = (0..d)
-                    .map(|j| i128::from(self.input[i * d + j]) * i128::from(self.weights[j * n + c]))
-                    .sum();
-                acc + i128::from(self.bias[c]) + half - (i128::from(self.output[i * n + c]) << k)
+                products[i * n + c] + i128::from(self.bias[c]) + half
+                    - (i128::from(self.output[i * n + c]) << k)
             })
             .collect()
     }
@@ -364,19 +374,14 @@ pub fn compute_projection(
     bias: &[i64],
 ) -> Result<Vec<i64>, AttentionError> {
     let (s, d, n, k) = (shape.rows, shape.inputs, shape.outputs, shape.shift);
-    let placeholder = ProjectionWitness {
-        input: input.to_vec(),
-        weights: weights.to_vec(),
-        bias: bias.to_vec(),
-        output: vec![0; s * n],
-    };
-    placeholder.validate(shape)?;
-    (0..s * n)
+    ProjectionWitness::validate_parts(shape, input, weights, bias, s * n)?;
+    let products = crate::integer_product::integer_product(input, weights, s, d, n);
+    products
         .into_par_iter()
-        .map(|index| {
-            let (i, c) = (index / n, index % n);
-            let acc: i128 =
-                (0..d).map(|j| i128::from(input[i * d + j]) * i128::from(weights[j * n + c])).sum();
+        .enumerate()
+        .with_min_len(1024)
+        .map(|(index, acc)| {
+            let c = index % n;
             let rounded = (acc + i128::from(bias[c]) + (1i128 << (k - 1))).div_euclid(1i128 << k);
             i64::try_from(rounded)
                 .map_err(|_| AttentionError::NumericRange("a projection output leaves i64".into()))

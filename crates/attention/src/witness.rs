@@ -247,22 +247,21 @@ pub fn compute_witness_for_mode(
     let v = &inputs.values;
     let columns = hp * mvp;
     let mut output_hat = vec![Fr::zero(); sp * columns];
-    output_hat.par_chunks_mut(columns).enumerate().for_each(|(i, out)| {
-        if i >= s {
-            return;
-        }
-        for head in 0..h {
-            let row = &softmax.attention[(head * sp + i) * sp..(head * sp + i) * sp + s];
-            for c in 0..mv {
-                let total: i128 = row
-                    .iter()
-                    .enumerate()
-                    .map(|(j, a)| i128::from(*a) * i128::from(v[j * h * mv + head * mv + c]))
-                    .sum();
-                out[head * mvp + c] = fr_from_i128(total);
+    for head in 0..h {
+        // A_head (s × s, its rows' first s entries) times V_head (s × m_v), exact.
+        let a: Vec<i64> = (0..s)
+            .flat_map(|i| softmax.attention[(head * sp + i) * sp..(head * sp + i) * sp + s].iter().copied())
+            .collect();
+        let v_head: Vec<i64> = (0..s)
+            .flat_map(|j| v[j * h * mv + head * mv..j * h * mv + (head + 1) * mv].iter().copied())
+            .collect();
+        let product = crate::integer_product::integer_product(&a, &v_head, s, s, mv);
+        output_hat.par_chunks_mut(columns).zip(product.par_chunks(mv.max(1))).for_each(|(out, row)| {
+            for (o, &total) in out[head * mvp..head * mvp + mv].iter_mut().zip(row) {
+                *o = fr_from_i128(total);
             }
-        }
-    });
+        });
+    }
     let output: Vec<Fr> = (0..s)
         .flat_map(|i| (0..h).flat_map(move |head| (0..mv).map(move |c| (i, head, c))))
         .map(|(i, head, c)| output_hat[i * columns + head * mvp + c])

@@ -258,12 +258,16 @@ pub enum FractionLeaves {
     /// indices when it reaches them (one multiplication per node), which keeps the prover's
     /// memory for the largest trees at their smaller layers.
     Indexed {
-        /// The distinct denominators.
-        dictionary: Vec<Fr>,
+        /// The distinct denominators (shared: the witness trees of a batch read one
+        /// dictionary of its tables' folded rows).
+        dictionary: std::sync::Arc<Vec<Fr>>,
         /// One dictionary index per leaf.
         indices: Vec<u32>,
     },
 }
+
+/// An indexed tree's leaves kept as the dictionary and the indices.
+type IndexedLeaves = (std::sync::Arc<Vec<Fr>>, Vec<u32>);
 
 impl FractionLeaves {
     fn len(&self) -> usize {
@@ -353,7 +357,7 @@ pub(crate) struct TreeLayers {
     pub(crate) depths: Vec<usize>,
     /// Whether each tree has unit numerators.
     pub(crate) units: Vec<bool>,
-    indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>>,
+    indexed: Vec<Option<IndexedLeaves>>,
     layers: Vec<Vec<Layer>>,
 }
 
@@ -396,7 +400,7 @@ impl TreeLayers {
         let units: Vec<bool> = trees.iter().map(FractionLeaves::is_unit).collect();
         // Stored layers (leaves first); indexed trees of depth ≥ 3 keep their leaves as indices
         // and store neither the leaves nor the layer above them.
-        let mut indexed: Vec<Option<(Vec<Fr>, Vec<u32>)>> = Vec::with_capacity(trees.len());
+        let mut indexed: Vec<Option<IndexedLeaves>> = Vec::with_capacity(trees.len());
         let mut layers: Vec<Vec<Layer>> = Vec::with_capacity(trees.len());
         for (tree, &depth) in trees.into_iter().zip(&depths) {
             match tree {
@@ -905,13 +909,16 @@ mod indexed_tests {
                 .collect();
             let indexed: Vec<FractionLeaves> = indices
                 .iter()
-                .map(|ix| FractionLeaves::Indexed { dictionary: dictionary.clone(), indices: ix.clone() })
+                .map(|ix| FractionLeaves::Indexed {
+                    dictionary: dictionary.clone().into(),
+                    indices: ix.clone(),
+                })
                 .collect();
             let expected = prove_fraction_sums::<Plain>(&mut (), dense, &mut Transcript::new(b"i")).unwrap();
             let got = prove_fraction_sums::<Plain>(&mut (), indexed, &mut Transcript::new(b"i")).unwrap();
             assert_eq!(got, expected, "depths {depths:?}");
         }
-        let bad = FractionLeaves::Indexed { dictionary, indices: vec![0, 1, 2, 5] };
+        let bad = FractionLeaves::Indexed { dictionary: dictionary.into(), indices: vec![0, 1, 2, 5] };
         assert_eq!(
             prove_fraction_sums::<Plain>(&mut (), vec![bad], &mut Transcript::new(b"i")).map(|_| ()),
             Err(LookupError::MalformedProof("a leaf index outside its dictionary"))

@@ -567,8 +567,9 @@ pub fn prove_lookups<M: ProductMode>(
 }
 
 /// The batch's trees (`layout::BatchLayout`): the witness trees' leaves are indices into the
-/// tables' folded rows (4 bytes a leaf, no multiplication); a witness row outside its table
-/// (only a cheating prover's) is folded and appended to the dictionary. The table trees hold
+/// tables' folded rows, one dictionary shared by every witness tree (4 bytes a leaf, no
+/// multiplication); a witness row outside its table (only a cheating prover's) is folded and
+/// appended to that tree's own copy. The table trees hold
 /// each group's folded rows and its lookups' multiplicities added.
 fn batch_trees(
     lookups: &[Lookup<'_>],
@@ -591,10 +592,16 @@ fn batch_trees(
     }
     let pad_index = starts.get(layout.pad_group()).copied().ok_or(too_many())?;
     let pad_index = u32::try_from(pad_index).map_err(|_| too_many())?;
+    if dictionary.par_iter().any(Zero::is_zero) {
+        return Err(LookupError::ZeroDenominator);
+    }
+    // One dictionary for every witness tree; a tree with rows outside its table (only a
+    // cheating prover's) gets a copy with them appended.
+    let shared = std::sync::Arc::new(dictionary);
     let mut trees = Vec::with_capacity(layout.witness_trees.len() + layout.table_trees.len());
     for tree in &layout.witness_trees {
         let mut indices = vec![pad_index; 1usize << tree.num_vars];
-        let mut own = dictionary.clone();
+        let mut own = std::sync::Arc::clone(&shared);
         for block in &tree.blocks {
             let lookup = lookups.get(block.item).ok_or(too_many())?;
             let group = *layout.group_of.get(block.item).ok_or(too_many())?;
@@ -615,12 +622,14 @@ fn batch_trees(
             );
             for (row, slot) in slots.iter_mut().enumerate().filter(|(_, slot)| **slot == u32::MAX) {
                 let tuple: Vec<i64> = (0..columns).map(|column| (witness.entry)(row, column)).collect();
+                let folded = fold.integers(&tuple, group);
+                if folded.is_zero() {
+                    return Err(LookupError::ZeroDenominator);
+                }
+                let own = std::sync::Arc::make_mut(&mut own);
                 *slot = u32::try_from(own.len()).map_err(|_| too_many())?;
-                own.push(fold.integers(&tuple, group));
+                own.push(folded);
             }
-        }
-        if own.par_iter().any(Zero::is_zero) {
-            return Err(LookupError::ZeroDenominator);
         }
         trees.push(FractionLeaves::Indexed { dictionary: own, indices });
     }
@@ -631,7 +640,7 @@ fn batch_trees(
         for block in &tree.blocks {
             let start = *starts.get(block.item).ok_or(too_many())?;
             let rows = 1usize << block.num_vars;
-            let folded = dictionary.get(start..start + rows).ok_or(too_many())?;
+            let folded = shared.get(start..start + rows).ok_or(too_many())?;
             denominators
                 .get_mut(block.offset..block.offset + rows)
                 .ok_or(too_many())?
