@@ -24,15 +24,17 @@ const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// The zero-knowledge proof file's format version (2: one relations proof per sum-check
 /// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
 /// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once;
-/// 6: each batch of lookups' tables in a few tagged trees).
-const FILE_VERSION_ZK: u32 = 6;
+/// 6: each batch of lookups' tables in a few tagged trees; 7: its witnesses in one tree, or
+/// one per witness size).
+const FILE_VERSION_ZK: u32 = 7;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).
 /// 5: Hyrax rows absorbed, V's padding over its rows (the trust issue).
 /// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
 /// 8: each batch of lookups' tables in a few tagged trees.
-const FILE_VERSION: u32 = 8;
+/// 9: each batch of lookups' witnesses in one tree, or one per witness size.
+const FILE_VERSION: u32 = 9;
 
 /// A decoded attention-layer proof file: `zkmha prove --out` (plain) or `zkmha prove --zk
 /// --out` (zero-knowledge).
@@ -83,7 +85,7 @@ impl LayerProof {
     ///
     /// ```
     /// let path = std::env::temp_dir().join(format!("zkmha-doc-layer-{}.proof", std::process::id()));
-    /// std::fs::write(&path, b"ZKMHA\0\x08\0\0\0")?;
+    /// std::fs::write(&path, b"ZKMHA\0\x09\0\0\0")?;
     /// let error = zkmha_api::layer_files::LayerProof::read(&path).unwrap_err();
     /// assert!(error.to_string().contains("is corrupt: the statement does not decode"), "{error}");
     /// # std::fs::remove_file(&path)?;

@@ -1,5 +1,5 @@
-//! Where a batch of lookups sits in its fraction trees: every witness in its own tree, the
-//! tables of the whole batch in a few table trees, told apart by a tag.
+//! Where a batch of lookups sits in its fraction trees: the witnesses in one tree (or one per
+//! witness size), the tables of the whole batch in a few table trees, told apart by a tag.
 //!
 //! ```text
 //! groups    the batch's tables; lookups into range tables of the same bits share one group
@@ -12,9 +12,11 @@
 //! trees     the table blocks are packed into trees of 2^N leaves: the whole rest in one tree
 //!           when that pads at most a sixteenth of the batch, else a tree of the largest power
 //!           of two that the rest fills exactly (blocks in descending order fill it exactly);
-//!           each witness is one block at offset 0 of its own tree of max(n, 1) variables (the
-//!           callers read lookups of equal size at one point: trees of equal depth end at one)
-//! padding   a witness tree's free leaf (a one-row witness) holds row 0 of the first table
+//!           the witnesses (blocks sorted the same way, one after another) all in one witness
+//!           tree when that pads no more than one tree per witness size would (or a sixteenth
+//!           of their rows), else one tree per size; either way every witness of size 2^n ends
+//!           at its tree's r[..n], one point for the lookups of equal size (what the callers read)
+//! padding   a witness tree's free leaves hold row 0 of the first table
 //!           block (tree 0, offset 0), whose multiplicity the verifier adds itself; a table
 //!           tree's free leaves are 0/1 (zero numerator, denominator 1); the free leaves' MLE
 //!           is (1 − Σ_blocks eq_prefix)
@@ -122,22 +124,12 @@ impl BatchLayout {
             .enumerate()
             .map(|(group, &first)| (group, lookups.get(first).map_or(1, |(table, _)| table.num_vars())))
             .collect();
-        // One witness tree per lookup: its callers read the columns of lookups of equal size
-        // at one point, which trees of equal depth share (a tree of more blocks would end at
-        // another tree's point).
-        let witness_trees = witness_items
-            .iter()
-            .map(|&(item, num_vars)| Tree {
-                num_vars: num_vars.max(1),
-                blocks: vec![Block { item, offset: 0, num_vars }],
-            })
-            .collect();
         Ok(Self {
             columns,
             group_tables,
             group_of,
             witness_vars,
-            witness_trees,
+            witness_trees: pack_witnesses(witness_items),
             table_trees: pack(table_items),
         })
     }
@@ -169,6 +161,42 @@ fn range_bits(table: &dyn LookupTable) -> Option<usize> {
     table
         .range_bits(crate::table::sealed::Token)
         .filter(|&bits| table.num_vars() == bits && table.num_columns() == 1)
+}
+
+/// Blocks of `items` (sorted largest first) one after another from offset 0: each aligned,
+/// since every block before it is a larger or equal power of two.
+fn consecutive_blocks(items: &[(usize, usize)]) -> (Vec<Block>, usize) {
+    let mut offset = 0;
+    let blocks = items
+        .iter()
+        .map(|&(item, num_vars)| {
+            let block = Block { item, offset, num_vars };
+            offset += 1usize << num_vars;
+            block
+        })
+        .collect();
+    (blocks, offset)
+}
+
+/// A tree of at least two leaves holding `items` (sorted largest first) consecutively.
+fn tree_of(items: &[(usize, usize)]) -> Tree {
+    let (blocks, total) = consecutive_blocks(items);
+    Tree { num_vars: total.next_power_of_two().max(2).trailing_zeros() as usize, blocks }
+}
+
+/// Packs the witnesses `(lookup, num_vars)` (the module's rule): every witness of one size in
+/// one tree, where its block ends at the tree's point `r[..n]` like every other block of that
+/// size (the callers read the columns of lookups of equal size at one point); all of them in
+/// one tree when that pads no more than one tree per size would (or a sixteenth of the rows),
+/// else one tree per size.
+fn pack_witnesses(mut items: Vec<(usize, usize)>) -> Vec<Tree> {
+    items.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let rows: usize = items.iter().map(|(_, n)| 1usize << n).sum();
+    let sizes: Vec<&[(usize, usize)]> = items.chunk_by(|a, b| a.1 == b.1).collect();
+    let per_size: Vec<Tree> = sizes.iter().map(|class| tree_of(class)).collect();
+    let one = tree_of(&items);
+    let padding = |trees: &[Tree]| trees.iter().map(Tree::padding).sum::<usize>();
+    if one.padding() <= padding(&per_size).max(rows / 16) { vec![one] } else { per_size }
 }
 
 /// Packs items `(item, num_vars)` into trees (the module's rule): largest blocks first.
@@ -213,6 +241,15 @@ mod tests {
 
     /// Every block lies inside its tree, aligned, without overlap; every item is placed once.
     fn check_trees(trees: &[Tree], items: &[(usize, usize)]) {
+        check_blocks(trees, items);
+        for tree in trees {
+            let batch: usize = items.iter().map(|(_, n)| 1usize << n).sum();
+            assert!(tree.padding() <= batch / 16 || tree.padding() == 1, "{tree:?}");
+        }
+    }
+
+    /// [`check_trees`] without the padding bound.
+    fn check_blocks(trees: &[Tree], items: &[(usize, usize)]) {
         let mut seen = vec![0; items.len()];
         for tree in trees {
             let mut used = vec![false; 1 << tree.num_vars];
@@ -226,10 +263,39 @@ mod tests {
                 seen[block.item] += 1;
             }
             assert_eq!(used.iter().filter(|u| !**u).count(), tree.padding());
-            let batch: usize = items.iter().map(|(_, n)| 1usize << n).sum();
-            assert!(tree.padding() <= batch / 16 || tree.padding() == 1, "{tree:?}");
         }
         assert!(seen.iter().all(|&s| s == 1));
+    }
+
+    /// The witnesses: placed once and aligned; every size in one tree (so lookups of equal size
+    /// end at one point); one tree unless that pads more than a tree per size.
+    #[test]
+    fn witnesses_of_one_size_share_a_tree() {
+        let cases: Vec<(Vec<usize>, Vec<usize>)> = vec![
+            (vec![0], vec![1]),
+            (vec![1], vec![1]),
+            (vec![0, 0, 0], vec![2]),
+            // One tree pads 3·2^19 − 2^13, one tree per size 3·2^19: one tree.
+            (vec![19, 19, 19, 19, 19, 13], vec![22]),
+            (vec![19, 19, 19, 19, 13], vec![21, 13]),
+            (vec![19, 19, 19, 19, 18, 18], vec![21, 19]),
+            (vec![20, 20, 16, 15, 14, 16], vec![21, 17, 15, 14]),
+            (vec![21, 21, 19], vec![22, 19]),
+            (vec![19; 11], vec![23]),
+            (vec![3, 0, 0, 1, 5, 2], vec![5, 3, 2, 1, 1]),
+            (vec![4, 4, 4], vec![6]),
+            (vec![9, 19, 19, 9], vec![20, 10]),
+        ];
+        for (sizes, depths) in cases {
+            let items: Vec<(usize, usize)> = sizes.iter().copied().enumerate().collect();
+            let trees = pack_witnesses(items.clone());
+            check_blocks(&trees, &items);
+            assert_eq!(trees.iter().map(|t| t.num_vars).collect::<Vec<_>>(), depths, "{sizes:?}");
+            for n in &sizes {
+                let holding = trees.iter().filter(|t| t.blocks.iter().any(|b| b.num_vars == *n)).count();
+                assert_eq!(holding, 1, "witnesses of 2^{n} rows in {holding} trees: {sizes:?}");
+            }
+        }
     }
 
     #[test]

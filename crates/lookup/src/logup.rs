@@ -5,7 +5,8 @@
 //! statement  every lookup's table (name, t, c) and witness size n; commitments to the witness
 //!            columns and to each m are absorbed by the caller before this protocol starts
 //! layout     (crate::layout) groups: lookups into equal range tables share one table block;
-//!            each witness in its own tree, the groups' tables packed into a few table trees
+//!            the witnesses in one tree (or one per witness size: lookups of equal size end at
+//!            one point r_w[..n]), the groups' tables packed into a few table trees
 //!            (aligned blocks), group g's rows folded with its tag g
 //! challenges α, γ (one pair for the batch);  fold(v, g) = α − Σ_{k<C} γ^k·v_k − γ^C·g
 //! witness    per lookup Σ_x 1/q(x), q(x) = fold(w_i(x), g_i) (x < 2^{n_i}; a one-row witness
@@ -72,7 +73,7 @@ const LABEL_MULTIPLICITY_VALUES: &[u8] = b"lookup/multiplicity-values";
 const STEP_RELATIONS: &str = "lookup relations";
 
 /// A logUp proof of one or several lookups (their fractional sums batched, the trees laid out
-/// by `layout::BatchLayout`: one witness tree per lookup, a few table trees): `S` a sent value, `P` a layer's sum-of-products proof, `Z` the
+/// by `layout::BatchLayout`: one witness tree or one per witness size, a few table trees): `S` a sent value, `P` a layer's sum-of-products proof, `Z` the
 /// relations' proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct LookupProof<
@@ -453,7 +454,7 @@ fn table_values<V>(
 }
 
 /// Proves several lookups in mode `M` with one batched fractional-sum proof (`layout::BatchLayout`:
-/// each lookup's witness in its own tree, every table of the batch in a few table trees, told
+/// the witnesses in one tree or one per size, every table of the batch in a few table trees, told
 /// apart by a tag) and one relations proof. Returns one [`LookupClaims`] per
 /// lookup, in order.
 ///
