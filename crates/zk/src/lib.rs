@@ -36,8 +36,8 @@ pub use multi_opening::{
 pub use pedersen::{OpeningProof, ProductProof, ValueOpening};
 pub use product::{
     BatchMember, FactorValue, FactorValuesProof, ZkProductClaims, ZkProductProof, ZkProductShape,
-    prove_zk_batched_products, prove_zk_product, verify_zk_batched_products_deferred,
-    verify_zk_product_deferred,
+    prove_zk_batched_products, prove_zk_product, prove_zk_product_combined,
+    verify_zk_batched_products_deferred, verify_zk_product_combined_deferred, verify_zk_product_deferred,
 };
 pub use relation::{
     Combination, CommittedValue, LinearValue, ProverRelation, QuadraticRelation, RelationsProof,

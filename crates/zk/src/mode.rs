@@ -27,8 +27,8 @@
 use crate::{
     BatchMember, Combination, CommittedValue, DeferredChecks, FactorValue, LinearValue, ProverMasks,
     ProverRelation, QuadraticRelation, RelationsProof, ValueOpening, VerifierMasks, ZkError, ZkProductClaims,
-    ZkProductProof, ZkProductShape, prove_zk_batched_products, prove_zk_product,
-    verify_zk_batched_products_deferred, verify_zk_product_deferred,
+    ZkProductProof, ZkProductShape, prove_zk_batched_products, prove_zk_product_combined,
+    verify_zk_batched_products_deferred, verify_zk_product_combined_deferred,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
@@ -687,13 +687,15 @@ impl ProductMode for Zk {
     ) -> Result<(ZkProductProof, Vec<ProductOutcome<CommittedValue>>), ModeError> {
         let params = prover.params;
         let mut rng = &mut *prover.rng;
+        // A claim stays a combination of commitments the transcript holds (evaluating it to
+        // absorb the point again was one small MSM per step on both sides).
         let (proof, outs, openings) = match (members.as_mut_slice(), claims) {
             ([(shape, instance)], [claim]) => {
-                let (proof, out, openings) = prove_zk_product(
+                let (proof, out, openings) = prove_zk_product_combined(
                     params,
                     shape,
                     &mut **instance,
-                    (G1Affine::from(claim.commitment.evaluate()), &claim.opening),
+                    claim,
                     prover.masks,
                     transcript,
                     &mut rng,
@@ -738,11 +740,11 @@ impl ProductMode for Zk {
     ) -> Result<Vec<ProductOutcome<Combination>>, ModeError> {
         let outs = match (members, claims) {
             ([(shape, num_vars)], [claim]) => vec![
-                verify_zk_product_deferred(
+                verify_zk_product_combined_deferred(
                     verifier.params,
                     shape,
                     *num_vars,
-                    G1Affine::from(claim.evaluate()),
+                    claim,
                     proof,
                     verifier.masks,
                     transcript,

@@ -443,8 +443,29 @@ pub fn prove_zk_product<I: FinalEvaluations + ?Sized, R: RngCore + CryptoRng>(
     }
     absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
     let claim = CommittedValue::new(claim_commitment, *claim);
+    prove_zk_product_combined(params, zk_shape, instance, &claim, masks, transcript, rng)
+}
+
+/// [`prove_zk_product`] for a claim given as a combination of commitments that the
+/// transcript already determines (never evaluated, not absorbed again: one small MSM per
+/// call saved on both sides).
+///
+/// # Errors
+/// As [`prove_zk_product`].
+pub fn prove_zk_product_combined<I: FinalEvaluations + ?Sized, R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    instance: &mut I,
+    claim: &CommittedValue,
+    masks: &mut ProverMasks,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), ZkError> {
+    if instance.degree() != zk_shape.shape.degree() {
+        return Err(degree_error());
+    }
     let (sumcheck, point, final_value) =
-        prove_zk_sumcheck_committed(params, instance, &claim, masks, transcript, rng)?;
+        prove_zk_sumcheck_committed(params, instance, claim, masks, transcript, rng)?;
     let members = [(zk_shape, Fr::one(), instance.final_evaluations())];
     let (factors, values, openings) = prove_factor_values(params, &members, final_value, transcript, rng)?;
     let claims = ZkProductClaims { point, values: values.into_iter().next().unwrap_or_default() };
@@ -472,11 +493,40 @@ pub fn verify_zk_product_deferred(
     checks: &mut DeferredChecks,
 ) -> Result<ZkProductClaims, ZkError> {
     absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
+    verify_zk_product_combined_deferred(
+        params,
+        zk_shape,
+        num_vars,
+        &Combination::point(claim_commitment),
+        proof,
+        masks,
+        transcript,
+        checks,
+    )
+}
+
+/// Verifies [`prove_zk_product_combined`]'s proof: as [`verify_zk_product_deferred`] for a
+/// claim given as a combination the transcript already determines.
+///
+/// # Errors
+/// As [`verify_zk_product_deferred`].
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+pub fn verify_zk_product_combined_deferred(
+    params: &HyraxParams,
+    zk_shape: &ZkProductShape,
+    num_vars: usize,
+    claim: &Combination,
+    proof: &ZkProductProof,
+    masks: &mut VerifierMasks,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<ZkProductClaims, ZkError> {
     let (point, commitment) = verify_zk_sumcheck_committed_deferred(
         params,
         num_vars,
         zk_shape.shape.degree(),
-        &Combination::point(claim_commitment),
+        claim,
         &proof.sumcheck,
         masks,
         transcript,

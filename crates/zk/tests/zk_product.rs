@@ -12,8 +12,9 @@ use zkmha_pcs::{G1Affine, HyraxParams, ZkInnerProductProof};
 use zkmha_sumcheck::{ProductSumcheck, ProductTerm, SumOfProducts, SumcheckError};
 use zkmha_transcript::Transcript;
 use zkmha_zk::{
-    DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening, VerifierMasks, ZkError,
-    ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product, verify_zk_product_deferred,
+    Combination, CommittedValue, DeferredChecks, FactorValue, MaskSchedule, ProverMasks, ValueOpening,
+    VerifierMasks, ZkError, ZkProductClaims, ZkProductProof, ZkProductShape, prove_zk_product,
+    prove_zk_product_combined, verify_zk_product_combined_deferred, verify_zk_product_deferred,
 };
 
 const DOMAIN: &[u8] = b"zk-product-test";
@@ -265,5 +266,69 @@ fn prover_and_verifier_transcripts_end_in_the_same_state() {
         let mut verifier = Transcript::new(DOMAIN);
         verify_with(&params, c, p.claim_commitment, &p.proof, &p.masks, &mut verifier).unwrap();
         assert_eq!(prover.challenge_field(b"next"), verifier.challenge_field(b"next"));
+    }
+}
+
+/// A claim given as a combination `C_1 + λ·C_2` of commitments (never evaluated): the honest
+/// sum proves and verifies with the reference's values; a false sum (the honest prover's claim
+/// off by one) and the honest proof checked against another combination are rejected.
+#[test]
+fn a_claim_kept_as_a_combination_proves_and_a_false_one_is_rejected() {
+    let params = HyraxParams::new(10);
+    let lambda = Fr::from(7u64);
+    for (index, c) in cases().iter().enumerate() {
+        let run = |sum: Fr, verified_against: Option<Fr>| {
+            let mut rng = ChaCha20Rng::seed_from_u64(40 + index as u64);
+            // sum = first + λ·second, split at random between two committed values.
+            let second = ValueOpening::hide(Fr::rand(&mut rng), &mut rng);
+            let first = ValueOpening::hide(sum - lambda * second.value, &mut rng);
+            let (c1, c2) = (G1Affine::from(first.commit(&params)), G1Affine::from(second.commit(&params)));
+            let claim = CommittedValue::new(c1, first).add_scaled(lambda, &CommittedValue::new(c2, second));
+            let mut transcript = Transcript::new(DOMAIN);
+            let (mut masks, masks_commitment) =
+                ProverMasks::commit(&params, schedule(c), &mut transcript, &mut rng).unwrap();
+            let mut instance = ProductSumcheck::new(c.shape.clone(), c.mles.clone()).unwrap();
+            let (proof, claims, _) = prove_zk_product_combined(
+                &params,
+                &c.zk_shape(),
+                &mut instance,
+                &claim,
+                &mut masks,
+                &mut transcript,
+                &mut rng,
+            )
+            .unwrap();
+            let masks_proof = masks.prove_openings(&params, &mut transcript, &mut rng).unwrap();
+            // The verifier's combination: the one proven, or one off by `shift·U`.
+            let mut combination = Combination::point(c1).add_scaled(lambda, &Combination::point(c2));
+            if let Some(shift) = verified_against {
+                combination = combination.add_scaled(shift, &Combination::point(params.value_generator));
+            }
+            let mut transcript = Transcript::new(DOMAIN);
+            let mut verifier_masks = VerifierMasks::absorb(schedule(c), masks_commitment, &mut transcript);
+            let mut checks = DeferredChecks::new();
+            let verified = verify_zk_product_combined_deferred(
+                &params,
+                &c.zk_shape(),
+                c.mles[0].num_vars(),
+                &combination,
+                &proof,
+                &mut verifier_masks,
+                &mut transcript,
+                &mut checks,
+            )?;
+            verifier_masks.verify_openings(&params, &masks_proof, &mut transcript, &mut checks)?;
+            checks.finish(&transcript)?;
+            assert_eq!(verified, claims, "case {index}");
+            Ok::<_, ZkError>(verified)
+        };
+        let verified = run(reference_sum(c), None).unwrap();
+        for (k, value) in verified.values.iter().enumerate() {
+            if let FactorValue::Public(v) = value {
+                assert_eq!(*v, c.mles[k].evaluate(&verified.point).unwrap(), "case {index}");
+            }
+        }
+        assert!(run(reference_sum(c) + Fr::one(), None).is_err(), "case {index}: a false sum");
+        assert!(run(reference_sum(c), Some(Fr::one())).is_err(), "case {index}: another combination");
     }
 }
