@@ -25,7 +25,7 @@ const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
 /// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once;
 /// 6: each batch of lookups' tables in a few tagged trees; 7: its witnesses in one tree, or
-/// one per witness size).
+/// one per witness size, and a product's lone claim not absorbed again).
 const FILE_VERSION_ZK: u32 = 7;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.

@@ -113,7 +113,8 @@ pub(crate) fn decode_header<T>(
 /// 17: each batch of lookups proves its tables in a few trees (equal range tables once, the
 /// tables told apart by a tag), with per-tree roots, their running sums and each lookup's
 /// multiplicity value.
-/// 18: each batch of lookups proves its witnesses in one tree, or one per witness size.
+/// 18: each batch of lookups proves its witnesses in one tree, or one per witness size; a
+/// zero-knowledge product's lone claim is not absorbed again (a combination, as in a batch).
 const FILE_VERSION: u32 = 18;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):

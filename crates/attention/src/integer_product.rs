@@ -30,7 +30,9 @@ const F64_EXACT: u128 = 1 << 53;
 
 /// `A·B` (`A` is `rows × inner`, `B` is `inner × columns`, both row-major), exact, in
 /// parallel above [`PARALLEL_THRESHOLD`]. The callers check the sizes: `a.len() == rows·inner`
-/// and `b.len() == inner·columns` (shorter slices give a shorter, not a wrong, result).
+/// and `b.len() == inner·columns` (a shorter `a` gives fewer rows, a shorter `b` all zeros:
+/// never a wrong entry), and bound the entries so that a row by a column stays inside `i128`
+/// (the projections: `|X|, |W| < 2^31`; `A·V` checks `< 2^120` itself).
 pub fn integer_product(a: &[i64], b: &[i64], rows: usize, inner: usize, columns: usize) -> Vec<i128> {
     product(
         a,
@@ -51,6 +53,35 @@ pub fn integer_product_sequential(
     columns: usize,
 ) -> Vec<i128> {
     product(a, b, rows, inner, columns, false)
+}
+
+/// `A·B` in f64 (the float64 reference's layers: not exact, any order of summation), through
+/// dgemm in row blocks, in parallel above [`PARALLEL_THRESHOLD`]. Sizes as [`integer_product`].
+pub fn float_product(a: &[f64], b: &[f64], rows: usize, inner: usize, columns: usize) -> Vec<f64> {
+    let a = &a[..(rows * inner).min(a.len())];
+    let rows = a.len().checked_div(inner).unwrap_or(rows);
+    let mut out = vec![0f64; rows * columns];
+    let Ok(b) = ArrayView2::from_shape((inner, columns), b.get(..inner * columns).unwrap_or_default()) else {
+        return out;
+    };
+    if inner == 0 || columns == 0 {
+        return out;
+    }
+    let block = |(a_rows, out_rows): (&[f64], &mut [f64])| {
+        let block_rows = a_rows.len() / inner;
+        if let (Ok(a), Ok(mut view)) = (
+            ArrayView2::from_shape((block_rows, inner), a_rows),
+            ArrayViewMut2::from_shape((block_rows, columns), out_rows),
+        ) {
+            general_mat_mul(1.0, &a, &b, 0.0, &mut view);
+        }
+    };
+    if rows.saturating_mul(inner).saturating_mul(columns) >= PARALLEL_THRESHOLD {
+        a.par_chunks(ROW_BLOCK * inner).zip(out.par_chunks_mut(ROW_BLOCK * columns)).for_each(block);
+    } else {
+        a.chunks(ROW_BLOCK * inner).zip(out.chunks_mut(ROW_BLOCK * columns)).for_each(block);
+    }
+    out
 }
 
 fn max_abs(values: &[i64]) -> u128 {
@@ -156,6 +187,25 @@ mod tests {
                     "{rows}×{inner}×{columns}, {bound}"
                 );
                 assert_eq!(integer_product_sequential(&a, &b, rows, inner, columns), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn the_float_product_is_the_plain_loop_up_to_rounding() {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        for &(rows, inner, columns) in
+            &[(1, 1, 1), (3, 5, 7), (70, 129, 31), (97, 96, 40), (0, 3, 2), (2, 0, 3)]
+        {
+            let a: Vec<f64> = (0..rows * inner).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let b: Vec<f64> = (0..inner * columns).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let got = float_product(&a, &b, rows, inner, columns);
+            assert_eq!(got.len(), rows * columns);
+            for i in 0..rows {
+                for c in 0..columns {
+                    let expected: f64 = (0..inner).map(|j| a[i * inner + j] * b[j * columns + c]).sum();
+                    assert!((got[i * columns + c] - expected).abs() <= 1e-12 * (1.0 + expected.abs()));
+                }
             }
         }
     }

@@ -1172,15 +1172,10 @@ fn check_sizes(
 /// `X·W + b` in float64 (`rows × inputs` times `inputs × outputs`).
 fn affine(input: &[f64], rows: usize, inputs: usize, weights: &[f64], bias: &[f64]) -> Vec<f64> {
     let outputs = bias.len();
-    let mut out = vec![0.0; rows * outputs];
-    for i in 0..rows {
-        let row = &mut out[i * outputs..(i + 1) * outputs];
-        row.copy_from_slice(bias);
-        for j in 0..inputs {
-            let x = input[i * inputs + j];
-            for (o, w) in row.iter_mut().zip(&weights[j * outputs..(j + 1) * outputs]) {
-                *o += x * w;
-            }
+    let mut out = crate::integer_product::float_product(input, weights, rows, inputs, outputs);
+    for row in out.chunks_mut(outputs.max(1)) {
+        for (o, b) in row.iter_mut().zip(bias) {
+            *o += b;
         }
     }
     out

@@ -195,6 +195,11 @@ pub trait ProductMode: Sized + Clone + Debug + PartialEq + Eq + 'static {
 
     /// Proves `Σ_x g_i(x) = claims[i]` for every member (one sum-check for all).
     ///
+    /// The transcript must already determine the claims: in zero knowledge a claim is a
+    /// combination of commitments that is not absorbed again (each of its points absorbed when
+    /// it was sent or as part of the statement, or a public constant), so a claim chosen after
+    /// a challenge it influences would not be caught here.
+    ///
     /// # Errors
     /// [`ModeError::Sumcheck`] or [`ModeError::ZeroKnowledge`] naming `step`:
     /// lists of different lengths, an empty batch, an instance whose degree is not its shape's,
@@ -208,7 +213,8 @@ pub trait ProductMode: Sized + Clone + Debug + PartialEq + Eq + 'static {
     ) -> Proved<Self::ProductProof, Vec<ProductOutcome<Self::ProverValue>>>;
 
     /// Verifies [`ProductMode::prove_products`] for members of the given shapes and numbers of
-    /// variables. The caller must check every public factor against its closed form.
+    /// variables. The caller must check every public factor against its closed form, and the
+    /// transcript must already determine the claims (see [`ProductMode::prove_products`]).
     ///
     /// # Errors
     /// [`ModeError::Sumcheck`], [`ModeError::ZeroKnowledge`] or
