@@ -208,7 +208,7 @@ fn prove_writes_a_file_that_verify_accepts_without_inputs() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated", bytes[..bytes.len() - 7].to_vec(), "corrupt"),
         ("foreign", b"not a proof at all".to_vec(), "not a zkmha attention-layer proof file"),
-        ("version", [&bytes[..6], &[9, 0, 0, 0], &bytes[10..]].concat(), "file format version 9"),
+        ("version", [&bytes[..6], &[99, 0, 0, 0], &bytes[10..]].concat(), "file format version 99"),
     ];
     for (name, content, needle) in cases {
         let bad = dir.join(name);
@@ -293,8 +293,8 @@ fn prove_zk_writes_a_zero_knowledge_proof_that_verify_accepts() {
         ("truncated", bytes[..bytes.len() - 7].to_vec(), "corrupt"),
         (
             "version",
-            [&bytes[..6], &[9, 0, 0, 0], &bytes[10..]].concat(),
-            "zero-knowledge file format version 9",
+            [&bytes[..6], &[99, 0, 0, 0], &bytes[10..]].concat(),
+            "zero-knowledge file format version 99",
         ),
     ];
     for (name, content, needle) in cases {
