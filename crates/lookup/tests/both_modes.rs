@@ -292,6 +292,104 @@ fn malformed_proofs_get_typed_errors<M: TestMode>() {
     assert!(malformed(M::round(&cases, &|p| p.roots.clear())));
 }
 
+/// a row outside its table in a witness packed with others (one tree: sizes 3,3,3,2),
+/// and in each of two per-size trees (sizes 3, 0): every placement is rejected.
+fn rows_outside_their_tables_in_packed_witness_trees_are_rejected<M: TestMode>() {
+    let bad = |case: &mut Case, row: usize, bits: usize| {
+        // Replace row `row` by 2^bits (outside [0, 2^bits)), counting it as the old value still.
+        case.columns[0][row] = 1i64 << bits;
+    };
+    // One tree (32 leaves, 4 padding): a bad row in block 1 and in block 3 (the 2^2 one).
+    for which in [0usize, 1, 3] {
+        let mut rng = ChaCha20Rng::seed_from_u64(20 + which as u64);
+        let mut cases =
+            vec![range(4, 3, &mut rng), range(4, 3, &mut rng), range(5, 3, &mut rng), range(6, 2, &mut rng)];
+        assert_eq!(M::round(&cases, &|_| {}), Ok(()), "honest {which}");
+        let bits = [4, 4, 5, 6][which];
+        bad(&mut cases[which], 1, bits);
+        assert_eq!(M::round(&cases, &|_| {}), Err(M::false_lookup()), "one tree, block {which}");
+    }
+    // Per-size trees (8 + 2 leaves): bad rows in both trees at once (each tree copies the
+    // shared dictionary), and in each alone.
+    for mask in 1..4 {
+        let mut rng = ChaCha20Rng::seed_from_u64(30);
+        let mut cases = vec![range(4, 3, &mut rng), range(6, 0, &mut rng)];
+        if mask & 1 != 0 {
+            bad(&mut cases[0], 5, 4);
+        }
+        if mask & 2 != 0 {
+            bad(&mut cases[1], 0, 6);
+        }
+        assert_eq!(M::round(&cases, &|_| {}), Err(M::false_lookup()), "per size, mask {mask}");
+    }
+    // A row of another table of the batch (4 is a row of the 6-bit table, not of the 2-bit
+    // one), counted in that table's block.
+    let mut rng = ChaCha20Rng::seed_from_u64(31);
+    let mut cases = vec![range(6, 3, &mut rng), range(2, 3, &mut rng), range(2, 0, &mut rng)];
+    cases[1].columns[0][2] = 4; // a row of the 6-bit table, not of the 2-bit one
+    cases[0].counts[4] += 1; // counted in the 6-bit table's block
+    assert_eq!(M::round(&cases, &|_| {}), Err(M::false_lookup()));
+    // The witness padding's count moved to the prover's multiplicities (the pad row counted
+    // twice) or removed (one fewer): rejected in a one-tree layout with padding.
+    for delta in [-1i64, 1] {
+        let mut rng = ChaCha20Rng::seed_from_u64(32);
+        let mut cases =
+            vec![range(4, 3, &mut rng), range(4, 3, &mut rng), range(5, 3, &mut rng), range(6, 2, &mut rng)];
+        // pad group: the largest table block (6 bits, group 3) sits first in table tree 0.
+        cases[3].counts[0] += delta;
+        assert_eq!(M::round(&cases, &|_| {}), Err(M::false_lookup()), "pad delta {delta}");
+    }
+}
+
+/// one-row witnesses (2^0) alone and mixed with larger ones, honest and false.
+fn one_row_witnesses_packed_with_others<M: TestMode>() {
+    let mut rng = ChaCha20Rng::seed_from_u64(40);
+    for sizes in [vec![0usize, 0, 0], vec![0, 0], vec![1, 0, 0], vec![2, 0, 1, 0], vec![5, 0]] {
+        let cases: Vec<Case> = sizes.iter().map(|&n| range(3, n, &mut rng)).collect();
+        assert_eq!(M::round(&cases, &|_| {}), Ok(()), "{sizes:?}");
+        for bad in 0..sizes.len() {
+            let mut cases: Vec<Case> = sizes.iter().map(|&n| range(3, n, &mut rng)).collect();
+            cases[bad].columns[0][0] = 8;
+            assert_eq!(M::round(&cases, &|_| {}), Err(M::false_lookup()), "{sizes:?} bad {bad}");
+        }
+    }
+}
+
+/// lookups of equal size end at one witness point (one-tree and per-size layouts);
+/// the returned claims in the plain mode are the witnesses' MLEs at that point.
+fn lookups_of_equal_size_end_at_one_witness_point<M: TestMode>() {
+    if M::HIDING {
+        return;
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(50);
+    for sizes in
+        [vec![3usize, 3, 3, 2], vec![3, 0, 3, 0], vec![4, 1, 4, 1, 0], vec![2, 2, 2, 2, 2], vec![6, 3, 6, 3]]
+    {
+        let cases: Vec<Case> = sizes.iter().map(|&n| range(4, n, &mut rng)).collect();
+        let (proof, pclaims) = with_lookups(&cases, |l| {
+            prove_lookups::<Plain>(&mut (), l, &mut Transcript::new(DOMAIN)).unwrap()
+        });
+        let claims =
+            verify_lookups::<Plain>(&mut (), &statements(&cases), &proof, &mut Transcript::new(DOMAIN))
+                .unwrap();
+        assert_eq!(claims, pclaims);
+        for i in 0..sizes.len() {
+            let n = sizes[i];
+            assert_eq!(claims[i].witness_point.len(), n);
+            let v = DenseMultilinearExtension::from_i64(n, &cases[i].columns[0])
+                .unwrap()
+                .evaluate(&claims[i].witness_point)
+                .unwrap();
+            assert_eq!(claims[i].columns[0], v);
+            for j in 0..sizes.len() {
+                if sizes[j] == n {
+                    assert_eq!(claims[i].witness_point, claims[j].witness_point, "{sizes:?} {i} {j}");
+                }
+            }
+        }
+    }
+}
+
 macro_rules! in_both_modes {
     ($($test:ident),* $(,)?) => {
         mod plain {
@@ -304,6 +402,9 @@ macro_rules! in_both_modes {
 }
 
 in_both_modes!(
+    rows_outside_their_tables_in_packed_witness_trees_are_rejected,
+    one_row_witnesses_packed_with_others,
+    lookups_of_equal_size_end_at_one_witness_point,
     honest_batches_verify,
     a_value_outside_the_table_is_rejected,
     a_wrong_multiplicity_or_function_output_is_rejected,
