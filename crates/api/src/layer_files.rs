@@ -25,8 +25,9 @@ const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// instead of product proofs; 3: every final response absorbed, V's padding over its rows;
 /// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once;
 /// 6: each batch of lookups' tables in a few tagged trees; 7: its witnesses in one tree, or
-/// one per witness size, and a product's lone claim not absorbed again).
-const FILE_VERSION_ZK: u32 = 7;
+/// one per witness size, and a product's lone claim not absorbed again; 8: the softmax's
+/// lookups proven before the chain's steps, the layer's one batch).
+const FILE_VERSION_ZK: u32 = 8;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).
@@ -34,7 +35,8 @@ const FILE_VERSION_ZK: u32 = 7;
 /// 6: the one layer driver's proof, `LayerProof<Plain>`, and the lookups written once.
 /// 8: each batch of lookups' tables in a few tagged trees.
 /// 9: each batch of lookups' witnesses in one tree, or one per witness size.
-const FILE_VERSION: u32 = 9;
+/// 10: the softmax's lookups proven before the chain's steps, the layer's one batch.
+const FILE_VERSION: u32 = 10;
 
 /// A decoded attention-layer proof file: `zkmha prove --out` (plain) or `zkmha prove --zk
 /// --out` (zero-knowledge).

@@ -115,7 +115,9 @@ pub(crate) fn decode_header<T>(
 /// multiplicity value.
 /// 18: each batch of lookups proves its witnesses in one tree, or one per witness size; a
 /// zero-knowledge product's lone claim is not absorbed again (a combination, as in a batch).
-const FILE_VERSION: u32 = 18;
+/// 19: every lookup of a layer in one batch before any step (`zkmha_attention::lookup_batch`);
+/// the head's norm carries its own batch.
+const FILE_VERSION: u32 = 19;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

@@ -2,8 +2,8 @@
 //! model's config names it: BERT's `gelu`, GPT-2's `gelu_new`) and SiLU (Llama's SwiGLU gate).
 //! Like [`crate::rope`], it needs no claim on its output: it ties the committed `X` and `Y`
 //! together and hands claims on both (and on the multiplicities) to the caller's openings. One
-//! implementation for both modes ([`crate::mode`]); built for the whole-transformer issue, not
-//! yet wired into a block.
+//! implementation for both modes ([`crate::mode`]); in a block its lookup is one of the layer's
+//! batch ([`crate::lookup_batch`]), alone it is a batch of its own ([`prove_activation`]).
 //!
 //! ```text
 //! tensors    X, Y: ŝ × n̂ (index i·n̂ + j, MLE points [column ‖ row]), zero-padded
@@ -28,10 +28,11 @@
 
 use crate::AttentionError;
 use crate::common::check_tensor_sizes;
+use crate::lookup_batch::{LookupStatement, PreparedLookup, prove_lookup_parts};
 use crate::mode::Mode;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use zkmha_field::{Fr, One};
-use zkmha_lookup::{FunctionTable, Lookup, LookupClaims, LookupTable, LookupWitness, zk_lookup_schedule};
+use zkmha_lookup::{FunctionTable, LookupClaims, LookupTable, zk_lookup_schedule};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
@@ -256,9 +257,65 @@ fn claims<V: LinearValue>(
     })
 }
 
-/// Proves the activation of `witness` with its multiplicities ([`activation_multiplicities`];
-/// a cheating prover may pass others) in mode `M`. The caller has committed to and absorbed
-/// `X`, `Y` and the multiplicities.
+/// An activation's lookup, as the layer's batch states it ([`crate::lookup_batch`]).
+///
+/// # Errors
+/// As [`ActivationShape::validate`].
+pub fn activation_lookup_statements(
+    shape: &ActivationShape,
+) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    Ok(vec![LookupStatement::new(shape.table()?, shape.grid_vars())])
+}
+
+/// Prepares the activation's lookup of `witness` with its multiplicities
+/// ([`activation_multiplicities`]; a cheating prover may pass others) for the layer's batch.
+///
+/// # Errors
+/// Bad shapes or tensors.
+pub fn activation_lookups<'a>(
+    shape: &ActivationShape,
+    witness: &ActivationWitness,
+    multiplicities: &'a [i64],
+) -> Result<Vec<PreparedLookup<'a>>, AttentionError> {
+    let [statement] = <[LookupStatement<'static>; 1]>::try_from(activation_lookup_statements(shape)?)
+        .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+    check_tensor_sizes(&[
+        ("X", witness.input.len(), shape.rows, shape.width),
+        ("Y", witness.output.len(), shape.rows, shape.width),
+    ])?;
+    let shifted: Vec<i64> =
+        shape.pad(&witness.input).iter().map(|x| x.saturating_add(shape.offset())).collect();
+    let columns = std::sync::Arc::new([shifted, shape.pad(&witness.output)]);
+    let for_entry = std::sync::Arc::clone(&columns);
+    Ok(vec![PreparedLookup {
+        statement,
+        entry: Box::new(move |row, column| for_entry[usize::from(column != 0)][row]),
+        evaluate: Box::new(move |point| {
+            columns
+                .iter()
+                .map(|c| Ok(DenseMultilinearExtension::from_i64(point.len(), c)?.evaluate(point)?))
+                .collect()
+        }),
+        multiplicities,
+    }])
+}
+
+/// The activation's claims from its lookup's (the layer's batch, or its own: the activation
+/// sends nothing else); both sides call it.
+///
+/// # Errors
+/// [`AttentionError::CheckFailed`] for a lookup of the wrong structure.
+pub fn activation_claims<V: LinearValue>(
+    shape: &ActivationShape,
+    lookup_claims: Vec<LookupClaims<V>>,
+    one: &V,
+) -> Result<ActivationClaims<V>, AttentionError> {
+    claims(shape, lookup_claims, one)
+}
+
+/// Proves the activation of `witness` alone (its lookup a batch of its own) with its
+/// multiplicities ([`activation_multiplicities`]; a cheating prover may pass others) in mode
+/// `M`. The caller has committed to and absorbed `X`, `Y` and the multiplicities.
 ///
 /// # Errors
 /// Bad shapes or tensors, multiplicities of the wrong size, the lookup's errors.
@@ -269,27 +326,11 @@ pub fn prove_activation<M: Mode>(
     multiplicities: &[i64],
     transcript: &mut Transcript,
 ) -> Result<(ActivationProofOf<M>, ActivationClaims<M::ProverValue>), AttentionError> {
-    let table = shape.table()?;
-    check_tensor_sizes(&[
-        ("X", witness.input.len(), shape.rows, shape.width),
-        ("Y", witness.output.len(), shape.rows, shape.width),
-    ])?;
     shape.append_to_transcript(transcript);
-    let shifted: Vec<i64> =
-        shape.pad(&witness.input).iter().map(|x| x.saturating_add(shape.offset())).collect();
-    let output = shape.pad(&witness.output);
-    let entry = |row: usize, column: usize| if column == 0 { shifted[row] } else { output[row] };
-    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        let vars = point.len();
-        Ok(vec![
-            DenseMultilinearExtension::from_i64(vars, &shifted)?.evaluate(point)?,
-            DenseMultilinearExtension::from_i64(vars, &output)?.evaluate(point)?,
-        ])
-    };
-    let lookup_witness = LookupWitness { num_vars: shape.grid_vars(), entry: &entry, evaluate: &evaluate };
-    let lookups = [Lookup { table: &table, witness: &lookup_witness, multiplicities }];
-    let (lookup, lookup_claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
+    let lookups = activation_lookups(shape, witness, multiplicities)?;
+    let (lookup, mut lookup_claims) = prove_lookup_parts::<M>(prover, &[lookups], transcript)?;
     let one = M::prover_constant(prover, Fr::one());
+    let lookup_claims = lookup_claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?;
     Ok((ActivationProof { lookup }, claims(shape, lookup_claims, &one)?))
 }
 

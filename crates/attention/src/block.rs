@@ -55,9 +55,12 @@ use crate::commitment_layout::{layout_column_vars, table_column_vars};
 use crate::common::check_tensor_sizes;
 use crate::grouped_query::{SharedHeadsProofOf, prove_shared_heads, verify_shared_heads};
 use crate::layer::{LABEL_OUTPUT_POINT, ProverTimings, VerifierTimings, matrix_mle, witness_alongside_table};
+use crate::lookup_batch::{
+    LookupStatement, lookup_parts_zk_schedule, prove_lookup_parts, verify_lookup_parts,
+};
 use crate::mlp::{
-    MlpPolynomial, MlpProjection, MlpProof, MlpWitness, compute_mlp, mlp_polynomials, mlp_ranges, mlp_tables,
-    mlp_zk_schedule, prove_mlp, verify_mlp,
+    MlpInputs, MlpPolynomial, MlpProjection, MlpProof, MlpWitness, compute_mlp, mlp_lookup_statements,
+    mlp_polynomials, mlp_ranges, mlp_tables, mlp_zk_schedule, prove_mlp, verify_mlp,
 };
 use crate::mode::{Mode, ProverRng};
 use crate::model_layer::{BlockHalf, MlpTable};
@@ -66,23 +69,28 @@ use crate::model_layer::{
     integer_output, output_value, padded_tables, require_proven_softmax,
 };
 use crate::norm::{
-    NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_polynomial_vars,
-    norm_polynomials, norm_ranges, norm_tables, norm_zk_schedule, prove_norm, verify_norm,
+    NormClaims, NormProofOf, NormRanges, NormShape, NormWitness, compute_norm, norm_lookup_statements,
+    norm_lookups, norm_polynomial_vars, norm_polynomials, norm_ranges, norm_tables, norm_zk_schedule,
+    prove_norm, verify_norm,
 };
 use crate::projection::{
-    ProjectionClaims, ProjectionRanges, ProjectionWitness, ProjectionsProofOf, compute_projection, pad,
-    projection_ranges, projection_zk_schedule, prove_projections, verify_projections,
+    ProjectionClaims, ProjectionInputs, ProjectionRanges, ProjectionWitness, ProjectionsProofOf,
+    compute_projection, pad, projection_lookup_statements, projection_ranges, projection_zk_schedule,
+    prove_projections, verify_projections,
 };
 use crate::rope::{
-    RotaryClaims, RotaryProofOf, RotaryRanges, RotaryWitness, compute_rotation, prove_rotation,
-    rotation_ranges, rotation_zk_schedule, verify_rotation,
+    RotaryClaims, RotaryProofOf, RotaryRanges, RotaryWitness, RotationTables, compute_rotation,
+    prove_rotation, rotation_lookup_statements, rotation_ranges, rotation_zk_schedule, verify_rotation,
 };
-use crate::softmax::{SoftmaxProverData, softmax_column_tables, softmax_multiplicities, softmax_tables};
+use crate::softmax::{
+    SoftmaxLookupOutcome, SoftmaxProverData, softmax_column_tables, softmax_lookup_statements,
+    softmax_lookups, softmax_multiplicities, softmax_tables,
+};
 use crate::{AttentionError, AttentionInputs, MaskKind, Residual, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
 use zkmha_field::{Fr, One};
-use zkmha_lookup::LookupTable;
+use zkmha_lookup::{LookupProofOf, LookupTable};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::EvalClaim;
@@ -361,6 +369,54 @@ fn polynomial_layout(
     Ok((num_vars, table_column_vars(num_vars, layout)))
 }
 
+/// Every lookup of a block, the layer's one batch ([`crate::lookup_batch`]), in parts and in
+/// proof order: the norm from `H` to `X`, the MLP's norm and the MLP (its projections and its
+/// activation), the post-norm, the output norms, the QK-norms, the four projections, the two
+/// rotations, the softmax — each part as its sub-protocol states it.
+///
+/// # Errors
+/// As [`ModelShape::validate`], a softmax mode other than the proven one.
+pub fn block_lookup_statements(
+    shape: &ModelShape,
+    softmax: SoftmaxMode,
+) -> Result<Vec<Vec<LookupStatement<'static>>>, AttentionError> {
+    shape.validate()?;
+    let SoftmaxMode::Exponential(params) = softmax else {
+        return Err(AttentionError::CheckFailed { step: "softmax mode" });
+    };
+    let a = &shape.attention;
+    let mut parts = Vec::new();
+    if let Some(norm) = shape.norm_shape() {
+        parts.push(norm_lookup_statements(&norm)?);
+    }
+    if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
+        parts.push(norm_lookup_statements(&norm)?);
+        parts.push(mlp_lookup_statements(&mlp)?);
+    }
+    if let Some(norm) = shape.post_norm_shape() {
+        parts.push(norm_lookup_statements(&norm)?);
+    }
+    for half in BlockHalf::BOTH {
+        if let Some(norm) = shape.output_norm_shape(half) {
+            parts.push(norm_lookup_statements(&norm)?);
+        }
+    }
+    for p in 0..2 {
+        if let Some(norm) = shape.query_key_norm_shape(p) {
+            parts.push(norm_lookup_statements(&norm)?);
+        }
+    }
+    parts.push(projection_lookup_statements(&shape.projections())?);
+    if let Some(rotary) = shape.rotary {
+        let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
+        for _ in 0..2 {
+            parts.push(rotation_lookup_statements(&rotation)?);
+        }
+    }
+    parts.push(softmax_lookup_statements(a, &params)?);
+    Ok(parts)
+}
+
 /// Every masked sum-check of a zero-knowledge block proof, in proof order: the first norm's,
 /// the second norm's and the MLP's (when proven), the projections', the rotations', the
 /// attention's steps', the final opening's (which depends on the output's kind: a committed
@@ -376,10 +432,10 @@ pub fn block_zk_schedule(
 ) -> Result<MaskSchedule, AttentionError> {
     shape.validate()?;
     let a = &shape.attention;
-    let mut schedule = match shape.norm_shape() {
-        Some(norm) => norm_zk_schedule(&norm)?,
-        None => Vec::new(),
-    };
+    let mut schedule = lookup_parts_zk_schedule(&block_lookup_statements(shape, softmax)?);
+    if let Some(norm) = shape.norm_shape() {
+        schedule.extend(norm_zk_schedule(&norm)?);
+    }
     if let (Some(norm), Some(mlp)) = (shape.mlp_norm_shape(), shape.mlp_shape()) {
         schedule.extend(norm_zk_schedule(&norm)?);
         schedule.extend(mlp_zk_schedule(&mlp)?);
@@ -474,6 +530,8 @@ pub struct ModelBlockProof<M: Mode> {
     pub commitments: Vec<HyraxCommitment>,
     /// The mode's session (zero knowledge: the masks' commitment).
     pub session: M::SessionCommitment,
+    /// Every lookup of the layer in one batch ([`block_lookup_statements`]).
+    pub lookups: LookupProofOf<M>,
     /// The norm from `H` to `X`, when the shape proves it.
     pub norm: Option<NormProofOf<M>>,
     /// The norm from `Z` to `X₂` and the MLP, when the shape proves them.
@@ -1712,9 +1770,56 @@ fn prove_block_with_claims<M: Mode>(
     let (mut session, session_commitment) =
         M::start_prover(params, &|| block_zk_schedule(shape, softmax, output_kind), t, rng)?;
     let mut prover = M::prover(params, &mut session, rng);
+    // Every lookup of the layer in one batch, before any step (block_lookup_statements order).
+    let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
+    let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
+    let projection_inputs = ProjectionInputs::new(&projections, &witness_refs, &range_refs)?;
+    let mlp_inputs = match &feed_forward {
+        Some(f) => Some(MlpInputs::new(&f.mlp, &f.mlp_witness, &f.mlp_ranges)?),
+        None => None,
+    };
+    let rotation_tables = match &rotation_shape {
+        Some(rotation) => rotation_witnesses
+            .iter()
+            .map(|w| RotationTables::new(rotation, w))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let (lookups, mut lookup_claims, softmax_block_values) = {
+        let mut parts = Vec::new();
+        if let Some((norm, witness, ranges)) = &norm_data {
+            parts.push(norm_lookups(norm, witness, ranges)?);
+        }
+        if let (Some(f), Some(mlp)) = (&feed_forward, &mlp_inputs) {
+            parts.push(norm_lookups(&f.norm, &f.norm_witness, &f.norm_ranges)?);
+            parts.push(mlp.lookups(&f.mlp)?);
+            if let Some(n) = &f.post_norm {
+                parts.push(norm_lookups(&n.shape, &n.witness, &n.ranges)?);
+            }
+        }
+        for (_, data) in output_norm_sources {
+            if let Some(n) = data {
+                parts.push(norm_lookups(&n.shape, &n.witness, &n.ranges)?);
+            }
+        }
+        for n in &query_key_norms {
+            parts.push(norm_lookups(&n.shape, &n.witness, &n.ranges)?);
+        }
+        parts.push(projection_inputs.lookups()?);
+        if let Some(rotation) = &rotation_shape {
+            for (tables, r) in rotation_tables.iter().zip(&rotation_ranges_data) {
+                parts.push(tables.lookups(rotation, r)?);
+            }
+        }
+        let (softmax_parts, block_values) = softmax_lookups(a, &softmax_params, &softmax_data)?;
+        parts.push(softmax_parts);
+        let (proof, claims) = prove_lookup_parts::<M>(&mut prover, &parts, t)?;
+        (proof, claims.into_iter(), block_values)
+    };
+    let mut next_claims = || lookup_claims.next().ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS });
     let (norm_proof, norm_claims) = match &norm_data {
         Some((norm, witness, ranges)) => {
-            let (proof, claims) = prove_norm::<M>(&mut prover, norm, witness, ranges, t)?;
+            let (proof, claims) = prove_norm::<M>(&mut prover, norm, witness, ranges, next_claims()?, t)?;
             (Some(proof), norm_block_claims(claims, &NormKeys::attention(shape))?)
         }
         None => (None, Vec::new()),
@@ -1722,8 +1827,9 @@ fn prove_block_with_claims<M: Mode>(
     let (feed_forward_proofs, feed_forward_claims) = match &feed_forward {
         Some(f) => {
             let (norm, norm_claims) =
-                prove_norm::<M>(&mut prover, &f.norm, &f.norm_witness, &f.norm_ranges, t)?;
-            let (mlp, mlp_claims) = prove_mlp::<M>(&mut prover, &f.mlp, &f.mlp_witness, &f.mlp_ranges, t)?;
+                prove_norm::<M>(&mut prover, &f.norm, &f.norm_witness, &f.norm_ranges, next_claims()?, t)?;
+            let mlp_inputs = mlp_inputs.as_ref().ok_or(AttentionError::CheckFailed { step: STEP_CLAIMS })?;
+            let (mlp, mlp_claims) = prove_mlp::<M>(&mut prover, &f.mlp, mlp_inputs, next_claims()?, t)?;
             let mut keyed = norm_block_claims(norm_claims, &NormKeys::mlp(shape)?)?;
             keyed.extend(mlp_block_claims(shape, mlp_claims)?);
             (Some((norm, mlp)), keyed)
@@ -1732,7 +1838,8 @@ fn prove_block_with_claims<M: Mode>(
     };
     let (post_norm_proof, post_norm_claims) = match feed_forward.as_ref().and_then(|f| f.post_norm.as_ref()) {
         Some(n) => {
-            let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+            let (proof, claims) =
+                prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, next_claims()?, t)?;
             let mut keyed = norm_block_claims(claims, &NormKeys::post(shape)?)?;
             let public_output = match ends.output {
                 Some(_) => None,
@@ -1751,7 +1858,8 @@ fn prove_block_with_claims<M: Mode>(
     let mut output_norm_claims = Vec::new();
     for (half, data) in output_norm_sources {
         if let Some(n) = data {
-            let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+            let (proof, claims) =
+                prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, next_claims()?, t)?;
             output_norm_claims.extend(norm_block_claims(claims, &NormKeys::output(shape, half)?)?);
             match half {
                 BlockHalf::Attention => output_norm_proofs.attention = Some(proof),
@@ -1761,7 +1869,8 @@ fn prove_block_with_claims<M: Mode>(
     }
     let mut query_key_norm_proofs = Vec::with_capacity(query_key_norms.len());
     for (p, n) in query_key_norms.iter().enumerate() {
-        let (proof, claims) = prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, t)?;
+        let (proof, claims) =
+            prove_norm::<M>(&mut prover, &n.shape, &n.witness, &n.ranges, next_claims()?, t)?;
         output_norm_claims.extend(norm_block_claims(claims, &NormKeys::query_key(shape, p)?)?);
         query_key_norm_proofs.push(proof);
     }
@@ -1842,11 +1951,9 @@ fn prove_block_with_claims<M: Mode>(
         }
         false => (None, public_value.plus_scaled(-Fr::one(), &alpha_held), Vec::new()),
     };
-    let witness_refs: Vec<&ProjectionWitness> = witnesses.iter().collect();
-    let range_refs: Vec<&ProjectionRanges> = ranges.iter().collect();
     let (projection_proofs, mut claims) =
-        prove_projections::<M>(&mut prover, &projections, &witness_refs, &range_refs, t)?;
-    drop(witness_refs);
+        prove_projections::<M>(&mut prover, &projection_inputs, next_claims()?, t)?;
+    drop(projection_inputs);
     let mut shared_heads = Vec::new();
     if shape.is_grouped() {
         // W_k, b_k, W_v, b_v: the expanded tables' claims become claims on the committed ones.
@@ -1862,8 +1969,8 @@ fn prove_block_with_claims<M: Mode>(
     let mut rotations = Vec::with_capacity(2);
     let mut rotation_claims = Vec::with_capacity(2);
     if let Some(rotation) = &rotation_shape {
-        for (w, range_data) in rotation_witnesses.iter().zip(&rotation_ranges_data) {
-            let (p, c) = prove_rotation::<M>(&mut prover, rotation, w, range_data, t)?;
+        for rotation_table in &rotation_tables {
+            let (p, c) = prove_rotation::<M>(&mut prover, rotation, rotation_table, next_claims()?, t)?;
             rotations.push(p);
             rotation_claims.push(c);
         }
@@ -1883,7 +1990,10 @@ fn prove_block_with_claims<M: Mode>(
         mask,
         softmax,
         &mut witness,
-        Some(&mut softmax_data),
+        Some((
+            &mut softmax_data,
+            SoftmaxLookupOutcome { claims: next_claims()?, block_values: softmax_block_values },
+        )),
         &output_claim,
         t,
         &mut timings,
@@ -1933,6 +2043,7 @@ fn prove_block_with_claims<M: Mode>(
         version: crate::PROOF_FORMAT_VERSION,
         commitments,
         session: session_commitment,
+        lookups,
         norm: norm_proof,
         feed_forward: match (feed_forward_proofs, middle_sent) {
             (Some((norm, mlp)), Some(middle_value)) => Some(FeedForwardProof { norm, mlp, middle_value }),
@@ -2033,17 +2144,22 @@ pub(crate) fn verify_block_pending<M: Mode>(
     let mut session =
         M::start_verifier(&|| block_zk_schedule(shape, softmax, output_kind), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
+    let lookup_statements = block_lookup_statements(shape, softmax)?;
+    let mut lookup_claims =
+        verify_lookup_parts::<M>(&mut verifier, &lookup_statements, &proof.lookups, t)?.into_iter();
+    let mut next_claims = || lookup_claims.next().ok_or(AttentionError::CheckFailed { step: STEP_SHAPE });
     let norm_claims = match (shape.norm_shape(), &proof.norm) {
-        (Some(norm), Some(p)) => {
-            norm_block_claims(verify_norm::<M>(&mut verifier, &norm, p, t)?, &NormKeys::attention(shape))?
-        }
+        (Some(norm), Some(p)) => norm_block_claims(
+            verify_norm::<M>(&mut verifier, &norm, p, next_claims()?, t)?,
+            &NormKeys::attention(shape),
+        )?,
         (None, None) => Vec::new(),
         _ => return Err(shape_error),
     };
     let feed_forward_claims = match (shape.mlp_norm_shape(), shape.mlp_shape(), &proof.feed_forward) {
         (Some(norm), Some(mlp), Some(p)) => {
-            let norm_claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, t)?;
-            let mlp_claims = verify_mlp::<M>(&mut verifier, &mlp, &p.mlp, t)?;
+            let norm_claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, next_claims()?, t)?;
+            let mlp_claims = verify_mlp::<M>(&mut verifier, &mlp, &p.mlp, next_claims()?, t)?;
             let mut keyed = norm_block_claims(norm_claims, &NormKeys::mlp(shape)?)?;
             keyed.extend(mlp_block_claims(shape, mlp_claims)?);
             keyed
@@ -2053,7 +2169,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
     };
     let post_norm_claims = match (shape.post_norm_shape(), &proof.post_norm) {
         (Some(norm), Some(p)) => {
-            let claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, t)?;
+            let claims = verify_norm::<M>(&mut verifier, &norm, &p.norm, next_claims()?, t)?;
             let mut keyed = norm_block_claims(claims, &NormKeys::post(shape)?)?;
             match (&statement.output, &p.public_output) {
                 (LayerOutput::Public(output), Some(zero)) => {
@@ -2076,7 +2192,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
     for half in BlockHalf::BOTH {
         match (shape.output_norm_shape(half), proof.output_norms.of(half)) {
             (Some(norm), Some(p)) => {
-                let claims = verify_norm::<M>(&mut verifier, &norm, p, t)?;
+                let claims = verify_norm::<M>(&mut verifier, &norm, p, next_claims()?, t)?;
                 output_norm_claims.extend(norm_block_claims(claims, &NormKeys::output(shape, half)?)?);
             }
             (None, None) => {}
@@ -2085,7 +2201,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
     }
     for (p, norm_proof) in proof.query_key_norms.iter().enumerate() {
         let norm = shape.query_key_norm_shape(p).ok_or(shape_error.clone())?;
-        let claims = verify_norm::<M>(&mut verifier, &norm, norm_proof, t)?;
+        let claims = verify_norm::<M>(&mut verifier, &norm, norm_proof, next_claims()?, t)?;
         output_norm_claims.extend(norm_block_claims(claims, &NormKeys::query_key(shape, p)?)?);
     }
     let model_vars = shape.table_vars().first().copied().unwrap_or(0);
@@ -2136,7 +2252,8 @@ pub(crate) fn verify_block_pending<M: Mode>(
         None => (public_value.plus_scaled(-Fr::one(), &alpha), Vec::new()),
     };
     let projections = shape.projections();
-    let mut claims = verify_projections::<M>(&mut verifier, &projections, &proof.projections, t)?;
+    let mut claims =
+        verify_projections::<M>(&mut verifier, &projections, &proof.projections, next_claims()?, t)?;
     if shape.is_grouped() {
         for (k, (reduction, p)) in shape.shared_heads().iter().zip(&proof.shared_heads).enumerate() {
             let c = claims.get_mut(1 + k / 2).ok_or(AttentionError::CheckFailed { step: "shared heads" })?;
@@ -2148,7 +2265,7 @@ pub(crate) fn verify_block_pending<M: Mode>(
     if let Some(rotary) = shape.rotary {
         let rotation = rotary.shape(a.seq_len, a.heads, a.head_dim);
         for p in &proof.rotations {
-            rotation_claims.push(verify_rotation::<M>(&mut verifier, &rotation, p, t)?);
+            rotation_claims.push(verify_rotation::<M>(&mut verifier, &rotation, p, next_claims()?, t)?);
         }
     }
     let point = t.challenge_fields(LABEL_OUTPUT_POINT, a.value_model_vars() + a.seq_vars());
@@ -2163,8 +2280,12 @@ pub(crate) fn verify_block_pending<M: Mode>(
         softmax,
         &output_claim,
         &proof.attention,
+        next_claims()?,
         t,
     )?;
+    if next_claims().is_ok() {
+        return Err(shape_error);
+    }
     let keyed = block_claims(
         shape,
         &claims,

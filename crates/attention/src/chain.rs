@@ -23,12 +23,14 @@ use crate::mode::Mode;
 use crate::padding::{InputClaims, PaddingProof, prove_padding, verify_padding};
 use crate::qk::{QkProof, prove_qk, verify_qk};
 use crate::softmax::{
-    ExponentialSoftmaxProofOf, SlotOutput, SoftmaxProverData, SoftmaxSlotProof, prove_slot, verify_slot,
+    ExponentialSoftmaxProofOf, SlotOutput, SoftmaxLookupOutcome, SoftmaxProverData, SoftmaxSlotProof,
+    prove_slot, verify_slot,
 };
 use crate::unpadding::{UnpaddingProof, prove_unpadding, verify_unpadding};
 use crate::{AttentionError, AttentionShape, AttentionWitness, MaskKind, ProverTimings, SoftmaxMode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::Instant;
+use zkmha_lookup::LookupClaims;
 use zkmha_pcs::OpeningClaim;
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
@@ -118,7 +120,8 @@ pub(crate) fn opening_claims<K: PartialEq, V>(
     Ok(claims)
 }
 
-/// The `(variables, degree)` of the steps' masked sum-checks in zero knowledge, in proof order.
+/// The `(variables, degree)` of the steps' masked sum-checks in zero knowledge, in proof order
+/// (the softmax's lookups are the layer's batch's).
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] for softmax parameters out of range.
@@ -140,8 +143,9 @@ pub fn chain_zk_schedule(
 }
 
 /// Runs the steps in mode `M` from `output` (a claim on `O`) back to the inputs. The proven
-/// softmax reads `softmax_data`, whose commitments the caller has absorbed; the witness's
-/// scores are taken (the masking consumes them).
+/// softmax reads `softmax_data`, whose commitments the caller has absorbed, with its lookups'
+/// outcome (the layer's batch, `crate::softmax::softmax_lookups`); the witness's scores are
+/// taken (the masking consumes them).
 ///
 /// # Errors
 /// A softmax mode without its data, and the steps' errors.
@@ -152,12 +156,16 @@ pub fn prove_chain_steps<M: Mode>(
     mask: MaskKind,
     softmax_mode: SoftmaxMode,
     witness: &mut AttentionWitness,
-    mut softmax_data: Option<&mut SoftmaxProverData>,
+    softmax: Option<(&mut SoftmaxProverData, SoftmaxLookupOutcome<M::ProverValue>)>,
     output: &EvalClaim<M::ProverValue>,
     transcript: &mut Transcript,
     timings: &mut ProverTimings,
 ) -> Result<(ChainProofOf<M>, ChainClaims<M::ProverValue>), AttentionError> {
     let start = Instant::now();
+    let (mut softmax_data, softmax_lookups) = match softmax {
+        Some((data, lookups)) => (Some(data), Some(lookups)),
+        None => (None, None),
+    };
     let (unpadding, output_hat) =
         prove_unpadding::<M>(prover, shape, &witness.output_hat, output, transcript)?;
     timings.unpadding = start.elapsed();
@@ -180,7 +188,7 @@ pub fn prove_chain_steps<M: Mode>(
         shape,
         mask,
         &av.attention,
-        softmax_data.as_deref(),
+        softmax_data.as_deref().zip(softmax_lookups),
         transcript,
     )?;
     timings.softmax = start.elapsed();
@@ -212,14 +220,16 @@ pub fn prove_chain_steps<M: Mode>(
     Ok((proof, ChainClaims { inputs, softmax: slot.opening_claims }))
 }
 
-/// Verifies [`prove_chain_steps`] from `output` (a claim on `O`); returns the claims the
-/// caller must discharge by its final opening. The caller has validated and absorbed the
-/// softmax's commitments.
+/// Verifies [`prove_chain_steps`] from `output` (a claim on `O`) and the proven softmax's
+/// lookup claims (the layer's batch; none for the identity); returns the claims the caller
+/// must discharge by its final opening. The caller has validated and absorbed the softmax's
+/// commitments.
 ///
 /// # Errors
 /// A proof of the other softmax mode ([`AttentionError::CheckFailed`], `"masking"`), and the
 /// steps' errors (in zero knowledge the group equations are left in the deferred checks).
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_chain_steps<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
@@ -227,11 +237,12 @@ pub fn verify_chain_steps<M: Mode>(
     softmax_mode: SoftmaxMode,
     output: &EvalClaim<M::Value>,
     proof: &ChainProofOf<M>,
+    softmax_lookups: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<ChainClaims<M::Value>, AttentionError> {
     let output_hat = verify_unpadding::<M>(verifier, shape, output, &proof.unpadding, transcript)?;
     let av = verify_attention_values::<M>(verifier, shape, &output_hat, &proof.attention_values, transcript)?;
-    let exponential = proof.softmax.exponential.as_ref();
+    let exponential = proof.softmax.exponential.as_ref().map(|p| (p, softmax_lookups));
     let (slot, softmax) =
         verify_slot::<M>(verifier, softmax_mode, shape, mask, &av.attention, exponential, transcript)?;
     let scores = match (slot, &proof.masking) {

@@ -15,7 +15,7 @@
 //! statement  the norm's shape, the table's shape, P, C(T), C(H), C(γ), C(β), L — absorbed
 //!            first, then the proof's commitments: Y, the norm's digit stack G, R_hi, X_hi and
 //!            multiplicities
-//! proof      the norm (crate::norm::prove_norm): claims on H, Y, γ, β, G, R_hi, X_hi, ...
+//! proof      the norm (crate::norm::prove_norm_alone: its lookups, then its steps): claims on H, Y, γ, β, G, R_hi, X_hi, ...
 //!            r_v ← F^(log V̂), r_p ← F^(log P̂);  the verifier computes L̃(r_v ‖ r_p) itself
 //!            Σ_g A(g)·Y(g)·W(g) = L̃(r_v ‖ r_p)    over the norm's grid g = (c, i), degree 3
 //!              A(c, i) = a(i) = Σ_p eq(r_p, p)·[P_p = i]      public (Ã(ρ) = Σ_p eq(r_p, p)·eq(ρ_i, P_p))
@@ -50,8 +50,9 @@ use crate::common::check_tensor_sizes;
 use crate::embedding::EmbeddingShape;
 use crate::mode::{Mode, ProverRng, product_of, prove_dense, verify_single};
 use crate::norm::{
-    NormPolynomial, NormProofOf, NormShape, NormWitness, claim_on_grid, compute_norm, norm_polynomial_vars,
-    norm_polynomials, norm_ranges, norm_tables, norm_zk_schedule, prove_norm, verify_norm,
+    NormAloneProofOf, NormPolynomial, NormShape, NormWitness, claim_on_grid, compute_norm,
+    norm_alone_zk_schedule, norm_polynomial_vars, norm_polynomials, norm_ranges, norm_tables,
+    prove_norm_alone, verify_norm_alone,
 };
 use crate::projection::pad;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
@@ -361,8 +362,8 @@ pub struct HeadProof<M: Mode> {
     pub commitments: Vec<HyraxCommitment>,
     /// The session's opening (the masks' commitment in zero knowledge).
     pub session: M::SessionCommitment,
-    /// The final norm.
-    pub norm: NormProofOf<M>,
+    /// The final norm (its lookups a batch of their own).
+    pub norm: NormAloneProofOf<M>,
     /// The logits' sum-check.
     pub logits: M::ProductProof,
     /// The opening of every claim.
@@ -379,7 +380,7 @@ fn logits_sum() -> Result<ZkProductShape, AttentionError> {
 /// The masks a head proof uses (zero knowledge): the norm's, the logits' sum-check, the
 /// opening.
 fn schedule(statement: &HeadStatement) -> Result<MaskSchedule, AttentionError> {
-    let mut schedule = norm_zk_schedule(&statement.norm)?;
+    let mut schedule = norm_alone_zk_schedule(&statement.norm)?;
     schedule.push((statement.norm.grid_vars(), 3));
     let sizes =
         statement.polynomials().into_iter().map(|p| statement.vars(p)).collect::<Result<Vec<_>, _>>()?;
@@ -595,7 +596,7 @@ pub(crate) fn prove_unchecked<M: Mode>(
     let t = &mut transcript;
     let (mut session, session_commitment) = M::start_prover(params, &|| schedule(statement), t, rng)?;
     let mut prover = M::prover(params, &mut session, rng);
-    let (norm_proof, norm_claims) = prove_norm::<M>(&mut prover, norm, &witness, &ranges, t)?;
+    let (norm_proof, norm_claims) = prove_norm_alone::<M>(&mut prover, norm, &witness, &ranges, t)?;
 
     // The logits.
     let r_v = t.challenge_fields(LABEL_VOCABULARY_POINT, statement.vocabulary_vars());
@@ -749,7 +750,7 @@ pub fn verify_head<M: Mode>(
     let t = &mut transcript;
     let mut session = M::start_verifier(&|| schedule(statement), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
-    let norm_claims = verify_norm::<M>(&mut verifier, norm, &proof.norm, t)?;
+    let norm_claims = verify_norm_alone::<M>(&mut verifier, norm, &proof.norm, t)?;
 
     let r_v = t.challenge_fields(LABEL_VOCABULARY_POINT, statement.vocabulary_vars());
     let r_p = t.challenge_fields(LABEL_POSITION_POINT, statement.position_vars());

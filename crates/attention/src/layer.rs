@@ -29,16 +29,18 @@ use crate::chain::{
 };
 use crate::commitment_layout::{layout_column_vars, zk_layout_column_vars};
 use crate::committed::InputCommitments;
+use crate::lookup_batch::{lookup_parts_zk_schedule, prove_lookup_parts, verify_lookup_parts};
 use crate::mode::{Mode, Plain, ProverRng};
 use crate::softmax::{
-    SoftmaxCommitments, SoftmaxMode, SoftmaxProverData, SoftmaxStageTimings, commit_softmax_with,
-    softmax_column_tables, softmax_commitment_list, softmax_multiplicities, softmax_tables, tensor_vars,
+    SoftmaxCommitments, SoftmaxLookupOutcome, SoftmaxMode, SoftmaxProverData, SoftmaxStageTimings,
+    commit_softmax_with, softmax_column_tables, softmax_commitment_list, softmax_lookup_statements,
+    softmax_lookups, softmax_multiplicities, softmax_tables, tensor_vars,
 };
 use crate::{AttentionError, AttentionInputs, AttentionShape, MaskKind, compute_witness_for_mode};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::time::{Duration, Instant};
 use zkmha_field::{Fr, One};
-use zkmha_lookup::LookupTable;
+use zkmha_lookup::{LookupProofOf, LookupTable};
 use zkmha_mle::DenseMultilinearExtension;
 use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
 use zkmha_sumcheck::EvalClaim;
@@ -46,7 +48,7 @@ use zkmha_transcript::Transcript;
 use zkmha_zk::{LinearValue, MaskSchedule, zk_multi_opening_schedule};
 
 /// The proof format this code writes and reads.
-pub const PROOF_FORMAT_VERSION: u32 = 14;
+pub const PROOF_FORMAT_VERSION: u32 = 15;
 
 pub(crate) const DOMAIN: &[u8] = b"attention-layer";
 const LABEL_MODE: &[u8] = b"attention/statement/mode";
@@ -154,6 +156,8 @@ pub struct LayerProof<M: Mode> {
     pub softmax_commitments: Option<SoftmaxCommitments>,
     /// What opens the mode's session (zero knowledge: the masks' commitment).
     pub session: M::SessionCommitment,
+    /// The proven softmax's lookups, the layer's one batch (`crate::lookup_batch`).
+    pub softmax_lookups: Option<LookupProofOf<M>>,
     /// The chain's steps, from the output back to the inputs.
     pub chain: ChainProofOf<M>,
     /// Public inputs: that the input claims are the inputs' evaluations.
@@ -204,7 +208,8 @@ fn opened_sizes(
 }
 
 /// The `(variables, degree)` of every zero-knowledge sum-check of a layer, in proof order: the
-/// chain's, then the final opening's (when anything is committed).
+/// proven softmax's lookup batch, the chain's, then the final opening's (when anything is
+/// committed).
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] for softmax parameters out of range.
@@ -213,7 +218,13 @@ pub fn layer_zk_schedule(
     softmax: SoftmaxMode,
     committed_inputs: bool,
 ) -> Result<MaskSchedule, AttentionError> {
-    let mut schedule = chain_zk_schedule(shape, softmax)?;
+    let mut schedule = match softmax {
+        SoftmaxMode::Exponential(params) => {
+            lookup_parts_zk_schedule(&[softmax_lookup_statements(shape, &params)?])
+        }
+        SoftmaxMode::Identity => Vec::new(),
+    };
+    schedule.extend(chain_zk_schedule(shape, softmax)?);
     let sizes = opened_sizes(shape, softmax, committed_inputs)?;
     if !sizes.is_empty() {
         schedule.push(zk_multi_opening_schedule(&sizes));
@@ -362,6 +373,16 @@ pub(crate) fn prove_layer_with<M: Mode>(
     let (mut session, session_commitment) =
         M::start_prover(params, &|| layer_zk_schedule(shape, softmax, committed_inputs), t, rng)?;
     let mut prover = M::prover(params, &mut session, rng);
+    // The softmax's lookups: the layer's one batch.
+    let (softmax_lookups, softmax_outcome) = match &softmax_data {
+        Some((softmax_params, _, _, data)) => {
+            let (prepared, block_values) = softmax_lookups(shape, softmax_params, data)?;
+            let (proof, mut claims) = prove_lookup_parts::<M>(&mut prover, &[prepared], t)?;
+            let claims = claims.pop().ok_or(AttentionError::CheckFailed { step: STEP_SOFTMAX_MODE })?;
+            (Some(proof), Some(SoftmaxLookupOutcome { claims, block_values }))
+        }
+        None => (None, None),
+    };
     let point = output_point(shape, t);
     let value = matrix_mle(shape.seq_len, shape.value_model_width(), &witness.output)?.evaluate(&point)?;
     let output_claim = EvalClaim { point, value: M::prover_constant(&prover, value) };
@@ -373,7 +394,7 @@ pub(crate) fn prove_layer_with<M: Mode>(
         mask,
         softmax,
         witness,
-        softmax_data.as_mut().map(|(_, _, _, data)| data),
+        softmax_data.as_mut().map(|(_, _, _, data)| data).zip(softmax_outcome),
         &output_claim,
         t,
         timings,
@@ -432,6 +453,7 @@ pub(crate) fn prove_layer_with<M: Mode>(
         version: PROOF_FORMAT_VERSION,
         softmax_commitments: softmax_data.map(|(_, commitments, _, _)| commitments),
         session: session_commitment,
+        softmax_lookups,
         chain,
         public_inputs,
         openings,
@@ -487,6 +509,15 @@ pub(crate) fn verify_layer_steps<M: Mode>(
     let mut session =
         M::start_verifier(&|| layer_zk_schedule(shape, softmax, committed_inputs), &proof.session, t)?;
     let mut verifier = M::verifier(params, &mut session);
+    let softmax_claims = match (softmax, &proof.softmax_lookups) {
+        (SoftmaxMode::Exponential(p), Some(lookups)) => {
+            let statements = [softmax_lookup_statements(shape, &p)?];
+            let mut claims = verify_lookup_parts::<M>(&mut verifier, &statements, lookups, t)?;
+            claims.pop().ok_or(AttentionError::CheckFailed { step: STEP_SOFTMAX_MODE })?
+        }
+        (SoftmaxMode::Identity, None) => Vec::new(),
+        _ => return Err(AttentionError::CheckFailed { step: STEP_SOFTMAX_MODE }),
+    };
     let point = output_point(shape, t);
     timings.protocol += start.elapsed();
     let start = Instant::now();
@@ -495,8 +526,16 @@ pub(crate) fn verify_layer_steps<M: Mode>(
     timings.public_evaluations += start.elapsed();
 
     let start = Instant::now();
-    let chain_claims =
-        verify_chain_steps::<M>(&mut verifier, shape, mask, softmax, &output_claim, &proof.chain, t)?;
+    let chain_claims = verify_chain_steps::<M>(
+        &mut verifier,
+        shape,
+        mask,
+        softmax,
+        &output_claim,
+        &proof.chain,
+        softmax_claims,
+        t,
+    )?;
     timings.protocol += start.elapsed();
     match (inputs, &proof.public_inputs) {
         (LayerInputs::Public(x), Some(zero)) => {

@@ -25,6 +25,7 @@ pub mod head;
 pub mod integer_product;
 pub mod layer;
 pub mod layer_chain;
+pub mod lookup_batch;
 pub mod masking;
 pub mod mlp;
 pub mod mode;

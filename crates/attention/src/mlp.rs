@@ -46,21 +46,26 @@
 
 use crate::AttentionError;
 use crate::activation::{
-    Activation, ActivationClaims, ActivationProofOf, ActivationShape, ActivationWitness,
-    activation_multiplicities, activation_zk_schedule, compute_activation, prove_activation,
-    verify_activation,
+    Activation, ActivationClaims, ActivationShape, ActivationWitness, activation_claims,
+    activation_lookup_statements, activation_lookups, activation_multiplicities, compute_activation,
 };
 use crate::hadamard::{
     HadamardClaims, HadamardProofOf, HadamardShape, HadamardWitness, compute_hadamard, hadamard_zk_schedule,
     prove_hadamard, verify_hadamard,
 };
+use crate::lookup_batch::{
+    Alone, AloneProof, LookupStatement, PreparedLookup, lookup_parts_zk_schedule, prove_alone, verify_alone,
+};
 use crate::mode::Mode;
 use crate::norm::BlockNorm;
 use crate::projection::{
-    ProjectionClaims, ProjectionRanges, ProjectionShape, ProjectionWitness, ProjectionsProofOf,
-    compute_projection, projection_ranges, projection_zk_schedule, prove_projections, verify_projections,
+    ProjectionClaims, ProjectionInputs, ProjectionRanges, ProjectionShape, ProjectionWitness,
+    ProjectionsProofOf, compute_projection, projection_lookup_statements, projection_ranges,
+    projection_zk_schedule, prove_projections, verify_projections,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use zkmha_field::{Fr, One};
+use zkmha_lookup::LookupClaims;
 use zkmha_sumcheck::EvalClaim;
 use zkmha_transcript::Transcript;
 
@@ -519,10 +524,9 @@ pub fn mlp_tables(
 /// An MLP's proof in mode `M`.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct MlpProof<M: Mode> {
-    /// The projections, in [`MlpShape::projection_order`].
+    /// The projections, in [`MlpShape::projection_order`] (their lookups and the
+    /// activation's are the layer's batch: [`mlp_lookup_statements`]).
     pub projections: ProjectionsProofOf<M>,
-    /// The activation's lookup.
-    pub activation: ActivationProofOf<M>,
     /// The gated product (gated MLPs).
     pub product: Option<HadamardProofOf<M>>,
 }
@@ -531,14 +535,14 @@ pub struct MlpProof<M: Mode> {
 /// different points).
 pub type MlpClaims<V> = Vec<(MlpPolynomial, EvalClaim<V>)>;
 
-/// The masked sum-checks of an MLP in zero knowledge, in proof order.
+/// The masked sum-checks of an MLP in zero knowledge after its lookups (the layer's batch),
+/// in proof order.
 ///
 /// # Errors
 /// As [`MlpShape::validate`].
 pub fn mlp_zk_schedule(shape: &MlpShape) -> Result<Vec<(usize, usize)>, AttentionError> {
     shape.validate()?;
     let mut schedule = projection_zk_schedule(&shape.projections())?;
-    schedule.extend(activation_zk_schedule(&shape.activation_shape())?);
     if let Some(product) = shape.product_shape() {
         schedule.extend(hadamard_zk_schedule(&product)?);
     }
@@ -602,39 +606,103 @@ fn down_input_claim<V>(claims: &[ProjectionClaims<V>]) -> Result<&EvalClaim<V>, 
     claims.last().map(|c| &c.input).ok_or(AttentionError::CheckFailed { step: STEP })
 }
 
-/// Proves the MLP of `witness` with its range data ([`compute_mlp`], [`mlp_ranges`]; a
-/// cheating prover may pass others) in mode `M`. The caller has committed to and absorbed
-/// every polynomial of [`mlp_polynomials`], `X` and the weights.
+/// An MLP's lookups, as the layer's batch states them ([`crate::lookup_batch`]): its
+/// projections' ([`projection_lookup_statements`], in [`MlpShape::projection_order`]), then
+/// its activation's.
 ///
 /// # Errors
-/// Bad shapes or tensors, range data of the wrong size, a witness of another gating, the
-/// steps' errors.
+/// As [`MlpShape::validate`].
+pub fn mlp_lookup_statements(shape: &MlpShape) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    shape.validate()?;
+    let mut statements = projection_lookup_statements(&shape.projections())?;
+    statements.extend(activation_lookup_statements(&shape.activation_shape())?);
+    Ok(statements)
+}
+
+/// An MLP's prover data, computed once for the layer's lookup batch and the steps.
+pub struct MlpInputs<'a> {
+    projections: ProjectionInputs<'a>,
+    witness: &'a MlpWitness,
+    ranges: &'a MlpRanges,
+}
+
+impl<'a> MlpInputs<'a> {
+    /// The prover's data of `witness` with its range data ([`compute_mlp`], [`mlp_ranges`]; a
+    /// cheating prover may pass others).
+    ///
+    /// # Errors
+    /// Bad shapes or tensors, range data of the wrong size, a witness of another gating.
+    pub fn new(
+        shape: &MlpShape,
+        witness: &'a MlpWitness,
+        ranges: &'a MlpRanges,
+    ) -> Result<Self, AttentionError> {
+        shape.validate()?;
+        let order = shape.projection_order();
+        let mismatch = || AttentionError::InvalidShape("the MLP's witness does not match its shape".into());
+        let witnesses = order
+            .iter()
+            .map(|p| witness.projection(*p).ok_or_else(mismatch))
+            .collect::<Result<Vec<_>, _>>()?;
+        if ranges.projections.len() != order.len() {
+            return Err(mismatch());
+        }
+        let projection_ranges: Vec<&ProjectionRanges> = ranges.projections.iter().collect();
+        let projections = ProjectionInputs::new(&shape.projections(), &witnesses, &projection_ranges)?;
+        Ok(Self { projections, witness, ranges })
+    }
+
+    /// The MLP's lookups for the layer's batch, in [`mlp_lookup_statements`] order.
+    ///
+    /// # Errors
+    /// Bad shapes or tensors.
+    pub fn lookups(&self, shape: &MlpShape) -> Result<Vec<PreparedLookup<'_>>, AttentionError> {
+        let mut lookups = self.projections.lookups()?;
+        lookups.extend(activation_lookups(
+            &shape.activation_shape(),
+            &self.witness.activation,
+            &self.ranges.activation,
+        )?);
+        Ok(lookups)
+    }
+}
+
+/// Splits an MLP's lookup claims: the projections', then the activation's.
+fn split_claims<V>(
+    shape: &MlpShape,
+    mut claims: Vec<LookupClaims<V>>,
+) -> Result<[Vec<LookupClaims<V>>; 2], AttentionError> {
+    let projections = projection_lookup_statements(&shape.projections())?.len();
+    if claims.len() != projections + 1 {
+        return Err(AttentionError::CheckFailed { step: STEP });
+    }
+    let activation = claims.split_off(projections);
+    Ok([claims, activation])
+}
+
+/// Proves the MLP of `inputs` in mode `M` from its lookups' claims (the layer's batch,
+/// [`MlpInputs::lookups`]). The caller has committed to and absorbed every polynomial of
+/// [`mlp_polynomials`], `X` and the weights.
+///
+/// # Errors
+/// Bad shapes or tensors, range data of the wrong size, a witness of another gating, lookup
+/// claims of the wrong count, the steps' errors.
 pub fn prove_mlp<M: Mode>(
     prover: &mut M::Prover<'_>,
     shape: &MlpShape,
-    witness: &MlpWitness,
-    ranges: &MlpRanges,
+    inputs: &MlpInputs<'_>,
+    claims: Vec<LookupClaims<M::ProverValue>>,
     transcript: &mut Transcript,
 ) -> Result<(MlpProof<M>, MlpClaims<M::ProverValue>), AttentionError> {
     shape.validate()?;
-    let order = shape.projection_order();
+    let witness = inputs.witness;
     let mismatch = || AttentionError::InvalidShape("the MLP's witness does not match its shape".into());
-    let witnesses =
-        order.iter().map(|p| witness.projection(*p).ok_or_else(mismatch)).collect::<Result<Vec<_>, _>>()?;
-    if ranges.projections.len() != order.len() {
-        return Err(mismatch());
-    }
+    let [projection_lookups, activation_lookups] = split_claims(shape, claims)?;
     shape.append_to_transcript(transcript);
-    let projection_ranges: Vec<&ProjectionRanges> = ranges.projections.iter().collect();
     let (projections, projection_claims) =
-        prove_projections::<M>(prover, &shape.projections(), &witnesses, &projection_ranges, transcript)?;
-    let (activation, activation_claims) = prove_activation::<M>(
-        prover,
-        &shape.activation_shape(),
-        &witness.activation,
-        &ranges.activation,
-        transcript,
-    )?;
+        prove_projections::<M>(prover, &inputs.projections, projection_lookups, transcript)?;
+    let one = M::prover_constant(prover, Fr::one());
+    let activation_claims = activation_claims(&shape.activation_shape(), activation_lookups, &one)?;
     let (product, product_claims) = match (shape.product_shape(), &witness.product) {
         (None, None) => (None, None),
         (Some(product_shape), Some(product)) => {
@@ -645,11 +713,58 @@ pub fn prove_mlp<M: Mode>(
         _ => return Err(mismatch()),
     };
     let claims = keyed(shape, projection_claims, activation_claims, product_claims)?;
-    Ok((MlpProof { projections, activation, product }, claims))
+    Ok((MlpProof { projections, product }, claims))
 }
 
-/// Verifies an MLP in mode `M`; returns every claim the caller must discharge (openings of
-/// each polynomial at each of its points).
+/// An MLP proven alone (its lookups a batch of their own): tests.
+pub type MlpAloneProof<M> = AloneProof<M, MlpProof<M>>;
+
+/// [`mlp_zk_schedule`] with the MLP's own lookup batch first ([`prove_mlp_alone`]).
+///
+/// # Errors
+/// As [`mlp_zk_schedule`].
+pub fn mlp_alone_zk_schedule(shape: &MlpShape) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = lookup_parts_zk_schedule(&[mlp_lookup_statements(shape)?]);
+    schedule.extend(mlp_zk_schedule(shape)?);
+    Ok(schedule)
+}
+
+/// Proves an MLP alone: its lookups, then [`prove_mlp`].
+///
+/// # Errors
+/// As [`MlpInputs::new`] and [`prove_mlp`].
+pub fn prove_mlp_alone<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &MlpShape,
+    witness: &MlpWitness,
+    ranges: &MlpRanges,
+    transcript: &mut Transcript,
+) -> Result<(MlpAloneProof<M>, MlpClaims<M::ProverValue>), AttentionError> {
+    let inputs = MlpInputs::new(shape, witness, ranges)?;
+    prove_alone::<M, _, _>(prover, inputs.lookups(shape)?, transcript, |p, claims, t| {
+        prove_mlp::<M>(p, shape, &inputs, claims, t)
+    })
+}
+
+/// Verifies [`prove_mlp_alone`].
+///
+/// # Errors
+/// As [`verify_mlp`].
+pub fn verify_mlp_alone<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    shape: &MlpShape,
+    proof: &MlpAloneProof<M>,
+    transcript: &mut Transcript,
+) -> Result<MlpClaims<M::Value>, AttentionError> {
+    let Alone { lookups, steps } = proof;
+    verify_alone::<M, _>(verifier, mlp_lookup_statements(shape)?, lookups, transcript, |v, claims, t| {
+        verify_mlp::<M>(v, shape, steps, claims, t)
+    })
+}
+
+/// Verifies an MLP in mode `M` from its lookups' claims (the layer's batch, in
+/// [`mlp_lookup_statements`] order); returns every claim the caller must discharge (openings
+/// of each polynomial at each of its points).
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`], [`AttentionError::CheckFailed`] for a proof of another
@@ -660,14 +775,21 @@ pub fn verify_mlp<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &MlpShape,
     proof: &MlpProof<M>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<MlpClaims<M::Value>, AttentionError> {
     shape.validate()?;
+    let [projection_lookups, activation_lookups] = split_claims(shape, claims)?;
     shape.append_to_transcript(transcript);
-    let projection_claims =
-        verify_projections::<M>(verifier, &shape.projections(), &proof.projections, transcript)?;
-    let activation_claims =
-        verify_activation::<M>(verifier, &shape.activation_shape(), &proof.activation, transcript)?;
+    let projection_claims = verify_projections::<M>(
+        verifier,
+        &shape.projections(),
+        &proof.projections,
+        projection_lookups,
+        transcript,
+    )?;
+    let one = M::verifier_constant(verifier, Fr::one());
+    let activation_claims = activation_claims(&shape.activation_shape(), activation_lookups, &one)?;
     let product_claims = match (shape.product_shape(), &proof.product) {
         (None, None) => None,
         (Some(product_shape), Some(product)) => {

@@ -77,13 +77,17 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::lookup_batch::{
+    Alone, AloneProof, LookupStatement, PreparedLookup, lookup_parts_zk_schedule, prove_alone, verify_alone,
+};
 use crate::mode::{Mode, PlainProductProof, prove_dense, sum_of_products, verify_single};
 use crate::output_range::SignedRange;
 use crate::structured::{prefix_eq_pair_sum, prefix_eq_sum};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use zkmha_field::{Field, Fr, One, Zero, fr_from_i64, fr_from_i128};
-use zkmha_lookup::{Lookup, LookupClaims, LookupWitness, RangeTable, zk_lookup_schedule};
+use zkmha_lookup::{LookupClaims, RangeTable};
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, ProductSumcheck, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -662,17 +666,14 @@ fn padded_output(shape: &NormShape, output: &[i64]) -> Vec<i64> {
     crate::projection::pad(output, shape.rows, shape.width, shape.row_vars(), shape.column_vars())
 }
 
-/// A norm's proof in either mode: `L` the lookups', `P` a sum-check's, `S` a sent value, `Z` a
-/// relations proof.
+/// A norm's proof in either mode, after its lookups (the layer's batch): `P` a sum-check's,
+/// `S` a sent value, `Z` a relations proof.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct NormProof<
-    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// The range lookups (remainder digits, output range, the input's digits, digit stack).
-    pub lookup: L,
     /// The output's sum-check.
     pub output: P,
     /// `e_k = G̃(k ‖ r_u)`, one per slot.
@@ -689,7 +690,6 @@ pub struct NormProof<
 
 /// A [`NormProof`] in mode `M`.
 pub type NormProofOf<M> = NormProof<
-    zkmha_lookup::LookupProofOf<M>,
     <M as crate::mode::ProductMode>::ProductProof,
     <M as crate::mode::ProductMode>::Sent,
     <M as crate::mode::ProductMode>::ZeroProof,
@@ -801,23 +801,6 @@ fn lookup_tables(shape: &NormShape) -> Result<Vec<RangeTable>, AttentionError> {
     shape.lookup_vars().into_iter().map(|bits| Ok(RangeTable::new(bits)?)).collect()
 }
 
-fn lookup_statements<'a>(
-    shape: &NormShape,
-    tables: &'a [RangeTable],
-) -> Vec<(&'a dyn zkmha_lookup::LookupTable, usize)> {
-    let last = tables.len().saturating_sub(1);
-    tables
-        .iter()
-        .enumerate()
-        .map(|(k, t)| {
-            (
-                t as &dyn zkmha_lookup::LookupTable,
-                if k == last { shape.stack_vars() } else { shape.grid_vars() },
-            )
-        })
-        .collect()
-}
-
 /// The factor layout of the output and squares sum-checks.
 struct Factors {
     kind: NormKind,
@@ -913,22 +896,66 @@ fn sums_member() -> Result<ZkProductShape, AttentionError> {
     sum_of_products(STEP_SUMS, sum, vec![true, false])
 }
 
-/// The masked sum-checks of a norm in zero knowledge, in proof order: its lookups' fraction
-/// depths, the output's, the rows', the squares' and (LayerNorm) the row sums' sum-checks.
+/// The masked sum-checks of a norm in zero knowledge after its lookups (the layer's batch), in
+/// proof order: the output's, the rows', the squares' and (LayerNorm) the row sums' sum-checks.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape [`NormShape::validate`] refuses.
 pub fn norm_zk_schedule(shape: &NormShape) -> Result<Vec<(usize, usize)>, AttentionError> {
     shape.validate()?;
-    let tables = lookup_tables(shape)?;
-    let mut schedule = zk_lookup_schedule(&lookup_statements(shape, &tables));
-    schedule.push((shape.grid_vars(), output_sum(shape)?.shape().degree()));
+    let mut schedule = vec![(shape.grid_vars(), output_sum(shape)?.shape().degree())];
     schedule.push((shape.row_vars(), 4));
     schedule.push((shape.grid_vars(), 3));
     if shape.kind == NormKind::Layer {
         schedule.push((shape.column_vars(), 2));
     }
     Ok(schedule)
+}
+
+/// A norm proven alone (its lookups a batch of their own): the head's final norm, tests.
+pub type NormAloneProofOf<M> = AloneProof<M, NormProofOf<M>>;
+
+/// [`norm_zk_schedule`] with the norm's own lookup batch first ([`prove_norm_alone`]).
+///
+/// # Errors
+/// As [`norm_zk_schedule`].
+pub fn norm_alone_zk_schedule(shape: &NormShape) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = lookup_parts_zk_schedule(&[norm_lookup_statements(shape)?]);
+    schedule.extend(norm_zk_schedule(shape)?);
+    Ok(schedule)
+}
+
+/// Proves a norm alone: its lookups, then [`prove_norm`].
+///
+/// # Errors
+/// As [`norm_lookups`] and [`prove_norm`].
+pub fn prove_norm_alone<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &NormShape,
+    witness: &NormWitness,
+    ranges: &NormRanges,
+    transcript: &mut Transcript,
+) -> Result<(NormAloneProofOf<M>, NormClaims<M::ProverValue>), AttentionError> {
+    let lookups = norm_lookups(shape, witness, ranges)?;
+    prove_alone::<M, _, _>(prover, lookups, transcript, |p, claims, t| {
+        prove_norm::<M>(p, shape, witness, ranges, claims, t)
+    })
+}
+
+/// Verifies [`prove_norm_alone`].
+///
+/// # Errors
+/// As [`verify_norm`].
+pub fn verify_norm_alone<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    shape: &NormShape,
+    proof: &NormAloneProofOf<M>,
+    transcript: &mut Transcript,
+) -> Result<NormClaims<M::Value>, AttentionError> {
+    let Alone { lookups, steps } = proof;
+    verify_alone::<M, _>(verifier, norm_lookup_statements(shape)?, lookups, transcript, |v, claims, t| {
+        verify_norm::<M>(v, shape, steps, claims, t)
+    })
 }
 
 /// `out[j] = Σ_i w_i·table[i·width + j]` (a table's MLE with its row variables fixed).
@@ -1095,20 +1122,34 @@ fn split_lookups<V: LinearValue>(
     })
 }
 
-/// Proves the norm of `witness` with its range data ([`norm_ranges`]; a cheating prover may
-/// pass others) in mode `M`. The caller has committed to and absorbed `X`, `Y`, `γ`, `β`, `G`,
-/// `R_hi`, `X_hi` and the multiplicities.
+/// A norm's lookups, as the layer's batch states them ([`crate::lookup_batch`]): the
+/// remainders' digits, the output's range, the input's two digits and the digit stack.
 ///
 /// # Errors
-/// Bad shapes or tensors (as [`compute_norm`]), range data of the wrong size, the lookups',
-/// sum-checks' and relations' errors.
-pub fn prove_norm<M: Mode>(
-    prover: &mut M::Prover<'_>,
+/// [`AttentionError::InvalidShape`] for a bad shape.
+pub fn norm_lookup_statements(shape: &NormShape) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    shape.validate()?;
+    let tables = lookup_tables(shape)?;
+    let last = tables.len().saturating_sub(1);
+    Ok(tables
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| LookupStatement::new(t, if k == last { shape.stack_vars() } else { shape.grid_vars() }))
+        .collect())
+}
+
+/// The tensors the norm's lookups and steps read (a cheating prover's changes applied).
+struct NormTensors {
+    tables: Integers,
+    factors: Vec<i64>,
+    output: Vec<i64>,
+}
+
+fn norm_tensors(
     shape: &NormShape,
     witness: &NormWitness,
     ranges: &NormRanges,
-    transcript: &mut Transcript,
-) -> Result<(NormProofOf<M>, NormClaims<M::ProverValue>), AttentionError> {
+) -> Result<NormTensors, AttentionError> {
     check_inputs(shape, &witness.input, &witness.scale, &witness.bias)?;
     check_tensor_sizes(&[
         ("Y", witness.output.len(), shape.rows, shape.width),
@@ -1124,13 +1165,23 @@ pub fn prove_norm<M: Mode>(
     let tables = integers(shape, &witness.input);
     #[cfg(test)]
     let tables = cheating::changed_tables(tables);
-    shape.append_to_transcript(transcript);
-    let (row_vars, column_vars, grid_vars) = (shape.row_vars(), shape.column_vars(), shape.grid_vars());
-    let (rows, width) = (1usize << row_vars, 1usize << column_vars);
-
-    // Lookups.
     let factors = factors_from_stack(shape, &ranges.digits);
     let output = padded_output(shape, &witness.output);
+    Ok(NormTensors { tables, factors, output })
+}
+
+/// Prepares the norm's lookups of `witness` with its range data ([`norm_ranges`]; a cheating
+/// prover may pass others) for the layer's batch, in [`norm_lookup_statements`] order.
+///
+/// # Errors
+/// Bad shapes or tensors (as [`compute_norm`]), range data of the wrong size.
+pub fn norm_lookups<'a>(
+    shape: &NormShape,
+    witness: &NormWitness,
+    ranges: &'a NormRanges,
+) -> Result<Vec<PreparedLookup<'a>>, AttentionError> {
+    let NormTensors { tables, factors, output } = norm_tensors(shape, witness, ranges)?;
+    let grid_vars = shape.grid_vars();
     let remainders = remainders(shape, &tables, &factors, &witness.scale, &witness.bias, &output);
     let low_bits = shape.digits().0;
     let low: Vec<i64> = remainders
@@ -1143,44 +1194,49 @@ pub fn prove_norm<M: Mode>(
     let shifted = SignedRange::for_norm(shape.output_bits)?.entries(&output);
     let input_low_digits = input_low(&input_digits(&tables.input).0, &ranges.input_high);
     // The witness columns in the lookups' order, beside their multiplicities (the same order).
-    let mut witness_columns: Vec<(&[i64], usize)> = vec![(&low, grid_vars)];
+    let mut columns: Vec<(Cow<'a, [i64]>, usize)> = vec![(Cow::Owned(low), grid_vars)];
     if shape.has_high_digit() {
-        witness_columns.push((&ranges.high_remainders, grid_vars));
+        columns.push((Cow::Borrowed(&ranges.high_remainders), grid_vars));
     }
-    witness_columns.extend([
-        (shifted.as_slice(), grid_vars),
-        (&input_low_digits, grid_vars),
-        (&ranges.input_high, grid_vars),
-        (&ranges.digits, shape.stack_vars()),
+    columns.extend([
+        (Cow::Owned(shifted), grid_vars),
+        (Cow::Owned(input_low_digits), grid_vars),
+        (Cow::Borrowed(ranges.input_high.as_slice()), grid_vars),
+        (Cow::Borrowed(ranges.digits.as_slice()), shape.stack_vars()),
     ]);
     let all_multiplicities = ranges.multiplicities();
-    if all_multiplicities.len() != witness_columns.len() {
+    let statements = norm_lookup_statements(shape)?;
+    if all_multiplicities.len() != columns.len() || statements.len() != columns.len() {
         return Err(AttentionError::CheckFailed { step: STEP_LOOKUPS });
     }
-    let columns: Vec<(&[i64], usize, &[i64])> =
-        witness_columns.into_iter().zip(all_multiplicities).map(|((v, n), m)| (v, n, m)).collect();
-    let lookup_tables = lookup_tables(shape)?;
-    let entries: Vec<_> =
-        columns.iter().map(|(values, _, _)| move |row: usize, _: usize| values[row]).collect();
-    let evaluators: Vec<_> = columns
-        .iter()
-        .map(|(values, vars, _)| {
-            move |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-                Ok(vec![DenseMultilinearExtension::from_i64(*vars, values)?.evaluate(point)?])
-            }
-        })
-        .collect();
-    let witnesses: Vec<LookupWitness<'_>> = columns
-        .iter()
-        .zip(entries.iter().zip(&evaluators))
-        .map(|((_, vars, _), (entry, evaluate))| LookupWitness { num_vars: *vars, entry, evaluate })
-        .collect();
-    let lookups: Vec<Lookup<'_>> = lookup_tables
-        .iter()
-        .zip(witnesses.iter().zip(&columns))
-        .map(|(table, (witness, (_, _, multiplicities)))| Lookup { table, witness, multiplicities })
-        .collect();
-    let (lookup, claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
+    Ok(statements
+        .into_iter()
+        .zip(columns)
+        .zip(all_multiplicities)
+        .map(|((statement, (values, _)), m)| PreparedLookup::column(statement, values, m))
+        .collect())
+}
+
+/// Proves the norm of `witness` with its range data ([`norm_ranges`]; a cheating prover may
+/// pass others) in mode `M`, from its lookups' claims (the layer's batch, [`norm_lookups`]).
+/// The caller has committed to and absorbed `X`, `Y`, `γ`, `β`, `G`, `R_hi`, `X_hi` and the
+/// multiplicities.
+///
+/// # Errors
+/// Bad shapes or tensors (as [`compute_norm`]), range data of the wrong size, lookup claims of
+/// the wrong structure, the sum-checks' and relations' errors.
+pub fn prove_norm<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &NormShape,
+    witness: &NormWitness,
+    ranges: &NormRanges,
+    claims: Vec<LookupClaims<M::ProverValue>>,
+    transcript: &mut Transcript,
+) -> Result<(NormProofOf<M>, NormClaims<M::ProverValue>), AttentionError> {
+    let NormTensors { tables, factors, output: _ } = norm_tensors(shape, witness, ranges)?;
+    shape.append_to_transcript(transcript);
+    let (row_vars, column_vars, grid_vars) = (shape.row_vars(), shape.column_vars(), shape.grid_vars());
+    let (rows, width) = (1usize << row_vars, 1usize << column_vars);
     let out = split_lookups(shape, claims)?;
     let one = M::prover_constant(prover, Fr::one());
     let (output_value, y) = output_claim(shape, &out.low, out.high.as_ref(), &out.shifted, &one)?;
@@ -1305,7 +1361,6 @@ pub fn prove_norm<M: Mode>(
         &one,
     )?;
     let proof = NormProof {
-        lookup,
         output: output_proof,
         digit_values: digit_sent,
         digit_relations,
@@ -1395,7 +1450,8 @@ fn finish_claims<V: LinearValue>(
     })
 }
 
-/// Verifies a norm in mode `M`; returns the claims the caller must discharge (openings of
+/// Verifies a norm in mode `M` from its lookups' claims (the layer's batch, in
+/// [`norm_lookup_statements`] order); returns the claims the caller must discharge (openings of
 /// `X`, `Y`, `γ`, `β`, `G`, `R_hi`, `X_hi` and the multiplicities).
 ///
 /// # Errors
@@ -1410,18 +1466,12 @@ pub fn verify_norm<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &NormShape,
     proof: &NormProofOf<M>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<NormClaims<M::Value>, AttentionError> {
     shape.validate()?;
     shape.append_to_transcript(transcript);
     let (row_vars, column_vars, grid_vars) = (shape.row_vars(), shape.column_vars(), shape.grid_vars());
-    let tables = lookup_tables(shape)?;
-    let claims = zkmha_lookup::verify_lookups::<M>(
-        verifier,
-        &lookup_statements(shape, &tables),
-        &proof.lookup,
-        transcript,
-    )?;
     let out = split_lookups(shape, claims)?;
     let one = M::verifier_constant(verifier, Fr::one());
     let (output_value, y) = output_claim(shape, &out.low, out.high.as_ref(), &out.shifted, &one)?;
@@ -1656,13 +1706,15 @@ mod malicious_provers {
     ) -> [Result<(), AttentionError>; 2] {
         let (witness, ranges) = from_stack(shape, stack);
         CHEAT.with(|c| *c.borrow_mut() = cheat);
-        let plain = prove_norm::<Plain>(&mut (), shape, &witness, &ranges, &mut Transcript::new(b"t"))
-            .and_then(|(proof, _)| verify_norm::<Plain>(&mut (), shape, &proof, &mut Transcript::new(b"t")))
+        let plain = prove_norm_alone::<Plain>(&mut (), shape, &witness, &ranges, &mut Transcript::new(b"t"))
+            .and_then(|(proof, _)| {
+                verify_norm_alone::<Plain>(&mut (), shape, &proof, &mut Transcript::new(b"t"))
+            })
             .map(|_| ());
         let zk = zk_round(
-            norm_zk_schedule(shape).unwrap(),
-            |p, t| prove_norm::<Zk>(p, shape, &witness, &ranges, t),
-            |v, t, (proof, _)| verify_norm::<Zk>(v, shape, proof, t),
+            norm_alone_zk_schedule(shape).unwrap(),
+            |p, t| prove_norm_alone::<Zk>(p, shape, &witness, &ranges, t),
+            |v, t, (proof, _)| verify_norm_alone::<Zk>(v, shape, proof, t),
         )
         .map(|_| ());
         CHEAT.with(|c| *c.borrow_mut() = None);

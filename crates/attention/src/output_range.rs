@@ -18,7 +18,7 @@
 
 use crate::AttentionError;
 use zkmha_field::{Fr, One};
-use zkmha_lookup::{LookupClaims, LookupTable, RangeTable, zk_lookup_schedule};
+use zkmha_lookup::{LookupClaims, RangeTable};
 use zkmha_sumcheck::EvalClaim;
 use zkmha_zk::LinearValue;
 
@@ -145,22 +145,9 @@ impl RescaledLookups {
         })
     }
 
-    /// The two lookups' `(table, witness variables)`.
-    pub(crate) fn statements(&self) -> [(&dyn LookupTable, usize); 2] {
-        [(&self.remainder, self.grid_vars), (&self.output, self.grid_vars)]
-    }
-
     /// The tables, remainder's first.
     pub(crate) fn tables(&self) -> [&RangeTable; 2] {
         [&self.remainder, &self.output]
-    }
-
-    /// The masked sum-checks of the two lookups and of the step's own degree-3 sum-check over
-    /// the grid, in proof order.
-    pub(crate) fn zk_schedule(&self) -> Vec<(usize, usize)> {
-        let mut schedule = zk_lookup_schedule(&self.statements());
-        schedule.push((self.grid_vars, 3));
-        schedule
     }
 
     /// Splits the two lookups' claims (both sides): `step` names a malformed lookup,

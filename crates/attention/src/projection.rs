@@ -2,7 +2,8 @@
 //! `Q`, `K`, `V` projections and the output projection (issue 6). Claims on `Y` are not
 //! needed: the step ties the tensors together, and its claims on `X`, `W`, `b`, `Y` and the
 //! range multiplicities go to the caller's openings (or public evaluations). One
-//! implementation for both modes ([`crate::mode`]): the lookups through `zkmha_lookup::prove_lookups`, the
+//! implementation for both modes ([`crate::mode`]): the lookups stated and prepared here, proven in
+//! the layer's one batch ([`crate::lookup_batch`]; alone: [`prove_projections_alone`]), the
 //! sent values through `M::send`, the output range's relation through `M::prove_zero`, the
 //! batched products through `M::prove_products` (`X` and `W` hidden factors).
 //!
@@ -12,7 +13,8 @@
 //! relation   D(i, c) = Σ_{j<d} X(i, j)·W(j, c) + [i < s]·b(c) + 2^(k−1) − 2^k·Y(i, c)  ∈ [0, 2^k)
 //!            ⇔ Y = ⌊(X·W + b + 2^(k−1)) / 2^k⌋ on real rows (round half up), Y = 0 on padded rows
 //! absorb     the shape (s, d, n, k); the caller absorbs its commitments before
-//! lookup     D ∈ [0, 2^k) (logUp; D is never committed)    → D([r_c ‖ r_i]) = v,  m(r_t) = μ
+//! lookup     D ∈ [0, 2^k) (logUp, in the layer's batch; D is never committed) → D([r_c ‖ r_i]) = v,
+//!            m(r_t) = μ
 //!            output range (when the shape names b): Y + 2^(b−1) ∈ [0, 2^b) in the same batch,
 //!            over the same grid, so its column claim sits at [r_c ‖ r_i] too
 //!            (crate::output_range): the relation column = y + 2^(b−1)  → m_Y(r_Y) = μ_Y
@@ -44,14 +46,18 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::lookup_batch::{
+    Alone, AloneProof, LookupStatement, PreparedLookup, lookup_parts_zk_schedule, prove_alone, verify_alone,
+};
 use crate::mode::{Mode, PlainProductProof, ProductOutcome, ProverMember, product_of};
 use crate::output_range::SignedRange;
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use zkmha_field::One;
 use zkmha_field::{Fr, UnreducedSum, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupClaims, LookupTable, LookupWitness, RangeTable, zk_lookup_schedule};
+use zkmha_lookup::{LookupClaims, RangeTable};
 use zkmha_mle::{DenseMultilinearExtension, eq_table};
 use zkmha_sumcheck::{EvalClaim, FinalEvaluations, ProductSumcheck, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -223,20 +229,16 @@ pub struct ProjectionProof<
     pub output_range: Option<Z>,
 }
 
-/// Several projections: every one's lookups in one batch, then each one's values and output
+/// Several projections after their lookups (the layer's batch): each one's values and output
 /// range, then one batched sum-check of all their products `Σ_j X([j ‖ r_i])·W([r_c ‖ j])`
-/// (the `Q`, `K`, `V` and output projections of a block in one). `L` the lookups' proof, `P`
-/// the sum-check's, `Z` the relations'.
+/// (the `Q`, `K`, `V` and output projections of a block in one). `P` the sum-check's proof,
+/// `Z` the relations'.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ProjectionsProof<
-    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// Every projection's `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two) and
-    /// output range, in projection order, as one batch.
-    pub lookups: L,
     /// Per projection, in order.
     pub projections: Vec<ProjectionProof<S, Z>>,
     /// The batched sum-check (per projection, `x_t = X_t([ρ_t ‖ r_i])`, `w_t = W_t([r_c ‖ ρ_t])`
@@ -246,7 +248,6 @@ pub struct ProjectionsProof<
 
 /// A [`ProjectionsProof`] in mode `M`.
 pub type ProjectionsProofOf<M> = ProjectionsProof<
-    zkmha_lookup::LookupProofOf<M>,
     <M as crate::mode::ProductMode>::ProductProof,
     <M as crate::mode::ProductMode>::Sent,
     <M as crate::mode::ProductMode>::ZeroProof,
@@ -614,75 +615,177 @@ fn range_tables(shape: &ProjectionShape) -> Result<[RangeTable; 3], AttentionErr
 pub type ProvedProjections<M> =
     (ProjectionsProofOf<M>, Vec<ProjectionClaims<<M as crate::mode::ProductMode>::ProverValue>>);
 
-/// A shape's lookups, `(table, witness variables)` in proof order: the low digit's range, the
-/// high digit's (two digits), the output range (with one).
-fn lookup_statements<'a>(
-    shape: &ProjectionShape,
-    [low, high, output]: &'a [RangeTable; 3],
-) -> Result<Vec<(&'a dyn LookupTable, usize)>, AttentionError> {
-    let grid_vars = shape.grid_vars();
-    let mut statements: Vec<(&dyn LookupTable, usize)> = vec![(low, grid_vars)];
-    if shape.has_high_digit() {
-        statements.push((high, grid_vars));
-    }
-    if shape.output_range()?.is_some() {
-        statements.push((output, grid_vars));
+/// Every projection's lookups, as the layer's batch states them ([`crate::lookup_batch`]):
+/// per projection, in order, `D ∈ [0, 2^k)` (one lookup, or the low and high digits' two) and
+/// its output range (with one).
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape [`ProjectionShape::validate`] refuses.
+pub fn projection_lookup_statements(
+    shapes: &[ProjectionShape],
+) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    let mut statements = Vec::new();
+    for shape in shapes {
+        shape.validate()?;
+        let [low, high, output] = range_tables(shape)?;
+        let grid_vars = shape.grid_vars();
+        statements.push(LookupStatement::new(low, grid_vars));
+        if shape.has_high_digit() {
+            statements.push(LookupStatement::new(high, grid_vars));
+        }
+        if shape.output_range()?.is_some() {
+            statements.push(LookupStatement::new(output, grid_vars));
+        }
     }
     Ok(statements)
 }
 
-/// The masked sum-checks of projections proven together in zero knowledge, in proof order:
-/// their lookups (one batch: its fraction depths), then the batched product sum-check.
+/// [`projection_zk_schedule`] with the projections' own lookup batch first
+/// ([`prove_projections_alone`]).
+///
+/// # Errors
+/// As [`projection_zk_schedule`].
+pub fn projection_alone_zk_schedule(
+    shapes: &[ProjectionShape],
+) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = lookup_parts_zk_schedule(&[projection_lookup_statements(shapes)?]);
+    schedule.extend(projection_zk_schedule(shapes)?);
+    Ok(schedule)
+}
+
+/// The masked sum-checks of projections proven together in zero knowledge after their
+/// lookups (the layer's batch), in proof order: the batched product sum-check.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape [`ProjectionShape::validate`] refuses.
 pub fn projection_zk_schedule(shapes: &[ProjectionShape]) -> Result<Vec<(usize, usize)>, AttentionError> {
-    let mut tables = Vec::with_capacity(shapes.len());
     for shape in shapes {
         shape.validate()?;
-        tables.push(range_tables(shape)?);
     }
-    let mut statements = Vec::new();
-    for (shape, tables) in shapes.iter().zip(&tables) {
-        statements.extend(lookup_statements(shape, tables)?);
-    }
-    let mut schedule = zk_lookup_schedule(&statements);
-    schedule.push((shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 3));
-    Ok(schedule)
+    Ok(vec![(shapes.iter().map(ProjectionShape::input_vars).max().unwrap_or(0), 3)])
 }
 
-/// Proves the projections for `witnesses` with their range data ([`projection_ranges`]; a
-/// cheating prover may pass others) in mode `M`: every one's lookups in one batch, each one's
-/// values and output range's relation in order, then one batched sum-check of their products.
-/// The caller has committed to and absorbed the high digits of two-digit projections.
+/// Projections' prover data: each one's range data checked, its low digits and the output its
+/// lookups and values read — computed once for the layer's lookup batch and the steps.
+pub struct ProjectionInputs<'a> {
+    inputs: Vec<FrontInput<'a>>,
+}
+
+impl<'a> ProjectionInputs<'a> {
+    /// The honest prover's data for `witnesses` with their range data ([`projection_ranges`];
+    /// a cheating prover may pass others).
+    ///
+    /// # Errors
+    /// Bad shapes or tensors (as [`compute_projection`]), inputs of different lengths, range
+    /// data of the wrong size.
+    pub fn new(
+        shapes: &[ProjectionShape],
+        witnesses: &[&'a ProjectionWitness],
+        ranges: &[&'a ProjectionRanges],
+    ) -> Result<Self, AttentionError> {
+        if shapes.is_empty() || witnesses.len() != shapes.len() || ranges.len() != shapes.len() {
+            return Err(AttentionError::InvalidShape("one witness and range data per projection".into()));
+        }
+        let inputs = shapes
+            .iter()
+            .zip(witnesses)
+            .zip(ranges)
+            .map(|((shape, witness), ranges)| FrontInput::honest(shape, witness, ranges))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { inputs })
+    }
+
+    /// The projections' lookups for the layer's batch, in [`projection_lookup_statements`]
+    /// order.
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] for a shape [`ProjectionShape::validate`] refuses.
+    pub fn lookups<'s>(&'s self) -> Result<Vec<PreparedLookup<'s>>, AttentionError> {
+        let mut lookups = Vec::new();
+        for input in &self.inputs {
+            let mut statements =
+                projection_lookup_statements(std::slice::from_ref(&input.shape))?.into_iter();
+            let mut next = |values: &'s [i64], multiplicities: &'s [i64]| -> Result<(), AttentionError> {
+                let statement = statements.next().ok_or(AttentionError::CheckFailed { step: STEP })?;
+                lookups.push(PreparedLookup::column(statement, Cow::Borrowed(values), multiplicities));
+                Ok(())
+            };
+            next(&input.lows, &input.ranges.low_multiplicities)?;
+            if input.shape.has_high_digit() {
+                next(&input.ranges.high_digits, &input.ranges.high_multiplicities)?;
+            }
+            if input.shape.output_range()?.is_some() {
+                next(&input.shifted, &input.ranges.output_multiplicities)?;
+            }
+        }
+        Ok(lookups)
+    }
+}
+
+/// Proves the projections of `inputs` in mode `M` from their lookups' claims (the layer's
+/// batch, [`ProjectionInputs::lookups`]): each one's values and output range's relation in
+/// order, then one batched sum-check of their products. The caller has committed to and
+/// absorbed the high digits of two-digit projections and every multiplicity.
 ///
 /// # Errors
-/// Bad shapes or tensors (as [`compute_projection`]), inputs of different lengths, range data
-/// of the wrong size, or the lookups', relations' and sum-check's errors.
+/// Lookup claims of the wrong count, the relations' and sum-check's errors.
 pub fn prove_projections<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    inputs: &ProjectionInputs<'_>,
+    claims: Vec<LookupClaims<M::ProverValue>>,
+    transcript: &mut Transcript,
+) -> Result<ProvedProjections<M>, AttentionError> {
+    let fronts = prove_fronts::<M>(prover, &inputs.inputs, claims, transcript)?;
+    prove_back::<M>(prover, fronts, transcript)
+}
+
+/// A projections' proof alone (their lookups a batch of their own): tests.
+pub type ProjectionsAloneProofOf<M> = AloneProof<M, ProjectionsProofOf<M>>;
+
+/// [`prove_projections_alone`]'s proof and claims.
+pub type ProvedProjectionsAlone<M> =
+    (ProjectionsAloneProofOf<M>, Vec<ProjectionClaims<<M as crate::mode::ProductMode>::ProverValue>>);
+
+/// Proves projections alone: their lookups, then [`prove_projections`].
+///
+/// # Errors
+/// As [`ProjectionInputs::new`] and [`prove_projections`].
+pub fn prove_projections_alone<M: Mode>(
     prover: &mut M::Prover<'_>,
     shapes: &[ProjectionShape],
     witnesses: &[&ProjectionWitness],
     ranges: &[&ProjectionRanges],
     transcript: &mut Transcript,
-) -> Result<ProvedProjections<M>, AttentionError> {
-    if shapes.is_empty() || witnesses.len() != shapes.len() || ranges.len() != shapes.len() {
-        return Err(AttentionError::InvalidShape("one witness and range data per projection".into()));
-    }
-    let inputs = shapes
-        .iter()
-        .zip(witnesses)
-        .zip(ranges)
-        .map(|((shape, witness), ranges)| FrontInput::honest(shape, witness, ranges))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (lookups, fronts) = prove_fronts::<M>(prover, &inputs, transcript)?;
-    prove_back::<M>(prover, lookups, fronts, transcript)
+) -> Result<ProvedProjectionsAlone<M>, AttentionError> {
+    let inputs = ProjectionInputs::new(shapes, witnesses, ranges)?;
+    prove_alone::<M, _, _>(prover, inputs.lookups()?, transcript, |p, claims, t| {
+        prove_projections::<M>(p, &inputs, claims, t)
+    })
+}
+
+/// Verifies [`prove_projections_alone`].
+///
+/// # Errors
+/// As [`verify_projections`].
+pub fn verify_projections_alone<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    shapes: &[ProjectionShape],
+    proof: &ProjectionsAloneProofOf<M>,
+    transcript: &mut Transcript,
+) -> Result<Vec<ProjectionClaims<M::Value>>, AttentionError> {
+    let Alone { lookups, steps } = proof;
+    verify_alone::<M, _>(
+        verifier,
+        projection_lookup_statements(shapes)?,
+        lookups,
+        transcript,
+        |v, claims, t| verify_projections::<M>(v, shapes, steps, claims, t),
+    )
 }
 
 /// The projections after their fronts: the batched sum-check, and the claims.
 pub(crate) fn prove_back<M: Mode>(
     prover: &mut M::Prover<'_>,
-    lookups: zkmha_lookup::LookupProofOf<M>,
     fronts: Vec<ProverFront<M>>,
     transcript: &mut Transcript,
 ) -> Result<ProvedProjections<M>, AttentionError> {
@@ -704,7 +807,7 @@ pub(crate) fn prove_back<M: Mode>(
         .zip(&outcomes)
         .map(|(front, outcome)| projection_claims(front, outcome))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((ProjectionsProof { lookups, projections: proofs, sumcheck }, claims))
+    Ok((ProjectionsProof { projections: proofs, sumcheck }, claims))
 }
 
 /// The batched sum-check's member: `[j < d]·X([j ‖ r_i])·W([r_c ‖ j])`, the selector public.
@@ -741,7 +844,7 @@ fn projection_claims<V: Clone>(
 /// One projection's prover data: its range data checked, the low digits and the output its
 /// lookups and values read.
 pub(crate) struct FrontInput<'a> {
-    shape: &'a ProjectionShape,
+    shape: ProjectionShape,
     witness: &'a ProjectionWitness,
     ranges: &'a ProjectionRanges,
     /// `D_lo` over the padded grid.
@@ -753,14 +856,12 @@ pub(crate) struct FrontInput<'a> {
     field: Option<&'a [Fr]>,
     /// The output range's column `Y + 2^(b−1)` (empty without one).
     shifted: Vec<i64>,
-    /// The low digit's, the high digit's and the output range's tables.
-    tables: [RangeTable; 3],
 }
 
 impl<'a> FrontInput<'a> {
     /// The honest prover's: `D_lo = D − 2^k_lo·D_hi` with the range data's high digits.
     fn honest(
-        shape: &'a ProjectionShape,
+        shape: &ProjectionShape,
         witness: &'a ProjectionWitness,
         ranges: &'a ProjectionRanges,
     ) -> Result<Self, AttentionError> {
@@ -781,7 +882,7 @@ impl<'a> FrontInput<'a> {
 
     /// With the low digits (and a field output table) given.
     fn with(
-        shape: &'a ProjectionShape,
+        shape: &ProjectionShape,
         witness: &'a ProjectionWitness,
         ranges: &'a ProjectionRanges,
         lows: Vec<i64>,
@@ -790,8 +891,7 @@ impl<'a> FrontInput<'a> {
         check_ranges(shape, witness, ranges)?;
         let integers = witness.padded_output(shape);
         let shifted = shape.output_range()?.map_or(Vec::new(), |r| r.entries(&integers));
-        let tables = range_tables(shape)?;
-        Ok(Self { shape, witness, ranges, lows, integers, field, shifted, tables })
+        Ok(Self { shape: *shape, witness, ranges, lows, integers, field, shifted })
     }
 }
 
@@ -827,78 +927,39 @@ fn check_ranges(
     Ok(())
 }
 
-type EntryFn<'b> = Box<dyn Fn(usize, usize) -> i64 + Sync + 'b>;
-type EvaluateFn<'b> = Box<dyn Fn(&[Fr]) -> Result<Vec<Fr>, zkmha_lookup::LookupError> + 'b>;
-
-/// A one-column lookup witness over an integer table.
-fn integer_column<'b>(values: &'b [i64]) -> (EntryFn<'b>, EvaluateFn<'b>) {
-    (
-        Box::new(move |row, _| values[row]),
-        Box::new(move |point| {
-            Ok(vec![DenseMultilinearExtension::from_i64(point.len(), values)?.evaluate(point)?])
-        }),
-    )
-}
-
-/// Every projection's lookups in one batch (each one's shape absorbed first), then each one's
+/// Each projection's front from its lookups' claims (each one's shape absorbed first): its
 /// values and product instance.
 pub(crate) fn prove_fronts<M: Mode>(
     prover: &mut M::Prover<'_>,
     inputs: &[FrontInput<'_>],
+    claims: Vec<LookupClaims<M::ProverValue>>,
     transcript: &mut Transcript,
-) -> Result<(zkmha_lookup::LookupProofOf<M>, Vec<ProverFront<M>>), AttentionError> {
+) -> Result<Vec<ProverFront<M>>, AttentionError> {
     for input in inputs {
         input.shape.append_to_transcript(transcript);
     }
-    // Per lookup: its column, witness size, table and multiplicities (statements' order).
-    let mut columns = Vec::new();
-    let mut counts = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        let grid_vars = input.shape.grid_vars();
-        let [low, high, output] = &input.tables;
-        let before = columns.len();
-        columns.push((
-            integer_column(&input.lows),
-            grid_vars,
-            low,
-            input.ranges.low_multiplicities.as_slice(),
-        ));
-        if input.shape.has_high_digit() {
-            let column = integer_column(&input.ranges.high_digits);
-            columns.push((column, grid_vars, high, input.ranges.high_multiplicities.as_slice()));
-        }
-        if input.shape.output_range()?.is_some() {
-            let column = integer_column(&input.shifted);
-            columns.push((column, grid_vars, output, input.ranges.output_multiplicities.as_slice()));
-        }
-        counts.push(columns.len() - before);
+    let shapes: Vec<ProjectionShape> = inputs.iter().map(|input| input.shape).collect();
+    let counts = lookup_counts(&shapes)?;
+    if counts.iter().sum::<usize>() != claims.len() {
+        return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let witnesses: Vec<LookupWitness<'_>> = columns
-        .iter()
-        .map(|((entry, evaluate), num_vars, _, _)| LookupWitness {
-            num_vars: *num_vars,
-            entry: entry.as_ref(),
-            evaluate: evaluate.as_ref(),
-        })
-        .collect();
-    let lookups: Vec<Lookup<'_>> = columns
-        .iter()
-        .zip(&witnesses)
-        .map(|((_, _, table, multiplicities), witness)| Lookup {
-            table: *table as &dyn LookupTable,
-            witness,
-            multiplicities,
-        })
-        .collect();
-    let (proof, claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
-    drop(lookups);
     let mut claims = claims.into_iter();
     let mut fronts = Vec::with_capacity(inputs.len());
     for (input, count) in inputs.iter().zip(counts) {
         let own: Vec<_> = claims.by_ref().take(count).collect();
         fronts.push(prove_front::<M>(prover, input, own, transcript)?);
     }
-    Ok((proof, fronts))
+    Ok(fronts)
+}
+
+/// Each projection's number of lookups.
+fn lookup_counts(shapes: &[ProjectionShape]) -> Result<Vec<usize>, AttentionError> {
+    shapes
+        .iter()
+        .map(|shape| {
+            Ok(1 + usize::from(shape.has_high_digit()) + usize::from(shape.output_range()?.is_some()))
+        })
+        .collect()
 }
 
 /// One projection's messages after the lookups (its claims `claims`), and its product
@@ -909,7 +970,7 @@ fn prove_front<M: Mode>(
     claims: Vec<LookupClaims<M::ProverValue>>,
     transcript: &mut Transcript,
 ) -> Result<ProverFront<M>, AttentionError> {
-    let (shape, witness, ranges) = (input.shape, input.witness, input.ranges);
+    let (shape, witness, ranges) = (&input.shape, input.witness, input.ranges);
     let (row_vars, input_vars, output_vars) = (shape.row_vars(), shape.input_vars(), shape.output_vars());
     let grid_vars = shape.grid_vars();
     let high_bits = shape.digits().1;
@@ -951,7 +1012,8 @@ fn prove_front<M: Mode>(
     Ok(ProverFront { proof, front, instance })
 }
 
-/// Verifies the projections in mode `M`; returns the claims the caller must discharge, in
+/// Verifies the projections in mode `M` from their lookups' claims (the layer's batch, in
+/// [`projection_lookup_statements`] order); returns the claims the caller must discharge, in
 /// order.
 ///
 /// # Errors
@@ -964,25 +1026,20 @@ pub fn verify_projections<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shapes: &[ProjectionShape],
     proof: &ProjectionsProofOf<M>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<Vec<ProjectionClaims<M::Value>>, AttentionError> {
     if shapes.is_empty() || proof.projections.len() != shapes.len() {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let mut tables = Vec::with_capacity(shapes.len());
     for shape in shapes {
         shape.validate()?;
         shape.append_to_transcript(transcript);
-        tables.push(range_tables(shape)?);
     }
-    let mut statements = Vec::new();
-    let mut counts = Vec::with_capacity(shapes.len());
-    for (shape, tables) in shapes.iter().zip(&tables) {
-        let own = lookup_statements(shape, tables)?;
-        counts.push(own.len());
-        statements.extend(own);
+    let counts = lookup_counts(shapes)?;
+    if counts.iter().sum::<usize>() != claims.len() {
+        return Err(AttentionError::CheckFailed { step: STEP });
     }
-    let claims = zkmha_lookup::verify_lookups::<M>(verifier, &statements, &proof.lookups, transcript)?;
     let mut claims = claims.into_iter();
     let mut fronts = Vec::with_capacity(shapes.len());
     for ((shape, p), count) in shapes.iter().zip(&proof.projections).zip(counts) {
@@ -1064,7 +1121,7 @@ pub(crate) mod audit_forgery {
         ranges: &[&ProjectionRanges],
         overrides: &[Option<&Override>],
         transcript: &mut Transcript,
-    ) -> Result<ProvedProjections<M>, AttentionError> {
+    ) -> Result<ProvedProjectionsAlone<M>, AttentionError> {
         let mut inputs = Vec::with_capacity(shapes.len());
         for (k, ((shape, witness), ranges)) in shapes.iter().zip(witnesses).zip(ranges).enumerate() {
             inputs.push(match overrides.get(k).copied().flatten() {
@@ -1077,8 +1134,10 @@ pub(crate) mod audit_forgery {
                 }
             });
         }
-        let (lookups, fronts) = prove_fronts::<M>(prover, &inputs, transcript)?;
-        prove_back::<M>(prover, lookups, fronts, transcript)
+        let inputs = ProjectionInputs { inputs };
+        prove_alone::<M, _, _>(prover, inputs.lookups()?, transcript, |p, claims, t| {
+            prove_projections::<M>(p, &inputs, claims, t)
+        })
     }
 
     /// The honest remainders `D` over the padded grid (exposed for the forgery).
@@ -1129,7 +1188,7 @@ pub(crate) mod audit_forgery {
     /// field table and what it changes.
     fn forge(
         output_bits: Option<u32>,
-    ) -> (ProjectionShape, ProjectionsProof, Vec<Fr>, Vec<i64>, ProjectionWitness) {
+    ) -> (ProjectionShape, ProjectionsAloneProofOf<Plain>, Vec<Fr>, Vec<i64>, ProjectionWitness) {
         let (shape, witness, ranges, ov, counts) = forgery(output_bits);
         let mut tp = Transcript::new(b"audit-projection");
         let (proof, _) = prove_projections_forged::<Plain>(
@@ -1152,9 +1211,9 @@ pub(crate) mod audit_forgery {
         use crate::mode::zk_test_support::zk_round;
         let (shape, witness, ranges, ov, _) = forgery(Some(16));
         let verdict = zk_round(
-            projection_zk_schedule(&[shape]).unwrap(),
+            projection_alone_zk_schedule(&[shape]).unwrap(),
             |p, t| prove_projections_forged::<Zk>(p, &[shape], &[&witness], &[&ranges], &[Some(&ov)], t),
-            |v, t, (proof, _)| verify_projections::<Zk>(v, &[shape], proof, t),
+            |v, t, (proof, _)| verify_projections_alone::<Zk>(v, &[shape], proof, t),
         );
         assert_eq!(
             verdict.err(),
@@ -1166,9 +1225,9 @@ pub(crate) mod audit_forgery {
         // The honest prover of the same statement is accepted.
         let honest = projection_ranges(&shape, &witness).unwrap();
         let verdict = zk_round(
-            projection_zk_schedule(&[shape]).unwrap(),
-            |p, t| prove_projections::<Zk>(p, &[shape], &[&witness], &[&honest], t),
-            |v, t, (proof, _)| verify_projections::<Zk>(v, &[shape], proof, t),
+            projection_alone_zk_schedule(&[shape]).unwrap(),
+            |p, t| prove_projections_alone::<Zk>(p, &[shape], &[&witness], &[&honest], t),
+            |v, t, (proof, _)| verify_projections_alone::<Zk>(v, &[shape], proof, t),
         );
         assert!(verdict.is_ok());
     }
@@ -1208,12 +1267,12 @@ pub(crate) mod audit_forgery {
                 prove_projections_forged::<Plain>(&mut (), &shapes, &witnesses, r, &overrides, &mut tp)
                     .map(|(proof, _)| proof);
             let plain_verdict = plain.map(|proof| {
-                verify_projections::<Plain>(&mut (), &shapes, &proof, &mut Transcript::new(b"review"))
+                verify_projections_alone::<Plain>(&mut (), &shapes, &proof, &mut Transcript::new(b"review"))
             });
             let zk_verdict = zk_round(
-                projection_zk_schedule(&shapes).unwrap(),
+                projection_alone_zk_schedule(&shapes).unwrap(),
                 |p, t| prove_projections_forged::<Zk>(p, &shapes, &witnesses, r, &overrides, t),
-                |v, t, (proof, _)| verify_projections::<Zk>(v, &shapes, proof, t),
+                |v, t, (proof, _)| verify_projections_alone::<Zk>(v, &shapes, proof, t),
             );
             println!("forge {forge}: plain {:?}", plain_verdict.as_ref().map(|v| v.as_ref().map(|_| ())));
             println!("forge {forge}: zk {:?}", zk_verdict.as_ref().map(|_| ()));
@@ -1232,7 +1291,12 @@ pub(crate) mod audit_forgery {
     fn a_non_integer_projection_output_is_rejected() {
         let (shape, proof, _, _, _) = forge(Some(16));
         assert_eq!(
-            verify_projections::<Plain>(&mut (), &[shape], &proof, &mut Transcript::new(b"audit-projection")),
+            verify_projections_alone::<Plain>(
+                &mut (),
+                &[shape],
+                &proof,
+                &mut Transcript::new(b"audit-projection")
+            ),
             Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
         );
     }
@@ -1243,9 +1307,13 @@ pub(crate) mod audit_forgery {
     #[test]
     fn without_an_output_range_the_caller_must_pin_the_output() {
         let (shape, proof, output, counts, witness) = forge(None);
-        let claims =
-            verify_projections::<Plain>(&mut (), &[shape], &proof, &mut Transcript::new(b"audit-projection"))
-                .unwrap();
+        let claims = verify_projections_alone::<Plain>(
+            &mut (),
+            &[shape],
+            &proof,
+            &mut Transcript::new(b"audit-projection"),
+        )
+        .unwrap();
         let c = &claims[0];
         let mle = |vars: usize, v: Vec<Fr>| DenseMultilinearExtension::new(vars, v).unwrap();
         let ints = |v: &[i64]| v.iter().map(|&a| fr_from_i64(a)).collect::<Vec<_>>();

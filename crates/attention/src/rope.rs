@@ -2,7 +2,8 @@
 //! rotation Llama-family models apply to `Q` and `K` after their projections. Like
 //! [`crate::projection`], it needs no claim on its output: it ties `P` and `R` together and
 //! hands claims on both (and on the range multiplicities) to the caller's openings. One
-//! implementation for both modes ([`crate::mode`]): lookups through `zkmha_lookup::prove_lookups`, `y`
+//! implementation for both modes ([`crate::mode`]): lookups in the layer's one batch
+//! ([`crate::lookup_batch`]; alone: [`prove_rotation_alone`]), `y`
 //! and the pair values through `M::send`, the output range and the pair split as relations
 //! through `M::prove_zero`, the sum-check through `M::prove_products` (`eq`, `C`, `S` public,
 //! `P`, `Pσ` hidden).
@@ -18,7 +19,7 @@
 //!            T = P∘C + Pσ∘S rotates each pair by its angle
 //! relation   D = T + 2^(f−1) − 2^f·R ∈ [0, 2^f)  ⇔  R = ⌊(T + 2^(f−1)) / 2^f⌋
 //! absorb     the shape (s, h, m, base, f)
-//! lookup     D ∈ [0, 2^f) (logUp, D never committed)  → D(r) = v, m(r_t) = μ
+//! lookup     D ∈ [0, 2^f) (logUp in the layer's batch, D never committed) → D(r) = v, m(r_t) = μ
 //!            R + 2^(b−1) ∈ [0, 2^b) in the same batch (crate::output_range): its column claim
 //!            sits at r too; relation: it is y + 2^(b−1)  → m_R(r_R) = μ_R
 //! P → V      y = R(r)
@@ -39,13 +40,17 @@
 
 use crate::AttentionError;
 use crate::common::{check_tensor_sizes, sumcheck_error};
+use crate::lookup_batch::{
+    Alone, AloneProof, LookupStatement, PreparedLookup, lookup_parts_zk_schedule, prove_alone, verify_alone,
+};
 use crate::mode::{Mode, PlainProductProof, prove_dense, sum_of_products, verify_single};
 use crate::output_range::{RescaledLookups, SignedRange, rescaled_product};
 use crate::structured::prefix_eq_sum;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use zkmha_field::{Fr, One, fr_from_i64};
-use zkmha_lookup::{Lookup, LookupWitness};
+use zkmha_lookup::LookupClaims;
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_sumcheck::{EvalClaim, ProductTerm, SumOfProducts};
 use zkmha_transcript::Transcript;
@@ -360,17 +365,15 @@ fn remainders(shape: &RotaryShape, witness: &RotaryWitness) -> Result<Vec<i64>, 
         .collect())
 }
 
-/// A rotation's proof in either mode: `L` the lookups' proof, `P` the sum-check's, `S` a sent
-/// value (`Fr` or a commitment), `Z` a relations proof (nothing in the plain mode).
+/// A rotation's proof in either mode after its lookups (the layer's batch): `P` the
+/// sum-check's, `S` a sent value (`Fr` or a commitment), `Z` a relations proof (nothing in the
+/// plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct RotaryProof<
-    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// The range lookup on `D` and the output range's.
-    pub lookup: L,
     /// `y = R(r)`.
     pub output_value: S,
     /// The output range's column claim is `y + 2^(b−1)`.
@@ -385,7 +388,6 @@ pub struct RotaryProof<
 
 /// A [`RotaryProof`] in mode `M`.
 pub type RotaryProofOf<M> = RotaryProof<
-    zkmha_lookup::LookupProofOf<M>,
     <M as crate::mode::ProductMode>::ProductProof,
     <M as crate::mode::ProductMode>::Sent,
     <M as crate::mode::ProductMode>::ZeroProof,
@@ -418,14 +420,42 @@ fn lookups(shape: &RotaryShape) -> Result<RescaledLookups, AttentionError> {
     RescaledLookups::new(shape.fraction_bits, shape.output_bits, shape.grid_vars())
 }
 
-/// The masked sum-checks of a rotation in zero knowledge, in proof order: its lookups' fraction
-/// depths, then the rotation's sum-check.
+/// The masked sum-checks of a rotation in zero knowledge after its lookups (the layer's
+/// batch): the rotation's sum-check.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`] for a shape [`RotaryShape::validate`] refuses.
 pub fn rotation_zk_schedule(shape: &RotaryShape) -> Result<Vec<(usize, usize)>, AttentionError> {
     shape.validate()?;
-    Ok(lookups(shape)?.zk_schedule())
+    Ok(vec![(shape.grid_vars(), 3)])
+}
+
+/// [`rotation_zk_schedule`] with the rotation's own lookup batch first
+/// ([`prove_rotation_alone`]).
+///
+/// # Errors
+/// As [`rotation_zk_schedule`].
+pub fn rotation_alone_zk_schedule(shape: &RotaryShape) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = lookup_parts_zk_schedule(&[rotation_lookup_statements(shape)?]);
+    schedule.extend(rotation_zk_schedule(shape)?);
+    Ok(schedule)
+}
+
+/// A rotation's lookups, as the layer's batch states them ([`crate::lookup_batch`]): the
+/// remainder `D ∈ [0, 2^f)` and the output range, both over the grid.
+///
+/// # Errors
+/// [`AttentionError::InvalidShape`] for a shape [`RotaryShape::validate`] refuses.
+pub fn rotation_lookup_statements(
+    shape: &RotaryShape,
+) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    shape.validate()?;
+    let rescaled = lookups(shape)?;
+    let [remainder, output] = rescaled.tables();
+    Ok(vec![
+        LookupStatement::new(*remainder, shape.grid_vars()),
+        LookupStatement::new(*output, shape.grid_vars()),
+    ])
 }
 
 /// `P(ρ) − ((1−ρ_0)·a_0 + ρ_0·a_1)` and `Pσ(ρ) − (ρ_0·a_0 − (1−ρ_0)·a_1)`: zero when the pair
@@ -437,72 +467,131 @@ fn pair_targets<V: LinearValue>(rho0: Fr, [input, swapped]: [&V; 2], [a0, a1]: [
     ]
 }
 
-/// Proves the rotation for `witness` with its range data ([`rotation_ranges`]; a cheating
-/// prover may pass others) in mode `M`.
+/// A rotation's padded tables over the grid, computed once for the layer's lookup batch and
+/// the steps (a cheating prover's, in tests, with a field output evaluated in place of the
+/// integers the output range looks up).
+pub struct RotationTables {
+    input: Vec<i64>,
+    remainders: Vec<i64>,
+    output: Vec<i64>,
+    output_field: Option<Vec<Fr>>,
+    /// The output range's column `R + 2^(b−1)`.
+    shifted: Vec<i64>,
+}
+
+impl RotationTables {
+    /// The honest prover's tables of `witness`.
+    ///
+    /// # Errors
+    /// Bad shapes or tensors.
+    pub fn new(shape: &RotaryShape, witness: &RotaryWitness) -> Result<Self, AttentionError> {
+        let remainders = remainders(shape, witness)?;
+        let pad = |values: &[i64]| {
+            crate::projection::pad(values, shape.rows, shape.width(), shape.row_vars(), shape.column_vars())
+        };
+        Self::with(shape, pad(&witness.input), remainders, pad(&witness.output), None)
+    }
+
+    /// Given padded tables.
+    fn with(
+        shape: &RotaryShape,
+        input: Vec<i64>,
+        remainders: Vec<i64>,
+        output: Vec<i64>,
+        output_field: Option<Vec<Fr>>,
+    ) -> Result<Self, AttentionError> {
+        let shifted = SignedRange::new(shape.output_bits)?.entries(&output);
+        Ok(Self { input, remainders, output, output_field, shifted })
+    }
+
+    /// The rotation's lookups for the layer's batch, in [`rotation_lookup_statements`] order,
+    /// with the range data's multiplicities ([`rotation_ranges`]; a cheating prover may pass
+    /// others).
+    ///
+    /// # Errors
+    /// [`AttentionError::InvalidShape`] for a bad shape.
+    pub fn lookups<'a>(
+        &'a self,
+        shape: &RotaryShape,
+        ranges: &'a RotaryRanges,
+    ) -> Result<Vec<PreparedLookup<'a>>, AttentionError> {
+        let [remainder, output] =
+            <[LookupStatement<'static>; 2]>::try_from(rotation_lookup_statements(shape)?)
+                .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
+        Ok(vec![
+            PreparedLookup::column(
+                remainder,
+                Cow::Borrowed(&self.remainders),
+                &ranges.remainder_multiplicities,
+            ),
+            PreparedLookup::column(output, Cow::Borrowed(&self.shifted), &ranges.output_multiplicities),
+        ])
+    }
+}
+
+/// A rotation's proof alone (its lookups a batch of their own): tests.
+pub type RotaryAloneProofOf<M> = AloneProof<M, RotaryProofOf<M>>;
+
+/// Proves a rotation alone: its lookups, then [`prove_rotation`].
 ///
 /// # Errors
-/// Bad shapes or tensors, multiplicities of the wrong size, the lookups', sum-check's and
-/// relations' errors.
-pub fn prove_rotation<M: Mode>(
+/// As [`RotationTables::new`] and [`prove_rotation`].
+pub fn prove_rotation_alone<M: Mode>(
     prover: &mut M::Prover<'_>,
     shape: &RotaryShape,
     witness: &RotaryWitness,
     ranges: &RotaryRanges,
     transcript: &mut Transcript,
-) -> Result<(RotaryProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
-    let remainders = remainders(shape, witness)?;
-    let pad = |values: &[i64]| {
-        crate::projection::pad(values, shape.rows, shape.width(), shape.row_vars(), shape.column_vars())
-    };
-    let (p, out) = (pad(&witness.input), pad(&witness.output));
-    let inputs = RotationInputs { input: &p, remainders: &remainders, output: &out, output_field: None };
-    prove_rotation_with::<M>(prover, shape, inputs, ranges, transcript)
+) -> Result<(RotaryAloneProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
+    let tables = RotationTables::new(shape, witness)?;
+    prove_rotation_with::<M>(prover, shape, &tables, ranges, transcript)
 }
 
-/// What [`prove_rotation_with`] proves: padded tables over the grid (a cheating prover's, in
-/// tests, with a field output evaluated in place of the integers the output range looks up).
-pub(crate) struct RotationInputs<'a> {
-    input: &'a [i64],
-    remainders: &'a [i64],
-    output: &'a [i64],
-    output_field: Option<&'a [Fr]>,
-}
-
-/// [`prove_rotation`] on padded tables.
+/// [`prove_rotation_alone`] on given tables.
 pub(crate) fn prove_rotation_with<M: Mode>(
     prover: &mut M::Prover<'_>,
     shape: &RotaryShape,
-    inputs: RotationInputs<'_>,
+    tables: &RotationTables,
     ranges: &RotaryRanges,
     transcript: &mut Transcript,
+) -> Result<(RotaryAloneProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
+    prove_alone::<M, _, _>(prover, tables.lookups(shape, ranges)?, transcript, |p, claims, t| {
+        prove_rotation::<M>(p, shape, tables, claims, t)
+    })
+}
+
+/// Verifies [`prove_rotation_alone`].
+///
+/// # Errors
+/// As [`verify_rotation`].
+pub fn verify_rotation_alone<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    shape: &RotaryShape,
+    proof: &RotaryAloneProofOf<M>,
+    transcript: &mut Transcript,
+) -> Result<RotaryClaims<M::Value>, AttentionError> {
+    let Alone { lookups, steps } = proof;
+    verify_alone::<M, _>(verifier, rotation_lookup_statements(shape)?, lookups, transcript, |v, claims, t| {
+        verify_rotation::<M>(v, shape, steps, claims, t)
+    })
+}
+
+/// Proves the rotation of `tables` in mode `M` from its lookups' claims (the layer's batch,
+/// [`RotationTables::lookups`]).
+///
+/// # Errors
+/// Lookup claims of the wrong structure, the sum-check's and relations' errors.
+pub fn prove_rotation<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    shape: &RotaryShape,
+    tables: &RotationTables,
+    claims: Vec<LookupClaims<M::ProverValue>>,
+    transcript: &mut Transcript,
 ) -> Result<(RotaryProofOf<M>, RotaryClaims<M::ProverValue>), AttentionError> {
-    let RotationInputs { input: p, remainders, output: out, output_field } = inputs;
+    let (p, out, output_field) = (&tables.input, &tables.output, tables.output_field.as_deref());
     shape.append_to_transcript(transcript);
     let grid_vars = shape.grid_vars();
-    let range = SignedRange::new(shape.output_bits)?;
-    let shifted = range.entries(out);
     let rescaled = lookups(shape)?;
-    let [table, output_table] = rescaled.tables();
-    let entry = |row: usize, _: usize| remainders[row];
-    let evaluate = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), remainders)?.evaluate(point)?])
-    };
-    let output_entry = |row: usize, _: usize| shifted[row];
-    let evaluate_output = |point: &[Fr]| -> Result<Vec<Fr>, zkmha_lookup::LookupError> {
-        Ok(vec![DenseMultilinearExtension::from_i64(point.len(), &shifted)?.evaluate(point)?])
-    };
-    let lookup_witness = LookupWitness { num_vars: grid_vars, entry: &entry, evaluate: &evaluate };
-    let output_witness =
-        LookupWitness { num_vars: grid_vars, entry: &output_entry, evaluate: &evaluate_output };
-    let lookups = [
-        Lookup { table, witness: &lookup_witness, multiplicities: &ranges.remainder_multiplicities },
-        Lookup {
-            table: output_table,
-            witness: &output_witness,
-            multiplicities: &ranges.output_multiplicities,
-        },
-    ];
-    let (lookup, claims) = zkmha_lookup::prove_lookups::<M>(prover, &lookups, transcript)?;
     let r =
         claims.first().map(|c| c.witness_point.clone()).ok_or(AttentionError::CheckFailed { step: STEP })?;
     let output_value = match output_field {
@@ -547,14 +636,8 @@ pub(crate) fn prove_rotation_with<M: Mode>(
     let targets = pair_targets(rho0, [&input_end.value, &swapped_end.value], [&a0, &a1]);
     let pair_relations = M::prove_zero(prover, STEP_PAIR, targets, transcript)?;
     let claims = finish(&r, &rho, [&a0, &a1], output, multiplicities, transcript);
-    let proof = RotaryProof {
-        lookup,
-        output_value: output_sent,
-        output_range,
-        sumcheck,
-        pair_values,
-        pair_relations,
-    };
+    let proof =
+        RotaryProof { output_value: output_sent, output_range, sumcheck, pair_values, pair_relations };
     Ok((proof, claims))
 }
 
@@ -580,7 +663,8 @@ fn finish<V: LinearValue>(
     }
 }
 
-/// Verifies a rotation in mode `M`; returns the claims the caller must discharge.
+/// Verifies a rotation in mode `M` from its lookups' claims (the layer's batch, in
+/// [`rotation_lookup_statements`] order); returns the claims the caller must discharge.
 ///
 /// # Errors
 /// [`AttentionError::InvalidShape`], the lookups' errors, [`AttentionError::Sumcheck`], or
@@ -593,6 +677,7 @@ pub fn verify_rotation<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &RotaryShape,
     proof: &RotaryProofOf<M>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<RotaryClaims<M::Value>, AttentionError> {
     shape.validate()?;
@@ -600,8 +685,6 @@ pub fn verify_rotation<M: Mode>(
     let fail = || AttentionError::CheckFailed { step: STEP };
     let grid_vars = shape.grid_vars();
     let rescaled = lookups(shape)?;
-    let claims =
-        zkmha_lookup::verify_lookups::<M>(verifier, &rescaled.statements(), &proof.lookup, transcript)?;
     let r = claims.first().map(|c| c.witness_point.clone()).ok_or_else(fail)?;
     let output = M::receive(verifier, LABEL_OUTPUT, std::slice::from_ref(&proof.output_value), transcript)
         .into_iter()
@@ -769,19 +852,20 @@ mod cheating_pairs {
     fn plain(keep: Option<Keep>) -> Result<(), AttentionError> {
         let (shape, witness, ranges) = case();
         CHEAT.with(|c| c.set(keep));
-        let proved = prove_rotation::<Plain>(&mut (), &shape, &witness, &ranges, &mut Transcript::new(b"t"));
+        let proved =
+            prove_rotation_alone::<Plain>(&mut (), &shape, &witness, &ranges, &mut Transcript::new(b"t"));
         CHEAT.with(|c| c.set(None));
         let (proof, _) = proved.unwrap();
-        verify_rotation::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"t")).map(|_| ())
+        verify_rotation_alone::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"t")).map(|_| ())
     }
 
     fn zero_knowledge(keep: Option<Keep>) -> Result<(), AttentionError> {
         let (shape, witness, ranges) = case();
         CHEAT.with(|c| c.set(keep));
         let verdict = zk_round(
-            rotation_zk_schedule(&shape).unwrap(),
-            |p, t| prove_rotation::<Zk>(p, &shape, &witness, &ranges, t),
-            |v, t, (proof, _)| verify_rotation::<Zk>(v, &shape, proof, t),
+            rotation_alone_zk_schedule(&shape).unwrap(),
+            |p, t| prove_rotation_alone::<Zk>(p, &shape, &witness, &ranges, t),
+            |v, t, (proof, _)| verify_rotation_alone::<Zk>(v, &shape, proof, t),
         );
         CHEAT.with(|c| c.set(None));
         verdict.map(|_| ())
@@ -852,25 +936,20 @@ mod forgery_regression {
         // The cheating prover: prove_rotation with the forged remainders and output.
         let output_counts = SignedRange::new(shape.output_bits).unwrap().multiplicities("R", &out).unwrap();
         let ranges = RotaryRanges { remainder_multiplicities: counts, output_multiplicities: output_counts };
-        let inputs = || RotationInputs {
-            input: &p,
-            remainders: &remainders,
-            output: &out,
-            output_field: Some(&out_field),
-        };
+        let tables = RotationTables::with(&shape, p, remainders, out, Some(out_field.clone())).unwrap();
         assert!(out_field[g].into_bigint().num_bits() > 64 && (-out_field[g]).into_bigint().num_bits() > 64);
         let mut transcript = Transcript::new(b"audit-rope");
         let (proof, _) =
-            prove_rotation_with::<Plain>(&mut (), &shape, inputs(), &ranges, &mut transcript).unwrap();
+            prove_rotation_with::<Plain>(&mut (), &shape, &tables, &ranges, &mut transcript).unwrap();
         assert_eq!(
-            verify_rotation::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"audit-rope")),
+            verify_rotation_alone::<Plain>(&mut (), &shape, &proof, &mut Transcript::new(b"audit-rope")),
             Err(AttentionError::CheckFailed { step: STEP_OUTPUT_RANGE })
         );
         // In zero knowledge: the output range's relation fails among the group equations.
         let verdict = zk_round(
-            rotation_zk_schedule(&shape).unwrap(),
-            |prover, t| prove_rotation_with::<Zk>(prover, &shape, inputs(), &ranges, t),
-            |verifier, t, (proof, _)| verify_rotation::<Zk>(verifier, &shape, proof, t),
+            rotation_alone_zk_schedule(&shape).unwrap(),
+            |prover, t| prove_rotation_with::<Zk>(prover, &shape, &tables, &ranges, t),
+            |verifier, t, (proof, _)| verify_rotation_alone::<Zk>(verifier, &shape, proof, t),
         );
         assert_eq!(
             verdict.err(),

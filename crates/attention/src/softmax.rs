@@ -43,6 +43,9 @@ use crate::commitment_layout::{
 };
 use crate::common::sumcheck_error;
 use crate::fixed_point::{DIGIT_BITS, SoftmaxParams, SoftmaxWitness};
+use crate::lookup_batch::{
+    LookupStatement, PreparedLookup, lookup_parts_zk_schedule, prove_lookup_parts, verify_lookup_parts,
+};
 use crate::mode::{Mode, PlainProductProof, product_of};
 use crate::structured::{prefix_eq_sum, zeroifier};
 use crate::witness::keeps;
@@ -51,8 +54,8 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use rayon::prelude::*;
 use zkmha_field::{Fr, One, UnreducedSum, Zero, fr_from_i64, fr_from_i128};
 use zkmha_lookup::{
-    Lookup, LookupClaims, LookupTable, LookupWitness, RangeTable, Segment, SegmentOutput, SegmentedTable,
-    identity_column, zk_lookup_schedule,
+    LookupClaims, LookupProofOf, LookupTable, RangeTable, Segment, SegmentOutput, SegmentedTable,
+    identity_column,
 };
 use zkmha_mle::{DenseMultilinearExtension, eq_evaluation, eq_table};
 use zkmha_pcs::{HyraxCommitment, HyraxParams, OpeningClaim, PolynomialTable};
@@ -179,19 +182,16 @@ pub struct SoftmaxCommitments {
     pub row_sum_multiplicities: HyraxCommitment,
 }
 
-/// The proof of the exponential softmax, in either mode ([`ExponentialSoftmaxProofOf`]):
-/// `L` the lookups' proof, `P` the sum-check's, `S` a sent value (`Fr` or a commitment), `Z`
-/// the relations' proof (nothing in the plain mode).
+/// The proof of the exponential softmax after its lookups (the layer's batch:
+/// [`softmax_lookup_statements`]), in either mode ([`ExponentialSoftmaxProofOf`]): `P` the
+/// sum-check's, `S` a sent value (`Fr` or a commitment), `Z` the relations' proof (nothing in
+/// the plain mode).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct ExponentialSoftmaxProof<
-    L: CanonicalSerialize + CanonicalDeserialize = zkmha_lookup::LookupProofOf<crate::mode::Plain>,
     P: CanonicalSerialize + CanonicalDeserialize = PlainProductProof,
     S: CanonicalSerialize + CanonicalDeserialize = Fr,
     Z: CanonicalSerialize + CanonicalDeserialize = (),
 > {
-    /// The three lookups, batched: `(lo, ē)` and `(hi, ō)` into the exponent table, `ρ`
-    /// (masked entries 0) into `[0, 2^k)`, `u` into `[0, 2^tolerance_bits)`.
-    pub lookups: L,
     /// `lo, hi, ē, ō` at the exponent lookup's point `r`.
     pub lookup_values: Vec<S>,
     /// The batched sum-check of I1 and I2.
@@ -205,7 +205,6 @@ pub struct ExponentialSoftmaxProof<
 
 /// An [`ExponentialSoftmaxProof`] in mode `M`.
 pub type ExponentialSoftmaxProofOf<M> = ExponentialSoftmaxProof<
-    zkmha_lookup::LookupProofOf<M>,
     <M as crate::mode::ProductMode>::ProductProof,
     <M as crate::mode::ProductMode>::Sent,
     <M as crate::mode::ProductMode>::ZeroProof,
@@ -621,28 +620,94 @@ impl<'a> SlotLookups<'a> {
         }
     }
 
-    /// The exponent, remainder and row-sum witnesses.
-    pub(crate) fn witnesses(&self) -> [LookupWitness<'_>; 3] {
+    /// The three lookups for the layer's batch ([`softmax_lookup_statements`] order) and the
+    /// handle that keeps `lo, hi, ē, ō` at the exponent lookup's point once the batch has
+    /// evaluated them.
+    fn prepared(
+        self,
+        params: &SoftmaxParams,
+        m: &'a SoftmaxMultiplicities,
+    ) -> Result<(Vec<PreparedLookup<'a>>, SoftmaxBlockValues), AttentionError> {
         let (n, n_rows) = self.num_vars;
-        [
-            LookupWitness {
-                num_vars: n + 1,
-                entry: &*self.exponent_entry,
-                evaluate: &*self.exponent_evaluate,
+        let [exponent, remainder, row_sum] = statements(params, n, n_rows)?;
+        let lookups = vec![
+            PreparedLookup {
+                statement: exponent,
+                entry: self.exponent_entry,
+                evaluate: self.exponent_evaluate,
+                multiplicities: &m.exponent,
             },
-            LookupWitness { num_vars: n, entry: &*self.remainder_entry, evaluate: &*self.remainder_evaluate },
-            LookupWitness {
-                num_vars: n_rows,
-                entry: &*self.row_sum_entry,
-                evaluate: &*self.row_sum_evaluate,
+            PreparedLookup {
+                statement: remainder,
+                entry: self.remainder_entry,
+                evaluate: self.remainder_evaluate,
+                multiplicities: &m.remainder,
             },
-        ]
+            PreparedLookup {
+                statement: row_sum,
+                entry: self.row_sum_entry,
+                evaluate: self.row_sum_evaluate,
+                multiplicities: &m.row_sum,
+            },
+        ];
+        Ok((lookups, SoftmaxBlockValues(self.blocks)))
     }
+}
 
-    /// `lo, hi, ē, ō` at the exponent lookup's point `r`, once the lookup has evaluated them.
-    pub(crate) fn block_values(&self) -> Option<Vec<Fr>> {
-        self.blocks.get().cloned()
-    }
+/// `lo, hi, ē, ō` at the exponent lookup's point, kept when the layer's batch evaluates the
+/// exponent witness there (the slot sends them).
+pub struct SoftmaxBlockValues(std::rc::Rc<std::cell::OnceCell<Vec<Fr>>>);
+
+/// What the slot's prover takes from the layer's lookup batch: its three claims and the block
+/// values.
+pub struct SoftmaxLookupOutcome<V> {
+    /// The exponent's, the remainder's and the row sum's claims.
+    pub claims: Vec<LookupClaims<V>>,
+    /// `lo, hi, ē, ō` at the exponent lookup's point.
+    pub block_values: SoftmaxBlockValues,
+}
+
+/// The exponential softmax's lookups, as the layer's batch states them
+/// ([`crate::lookup_batch`]): `(0, lo, ē)` and `(1, hi, ō)` into the exponent table (`2·ĥŝŝ`
+/// rows), `ρ` into `[0, 2^k)` (`ĥŝŝ`), `u` into `[0, 2^tolerance_bits)` (`ĥŝ`).
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for parameters out of range.
+pub fn softmax_lookup_statements(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+) -> Result<Vec<LookupStatement<'static>>, AttentionError> {
+    params.validate()?;
+    let (n, n_rows) = tensor_vars(shape);
+    Ok(statements(params, n, n_rows)?.into())
+}
+
+fn statements(
+    params: &SoftmaxParams,
+    n: usize,
+    n_rows: usize,
+) -> Result<[LookupStatement<'static>; 3], AttentionError> {
+    let SoftmaxTables { exponent, remainder, row_sum } = softmax_tables(params)?;
+    Ok([
+        LookupStatement::new(exponent, n + 1),
+        LookupStatement::new(remainder, n),
+        LookupStatement::new(row_sum, n_rows),
+    ])
+}
+
+/// Prepares the exponential softmax's lookups of `data` for the layer's batch (in
+/// [`softmax_lookup_statements`] order), with the handle the slot's prover reads the block
+/// values from.
+///
+/// # Errors
+/// [`AttentionError::Lookup`] for parameters out of range.
+pub fn softmax_lookups<'a>(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+    data: &'a SoftmaxProverData,
+) -> Result<(Vec<PreparedLookup<'a>>, SoftmaxBlockValues), AttentionError> {
+    params.validate()?;
+    SlotLookups::new(shape, data).prepared(params, &data.multiplicities)
 }
 
 /// The slot's batched sum-check instances (shared by the plain and the zero-knowledge slot):
@@ -707,7 +772,8 @@ pub(crate) fn slot_instances<'a>(
 }
 
 /// Proves the slot in mode `M`: turns the claim on `A` into a claim on `QK_M` (identity) or
-/// `QK̂`. The exponential mode reads `data`, whose commitments the caller has absorbed.
+/// `QK̂`. The exponential mode reads `data`, whose commitments the caller has absorbed, and
+/// its lookups' outcome (the layer's batch, [`softmax_lookups`]).
 ///
 /// # Errors
 /// [`AttentionError::CheckFailed`] when the exponential mode lacks its witness, and the
@@ -718,7 +784,7 @@ pub fn prove_slot<M: Mode>(
     shape: &AttentionShape,
     mask: MaskKind,
     claim: &EvalClaim<M::ProverValue>,
-    data: Option<&SoftmaxProverData>,
+    data: Option<(&SoftmaxProverData, SoftmaxLookupOutcome<M::ProverValue>)>,
     transcript: &mut Transcript,
 ) -> Result<SlotProverOutput<M>, AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
@@ -729,9 +795,9 @@ pub fn prove_slot<M: Mode>(
             opening_claims: Vec::new(),
             timings: SoftmaxStageTimings::default(),
         }),
-        (SoftmaxMode::Exponential(params), Some(data)) => {
+        (SoftmaxMode::Exponential(params), Some((data, lookups))) => {
             let (proof, out, opening_claims, timings) =
-                prove_exponential::<M>(prover, shape, mask, &params, claim, data, transcript)?;
+                prove_exponential::<M>(prover, shape, mask, &params, claim, data, lookups, transcript)?;
             Ok(SlotProverOutput {
                 proof: SoftmaxSlotProof { exponential: Some(proof) },
                 output: SlotOutput::Scores(out),
@@ -743,8 +809,8 @@ pub fn prove_slot<M: Mode>(
     }
 }
 
-/// The masked sum-checks of the exponential softmax in zero knowledge, in proof order: the
-/// lookups' fraction depths, then the batch of I1 and I2.
+/// The masked sum-checks of the exponential softmax in zero knowledge after its lookups (the
+/// layer's batch), in proof order: the batch of I1 and I2.
 ///
 /// # Errors
 /// [`AttentionError::Lookup`] for parameters out of range.
@@ -752,18 +818,11 @@ pub fn softmax_zk_schedule(
     shape: &AttentionShape,
     params: &SoftmaxParams,
 ) -> Result<Vec<(usize, usize)>, AttentionError> {
-    let (n, n_rows) = tensor_vars(shape);
-    let tables = softmax_tables(params)?;
-    let mut schedule = zk_lookup_schedule(&lookup_statements(&tables, n, n_rows));
-    schedule.push((n, 4));
-    Ok(schedule)
+    params.validate()?;
+    Ok(vec![(tensor_vars(shape).0, 4)])
 }
 
 /// The three lookups' `(table, witness variables)`.
-fn lookup_statements(tables: &SoftmaxTables, n: usize, n_rows: usize) -> Vec<(&dyn LookupTable, usize)> {
-    vec![(&tables.exponent, n + 1), (&tables.remainder, n), (&tables.row_sum, n_rows)]
-}
-
 /// The slot's shapes: I1 = comb·z·e·flag, I2 = eq_ρ·z·D, the first two factors public.
 fn shapes() -> Result<[ZkProductShape; 2], AttentionError> {
     Ok([product_of(STEP, vec![true, true, false, false])?, product_of(STEP, vec![true, true, false])?])
@@ -857,6 +916,7 @@ type ExponentialProverOutput<M> = (
     SoftmaxStageTimings,
 );
 
+#[allow(clippy::too_many_arguments)]
 fn prove_exponential<M: Mode>(
     prover: &mut M::Prover<'_>,
     shape: &AttentionShape,
@@ -864,6 +924,7 @@ fn prove_exponential<M: Mode>(
     params: &SoftmaxParams,
     claim: &EvalClaim<M::ProverValue>,
     data: &SoftmaxProverData,
+    lookups: SoftmaxLookupOutcome<M::ProverValue>,
     transcript: &mut Transcript,
 ) -> Result<ExponentialProverOutput<M>, AttentionError> {
     params.validate()?;
@@ -871,26 +932,13 @@ fn prove_exponential<M: Mode>(
     let clock = std::time::Instant::now();
     let (n, n_rows) = tensor_vars(shape);
     let w = &data.witness;
-    let m = &data.multiplicities;
-    let tables = softmax_tables(params)?;
     let one = M::prover_constant(prover, Fr::one());
 
-    // The lookups, over blocks of the committed columns (never materialized).
+    // The lookups' claims (the layer's batch, over blocks of the committed columns).
     let [c_lo, c_hi, c_e_bar, c_o_bar] = &data.committed;
-    let slot_lookups = SlotLookups::new(shape, data);
-    let [witness, remainder_witness, row_sum_witness] = slot_lookups.witnesses();
-    let (lookups, claims) = zkmha_lookup::prove_lookups::<M>(
-        prover,
-        &[
-            Lookup { table: &tables.exponent, witness: &witness, multiplicities: &m.exponent },
-            Lookup { table: &tables.remainder, witness: &remainder_witness, multiplicities: &m.remainder },
-            Lookup { table: &tables.row_sum, witness: &row_sum_witness, multiplicities: &m.row_sum },
-        ],
-        transcript,
-    )?;
-    let [exponent, remainder, row_sum] = exactly(claims, STEP)?;
+    let [exponent, remainder, row_sum] = exactly(lookups.claims, STEP)?;
     let (r, tag_point) = exponent.witness_point.split_at(n.min(exponent.witness_point.len()));
-    let blocks = slot_lookups.block_values().ok_or(AttentionError::CheckFailed { step: STEP })?;
+    let blocks = lookups.block_values.0.get().cloned().ok_or(AttentionError::CheckFailed { step: STEP })?;
     #[cfg(test)]
     let blocks = cheating_blocks::changed(blocks);
     let (lookup_values, blocks) = M::send(prover, LABEL_LOOKUP_VALUES, &blocks, transcript);
@@ -946,7 +994,7 @@ fn prove_exponential<M: Mode>(
 
     let claims = column_claims(r, &blocks, &t_committed, &t_rows, at_t, [&exponent, &remainder, &row_sum]);
     let out = EvalClaim { point: t_star, value: score_t.clone() };
-    let proof = ExponentialSoftmaxProof { lookups, lookup_values, sumcheck, final_values, relations };
+    let proof = ExponentialSoftmaxProof { lookup_values, sumcheck, final_values, relations };
     Ok((proof, out, claims, timings))
 }
 
@@ -1014,6 +1062,78 @@ fn commitment_list(c: &SoftmaxCommitments) -> [&HyraxCommitment; 8] {
 /// columns.
 pub type SlotClaims<V> = (SlotOutput<V>, Vec<OpeningClaim<V>>);
 
+/// The proven softmax's proof and its lookups' claims (the layer's batch), as the verifier
+/// takes them.
+pub type ExponentialWithClaims<'p, M> =
+    (&'p ExponentialSoftmaxProofOf<M>, Vec<LookupClaims<<M as crate::mode::ProductMode>::Value>>);
+
+/// The slot proven alone (tests of the slot): the proven softmax's lookups in a batch of their
+/// own, then [`prove_slot`]; the lookups' proof (none for the identity) and the slot's output.
+///
+/// # Errors
+/// As [`softmax_lookups`] and [`prove_slot`].
+pub fn prove_slot_alone<M: Mode>(
+    prover: &mut M::Prover<'_>,
+    mode: SoftmaxMode,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    claim: &EvalClaim<M::ProverValue>,
+    data: Option<&SoftmaxProverData>,
+    transcript: &mut Transcript,
+) -> Result<(Option<LookupProofOf<M>>, SlotProverOutput<M>), AttentionError> {
+    let (lookups, data) = match (mode, data) {
+        (SoftmaxMode::Exponential(params), Some(data)) => {
+            let (prepared, block_values) = softmax_lookups(shape, &params, data)?;
+            let (proof, mut claims) = prove_lookup_parts::<M>(prover, &[prepared], transcript)?;
+            let claims = claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?;
+            (Some(proof), Some((data, SoftmaxLookupOutcome { claims, block_values })))
+        }
+        _ => (None, None),
+    };
+    Ok((lookups, prove_slot::<M>(prover, mode, shape, mask, claim, data, transcript)?))
+}
+
+/// Verifies [`prove_slot_alone`].
+///
+/// # Errors
+/// As [`verify_slot`]; [`AttentionError::CheckFailed`] for lookups the mode does not call for.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+pub fn verify_slot_alone<M: Mode>(
+    verifier: &mut M::Verifier<'_>,
+    mode: SoftmaxMode,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    claim: &EvalClaim<M::Value>,
+    lookups: Option<&LookupProofOf<M>>,
+    proof: Option<&ExponentialSoftmaxProofOf<M>>,
+    transcript: &mut Transcript,
+) -> Result<SlotClaims<M::Value>, AttentionError> {
+    let proof = match (mode, lookups, proof) {
+        (SoftmaxMode::Exponential(params), Some(lookups), Some(proof)) => {
+            let statements = [softmax_lookup_statements(shape, &params)?];
+            let mut claims = verify_lookup_parts::<M>(verifier, &statements, lookups, transcript)?;
+            Some((proof, claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?))
+        }
+        (SoftmaxMode::Identity, None, None) => None,
+        _ => return Err(AttentionError::CheckFailed { step: STEP }),
+    };
+    verify_slot::<M>(verifier, mode, shape, mask, claim, proof, transcript)
+}
+
+/// [`softmax_zk_schedule`] with the softmax's own lookup batch first ([`prove_slot_alone`]).
+///
+/// # Errors
+/// As [`softmax_zk_schedule`].
+pub fn slot_alone_zk_schedule(
+    shape: &AttentionShape,
+    params: &SoftmaxParams,
+) -> Result<Vec<(usize, usize)>, AttentionError> {
+    let mut schedule = lookup_parts_zk_schedule(&[softmax_lookup_statements(shape, params)?]);
+    schedule.extend(softmax_zk_schedule(shape, params)?);
+    Ok(schedule)
+}
+
 /// Verifies the slot in mode `M`; returns the claim on `QK_M` (identity) or `QK̂`
 /// (exponential) and the claims on the committed columns ([`softmax_commitment_list`] order)
 /// that the caller must discharge with an opening. The caller validates the commitments'
@@ -1029,14 +1149,14 @@ pub fn verify_slot<M: Mode>(
     shape: &AttentionShape,
     mask: MaskKind,
     claim: &EvalClaim<M::Value>,
-    proof: Option<&ExponentialSoftmaxProofOf<M>>,
+    proof: Option<ExponentialWithClaims<'_, M>>,
     transcript: &mut Transcript,
 ) -> Result<SlotClaims<M::Value>, AttentionError> {
     mode.append_to_transcript(LABEL_MODE, transcript);
     match (mode, proof) {
         (SoftmaxMode::Identity, None) => Ok((SlotOutput::MaskedScores(claim.clone()), Vec::new())),
-        (SoftmaxMode::Exponential(params), Some(proof)) => {
-            verify_exponential::<M>(verifier, shape, mask, &params, claim, proof, transcript)
+        (SoftmaxMode::Exponential(params), Some((proof, lookups))) => {
+            verify_exponential::<M>(verifier, shape, mask, &params, claim, proof, lookups, transcript)
                 .map(|(out, claims)| (SlotOutput::Scores(out), claims))
         }
         _ => Err(AttentionError::CheckFailed { step: STEP }),
@@ -1045,6 +1165,7 @@ pub fn verify_slot<M: Mode>(
 
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[allow(clippy::type_complexity)]
+#[allow(clippy::too_many_arguments)]
 fn verify_exponential<M: Mode>(
     verifier: &mut M::Verifier<'_>,
     shape: &AttentionShape,
@@ -1052,24 +1173,21 @@ fn verify_exponential<M: Mode>(
     params: &SoftmaxParams,
     claim: &EvalClaim<M::Value>,
     proof: &ExponentialSoftmaxProofOf<M>,
+    claims: Vec<LookupClaims<M::Value>>,
     transcript: &mut Transcript,
 ) -> Result<(EvalClaim<M::Value>, Vec<OpeningClaim<M::Value>>), AttentionError> {
     params.validate()?;
     let (n, n_rows) = tensor_vars(shape);
     let s = shape.seq_len;
-    let tables = softmax_tables(params)?;
     if claim.point.len() != n {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let one = M::verifier_constant(verifier, Fr::one());
-    let claims = zkmha_lookup::verify_lookups::<M>(
-        verifier,
-        &lookup_statements(&tables, n, n_rows),
-        &proof.lookups,
-        transcript,
-    )?;
     let [exponent, remainder, row_sum] = exactly(claims, STEP)?;
-    if exponent.witness_point.len() != n + 1 {
+    if exponent.witness_point.len() != n + 1
+        || remainder.witness_point.len() != n
+        || row_sum.witness_point.len() != n_rows
+    {
         return Err(AttentionError::CheckFailed { step: STEP });
     }
     let (r, tag_point) = exponent.witness_point.split_at(n);
@@ -1199,12 +1317,29 @@ mod cheating_blocks {
         let mode = SoftmaxMode::Exponential(params);
         let claim = EvalClaim { point, value };
         CHEAT.with(|c| c.set(Some((k, delta))));
-        let out =
-            prove_slot::<Plain>(&mut (), mode, &shape, MASK, &claim, Some(&data), &mut Transcript::new(b"t"));
+        let out = prove_slot_alone::<Plain>(
+            &mut (),
+            mode,
+            &shape,
+            MASK,
+            &claim,
+            Some(&data),
+            &mut Transcript::new(b"t"),
+        );
         CHEAT.with(|c| c.set(None));
-        let proof = out.unwrap().proof.exponential;
-        verify_slot::<Plain>(&mut (), mode, &shape, MASK, &claim, proof.as_ref(), &mut Transcript::new(b"t"))
-            .map(|_| ())
+        let (lookups, out) = out.unwrap();
+        let proof = out.proof.exponential;
+        verify_slot_alone::<Plain>(
+            &mut (),
+            mode,
+            &shape,
+            MASK,
+            &claim,
+            lookups.as_ref(),
+            proof.as_ref(),
+            &mut Transcript::new(b"t"),
+        )
+        .map(|_| ())
     }
 
     /// The zero-knowledge verifier's answer (its group equations included).
@@ -1220,9 +1355,12 @@ mod cheating_blocks {
         let public = EvalClaim { point, value: Combination::point(commitment) };
         CHEAT.with(|c| c.set(Some((k, delta))));
         let verdict = zk_round(
-            softmax_zk_schedule(&shape, &params).unwrap(),
-            |p, t| prove_slot::<Zk>(p, mode, &shape, MASK, &claim, Some(&data), t),
-            |v, t, out| verify_slot::<Zk>(v, mode, &shape, MASK, &public, out.proof.exponential.as_ref(), t),
+            slot_alone_zk_schedule(&shape, &params).unwrap(),
+            |p, t| prove_slot_alone::<Zk>(p, mode, &shape, MASK, &claim, Some(&data), t),
+            |v, t, (lookups, out)| {
+                let proof = out.proof.exponential.as_ref();
+                verify_slot_alone::<Zk>(v, mode, &shape, MASK, &public, lookups.as_ref(), proof, t)
+            },
         );
         CHEAT.with(|c| c.set(None));
         verdict.map(|_| ())
@@ -1327,18 +1465,20 @@ mod reshifted_rows {
         let mode = SoftmaxMode::Exponential(*params);
         let mut transcript = Transcript::new(b"slot");
         commitments.append_to_transcript(&mut transcript);
-        let slot =
-            prove_slot::<Plain>(&mut (), mode, shape, MASK, &claim, Some(&data), &mut transcript).unwrap();
+        let (lookups, slot) =
+            prove_slot_alone::<Plain>(&mut (), mode, shape, MASK, &claim, Some(&data), &mut transcript)
+                .unwrap();
         let tables = softmax_opening_tables(shape, params, &commitments, &data).unwrap();
         let openings = zkmha_pcs::Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
         let mut transcript = Transcript::new(b"slot");
         commitments.append_to_transcript(&mut transcript);
-        let (_, claims) = verify_slot::<Plain>(
+        let (_, claims) = verify_slot_alone::<Plain>(
             &mut (),
             mode,
             shape,
             MASK,
             &claim,
+            lookups.as_ref(),
             slot.proof.exponential.as_ref(),
             &mut transcript,
         )

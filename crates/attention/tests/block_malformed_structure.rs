@@ -52,19 +52,19 @@ fn zk_structural_tampering() {
         check("openings swap", &params, &st, &b);
     }
     let mut b = proof.clone();
-    b.projections.lookups = other.projections.lookups.clone();
+    b.lookups = other.lookups.clone();
     check("lookups from another proof", &params, &st, &b);
     let mut b = proof.clone();
-    b.projections.lookups.roots.pop();
+    b.lookups.roots.pop();
     check("lookups roots pop", &params, &st, &b);
     let mut b = proof.clone();
-    b.projections.lookups.witness_values.swap(0, 1);
+    b.lookups.witness_values.swap(0, 1);
     check("lookups witness values swap", &params, &st, &b);
     let mut b = proof.clone();
-    b.projections.lookups.roots.swap(0, 1);
+    b.lookups.roots.swap(0, 1);
     check("lookups roots swap", &params, &st, &b);
     let mut b = proof.clone();
-    b.projections.lookups.witness_values[0].pop();
+    b.lookups.witness_values[0].pop();
     check("lookups witness value pop", &params, &st, &b);
     let mut b = proof.clone();
     b.projections.projections.swap(0, 1);
@@ -107,7 +107,7 @@ fn plain_structural_tampering() {
     let (params, st, proof) = runs::<Plain>(1);
     let (_, _, other) = runs::<Plain>(2);
     let mut b = proof.clone();
-    b.projections.lookups = other.projections.lookups.clone();
+    b.lookups = other.lookups.clone();
     check("lookups from another proof", &params, &st, &b);
     let mut b = proof.clone();
     b.projections.projections.swap(0, 1);

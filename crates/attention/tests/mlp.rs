@@ -135,16 +135,16 @@ struct Run<M: TestMode> {
     shape: MlpShape,
     witness: MlpWitness,
     ranges: MlpRanges,
-    proof: MlpProof<M>,
+    proof: MlpAloneProof<M>,
     claims: MlpClaims<M::ProverValue>,
     extra: M::Extra,
 }
 
 fn prove<M: TestMode>(shape: MlpShape, witness: MlpWitness, ranges: MlpRanges) -> Run<M> {
-    let schedule = mlp_zk_schedule(&shape).unwrap();
+    let schedule = mlp_alone_zk_schedule(&shape).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(3);
     let ((proof, claims), extra) =
-        M::prove(&schedule, &mut rng, |p, t| prove_mlp::<M>(p, &shape, &witness, &ranges, t));
+        M::prove(&schedule, &mut rng, |p, t| prove_mlp_alone::<M>(p, &shape, &witness, &ranges, t));
     Run { shape, witness, ranges, proof, claims, extra }
 }
 
@@ -161,8 +161,8 @@ fn check_with<M: TestMode>(
     shape: &MlpShape,
     tables: &HashMap<MlpPolynomial, Vec<Fr>>,
 ) -> Result<(), AttentionError> {
-    let schedule = mlp_zk_schedule(shape)?;
-    let claims = M::verify(&schedule, &run.extra, |v, t| verify_mlp::<M>(v, shape, &run.proof, t))?;
+    let schedule = mlp_alone_zk_schedule(shape)?;
+    let claims = M::verify(&schedule, &run.extra, |v, t| verify_mlp_alone::<M>(v, shape, &run.proof, t))?;
     if claims.len() != run.claims.len() {
         return Err(AttentionError::CheckFailed { step: "claim count" });
     }
@@ -714,7 +714,7 @@ fn malformed_product_bytes_never_panic<M: TestMode>() {
                 m.splice(i..i, extra);
             }
         }
-        let Ok(proof) = MlpProof::<M>::deserialize_compressed(&m[..]) else { continue };
+        let Ok(proof) = MlpAloneProof::<M>::deserialize_compressed(&m[..]) else { continue };
         if proof == honest_proof {
             continue;
         }

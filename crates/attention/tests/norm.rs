@@ -59,16 +59,16 @@ struct Run<M: TestMode> {
     shape: NormShape,
     witness: NormWitness,
     ranges: NormRanges,
-    proof: NormProofOf<M>,
+    proof: NormAloneProofOf<M>,
     claims: NormClaims<M::ProverValue>,
     extra: M::Extra,
 }
 
 fn prove<M: TestMode>(shape: NormShape, witness: NormWitness, ranges: NormRanges) -> Run<M> {
-    let schedule = norm_zk_schedule(&shape).unwrap();
+    let schedule = norm_alone_zk_schedule(&shape).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(2);
     let ((proof, claims), extra) =
-        M::prove(&schedule, &mut rng, |p, t| prove_norm::<M>(p, &shape, &witness, &ranges, t));
+        M::prove(&schedule, &mut rng, |p, t| prove_norm_alone::<M>(p, &shape, &witness, &ranges, t));
     Run { shape, witness, ranges, proof, claims, extra }
 }
 
@@ -79,11 +79,11 @@ fn run<M: TestMode>(shape: NormShape, seed: u64) -> Run<M> {
 
 fn verify<M: TestMode>(
     shape: &NormShape,
-    proof: &NormProofOf<M>,
+    proof: &NormAloneProofOf<M>,
     extra: &M::Extra,
 ) -> Result<NormClaims<M::Value>, AttentionError> {
-    let schedule = norm_zk_schedule(shape)?;
-    M::verify(&schedule, extra, |v, t| verify_norm::<M>(v, shape, proof, t))
+    let schedule = norm_alone_zk_schedule(shape)?;
+    M::verify(&schedule, extra, |v, t| verify_norm_alone::<M>(v, shape, proof, t))
 }
 
 /// `values` (`rows × columns`) zero-padded to `2^row_vars × 2^column_vars`, as field elements.
@@ -130,7 +130,7 @@ fn tables(shape: &NormShape, witness: &NormWitness, ranges: &NormRanges) -> Tabl
 /// Verifies and discharges every claim against `tables`.
 fn check_against<M: TestMode>(
     run: &Run<M>,
-    proof: &NormProofOf<M>,
+    proof: &NormAloneProofOf<M>,
     t: &Tables,
 ) -> Result<(), AttentionError> {
     let claims = verify::<M>(&run.shape, proof, &run.extra)?;
@@ -165,7 +165,7 @@ fn check_against<M: TestMode>(
     if fine { Ok(()) } else { Err(AttentionError::CheckFailed { step: "openings" }) }
 }
 
-fn check<M: TestMode>(run: &Run<M>, proof: &NormProofOf<M>) -> Result<(), AttentionError> {
+fn check<M: TestMode>(run: &Run<M>, proof: &NormAloneProofOf<M>) -> Result<(), AttentionError> {
     check_against(run, proof, &tables(&run.shape, &run.witness, &run.ranges))
 }
 
@@ -342,7 +342,7 @@ fn rejects_a_wrong_input_high_digit<M: TestMode>() {
 }
 
 /// The proof's `step`-th sum-check: the output's, the rows', the squares', the row sums'.
-fn sumcheck_mut<M: TestMode>(proof: &mut NormProofOf<M>, step: usize) -> &mut M::ProductProof {
+fn sumcheck_mut<M: TestMode>(proof: &mut NormAloneProofOf<M>, step: usize) -> &mut M::ProductProof {
     match step {
         0 => &mut proof.output,
         1 => &mut proof.rows,

@@ -107,7 +107,7 @@ fn discharge<M: TestMode>(
 
 /// A proof, the prover's claims and the mode's extra data.
 type Run<M> = (
-    ProjectionsProofOf<M>,
+    ProjectionsAloneProofOf<M>,
     Vec<ProjectionClaims<<M as zkmha_attention::mode::ProductMode>::ProverValue>>,
     <M as TestMode>::Extra,
 );
@@ -117,21 +117,21 @@ fn prove_all<M: TestMode>(
     witnesses: &[&ProjectionWitness],
     ranges: &[&ProjectionRanges],
 ) -> Run<M> {
-    let schedule = projection_zk_schedule(shapes).unwrap();
+    let schedule = projection_alone_zk_schedule(shapes).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let ((proof, claims), extra) =
-        M::prove(&schedule, &mut rng, |p, t| prove_projections::<M>(p, shapes, witnesses, ranges, t));
+        M::prove(&schedule, &mut rng, |p, t| prove_projections_alone::<M>(p, shapes, witnesses, ranges, t));
     (proof, claims, extra)
 }
 
 fn verify_all<M: TestMode>(
     shapes: &[ProjectionShape],
-    proof: &ProjectionsProofOf<M>,
+    proof: &ProjectionsAloneProofOf<M>,
     extra: &M::Extra,
 ) -> Result<Vec<ProjectionClaims<M::Value>>, AttentionError> {
     // The verifier's schedule is the statement's (an invalid shape has none: refused first).
-    let schedule = projection_zk_schedule(shapes)?;
-    M::verify(&schedule, extra, |v, t| verify_projections::<M>(v, shapes, proof, t))
+    let schedule = projection_alone_zk_schedule(shapes)?;
+    M::verify(&schedule, extra, |v, t| verify_projections_alone::<M>(v, shapes, proof, t))
 }
 
 fn prove<M: TestMode>(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &ProjectionRanges) -> Run<M> {
@@ -140,7 +140,7 @@ fn prove<M: TestMode>(shape: &ProjectionShape, w: &ProjectionWitness, ranges: &P
 
 fn verify<M: TestMode>(
     shape: &ProjectionShape,
-    proof: &ProjectionsProofOf<M>,
+    proof: &ProjectionsAloneProofOf<M>,
     extra: &M::Extra,
 ) -> Result<ProjectionClaims<M::Value>, AttentionError> {
     verify_all::<M>(&[*shape], proof, extra).map(|mut c| c.remove(0))
@@ -249,7 +249,7 @@ fn rejects_tampered_messages<M: TestMode>() {
     let w = witness(&s, 6);
     let ranges = projection_ranges(&s, &w).unwrap();
     let (proof, _, extra) = prove::<M>(&s, &w, &ranges);
-    let check = |proof: &ProjectionsProofOf<M>| verify::<M>(&s, proof, &extra);
+    let check = |proof: &ProjectionsAloneProofOf<M>| verify::<M>(&s, proof, &extra);
     assert!(check(&proof).is_ok());
     // y: the output range's relation (the last message before it). Plain checks it at once; in
     // zero knowledge it is a deferred group equation, and the changed commitment has already

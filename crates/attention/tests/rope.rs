@@ -44,7 +44,7 @@ struct Run<M: TestMode> {
     shape: RotaryShape,
     witness: RotaryWitness,
     ranges: RotaryRanges,
-    proof: RotaryProofOf<M>,
+    proof: RotaryAloneProofOf<M>,
     claims: RotaryClaims<M::ProverValue>,
     extra: M::Extra,
 }
@@ -58,10 +58,10 @@ fn honest(shape: RotaryShape, seed: u64) -> (RotaryWitness, RotaryRanges) {
 
 /// Proves `witness` with `ranges` (a cheating prover's, perhaps).
 fn prove<M: TestMode>(shape: RotaryShape, witness: RotaryWitness, ranges: RotaryRanges) -> Run<M> {
-    let schedule = rotation_zk_schedule(&shape).unwrap();
+    let schedule = rotation_alone_zk_schedule(&shape).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(2);
     let ((proof, claims), extra) =
-        M::prove(&schedule, &mut rng, |p, t| prove_rotation::<M>(p, &shape, &witness, &ranges, t));
+        M::prove(&schedule, &mut rng, |p, t| prove_rotation_alone::<M>(p, &shape, &witness, &ranges, t));
     Run { shape, witness, ranges, proof, claims, extra }
 }
 
@@ -72,15 +72,15 @@ fn run<M: TestMode>(shape: RotaryShape, seed: u64) -> Run<M> {
 
 fn verify<M: TestMode>(
     shape: &RotaryShape,
-    proof: &RotaryProofOf<M>,
+    proof: &RotaryAloneProofOf<M>,
     extra: &M::Extra,
 ) -> Result<RotaryClaims<M::Value>, AttentionError> {
-    let schedule = rotation_zk_schedule(shape)?;
-    M::verify(&schedule, extra, |v, t| verify_rotation::<M>(v, shape, proof, t))
+    let schedule = rotation_alone_zk_schedule(shape)?;
+    M::verify(&schedule, extra, |v, t| verify_rotation_alone::<M>(v, shape, proof, t))
 }
 
 /// Verifies and discharges every claim against the true tensors.
-fn check<M: TestMode>(run: &Run<M>, proof: &RotaryProofOf<M>) -> Result<(), AttentionError> {
+fn check<M: TestMode>(run: &Run<M>, proof: &RotaryAloneProofOf<M>) -> Result<(), AttentionError> {
     let claims = verify::<M>(&run.shape, proof, &run.extra)?;
     let counts = |bits: u32, values: &[i64]| {
         DenseMultilinearExtension::from_i64(bits as usize, values).unwrap().evaluations().to_vec()

@@ -161,6 +161,8 @@ struct SlotRun {
     hyrax: zkmha_pcs::HyraxParams,
     commitments: SoftmaxCommitments,
     claim: EvalClaim,
+    /// The slot's lookups (in a layer, part of the layer's one batch).
+    lookups: Option<zkmha_lookup::LookupProofOf<Plain>>,
     proof: SoftmaxSlotProof,
     /// The opening of the slot's claims on its committed columns (in a layer, part of the
     /// layer's final opening).
@@ -217,11 +219,11 @@ fn run_slot_with(
     let mut transcript = Transcript::new(b"slot");
     commitments.append_to_transcript(&mut transcript);
     let mode = SoftmaxMode::Exponential(params);
-    let slot =
-        prove_slot::<Plain>(&mut (), mode, &shape, mask, &claim, Some(&data), &mut transcript).unwrap();
+    let (lookups, slot) =
+        prove_slot_alone::<Plain>(&mut (), mode, &shape, mask, &claim, Some(&data), &mut transcript).unwrap();
     let tables = softmax_opening_tables(&shape, &params, &commitments, &data).unwrap();
     let openings = zkmha_pcs::Hyrax::open_multi(&tables, &slot.opening_claims, &mut transcript).unwrap();
-    SlotRun { shape, mask, params, hyrax, commitments, claim, proof: slot.proof, openings }
+    SlotRun { shape, mask, params, hyrax, commitments, claim, lookups, proof: slot.proof, openings }
 }
 
 fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
@@ -232,12 +234,13 @@ fn verify_run(run: &SlotRun) -> Result<SlotOutput, AttentionError> {
 fn verify_run_with(run: &SlotRun, params: SoftmaxParams) -> Result<SlotOutput, AttentionError> {
     let mut transcript = Transcript::new(b"slot");
     run.commitments.append_to_transcript(&mut transcript);
-    let (output, claims) = verify_slot::<Plain>(
+    let (output, claims) = verify_slot_alone::<Plain>(
         &mut (),
         SoftmaxMode::Exponential(params),
         &run.shape,
         run.mask,
         &run.claim,
+        run.lookups.as_ref(),
         run.proof.exponential.as_ref(),
         &mut transcript,
     )?;
@@ -290,10 +293,9 @@ fn rejects_tampered_proof_messages_and_commitments() {
         tampered(&|p| p.sumcheck.sumcheck.rounds[1].evaluations[0] += Fr::one()),
         Err(AttentionError::Sumcheck { step: "softmax", .. })
     ));
-    assert!(matches!(
-        tampered(&|p| p.lookups.witness_values[0][1] += Fr::one()),
-        Err(AttentionError::Lookup(_))
-    ));
+    let mut bad_lookup = clone_run(&run);
+    bad_lookup.lookups.as_mut().unwrap().witness_values[0][1] += Fr::one();
+    assert!(matches!(verify_run(&bad_lookup), Err(AttentionError::Lookup(_))));
     assert_eq!(
         tampered(&|p| {
             p.final_values.pop();
@@ -319,6 +321,7 @@ fn clone_run(run: &SlotRun) -> SlotRun {
         hyrax: run.hyrax.clone(),
         commitments: run.commitments.clone(),
         claim: run.claim.clone(),
+        lookups: run.lookups.clone(),
         proof: run.proof.clone(),
         openings: run.openings.clone(),
     }

@@ -17,8 +17,8 @@ use zkmha_attention::mode::{Plain, Zk};
 use zkmha_attention::padding::{self, prove_padding, verify_padding};
 use zkmha_attention::qk::{self, prove_qk, verify_qk};
 use zkmha_attention::softmax::{
-    ExponentialSoftmaxProofOf, SlotClaims, SlotOutput, SlotProverOutput, SoftmaxProverData, prove_slot,
-    softmax_column_tables, softmax_multiplicities, softmax_zk_schedule, verify_slot,
+    ExponentialSoftmaxProofOf, SlotClaims, SlotOutput, SlotProverOutput, SoftmaxProverData, prove_slot_alone,
+    slot_alone_zk_schedule, softmax_column_tables, softmax_multiplicities, verify_slot_alone,
 };
 use zkmha_attention::structured::mask_value;
 use zkmha_attention::unpadding::{self, prove_unpadding, verify_unpadding};
@@ -736,37 +736,43 @@ type SoftmaxRun<M> = (
     SlotProverOutput<M>,
     EvalClaim<<M as zkmha_attention::mode::ProductMode>::Value>,
     <M as TestMode>::Extra,
+    Option<zkmha_lookup::LookupProofOf<M>>,
 );
 
 /// Proves the slot on a claim on the case's `A` (plus `offset`).
 fn prove_softmax_step<M: TestMode>(case: &SoftmaxCase, offset: Fr, rng: &mut ChaCha20Rng) -> SoftmaxRun<M> {
     let (claim, public) = M::claim(&as_field(&case.witness.attention), offset, rng);
-    let schedule = softmax_zk_schedule(&case.shape, &case.params).unwrap();
+    let schedule = slot_alone_zk_schedule(&case.shape, &case.params).unwrap();
     let mode = SoftmaxMode::Exponential(case.params);
-    let (out, extra) = M::prove(&schedule, rng, |p, t| {
-        prove_slot::<M>(p, mode, &case.shape, case.mask, &claim, Some(&case.data), t)
+    let ((lookups, out), extra) = M::prove(&schedule, rng, |p, t| {
+        prove_slot_alone::<M>(p, mode, &case.shape, case.mask, &claim, Some(&case.data), t)
     });
-    (out, public, extra)
+    (out, public, extra, lookups)
 }
 
 fn verify_softmax_step<M: TestMode>(
     case: &SoftmaxCase,
     public: &EvalClaim<M::Value>,
-    proof: &ExponentialSoftmaxProofOf<M>,
+    (lookups, proof): (Option<&zkmha_lookup::LookupProofOf<M>>, &ExponentialSoftmaxProofOf<M>),
     extra: &M::Extra,
 ) -> Result<SlotClaims<M::Value>, AttentionError> {
-    let schedule = softmax_zk_schedule(&case.shape, &case.params).unwrap();
+    let schedule = slot_alone_zk_schedule(&case.shape, &case.params).unwrap();
     let mode = SoftmaxMode::Exponential(case.params);
     M::verify(&schedule, extra, |v, t| {
-        verify_slot::<M>(v, mode, &case.shape, case.mask, public, Some(proof), t)
+        verify_slot_alone::<M>(v, mode, &case.shape, case.mask, public, lookups, Some(proof), t)
     })
 }
 
 /// Proves and verifies a case honestly otherwise: the verifier's answer.
 fn softmax_verdict<M: TestMode>(case: &SoftmaxCase) -> Result<SlotClaims<M::Value>, AttentionError> {
     let mut rng = ChaCha20Rng::seed_from_u64(21);
-    let (out, public, extra) = prove_softmax_step::<M>(case, zero(), &mut rng);
-    verify_softmax_step::<M>(case, &public, out.proof.exponential.as_ref().unwrap(), &extra)
+    let (out, public, extra, lookups) = prove_softmax_step::<M>(case, zero(), &mut rng);
+    verify_softmax_step::<M>(
+        case,
+        &public,
+        (lookups.as_ref(), out.proof.exponential.as_ref().unwrap()),
+        &extra,
+    )
 }
 
 fn softmax_round_trips<M: TestMode>() {
@@ -779,10 +785,14 @@ fn softmax_round_trips<M: TestMode>() {
             Counts::Honest,
         );
         let mut rng = ChaCha20Rng::seed_from_u64(k as u64);
-        let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
-        let (output, claims) =
-            verify_softmax_step::<M>(&case, &public, out.proof.exponential.as_ref().unwrap(), &extra)
-                .unwrap();
+        let (out, public, extra, lookups) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+        let (output, claims) = verify_softmax_step::<M>(
+            &case,
+            &public,
+            (lookups.as_ref(), out.proof.exponential.as_ref().unwrap()),
+            &extra,
+        )
+        .unwrap();
         let (SlotOutput::Scores(prover), SlotOutput::Scores(verifier)) = (&out.output, &output) else {
             panic!("the proven softmax leaves a claim on the scores");
         };
@@ -896,20 +906,25 @@ fn softmax_rejects_a_wrong_shift<M: TestMode>() {
 fn softmax_rejects_a_false_claim<M: TestMode>() {
     let case = softmax_default(|_, _, _| {});
     let mut rng = ChaCha20Rng::seed_from_u64(3);
-    let (out, public, extra) = prove_softmax_step::<M>(&case, Fr::one(), &mut rng);
-    let verdict = verify_softmax_step::<M>(&case, &public, out.proof.exponential.as_ref().unwrap(), &extra);
+    let (out, public, extra, lookups) = prove_softmax_step::<M>(&case, Fr::one(), &mut rng);
+    let verdict = verify_softmax_step::<M>(
+        &case,
+        &public,
+        (lookups.as_ref(), out.proof.exponential.as_ref().unwrap()),
+        &extra,
+    );
     assert_eq!(verdict.err(), Some(M::false_claim_error("softmax")));
 }
 
 fn softmax_rejects_sent_values_that_break_its_relations<M: TestMode>() {
     let case = softmax_default(|_, _, _| {});
     let mut rng = ChaCha20Rng::seed_from_u64(4);
-    let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+    let (out, public, extra, lookups) = prove_softmax_step::<M>(&case, zero(), &mut rng);
     let honest = out.proof.exponential.unwrap();
     let verdict = |change: &dyn Fn(&mut ExponentialSoftmaxProofOf<M>)| {
         let mut proof = honest.clone();
         change(&mut proof);
-        verify_softmax_step::<M>(&case, &public, &proof, &extra).err()
+        verify_softmax_step::<M>(&case, &public, (lookups.as_ref(), &proof), &extra).err()
     };
     assert_eq!(verdict(&|_| {}), None);
     // Each value at t* enters one relation: the last message before them (plain: nothing
@@ -942,16 +957,16 @@ fn softmax_rejects_sent_values_that_break_its_relations<M: TestMode>() {
 fn softmax_rejects_a_changed_round_and_public_factor<M: TestMode>() {
     let case = softmax_default(|_, _, _| {});
     let mut rng = ChaCha20Rng::seed_from_u64(5);
-    let (out, public, extra) = prove_softmax_step::<M>(&case, zero(), &mut rng);
+    let (out, public, extra, lookups) = prove_softmax_step::<M>(&case, zero(), &mut rng);
     let honest = out.proof.exponential.unwrap();
     let mut proof = honest.clone();
     M::tamper_round(&mut proof.sumcheck);
-    assert!(verify_softmax_step::<M>(&case, &public, &proof, &extra).is_err());
+    assert!(verify_softmax_step::<M>(&case, &public, (lookups.as_ref(), &proof), &extra).is_err());
     // The zeroifier z, I1's second factor and its second public one.
     let mut proof = honest.clone();
     M::tamper_public(&mut proof.sumcheck, 1, 1);
     assert_eq!(
-        verify_softmax_step::<M>(&case, &public, &proof, &extra).err(),
+        verify_softmax_step::<M>(&case, &public, (lookups.as_ref(), &proof), &extra).err(),
         Some(M::public_factor_error("softmax"))
     );
     // Both public factors of I1 changed, their product kept: only the closed forms catch it.
@@ -960,7 +975,7 @@ fn softmax_rejects_a_changed_round_and_public_factor<M: TestMode>() {
     M::scale_public(&mut proof.sumcheck, 0, 0, two);
     M::scale_public(&mut proof.sumcheck, 1, 1, two.inverse().unwrap());
     assert_eq!(
-        verify_softmax_step::<M>(&case, &public, &proof, &extra).err(),
+        verify_softmax_step::<M>(&case, &public, (lookups.as_ref(), &proof), &extra).err(),
         Some(AttentionError::CheckFailed { step: "softmax" })
     );
 }

@@ -9,11 +9,14 @@ use ark_std::rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use zkmha_attention::attention_values::verify_attention_values;
 use zkmha_attention::layer::{layer_transcript, layer_zk_schedule, output_point};
+use zkmha_attention::lookup_batch::verify_lookup_parts;
 use zkmha_attention::masking::verify_masking;
 use zkmha_attention::mode::{ProductMode, Zk, ZkVerifier};
 use zkmha_attention::padding::verify_padding;
 use zkmha_attention::qk::verify_qk;
-use zkmha_attention::softmax::{ExponentialSoftmaxProofOf, SlotOutput, verify_slot};
+use zkmha_attention::softmax::{
+    ExponentialSoftmaxProofOf, SlotOutput, softmax_lookup_statements, verify_slot,
+};
 use zkmha_attention::unpadding::verify_unpadding;
 use zkmha_attention::zk_claims::CommittedClaim;
 use zkmha_attention::*;
@@ -219,7 +222,8 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     check(&p.proof).unwrap();
 
     let mut bad = p.proof.clone();
-    slot(&mut bad).lookups.fractions.layers[1].sumcheck.sumcheck.rounds[0].evaluations[1] += Fr::one();
+    bad.softmax_lookups.as_mut().unwrap().fractions.layers[1].sumcheck.sumcheck.rounds[0].evaluations[1] +=
+        Fr::one();
     assert!(check(&bad).is_err());
     let mut bad = p.proof.clone();
     slot(&mut bad).lookup_values[2] = p.params.value_generator;
@@ -336,14 +340,18 @@ fn no_value_the_plain_softmax_would_reveal_is_in_the_zero_knowledge_proof() {
     commitments.append_to_transcript(&mut t);
     let schedule = layer_zk_schedule(&shape, softmax, true).unwrap();
     let mut m = VerifierMasks::absorb(schedule, p.proof.session, &mut t);
-    let point = output_point(&shape, &mut t);
     let t = &mut t;
     let v = &mut ZkVerifier { params: pp, masks: &mut m, checks: &mut DeferredChecks::new() };
+    let statements = [softmax_lookup_statements(&shape, &params).unwrap()];
+    let lookups = p.proof.softmax_lookups.as_ref().unwrap();
+    let softmax_claims = verify_lookup_parts::<Zk>(v, &statements, lookups, t).unwrap().pop().unwrap();
+    let point = output_point(&shape, t);
     let output = CommittedClaim { value: Zk::verifier_constant(v, output_value(statement, &point)), point };
     let output_hat = verify_unpadding::<Zk>(v, &shape, &output, &p.proof.chain.unpadding, t).unwrap();
     let av =
         verify_attention_values::<Zk>(v, &shape, &output_hat, &p.proof.chain.attention_values, t).unwrap();
-    let (scores, _) = verify_slot::<Zk>(v, softmax, &shape, mask, &av.attention, Some(slot), t).unwrap();
+    let (scores, _) =
+        verify_slot::<Zk>(v, softmax, &shape, mask, &av.attention, Some((slot, softmax_claims)), t).unwrap();
     let SlotOutput::Scores(scores) = scores else { panic!("the proven softmax") };
     let t_star = &scores.point;
     assert_eq!(s.low.len(), 1 << t_star.len());
