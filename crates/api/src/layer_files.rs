@@ -87,7 +87,7 @@ impl LayerProof {
     ///
     /// ```
     /// let path = std::env::temp_dir().join(format!("zkmha-doc-layer-{}.proof", std::process::id()));
-    /// std::fs::write(&path, b"ZKMHA\0\x09\0\0\0")?;
+    /// std::fs::write(&path, b"ZKMHA\0\x0a\0\0\0")?;
     /// let error = zkmha_api::layer_files::LayerProof::read(&path).unwrap_err();
     /// assert!(error.to_string().contains("is corrupt: the statement does not decode"), "{error}");
     /// # std::fs::remove_file(&path)?;

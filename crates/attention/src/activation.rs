@@ -196,13 +196,21 @@ pub fn activation_multiplicities(
     witness: &ActivationWitness,
 ) -> Result<Vec<i64>, AttentionError> {
     let table = shape.table()?;
+    let [shifted, output] = lookup_columns(shape, witness)?;
+    Ok(zkmha_lookup::multiplicities(&table, &[&shifted, &output])?)
+}
+
+/// The lookup's two columns over the padded grid: `X + 2^(b−1)` and `Y`.
+fn lookup_columns(
+    shape: &ActivationShape,
+    witness: &ActivationWitness,
+) -> Result<[Vec<i64>; 2], AttentionError> {
     check_tensor_sizes(&[
         ("X", witness.input.len(), shape.rows, shape.width),
         ("Y", witness.output.len(), shape.rows, shape.width),
     ])?;
-    let shifted: Vec<i64> =
-        shape.pad(&witness.input).iter().map(|x| x.saturating_add(shape.offset())).collect();
-    Ok(zkmha_lookup::multiplicities(&table, &[&shifted, &shape.pad(&witness.output)])?)
+    let shifted = shape.pad(&witness.input).iter().map(|x| x.saturating_add(shape.offset())).collect();
+    Ok([shifted, shape.pad(&witness.output)])
 }
 
 /// An activation's proof in either mode: its lookup.
@@ -279,13 +287,7 @@ pub fn activation_lookups<'a>(
 ) -> Result<Vec<PreparedLookup<'a>>, AttentionError> {
     let [statement] = <[LookupStatement<'static>; 1]>::try_from(activation_lookup_statements(shape)?)
         .map_err(|_| AttentionError::CheckFailed { step: STEP })?;
-    check_tensor_sizes(&[
-        ("X", witness.input.len(), shape.rows, shape.width),
-        ("Y", witness.output.len(), shape.rows, shape.width),
-    ])?;
-    let shifted: Vec<i64> =
-        shape.pad(&witness.input).iter().map(|x| x.saturating_add(shape.offset())).collect();
-    let columns = std::sync::Arc::new([shifted, shape.pad(&witness.output)]);
+    let columns = std::sync::Arc::new(lookup_columns(shape, witness)?);
     let for_entry = std::sync::Arc::clone(&columns);
     Ok(vec![PreparedLookup {
         statement,

@@ -28,7 +28,9 @@
 //!            absorbed first, after the mode's name
 //! proof      commitments to every other polynomial (proof_polynomials order), absorbed; the
 //!            mode's session (zero knowledge: one commitment to every sum-check's mask,
-//!            block_zk_schedule); the norm from H to X (when proven); the norm from Z to X₂
+//!            block_zk_schedule); every lookup of the layer in one batch (crate::lookup_batch,
+//!            block_lookup_statements), each part's claims to its step below; the norm from H
+//!            to X (when proven); the norm from Z to X₂
 //!            and the MLP (when proven); the post-norm from S₂ to H' (its claim on a public
 //!            H' shown equal to H'’s MLE at its point: M::prove_zero; on a committed H',
 //!            opened); the output norms, then the QK-norm's two (when
@@ -234,7 +236,8 @@ pub fn proof_polynomials(shape: &ModelShape) -> Vec<BlockPolynomial> {
 }
 
 /// Column variables the zero-knowledge mode adds to the layout of the polynomials the proof
-/// commits to ([`proof_polynomials`]; the statement's `X`, `H` and the weights keep theirs).
+/// commits to ([`proof_polynomials`]) and of the weights (a hiding key's commitments,
+/// [`weight_column_vars`]; the statement's `X`, `H` and a chain's boundaries keep theirs).
 /// A hiding commitment blinds every row, so a row is a point in the proof whatever it holds,
 /// while the opening's inner-product argument is logarithmic in the row's width: two more
 /// variables cut those commitments to a quarter of their rows (measured in
@@ -288,10 +291,8 @@ impl<'s> Layouts<'s> {
         let (num_vars, columns) =
             polynomial_layout(self.shape, self.softmax, self.softmax_vars.as_ref(), key)?;
         let widened = match key {
-            BlockPolynomial::Input
-            | BlockPolynomial::HiddenState
-            | BlockPolynomial::Output
-            | BlockPolynomial::Weight(_) => columns,
+            // Boundaries keep one layout in every layer of a chain, whatever the mode.
+            BlockPolynomial::Input | BlockPolynomial::HiddenState | BlockPolynomial::Output => columns,
             _ => (columns + self.extra_columns).min(num_vars),
         };
         Ok((num_vars, widened))
@@ -495,6 +496,16 @@ pub fn block_hyrax_params<M: Mode>(
     Ok(HyraxParams::new(tables.max(masks)))
 }
 
+/// The column variables of a weight table of `num_vars` variables in mode `M`: the weights'
+/// layout from their sizes alone ([`ModelShape::weights_layout`]), [`ZK_EXTRA_COLUMNS`] wider
+/// for a hiding key (a hiding row is a point in the key and a base of every verification's
+/// MSM, and the zero-knowledge opening is logarithmic in the row width; the generators cover
+/// it: [`block_hyrax_params`]).
+pub fn weight_column_vars<M: Mode>(shape: &ModelShape, num_vars: usize) -> usize {
+    let extra = if M::HIDING { ZK_EXTRA_COLUMNS } else { 0 };
+    (table_column_vars(num_vars, shape.weights_layout()) + extra).min(num_vars)
+}
+
 /// Commits to a layer's weights in mode `M` (once per model): binding commitments, or hiding
 /// ones whose blinds (returned, one per table) the model owner keeps to prove with.
 ///
@@ -510,11 +521,10 @@ pub fn commit_model_with<M: Mode>(
     shape.validate()?;
     let empty_input = vec![0i64; shape.attention.seq_len * shape.model_width];
     let tables = padded_tables(shape, &empty_input, weights)?;
-    let layout = shape.weights_layout();
     let mut commitments = Vec::with_capacity(8);
     let mut blinds = Vec::with_capacity(8);
     for (table, n) in tables.iter().zip(shape.table_vars()).skip(1) {
-        let (c, b) = M::commit_table(params, n, table_column_vars(n, layout), table, rng)?;
+        let (c, b) = M::commit_table(params, n, weight_column_vars::<M>(shape, n), table, rng)?;
         commitments.push(c);
         blinds.push(b);
     }
@@ -615,6 +625,7 @@ impl<M: Mode> ModelBlockProof<M> {
         }
         vec![
             ("commitments", size(&self.commitments)),
+            ("lookups", size(&self.lookups)),
             (
                 "norm",
                 size(&self.norm)
@@ -2132,6 +2143,13 @@ pub(crate) fn verify_block_pending<M: Mode>(
     }
     for (key, commitment) in proof_keys.iter().zip(&proof.commitments) {
         let (num_vars, column_vars) = layouts.of(*key)?;
+        if commitment.num_vars != num_vars || commitment.column_vars().ok() != Some(column_vars) {
+            return Err(shape_error);
+        }
+    }
+    // The weights in the mode's layout (the statement's validation admits either mode's).
+    for (i, commitment) in statement.model.tables.iter().enumerate() {
+        let (num_vars, column_vars) = layouts.of(BlockPolynomial::Weight(i))?;
         if commitment.num_vars != num_vars || commitment.column_vars().ok() != Some(column_vars) {
             return Err(shape_error);
         }

@@ -158,11 +158,6 @@ pub fn lookup_parts_zk_schedule(parts: &[Vec<LookupStatement<'_>>]) -> Vec<(usiz
     zk_lookup_schedule(&flatten(parts))
 }
 
-/// The statements of prepared lookups (a prover's parts, for its schedule).
-pub fn prepared_statements<'s>(parts: &'s [Vec<PreparedLookup<'_>>]) -> Vec<(&'s dyn LookupTable, usize)> {
-    parts.iter().flatten().map(|l| (l.statement.table.as_ref(), l.statement.num_vars)).collect()
-}
-
 /// A sub-protocol proven alone (its lookups a batch of their own, then its steps): the
 /// lookups' proof `L` and the steps' proof `P` (which it dereferences to).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -232,4 +227,158 @@ pub fn verify_alone<'x, M: Mode, C>(
     let mut claims = verify_lookup_parts::<M>(verifier, &[statements], proof, transcript)?;
     let claims = claims.pop().ok_or(AttentionError::CheckFailed { step: STEP })?;
     steps(verifier, claims, transcript)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::mode::zk_test_support::zk_round;
+    use crate::mode::{Plain, Zk};
+    use zkmha_lookup::{RangeTable, multiplicities};
+
+    /// A part: one range lookup per `(bits, num_vars, seed)`, its column and multiplicities.
+    struct Part {
+        lookups: Vec<(usize, usize, Vec<i64>, Vec<i64>)>,
+    }
+
+    fn part(specs: &[(usize, usize, u64)]) -> Part {
+        let lookups = specs
+            .iter()
+            .map(|&(bits, num_vars, seed)| {
+                let column: Vec<i64> = (0..1usize << num_vars)
+                    .map(|k| ((k as u64 * 7919 + seed * 104_729) % (1u64 << bits)) as i64)
+                    .collect();
+                let table = RangeTable::new(bits).unwrap();
+                let m = multiplicities(&table, &[&column]).unwrap();
+                (bits, num_vars, column, m)
+            })
+            .collect();
+        Part { lookups }
+    }
+
+    fn statements(parts: &[Part]) -> Vec<Vec<LookupStatement<'static>>> {
+        parts
+            .iter()
+            .map(|p| {
+                p.lookups
+                    .iter()
+                    .map(|(bits, n, _, _)| LookupStatement::new(RangeTable::new(*bits).unwrap(), *n))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn prepared(parts: &[Part]) -> Vec<Vec<PreparedLookup<'_>>> {
+        let mut statements = statements(parts).into_iter();
+        parts
+            .iter()
+            .map(|p| {
+                let own = statements.next().unwrap();
+                p.lookups
+                    .iter()
+                    .zip(own)
+                    .map(|((_, _, column, m), s)| PreparedLookup::column(s, Cow::Borrowed(column), m))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Parts of several sub-protocols' shapes: grid-sized and small witnesses, equal and
+    /// different range tables across parts, a one-row witness.
+    fn parts() -> Vec<Part> {
+        vec![
+            part(&[(8, 6, 1), (8, 6, 2), (4, 6, 3), (6, 3, 4)]),
+            part(&[(8, 5, 5), (10, 7, 6)]),
+            part(&[(3, 0, 7)]),
+            part(&[(8, 6, 8), (5, 4, 9), (8, 2, 10)]),
+        ]
+    }
+
+    #[test]
+    fn each_part_gets_its_own_claims_in_order_and_they_are_its_columns_values() {
+        let parts = parts();
+        let mut t = Transcript::new(b"batch");
+        let (proof, prover_claims) = prove_lookup_parts::<Plain>(&mut (), &prepared(&parts), &mut t).unwrap();
+        let verifier_claims = verify_lookup_parts::<Plain>(
+            &mut (),
+            &statements(&parts),
+            &proof,
+            &mut Transcript::new(b"batch"),
+        )
+        .unwrap();
+        assert_eq!(prover_claims, verifier_claims);
+        assert_eq!(verifier_claims.len(), parts.len());
+        for (part, claims) in parts.iter().zip(&verifier_claims) {
+            assert_eq!(claims.len(), part.lookups.len());
+            for ((bits, n, column, m), claim) in part.lookups.iter().zip(claims) {
+                assert_eq!(claim.witness_point.len(), *n);
+                let value =
+                    DenseMultilinearExtension::from_i64(*n, column).unwrap().evaluate(&claim.witness_point);
+                assert_eq!(claim.columns, vec![value.unwrap()]);
+                let mu = DenseMultilinearExtension::from_i64(*bits, m).unwrap().evaluate(&claim.table_point);
+                assert_eq!(claim.multiplicities, mu.unwrap());
+            }
+        }
+        // In zero knowledge the same batch verifies.
+        let schedule = lookup_parts_zk_schedule(&statements(&parts));
+        let verdict = zk_round(
+            schedule,
+            |p, t| prove_lookup_parts::<Zk>(p, &prepared(&parts), t),
+            |v, t, (proof, _)| verify_lookup_parts::<Zk>(v, &statements(&parts), proof, t),
+        );
+        assert_eq!(
+            verdict.map(|claims| claims.iter().map(Vec::len).collect::<Vec<_>>()),
+            Ok(vec![4, 2, 1, 3])
+        );
+    }
+
+    /// A malicious prover whose third part looks up a row outside its table (the column's
+    /// entry `2^bits`, counted as row 0) among honest parts: rejected in both modes.
+    #[test]
+    fn a_row_outside_its_table_in_one_part_of_the_layer_batch_is_rejected() {
+        let mut parts = parts();
+        let (bits, _, column, m) = &mut parts[3].lookups[1];
+        let row = column[5] as usize;
+        m[row] -= 1;
+        m[0] += 1;
+        column[5] = 1 << *bits;
+        let mut t = Transcript::new(b"batch");
+        let (proof, _) = prove_lookup_parts::<Plain>(&mut (), &prepared(&parts), &mut t).unwrap();
+        let verdict = verify_lookup_parts::<Plain>(
+            &mut (),
+            &statements(&parts),
+            &proof,
+            &mut Transcript::new(b"batch"),
+        );
+        assert!(matches!(verdict, Err(AttentionError::Lookup(_))), "{verdict:?}");
+        let verdict = zk_round(
+            lookup_parts_zk_schedule(&statements(&parts)),
+            |p, t| prove_lookup_parts::<Zk>(p, &prepared(&parts), t),
+            |v, t, (proof, _)| verify_lookup_parts::<Zk>(v, &statements(&parts), proof, t),
+        );
+        assert!(verdict.is_err(), "{:?}", verdict.map(|_| ()));
+    }
+
+    /// The verifier splits by the statements' counts: a batch verified against parts split
+    /// differently (same lookups, another grouping) hands each part other claims — a
+    /// sub-protocol then refuses them by their count — and against one lookup fewer it fails.
+    #[test]
+    fn the_parts_are_the_verifiers_own() {
+        let parts = parts();
+        let mut t = Transcript::new(b"batch");
+        let (proof, _) = prove_lookup_parts::<Plain>(&mut (), &prepared(&parts), &mut t).unwrap();
+        let mut regrouped = statements(&parts);
+        let moved = regrouped[0].pop().unwrap();
+        regrouped[1].insert(0, moved);
+        let claims =
+            verify_lookup_parts::<Plain>(&mut (), &regrouped, &proof, &mut Transcript::new(b"batch"))
+                .unwrap();
+        assert_eq!(claims.iter().map(Vec::len).collect::<Vec<_>>(), vec![3, 3, 1, 3]);
+        let mut fewer = statements(&parts);
+        fewer[3].pop();
+        assert!(
+            verify_lookup_parts::<Plain>(&mut (), &fewer, &proof, &mut Transcript::new(b"batch")).is_err()
+        );
+    }
 }

@@ -686,10 +686,13 @@ fn norm_constants(norm: Option<BlockNorm>) -> [usize; 6] {
     })
 }
 
-/// The Hyrax generators for a model commitment (transparent; a prefix of
-/// [`model_hyrax_params`] for every sequence length).
+/// The Hyrax generators for a model commitment (transparent: a prefix of the one derived
+/// sequence; enough for a hiding key's rows, [`crate::block::ZK_EXTRA_COLUMNS`] wider than a
+/// binding key's).
 pub fn weights_hyrax_params(shape: &ModelShape) -> HyraxParams {
-    HyraxParams::new(shape.table_vars().into_iter().skip(1).max().unwrap_or(0))
+    // A hiding key's rows are wider (`block::weight_column_vars`): generators for either.
+    let widest = shape.table_vars().into_iter().skip(1).max().unwrap_or(0);
+    HyraxParams::new(widest + 2 * crate::block::ZK_EXTRA_COLUMNS)
 }
 
 /// The Hyrax generators for a model layer (transparent, derived from the shape).
@@ -1259,11 +1262,19 @@ impl ModelStatement {
         if !residual_shaped {
             return Err(AttentionError::CheckFailed { step: "residual commitment" });
         }
+        // A weight in either mode's layout (a hiding key's rows are wider:
+        // `block::weight_column_vars`; the block's verifier checks its mode's).
+        let shaped = |i: usize, c: &HyraxCommitment, n: usize| {
+            let columns = c.column_vars().ok();
+            if i == 0 {
+                return c.num_vars == n && columns == Some(table_column_vars(n, layout));
+            }
+            let plain = table_column_vars(n, weights_layout);
+            let hiding = (plain + crate::block::ZK_EXTRA_COLUMNS).min(n);
+            c.num_vars == n && (columns == Some(plain) || columns == Some(hiding))
+        };
         if tables.len() != vars.len()
-            || tables.iter().zip(vars.iter().copied()).enumerate().any(|(i, (c, n))| {
-                let columns = table_column_vars(n, if i == 0 { layout } else { weights_layout });
-                c.num_vars != n || c.column_vars().ok() != Some(columns)
-            })
+            || tables.iter().zip(vars.iter().copied()).enumerate().any(|(i, (c, n))| !shaped(i, c, n))
         {
             return Err(AttentionError::CheckFailed { step: "model commitment shape" });
         }

@@ -819,15 +819,14 @@ impl Hyrax {
         let (generators, column_point, combined_row, blinding, value_blinding) =
             Self::combine_committed_batch(params, items, transcript)?;
         let public = eq_table(&column_point);
-        let vector_commitment = (G1Projective::msm(generators, &combined_row)
-            .map_err(|_| PcsError::MalformedProof("msm sizes"))?
-            + params.blinding_times(blinding))
-        .into_affine();
+        debug_assert!(generators.len() >= combined_row.len());
         let value: Fr = combined_row.iter().zip(&public).map(|(a, b)| *a * b).sum();
         let value_commitment = params.pedersen(value, value_blinding).into_affine();
-        ZkInnerProductProof::prove(
+        // The combined row's commitment is the rows' combination with the coefficients just
+        // drawn: the transcript determines it, so the argument does not absorb it.
+        ZkInnerProductProof::prove_derived(
             params,
-            (vector_commitment, &combined_row, blinding),
+            (&combined_row, blinding),
             (value_commitment, value_blinding),
             &public,
             transcript,
@@ -852,13 +851,12 @@ impl Hyrax {
         let (column_point, scales) = batch_layout(&layout)?;
         let (coefficients, combined_value) =
             Self::absorb_committed_batch(params, items, &scales, transcript)?;
+        // The combined row's commitment, never computed: its rows join the equation (and a
+        // caller's one final MSM).
         let (bases, scalars) = combined_commitment_terms(&layout, &coefficients)?;
-        let vector_commitment = G1Projective::msm(&bases, &scalars)
-            .map_err(|_| PcsError::MalformedProof("msm sizes"))?
-            .into_affine();
-        proof.equation(
+        proof.equation_derived(
             params,
-            vector_commitment,
+            (&bases, &scalars),
             combined_value.into_affine(),
             &eq_table(column_point),
             transcript,

@@ -16,6 +16,14 @@
 //!          s_i = Π_j e_j^{±1} (+ where round j's bit of i is 1): one MSM of N + 2k + 5 points
 //! ```
 //!
+//! **A derived `C_a`** ([`ZkInnerProductProof::prove_derived`], [`ZkInnerProductProof::equation_derived`]):
+//! when the caller's transcript already determines `C_a` — a combination, with challenge
+//! coefficients, of commitments it has absorbed (a Hyrax batch opening's rows) — `C_a` is not
+//! absorbed again: `x` and every later challenge depend on it through the transcript that
+//! fixed its parts. The verifier then never computes `C_a`: its terms (bases and scalars) go
+//! into the group equation, and a caller that defers the equation (a chain's layers) checks
+//! them in its one final MSM.
+//!
 //! Zero knowledge: every `L`, `R` carries a fresh uniform multiple of `H`, `A` a fresh `s·H`,
 //! and `z₁, z₂` are shifted by the uniform `d, s`; a simulator picks `L, R` uniform and `z₁, z₂`
 //! uniform and solves for `A`. The proof is `2k + 1` points and 2 field elements (for N = 512:
@@ -33,6 +41,7 @@ use zkmha_field::{Fr, One, Zero};
 use zkmha_transcript::Transcript;
 
 const LABEL_STATEMENT: &[u8] = b"pcs/ipa/statement";
+const LABEL_DERIVED_STATEMENT: &[u8] = b"pcs/ipa/derived-statement";
 const LABEL_VALUE_WEIGHT: &[u8] = b"pcs/ipa/value-weight";
 const LABEL_ROUND: &[u8] = b"pcs/ipa/round";
 const LABEL_ROUND_CHALLENGE: &[u8] = b"pcs/ipa/round-challenge";
@@ -70,10 +79,26 @@ fn generators(params: &HyraxParams, length: usize) -> Result<(&[G1Affine], usize
     Ok((bases, padded))
 }
 
-fn absorb_statement(transcript: &mut Transcript, vector: G1Affine, value: G1Affine, public: &[Fr]) -> Fr {
-    absorb_points(transcript, LABEL_STATEMENT, &[vector, value]);
+/// Absorbs the statement (`C_a` unless the transcript already determines it) and draws `x`.
+fn absorb_statement(
+    transcript: &mut Transcript,
+    vector: Option<G1Affine>,
+    value: G1Affine,
+    public: &[Fr],
+) -> Fr {
+    match vector {
+        Some(vector) => absorb_points(transcript, LABEL_STATEMENT, &[vector, value]),
+        None => absorb_points(transcript, LABEL_DERIVED_STATEMENT, &[value]),
+    }
     transcript.append_fields(LABEL_STATEMENT, public);
     transcript.challenge_field(LABEL_VALUE_WEIGHT)
+}
+
+/// `C_a` as the verifier holds it: a point, or (derived) the terms of a combination it never
+/// computes.
+enum VectorCommitment<'a> {
+    Point(G1Affine),
+    Derived(&'a [G1Affine], &'a [Fr]),
 }
 
 fn nonzero_challenge(transcript: &mut Transcript, label: &'static [u8]) -> Result<(Fr, Fr), PcsError> {
@@ -94,6 +119,47 @@ impl ZkInnerProductProof {
     pub fn prove<R: RngCore + CryptoRng>(
         params: &HyraxParams,
         (vector_commitment, vector, vector_blinding): (G1Affine, &[Fr], Fr),
+        (value_commitment, value_blinding): (G1Affine, Fr),
+        public: &[Fr],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<Self, PcsError> {
+        Self::prove_with(
+            params,
+            (Some(vector_commitment), vector, vector_blinding),
+            (value_commitment, value_blinding),
+            public,
+            transcript,
+            rng,
+        )
+    }
+
+    /// [`Self::prove`] for a `C_a` the caller's transcript already determines (the module's
+    /// notes): `C_a` is not absorbed, so the prover need not compute it.
+    ///
+    /// # Errors
+    /// As [`Self::prove`].
+    pub fn prove_derived<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        (vector, vector_blinding): (&[Fr], Fr),
+        (value_commitment, value_blinding): (G1Affine, Fr),
+        public: &[Fr],
+        transcript: &mut Transcript,
+        rng: &mut R,
+    ) -> Result<Self, PcsError> {
+        Self::prove_with(
+            params,
+            (None, vector, vector_blinding),
+            (value_commitment, value_blinding),
+            public,
+            transcript,
+            rng,
+        )
+    }
+
+    fn prove_with<R: RngCore + CryptoRng>(
+        params: &HyraxParams,
+        (vector_commitment, vector, vector_blinding): (Option<G1Affine>, &[Fr], Fr),
         (value_commitment, value_blinding): (G1Affine, Fr),
         public: &[Fr],
         transcript: &mut Transcript,
@@ -172,12 +238,58 @@ impl ZkInnerProductProof {
         public: &[Fr],
         transcript: &mut Transcript,
     ) -> Result<GroupEquation, PcsError> {
+        self.equation_with(
+            params,
+            VectorCommitment::Point(vector_commitment),
+            value_commitment,
+            public,
+            transcript,
+        )
+    }
+
+    /// The verifier's group equation of [`Self::prove_derived`]: `C_a = Σ_t scalars_t·bases_t`
+    /// (never computed: its terms join the equation), not absorbed.
+    ///
+    /// # Errors
+    /// As [`Self::equation`], and [`PcsError::MalformedProof`] for bases and scalars of
+    /// different counts.
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    pub fn equation_derived(
+        &self,
+        params: &HyraxParams,
+        (vector_bases, vector_scalars): (&[G1Affine], &[Fr]),
+        value_commitment: G1Affine,
+        public: &[Fr],
+        transcript: &mut Transcript,
+    ) -> Result<GroupEquation, PcsError> {
+        if vector_bases.len() != vector_scalars.len() {
+            return Err(PcsError::MalformedProof(
+                "the derived commitment's bases and scalars differ in count",
+            ));
+        }
+        let vector = VectorCommitment::Derived(vector_bases, vector_scalars);
+        self.equation_with(params, vector, value_commitment, public, transcript)
+    }
+
+    #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    fn equation_with(
+        &self,
+        params: &HyraxParams,
+        vector_commitment: VectorCommitment<'_>,
+        value_commitment: G1Affine,
+        public: &[Fr],
+        transcript: &mut Transcript,
+    ) -> Result<GroupEquation, PcsError> {
         let (bases, padded) = generators(params, public.len())?;
         let k = padded.trailing_zeros() as usize;
         if self.rounds.len() != k {
             return Err(PcsError::MalformedProof("the inner-product proof has the wrong number of rounds"));
         }
-        let x = absorb_statement(transcript, vector_commitment, value_commitment, public);
+        let absorbed = match vector_commitment {
+            VectorCommitment::Point(point) => Some(point),
+            VectorCommitment::Derived(..) => None,
+        };
+        let x = absorb_statement(transcript, absorbed, value_commitment, public);
         let mut challenges = Vec::with_capacity(k);
         for (l, r) in &self.rounds {
             absorb_points(transcript, LABEL_ROUND, &[*l, *r]);
@@ -203,10 +315,19 @@ impl ZkInnerProductProof {
             params.value_generator,
             params.blinding_generator,
             self.last_commitment,
-            vector_commitment,
             value_commitment,
         ]);
-        scalars.extend([z1 * b_last * x, z2, -Fr::one(), -c, -(c * x)]);
+        scalars.extend([z1 * b_last * x, z2, -Fr::one(), -(c * x)]);
+        match vector_commitment {
+            VectorCommitment::Point(point) => {
+                bases_out.push(point);
+                scalars.push(-c);
+            }
+            VectorCommitment::Derived(vector_bases, vector_scalars) => {
+                bases_out.extend_from_slice(vector_bases);
+                scalars.extend(vector_scalars.iter().map(|s| -c * s));
+            }
+        }
         for ((l, r), (e, e_inv)) in self.rounds.iter().zip(&challenges) {
             bases_out.extend([*l, *r]);
             scalars.extend([-(c * e.square()), -(c * e_inv.square())]);

@@ -145,3 +145,83 @@ fn too_few_generators_and_mismatched_lengths_are_errors() {
     );
     assert!(matches!(result, Err(PcsError::MalformedProof(_))));
 }
+
+/// A derived `C_a` (not absorbed; the verifier's equation carries its terms): the vector
+/// commitment split into terms `C_a = 3·P + Q` with `P`, `Q` committing to parts of `a`.
+fn derived_terms(s: &Statement, seed: u64) -> (Vec<G1Affine>, Vec<Fr>) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let q_blinding = Fr::rand(&mut rng);
+    let q: G1Affine =
+        (s.params.generators[0] * Fr::from(5u64) + s.params.blinding_generator * q_blinding).into();
+    // P = (C_a − Q)/3, so that 3·P + Q = C_a.
+    let three_inverse = ark_ff::Field::inverse(&Fr::from(3u64)).unwrap();
+    let p: G1Affine = ((G1Projective::from(s.vector_commitment) - q) * three_inverse).into();
+    (vec![p, q], vec![Fr::from(3u64), Fr::from(1u64)])
+}
+
+fn prove_derived(s: &Statement, seed: u64) -> ZkInnerProductProof {
+    ZkInnerProductProof::prove_derived(
+        &s.params,
+        (&s.vector, s.vector_blinding),
+        (s.value_commitment, s.value_blinding),
+        &s.public,
+        &mut Transcript::new(DOMAIN),
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap()
+}
+
+fn verify_derived(
+    s: &Statement,
+    (bases, scalars): (&[G1Affine], &[Fr]),
+    value_commitment: G1Affine,
+    proof: &ZkInnerProductProof,
+) -> Result<(), PcsError> {
+    proof
+        .equation_derived(
+            &s.params,
+            (bases, scalars),
+            value_commitment,
+            &s.public,
+            &mut Transcript::new(DOMAIN),
+        )?
+        .holds()
+        .map_err(|_| PcsError::ZkCommitmentMismatch)
+}
+
+#[test]
+fn a_derived_vector_commitment_round_trips_and_binds_its_terms() {
+    for length in [1, 2, 5, 64, 300] {
+        let s = statement(length, 40 + length as u64);
+        let (bases, scalars) = derived_terms(&s, 3);
+        let proof = prove_derived(&s, 1);
+        verify_derived(&s, (&bases, &scalars), s.value_commitment, &proof)
+            .unwrap_or_else(|e| panic!("length {length}: {e}"));
+        // Terms that combine to another vector commitment, another value, or a proof of the
+        // absorbing variant: rejected.
+        let other_scalars = vec![scalars[0], scalars[1] + Fr::from(1u64)];
+        assert_eq!(
+            verify_derived(&s, (&bases, &other_scalars), s.value_commitment, &proof),
+            Err(PcsError::ZkCommitmentMismatch)
+        );
+        let other_value: G1Affine =
+            (G1Projective::from(s.value_commitment) + s.params.value_generator).into();
+        assert_eq!(
+            verify_derived(&s, (&bases, &scalars), other_value, &proof),
+            Err(PcsError::ZkCommitmentMismatch)
+        );
+        let absorbing = prove(&s, 1);
+        assert_eq!(
+            verify_derived(&s, (&bases, &scalars), s.value_commitment, &absorbing),
+            Err(PcsError::ZkCommitmentMismatch)
+        );
+        assert_eq!(verify(&s, s.value_commitment, &proof), Err(PcsError::ZkCommitmentMismatch));
+    }
+    let s = statement(8, 9);
+    let proof = prove_derived(&s, 1);
+    let (bases, scalars) = derived_terms(&s, 3);
+    assert!(matches!(
+        verify_derived(&s, (&bases, &scalars[..1]), s.value_commitment, &proof),
+        Err(PcsError::MalformedProof(_))
+    ));
+}
