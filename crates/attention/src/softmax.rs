@@ -12,7 +12,8 @@
 //! lookups    exponent  (0, lo, ē = 2^f − T(lo)), (1, hi, ō = [hi ≠ 0])  2·ĥŝŝ rows → point (r ‖ c)
 //!            remainder c = z·ρ ∈ [0, 2^k)                                ĥŝŝ rows    → point r_ρ
 //!            row sum   u ∈ [0, 2^tol),  u(i,h) = [i < s, h < h_real]·(Σ_j A − 2^f + δ)   ĥŝ rows → r_u
-//!            (zkmha_lookup::prove_lookups); P sends lo, hi, ē, ō at r (M::send); relations
+//!            (in the layer's one batch: softmax_lookups, crate::lookup_batch); P sends lo, hi,
+//!            ē, ō at r (M::send); relations
 //!            w_0 = id(tag), w_1 = W_0·lo + W_1·hi, w_2 = W_0·ē + W_1·ō  (W = eq(tag, ·))
 //! sum-check  β_a, β_b ← V;  one batched sum of products over t (M::prove_products;
 //!            eq, z public, e, flag, D hidden):

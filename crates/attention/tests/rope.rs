@@ -268,3 +268,47 @@ fn bad_shapes_and_inputs_get_typed_errors() {
         Err(AttentionError::ValueOutOfRange { tensor: "P", index: 3, .. })
     ));
 }
+
+/// Two rotations (a layer's Q and K) in one layer batch, the malicious prover's parts swapped
+/// (K's lookups in Q's slot and back), every step after it honest on the claims it gets. The
+/// verifier hands each rotation its own slot's claims: the proof does not verify with claims
+/// that discharge against Q's and K's tables (the fresh-context review of 2026-11-29).
+#[test]
+fn swapped_parts_of_a_layer_batch_are_rejected() {
+    use zkmha_attention::lookup_batch::{prove_lookup_parts, verify_lookup_parts};
+    use zkmha_transcript::Transcript;
+    let s = shape(4, 2, 8);
+    let (wq, rq) = honest(s, 21);
+    let (wk, rk) = honest(s, 22);
+    let (tq, tk) = (RotationTables::new(&s, &wq).unwrap(), RotationTables::new(&s, &wk).unwrap());
+    let attempt = |swap: bool| -> Result<(), AttentionError> {
+        let mut t = Transcript::new(b"review");
+        let parts = if swap {
+            vec![tk.lookups(&s, &rk).unwrap(), tq.lookups(&s, &rq).unwrap()]
+        } else {
+            vec![tq.lookups(&s, &rq).unwrap(), tk.lookups(&s, &rk).unwrap()]
+        };
+        let (lookups, mut claims) = prove_lookup_parts::<Plain>(&mut (), &parts, &mut t)?;
+        let (ck, cq) = (claims.pop().unwrap(), claims.pop().unwrap());
+        let (pq, held_q) = prove_rotation::<Plain>(&mut (), &s, &tq, cq, &mut t)?;
+        let (pk, held_k) = prove_rotation::<Plain>(&mut (), &s, &tk, ck, &mut t)?;
+        let mut t = Transcript::new(b"review");
+        let statements = vec![rotation_lookup_statements(&s)?, rotation_lookup_statements(&s)?];
+        let mut claims = verify_lookup_parts::<Plain>(&mut (), &statements, &lookups, &mut t)?;
+        let (ck, cq) = (claims.pop().unwrap(), claims.pop().unwrap());
+        let vq = verify_rotation::<Plain>(&mut (), &s, &pq, cq, &mut t)?;
+        let vk = verify_rotation::<Plain>(&mut (), &s, &pk, ck, &mut t)?;
+        let fine = |w: &RotaryWitness, p: &RotaryClaims<Fr>, v: &RotaryClaims<Fr>| {
+            <Plain as TestMode>::discharges(&padded(&s, &w.input), &p.input, &v.input)
+                && <Plain as TestMode>::discharges(&padded(&s, &w.output), &p.output, &v.output)
+        };
+        if fine(&wq, &held_q, &vq) && fine(&wk, &held_k, &vk) {
+            Ok(())
+        } else {
+            Err(AttentionError::CheckFailed { step: "openings" })
+        }
+    };
+    attempt(false).unwrap();
+    let verdict = attempt(true);
+    assert!(verdict.is_err(), "swapped parts accepted");
+}

@@ -137,6 +137,11 @@ impl ZkInnerProductProof {
     /// [`Self::prove`] for a `C_a` the caller's transcript already determines (the module's
     /// notes): `C_a` is not absorbed, so the prover need not compute it.
     ///
+    /// **Sound only when the transcript fixes `C_a`**: every base of its combination absorbed
+    /// and every scalar drawn from (or fixed by) the transcript before this call, as
+    /// `Hyrax::open_batch_committed_log` does. A `C_a` the prover could still choose would
+    /// not be bound by the argument's challenges.
+    ///
     /// # Errors
     /// As [`Self::prove`].
     pub fn prove_derived<R: RngCore + CryptoRng>(
@@ -248,7 +253,9 @@ impl ZkInnerProductProof {
     }
 
     /// The verifier's group equation of [`Self::prove_derived`]: `C_a = Σ_t scalars_t·bases_t`
-    /// (never computed: its terms join the equation), not absorbed.
+    /// (never computed: its terms join the equation), not absorbed. **The caller must have
+    /// absorbed every base and fixed every scalar by the transcript before this call**
+    /// ([`Self::prove_derived`]'s precondition).
     ///
     /// # Errors
     /// As [`Self::equation`], and [`PcsError::MalformedProof`] for bases and scalars of

@@ -500,3 +500,28 @@ fn fixed_base_tables_give_the_same_commitments() {
         assert_eq!(params.blinding_times(*b), blinding);
     }
 }
+
+/// A malicious prover of the derived (not absorbed) `C_a` opens *another* table (one entry
+/// changed, values committed to the changed table's) against the honest commitments. Its
+/// combined row is not the committed rows' combination; since `C_a` is no longer in the
+/// transcript, the prover's and verifier's challenges agree — the group equation alone
+/// rejects it (the fresh-context review of 2026-11-29).
+#[test]
+fn a_derived_combined_row_of_another_table_is_rejected() {
+    for (sizes, columns) in [(vec![6], 3), (vec![7, 7, 5], 3), (vec![8, 3], 4)] {
+        let honest = batch(&sizes, columns, 70);
+        let mut forged = batch(&sizes, columns, 70);
+        forged.tables[0].1[5] += 1;
+        let values = value_commitments(&forged, 9);
+        // The forged opening, with the honest commitments and blinds.
+        forged.commitments = honest.commitments.clone();
+        forged.blinds = honest.blinds.clone();
+        let proof = open_committed_log(&forged, &values).unwrap();
+        let commitments: Vec<G1Affine> = values.iter().map(|v| v.0).collect();
+        assert_eq!(
+            verify_committed_log(&honest, &commitments, &proof),
+            Err(PcsError::ZkCommitmentMismatch),
+            "{sizes:?}"
+        );
+    }
+}
