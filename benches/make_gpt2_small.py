@@ -4,9 +4,11 @@ Every layer whole (ln_1, fused c_attn in Conv1D order, c_proj, ln_2, the MLP's c
 d_model 768, 12 heads, hidden width 3 072) and the final ln_f (the LM head tied to wte), weights
 drawn with GPT-2's initialization statistics; a 1 000-token vocabulary and 1 024 positions; `config.json` beside it (GELU in its
 tanh form, `gelu_new`, as GPT-2's); `tokens.txt` holds 512 token ids. 12 layers by default
-(340 MB), `--layers N` for fewer. Needs numpy.
+(340 MB), `--layers N` for fewer. For the scaling measurements of docs/SCALE.md: `--width D` (D/64
+heads of 64, hidden width 4·D; the default 768), `--positions P` (the position table, default
+1 024) and `--tokens N` (the ids in tokens.txt, default 512). Needs numpy.
 
-Usage: python3 make_gpt2_small.py OUT_DIR [--layers N]
+Usage: python3 make_gpt2_small.py OUT_DIR [--layers N] [--width D] [--positions P] [--tokens N]
 """
 
 import json
@@ -17,15 +19,28 @@ import sys
 import numpy as np
 
 args = sys.argv[1:]
-layers = 12
-if "--layers" in args:
-    at = args.index("--layers")
-    layers = int(args[at + 1])
+
+
+def option(name, default):
+    """The whole number after `name` in the arguments (removed from them), else `default`."""
+    if name not in args:
+        return default
+    at = args.index(name)
+    value = int(args[at + 1])
     del args[at : at + 2]
+    return value
+
+
+layers = option("--layers", 12)
+width = option("--width", 768)
+positions = option("--positions", 1024)
+token_count = option("--tokens", 512)
+if width % 64:
+    sys.exit(f"--width must be a multiple of 64 (heads of 64), not {width}")
 out = args[0] if args else "gpt2s"
 os.makedirs(out, exist_ok=True)
 rng = np.random.default_rng(2)
-d, hidden, vocab, positions = 768, 3072, 1000, 1024
+d, hidden, vocab = width, 4 * width, 1000
 # The residual projections' scale 0.02/sqrt(2·layers) as GPT-2's initialization (12 layers).
 residual_scale = 0.02 / np.sqrt(24)
 tensors = {
@@ -66,8 +81,8 @@ with open(os.path.join(out, "model.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 with open(os.path.join(out, "config.json"), "w") as f:
     f.write(
-        '{"model_type": "gpt2", "n_head": 12, "n_layer": %d, "layer_norm_epsilon": 1e-5, '
-        '"n_positions": 1024, "activation_function": "gelu_new"}' % layers
+        '{"model_type": "gpt2", "n_head": %d, "n_layer": %d, "layer_norm_epsilon": 1e-5, '
+        '"n_positions": %d, "activation_function": "gelu_new"}' % (d // 64, layers, positions)
     )
 with open(os.path.join(out, "tokens.txt"), "w") as f:
-    print(",".join(str(i) for i in rng.integers(0, vocab, 512)), file=f)
+    print(",".join(str(i) for i in rng.integers(0, vocab, token_count)), file=f)

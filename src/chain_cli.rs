@@ -19,7 +19,7 @@ use zkmha_api::model_chain::{
 };
 use zkmha_api::model_files;
 use zkmha_api::resources::Estimate;
-use zkmha_api::{ModelOptions, Stage, WeightCommitments};
+use zkmha_api::{ModelInput, ModelOptions, Stage, WeightCommitments};
 use zkmha_attention::MaskKind;
 
 /// `--layers all`: every layer of the model (resolved from the file's tensor names).
@@ -181,20 +181,9 @@ fn chain_key(args: &ModelInputArgs) -> Result<(&Path, ChainKey)> {
     Ok((key_path, read_chain_key(key_path)?))
 }
 
-/// `zkmha prove --model M --layers A..B --vk CHAIN_KEY`: the chain's proof.
-///
-/// # Errors
-/// As `zkmha prove --model`; a key that is not a chain key of these layers.
-pub fn prove(
-    model: &ModelArgs,
-    heads: Option<usize>,
-    mask: Option<MaskKind>,
-    max_memory: Option<u64>,
-    args: &ModelInputArgs,
-    out: &Path,
-    layers: Range<usize>,
-) -> Result<()> {
-    let (key_path, key) = chain_key(args)?;
+/// The secret of the chain key `key` (read from `--secret` or beside the key) for a
+/// zero-knowledge proof, none for `--transparent`; a key of the other kind is refused.
+fn chain_secret(args: &ModelInputArgs, key_path: &Path, key: &ChainKey) -> Result<Option<ChainSecret>> {
     let wanted = if args.transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
     let kind = key.layers.first().map(|k| k.weight_commitments);
     if kind != Some(wanted) {
@@ -209,10 +198,181 @@ pub fn prove(
             }
         );
     }
-    let secret: Option<ChainSecret> = match wanted {
+    Ok(match wanted {
         WeightCommitments::Hiding => Some(read_chain_secret_for(key_path, args.secret.as_deref())?),
         WeightCommitments::Binding => None,
-    };
+    })
+}
+
+/// The inputs of a `--tokens-file`: one list of token ids per line that holds any (commas or
+/// spaces between them; `#` starts a comment).
+///
+/// # Errors
+/// An unreadable file, a word that is not a token id (with its line), no input at all.
+pub fn read_tokens_file(path: &Path) -> Result<Vec<Vec<usize>>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read --tokens-file {}", path.display()))?;
+    let mut inputs = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        let ids = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|word| !word.is_empty())
+            .map(|word| {
+                word.parse::<usize>().map_err(|_| {
+                    Usage(format!(
+                        "--tokens-file {} line {}: {word:?} is not a token id",
+                        path.display(),
+                        number + 1
+                    ))
+                })
+            })
+            .collect::<Result<Vec<usize>, Usage>>()?;
+        if !ids.is_empty() {
+            inputs.push(ids);
+        }
+    }
+    if inputs.is_empty() {
+        bail!(Usage(format!(
+            "--tokens-file {} holds no input (one line of token ids per input)",
+            path.display()
+        )));
+    }
+    Ok(inputs)
+}
+
+/// `zkmha prove --model M --layers A..B --vk CHAIN_KEY --tokens-file F --out DIR`: every input
+/// of `F` proven on the model loaded once, `--jobs` at a time; input i's proof written to
+/// `DIR/input-<i>.proof`.
+///
+/// # Errors
+/// As [`prove`] for the key and the model; a bad tokens file; the first input that fails (after
+/// every input was tried and every other proof written).
+#[allow(clippy::too_many_arguments)]
+pub fn prove_batch(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    args: &ModelInputArgs,
+    out: &Path,
+    layers: Range<usize>,
+    tokens_file: &Path,
+) -> Result<()> {
+    let inputs = read_tokens_file(tokens_file)?;
+    let (key_path, key) = chain_key(args)?;
+    let secret = chain_secret(args, key_path, &key)?;
+    let start = Instant::now();
+    let models = open(model, heads, mask, max_memory, layers)?;
+    let prover = zkmha_api::chain_tasks::ChainProver::new(key, secret, models)?;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("could not create the --out directory {}", out.display()))?;
+    let longest = inputs.iter().map(Vec::len).max().unwrap_or(1);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let jobs = args.jobs.map_or_else(|| prover.batch_jobs(longest), |j| j as usize).min(inputs.len());
+    if !args.json {
+        println!(
+            "proving {} inputs on {} ({} layers loaded once), {jobs} at a time on {threads} threads",
+            inputs.len(),
+            range_text(&prover.key().layer_range()),
+            prover.layers()
+        );
+    }
+    let positions = if args.all_positions { LogitPositions::All } else { LogitPositions::Last };
+    let model_inputs: Vec<ModelInput> = inputs.iter().cloned().map(ModelInput::Tokens).collect();
+    let results = prover.prove_batch(&model_inputs, positions, jobs, threads);
+    let digits = inputs.len().to_string().len();
+    let mut first_error = None;
+    let mut reports = Vec::with_capacity(results.len());
+    for (i, result) in results.into_iter().enumerate() {
+        let path = out.join(format!("input-{:0digits$}.proof", i + 1));
+        let written = result.map_err(anyhow::Error::from).and_then(|proved| {
+            let bytes = proved.proof.write(&path)?;
+            Ok((proved, bytes))
+        });
+        match written {
+            Ok((proved, bytes)) => {
+                let predicted = proved.logits.as_ref().and_then(|l| l.predicted.last().copied());
+                let seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
+                if !args.json {
+                    println!(
+                        "input {}: {} tokens, wrote {} ({bytes} bytes){}",
+                        i + 1,
+                        proved.tokens,
+                        path.display(),
+                        predicted.map(|t| format!("; predicts token {t}")).unwrap_or_default()
+                    );
+                }
+                reports.push(json!({
+                    "input": i + 1,
+                    "tokens": proved.tokens,
+                    "proof": path.display().to_string(),
+                    "proof_bytes": bytes,
+                    "layer_prove_ms": seconds * 1e3,
+                    "predicted_token": predicted,
+                    "relative_l2_error": proved.accuracy.output.relative_l2_error,
+                }));
+            }
+            Err(error) => {
+                let sentence = format!("{error:#}");
+                if !args.json {
+                    println!("input {}: not proven: {sentence}", i + 1);
+                }
+                reports.push(json!({ "input": i + 1, "error": sentence }));
+                first_error.get_or_insert(error.context(format!(
+                    "input {} of {}",
+                    i + 1,
+                    tokens_file.display()
+                )));
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "inputs": reports,
+                "jobs": jobs,
+                "threads": threads,
+                "total_ms": seconds * 1e3,
+                "ms_per_input": seconds * 1e3 / inputs.len() as f64,
+                "zero_knowledge": prover.zero_knowledge(),
+            })
+        );
+    } else {
+        println!(
+            "{} inputs in {seconds:.1} s ({:.1} s an input); {}",
+            inputs.len(),
+            seconds / inputs.len() as f64,
+            if prover.zero_knowledge() {
+                crate::model_cli::ZERO_KNOWLEDGE_MODEL
+            } else {
+                crate::model_cli::NOT_ZERO_KNOWLEDGE
+            }
+        );
+    }
+    match first_error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// `zkmha prove --model M --layers A..B --vk CHAIN_KEY`: the chain's proof.
+///
+/// # Errors
+/// As `zkmha prove --model`; a key that is not a chain key of these layers.
+pub fn prove(
+    model: &ModelArgs,
+    heads: Option<usize>,
+    mask: Option<MaskKind>,
+    max_memory: Option<u64>,
+    args: &ModelInputArgs,
+    out: &Path,
+    layers: Range<usize>,
+) -> Result<()> {
+    let (key_path, key) = chain_key(args)?;
+    let secret = chain_secret(args, key_path, &key)?;
     let start = Instant::now();
     let models = open(model, heads, mask, max_memory, layers)?;
     let Some(first) = models.first() else {

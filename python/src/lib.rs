@@ -8,8 +8,10 @@ use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
 use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Expected, Hiding};
+use zkmha_api::chain_tasks;
 use zkmha_api::layer_files::LayerProof;
 use zkmha_api::model_chain;
 use zkmha_api::model_files::{self, ModelProof};
@@ -293,6 +295,258 @@ fn verify<'py>(
     }
 }
 
+/// The chain's proven output as an array: the logits (a chain with a head), else the last
+/// layer's output.
+fn chain_output<'py>(
+    py: Python<'py>,
+    proved: model_chain::ProvedChain,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    match proved.logits {
+        Some(l) => to_array(py, l.positions.len(), l.vocabulary, l.values),
+        None => to_array(py, proved.tokens, proved.model_width, proved.output),
+    }
+}
+
+fn logit_positions(all_positions: bool) -> model_chain::LogitPositions {
+    if all_positions { model_chain::LogitPositions::All } else { model_chain::LogitPositions::Last }
+}
+
+/// One input of `tokens`, `text` or a float64 hidden state `input`.
+fn one_input(
+    tokens: Option<Vec<usize>>,
+    text: Option<String>,
+    input: Option<PyReadonlyArray2<'_, f64>>,
+) -> PyResult<ModelInput> {
+    match (tokens, text, input) {
+        (Some(ids), None, None) => Ok(ModelInput::Tokens(ids)),
+        (None, Some(text), None) => Ok(ModelInput::Text(text)),
+        (None, None, Some(array)) => {
+            let array = array.as_array();
+            Ok(ModelInput::HiddenState { values: array.iter().copied().collect(), columns: array.ncols() })
+        }
+        _ => Err(UsageError::new_err("pass the input as exactly one of tokens, text or input")),
+    }
+}
+
+/// A chain's prover with its model loaded once (`zkmha_api::chain_tasks::ChainProver`): the
+/// chain key at `key_path` (with its secret), the key's layers of the model file. Proves inputs
+/// here (`prove_batch`) or in parts: a package per layer, a plan per input, a task per layer.
+#[pyclass(module = "zkmha._native", frozen)]
+struct ChainProver {
+    inner: chain_tasks::ChainProver,
+}
+
+#[pymethods]
+impl ChainProver {
+    #[new]
+    #[pyo3(signature = (model_path, key_path, *, secret_path=None, family=None, heads=None, mask=None))]
+    fn new(
+        py: Python<'_>,
+        model_path: PathBuf,
+        key_path: PathBuf,
+        secret_path: Option<PathBuf>,
+        family: Option<&str>,
+        heads: Option<usize>,
+        mask: Option<&str>,
+    ) -> PyResult<Self> {
+        let options = model_options(0, family, heads, mask)?;
+        let inner = py
+            .detach(|| {
+                chain_tasks::ChainProver::open(&model_path, &key_path, secret_path.as_deref(), &options)
+            })
+            .raise()?;
+        Ok(Self { inner })
+    }
+
+    /// The number of layers (packages; jobs per input).
+    #[getter]
+    fn layers(&self) -> usize {
+        self.inner.layers()
+    }
+
+    /// The model's index of the chain's first layer.
+    #[getter]
+    fn first_layer(&self) -> u64 {
+        self.inner.key().first_layer
+    }
+
+    /// Whether the proofs are zero-knowledge (a hiding key).
+    #[getter]
+    fn zero_knowledge(&self) -> bool {
+        self.inner.zero_knowledge()
+    }
+
+    /// How many inputs of `tokens` tokens to prove at once on this machine.
+    fn batch_jobs(&self, tokens: usize) -> usize {
+        self.inner.batch_jobs(tokens)
+    }
+
+    /// Layer `layer`'s package (counted from the chain's first layer): its key, its weights'
+    /// blinds and its integer weights — what a worker needs, besides a job.
+    fn package<'py>(&self, py: Python<'py>, layer: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.inner.package(layer)).raise()?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The plan of one input: its forward pass run and its boundaries committed.
+    #[pyo3(signature = (*, tokens=None, text=None, input=None, all_positions=false))]
+    fn plan(
+        &self,
+        py: Python<'_>,
+        tokens: Option<Vec<usize>>,
+        text: Option<String>,
+        input: Option<PyReadonlyArray2<'_, f64>>,
+        all_positions: bool,
+    ) -> PyResult<ChainPlan> {
+        let input = one_input(tokens, text, input)?;
+        let plan = py.detach(|| self.inner.plan(&input, logit_positions(all_positions))).raise()?;
+        Ok(ChainPlan { inner: std::sync::Mutex::new(Some(plan)) })
+    }
+
+    /// Proves every input (`tokens`: token id lists, or `texts`) here, `jobs` at a time on
+    /// `threads` threads, writes input i's proof to `proof_paths[i]` and returns each input's
+    /// proven output; the first failure raises (after every input was tried).
+    #[pyo3(signature = (proof_paths, *, tokens=None, texts=None, all_positions=false, jobs=None, threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn prove_batch<'py>(
+        &self,
+        py: Python<'py>,
+        proof_paths: Vec<PathBuf>,
+        tokens: Option<Vec<Vec<usize>>>,
+        texts: Option<Vec<String>>,
+        all_positions: bool,
+        jobs: Option<usize>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
+        let inputs: Vec<ModelInput> = match (tokens, texts) {
+            (Some(ids), None) => ids.into_iter().map(ModelInput::Tokens).collect(),
+            (None, Some(texts)) => texts.into_iter().map(ModelInput::Text).collect(),
+            _ => return Err(UsageError::new_err("pass the inputs as exactly one of tokens or texts")),
+        };
+        if inputs.len() != proof_paths.len() {
+            return Err(UsageError::new_err(format!(
+                "{} inputs but {} proof paths: one proof file per input",
+                inputs.len(),
+                proof_paths.len()
+            )));
+        }
+        let longest = inputs
+            .iter()
+            .map(|i| match i {
+                ModelInput::Tokens(ids) => ids.len(),
+                _ => 512,
+            })
+            .max()
+            .unwrap_or(1);
+        let jobs = jobs.unwrap_or_else(|| self.inner.batch_jobs(longest));
+        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let results = py.detach(|| {
+            let proved = self.inner.prove_batch(&inputs, logit_positions(all_positions), jobs, threads);
+            proved
+                .into_iter()
+                .zip(&proof_paths)
+                .map(|(result, path)| {
+                    let proved = result?;
+                    proved.proof.write(path)?;
+                    Ok(proved)
+                })
+                .collect::<Vec<zkmha_api::Result<_>>>()
+        });
+        let mut outputs = Vec::with_capacity(results.len());
+        for result in results {
+            outputs.push(chain_output(py, result.raise()?)?);
+        }
+        Ok(outputs)
+    }
+}
+
+/// One input's chain in progress: its jobs (one per layer), then its ends, then the assembled
+/// proof.
+#[pyclass(module = "zkmha._native", frozen)]
+struct ChainPlan {
+    inner: std::sync::Mutex<Option<chain_tasks::ChainPlan>>,
+}
+
+impl ChainPlan {
+    fn with<T>(&self, f: impl FnOnce(&mut chain_tasks::ChainPlan) -> zkmha_api::Result<T>) -> PyResult<T> {
+        let mut guard =
+            self.inner.lock().map_err(|_| UsageError::new_err("the plan was poisoned by a panic"))?;
+        let plan = guard.as_mut().ok_or_else(|| UsageError::new_err("the plan was assembled already"))?;
+        f(plan).raise()
+    }
+}
+
+#[pymethods]
+impl ChainPlan {
+    /// The input's tokens.
+    #[getter]
+    fn tokens(&self) -> PyResult<usize> {
+        self.with(|plan| Ok(plan.tokens()))
+    }
+
+    /// Each layer's job, in the chain's order.
+    fn jobs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let jobs = py.detach(|| self.with(|plan| plan.jobs()))?;
+        Ok(jobs.iter().map(|job| PyBytes::new(py, job)).collect())
+    }
+
+    /// Proves the embedding and the head (where the chain has them) and measures the forward
+    /// pass: the coordinator's work while the workers prove the layers.
+    fn prove_ends(&self, py: Python<'_>, prover: &ChainProver) -> PyResult<()> {
+        py.detach(|| self.with(|plan| plan.prove_ends(&prover.inner)))
+    }
+
+    /// The chain's proof from every layer's link, in order, verified against the key and
+    /// written to `proof_path`; returns the proven output (the logits with a head).
+    fn assemble<'py>(
+        &self,
+        py: Python<'py>,
+        prover: &ChainProver,
+        links: Vec<Vec<u8>>,
+        proof_path: PathBuf,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let plan = self
+            .inner
+            .lock()
+            .map_err(|_| UsageError::new_err("the plan was poisoned by a panic"))?
+            .take()
+            .ok_or_else(|| UsageError::new_err("the plan was assembled already"))?;
+        let proved = py
+            .detach(|| -> zkmha_api::Result<_> {
+                let proved = plan.assemble(&prover.inner, &links)?;
+                proved.proof.write(&proof_path)?;
+                Ok(proved)
+            })
+            .raise()?;
+        chain_output(py, proved)
+    }
+}
+
+/// Proves one layer of a chain from its package and one input's job, on `threads` threads
+/// (default: the machine's); returns the link for `ChainPlan.assemble`.
+#[pyfunction]
+#[pyo3(signature = (package, job, *, threads=None))]
+fn prove_layer_task<'py>(
+    py: Python<'py>,
+    package: Vec<u8>,
+    job: Vec<u8>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let link = py.detach(|| -> zkmha_api::Result<Vec<u8>> {
+        match threads {
+            Some(threads) => {
+                let pool =
+                    rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().map_err(|e| {
+                        zkmha_api::Error::Task { reason: format!("no thread pool of {threads} threads: {e}") }
+                    })?;
+                pool.install(|| chain_tasks::prove_layer_task(&package, &job))
+            }
+            None => chain_tasks::prove_layer_task(&package, &job),
+        }
+    });
+    Ok(PyBytes::new(py, &link.raise()?))
+}
+
 /// The hidden state entering layer `layer` for `tokens` (or `text`), computed in float64
 /// through the layers before it — not proven — as `zkmha hidden-state` writes it: a deeper
 /// layer's `input` for `prove` (float64, tokens × d_model).
@@ -502,6 +756,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hidden_state, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_model, m)?)?;
     m.add_function(wrap_pyfunction!(write_example_llama, m)?)?;
+    m.add_function(wrap_pyfunction!(prove_layer_task, m)?)?;
+    m.add_class::<ChainProver>()?;
+    m.add_class::<ChainPlan>()?;
     m.add("ZkmhaError", py.get_type::<ZkmhaError>())?;
     m.add("InvalidProof", py.get_type::<InvalidProof>())?;
     m.add("BadInput", py.get_type::<BadInput>())?;

@@ -16,8 +16,9 @@ model feature the proof does not cover), ``UsageError`` (arguments that do not g
 
 An attention layer of its own (``zkmha prove`` without ``--model``: integer Q, K, V committed by
 the prover) proves and verifies with ``prove_attention`` and ``verify_attention``; a proof of
-another softmax than the expected one raises ``RefusedProof``. Not here: the benchmarks, which
-the command line has.
+another softmax than the expected one raises ``RefusedProof``. ``prove_batch`` proves many inputs
+on a model loaded once; ``zkmha.distributed`` proves a whole model over a Ray cluster, one task per
+layer. Not here: the benchmarks, which the command line has.
 """
 
 import json as _json
@@ -43,6 +44,7 @@ __all__ = [
     "commit_model",
     "prove",
     "verify",
+    "prove_batch",
     "inspect",
     "prove_attention",
     "verify_attention",
@@ -157,6 +159,52 @@ def prove(
         mask=mask,
         secret_path=_fspath(secret_path),
         all_positions=all_positions,
+    )
+
+
+def prove_batch(
+    model_path: _Path,
+    key_path: _Path,
+    proof_paths: Sequence[_Path],
+    inputs: Sequence[Union[Sequence[int], str]],
+    *,
+    secret_path: Optional[_Path] = None,
+    family: Optional[str] = None,
+    heads: Optional[int] = None,
+    mask: Optional[str] = None,
+    all_positions: bool = False,
+    jobs: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> list:
+    """Prove many inputs on one model, loaded and checked against its chain key once.
+
+    ``key_path`` is a chain key (``commit_model(..., layers=(a, b))``); ``inputs`` are token id
+    lists or strings (text), all of one kind; input i's proof is written to ``proof_paths[i]``.
+    ``jobs`` inputs are proven at once (default: one per core, as many as the memory holds),
+    each on ``threads / jobs`` threads. Returns each input's proven output, as ``prove(...,
+    layers=...)`` does (the logits of a chain with a head). The first failure is raised after
+    every input was tried.
+    """
+    inputs = list(inputs)
+    paths = [_fspath(p) for p in proof_paths]
+    texts = [i for i in inputs if isinstance(i, str)]
+    if texts and len(texts) != len(inputs):
+        raise UsageError("inputs must be all token id lists or all texts")
+    prover = _native.ChainProver(
+        _fspath(model_path),
+        _fspath(key_path),
+        secret_path=_fspath(secret_path),
+        family=family,
+        heads=_whole("heads", heads, 1),
+        mask=mask,
+    )
+    return prover.prove_batch(
+        paths,
+        tokens=None if texts else [_tokens(i) for i in inputs],
+        texts=texts or None,
+        all_positions=all_positions,
+        jobs=_whole("jobs", jobs, 1),
+        threads=_whole("threads", threads, 1),
     )
 
 

@@ -137,6 +137,13 @@ pub enum Error {
         /// What was given.
         given: String,
     },
+    /// A chain's package, job or link (`chain_tasks`) that this version does not read, or
+    /// that belongs to another chain, layer or mode.
+    #[error("a chain task's part is refused: {reason}")]
+    Task {
+        /// Why, in words.
+        reason: String,
+    },
     /// A chain secret that does not hold one secret per layer of the key.
     #[error("the chain secret does not hold one layer secret per layer of the chain key")]
     ChainSecret,

@@ -28,6 +28,7 @@
 //! [`layer_files`].
 
 pub mod attention_layer;
+pub mod chain_tasks;
 mod error;
 pub mod example_model;
 pub mod files;

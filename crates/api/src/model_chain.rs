@@ -37,7 +37,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use zkmha_attention::AttentionError;
 use zkmha_attention::block::{
-    BlockEnds, block_hyrax_params, block_output, commit_boundary, normalized_input, prove_linked_block,
+    BlockEnds, Boundary, block_hyrax_params, block_output, commit_boundary, normalized_input,
+    prove_linked_block,
 };
 use zkmha_attention::embedding::{
     EmbeddingKey, EmbeddingProof, EmbeddingShape, EmbeddingStatement, MAX_EMBEDDED_TOKENS, commit_table,
@@ -50,7 +51,7 @@ use zkmha_attention::head::{
 };
 use zkmha_attention::layer_chain::{ChainLink, MAX_CHAIN_LAYERS, check_chain_keys, verify_chain_ending};
 use zkmha_attention::mode::{Mode, Plain, ProverRng, Zk};
-use zkmha_attention::model_layer::OutputKind;
+use zkmha_attention::model_layer::{ModelWeights, OutputKind};
 use zkmha_attention::model_quantization::{HeadQuantization, NormWeights};
 use zkmha_attention::model_quantization::{ModelAccuracy, model_accuracy};
 use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
@@ -829,110 +830,63 @@ pub fn prove_chain_with(
     progress: &mut dyn FnMut(usize, Stage),
 ) -> Result<ProvedChain> {
     let _span = tracing::info_span!("prove_chain", layers = models.len()).entered();
-    check_layers(key, models)?;
-    let secrets: Vec<Option<&ModelSecret>> = match (key.layers.first().map(|k| k.weight_commitments), secret)
-    {
-        (Some(WeightCommitments::Hiding), Some(s)) if s.layers.len() == key.layers.len() => {
-            s.layers.iter().map(Some).collect()
-        }
-        (Some(WeightCommitments::Hiding), Some(_)) => return Err(Error::ChainSecret),
-        (Some(WeightCommitments::Hiding), None) => return Err(Error::SecretRequired),
-        (_, Some(_)) => return Err(Error::SecretNotNeeded),
-        _ => vec![None; key.layers.len()],
-    };
-    let mut blinds = Vec::with_capacity(models.len());
-    for ((layer_key, model), secret) in key.layers.iter().zip(models).zip(secrets) {
-        blinds.push(check_model_against_key(layer_key, secret, model)?);
+    let prepared = prepare_layers(key, secret, models)?;
+    prove_with_parts(
+        &ChainParts { key, secret, models, prepared: &prepared },
+        input,
+        logit_positions,
+        progress,
+    )
+}
+
+/// [`prove_chain_with`] of a prover's checked parts, in the key's mode.
+pub(crate) fn prove_with_parts(
+    parts: &ChainParts<'_>,
+    input: &ModelInput,
+    logit_positions: LogitPositions,
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<ProvedChain> {
+    match &parts.prepared.blinds {
+        LayerBlinds::Hiding(_) => prove_in_process::<Zk>(parts, input, logit_positions, progress),
+        LayerBlinds::Binding => prove_in_process::<Plain>(parts, input, logit_positions, progress),
     }
-    let first = models.first().ok_or(Error::EmptyInput)?;
-    let forward = {
-        let _span = tracing::info_span!("forward_pass").entered();
-        forward_pass(key, models, input)?
-    };
-    let ForwardPass { tokens, embedding, head, boundaries, .. } = &forward;
-    let positions = logit_positions.positions(*tokens);
-    // Too many logits are refused here, before any layer is proven.
-    let logits = forward.logits(&positions)?.unwrap_or_default();
-    let (proof, layer_times) = if blinds.iter().all(Option::is_some) {
-        let blinds: Vec<Vec<zkmha_pcs::HyraxBlinds>> = blinds.into_iter().flatten().collect();
-        let table_blinds = match (&embedding, secret.and_then(|s| s.embedding.as_ref())) {
-            (Some(_), Some(rows)) => Some(zkmha_pcs::HyraxBlinds { rows: rows.clone() }),
-            (Some(_), None) => return Err(Error::ChainSecret),
-            (None, _) => None,
-        };
-        let tokens = embedding
-            .as_ref()
-            .zip(table_blinds.as_ref())
-            .map(|((k, padded, ids), b)| ProverTokens { key: k, padded, blinds: b, ids });
-        let head_blinds = match (&head, secret.and_then(|s| s.head.as_ref())) {
-            (Some(forward), Some(h)) if forward.lm_head.is_some() == h.lm_head.is_some() => Some((
-                zkmha_pcs::HyraxBlinds { rows: h.scale.clone() },
-                h.bias.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
-                h.lm_head.clone().map(|rows| zkmha_pcs::HyraxBlinds { rows }),
-            )),
-            (Some(_), _) => return Err(Error::ChainSecret),
-            (None, _) => None,
-        };
-        let prover_head = head.as_ref().zip(head_blinds.as_ref()).map(|(h, (s, b, t))| ProverHead {
-            key: h.key,
-            weights: HeadWeights {
-                scale: &h.weights.scale,
-                bias: &h.weights.bias,
-                scale_blinds: s,
-                bias_blinds: b.as_ref(),
-            },
-            lm_head: h.lm_head.as_deref().zip(t.as_ref()),
-            positions: positions.clone(),
-            logits: logits.clone(),
-        });
-        let (links, embedding, head, times) =
-            prove_links::<Zk>(key, models, boundaries, &blinds, tokens, prover_head, progress)?;
-        (
-            ChainProof::ZeroKnowledge(ChainProofOf { first_layer: key.first_layer, links, embedding, head }),
-            times,
-        )
-    } else {
-        let blinds: Vec<Vec<()>> = key.layers.iter().map(|k| vec![(); k.commitment.tables.len()]).collect();
-        let tokens =
-            embedding.as_ref().map(|(k, padded, ids)| ProverTokens { key: k, padded, blinds: &(), ids });
-        let prover_head = head.as_ref().map(|h| ProverHead {
-            key: h.key,
-            weights: HeadWeights {
-                scale: &h.weights.scale,
-                bias: &h.weights.bias,
-                scale_blinds: &(),
-                bias_blinds: (!h.weights.bias.is_empty()).then_some(&()),
-            },
-            lm_head: h.lm_head.as_deref().map(|table| (table, &())),
-            positions: positions.clone(),
-            logits: logits.clone(),
-        });
-        let (links, embedding, head, times) =
-            prove_links::<Plain>(key, models, boundaries, &blinds, tokens, prover_head, progress)?;
-        (ChainProof::Plain(ChainProofOf { first_layer: key.first_layer, links, embedding, head }), times)
-    };
-    progress(first.layer() + models.len(), Stage::Verifying);
-    verify_chain(key, &proof).map_err(|error| match error {
+}
+
+/// The plan, the ends, every layer one after another, then the chain assembled and verified.
+fn prove_in_process<M: ChainMode>(
+    parts: &ChainParts<'_>,
+    input: &ModelInput,
+    logit_positions: LogitPositions,
+    progress: &mut dyn FnMut(usize, Stage),
+) -> Result<ProvedChain> {
+    let mut plan = plan_chain::<M>(parts, input, logit_positions)?;
+    plan.prove_ends(parts)?;
+    let first = parts.key.first_layer as usize;
+    let mut links = Vec::with_capacity(parts.key.layers.len());
+    for l in 0..parts.key.layers.len() {
+        let layer_key = parts.key.layers.get(l).ok_or(Error::EmptyInput)?;
+        let estimate =
+            crate::resources::estimate_model_layer(&layer_key.shape(plan.forward.tokens)?, Hiding::of::<M>());
+        progress(first + l, Stage::Proving { estimate });
+        let start = Instant::now();
+        let _span = tracing::info_span!("prove_layer", layer = first + l).entered();
+        let (input, output) = plan.ends_of(l)?;
+        let weights = parts.prepared.weights.get(l).ok_or(Error::EmptyInput)?;
+        let blinds = M::layer_blinds(&parts.prepared.blinds, l, layer_key)?;
+        let mut rng = crate::model_layer::secure_rng("masks")?;
+        let link =
+            prove_link::<M>(layer_key, weights, &blinds, plan.forward.tokens, input, output, &mut rng)?;
+        links.push((link, start.elapsed()));
+    }
+    progress(first + links.len(), Stage::Verifying);
+    // Every link was proven here from the key's weights: a chain that does not verify is a
+    // model that is not the key's.
+    let proved = plan.assemble(parts, links).map_err(|error| match error {
         Error::InvalidProof { error } => Error::ModelDiffersFromKey { error },
         other => other,
     })?;
-    progress(first.layer() + models.len(), Stage::Done);
-    let ChainMeasure { output, accuracy, layer_errors, logits } = {
-        let _span = tracing::info_span!("measure_against_float64").entered();
-        forward.measure(models, proof.logits())?
-    };
-    Ok(ProvedChain {
-        logits,
-        proof,
-        output,
-        tokens: *tokens,
-        model_width: forward.model_width,
-        token_ids: forward.token_ids,
-        tokenizer: forward.tokenizer,
-        accuracy,
-        layer_errors,
-        layer_times,
-    })
+    progress(first + parts.key.layers.len(), Stage::Done);
+    Ok(proved)
 }
 
 /// Checks that `models` are the key's layers, in order, and the key against its limits.
@@ -951,7 +905,7 @@ fn check_layers(key: &ChainKey, models: &[Model]) -> Result<()> {
 
 /// A chain's quantized forward pass on an input, before any proof: every boundary
 /// `H_a … H_b` as the prover commits them, with what the embedding proof and the head need.
-pub struct ForwardPass<'a> {
+pub struct ForwardPass {
     /// The chain's float input (the embeddings of token ids, or the given hidden state).
     pub float_input: Vec<f64>,
     /// The tokens.
@@ -965,16 +919,16 @@ pub struct ForwardPass<'a> {
     /// Every boundary `H_a … H_b` at the residual stream's scale.
     pub boundaries: Vec<Vec<i64>>,
     /// Token input on a key with an embedding table: the key, the padded quantized table, the ids.
-    embedding: Option<(&'a EmbeddingKey, Vec<i64>, Vec<u64>)>,
+    embedding: Option<(EmbeddingKey, Vec<i64>, Vec<u64>)>,
     /// A key with a head and token input.
-    head: Option<ForwardHead<'a>>,
-    first_key: &'a ModelVerifierKey,
+    head: Option<ForwardHead>,
+    first_key: ModelVerifierKey,
 }
 
 /// The head of a forward pass: the key, the final norm quantized and in float64, and an untied
 /// LM head's padded table (at the key's `2^f_w`).
-struct ForwardHead<'a> {
-    key: &'a HeadKey,
+struct ForwardHead {
+    key: HeadKey,
     weights: NormWeights,
     float: NormWeights<f64>,
     lm_head: Option<Vec<i64>>,
@@ -1000,8 +954,31 @@ pub struct ChainMeasure {
 /// [`Error::ChainLayers`] for models that are not the key's layers, [`Error::EmptyInput`] for
 /// no tokens, [`Error::ModelDiffersFromKey`] for an embedding table
 /// or head that is not the key's, the memory check's and the witness's errors.
-pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput) -> Result<ForwardPass<'a>> {
+pub fn forward_pass(key: &ChainKey, models: &[Model], input: &ModelInput) -> Result<ForwardPass> {
     check_layers(key, models)?;
+    forward_pass_with(key, models, &quantize_layers(key, models)?, input)
+}
+
+/// Each layer's integer weights at its key's quantization.
+///
+/// # Errors
+/// The quantization's errors (a weight beyond its integer range).
+pub(crate) fn quantize_layers(key: &ChainKey, models: &[Model]) -> Result<Vec<ModelWeights>> {
+    key.layers
+        .iter()
+        .zip(models)
+        .map(|(k, m)| Ok(k.quantization.quantize_weights(m.float_weights())?))
+        .collect()
+}
+
+/// [`forward_pass`] with each layer's integer weights `weights` ([`quantize_layers`]), for
+/// `models` already checked against the key.
+pub(crate) fn forward_pass_with(
+    key: &ChainKey,
+    models: &[Model],
+    weights: &[ModelWeights],
+    input: &ModelInput,
+) -> Result<ForwardPass> {
     let first = models.first().ok_or(Error::EmptyInput)?;
     let first_key = key.layers.first().ok_or(Error::EmptyInput)?;
     let d = first_key.model_width;
@@ -1026,7 +1003,7 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
             if shape != embedding_key.shape {
                 return Err(differs());
             }
-            Some((embedding_key, padded, ids.iter().map(|&id| id as u64).collect::<Vec<u64>>()))
+            Some((embedding_key.clone(), padded, ids.iter().map(|&id| id as u64).collect::<Vec<u64>>()))
         }
         _ => None,
     };
@@ -1051,7 +1028,7 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
                 }
             };
             let weights = head_key.quantization.quantize_norm(&norm)?;
-            Some(ForwardHead { key: head_key, weights, float: norm, lm_head })
+            Some(ForwardHead { key: head_key.clone(), weights, float: norm, lm_head })
         }
         _ => None,
     };
@@ -1059,18 +1036,12 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
         Some((embedding_key, padded, ids)) => embed(&embedding_key.shape, padded, ids)?,
         None => first_key.quantization.quantize_hidden_state(&float_input)?,
     }];
-    for (layer_key, model) in key.layers.iter().zip(models) {
-        let link = Link::new(layer_key, model, tokens)?;
+    for (layer_key, layer_weights) in key.layers.iter().zip(weights) {
+        let link = Link::new(layer_key, layer_weights, tokens)?;
         let hidden = boundaries.last().ok_or(Error::EmptyInput)?;
         let x = link.input(hidden)?;
-        let output = block_output(
-            &link.shape,
-            layer_key.mask,
-            link.softmax,
-            &x,
-            link.residual(hidden),
-            &link.weights,
-        )?;
+        let output =
+            block_output(&link.shape, layer_key.mask, link.softmax, &x, link.residual(hidden), link.weights)?;
         boundaries.push(output);
     }
     Ok(ForwardPass {
@@ -1082,7 +1053,7 @@ pub fn forward_pass<'a>(key: &'a ChainKey, models: &[Model], input: &ModelInput)
         boundaries,
         embedding,
         head,
-        first_key,
+        first_key: first_key.clone(),
     })
 }
 
@@ -1104,7 +1075,7 @@ pub fn chain_accuracy(
     forward.measure(models, logits.as_ref().map(|l| (positions.as_slice(), l.as_slice())))
 }
 
-impl ForwardPass<'_> {
+impl ForwardPass {
     /// The head's integer logits of `positions` (`|positions| × V`), `None` without a head.
     ///
     /// # Errors
@@ -1197,17 +1168,16 @@ fn relative_l2(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// One layer's integer shape, softmax and weights.
-struct Link {
+struct Link<'w> {
     shape: zkmha_attention::model_layer::ModelShape,
     softmax: zkmha_attention::SoftmaxMode,
-    weights: zkmha_attention::model_layer::ModelWeights,
+    weights: &'w ModelWeights,
 }
 
-impl Link {
-    fn new(key: &ModelVerifierKey, model: &Model, tokens: usize) -> Result<Self> {
+impl<'w> Link<'w> {
+    fn new(key: &ModelVerifierKey, weights: &'w ModelWeights, tokens: usize) -> Result<Self> {
         let shape = key.shape(tokens)?;
         let softmax = key.quantization.softmax(&shape.attention)?;
-        let weights = key.quantization.quantize_weights(model.float_weights())?;
         Ok(Self { shape, softmax, weights })
     }
 
@@ -1216,7 +1186,7 @@ impl Link {
     /// (BERT: the previous layer's normed output).
     fn input(&self, hidden: &[i64]) -> Result<Vec<i64>> {
         Ok(match self.shape.norm {
-            Some(_) => normalized_input(&self.shape, &self.weights, hidden)?,
+            Some(_) => normalized_input(&self.shape, self.weights, hidden)?,
             None => hidden.to_vec(),
         })
     }
@@ -1228,133 +1198,367 @@ impl Link {
     }
 }
 
-/// A boundary's tokens.
-fn tokens_count(boundary: &zkmha_attention::block::Boundary<impl Sized>, key: &ModelVerifierKey) -> usize {
-    boundary.values.len() / key.model_width.max(1)
+/// What a chain's prover holds: the key, the secret, the layers' models, their integer weights
+/// and the weights' blinds (borrowed: [`prove_chain_with`], or owned by
+/// [`crate::chain_tasks::ChainProver`]).
+pub(crate) struct ChainParts<'a> {
+    pub key: &'a ChainKey,
+    pub secret: Option<&'a ChainSecret>,
+    pub models: &'a [Model],
+    pub prepared: &'a PreparedLayers,
 }
 
-/// What the prover of a chain from token ids holds for the embedding proof.
-struct ProverTokens<'a, B> {
-    key: &'a EmbeddingKey,
-    padded: &'a [i64],
-    blinds: &'a B,
-    ids: &'a [u64],
+/// Each layer's integer weights and the blinds of its weight commitments, checked against the
+/// key once for every input proven.
+#[derive(Debug, Clone)]
+pub(crate) struct PreparedLayers {
+    /// Each layer's integer weights at its key's quantization.
+    pub weights: Vec<ModelWeights>,
+    /// The weight commitments' blinds.
+    pub blinds: LayerBlinds,
 }
 
-/// What the prover of a chain with a head holds for the head's proof.
-struct ProverHead<'a, B> {
-    key: &'a HeadKey,
-    weights: HeadWeights<'a, B>,
-    /// An untied LM head's padded table and its blinds (tied: the embedding table's).
-    lm_head: Option<(&'a [i64], &'a B)>,
-    positions: Vec<u64>,
-    /// The head's logits of `positions` ([`ForwardPass::logits`]).
-    logits: Vec<i64>,
+/// The blinds of every layer's weight commitments: a hiding key's (from its secret), or none.
+#[derive(Debug, Clone)]
+pub(crate) enum LayerBlinds {
+    /// Binding commitments: plain proofs.
+    Binding,
+    /// Hiding commitments: each layer's rows' blinds, zero-knowledge proofs.
+    Hiding(Vec<Vec<zkmha_pcs::HyraxBlinds>>),
 }
 
-/// A chain's layer proofs, its embedding proof, its head's, and each layer's proving time.
-type ProvedLinks<M> =
-    (Vec<ChainLink<M>>, Option<Box<EmbeddedTokens<M>>>, Option<Box<ProvenLogits<M>>>, Vec<Duration>);
-
-/// Commits the boundaries `H_a … H_{b−1}` in mode `M`, proves the first one from the token ids
-/// (when `tokens` is given) and every layer from its two boundaries.
-fn prove_links<M: Mode>(
+/// Checks `models` and `secret` against `key` (the key's layers, in order; a secret of this
+/// key, when hiding) and quantizes every layer's weights.
+///
+/// # Errors
+/// [`Error::ChainLayers`], [`Error::ChainSecret`], [`Error::SecretRequired`],
+/// [`Error::SecretNotNeeded`], and as [`check_model_against_key`].
+pub(crate) fn prepare_layers(
     key: &ChainKey,
+    secret: Option<&ChainSecret>,
     models: &[Model],
-    boundaries: &[Vec<i64>],
-    blinds: &[Vec<M::Blinds>],
-    embedded: Option<ProverTokens<'_, M::Blinds>>,
-    head: Option<ProverHead<'_, M::Blinds>>,
-    progress: &mut dyn FnMut(usize, Stage),
-) -> Result<ProvedLinks<M>> {
-    let mut rng = crate::model_layer::secure_rng("masks and boundary blinds")?;
-    let tokens =
-        boundaries.first().map_or(0, Vec::len) / key.layers.first().map_or(1, |k| k.model_width.max(1));
-    let mut committed = Vec::with_capacity(boundaries.len());
+) -> Result<PreparedLayers> {
+    check_layers(key, models)?;
+    let secrets: Vec<Option<&ModelSecret>> = match (key.layers.first().map(|k| k.weight_commitments), secret)
+    {
+        (Some(WeightCommitments::Hiding), Some(s)) if s.layers.len() == key.layers.len() => {
+            s.layers.iter().map(Some).collect()
+        }
+        (Some(WeightCommitments::Hiding), Some(_)) => return Err(Error::ChainSecret),
+        (Some(WeightCommitments::Hiding), None) => return Err(Error::SecretRequired),
+        (_, Some(_)) => return Err(Error::SecretNotNeeded),
+        _ => vec![None; key.layers.len()],
+    };
+    let mut blinds = Vec::with_capacity(models.len());
+    for ((layer_key, model), secret) in key.layers.iter().zip(models).zip(secrets) {
+        blinds.push(check_model_against_key(layer_key, secret, model)?);
+    }
+    let blinds = if blinds.iter().all(Option::is_some) {
+        LayerBlinds::Hiding(blinds.into_iter().flatten().collect())
+    } else if blinds.iter().all(Option::is_none) {
+        LayerBlinds::Binding
+    } else {
+        return Err(Error::ChainSecret);
+    };
+    Ok(PreparedLayers { weights: quantize_layers(key, models)?, blinds })
+}
+
+/// What differs between the modes when a chain is proven in parts: the blinds' types, and the
+/// proof's variant.
+pub(crate) trait ChainMode: Mode {
+    /// Layer `l`'s weight blinds.
+    fn layer_blinds(blinds: &LayerBlinds, l: usize, key: &ModelVerifierKey) -> Result<Vec<Self::Blinds>>;
+    /// A table's blinds from the secret's rows (`None`: the secret has none).
+    fn table_blinds(rows: Option<&Vec<zkmha_field::Fr>>) -> Result<Self::Blinds>;
+    /// A head's weights' blinds: `γ`'s, `β`'s (with a shift), an untied LM head's.
+    fn head_blinds(
+        secret: Option<&HeadSecret>,
+        has_bias: bool,
+        has_lm_head: bool,
+    ) -> Result<HeadBlinds<Self>>;
+    /// A boundary's blinds as rows (`None` in the plain mode), for a task's job.
+    fn blind_rows(blinds: &Self::Blinds) -> Option<Vec<zkmha_field::Fr>>;
+    /// The blinds of a boundary from its rows.
+    fn from_rows(rows: Option<Vec<zkmha_field::Fr>>) -> Option<Self::Blinds>;
+    /// The chain's proof of this mode.
+    fn wrap(proof: ChainProofOf<Self>) -> ChainProof;
+}
+
+impl ChainMode for Plain {
+    fn layer_blinds(_: &LayerBlinds, _: usize, key: &ModelVerifierKey) -> Result<Vec<()>> {
+        Ok(vec![(); key.commitment.tables.len()])
+    }
+    fn table_blinds(_: Option<&Vec<zkmha_field::Fr>>) -> Result<()> {
+        Ok(())
+    }
+    fn head_blinds(
+        _: Option<&HeadSecret>,
+        has_bias: bool,
+        has_lm_head: bool,
+    ) -> Result<((), Option<()>, Option<()>)> {
+        Ok(((), has_bias.then_some(()), has_lm_head.then_some(())))
+    }
+    fn blind_rows(_: &()) -> Option<Vec<zkmha_field::Fr>> {
+        None
+    }
+    fn from_rows(rows: Option<Vec<zkmha_field::Fr>>) -> Option<()> {
+        rows.is_none().then_some(())
+    }
+    fn wrap(proof: ChainProofOf<Self>) -> ChainProof {
+        ChainProof::Plain(proof)
+    }
+}
+
+impl ChainMode for Zk {
+    fn layer_blinds(
+        blinds: &LayerBlinds,
+        l: usize,
+        _: &ModelVerifierKey,
+    ) -> Result<Vec<zkmha_pcs::HyraxBlinds>> {
+        match blinds {
+            LayerBlinds::Hiding(layers) => layers.get(l).cloned().ok_or(Error::ChainSecret),
+            LayerBlinds::Binding => Err(Error::SecretRequired),
+        }
+    }
+    fn table_blinds(rows: Option<&Vec<zkmha_field::Fr>>) -> Result<zkmha_pcs::HyraxBlinds> {
+        rows.map(|rows| zkmha_pcs::HyraxBlinds { rows: rows.clone() }).ok_or(Error::ChainSecret)
+    }
+    fn head_blinds(
+        secret: Option<&HeadSecret>,
+        _: bool,
+        has_lm_head: bool,
+    ) -> Result<(zkmha_pcs::HyraxBlinds, Option<zkmha_pcs::HyraxBlinds>, Option<zkmha_pcs::HyraxBlinds>)>
+    {
+        let secret = secret.filter(|h| h.lm_head.is_some() == has_lm_head).ok_or(Error::ChainSecret)?;
+        let blinds = |rows: &Vec<zkmha_field::Fr>| zkmha_pcs::HyraxBlinds { rows: rows.clone() };
+        Ok((blinds(&secret.scale), secret.bias.as_ref().map(blinds), secret.lm_head.as_ref().map(blinds)))
+    }
+    fn blind_rows(blinds: &zkmha_pcs::HyraxBlinds) -> Option<Vec<zkmha_field::Fr>> {
+        Some(blinds.rows.clone())
+    }
+    fn from_rows(rows: Option<Vec<zkmha_field::Fr>>) -> Option<zkmha_pcs::HyraxBlinds> {
+        rows.map(|rows| zkmha_pcs::HyraxBlinds { rows })
+    }
+    fn wrap(proof: ChainProofOf<Self>) -> ChainProof {
+        ChainProof::ZeroKnowledge(proof)
+    }
+}
+
+/// A layer's committed input boundary and (but for the last layer of a chain without a head)
+/// its committed output.
+pub(crate) type LinkEnds<'p, B> = (&'p Boundary<B>, Option<&'p Boundary<B>>);
+
+/// One input's chain before its layers are proven: the forward pass, the committed
+/// boundaries each layer's proof joins, the proven logits' positions and integers, and (once
+/// [`Self::prove_ends`] ran) the embedding's and the head's proofs and the accuracy.
+pub(crate) struct PlanOf<M: Mode> {
+    pub forward: ForwardPass,
+    positions: Vec<u64>,
+    logits: Vec<i64>,
+    /// `H_a … H_{b−1}` committed (and `H_b` with a head).
+    pub boundaries: Vec<Boundary<M::Blinds>>,
+    ends: Option<ProvenEnds<M>>,
+}
+
+/// A plan's embedding and head proofs and its accuracy against float64.
+struct ProvenEnds<M: Mode> {
+    embedding: Option<Box<EmbeddedTokens<M>>>,
+    head: Option<Box<ProvenLogits<M>>>,
+    measure: ChainMeasure,
+}
+
+/// The forward pass of one input and its boundaries committed in mode `M`.
+///
+/// # Errors
+/// As [`forward_pass`], [`ForwardPass::logits`] (too many logits are refused here, before any
+/// layer is proven) and the commitments'.
+pub(crate) fn plan_chain<M: ChainMode>(
+    parts: &ChainParts<'_>,
+    input: &ModelInput,
+    logit_positions: LogitPositions,
+) -> Result<PlanOf<M>> {
+    let key = parts.key;
+    let forward = {
+        let _span = tracing::info_span!("forward_pass").entered();
+        forward_pass_with(key, parts.models, &parts.prepared.weights, input)?
+    };
+    let positions = logit_positions.positions(forward.tokens);
+    let logits = forward.logits(&positions)?.unwrap_or_default();
+    let mut rng = crate::model_layer::secure_rng("boundary blinds")?;
     // With a head, the last boundary is committed too (the head proves the logits from it).
-    let ends = if head.is_some() { boundaries.len() } else { key.layers.len() };
+    let ends = if forward.head.is_some() { forward.boundaries.len() } else { key.layers.len() };
     let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
-    let span = tracing::info_span!("commit_boundaries", count = ends).entered();
-    for (layer_key, hidden) in key.layers.iter().chain(std::iter::repeat(last_key)).zip(&boundaries[..ends]) {
-        let shape = layer_key.shape(tokens)?;
+    let _span = tracing::info_span!("commit_boundaries", count = ends).entered();
+    let mut boundaries = Vec::with_capacity(ends);
+    for (layer_key, hidden) in
+        key.layers.iter().chain(std::iter::repeat(last_key)).zip(forward.boundaries.iter().take(ends))
+    {
+        let shape = layer_key.shape(forward.tokens)?;
         let softmax = layer_key.quantization.softmax(&shape.attention)?;
         let params = block_hyrax_params::<M>(&shape, softmax)?;
         let rng: &mut dyn ProverRng = &mut rng;
-        committed.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
+        boundaries.push(commit_boundary::<M>(&params, &shape, softmax, hidden.clone(), rng)?);
     }
-    drop(span);
-    let embedding = match &embedded {
-        Some(tokens) => {
-            let _span = tracing::info_span!("prove_embedding").entered();
-            let first = committed.first().ok_or(Error::EmptyInput)?;
-            let statement = EmbeddingStatement {
-                shape: tokens.key.shape,
-                ids: tokens.ids.to_vec(),
-                table: tokens.key.commitment.clone(),
-                hidden: first.commitment.clone(),
-            };
-            let params = embedding_hyrax_params::<M>(&statement)?;
-            let proof =
-                prove_embedding::<M>(&params, &statement, tokens.padded, tokens.blinds, first, &mut rng)?;
-            Some(Box::new(EmbeddedTokens { ids: statement.ids, proof }))
-        }
-        None => None,
-    };
-    let mut links = Vec::with_capacity(key.layers.len());
-    let mut times = Vec::with_capacity(key.layers.len());
-    for (l, ((layer_key, model), layer_blinds)) in key.layers.iter().zip(models).zip(blinds).enumerate() {
-        let estimate = crate::resources::estimate_model_layer(&layer_key.shape(tokens)?, Hiding::of::<M>());
-        progress(model.layer(), Stage::Proving { estimate });
-        let start = Instant::now();
-        let _span = tracing::info_span!("prove_layer", layer = model.layer()).entered();
-        let link = Link::new(layer_key, model, tokens)?;
-        let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;
-        let input = committed.get(l).ok_or(Error::EmptyInput)?;
-        let x = link.input(&input.values)?;
-        let ends = BlockEnds { input: Some(input), output: committed.get(l + 1) };
-        let (statement, proof, _) = prove_linked_block::<M>(
-            &params,
-            &link.shape,
-            layer_key.mask,
-            link.softmax,
-            &x,
-            ends,
-            &link.weights,
-            &layer_key.commitment,
-            layer_blinds,
-            &mut rng,
-        )?;
-        times.push(start.elapsed());
-        // The weight commitments are the key's: the proof leaves them out.
-        links.push(ChainLink { statement, proof }.without_weight_commitments());
-    }
-    let head = match (head, &embedded) {
-        (Some(head), Some(tokens)) => {
-            let _span = tracing::info_span!("prove_head").entered();
-            let last = committed.last().ok_or(Error::EmptyInput)?;
-            let table = head.key.table(tokens.key);
-            let (padded, table_blinds) = head.lm_head.unwrap_or((tokens.padded, tokens.blinds));
-            let statement = HeadStatement {
-                norm: head.key.norm_shape(tokens_count(last, last_key), last_key.model_width),
-                table_shape: table.shape,
-                positions: head.positions,
-                table: table.commitment.clone(),
-                hidden: last.commitment.clone(),
-                scale: head.key.scale.clone(),
-                bias: head.key.bias.clone(),
-                logits: head.logits,
-                logit_fraction_bits: head.key.logit_fraction_bits(),
-            };
-            let params = head_hyrax_params::<M>(&statement)?;
-            let proof =
-                prove_head::<M>(&params, &statement, padded, table_blinds, last, &head.weights, &mut rng)?;
-            Some(Box::new(ProvenLogits { positions: statement.positions, logits: statement.logits, proof }))
-        }
-        _ => None,
-    };
-    Ok((links, embedding, head, times))
+    Ok(PlanOf { forward, positions, logits, boundaries, ends: None })
 }
 
+impl<M: ChainMode> PlanOf<M> {
+    /// Layer `l`'s committed input boundary and (but for the last layer of a chain without a
+    /// head) its committed output.
+    pub fn ends_of(&self, l: usize) -> Result<LinkEnds<'_, M::Blinds>> {
+        Ok((self.boundaries.get(l).ok_or(Error::EmptyInput)?, self.boundaries.get(l + 1)))
+    }
+
+    /// Proves the first boundary from the token ids (a key with an embedding table, token
+    /// input) and the logits from the last one (a key with a head), and measures the forward
+    /// pass against float64: the coordinator's work while the layers are proven.
+    ///
+    /// # Errors
+    /// [`Error::ChainSecret`] for a secret without the tables' blinds; the proofs' errors.
+    pub fn prove_ends(&mut self, parts: &ChainParts<'_>) -> Result<()> {
+        let key = parts.key;
+        let forward = &self.forward;
+        let mut rng = crate::model_layer::secure_rng("masks")?;
+        let table_blinds = match &forward.embedding {
+            Some(_) => Some(M::table_blinds(parts.secret.and_then(|s| s.embedding.as_ref()))?),
+            None => None,
+        };
+        let embedding = match (&forward.embedding, &table_blinds) {
+            (Some((embedding_key, padded, ids)), Some(blinds)) => {
+                let _span = tracing::info_span!("prove_embedding").entered();
+                let first = self.boundaries.first().ok_or(Error::EmptyInput)?;
+                let statement = EmbeddingStatement {
+                    shape: embedding_key.shape,
+                    ids: ids.clone(),
+                    table: embedding_key.commitment.clone(),
+                    hidden: first.commitment.clone(),
+                };
+                let params = embedding_hyrax_params::<M>(&statement)?;
+                let proof = prove_embedding::<M>(&params, &statement, padded, blinds, first, &mut rng)?;
+                Some(Box::new(EmbeddedTokens { ids: statement.ids, proof }))
+            }
+            _ => None,
+        };
+        let head = match (&forward.head, &forward.embedding, &table_blinds) {
+            (Some(head), Some((embedding_key, padded, _)), Some(embedding_blinds)) => {
+                let _span = tracing::info_span!("prove_head").entered();
+                let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
+                let last = self.boundaries.last().ok_or(Error::EmptyInput)?;
+                let (scale_blinds, bias_blinds, lm_head_blinds) = M::head_blinds(
+                    parts.secret.and_then(|s| s.head.as_ref()),
+                    !head.weights.bias.is_empty(),
+                    head.lm_head.is_some(),
+                )?;
+                let table = head.key.table(embedding_key);
+                let (padded, table_blinds) = match (&head.lm_head, &lm_head_blinds) {
+                    (Some(lm_head), Some(blinds)) => (lm_head.as_slice(), blinds),
+                    _ => (padded.as_slice(), embedding_blinds),
+                };
+                let statement = HeadStatement {
+                    norm: head.key.norm_shape(forward.tokens, last_key.model_width),
+                    table_shape: table.shape,
+                    positions: self.positions.clone(),
+                    table: table.commitment.clone(),
+                    hidden: last.commitment.clone(),
+                    scale: head.key.scale.clone(),
+                    bias: head.key.bias.clone(),
+                    logits: self.logits.clone(),
+                    logit_fraction_bits: head.key.logit_fraction_bits(),
+                };
+                let weights = HeadWeights {
+                    scale: &head.weights.scale,
+                    bias: &head.weights.bias,
+                    scale_blinds: &scale_blinds,
+                    bias_blinds: bias_blinds.as_ref(),
+                };
+                let params = head_hyrax_params::<M>(&statement)?;
+                let proof =
+                    prove_head::<M>(&params, &statement, padded, table_blinds, last, &weights, &mut rng)?;
+                Some(Box::new(ProvenLogits {
+                    positions: statement.positions,
+                    logits: statement.logits,
+                    proof,
+                }))
+            }
+            _ => None,
+        };
+        let measure = {
+            let _span = tracing::info_span!("measure_against_float64").entered();
+            let logits = head.as_ref().map(|h| (h.positions.as_slice(), h.logits.as_slice()));
+            forward.measure(parts.models, logits)?
+        };
+        self.ends = Some(ProvenEnds { embedding, head, measure });
+        Ok(())
+    }
+
+    /// The chain's proof from the layers' links (in order, each with its proving time) and
+    /// the ends ([`Self::prove_ends`], run here if it was not), checked against the key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidProof`] for a chain that does not verify (a link proven from another
+    /// boundary, with other weights), as [`verify_chain`].
+    pub fn assemble(
+        mut self,
+        parts: &ChainParts<'_>,
+        links: Vec<(ChainLink<M>, Duration)>,
+    ) -> Result<ProvedChain> {
+        if self.ends.is_none() {
+            self.prove_ends(parts)?;
+        }
+        let ProvenEnds { embedding, head, measure } = self.ends.ok_or(Error::EmptyInput)?;
+        let (links, layer_times): (Vec<ChainLink<M>>, Vec<Duration>) = links.into_iter().unzip();
+        let proof = M::wrap(ChainProofOf { first_layer: parts.key.first_layer, links, embedding, head });
+        verify_chain(parts.key, &proof)?;
+        let ChainMeasure { output, accuracy, layer_errors, logits } = measure;
+        Ok(ProvedChain {
+            logits,
+            proof,
+            output,
+            tokens: self.forward.tokens,
+            model_width: self.forward.model_width,
+            token_ids: self.forward.token_ids,
+            tokenizer: self.forward.tokenizer,
+            accuracy,
+            layer_errors,
+            layer_times,
+        })
+    }
+}
+
+/// Proves one layer of a chain from the two boundaries it joins (`output`: `None` for the
+/// last layer of a chain that ends in a public hidden state): the link as a chain's proof
+/// carries it, without the weight commitments.
+///
+/// # Errors
+/// The layer's shape and proof's errors (a boundary of another shape, weights that are not
+/// the key's surface when the chain is verified).
+pub(crate) fn prove_link<M: Mode>(
+    layer_key: &ModelVerifierKey,
+    weights: &ModelWeights,
+    layer_blinds: &[M::Blinds],
+    tokens: usize,
+    input: &Boundary<M::Blinds>,
+    output: Option<&Boundary<M::Blinds>>,
+    rng: &mut dyn ProverRng,
+) -> Result<ChainLink<M>> {
+    let link = Link::new(layer_key, weights, tokens)?;
+    let params = block_hyrax_params::<M>(&link.shape, link.softmax)?;
+    let x = link.input(&input.values)?;
+    let (statement, proof, _) = prove_linked_block::<M>(
+        &params,
+        &link.shape,
+        layer_key.mask,
+        link.softmax,
+        &x,
+        BlockEnds { input: Some(input), output },
+        link.weights,
+        &layer_key.commitment,
+        layer_blinds,
+        rng,
+    )?;
+    // The weight commitments are the key's: the proof leaves them out.
+    Ok(ChainLink { statement, proof }.without_weight_commitments())
+}
 /// Verifies a chain's proof against its key: the links, then every layer's proof against its
 /// own key; returns the chain's output (the last layer's public `H_b`).
 ///

@@ -5,6 +5,7 @@
 
 mod attention_layer;
 mod chain;
+mod chain_tasks;
 mod deeper_layers;
 mod gemma3;
 mod head;

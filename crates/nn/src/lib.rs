@@ -25,7 +25,7 @@
 /// A layer's attention weights, row-major: `W_q` (`d_model × h·m`), `W_k` (`d_model ×
 /// h_kv·m`), `W_v` (`d_model × h_kv·m_v`), the biases (`h·m`, `h_kv·m`, `h_kv·m_v`), `W_o`
 /// (`h·m_v × d_model`), `b_o` (`d_model`). Integers (`i64`, the default) once quantized.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ModelWeights<T = i64> {
     /// `W_q`.
     pub queries: Vec<T>,
@@ -62,7 +62,7 @@ pub struct ModelWeights<T = i64> {
 
 /// The QK-norm's weights: one norm over each query head's `m` entries, one over each key
 /// head's (`γ` and `β` of width `m`, shared by every head).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueryKeyNormWeights<T = i64> {
     /// The norm on the query heads.
     pub query: NormWeights<T>,
@@ -73,7 +73,7 @@ pub struct QueryKeyNormWeights<T = i64> {
 /// The norms a layer applies to each half's output before adding it to the residual stream
 /// (Gemma 2's and 3's `post_attention_layernorm` and `post_feedforward_layernorm`: `Z = H +
 /// norm(Y)`, `H' = Z + norm(Y₂)`); `None` where the model adds the output as it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputNormWeights<T = i64> {
     /// The norm on the attention's output projection.
     pub attention: Option<NormWeights<T>>,
@@ -88,7 +88,7 @@ impl<T> Default for OutputNormWeights<T> {
 }
 
 /// Which half of a layer: the attention (with its output projection) or the MLP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BlockHalf {
     /// The attention half: `Y = O·W_o + b_o`.
     Attention,
@@ -118,7 +118,7 @@ impl<T> OutputNormWeights<T> {
 
 /// A linear layer's weights: `W` (`inputs × outputs`, row-major) and `b` (`outputs`; zeros for a
 /// model without one).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LinearWeights<T = i64> {
     /// `W`.
     pub weights: Vec<T>,
@@ -128,7 +128,7 @@ pub struct LinearWeights<T = i64> {
 
 /// An MLP's weights: `W_up`, `b_up` (`d × n`), `W_gate`, `b_gate` (`d × n`, gated MLPs only),
 /// `W_down`, `b_down` (`n × d`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MlpWeights<T = i64> {
     /// The up projection (GPT-2's `c_fc`, Llama's `up_proj`).
     pub up: LinearWeights<T>,
@@ -140,7 +140,7 @@ pub struct MlpWeights<T = i64> {
 
 /// The half of a pre-norm layer after the attention: the norm from `Z` to the MLP's input
 /// (GPT-2's `ln_2`, Llama's `post_attention_layernorm`) and the MLP.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FeedForwardWeights<T = i64> {
     /// The norm's weights.
     pub norm: NormWeights<T>,
@@ -149,7 +149,7 @@ pub struct FeedForwardWeights<T = i64> {
 }
 
 /// An MLP's activation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Activation {
     /// `x·Φ(x) = x·(1 + erf(x/√2))/2` (BERT's `gelu`).
     GeluErf,
@@ -217,7 +217,7 @@ impl Activation {
 }
 
 /// Which norm a layer applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NormKind {
     /// `y = x·γ / sqrt(mean(x²) + ε) (+ β)`: Llama, Qwen2, Gemma.
     Rms,
@@ -254,7 +254,7 @@ impl NormKind {
 
 /// A norm's weights: its kind, the scale `γ` and the shift `β` (`d_model` each; `β` empty
 /// when the norm has none). Its `ε` is a constant of the shape, not a weight.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NormWeights<T = i64> {
     /// RMSNorm or LayerNorm.
     pub kind: NormKind,
