@@ -241,6 +241,9 @@ pub fn read_tokens_file(path: &Path) -> Result<Vec<Vec<usize>>> {
     Ok(inputs)
 }
 
+/// One input's line of a batch's JSON report, and its error when it was not proven.
+type InputReport = (serde_json::Value, Option<anyhow::Error>);
+
 /// `zkmha prove --model M --layers A..B --vk CHAIN_KEY --tokens-file F --out DIR`: every input
 /// of `F` proven on the model loaded once, `--jobs` at a time; input i's proof written to
 /// `DIR/input-<i>.proof`.
@@ -260,7 +263,18 @@ pub fn prove_batch(
     tokens_file: &Path,
 ) -> Result<()> {
     let inputs = read_tokens_file(tokens_file)?;
+    let digits = inputs.len().to_string().len();
+    let proof_path = |i: usize| out.join(format!("input-{:0digits$}.proof", i + 1));
+    // No proof may land on a file the run reads (the model, the key, its secret, the inputs).
     let (key_path, key) = chain_key(args)?;
+    let secret_file = args.secret.clone().unwrap_or_else(|| model_files::secret_path(key_path));
+    let mut reads: Vec<(&str, &Path)> = vec![("--tokens-file", tokens_file), ("the chain key", key_path)];
+    reads.extend(model.model.iter().map(|m| ("the model file", m.as_path())));
+    reads.push(("the key's secret", secret_file.as_path()));
+    let paths: Vec<std::path::PathBuf> = (0..inputs.len()).map(proof_path).collect();
+    let writes: Vec<(&str, &Path)> =
+        paths.iter().map(|p| ("a proof of --tokens-file", p.as_path())).collect();
+    zkmha_api::files::check_distinct_files(&reads, &writes)?;
     let secret = chain_secret(args, key_path, &key)?;
     let start = Instant::now();
     let models = open(model, heads, mask, max_memory, layers)?;
@@ -280,17 +294,22 @@ pub fn prove_batch(
     }
     let positions = if args.all_positions { LogitPositions::All } else { LogitPositions::Last };
     let model_inputs: Vec<ModelInput> = inputs.iter().cloned().map(ModelInput::Tokens).collect();
-    let results = prover.prove_batch(&model_inputs, positions, jobs, threads);
-    let digits = inputs.len().to_string().len();
-    let mut first_error = None;
-    let mut reports = Vec::with_capacity(results.len());
-    for (i, result) in results.into_iter().enumerate() {
-        let path = out.join(format!("input-{:0digits$}.proof", i + 1));
+    // Each input's proof is written, and its line printed, as soon as it is proven.
+    let reports: Vec<std::sync::Mutex<Option<InputReport>>> =
+        inputs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let print = std::sync::Mutex::new(());
+    prover.prove_batch_with(&model_inputs, positions, jobs, threads, &|i, result| {
+        let path = proof_path(i);
+        // A proof left by an earlier run must not stand for an input that fails now.
+        if result.is_err() && path.exists() {
+            let _ = std::fs::remove_file(&path);
+        }
         let written = result.map_err(anyhow::Error::from).and_then(|proved| {
             let bytes = proved.proof.write(&path)?;
             Ok((proved, bytes))
         });
-        match written {
+        let _line = print.lock();
+        let report = match written {
             Ok((proved, bytes)) => {
                 let predicted = proved.logits.as_ref().and_then(|l| l.predicted.last().copied());
                 let seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
@@ -303,7 +322,7 @@ pub fn prove_batch(
                         predicted.map(|t| format!("; predicts token {t}")).unwrap_or_default()
                     );
                 }
-                reports.push(json!({
+                let json = json!({
                     "input": i + 1,
                     "tokens": proved.tokens,
                     "proof": path.display().to_string(),
@@ -311,22 +330,35 @@ pub fn prove_batch(
                     "layer_prove_ms": seconds * 1e3,
                     "predicted_token": predicted,
                     "relative_l2_error": proved.accuracy.output.relative_l2_error,
-                }));
+                });
+                (json, None)
             }
             Err(error) => {
                 let sentence = format!("{error:#}");
                 if !args.json {
                     println!("input {}: not proven: {sentence}", i + 1);
                 }
-                reports.push(json!({ "input": i + 1, "error": sentence }));
-                first_error.get_or_insert(error.context(format!(
-                    "input {} of {}",
-                    i + 1,
-                    tokens_file.display()
-                )));
+                (json!({ "input": i + 1, "error": sentence }), Some(error))
             }
+        };
+        if let Some(slot) = reports.get(i)
+            && let Ok(mut slot) = slot.lock()
+        {
+            *slot = Some(report);
+        }
+    });
+    let mut first_error = None;
+    let mut json_reports = Vec::with_capacity(inputs.len());
+    for (i, slot) in reports.into_iter().enumerate() {
+        let (json, error) = slot.into_inner().ok().flatten().unwrap_or_else(|| {
+            (json!({ "input": i + 1, "error": "not proven" }), Some(anyhow::anyhow!("not proven")))
+        });
+        json_reports.push(json);
+        if let (None, Some(error)) = (&first_error, error) {
+            first_error = Some(error.context(format!("input {} of {}", i + 1, tokens_file.display())));
         }
     }
+    let reports = json_reports;
     let seconds = start.elapsed().as_secs_f64();
     if args.json {
         println!(

@@ -219,11 +219,13 @@ pub struct ModelInputArgs {
     /// With --layers: many inputs, one per line of this file (token ids separated by commas or
     /// spaces; blank lines and lines from `#` skipped). The model is loaded and checked against
     /// the key once and the inputs proven --jobs at a time; --out names a directory, where the
-    /// proof of the file's i-th input is `input-<i>.proof` (from 1).
+    /// proof of the file's i-th input is `input-<i>.proof` (from 1; zero-padded to the count's
+    /// digits: `input-01.proof` for 10 to 99 inputs).
     #[arg(long, requires = "layers", conflicts_with_all = ["tokens", "text", "input", "output", "logits", "dry_run"])]
     pub tokens_file: Option<PathBuf>,
     /// With --tokens-file: how many inputs to prove at once, each on its share of the cores
-    /// (default: one per core, as many as the memory holds at the estimated peak).
+    /// (default: one per core, as many as the memory holds at the estimated peak; --max-memory
+    /// applies to each input, so N jobs may use N times it).
     #[arg(long, requires = "tokens_file", value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub jobs: Option<u64>,
     /// Print one JSON object.
@@ -477,8 +479,7 @@ pub fn prove(
     writes.extend(args.logits.as_deref().map(|l| ("--logits", l)));
     writes.extend(made_key.as_deref().map(|k| ("the verifier key made here", k)));
     if let (Some(file), Some(layers)) = (&args.tokens_file, model.layers.clone()) {
-        reads.push(("--tokens-file", file.as_path()));
-        zkmha_api::files::check_distinct_files(&reads, &[])?;
+        // The batch checks its own proofs' paths against what it reads.
         return crate::chain_cli::prove_batch(model, heads, mask, max_memory, args, out, layers, file);
     }
     zkmha_api::files::check_distinct_files(&reads, &writes)?;

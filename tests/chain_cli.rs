@@ -311,3 +311,81 @@ fn a_dry_run_reports_the_forward_pass_a_proof_proves_and_writes_nothing() {
         "--dry-run apply to model layers, which need --model FILE",
     );
 }
+
+#[test]
+fn a_tokens_file_proves_every_input_on_the_model_loaded_once() {
+    let dir = scratch("batch");
+    let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
+    let vk = dir.join("chain.vk");
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk)])
+        .assert()
+        .success();
+    let inputs = dir.join("inputs.txt");
+    std::fs::write(&inputs, "# two inputs\n1,5,7,9\n\n3 4\n").unwrap();
+    let proofs = dir.join("proofs");
+    let out = zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk)])
+        .args(["--tokens-file", s(&inputs), "--out", s(&proofs), "--jobs", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["inputs"].as_array().unwrap().len(), 2);
+    assert_eq!(report["inputs"][1]["tokens"], 2);
+    assert_eq!(report["jobs"], 2);
+    // Each proof verifies alone, and proves what a single `prove` of its input proves.
+    let single = dir.join("single.proof");
+    let logits = dir.join("single.npy");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--tokens", "1,5,7,9"])
+        .args(["--out", s(&single), "--logits", s(&logits)])
+        .assert()
+        .success();
+    let verified = |proof: &Path| {
+        let out = zkmha().args(["verify", "--vk", s(&vk), "--proof", s(proof), "--json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json["token_ids"].clone(), json["logits"].clone())
+    };
+    let first = verified(&proofs.join("input-1.proof"));
+    assert_eq!(first, verified(&single));
+    assert_eq!(verified(&proofs.join("input-2.proof")).0, serde_json::json!([3, 4]));
+}
+
+#[test]
+fn a_bad_tokens_file_or_input_is_one_sentence() {
+    let dir = scratch("batch-bad");
+    let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
+    let vk = dir.join("chain.vk");
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk)])
+        .assert()
+        .success();
+    let prove = |file: &Path, out: &Path| {
+        let mut cmd = zkmha();
+        cmd.args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk)]).args([
+            "--tokens-file",
+            s(file),
+            "--out",
+            s(out),
+        ]);
+        cmd
+    };
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "1,2\n3,x\n").unwrap();
+    fails_with(&mut prove(&bad, &dir.join("o1")), 5, "line 2: \"x\" is not a token id");
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "# nothing\n\n").unwrap();
+    fails_with(&mut prove(&empty, &dir.join("o2")), 5, "holds no input");
+    fails_with(&mut prove(&dir.join("missing.txt"), &dir.join("o3")), 2, "could not read --tokens-file");
+    // A token outside the 40-token vocabulary fails its input; the other input is proven.
+    let mixed = dir.join("mixed.txt");
+    std::fs::write(&mixed, "1,2,3\n4000\n").unwrap();
+    let out = prove(&mixed, &dir.join("o4")).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success() && stdout.contains("input 2: not proven"), "{stdout}");
+    assert!(dir.join("o4").join("input-1.proof").exists());
+    assert!(!dir.join("o4").join("input-2.proof").exists());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("input 2 of"));
+}

@@ -33,11 +33,11 @@ def model(tmp_path_factory):
     path = zkmha.write_example_llama(directory, layers=LAYERS)
     key = str(directory / "chain.vk")
     zkmha.commit_model(path, key, layers=(0, LAYERS))
-    faulthandler.dump_traceback_later(240, exit=True)
     ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         yield path, key, directory
     finally:
+        faulthandler.dump_traceback_later(120, exit=True)
         ray.shutdown()
         faulthandler.cancel_dump_traceback_later()
 
@@ -106,6 +106,7 @@ def test_a_killed_worker_is_retried_and_the_finished_layers_are_not_proven_again
         time.sleep(0.02)
     thread.join(150)
     assert killed is not None, "no layer was running after another finished"
+    assert not thread.is_alive(), "the run did not finish within 150 s of the kill"
     assert "error" not in result, result.get("error")
     np.testing.assert_array_equal(zkmha.verify(key, proof), result["logits"])
     np.testing.assert_array_equal(result["logits"], alone(model, INPUT))
@@ -132,7 +133,9 @@ def test_a_layer_proof_from_a_wrong_boundary_is_rejected(model):
     with pytest.raises(zkmha.InvalidProof):
         plan.assemble(prover._prover, mixed, str(directory / "mixed.proof"))
     assert not (directory / "mixed.proof").exists()
-    # The right links still assemble (the plan was not used up by the refusal's check).
+    # The refused plan is used up; a new plan's own links assemble.
+    with pytest.raises(zkmha.UsageError, match="assembled already"):
+        plan.assemble(prover._prover, links, str(directory / "again.proof"))
     plan = prover.plan(tokens=INPUT)
     links = ray.get(prover.submit(plan))
     np.testing.assert_array_equal(

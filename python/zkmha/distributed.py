@@ -147,7 +147,8 @@ class RayProver:
         """Proves every input on the cluster at once (every input's layer tasks submitted
         together) and writes input i's proof to ``proof_paths[i]``; returns the outputs in
         order. An input is a list of token ids, a string (text) or a dict of ``tokens``,
-        ``text`` or ``input``."""
+        ``text`` or ``input``. The first input that fails raises (the proofs of the inputs
+        before it are written; the later inputs' tasks are cancelled)."""
         ray = _ray()
         if len(proof_paths) != len(inputs):
             raise UsageError(f"{len(inputs)} inputs but {len(proof_paths)} proof paths: one proof file per input")
@@ -160,8 +161,15 @@ class RayProver:
         for plan in plans:
             plan.prove_ends(self._prover)
         outputs = []
-        for plan, plan_refs, path in zip(plans, refs, proof_paths):
-            links = ray.get(plan_refs)
+        for at, (plan, plan_refs, path) in enumerate(zip(plans, refs, proof_paths)):
+            try:
+                links = ray.get(plan_refs)
+            except BaseException:
+                # The inputs after this one are not gathered: their tasks are cancelled.
+                for later in refs[at + 1 :]:
+                    for ref in later:
+                        ray.cancel(ref)
+                raise
             outputs.append(plan.assemble(self._prover, links, _os.fspath(path)))
         return outputs
 

@@ -46,6 +46,11 @@ use zkmha_pcs::HyraxCommitment;
 /// The version of packages, jobs and links; another is refused.
 const TASK_FORMAT: u32 = 1;
 
+/// Each part's kind, its second field: a job where a link is expected is refused by name.
+const PACKAGE: u8 = 1;
+const JOB: u8 = 2;
+const LINK: u8 = 3;
+
 /// A chain's prover with its model loaded: the key, the secret, the layers' models and their
 /// integer weights, checked against the key once for every input it proves.
 pub struct ChainProver {
@@ -53,6 +58,8 @@ pub struct ChainProver {
     secret: Option<ChainSecret>,
     models: Vec<Model>,
     prepared: PreparedLayers,
+    /// [`Self::chain_digest`], computed once.
+    digest: [u8; 32],
 }
 
 impl std::fmt::Debug for ChainProver {
@@ -73,7 +80,8 @@ impl ChainProver {
     /// layers, a missing or foreign secret, weights that are not the key's kind of model.
     pub fn new(key: ChainKey, secret: Option<ChainSecret>, models: Vec<Model>) -> Result<Self> {
         let prepared = prepare_layers(&key, secret.as_ref(), &models)?;
-        Ok(Self { key, secret, models, prepared })
+        let digest = key_digest(&key);
+        Ok(Self { key, secret, models, prepared, digest })
     }
 
     /// Reads the chain key at `key_path` (and, for a hiding key, its secret: `secret_path`, by
@@ -142,6 +150,7 @@ impl ChainProver {
         let secret = self.secret.as_ref().and_then(|s| s.layers.get(l));
         let wire = PackageWire {
             format: TASK_FORMAT,
+            kind: PACKAGE,
             chain: self.chain_digest(),
             layer: l as u64,
             key: canonical(key)?,
@@ -206,30 +215,13 @@ impl ChainProver {
         jobs: usize,
         threads: usize,
     ) -> Vec<Result<ProvedChain>> {
-        let jobs = jobs.clamp(1, inputs.len().max(1));
-        let per_job = (threads / jobs).max(1);
-        let next = std::sync::atomic::AtomicUsize::new(0);
         let results: Vec<std::sync::Mutex<Option<Result<ProvedChain>>>> =
             inputs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        std::thread::scope(|scope| {
-            for _ in 0..jobs {
-                scope.spawn(|| {
-                    let pool = rayon::ThreadPoolBuilder::new().num_threads(per_job).build();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(input) = inputs.get(i) else { break };
-                        let _span = tracing::info_span!("prove_input", input = i).entered();
-                        let result = match &pool {
-                            Ok(pool) => pool.install(|| self.prove(input, positions)),
-                            Err(e) => Err(task(format!("no thread pool: {e}"))),
-                        };
-                        if let Some(slot) = results.get(i)
-                            && let Ok(mut slot) = slot.lock()
-                        {
-                            *slot = Some(result);
-                        }
-                    }
-                });
+        self.prove_batch_with(inputs, positions, jobs, threads, &|i, result| {
+            if let Some(slot) = results.get(i)
+                && let Ok(mut slot) = slot.lock()
+            {
+                *slot = Some(result);
             }
         });
         results
@@ -241,6 +233,41 @@ impl ChainProver {
                     .unwrap_or_else(|| Err(task("an input's prover stopped without a result".into())))
             })
             .collect()
+    }
+
+    /// [`Self::prove_batch`] handing each input's result to `done` (with its index) as soon as
+    /// it is proven, from the thread that proved it: to write each proof while the others are
+    /// proven, and hold none of them longer.
+    pub fn prove_batch_with(
+        &self,
+        inputs: &[ModelInput],
+        positions: LogitPositions,
+        jobs: usize,
+        threads: usize,
+        done: &(dyn Fn(usize, Result<ProvedChain>) + Sync),
+    ) {
+        let jobs = jobs.clamp(1, inputs.len().max(1));
+        let per_job = (threads / jobs).max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(per_job).build();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(input) = inputs.get(i) else { break };
+                        let _span = tracing::info_span!("prove_input", input = i).entered();
+                        // A panic while proving one input is that input's error, not the batch's.
+                        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &pool {
+                            Ok(pool) => pool.install(|| self.prove(input, positions)),
+                            Err(e) => Err(task(format!("no thread pool: {e}"))),
+                        }))
+                        .unwrap_or_else(|_| Err(task(format!("proving input {i} panicked"))));
+                        done(i, result);
+                    }
+                });
+            }
+        });
     }
 
     /// How many inputs of up to `tokens` tokens [`Self::prove_batch`] should prove at once on
@@ -264,10 +291,7 @@ impl ChainProver {
     /// A digest of the chain's key (its commitments, quantization and layers): packages, jobs
     /// and links carry it, so that parts of two chains are not mixed.
     fn chain_digest(&self) -> [u8; 32] {
-        let mut bytes = Vec::new();
-        // Encoding into memory does not fail; an empty encoding still digests the key's range.
-        let _ = self.key.serialize_compressed(&mut bytes);
-        *blake3::hash(&bytes).as_bytes()
+        self.digest
     }
 }
 
@@ -309,6 +333,7 @@ impl ChainPlan {
                     let (input, output) = plan.ends_of(l)?;
                     to_wire(&JobWire {
                         format: TASK_FORMAT,
+                        kind: JOB,
                         chain,
                         layer: l as u64,
                         zero_knowledge: M::HIDING,
@@ -382,8 +407,8 @@ impl ChainPlan {
 /// [`Error::Task`] for a package and a job of another version, chain, layer or mode; the
 /// layer's proof's errors.
 pub fn prove_layer_task(package: &[u8], job: &[u8]) -> Result<Vec<u8>> {
-    let package: PackageWire = from_wire(package, "package")?;
-    let job: JobWire = from_wire(job, "job")?;
+    let package: PackageWire = from_wire(package, PACKAGE, "package")?;
+    let job: JobWire = from_wire(job, JOB, "job")?;
     if package.chain != job.chain || package.layer != job.layer {
         return Err(task(format!(
             "the job of layer {} is not for the package of layer {} (or of another chain)",
@@ -408,6 +433,7 @@ pub fn prove_layer_task(package: &[u8], job: &[u8]) -> Result<Vec<u8>> {
     };
     to_wire(&LinkWire {
         format: TASK_FORMAT,
+        kind: LINK,
         chain: job.chain,
         layer: job.layer,
         zero_knowledge,
@@ -433,7 +459,7 @@ fn prove_job<M: ChainMode>(
 /// Decodes task `l`'s link: its version, chain, layer and mode checked, the proof decoded
 /// within a layer's commitment-row budget and its statement within the stated limits.
 fn decode_link<M: ChainMode>(chain: [u8; 32], l: usize, bytes: &[u8]) -> Result<(ChainLink<M>, Duration)> {
-    let wire: LinkWire = from_wire(bytes, "link")?;
+    let wire: LinkWire = from_wire(bytes, LINK, "link")?;
     if wire.chain != chain || wire.layer != l as u64 || wire.zero_knowledge != M::HIDING {
         return Err(task(format!(
             "link {l} is layer {}'s of {} chain in the {} mode",
@@ -448,14 +474,15 @@ fn decode_link<M: ChainMode>(chain: [u8; 32], l: usize, bytes: &[u8]) -> Result<
     statement
         .validate_without_weight_commitments()
         .map_err(|error| task(format!("link {l}'s statement: {error}")))?;
-    let seconds = if wire.seconds.is_finite() && wire.seconds >= 0.0 { wire.seconds } else { 0.0 };
-    Ok((ChainLink { statement, proof }, Duration::from_secs_f64(seconds)))
+    // A time no duration holds (negative, not finite, past u64 seconds) is reported as zero.
+    Ok((ChainLink { statement, proof }, Duration::try_from_secs_f64(wire.seconds).unwrap_or_default()))
 }
 
 /// A layer's package on the wire.
 #[derive(Serialize, Deserialize)]
 struct PackageWire {
     format: u32,
+    kind: u8,
     chain: [u8; 32],
     layer: u64,
     /// The layer's [`ModelVerifierKey`], canonical.
@@ -469,6 +496,7 @@ struct PackageWire {
 #[derive(Serialize, Deserialize)]
 struct JobWire {
     format: u32,
+    kind: u8,
     chain: [u8; 32],
     layer: u64,
     zero_knowledge: bool,
@@ -510,6 +538,7 @@ impl BoundaryWire {
 #[derive(Serialize, Deserialize)]
 struct LinkWire {
     format: u32,
+    kind: u8,
     chain: [u8; 32],
     layer: u64,
     zero_knowledge: bool,
@@ -517,6 +546,28 @@ struct LinkWire {
     seconds: f64,
     /// `(ModelStatement, ModelBlockProof<M>)`, canonical, as a chain's proof file holds it.
     link: Vec<u8>,
+}
+
+/// The digest of a chain key's canonical encoding.
+fn key_digest(key: &ChainKey) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    // Encoding into a hasher does not fail; were it to, the digest would still cover what was
+    // written (parts of this key alone carry it).
+    let _ = key.serialize_compressed(&mut HashWriter(&mut hasher));
+    *hasher.finalize().as_bytes()
+}
+
+/// `std::io::Write` into a blake3 hasher.
+struct HashWriter<'h>(&'h mut blake3::Hasher);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn task(reason: String) -> Error {
@@ -543,12 +594,54 @@ fn to_wire<T: Serialize>(value: &T) -> Result<Vec<u8>> {
     postcard::to_allocvec(value).map_err(|e| task(format!("encoding: {e}")))
 }
 
-/// Decodes a `what` of this version (its first field, `format`, read first).
-fn from_wire<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T> {
-    let (format, _): (u32, _) =
+/// Decodes a `what` of this version and kind (its first two fields, `format` and `kind`, read
+/// first), with nothing after it.
+fn from_wire<'a, T: Deserialize<'a>>(bytes: &'a [u8], kind: u8, what: &str) -> Result<T> {
+    let ((format, given), _): ((u32, u8), _) =
         postcard::take_from_bytes(bytes).map_err(|e| task(format!("a {what} that does not decode: {e}")))?;
     if format != TASK_FORMAT {
         return Err(task(format!("a {what} of format {format}; this version reads format {TASK_FORMAT}")));
     }
-    postcard::from_bytes(bytes).map_err(|e| task(format!("a {what} that does not decode: {e}")))
+    if given != kind {
+        let name = match given {
+            PACKAGE => "package",
+            JOB => "job",
+            LINK => "link",
+            _ => "part of no known kind",
+        };
+        return Err(task(format!("a {name} where a {what} is expected")));
+    }
+    let (value, rest) =
+        postcard::take_from_bytes(bytes).map_err(|e| task(format!("a {what} that does not decode: {e}")))?;
+    if !rest.is_empty() {
+        return Err(task(format!("a {what} with {} bytes after its end", rest.len())));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+    use super::*;
+
+    /// A link's reported time is the worker's word: one no `Duration` holds is reported as zero,
+    /// not a panic (found by the review of 2026-11-29: `seconds = 1e30` panicked in assemble).
+    #[test]
+    fn a_link_with_a_time_no_duration_holds_assembles_with_zero() {
+        let dir = std::env::temp_dir().join(format!("zkmha-tasks-unit-{}", std::process::id()));
+        let path = crate::example_model::write_llama(&dir, 7, 1).unwrap();
+        let models = crate::model_chain::open_layers(&path, &Default::default(), 0..1).unwrap();
+        let committed =
+            crate::model_chain::commit_chain(&models, WeightCommitments::Binding, &mut |_, _| {}).unwrap();
+        let prover = ChainProver::new(committed.key, None, models).unwrap();
+        for seconds in [1e30, f64::NAN, -1.0, f64::INFINITY] {
+            let plan = prover.plan(&ModelInput::Tokens(vec![1, 2]), LogitPositions::Last).unwrap();
+            let link = prove_layer_task(&prover.package(0).unwrap(), &plan.jobs().unwrap()[0]).unwrap();
+            let mut wire: LinkWire = from_wire(&link, LINK, "link").unwrap();
+            wire.seconds = seconds;
+            let proved = plan.assemble(&prover, &[to_wire(&wire).unwrap()]).unwrap();
+            assert_eq!(proved.layer_times, vec![Duration::ZERO]);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -164,6 +164,11 @@ fn truncated_foreign_or_other_version_parts_are_refused_without_a_panic() {
     newer[0] = 2;
     assert!(task_error(prove_layer_task(&package, &newer)).contains("format 2"));
     task_error(prove_layer_task(b"not a package", &job));
+    // A part of another kind, and bytes after a part's end.
+    assert!(task_error(prove_layer_task(&job, &job)).contains("a job where a package is expected"));
+    let mut longer = job.clone();
+    longer.push(0);
+    assert!(task_error(prove_layer_task(&package, &longer)).contains("1 bytes after its end"));
     let mut links = links(prover, &plan);
     let cut = links[1].len() - 7;
     links[1].truncate(cut);
