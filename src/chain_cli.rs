@@ -361,17 +361,30 @@ pub fn prove_batch(
     let reports = json_reports;
     let seconds = start.elapsed().as_secs_f64();
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "inputs": reports,
-                "jobs": jobs,
-                "threads": threads,
-                "total_ms": seconds * 1e3,
-                "ms_per_input": seconds * 1e3 / inputs.len() as f64,
-                "zero_knowledge": prover.zero_knowledge(),
-            })
-        );
+        let mut report = json!({
+            "inputs": reports,
+            "jobs": jobs,
+            "threads": threads,
+            "total_ms": seconds * 1e3,
+            "ms_per_input": seconds * 1e3 / inputs.len() as f64,
+            "zero_knowledge": prover.zero_knowledge(),
+        });
+        if let Some(error) = &first_error {
+            // One JSON object on stdout: the inputs' report with the failure's fields (what
+            // `verdict::report` would print alone), then the failure's exit code. Every proof
+            // is written (renamed into place) by now.
+            let code = crate::verdict::exit_code(error);
+            let sentence = format!("{error:#}");
+            eprintln!("error: {sentence}");
+            if let (Some(object), serde_json::Value::Object(failure)) =
+                (report.as_object_mut(), crate::verdict::error_json(&sentence, code))
+            {
+                object.extend(failure);
+            }
+            println!("{report}");
+            std::process::exit(code);
+        }
+        println!("{report}");
     } else {
         println!(
             "{} inputs in {seconds:.1} s ({:.1} s an input); {}",

@@ -312,15 +312,21 @@ fn a_dry_run_reports_the_forward_pass_a_proof_proves_and_writes_nothing() {
     );
 }
 
-#[test]
-fn a_tokens_file_proves_every_input_on_the_model_loaded_once() {
-    let dir = scratch("batch");
+/// A scratch directory, a two-layer model in it and its hiding chain key.
+fn two_layers_committed(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch(name);
     let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
     let vk = dir.join("chain.vk");
     zkmha()
         .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk)])
         .assert()
         .success();
+    (dir, model, vk)
+}
+
+#[test]
+fn a_tokens_file_proves_every_input_on_the_model_loaded_once() {
+    let (dir, model, vk) = two_layers_committed("batch");
     let inputs = dir.join("inputs.txt");
     std::fs::write(&inputs, "# two inputs\n1,5,7,9\n\n3 4\n").unwrap();
     let proofs = dir.join("proofs");
@@ -355,13 +361,7 @@ fn a_tokens_file_proves_every_input_on_the_model_loaded_once() {
 
 #[test]
 fn a_bad_tokens_file_or_input_is_one_sentence() {
-    let dir = scratch("batch-bad");
-    let model = example_model::write_llama(&dir.join("m"), 7, 2).unwrap();
-    let vk = dir.join("chain.vk");
-    zkmha()
-        .args(["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&vk)])
-        .assert()
-        .success();
+    let (dir, model, vk) = two_layers_committed("batch-bad");
     let prove = |file: &Path, out: &Path| {
         let mut cmd = zkmha();
         cmd.args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk)]).args([
@@ -388,4 +388,12 @@ fn a_bad_tokens_file_or_input_is_one_sentence() {
     assert!(dir.join("o4").join("input-1.proof").exists());
     assert!(!dir.join("o4").join("input-2.proof").exists());
     assert!(String::from_utf8_lossy(&out.stderr).contains("input 2 of"));
+    // Under --json: one object, the inputs' report with the failure's fields.
+    let out = prove(&mixed, &dir.join("o5")).arg("--json").output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(report["exit_code"], 2);
+    assert!(report["error"].as_str().unwrap().contains("input 2 of"));
+    assert_eq!(report["inputs"][0]["tokens"], 3);
+    assert!(report["inputs"][1]["error"].is_string());
 }
