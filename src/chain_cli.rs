@@ -14,8 +14,8 @@ use std::time::Instant;
 use zkmha_api::attention_layer::Hiding;
 use zkmha_api::model_chain::{
     ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, chain_accuracy, commit_chain,
-    open_layers, prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain, write_chain_key,
-    write_chain_secret,
+    open_layers, prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain_expecting,
+    write_chain_key, write_chain_secret,
 };
 use zkmha_api::model_files;
 use zkmha_api::resources::Estimate;
@@ -667,58 +667,74 @@ pub fn chain_scope(key: &ChainKey, tokens_proven: bool, logits_proven: bool) -> 
 /// `zkmha verify --vk CHAIN_KEY --proof CHAIN_PROOF`.
 ///
 /// # Errors
-/// Missing or corrupt files, an invalid chain (exit code 1).
-pub fn verify(proof_path: &Path, key_path: &Path, output: Option<&Path>, json_output: bool) -> Result<()> {
+/// Missing or corrupt files, a statement other than the one expected (exit code 3), an
+/// invalid chain (exit code 1).
+pub fn verify(
+    proof_path: &Path,
+    key_path: &Path,
+    expected: &zkmha_api::Expected,
+    output: Option<&Path>,
+    json_output: bool,
+) -> Result<()> {
     let progress = Progress::step("reading and verifying the chain", json_output);
     let key: ChainKey = read_chain_key(key_path)?;
     let proof = ChainProof::read(proof_path)?;
-    let verified = verify_chain(&key, &proof)?;
+    let verified = verify_chain_expecting(&key, &proof, expected)?;
     progress.finish();
     if let Some(path) = output {
-        match &verified.logits {
-            // The proven output of a chain with a head is its logits.
-            Some(l) => zkmha_api::files::write_npy(path, l.positions.len(), l.vocabulary, &l.values)?,
-            None => zkmha_api::files::write_npy(path, verified.rows, verified.columns, &verified.values)?,
-        }
+        verified.write_npz(path)?;
     }
-    let statements = proof.statements();
-    let fingerprint = statements.last().map(|s| zkmha_api::fingerprint(&s.output)).unwrap_or_default();
+    let tokens_proven = verified.token_ids().is_some();
+    let scope = chain_scope(&key, tokens_proven, verified.logits().is_some());
+    let (rows, columns) = verified.output.shape();
     if json_output {
-        println!(
-            "{}",
-            json!({
-                "valid": true,
-                "kind": if proof.is_zero_knowledge() { "zero-knowledge chain" } else { "chain" },
-                "first_layer": key.first_layer,
-                "layers": key.layers.len(),
-                "tokens": verified.rows,
-                "model_width": verified.columns,
-                "output": {"name": "H'", "rows": verified.rows, "columns": verified.columns, "blake3": fingerprint},
-                "output_file": output.map(|p| p.display().to_string()),
-                "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
-                "token_ids": verified.token_ids,
-                "logits": verified.logits.as_ref().map(|l| logits_json(l, output)),
-                "proven": chain_scope(&key, verified.token_ids.is_some(), verified.logits.is_some()),
-            })
-        );
+        let mut report = json!({
+            "valid": true,
+            "kind": if proof.is_zero_knowledge() { "zero-knowledge chain" } else { "chain" },
+            "first_layer": key.first_layer,
+            "layers": key.layers.len(),
+            "tokens": verified.tokens,
+            "model_width": key.layers.first().map(|k| k.model_width),
+            "output": {"name": verified.output.name(), "rows": rows, "columns": columns, "blake3": verified.output_digest},
+            "output_file": output.map(|p| p.display().to_string()),
+            "verify_ms": verified.verify_time.as_secs_f64() * 1e3,
+            "token_ids": verified.token_ids(),
+            "logits": verified.logits().map(|l| logits_json(l, output)),
+            "proven": scope,
+        });
+        if let Some(map) = report.as_object_mut() {
+            map.insert("statement".into(), crate::report::statement_json(&verified));
+        }
+        println!("{report}");
         return Ok(());
     }
     println!(
         "valid: {} of {} linked into one inference on {} tokens ({}); verified in {:.1} ms",
         range_text(&key.layer_range()),
         key.layers.first().map(|k| sanitize(&k.description)).unwrap_or_default(),
-        verified.rows,
-        if proof.is_zero_knowledge() { "zero-knowledge" } else { "plain" },
+        verified.tokens,
+        verified.mode.name(),
         verified.verify_time.as_secs_f64() * 1e3
     );
-    if let Some(ids) = &verified.token_ids {
-        println!("from the token ids {ids:?}");
+    for line in crate::report::statement_lines(&verified) {
+        println!("{line}");
     }
-    match &verified.logits {
+    match verified.logits() {
         Some(logits) => print_logits(logits),
-        None => println!("output H' ({} × {}): BLAKE3 {fingerprint}", verified.rows, verified.columns),
+        None => println!(
+            "output {} ({rows} × {columns}): BLAKE3 {}",
+            verified.output.name(),
+            verified.output_digest
+        ),
     }
-    println!("{}", chain_scope(&key, verified.token_ids.is_some(), verified.logits.is_some()));
+    if let Some(path) = output {
+        println!(
+            "wrote the proven {} with its token ids and positions to {}",
+            verified.output.name(),
+            path.display()
+        );
+    }
+    println!("{scope}");
     Ok(())
 }
 

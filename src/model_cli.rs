@@ -656,7 +656,7 @@ pub fn model_input(args: &ModelInputArgs, d: usize, model: &Model) -> Result<Mod
 /// The name of a model-layer statement's output: the whole layer's `H'`, or the attention
 /// block's `Z`.
 pub fn output_name(shape: &zkmha_attention::model_layer::ModelShape) -> &'static str {
-    if shape.mlp.is_some() { "H'" } else { "Z" }
+    zkmha_api::verified::output_name(shape)
 }
 
 /// What a model-layer proof covers beyond the attention block, and what it does not, in one
@@ -721,6 +721,7 @@ pub fn verify(
     proof_path: &Path,
     key_path: &Path,
     named: Option<&SoftmaxSpec>,
+    expected: &zkmha_api::Expected,
     output: Option<&Path>,
     json_output: bool,
 ) -> Result<()> {
@@ -735,12 +736,12 @@ pub fn verify(
     };
     let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeModelLayer } else { Kind::ModelLayer };
     let progress = Progress::step("verifying", json_output);
-    let verified = zkmha_api::verify(&key, &file)?;
+    let verified = zkmha_api::verify_expecting(&key, &file, expected)?;
     progress.finish();
     let a = &statement.shape.attention;
-    // Only a valid proof's output is written: Z as `prove --output` writes it.
+    // Only a valid proof's output is written, with what it is about.
     if let Some(path) = output {
-        zkmha_api::files::write_npy(path, verified.rows, verified.columns, &verified.values)?;
+        verified.write_npz(path)?;
     }
     let shape = &statement.shape;
     let accepted = Accepted {
@@ -770,9 +771,10 @@ pub fn verify(
         softmax: statement.softmax,
         softmax_source: source,
         commitments: zkmha_api::inspect::model_commitments(statement),
-        output: (output_name(shape), a.seq_len, shape.model_width, report::fingerprint(&statement.output)),
+        output: (output_name(shape), a.seq_len, shape.model_width, verified.output_digest.clone()),
         // The generators are derived inside the key's verification.
         verify_ms: ms(verified.verify_time),
+        statement: Some(verified.clone()),
         setup_ms: None,
         output_file: output.map(|p| p.display().to_string()),
     };

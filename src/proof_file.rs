@@ -58,12 +58,65 @@ pub struct VerifyArgs {
     /// it. A proof with another softmax is refused (exit code 3).
     #[arg(long, value_parser = report::parse_softmax_spec)]
     pub softmax_params: Option<SoftmaxSpec>,
-    /// Where to write the proven output once the proof is valid (.npy): an attention layer's
-    /// O (int64, s × h·m_v), a model layer's Z (float64, s × d_model, as `prove --output`
-    /// writes it), a chain with a head its logits (float64, positions × vocabulary, as `prove
-    /// --logits` writes them). Nothing is written for a proof that is not valid.
+    /// Where to write the proven output once the proof is valid, with what it is about, as one
+    /// .npz (`numpy.load`): `output` — an attention layer's O (int64, s × h·m_v), a model
+    /// layer's H' or Z (float64, s × d_model), a chain with a head its logits (float64,
+    /// positions × vocabulary) — with `token_ids` when the input is proven from token ids and
+    /// `positions` with logits. Nothing is written for a proof that is not valid.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Refuse the proof (exit code 3) unless it is proven from these token ids,
+    /// comma-separated: only a chain from layer 0 whose key holds the embedding table proves
+    /// its tokens, so any other proof is refused.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with = "text",
+        help_heading = "What the proof must be about"
+    )]
+    pub tokens: Option<Vec<u64>>,
+    /// Refuse the proof (exit code 3) unless it is proven from this text's token ids, by the
+    /// tokenizer of --model.
+    #[arg(long, requires = "model", help_heading = "What the proof must be about")]
+    pub text: Option<String>,
+    /// The model file whose tokenizer reads --text (nothing else is read from it).
+    #[arg(long, requires = "text", help_heading = "What the proof must be about")]
+    pub model: Option<PathBuf>,
+    /// Refuse the proof (exit code 3) unless it proves the logits of these positions,
+    /// comma-separated (the last token's by default when proven with `prove --layers all`).
+    #[arg(long, value_delimiter = ',', help_heading = "What the proof must be about")]
+    pub positions: Option<Vec<u64>>,
+    /// Refuse the proof (exit code 3) unless it covers the model's layers A..B (a chain: a
+    /// single layer's key does not say which layer it is).
+    #[arg(long, value_parser = parse_expected_layers, help_heading = "What the proof must be about")]
+    pub layers: Option<std::ops::Range<u64>>,
+}
+
+/// `--layers A..B` of `zkmha verify`: a range of the model's layers (not `all`: a verifier
+/// names what it expects).
+fn parse_expected_layers(text: &str) -> Result<std::ops::Range<u64>, String> {
+    if text.trim() == "all" {
+        return Err(
+            "verify --layers names the layers expected, A..B: the key says how many a model has".into()
+        );
+    }
+    let range = crate::chain_cli::parse_layers(text)?;
+    Ok(range.start as u64..range.end as u64)
+}
+
+impl VerifyArgs {
+    /// What the caller expects of the proof (the text tokenized by --model's tokenizer).
+    ///
+    /// # Errors
+    /// A model file that cannot be read or has no tokenizer.
+    fn expected(&self) -> Result<zkmha_api::Expected> {
+        let tokens = match (&self.tokens, &self.text, &self.model) {
+            (Some(ids), _, _) => Some(ids.clone()),
+            (None, Some(text), Some(model)) => Some(zkmha_api::verified::text_tokens(model, text)?),
+            _ => None,
+        };
+        Ok(zkmha_api::Expected { tokens, positions: self.positions.clone(), layers: self.layers.clone() })
+    }
 }
 
 /// Proves a committed layer and writes the file.
@@ -356,6 +409,7 @@ fn attention_report(
         verify_ms,
         setup_ms: Some(setup_ms),
         output_file: None,
+        statement: None,
     }
 }
 
@@ -370,8 +424,16 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     if let Some(output) = &args.output {
         let mut reads = vec![("--proof", args.proof.as_path())];
         reads.extend(args.vk.as_deref().map(|vk| ("--vk", vk)));
+        reads.extend(args.model.as_deref().map(|model| ("--model", model)));
         zkmha_api::files::check_distinct_files(&reads, &[("--output", output)])?;
+        if output.extension().and_then(|e| e.to_str()) != Some("npz") {
+            bail!(Usage(format!(
+                "--output writes the proven output with what it is about (its token ids and positions) as one .npz file: name it with .npz, not {}",
+                output.display()
+            )));
+        }
     }
+    let expected = args.expected()?;
     if crate::chain_cli::is_chain(&args.proof) {
         let Some(vk) = &args.vk else {
             bail!(Usage(format!(
@@ -384,11 +446,11 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 "--softmax-params names one layer's softmax: a chain's keys fix each layer's".into()
             ));
         }
-        return crate::chain_cli::verify(&args.proof, vk, args.output.as_deref(), args.json);
+        return crate::chain_cli::verify(&args.proof, vk, &expected, args.output.as_deref(), args.json);
     }
     match (&args.vk, zkmha_api::model_files::is_model_proof(&args.proof)) {
         (Some(vk), true) => {
-            return model_cli::verify(&args.proof, vk, named, args.output.as_deref(), args.json);
+            return model_cli::verify(&args.proof, vk, named, &expected, args.output.as_deref(), args.json);
         }
         (None, true) => {
             bail!(Usage(format!(
@@ -414,20 +476,24 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     let kind = if file.is_zero_knowledge() { Kind::ZeroKnowledgeLayer } else { Kind::Layer };
     let progress = Progress::step("verifying the attention layer", args.json);
     // The softmax is accepted above (with the CLI's sentences and exit code 3).
-    let expected = Expected { softmax: Some(statement.softmax), ..Expected::default() };
-    let verified = match verify_attention(&file, &expected) {
+    let shape_expected = Expected { softmax: Some(statement.softmax), ..Expected::default() };
+    let verified = match verify_attention(&file, &shape_expected) {
         Err(zkmha_api::Error::InvalidProof { error }) => {
             bail!(Verdict::Invalid(format!("invalid: the proof does not verify ({error})")))
         }
         verified => verified?,
     };
     progress.finish();
+    // An attention layer's inputs are committed Q, K, V: token ids or logits expected refuse it.
+    verified.verified.check(&expected)?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    let mut report = attention_report(kind, statement, source, ms(verified.verify), ms(verified.setup));
+    let mut report =
+        attention_report(kind, statement, source, ms(verified.verified.verify_time), ms(verified.setup));
     if let Some(path) = &args.output {
-        write_attention_output(path, statement)?;
+        verified.verified.write_npz(path)?;
         report.output_file = Some(path.display().to_string());
     }
+    report.statement = Some(verified.verified);
     report.print(args.json);
     Ok(())
 }

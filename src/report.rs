@@ -194,6 +194,8 @@ pub struct Accepted {
     pub setup_ms: Option<f64>,
     /// Where `verify --output` wrote the proven output.
     pub output_file: Option<String>,
+    /// What the verifier accepted (its key, its input) where it has more than the above.
+    pub statement: Option<zkmha_api::Verified>,
 }
 
 impl Accepted {
@@ -239,6 +241,9 @@ impl Accepted {
             "verify_ms": self.verify_ms,
             "setup_ms": self.setup_ms,
         });
+        if let (Some(statement), Some(map)) = (&self.statement, value.as_object_mut()) {
+            map.insert("statement".into(), statement_json(statement));
+        }
         if let (Some(m), Some(map)) = (&self.model, value.as_object_mut()) {
             map.insert(
                 "model".into(),
@@ -350,6 +355,9 @@ impl Accepted {
                 format!("softmax: linear (not proven; {})", self.softmax_source.words())
             }
         });
+        if let Some(statement) = &self.statement {
+            lines.extend(statement_lines(statement));
+        }
         let commitments: Vec<String> = self.commitments.iter().map(|(k, v)| format!("{k} {v}")).collect();
         lines.push(format!(
             "commitments{} (BLAKE3 of the encoding, 128 bits): {}",
@@ -380,6 +388,39 @@ impl Accepted {
             }
         }
     }
+}
+
+/// What a verifier accepted as JSON ([`zkmha_api::Verified::statement_json`]), the key's
+/// description (the model owner's words) escaped as every description the command line prints.
+pub fn statement_json(verified: &zkmha_api::Verified) -> Value {
+    let mut value = verified.statement_json();
+    if let (Some(key), Some(description)) = (&verified.key, value.pointer_mut("/key/description")) {
+        *description = json!(sanitize(&key.description));
+    }
+    value
+}
+
+/// What a verifier accepted beyond the shape, as lines: the key and the input.
+pub fn statement_lines(verified: &zkmha_api::Verified) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(key) = &verified.key {
+        lines.push(format!(
+            "verifier key {} (the proof is bound to it: compare it with the fingerprint the model's publisher gives)",
+            key.fingerprint
+        ));
+    }
+    lines.push(match &verified.input {
+        zkmha_api::ProvenInput::TokenIds(ids) => {
+            format!("input: the token ids {ids:?}, proven through the key's embedding table")
+        }
+        zkmha_api::ProvenInput::CommittedHiddenState { commitment } => format!(
+            "input: a hidden state the prover committed to ({commitment}), not proven from token ids (zkmha verify --tokens refuses it)"
+        ),
+        zkmha_api::ProvenInput::CommittedAttentionInputs { .. } => {
+            "input: the Q, K, V the prover committed to (their commitments below), not proven from token ids".into()
+        }
+    });
+    lines
 }
 
 #[cfg(test)]

@@ -78,18 +78,20 @@ fn three_layers_commit_prove_verify_and_inspect() {
                 .and(predicate::str::contains("(3 of 3 layers)"))
                 .and(predicate::str::contains("zkmha: proving the chain took ")),
         );
-    let verified = dir.join("verified.npy");
+    let verified = dir.join("verified.npz");
     zkmha()
         .args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--output", s(&verified)])
         .assert()
         .success()
         .stdout(
             predicate::str::starts_with("valid: layers 0..3")
-                .and(predicate::str::contains("from the token ids [1, 5, 7, 9]"))
+                .and(predicate::str::contains("input: the token ids [1, 5, 7, 9], proven"))
                 .and(predicate::str::contains("proven logits of 1 position × 40 tokens")),
         );
-    // What verify writes of a chain with a head is its logits.
-    assert_eq!(std::fs::read(&verified).unwrap(), std::fs::read(&logits).unwrap());
+    // What verify writes of a chain with a head is its logits, with the token ids and the
+    // positions they are about.
+    assert_eq!(crate::npz_names(&verified), ["output.npy", "token_ids.npy", "positions.npy"]);
+    assert_eq!(crate::npz_member(&verified, "output.npy"), std::fs::read(&logits).unwrap());
     let json = zkmha().args(["verify", "--proof", s(&proof), "--vk", s(&vk), "--json"]).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!((json["valid"].as_bool(), json["layers"].as_u64()), (Some(true), Some(3)));
@@ -322,6 +324,104 @@ fn two_layers_committed(name: &str) -> (PathBuf, PathBuf, PathBuf) {
         .assert()
         .success();
     (dir, model, vk)
+}
+
+/// `zkmha verify` refuses a valid proof of other tokens, other positions or other layers than
+/// the ones given (exit code 3, one sentence naming what differs), before verifying; `--text`
+/// is tokenized by `--model`'s tokenizer; a chain from a committed hidden state is refused
+/// when tokens are expected. The reproducer of the adversarial review, on the command line.
+#[test]
+fn verify_refuses_a_proof_of_other_tokens_positions_or_layers() {
+    let (dir, model, vk) = two_layers_committed("expected");
+    // A word-level tokenizer beside the model: "one five seven nine" is 1, 5, 7, 9.
+    let vocabulary = serde_json::json!({"[UNK]": 0, "one": 1, "five": 5, "seven": 7, "eight": 8, "nine": 9});
+    let tokenizer = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [], "normalizer": null,
+        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocabulary, "unk_token": "[UNK]"},
+    });
+    std::fs::write(model.with_file_name("tokenizer.json"), tokenizer.to_string()).unwrap();
+    let proof = dir.join("a.proof");
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "all", "--vk", s(&vk), "--tokens", "1,5,7,9"])
+        .args(["--out", s(&proof)])
+        .assert()
+        .success();
+    let verify = || {
+        let mut cmd = zkmha();
+        cmd.args(["verify", "--proof", s(&proof), "--vk", s(&vk)]);
+        cmd
+    };
+    verify()
+        .args(["--tokens", "1,5,7,9", "--positions", "3", "--layers", "0..2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("input: the token ids [1, 5, 7, 9], proven"));
+    verify().args(["--text", "one five seven nine", "--model", s(&model)]).assert().success();
+    fails_with(
+        verify().args(["--tokens", "1,5,7,8"]),
+        3,
+        "refused: the proof's input (token ids [1, 5, 7, 9]) is not the one expected (token ids [1, 5, 7, 8])",
+    );
+    fails_with(
+        verify().args(["--text", "one five seven eight", "--model", s(&model)]),
+        3,
+        "token ids [1, 5, 7, 8]",
+    );
+    fails_with(
+        verify().args(["--positions", "0,1,2,3"]),
+        3,
+        "refused: the proof's output (logits at positions [3])",
+    );
+    fails_with(verify().args(["--layers", "0..1"]), 3, "refused: the proof's layers (layers 0..2)");
+    // The refusal as one JSON object on --json is the same exit code.
+    assert_eq!(verify().args(["--tokens", "2", "--json"]).output().unwrap().status.code(), Some(3));
+    // Mistakes in what is expected are usage errors.
+    for (args, needle) in
+        [(vec!["--text", "one"], "--model"), (vec!["--layers", "all"], "names the layers expected")]
+    {
+        let out = verify().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(5));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle));
+    }
+    fails_with(verify().args(["--output", s(&dir.join("out.npy"))]), 5, "as one .npz file");
+    assert!(!dir.join("out.npy").exists());
+    // A chain of layer 1 alone, from a committed hidden state, proves no token ids.
+    let (deep_vk, deep_proof, hidden) = (dir.join("deep.vk"), dir.join("deep.proof"), dir.join("h.npy"));
+    zkmha()
+        .args(["commit-model", "--model", s(&model), "--layers", "1..2", "--out", s(&deep_vk)])
+        .assert()
+        .success();
+    zkmha()
+        .args([
+            "hidden-state",
+            "--model",
+            s(&model),
+            "--layer",
+            "1",
+            "--tokens",
+            "1,5,7,9",
+            "--out",
+            s(&hidden),
+        ])
+        .assert()
+        .success();
+    zkmha()
+        .args(["prove", "--model", s(&model), "--layers", "1..2", "--vk", s(&deep_vk), "--input", s(&hidden)])
+        .args(["--out", s(&deep_proof)])
+        .assert()
+        .success();
+    zkmha()
+        .args(["verify", "--proof", s(&deep_proof), "--vk", s(&deep_vk)])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not proven from token ids"));
+    fails_with(
+        zkmha().args(["verify", "--proof", s(&deep_proof), "--vk", s(&deep_vk), "--tokens", "1,5,7,9"]),
+        3,
+        "a committed hidden state, not proven from token ids",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -831,7 +831,7 @@ fn json_run(args: &[&str]) -> (i32, serde_json::Value) {
 fn every_attention_command_prints_one_json_object_in_success_and_failure() {
     let dir = scratch("json");
     let path = |name: &str| dir.join(name).to_string_lossy().to_string();
-    let (proof, zk_proof, o_prove, o_verify) = (path("p"), path("pz"), path("o1.npy"), path("o2.npy"));
+    let (proof, zk_proof, o_prove, o_verify) = (path("p"), path("pz"), path("o1.npy"), path("o2.npz"));
     let shape = ["--seq", "3", "--heads", "2", "--head-dim", "2"];
     // Successes.
     let (code, layer) = json_run(&[&["layer", "--json"][..], &shape].concat());
@@ -880,7 +880,8 @@ fn every_attention_command_prints_one_json_object_in_success_and_failure() {
     // verify --output writes the proven O: the same file prove --output wrote.
     let written = std::fs::read(&o_prove).unwrap_or_default();
     assert!(written.starts_with(b"\x93NUMPY") && written.len() > 3 * 4 * 8, "{}", written.len());
-    assert_eq!(std::fs::read(&o_verify).unwrap_or_default(), written);
+    assert_eq!(crate::npz_names(std::path::Path::new(&o_verify)), ["output.npy"], "no token ids for Q, K, V");
+    assert_eq!(crate::npz_member(std::path::Path::new(&o_verify), "output.npy"), written);
     assert_eq!(verified["output"]["file"].as_str(), Some(o_verify.as_str()));
     // Failures: each kind with its code, as one JSON object.
     let (_, _, _, _, output_at) = statement_by_hand(&bytes);

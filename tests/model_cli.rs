@@ -1358,7 +1358,7 @@ fn model_commands_print_one_json_object_and_inspect_every_file_kind() {
     let dir = scratch("json");
     let model = write_model(&dir.join("m"), 5, Some(4), None);
     let (vk, proof, z_prove, z_verify) =
-        (dir.join("m.vk"), dir.join("m.proof"), dir.join("z1.npy"), dir.join("z2.npy"));
+        (dir.join("m.vk"), dir.join("m.proof"), dir.join("z1.npy"), dir.join("z2.npz"));
     let (code, key) =
         json_of(zkmha().args(["commit-model", "--model", s(&model), "--out", s(&vk), "--json"]));
     assert!(code == 0 && key["weight_commitments"] == "hiding", "{key}");
@@ -1380,7 +1380,12 @@ fn model_commands_print_one_json_object_and_inspect_every_file_kind() {
         "--json",
     ]));
     assert!(code == 0 && verified["valid"] == true, "{verified}");
-    assert_eq!(std::fs::read(&z_verify).unwrap(), std::fs::read(&z_prove).unwrap(), "verify --output");
+    assert_eq!(crate::npz_names(&z_verify), ["output.npy"], "a single layer proves no token ids");
+    assert_eq!(
+        crate::npz_member(&z_verify, "output.npy"),
+        std::fs::read(&z_prove).unwrap(),
+        "verify --output"
+    );
     assert_eq!(verified["output"]["file"].as_str(), Some(s(&z_verify)));
     // inspect: the proof (its fingerprints are verify's), the key, the secret (tied to the key).
     let (code, inspected) = json_of(zkmha().args(["inspect", s(&proof), "--json"]));

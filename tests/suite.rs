@@ -6,3 +6,20 @@
 mod chain_cli;
 mod cli;
 mod model_cli;
+
+/// The bytes of `name` in the .npz file at `path` (what `zkmha verify --output` writes).
+#[allow(clippy::unwrap_used)]
+pub fn npz_member(path: &std::path::Path, name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    archive.by_name(name).unwrap().read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+/// The names in the .npz file at `path`, in order.
+#[allow(clippy::unwrap_used)]
+pub fn npz_names(path: &std::path::Path) -> Vec<String> {
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    (0..archive.len()).map(|i| archive.by_index(i).unwrap().name().unwrap().to_string()).collect()
+}

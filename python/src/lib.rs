@@ -4,11 +4,11 @@
 //! error becomes one of the package's exceptions, by its kind.
 
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use std::path::{Path, PathBuf};
 use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Expected, Hiding};
 use zkmha_api::chain_tasks;
@@ -268,31 +268,80 @@ fn prove<'py>(
     to_array(py, proved.tokens, proved.model_width, proved.output)
 }
 
-/// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone;
-/// returns the proven output (float64, tokens × d_model: the layer's H'). A chain's proof
-/// (and its chain key) verifies as a chain: the last layer's output.
+/// What a verifier accepted as a dict of plain values and numpy arrays (the `zkmha` package
+/// wraps it in `zkmha.Verified`).
+fn verified_dict<'py>(py: Python<'py>, verified: zkmha_api::Verified) -> PyResult<Bound<'py, PyDict>> {
+    use zkmha_api::{ProvenInput, ProvenOutput};
+    let dict = PyDict::new(py);
+    dict.set_item("kind", verified.kind.name())?;
+    dict.set_item("mode", verified.mode.name())?;
+    dict.set_item("key_fingerprint", verified.key.as_ref().map(|k| k.fingerprint.clone()))?;
+    dict.set_item("description", verified.key.as_ref().map(|k| k.description.clone()))?;
+    dict.set_item("layers", verified.layers.as_ref().map(|l| (l.start, l.end)))?;
+    dict.set_item("tokens", verified.tokens)?;
+    let (input, commitment) = match &verified.input {
+        ProvenInput::TokenIds(_) => ("token ids", None),
+        ProvenInput::CommittedHiddenState { commitment } => {
+            ("committed hidden state", Some(commitment.clone()))
+        }
+        ProvenInput::CommittedAttentionInputs { queries, keys, values } => {
+            ("committed Q, K, V", Some(format!("Q {queries}, K {keys}, V {values}")))
+        }
+    };
+    dict.set_item("input", input)?;
+    dict.set_item("input_commitment", commitment)?;
+    dict.set_item("token_ids", verified.token_ids().map(|ids| PyArray1::from_slice(py, ids)))?;
+    dict.set_item("positions", verified.positions().map(|p| PyArray1::from_slice(py, p)))?;
+    dict.set_item("predicted", verified.logits().map(|l| l.predicted.clone()))?;
+    dict.set_item("output_name", verified.output.name())?;
+    dict.set_item("output_digest", verified.output_digest.clone())?;
+    dict.set_item("verify_seconds", verified.verify_time.as_secs_f64())?;
+    let (rows, columns) = verified.output.shape();
+    match verified.output {
+        ProvenOutput::Logits(l) => dict.set_item("output", to_array(py, rows, columns, l.values)?)?,
+        ProvenOutput::HiddenState { values, .. } => {
+            dict.set_item("output", to_array(py, rows, columns, values)?)?
+        }
+        ProvenOutput::Attention { values, .. } => {
+            let values = values.ok_or_else(no_integer_output)?;
+            let array = Array2::from_shape_vec((rows, columns), values)
+                .map_err(|e| BadInput::new_err(e.to_string()))?
+                .into_pyarray(py);
+            dict.set_item("output", array)?
+        }
+    }
+    Ok(dict)
+}
+
+/// Verifies the model-layer proof at `proof_path` with the verifier key at `key_path` alone
+/// (a chain's proof with its chain key: the links and every layer), refusing a statement other
+/// than the expected one (`tokens`, or `text` by `model`'s tokenizer; `positions`; `layers`)
+/// before verifying; returns what it accepted as a dict (`zkmha.Verified` wraps it).
 #[pyfunction]
+#[pyo3(signature = (key_path, proof_path, *, tokens=None, text=None, model=None, positions=None, layers=None))]
+#[allow(clippy::too_many_arguments)]
 fn verify<'py>(
     py: Python<'py>,
     key_path: PathBuf,
     proof_path: PathBuf,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    tokens: Option<Vec<u64>>,
+    text: Option<String>,
+    model: Option<PathBuf>,
+    positions: Option<Vec<u64>>,
+    layers: Option<(u64, u64)>,
+) -> PyResult<Bound<'py, PyDict>> {
     let verified = py
         .detach(|| -> zkmha_api::Result<_> {
-            if model_files::file_kind(&proof_path) == Some(model_files::FileKind::ChainProof) {
-                let key = model_chain::read_chain_key(&key_path)?;
-                let proof = model_chain::ChainProof::read(&proof_path)?;
-                return model_chain::verify_chain(&key, &proof);
-            }
-            let key = model_files::read_key(&key_path)?;
-            let proof = ModelProof::read(&proof_path)?;
-            zkmha_api::verify(&key, &proof)
+            let tokens = match (tokens, text, model) {
+                (Some(ids), _, _) => Some(ids),
+                (None, Some(text), Some(model)) => Some(zkmha_api::verified::text_tokens(&model, &text)?),
+                _ => None,
+            };
+            let expected = zkmha_api::Expected { tokens, positions, layers: layers.map(|(a, b)| a..b) };
+            zkmha_api::verified::verify_files(&key_path, &proof_path, &expected)
         })
         .raise()?;
-    match verified.logits {
-        Some(l) => to_array(py, l.positions.len(), l.vocabulary, l.values),
-        None => to_array(py, verified.rows, verified.columns, verified.values),
-    }
+    verified_dict(py, verified)
 }
 
 /// The chain's proven output as an array: the logits (a chain with a head), else the last
@@ -699,7 +748,7 @@ fn verify_attention<'py>(
     mask: Option<&str>,
     heads: Option<usize>,
     head_dim: Option<usize>,
-) -> PyResult<Bound<'py, PyArray2<i64>>> {
+) -> PyResult<Bound<'py, PyDict>> {
     let expected = Expected {
         softmax: softmax.map(zkmha_api::parse_softmax_spec).transpose().map_err(UsageError::new_err)?,
         mask: mask.map(zkmha_api::parse_mask).transpose().map_err(UsageError::new_err)?,
@@ -712,10 +761,7 @@ fn verify_attention<'py>(
             attention_layer::verify_attention(&file, &expected)
         })
         .raise()?;
-    let output = verified.output.ok_or_else(no_integer_output)?;
-    Ok(Array2::from_shape_vec((verified.shape.seq_len, verified.shape.value_model_width()), output)
-        .map_err(|e| BadInput::new_err(e.to_string()))?
-        .into_pyarray(py))
+    verified_dict(py, verified.verified)
 }
 
 /// What a file zkmha writes holds (any kind), as `zkmha inspect --json` prints it; nothing is

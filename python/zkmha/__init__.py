@@ -6,7 +6,7 @@ Prove and verify a model layer in five lines::
     zkmha.commit_model("model.gguf", "model.vk")            # the key to publish, its secret beside it
     z = zkmha.prove("model.gguf", "model.vk", "layer.proof", tokens=[1, 2, 3])
     verified = zkmha.verify("model.vk", "layer.proof")      # the key and the proof, nothing else
-    assert (verified == z).all()
+    assert (verified.output == z).all()                     # and verified.input: what it was proven from
 
 Files are written under a temporary name and renamed when complete. Every failure raises a
 subclass of ``ZkmhaError``: ``InvalidProof`` (the proof does not verify), ``BadInput`` (an
@@ -48,6 +48,7 @@ __all__ = [
     "inspect",
     "prove_attention",
     "verify_attention",
+    "Verified",
     "estimate_attention",
     "hidden_state",
     "write_example_model",
@@ -208,15 +209,110 @@ def prove_batch(
     )
 
 
-def verify(key_path: _Path, proof_path: _Path) -> _np.ndarray:
-    """Verify a model-layer proof with its verifier key alone (a chain's proof with its chain
-    key: the links and every layer).
+class Verified:
+    """What a verify call accepted: the statement the proof is about and its proven output.
 
-    Returns the proven output (float64, ``tokens × d_model``: the layer's H'; a chain's last
-    layer's H', or its logits, ``positions × vocabulary``, when it proves the model's head);
-    raises ``InvalidProof`` when the proof does not verify against the key.
+    An array alone proves nothing (a proof of other tokens verifies too): read the statement,
+    or pass what you expect to ``verify`` (``tokens=``, ``text=``, ``positions=``, ``layers=``),
+    which refuses any other with ``RefusedProof``.
+
+    Attributes: ``kind`` (``"model layer"``, ``"chain"``, ``"attention layer"``), ``mode``
+    (``"zero-knowledge"`` or ``"plain"``), ``key_fingerprint`` and ``description`` (the key's;
+    the description is the model owner's unauthenticated words; ``None`` for an attention
+    layer), ``layers`` (``(first, end)`` for a chain, else ``None``), ``tokens`` (how many),
+    ``input`` (``"token ids"`` when the first input is proven from them, ``"committed hidden
+    state"`` when it is a state the prover committed to — not proven to come from any tokens —,
+    ``"committed Q, K, V"``), ``input_commitment``, ``token_ids`` (uint64 array or ``None``),
+    ``positions`` (the logits' positions, uint64 array, or ``None``), ``predicted`` (each
+    position's argmax token, or ``None``), ``output_name`` (``"logits"``, ``"H'"``, ``"Z"``,
+    ``"O"``), ``output`` (the numpy array), ``output_digest`` (BLAKE3, as ``zkmha verify``
+    prints it) and ``verify_seconds``. ``numpy.asarray(verified)`` is the output.
     """
-    return _native.verify(_fspath(key_path), _fspath(proof_path))
+
+    __slots__ = (
+        "kind",
+        "mode",
+        "key_fingerprint",
+        "description",
+        "layers",
+        "tokens",
+        "input",
+        "input_commitment",
+        "token_ids",
+        "positions",
+        "predicted",
+        "output_name",
+        "output",
+        "output_digest",
+        "verify_seconds",
+    )
+
+    def __init__(self, fields: Dict[str, Any]):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> _np.ndarray:
+        output = self.output if dtype is None else self.output.astype(dtype)
+        return output.copy() if copy else output
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The output's shape."""
+        return self.output.shape
+
+    def __repr__(self) -> str:
+        rows, columns = self.output.shape
+        parts = [f"kind={self.kind!r}", f"mode={self.mode!r}"]
+        if self.layers is not None:
+            parts.append(f"layers={tuple(self.layers)!r}")
+        if self.token_ids is not None:
+            parts.append(f"token_ids={self.token_ids.tolist()!r}")
+        else:
+            parts.append(f"input={self.input!r}")
+        if self.positions is not None:
+            parts.append(f"positions={self.positions.tolist()!r}")
+        parts.append(f"output={self.output_name} {rows}x{columns}")
+        parts.append(f"output_digest={self.output_digest!r}")
+        if self.key_fingerprint is not None:
+            parts.append(f"key_fingerprint={self.key_fingerprint!r}")
+        return f"Verified({', '.join(parts)})"
+
+
+def verify(
+    key_path: _Path,
+    proof_path: _Path,
+    *,
+    tokens: Optional[Sequence[int]] = None,
+    text: Optional[str] = None,
+    model_path: Optional[_Path] = None,
+    positions: Optional[Sequence[int]] = None,
+    layers: Optional[Tuple[int, int]] = None,
+) -> Verified:
+    """Verify a model-layer proof with its verifier key alone (a chain's proof with its chain
+    key: the links and every layer); returns what it accepted, a ``Verified``.
+
+    Say what you expect, and a proof of anything else raises ``RefusedProof`` (before any
+    verification work): ``tokens`` (the ids the proof must be proven from: only a chain from
+    layer 0 whose key holds the embedding table proves its tokens, so any other proof is
+    refused), or ``text`` with ``model_path`` (the model file whose tokenizer reads it),
+    ``positions`` (the logits' positions), ``layers`` (``(first, end)`` of a chain). A proof
+    that does not verify raises ``InvalidProof``.
+    """
+    if text is not None and model_path is None:
+        raise UsageError("text= needs model_path=: the model file whose tokenizer reads the text")
+    if text is not None and tokens is not None:
+        raise UsageError("pass tokens= or text=, not both")
+    return Verified(
+        _native.verify(
+            _fspath(key_path),
+            _fspath(proof_path),
+            tokens=_tokens(tokens),
+            text=text,
+            model=_fspath(model_path),
+            positions=_tokens(positions, "position"),
+            layers=_layers(layers),
+        )
+    )
 
 
 def inspect(path: _Path) -> Dict[str, Any]:
@@ -305,9 +401,9 @@ def verify_attention(
     mask: Optional[str] = None,
     heads: Optional[int] = None,
     head_dim: Optional[int] = None,
-) -> _np.ndarray:
-    """Verify an attention-layer proof with nothing but itself; returns the proven output O
-    (int64).
+) -> Verified:
+    """Verify an attention-layer proof with nothing but itself; returns what it accepted, a
+    ``Verified`` whose output is the proven O (int64; ``numpy.asarray(verified)``).
 
     The proof's statement must be the one expected, else ``RefusedProof`` (checked before
     verifying): its softmax ``softmax`` as ``zkmha verify`` prints it (``"linear"`` or
@@ -317,12 +413,14 @@ def verify_attention(
     not verify raises ``InvalidProof``. The proof shows that *some* committed Q, K, V give O:
     compare the commitments' fingerprints (``inspect``) with the ones you expect.
     """
-    return _native.verify_attention(
-        _fspath(proof_path),
-        softmax=softmax,
-        mask=mask,
-        heads=None if heads is None else _operator.index(heads),
-        head_dim=None if head_dim is None else _operator.index(head_dim),
+    return Verified(
+        _native.verify_attention(
+            _fspath(proof_path),
+            softmax=softmax,
+            mask=mask,
+            heads=None if heads is None else _operator.index(heads),
+            head_dim=None if head_dim is None else _operator.index(head_dim),
+        )
     )
 
 
@@ -373,13 +471,18 @@ def _whole(name: str, value: Any, minimum: int = 0) -> Any:
     return value
 
 
-def _tokens(tokens: Optional[Sequence[int]]) -> Optional[list]:
+def _tokens(tokens: Optional[Sequence[int]], what: str = "token id") -> Optional[list]:
     if tokens is None:
         return None
-    ids = [_operator.index(t) for t in tokens]
+    if isinstance(tokens, (str, bytes)):
+        raise UsageError(f"pass the {what}s as a sequence of whole numbers, not {tokens!r}")
+    try:
+        ids = [_operator.index(t) for t in tokens]
+    except TypeError as error:
+        raise UsageError(f"the {what}s must be whole numbers: {error}") from None
     bad = [t for t in ids if not 0 <= t < 2**63]
     if bad:
-        raise BadInput(f"token id {bad[0]} is not a token id (ids are whole numbers from 0)")
+        raise BadInput(f"{what} {bad[0]} is not a {what} (they are whole numbers from 0)")
     return ids
 
 

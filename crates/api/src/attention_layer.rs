@@ -18,6 +18,7 @@
 
 use crate::error::{Error, Result};
 use crate::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
+use crate::verified::Verified;
 use std::time::{Duration, Instant};
 pub use zkmha_attention::{AttentionInputs, AttentionShape};
 use zkmha_attention::{
@@ -140,22 +141,14 @@ pub fn prove_attention(
     Ok(ProvedAttention { file, encoded, output, timings, elapsed })
 }
 
-/// What a valid attention-layer proof established.
+/// What a valid attention-layer proof established, and how long deriving its generators took.
 #[derive(Debug, Clone)]
 pub struct VerifiedAttention {
-    /// The proven output `O` (`s × h·m_v`, row-major) as integers; `None` as in
-    /// [`ProvedAttention::output`].
-    pub output: Option<Vec<i64>>,
-    /// The softmax the proof used (the expected one).
-    pub softmax: SoftmaxMode,
-    /// The shape (heads, head widths, tokens) the proof is about.
-    pub shape: AttentionShape,
-    /// The mask the proof is about.
-    pub mask: MaskKind,
-    /// Deriving the commitment scheme's generators.
+    /// The statement (shape, mask, softmax, the commitments to `Q`, `K`, `V`) and the proven
+    /// output `O` ([`crate::ProvenOutput::Attention`]: `None` as in [`ProvedAttention::output`]).
+    pub verified: Verified,
+    /// Deriving the commitment scheme's generators (not in `verified.verify_time`).
     pub setup: Duration,
-    /// Verifying.
-    pub verify: Duration,
 }
 
 /// What a verifier expects of an attention-layer proof besides its validity. The default
@@ -223,13 +216,7 @@ pub fn verify_attention(file: &LayerProof, expected: &Expected) -> Result<Verifi
         }
     };
     verified.map_err(|error| Error::InvalidProof { error })?;
-    let verify = start.elapsed().saturating_sub(setup);
-    Ok(VerifiedAttention {
-        output: attention_output_integers(statement).ok(),
-        softmax: statement.softmax,
-        shape: statement.shape,
-        mask: statement.mask,
-        setup,
-        verify,
-    })
+    let mut accepted = Verified::of_attention(statement, file.is_zero_knowledge());
+    accepted.verify_time = start.elapsed().saturating_sub(setup);
+    Ok(VerifiedAttention { verified: accepted, setup })
 }

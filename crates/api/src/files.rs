@@ -109,17 +109,82 @@ pub fn write_npy<T: npyz::AutoSerialize + Copy>(
     columns: usize,
     values: &[T],
 ) -> Result<()> {
+    let bytes = encode_npy(&[rows as u64, columns as u64], values)
+        .map_err(|source| Error::EncodeNpy { path: path.to_path_buf(), source })?;
+    write_file(path, &bytes)
+}
+
+/// A tensor of `shape` as .npy bytes (row-major, the element type's own dtype).
+fn encode_npy<T: npyz::AutoSerialize + Copy>(shape: &[u64], values: &[T]) -> std::io::Result<Vec<u8>> {
     use npyz::WriterBuilder;
-    let encode_error = |source| Error::EncodeNpy { path: path.to_path_buf(), source };
     let mut bytes = Vec::with_capacity(128 + 8 * values.len());
-    let mut writer = npyz::WriteOptions::<T>::new()
-        .default_dtype()
-        .shape(&[rows as u64, columns as u64])
-        .writer(&mut bytes)
-        .begin_nd()
+    let mut writer =
+        npyz::WriteOptions::<T>::new().default_dtype().shape(shape).writer(&mut bytes).begin_nd()?;
+    writer.extend(values.iter().copied())?;
+    writer.finish()?;
+    Ok(bytes)
+}
+
+/// An array of an .npz file: its name and its values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NpzArray<'a> {
+    /// `rows × columns` float64, row-major.
+    Float64 {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        columns: usize,
+        /// The values.
+        values: &'a [f64],
+    },
+    /// `rows × columns` int64, row-major.
+    Int64 {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        columns: usize,
+        /// The values.
+        values: &'a [i64],
+    },
+    /// A vector of uint64 (token ids, positions).
+    UInt64(&'a [u64]),
+}
+
+/// Writes named arrays as one .npz file (numpy's zip of .npy files, stored uncompressed:
+/// `numpy.load(path)["name"]`), through [`write_file`].
+///
+/// ```
+/// use zkmha_api::files::{NpzArray, write_npz};
+/// let path = std::env::temp_dir().join(format!("zkmha-doc-{}.npz", std::process::id()));
+/// let logits = [0.5, -1.0, 2.0];
+/// write_npz(&path, &[("logits", NpzArray::Float64 { rows: 1, columns: 3, values: &logits }), ("positions", NpzArray::UInt64(&[4]))])?;
+/// assert!(std::fs::read(&path)?.starts_with(b"PK"));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), zkmha_api::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::EncodeNpy`], or as [`write_file`].
+pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<()> {
+    let encode_error = |source: std::io::Error| Error::EncodeNpy { path: path.to_path_buf(), source };
+    let zip_error = |e: zip::result::ZipError| encode_error(std::io::Error::other(e));
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(false);
+    for (name, array) in arrays {
+        let bytes = match array {
+            NpzArray::Float64 { rows, columns, values } => {
+                encode_npy(&[*rows as u64, *columns as u64], values)
+            }
+            NpzArray::Int64 { rows, columns, values } => encode_npy(&[*rows as u64, *columns as u64], values),
+            NpzArray::UInt64(values) => encode_npy(&[values.len() as u64], values),
+        }
         .map_err(encode_error)?;
-    writer.extend(values.iter().copied()).map_err(encode_error)?;
-    writer.finish().map_err(encode_error)?;
+        zip.start_file(format!("{name}.npy"), options).map_err(zip_error)?;
+        zip.write_all(&bytes).map_err(encode_error)?;
+    }
+    let bytes = zip.finish().map_err(zip_error)?.into_inner();
     write_file(path, &bytes)
 }
 

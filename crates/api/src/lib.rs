@@ -17,8 +17,8 @@
 //! // The verifier reads the key and the proof, nothing else.
 //! let key = model_files::read_key(&dir.join("model.vk"))?;
 //! let proof = model_files::ModelProof::read(&dir.join("layer.proof"))?;
-//! let output = verify(&key, &proof)?;
-//! assert_eq!(output.values, proved.output);
+//! let verified = verify(&key, &proof)?;
+//! assert_eq!(verified.output.to_f64(), Some(proved.output));
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -38,12 +38,14 @@ pub mod model_chain;
 pub mod model_files;
 pub mod model_layer;
 pub mod resources;
+pub mod verified;
 
 pub use error::{Error, ErrorKind, Result};
 pub use model_layer::{
-    CommittedModel, FloatHalves, Model, ModelInput, ModelOptions, ProvedLayer, Stage, VerifiedOutput,
-    commit_model, commit_model_with_progress, prove, prove_with_progress, read_hidden_state, verify,
+    CommittedModel, FloatHalves, Model, ModelInput, ModelOptions, ProvedLayer, Stage, commit_model,
+    commit_model_with_progress, prove, prove_with_progress, read_hidden_state, verify, verify_expecting,
 };
+pub use verified::{Expected, ProofKind, ProofMode, ProvenInput, ProvenOutput, Verified};
 pub use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
 pub use zkmha_attention::{MaskKind, SoftmaxMode};
 pub use zkmha_model::families::Family;

@@ -31,6 +31,7 @@ use crate::attention_layer::Hiding;
 use crate::error::{Error, Result};
 use crate::model_files::{ChainMagic, decode_header, encode_parts};
 use crate::model_layer::{Model, ModelInput, ModelOptions, Stage, check_model_against_key};
+use crate::verified::{Expected, Verified};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use std::ops::Range;
 use std::path::Path;
@@ -747,7 +748,7 @@ pub struct ChainLogits {
 }
 
 impl ChainLogits {
-    fn new(
+    pub(crate) fn new(
         positions: Vec<u64>,
         vocabulary: usize,
         integers: &[i64],
@@ -796,8 +797,8 @@ fn argmax_rows(values: &[f64], width: usize) -> Vec<usize> {
 /// let proved = prove_chain(&committed.key, committed.secret.as_ref(), &models, &input, &mut |_, _| {})?;
 /// let verified = verify_chain(&committed.key, &proved.proof)?;
 /// // The whole model from tokens: the chain ends in the last token's proven logits.
-/// let (logits, ours) = (verified.logits.ok_or("no logits")?, proved.logits.ok_or("no logits")?);
-/// assert_eq!((logits.positions, logits.values), (vec![2], ours.values));
+/// let (logits, ours) = (verified.logits().ok_or("no logits")?, proved.logits.ok_or("no logits")?);
+/// assert_eq!((&logits.positions, &logits.values), (&vec![2], &ours.values));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -1560,11 +1561,45 @@ pub(crate) fn prove_link<M: Mode>(
     Ok(ChainLink { statement, proof }.without_weight_commitments())
 }
 /// Verifies a chain's proof against its key: the links, then every layer's proof against its
-/// own key; returns the chain's output (the last layer's public `H_b`).
+/// own key, the embedding proof and the head's; returns what it accepted (the token ids when the
+/// first input is proven from them, the logits and their positions, or the last layer's public
+/// output).
+///
+/// The caller must still check that the statement is the one it means
+/// ([`verify_chain_expecting`]): a valid proof of tokens A verifies whatever the caller meant.
 ///
 /// # Errors
 /// [`Error::InvalidProof`]: the chain breaks or a layer's proof does not verify.
-pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::VerifiedOutput> {
+pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<Verified> {
+    verify_chain_expecting(key, proof, &Expected::default())
+}
+
+/// [`verify_chain`], refusing a statement other than the one `expected` before verifying.
+///
+/// ```
+/// use zkmha_api::model_chain::{commit_chain, open_layers, prove_chain, verify_chain_expecting};
+/// use zkmha_api::verified::Expected;
+/// use zkmha_api::{ErrorKind, ModelInput, WeightCommitments};
+/// let dir = std::env::temp_dir().join(format!("zkmha-doc-verify-chain-{}", std::process::id()));
+/// let models = open_layers(&zkmha_api::example_model::write_llama(&dir, 7, 1)?, &Default::default(), 0..1)?;
+/// let committed = commit_chain(&models, WeightCommitments::Hiding, &mut |_, _| {})?;
+/// let input = ModelInput::Tokens(vec![1, 2, 3]);
+/// let proved = prove_chain(&committed.key, committed.secret.as_ref(), &models, &input, &mut |_, _| {})?;
+/// let ours = Expected { tokens: Some(vec![1, 2, 3]), positions: Some(vec![2]), layers: Some(0..1) };
+/// let verified = verify_chain_expecting(&committed.key, &proved.proof, &ours)?;
+/// assert_eq!(verified.token_ids(), Some(&[1u64, 2, 3][..]));
+/// // A caller who means other tokens refuses the same valid proof.
+/// let theirs = Expected { tokens: Some(vec![1, 2, 4]), ..Expected::default() };
+/// let refused = verify_chain_expecting(&committed.key, &proved.proof, &theirs).unwrap_err();
+/// assert_eq!(refused.kind(), ErrorKind::Refused);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Error::UnexpectedStatement`] ([`Verified::check`]: other token ids, a first input not
+/// proven from token ids, other positions, other layers); then as [`verify_chain`].
+pub fn verify_chain_expecting(key: &ChainKey, proof: &ChainProof, expected: &Expected) -> Result<Verified> {
     let _span = tracing::info_span!("verify_chain", layers = proof.layers()).entered();
     let start = Instant::now();
     // A key assembled in memory gets the checks a key file gets (the review of 2026-11-26:
@@ -1578,50 +1613,28 @@ pub fn verify_chain(key: &ChainKey, proof: &ChainProof) -> Result<crate::Verifie
             },
         });
     }
+    // What the proof states, refused before verifying when it is not what the caller expects
+    // (a statement the key cannot read is a chain that does not verify: its error first).
+    let claimed = Verified::of_chain(key, proof);
+    if let Ok(claimed) = &claimed {
+        claimed.check(expected)?;
+    }
     let result = match proof {
         ChainProof::Plain(p) => verify_parts(key, p),
         ChainProof::ZeroKnowledge(p) => verify_parts(key, p),
     };
-    let token_ids = result.map_err(|error| Error::InvalidProof { error })?;
-    let verify_time = start.elapsed();
-    let statements = proof.statements();
-    let last = statements.last().ok_or(Error::EmptyInput)?;
-    let last_key = key.layers.last().ok_or(Error::EmptyInput)?;
-    // With a head the last hidden state stays committed: the logits are the output.
-    let (values, logits) = match (proof.logits(), &key.head, &key.embedding) {
-        (Some((positions, integers)), Some(head), Some(embedding)) => (
-            Vec::new(),
-            Some(ChainLogits::new(
-                positions.to_vec(),
-                head.table(embedding).shape.token_rows as usize,
-                integers,
-                head.logit_fraction_bits(),
-                None,
-            )),
-        ),
-        _ => (last_key.quantization.dequantize_output(last.output.public().ok_or(Error::ChainLink)?), None),
-    };
-    Ok(crate::VerifiedOutput {
-        rows: last.shape.attention.seq_len,
-        columns: last.shape.model_width,
-        values,
-        verify_time,
-        token_ids,
-        logits,
-    })
+    result.map_err(|error| Error::InvalidProof { error })?;
+    let mut verified = claimed?;
+    verified.verify_time = start.elapsed();
+    Ok(verified)
 }
 
-/// Verifies a chain's links, its embedding proof and its head's proof; returns the proven
-/// token ids.
-fn verify_parts<M: Mode>(
-    key: &ChainKey,
-    proof: &ChainProofOf<M>,
-) -> std::result::Result<Option<Vec<u64>>, AttentionError> {
+/// Verifies a chain's links, its embedding proof and its head's proof.
+fn verify_parts<M: Mode>(key: &ChainKey, proof: &ChainProofOf<M>) -> std::result::Result<(), AttentionError> {
     let last_output = if proof.head.is_some() { OutputKind::Committed } else { OutputKind::Public };
     verify_chain_ending(&key.layers, &proof.links, last_output)?;
-    let ids = verify_tokens(key, proof)?;
-    verify_logits(key, proof)?;
-    Ok(ids)
+    verify_tokens(key, proof)?;
+    verify_logits(key, proof)
 }
 
 /// Verifies a chain's head proof (when it has one) against the key's head and table and the
@@ -1667,7 +1680,7 @@ fn verify_logits<M: Mode>(
 }
 
 /// Verifies a chain's embedding proof (when it has one) against the key's table and the first
-/// layer's hidden state; returns the proven token ids.
+/// layer's hidden state.
 ///
 /// # Errors
 /// [`AttentionError::BrokenChain`] for an embedding proof without a table in the key, a first
@@ -1676,9 +1689,9 @@ fn verify_logits<M: Mode>(
 fn verify_tokens<M: Mode>(
     key: &ChainKey,
     proof: &ChainProofOf<M>,
-) -> std::result::Result<Option<Vec<u64>>, AttentionError> {
+) -> std::result::Result<(), AttentionError> {
     let Some(tokens) = &proof.embedding else {
-        return Ok(None);
+        return Ok(());
     };
     let broken = |reason| AttentionError::BrokenChain { layer: 0, reason };
     let embedding = key
@@ -1698,6 +1711,5 @@ fn verify_tokens<M: Mode>(
         hidden,
     };
     let params = embedding_hyrax_params::<M>(&statement)?;
-    verify_embedding::<M>(&params, &statement, &tokens.proof)?;
-    Ok(Some(tokens.ids.clone()))
+    verify_embedding::<M>(&params, &statement, &tokens.proof)
 }

@@ -9,6 +9,7 @@ use crate::attention_layer::Hiding;
 use crate::error::{Error, Result};
 use crate::model_files::ModelProof;
 use crate::resources::Estimate;
+use crate::verified::{Expected, Verified};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use zkmha_attention::activation::Activation;
@@ -753,8 +754,8 @@ pub struct ProvedLayer {
 /// let committed = commit_model(&model, WeightCommitments::Hiding)?;
 /// let proved = prove(&committed.key, committed.secret.as_ref(), &model, &ModelInput::Tokens(vec![1, 2, 3]))?;
 /// let verified = verify(&committed.key, &proved.proof)?;
-/// assert_eq!((verified.rows, verified.columns), (3, 16));
-/// assert_eq!(verified.values, proved.output);
+/// assert_eq!(verified.output.shape(), (3, 16));
+/// assert_eq!(verified.output.to_f64(), Some(proved.output));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -1063,51 +1064,36 @@ fn prove_in<M: IntoModelProof>(
     Ok((M::into_model_proof(statement, proof), prove_time))
 }
 
-/// The output of a model-layer proof that verified.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VerifiedOutput {
-    /// Tokens.
-    pub rows: usize,
-    /// `d_model`.
-    pub columns: usize,
-    /// The proven Z, row-major, as floats (the integers times the key's output unit).
-    pub values: Vec<f64>,
-    /// How long the verification took.
-    pub verify_time: Duration,
-    /// The token ids the output was proven from (a chain from layer 0 whose proof embeds its
-    /// tokens); `None` when the first hidden state is the prover's committed input.
-    pub token_ids: Option<Vec<u64>>,
-    /// The proven logits (a chain with a head): then `values` is empty, the last hidden state
-    /// committed.
-    pub logits: Option<crate::model_chain::ChainLogits>,
-}
-
-/// Verifies a model-layer proof with its verifier key alone and returns the proven output.
+/// Verifies a model-layer proof with its verifier key alone and returns what it accepted:
+/// the statement (the key's fingerprint, the mode, the committed input) and the proven output.
 ///
-/// See [`prove`] for an example.
+/// See [`prove`] for an example. The caller must still check that the statement is the one it
+/// means ([`verify_expecting`]): a valid proof of one input verifies whatever the caller meant.
 ///
 /// # Errors
 /// [`Error::InvalidProof`] ([`crate::ErrorKind::InvalidProof`]): the proof does not verify
 /// against the key (another key, a changed output, a forged proof).
-pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<VerifiedOutput> {
+pub fn verify(key: &ModelVerifierKey, proof: &ModelProof) -> Result<Verified> {
+    verify_expecting(key, proof, &Expected::default())
+}
+
+/// [`verify`], refusing a statement other than the one `expected` before verifying.
+///
+/// # Errors
+/// [`Error::UnexpectedStatement`] ([`Verified::check`]): a model layer's input is a committed
+/// hidden state, never token ids proven, and its output is no logits; then as [`verify`].
+pub fn verify_expecting(key: &ModelVerifierKey, proof: &ModelProof, expected: &Expected) -> Result<Verified> {
     let _span = tracing::info_span!("verify", zero_knowledge = proof.is_zero_knowledge()).entered();
+    let mut verified = Verified::of_model_layer(key, proof)?;
+    verified.check(expected)?;
     let start = Instant::now();
     let result = match proof {
         ModelProof::Plain(statement, proof) => verify_with_key(key, statement, proof),
         ModelProof::ZeroKnowledge(statement, proof) => verify_with_key(key, statement, proof),
     };
-    let verify_time = start.elapsed();
+    verified.verify_time = start.elapsed();
     result.map_err(|error| Error::InvalidProof { error })?;
-    let statement = proof.statement();
-    let output = statement.output.public().ok_or(Error::ChainLink)?;
-    Ok(VerifiedOutput {
-        rows: statement.shape.attention.seq_len,
-        columns: statement.shape.model_width,
-        values: key.quantization.dequantize_output(output),
-        verify_time,
-        token_ids: None,
-        logits: None,
-    })
+    Ok(verified)
 }
 
 /// Reads a layer input (`tokens × columns`) from a .npy (float32 or float64, C order) or

@@ -52,7 +52,7 @@ fn shared(kind: WeightCommitments) -> &'static (CommittedChain, ProvedChain) {
     cell.get_or_init(|| proved(&models(&format!("shared-{kind:?}"), 0..LAYERS), kind))
 }
 
-fn invalid(result: Result<zkmha_api::VerifiedOutput, Error>) -> AttentionError {
+fn invalid(result: Result<zkmha_api::Verified, Error>) -> AttentionError {
     match result {
         Err(Error::InvalidProof { error }) => error,
         other => panic!("expected an invalid proof, got {other:?}"),
@@ -72,8 +72,8 @@ fn three_layers_prove_and_verify_in_both_modes_near_float64() {
         // The whole model from tokens: the chain ends in the last token's logits, the last
         // hidden state stays committed.
         assert!(key.head.is_some());
-        assert!(verified.values.is_empty());
-        let logits = verified.logits.as_ref().unwrap();
+        assert_eq!(verified.output.name(), "logits");
+        let logits = verified.logits().unwrap();
         let proved_logits = proved.logits.as_ref().unwrap();
         assert_eq!(
             (logits.positions.as_slice(), logits.vocabulary),
@@ -82,8 +82,8 @@ fn three_layers_prove_and_verify_in_both_modes_near_float64() {
         assert_eq!((&logits.values, &logits.predicted), (&proved_logits.values, &proved_logits.predicted));
         // From layer 0 of a Llama model: the tokens' embeddings are proven.
         assert!(key.embedding.is_some());
-        assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
-        assert_eq!((verified.rows, verified.columns), (5, example_model::MODEL_WIDTH));
+        assert_eq!(verified.token_ids(), Some(&[3u64, 1, 4, 1, 5][..]));
+        assert_eq!(verified.tokens, 5);
         // The chain's output against float64 through the same three layers.
         let error = proved.accuracy.output.relative_l2_error;
         assert!(error < 0.02, "{kind:?}: relative L2 error {error}");
@@ -108,7 +108,10 @@ fn every_statement_links_to_the_next() {
     let (committed, short) = self::proved(&shorter, WeightCommitments::Binding);
     assert!(committed.key.head.is_none() && short.logits.is_none());
     assert!(short.proof.statements()[LAYERS - 2].output.public().is_some());
-    assert_eq!(verify_chain(&committed.key, &short.proof).unwrap().values, short.output);
+    assert_eq!(
+        verify_chain(&committed.key, &short.proof).unwrap().output.to_f64(),
+        Some(short.output.clone())
+    );
 }
 
 #[test]
@@ -125,7 +128,7 @@ fn files_round_trip_and_inspect() {
     let proof = ChainProof::read(&d.join("chain.proof")).unwrap();
     assert_eq!(proof, proved.proof);
     let verified = verify_chain(&key, &proof).unwrap();
-    assert_eq!(verified.logits.map(|l| l.values), proved.logits.as_ref().map(|l| l.values.clone()));
+    assert_eq!(verified.logits().map(|l| l.values.clone()), proved.logits.as_ref().map(|l| l.values.clone()));
     let json = zkmha_api::inspect::read(&d.join("chain.proof")).unwrap().to_json();
     assert_eq!(json["kind"], "zero-knowledge chain proof");
     assert_eq!(json["layers"].as_array().map(Vec::len), Some(LAYERS));
@@ -340,7 +343,7 @@ fn only_token_input_at_layer_zero_is_embedded() {
     let input = ModelInput::HiddenState { values, columns: example_model::MODEL_WIDTH };
     let proved = prove_chain(&committed.key, None, &models, &input, &mut |_, _| {}).unwrap();
     assert_eq!(proved.proof.token_ids(), None);
-    assert_eq!(verify_chain(&committed.key, &proved.proof).unwrap().token_ids, None);
+    assert_eq!(verify_chain(&committed.key, &proved.proof).unwrap().token_ids(), None);
 }
 
 /// A chain file decodes within one commitment-row budget in all, not one per link: links of
@@ -494,10 +497,10 @@ fn a_gemma3_model_is_proven_from_tokens_to_logits() {
     assert_eq!(rotary, [10_000, 1_000_000, 10_000]);
     assert!(key.layers.iter().all(|k| k.quantization.query_key_norms.is_some()));
     let verified = verify_chain(key, &proved.proof).unwrap();
-    assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
+    assert_eq!(verified.token_ids(), Some(&[3u64, 1, 4, 1, 5][..]));
     let error = proved.accuracy.output.relative_l2_error;
     assert!(error < 0.02, "relative L2 error {error} against float64");
-    let logits = verified.logits.unwrap();
+    let logits = verified.logits().unwrap().clone();
     assert_eq!(logits.values, proved.logits.as_ref().unwrap().values);
     // The embedding scale is part of the function: the scaled table is the embedding's, the
     // table itself the head's.
@@ -539,7 +542,7 @@ fn a_bert_model_is_proven_whole_as_one_chain() {
             "one scale for X and the stream: {scales:?}"
         );
         let verified = verify_chain(key, &proved.proof).unwrap();
-        assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 1, 4, 1, 5][..]));
+        assert_eq!(verified.token_ids(), Some(&[3u64, 1, 4, 1, 5][..]));
         let changed = with_tokens(&proved.proof, |ids, _| {
             if let Some(ids) = ids {
                 ids[2] += 1;
@@ -553,7 +556,7 @@ fn a_bert_model_is_proven_whole_as_one_chain() {
         let ids = [3, 1, 4, 1, 5];
         let float_output =
             models[LAYERS - 1].float_output(models[LAYERS - 1].float_hidden_state(&ids).unwrap()).unwrap();
-        let ours = &verified.values;
+        let ours = &verified.output.to_f64().unwrap();
         assert_eq!(ours.len(), float_output.len());
         let diff: f64 = ours.iter().zip(&float_output).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
         let norm: f64 = float_output.iter().map(|b| b * b).sum::<f64>().sqrt();

@@ -76,7 +76,7 @@ fn tasks_assemble_into_the_chain_the_one_process_prover_proves() {
                 .unwrap();
         assert_eq!(assembled.proof.token_ids(), alone.proof.token_ids());
         assert_eq!(assembled.proof.logits(), alone.proof.logits());
-        assert_eq!(verified.logits.unwrap().values, alone.logits.unwrap().values);
+        assert_eq!(verified.logits().unwrap().values, alone.logits.unwrap().values);
         assert_eq!(assembled.layer_times.len(), LAYERS);
         // prove_ends is optional: assemble proves the ends itself.
         let plan = prover.plan(&input, LogitPositions::Last).unwrap();

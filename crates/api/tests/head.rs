@@ -47,7 +47,7 @@ fn proved(
     (committed, proved)
 }
 
-fn invalid(result: Result<zkmha_api::VerifiedOutput, Error>) -> AttentionError {
+fn invalid(result: Result<zkmha_api::Verified, Error>) -> AttentionError {
     match result {
         Err(Error::InvalidProof { error }) => error,
         other => panic!("expected an invalid proof, got {other:?}"),
@@ -87,7 +87,7 @@ fn every_positions_logits_are_proven_near_float64_in_both_modes() {
     for kind in [WeightCommitments::Binding, WeightCommitments::Hiding] {
         let (committed, proved) = proved(&models, kind, &TOKENS, LogitPositions::All);
         let verified = verify_chain(&committed.key, &proved.proof).unwrap();
-        let logits = verified.logits.unwrap();
+        let logits = verified.logits().unwrap().clone();
         let ours = proved.logits.unwrap();
         assert_eq!(logits.positions, (0..TOKENS.len() as u64).collect::<Vec<_>>());
         assert_eq!(logits.values.len(), TOKENS.len() * example_model::VOCABULARY);
@@ -217,8 +217,8 @@ fn a_vocabulary_above_two_to_the_sixteen_is_embedded_and_its_logits_proven() {
     let embedding = committed.key.embedding.as_ref().unwrap();
     assert_eq!(embedding.shape.token_rows, LARGE as u64);
     let verified = verify_chain(&committed.key, &proved.proof).unwrap();
-    assert_eq!(verified.token_ids.as_deref(), Some(&[3u64, 69_999, 65_536, 1, 40_000][..]));
-    let logits = verified.logits.unwrap();
+    assert_eq!(verified.token_ids(), Some(&[3u64, 69_999, 65_536, 1, 40_000][..]));
+    let logits = verified.logits().unwrap().clone();
     assert_eq!((logits.vocabulary, logits.values.len()), (LARGE, LARGE));
     let ours = proved.logits.unwrap();
     assert_eq!((&logits.values, &logits.predicted), (&ours.values, &ours.predicted));
@@ -272,7 +272,7 @@ fn an_untied_lm_head_is_committed_and_its_logits_proven() {
         assert_ne!(&own.table.commitment, &committed.key.embedding.as_ref().unwrap().commitment);
         assert_eq!(own.table.shape.token_rows, example_model::VOCABULARY as u64);
         let verified = verify_chain(&committed.key, &proven.proof).unwrap();
-        let logits = verified.logits.unwrap();
+        let logits = verified.logits().unwrap().clone();
         let ours = proven.logits.unwrap();
         assert_eq!((&logits.values, &logits.predicted), (&ours.values, &ours.predicted));
         let (same, error) = ours.against_reference().unwrap();

@@ -10,3 +10,4 @@ mod deeper_layers;
 mod gemma3;
 mod head;
 mod mlp_key;
+mod verified;
