@@ -4,6 +4,7 @@
 //! `cargo test --test suite FILE::`.
 
 mod attention_layer;
+mod bert_gguf;
 mod chain;
 mod chain_tasks;
 mod deeper_layers;

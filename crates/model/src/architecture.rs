@@ -7,7 +7,10 @@
 //!            <arch>.attention.*, <arch>.rope.*); the tensor names only when there is neither
 //!            (then a note says so), and --family only where the metadata is silent
 //!
-//! supported  bert                 BERT: biases on Q, K, V, O; absolute positions; no mask
+//! supported  bert                 BERT: biases on Q, K, V, O; absolute positions; no mask;
+//!                                 post-norm layers, an erf-GELU MLP with biases (safetensors,
+//!                                 or GGUF in llama.cpp's names: ffn_up, ffn_down,
+//!                                 layer_output_norm; no activation key, BERT's is the erf GELU)
 //!            gpt2                 GPT-2: fused Q|K|V (Conv1D), biases; causal
 //!            llama, mistral       Llama family: RMSNorm before the block, grouped-query heads,
 //!                                 rotary embeddings (unscaled, every pair of each head); biases
@@ -56,6 +59,9 @@
 //!            BERT position_embedding_type other than absolute
 //!            value heads of another width than key heads
 //!            any other tensor of the layer the proof does not read
+//!            a BERT GGUF file's tensors outside its layers other than its embeddings and their
+//!            LayerNorm (llama.cpp's classifier head cls, cls.output); bert.attention.causal =
+//!            true (llama.cpp then masks BERT's attention causally)
 //!            an MLP activation other than gelu, gelu_new / gelu_pytorch_tanh / gelu_fast,
 //!            silu / swish (GPT-2's activation_function; the others' hidden_act)
 //!            MLP biases on a Llama-family layer whose config.json does not say mlp_bias
@@ -67,8 +73,8 @@
 //!            window at least as long as the context, use_sliding_window = false
 //! ```
 //!
-//! Metadata that contradicts the weights (hidden size, head width, key/value heads) is an
-//! error too ([`Unsupported::MetadataMismatch`]).
+//! Metadata that contradicts the weights (hidden size, head width, key/value heads, the MLP's
+//! width) is an error too ([`Unsupported::MetadataMismatch`]).
 
 use crate::families::Family;
 use crate::gguf::MetadataValue;
@@ -195,12 +201,20 @@ pub enum Unsupported {
         /// What the tensors give.
         weights: usize,
     },
-    /// Any other tensor of the layer (of the attention block, for BERT, whose MLP is not
-    /// proven yet).
+    /// Any other tensor of the layer.
     #[error("{tensor} is part of the layer but not of the proven computation")]
     UncoveredTensor {
         /// The tensor.
         tensor: String,
+    },
+    /// A tensor outside the layers that the proven computation does not read (a BERT GGUF
+    /// file's classifier head).
+    #[error("{tensor} is part of the model but not of the proven computation: {reason}")]
+    UncoveredModelTensor {
+        /// The tensor.
+        tensor: String,
+        /// What it is, and what the proof reads instead.
+        reason: String,
     },
     /// A metadata field whose effect the proof does not cover or the loader does not read.
     #[error("{field} {reason}")]
@@ -399,6 +413,9 @@ pub struct ArchitectureMetadata {
     pub local_rope_layers: Option<WindowLayers>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
+    /// The MLP's hidden width (`intermediate_size`, `<arch>.feed_forward_length`), checked
+    /// against the weights.
+    pub intermediate_size: Option<usize>,
     /// config.json's `hidden_act`: the MLP's activation for BERT and the Llama family (GPT-2
     /// does not read it); GGUF files name none (their architecture fixes it).
     pub activation: Option<String>,
@@ -702,6 +719,7 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         local_rope_base: gemma3.then(|| number(json, &["rope_local_base_freq"]).unwrap_or(10_000.0)),
         local_rope_layers: gemma3_sliding,
         context_length,
+        intermediate_size: count(json, &["intermediate_size"]),
         // Gemma 3's MLP reads hidden_activation (gelu_pytorch_tanh by default), the others
         // hidden_act.
         activation: if gemma3 {
@@ -749,6 +767,16 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
             });
         }
     }
+    // llama.cpp masks a BERT file's attention causally when it says so; BERT's proven
+    // attention has no mask.
+    if architecture == "bert" && key("attention.causal").and_then(MetadataValue::as_bool) == Some(true) {
+        refusals.push(Unsupported::UnreadField {
+            field: "bert.attention.causal = true".into(),
+            reason: "makes each token attend only to itself and the tokens before it, which BERT's \
+                     proven attention (every token attends to every token) does not do"
+                .into(),
+        });
+    }
     let gemma3 = is_gemma3(architecture);
     // llama.cpp's Gemma 3 loader computes with every 6th layer global (`il % 6 == 5`) unless
     // the file states a pattern, which recent versions read: a file that states another than
@@ -795,6 +823,7 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
             .then(|| key("rope.freq_base_swa").and_then(MetadataValue::as_f64).unwrap_or(10_000.0)),
         local_rope_layers,
         context_length: size("context_length"),
+        intermediate_size: size("feed_forward_length"),
         activation: None,
         activation_function: None,
         mlp_bias: None,
@@ -875,7 +904,7 @@ fn is_qk_norm(part: &str) -> bool {
 /// The layer's tensors checked against what the family's proven layer reads: QK-norms,
 /// post-attention norms (both proven for Gemma 3, `architecture` `gemma3` or `gemma3_text`),
 /// biases (by `rule` for the Llama family's attention, `mlp_biases` for
-/// its MLP) and any other tensor of the layer (of its attention block for BERT) are refused;
+/// its MLP) and any other tensor of the layer are refused;
 /// also a global `rope_freqs` table. `names` pairs each tensor's name as read (GGUF names
 /// mapped to Hugging Face's) with its name in the file, which refusals quote.
 ///
@@ -1008,4 +1037,39 @@ pub fn check_layer_tensors<'a>(
         }
     }
     Ok(())
+}
+
+/// The tensors outside the layers that a BERT GGUF file's proven computation reads: the
+/// embeddings (word, position, token type) and their LayerNorm.
+const BERT_GGUF_EMBEDDINGS: [&str; 5] = [
+    "token_embd.weight",
+    "position_embd.weight",
+    "token_types.weight",
+    "token_embd_norm.weight",
+    "token_embd_norm.bias",
+];
+
+/// A BERT GGUF file's tensors outside its layers (`names`: the tensors' names in the file)
+/// checked against what the proof reads: the embeddings and their LayerNorm. Anything else
+/// is refused by name — llama.cpp's classifier head (`cls`, `cls.output`, which it applies to
+/// the pooled output of a reranker or classifier), or a tensor this loader does not know. (The
+/// layers' tensors are [`check_layer_tensors`]'.)
+///
+/// # Errors
+/// [`Unsupported::UncoveredModelTensor`] naming the first such tensor.
+pub fn check_bert_gguf_tensors<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), Unsupported> {
+    let mut outside: Vec<&str> =
+        names.into_iter().filter(|n| !n.starts_with("blk.") && !BERT_GGUF_EMBEDDINGS.contains(n)).collect();
+    outside.sort_unstable();
+    let Some(tensor) = outside.first() else {
+        return Ok(());
+    };
+    let reason = if *tensor == "cls" || tensor.starts_with("cls.") {
+        "it is a classifier head llama.cpp applies to the pooled output, and the proof ends at the \
+         last layer's hidden state"
+    } else {
+        "outside its layers the proof reads a BERT GGUF file's token_embd, position_embd, \
+         token_types and token_embd_norm only"
+    };
+    Err(Unsupported::UncoveredModelTensor { tensor: (*tensor).to_string(), reason: reason.into() })
 }

@@ -5,7 +5,10 @@
 //! ```text
 //! family  tensors of layer N (any prefix, e.g. "bert." or "transformer.")      stored as
 //! BERT    encoder.layer.N.attention.self.{query,key,value}.{weight,bias}        [out, in]
-//!         encoder.layer.N.attention.output.dense.{weight,bias}
+//!         encoder.layer.N.attention.output.{dense,LayerNorm}.{weight,bias}
+//! BERT    encoder.layer.N.intermediate.dense.{weight,bias} (the MLP's up),       [out, in]
+//!         encoder.layer.N.output.dense.{weight,bias} (its down),
+//!         encoder.layer.N.output.LayerNorm.{weight,bias} (the norm after the MLP's residual)
 //! GPT-2   h.N.attn.c_attn.{weight,bias} (Q | K | V fused), h.N.attn.c_proj.*     [in, out] (Conv1D)
 //! GPT-2   h.N.ln_2.{weight,bias}, h.N.mlp.{c_fc,c_proj}.{weight,bias}            [in, out] (Conv1D)
 //! Llama   model.layers.N.self_attn.{q,k,v,o}_proj.weight, biases by the         [out, in]
@@ -27,13 +30,20 @@
 //! `blk.N.attn_qkv.weight` GPT-2's `h.N.attn.c_attn.weight` (transposed back to Conv1D's
 //! `[in, out]`), `token_embd.weight` the token embeddings, `blk.N.attn_norm.*` the norm before
 //! attention, `blk.N.ffn_norm.*` the norm before the MLP, `blk.N.ffn_{gate,up,down}.*` the
-//! MLP's projections (GPT-2's transposed back to Conv1D's `[in, out]`). Hugging Face checkpoints and GGUF qwen2 pair rotary dimension `t` with `t + m/2`;
+//! MLP's projections (GPT-2's transposed back to Conv1D's `[in, out]`). GGUF bert (llama.cpp's
+//! BERT converter): `token_embd`, `position_embd`, `token_types` and `token_embd_norm` are the
+//! embeddings and their LayerNorm, `blk.N.attn_{q,k,v,output}` the attention,
+//! `blk.N.attn_output_norm` the norm after its residual, `blk.N.ffn_up` and `blk.N.ffn_down`
+//! `intermediate.dense` and `output.dense`, `blk.N.layer_output_norm` `output.LayerNorm`; any
+//! other tensor of a BERT GGUF file (a classifier head `cls`, `cls.output`) is refused
+//! ([`architecture::check_bert_gguf_tensors`]). Hugging Face checkpoints and GGUF qwen2 pair
+//! rotary dimension `t` with `t + m/2`;
 //! GGUF llama files come permuted to adjacent pairs, which the proof rotates: the others' Q and
 //! K columns (weights and biases) are reordered alike. GGUF gemma3 (halves, like Hugging
 //! Face's): `attn_{q,k}_norm` are the QK-norm, `ffn_norm` the MLP's norm, `post_attention_norm`
 //! and `post_ffw_norm` the norms on each half's output, their scales stored as `1 + w`.
 
-use crate::architecture::{self, ArchitectureMetadata, BiasRule, Unsupported};
+use crate::architecture::{self, ArchitectureMetadata, BiasRule, MetadataSource, Unsupported};
 use crate::gguf::{self, TensorType};
 use crate::{ModelError, Tensor};
 use safetensors::{Dtype, SafeTensors};
@@ -283,7 +293,8 @@ fn hugging_face_name(family: Option<Family>, gemma3: bool, name: &str) -> (Strin
         return (name.to_string(), false);
     };
     let llama = |projection: &str, kind: &str| format!("layers.{layer}.self_attn.{projection}_proj.{kind}");
-    let bert = |part: &str| format!("encoder.layer.{layer}.attention.{part}");
+    let bert_layer = |part: &str| format!("encoder.layer.{layer}.{part}");
+    let bert = |part: &str| bert_layer(&format!("attention.{part}"));
     // Gemma 3 (llama.cpp's gemma3): its QK-norm, the norms on each half's output, and its
     // ffn_norm, which is Hugging Face's pre_feedforward_layernorm (post_attention_layernorm
     // being the attention's output norm).
@@ -317,6 +328,12 @@ fn hugging_face_name(family: Option<Family>, gemma3: bool, name: &str) -> (Strin
         (Some(Family::Bert), "attn_output.bias") => bert("output.dense.bias"),
         (Some(Family::Bert), "attn_output_norm.weight") => bert("output.LayerNorm.weight"),
         (Some(Family::Bert), "attn_output_norm.bias") => bert("output.LayerNorm.bias"),
+        (Some(Family::Bert), "ffn_up.weight") => bert_layer("intermediate.dense.weight"),
+        (Some(Family::Bert), "ffn_up.bias") => bert_layer("intermediate.dense.bias"),
+        (Some(Family::Bert), "ffn_down.weight") => bert_layer("output.dense.weight"),
+        (Some(Family::Bert), "ffn_down.bias") => bert_layer("output.dense.bias"),
+        (Some(Family::Bert), "layer_output_norm.weight") => bert_layer("output.LayerNorm.weight"),
+        (Some(Family::Bert), "layer_output_norm.bias") => bert_layer("output.LayerNorm.bias"),
         (Some(Family::Llama), "attn_norm.weight") => format!("layers.{layer}.input_layernorm.weight"),
         (Some(Family::Gpt2), "attn_qkv.weight") => return (format!("h.{layer}.attn.c_attn.weight"), true),
         (Some(Family::Gpt2), "attn_qkv.bias") => format!("h.{layer}.attn.c_attn.bias"),
@@ -600,7 +617,8 @@ fn shape_error(name: &str, got: Vec<usize>, expected: Vec<usize>) -> ModelError 
 /// Layer `layer`'s attention weights, read as the family the file's metadata names (refusing
 /// an unsupported architecture, and a `family` that contradicts it), else as `family`, else
 /// as the tensor names say; with `heads` query heads. Before reading, the metadata's refusals
-/// and the layer's tensors are checked ([`architecture::check_layer_tensors`]); after, the
+/// and the layer's tensors are checked ([`architecture::check_layer_tensors`]; a BERT GGUF
+/// file's tensors outside the layers too, [`architecture::check_bert_gguf_tensors`]); after, the
 /// metadata's widths against the weights, partial rotary embeddings, the score scale and
 /// sliding windows.
 ///
@@ -638,6 +656,9 @@ pub fn attention_weights(
         meta.mlp_biases(),
         &architecture_name,
     )?;
+    if family == Family::Bert && meta.source == Some(MetadataSource::Gguf) {
+        architecture::check_bert_gguf_tensors(file.names_in_file().map(|(_, in_file)| in_file))?;
+    }
     let weights = read_weights(file, layer, heads, family, rule)?;
     check_against_metadata(file, &weights, layer)?;
     Ok(weights)
@@ -871,7 +892,9 @@ pub fn post_norm_weights(
 ///
 /// # Errors
 /// [`ModelError::MissingTensor`] or [`ModelError::WrongTensor`] for the layer's tensors
-/// (widths other than `model_width`, up and gate projections of different widths).
+/// (widths other than `model_width`, up and gate projections of different widths);
+/// [`Unsupported::MetadataMismatch`] for an MLP of another width than the metadata's
+/// (`intermediate_size`, `<arch>.feed_forward_length`).
 pub fn feed_forward_weights(
     file: &TensorFile,
     layer: usize,
@@ -977,6 +1000,15 @@ pub fn feed_forward_weights(
             }
         }
     };
+    let hidden = weights.mlp.up.bias.len();
+    if let Some(n) = file.metadata.architecture.intermediate_size.filter(|&n| n != hidden) {
+        return Err(Unsupported::MetadataMismatch {
+            field: "intermediate_size".into(),
+            metadata: n,
+            weights: hidden,
+        }
+        .into());
+    }
     Ok(Some(weights))
 }
 

@@ -23,6 +23,7 @@
 pub mod architecture;
 pub mod families;
 pub mod gguf;
+pub mod gguf_writer;
 pub mod model_file;
 pub mod sentencepiece;
 pub mod tokenizer;

@@ -170,9 +170,9 @@ impl ModelFile {
         (window.kind == "sliding").then_some(window.size)
     }
 
-    /// Layer `layer`'s norm and MLP after the attention block (GPT-2, Llama); `None` for BERT,
-    /// whose MLP is not proven yet. Read after [`ModelFile::attention_weights`], which checks
-    /// the layer's tensors.
+    /// Layer `layer`'s norm and MLP after the attention block (BERT: the norm after the
+    /// attention's residual, `intermediate.dense` and `output.dense`). Read after
+    /// [`ModelFile::attention_weights`], which checks the layer's tensors.
     ///
     /// # Errors
     /// As [`feed_forward_weights`].
@@ -184,7 +184,8 @@ impl ModelFile {
     /// model reads (GPT-2: `activation_function`; BERT and the Llama family: `hidden_act`; the
     /// other field is ignored, as transformers ignores it), else the architecture's (GGUF files
     /// name none): GPT-2's `gelu_new` (llama.cpp's GELU is the tanh form too), the Llama
-    /// family's SiLU, BERT's erf GELU.
+    /// family's SiLU, BERT's erf GELU (the model's own, as `hidden_act: gelu` defines it;
+    /// llama.cpp evaluates a BERT file's GELU in the tanh form, within 4.8·10⁻⁴ of it).
     ///
     /// # Errors
     /// [`Unsupported::Activation`] for a name the proof has no table for.

