@@ -180,9 +180,10 @@ fn bench_hyrax(c: &mut Criterion) {
 }
 
 fn bench_layer(c: &mut Criterion) {
+    use zkmha_attention::mode::Zk;
     use zkmha_attention::{
         AttentionInputs, AttentionShape, MaskKind, SoftmaxMode, hyrax_params_for, prove_layer_committed,
-        prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+        prove_layer_committed_with, verify_committed_layer, verify_layer_committed, zk_hyrax_params_for,
     };
     let mut group = c.benchmark_group("zk/layer");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(6));
@@ -211,18 +212,20 @@ fn bench_layer(c: &mut Criterion) {
             b.iter(|| prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs))
         });
         group.bench_function(format!("zk/prove/{id}"), |b| {
-            b.iter(|| prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure))
+            b.iter(|| {
+                prove_layer_committed_with::<Zk>(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
+            })
         });
         let (statement, proof, _) = prove_layer_committed(&plain_params, &shape, mask, softmax, &inputs)
             .unwrap_or_else(|e| unreachable!("{e}"));
         group.bench_function(format!("plain/verify/{id}"), |b| {
             b.iter(|| verify_layer_committed(&plain_params, &statement, &proof))
         });
-        let (zk_statement, zk_proof) =
-            prove_layer_zk(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
+        let (zk_statement, zk_proof, _) =
+            prove_layer_committed_with::<Zk>(&zk_params, &shape, mask, softmax, &inputs, &mut secure)
                 .unwrap_or_else(|e| unreachable!("{e}"));
         group.bench_function(format!("zk/verify/{id}"), |b| {
-            b.iter(|| verify_layer_zk(&zk_params, &zk_statement, &zk_proof))
+            b.iter(|| verify_committed_layer::<Zk>(&zk_params, &zk_statement, &zk_proof))
         });
         use ark_serialize::CanonicalSerialize;
         println!(

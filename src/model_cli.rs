@@ -706,7 +706,7 @@ fn proven_scope(key: &ModelVerifierKey) -> String {
 }
 
 /// Printed after a zero-knowledge model-layer proof.
-pub const ZERO_KNOWLEDGE_MODEL: &str = "zero knowledge: the weights, X, H and every intermediate are committed with blinding, every sum-check is masked and every claim committed; the proof shows the output (the layer's H', or Z) and nothing else about the weights or the input (docs/ZERO_KNOWLEDGE.md)";
+pub const ZERO_KNOWLEDGE_MODEL: &str = "zero knowledge: the weights, X, H and every intermediate are committed with blinding, every sum-check is masked and every claim committed; the proof shows the statement's public values (a layer's output H' or Z; a chain's token ids, logit positions and logits, or its last output H') and the key's commitments and calibration constants, which depend on the weights (max |W| per table within a factor of 2, the shifts), and nothing else about the weights or the input (docs/ZERO_KNOWLEDGE.md)";
 
 /// Printed after every proof that is not zero-knowledge.
 pub const NOT_ZERO_KNOWLEDGE: &str = "not zero-knowledge: the proof reveals evaluations of the committed tensors at random points (model layers are proven in zero knowledge without --transparent, attention layers with --zk; docs/ZERO_KNOWLEDGE.md)";

@@ -20,10 +20,11 @@ use crate::error::{Error, Result};
 use crate::layer_files::{EncodedLayerProof, LayerProof, attention_output_integers};
 use crate::verified::Verified;
 use std::time::{Duration, Instant};
+use zkmha_attention::mode::Zk;
 pub use zkmha_attention::{AttentionInputs, AttentionShape};
 use zkmha_attention::{
     MaskKind, ProverTimings, SoftmaxMode, SoftmaxParams, hyrax_params_for, prove_layer_committed,
-    prove_layer_zk, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+    prove_layer_committed_with, verify_committed_layer, verify_layer_committed, zk_hyrax_params_for,
 };
 
 /// The score scale that gives uniform inputs in −127..=127 scores of standard deviation 4 (a
@@ -126,7 +127,8 @@ pub fn prove_attention(
             let params = zk_hyrax_params_for(shape, softmax)?;
             let mut rng =
                 zkmha_zk::secure_rng().map_err(|source| Error::Randomness { purpose: "masks", source })?;
-            let (statement, proof) = prove_layer_zk(&params, shape, mask, softmax, inputs, &mut rng)?;
+            let (statement, proof, _) =
+                prove_layer_committed_with::<Zk>(&params, shape, mask, softmax, inputs, &mut rng)?;
             (LayerProof::ZeroKnowledge(statement, Box::new(proof)), None)
         }
         Hiding::Plain => {
@@ -212,7 +214,7 @@ pub fn verify_attention(file: &LayerProof, expected: &Expected) -> Result<Verifi
         LayerProof::ZeroKnowledge(statement, proof) => {
             let params = zk_hyrax_params_for(&statement.shape, statement.softmax)?;
             let setup = start.elapsed();
-            (setup, verify_layer_zk(&params, statement, proof))
+            (setup, verify_committed_layer::<Zk>(&params, statement, proof).map(|_| ()))
         }
     };
     verified.map_err(|error| Error::InvalidProof { error })?;

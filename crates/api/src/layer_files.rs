@@ -26,8 +26,9 @@ const MAGIC_ZK: &[u8; 6] = b"ZKMHAZ";
 /// 4: the one layer driver's proof, `LayerProof<Zk>`, and the lookups written once;
 /// 6: each batch of lookups' tables in a few tagged trees; 7: its witnesses in one tree, or
 /// one per witness size, and a product's lone claim not absorbed again; 8: the softmax's
-/// lookups proven before the chain's steps, the layer's one batch).
-const FILE_VERSION_ZK: u32 = 8;
+/// lookups proven before the chain's steps, the layer's one batch; 9: the relations proofs,
+/// the committed sum-checks and the batches absorb their statements).
+const FILE_VERSION_ZK: u32 = 9;
 /// 2: sparse Hyrax commitments and the softmax proof with batched lookups; 3: one Hyrax layout
 /// per layer, tiled softmax columns, one final opening for every committed polynomial.
 /// 4: the layer proof carries the output value of a committed output (absent here).

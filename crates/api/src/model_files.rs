@@ -117,7 +117,10 @@ pub(crate) fn decode_header<T>(
 /// zero-knowledge product's lone claim is not absorbed again (a combination, as in a batch).
 /// 19: every lookup of a layer in one batch before any step (`zkmha_attention::lookup_batch`);
 /// the head's norm carries its own batch.
-const FILE_VERSION: u32 = 19;
+/// 20: zero-knowledge transcripts absorb every relations proof's statement (its factors',
+/// targets' and terms' combinations), every committed sum-check's claim and a batch's claims
+/// before its weights (plain proofs unchanged).
+const FILE_VERSION: u32 = 20;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
 /// an identity row costs one bitmap bit in a file but a 72-byte point in memory, so without

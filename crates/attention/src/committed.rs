@@ -314,10 +314,33 @@ pub fn verify_committed_layer<M: Mode>(
     verify_layer_with::<M>(params, statement.layer(), proof)
 }
 
-/// Commits to the inputs (binding), runs the forward pass and proves it in the plain mode.
+/// Commits to the inputs in mode `M` ([`commit_inputs_with`]: binding, or hiding), runs the
+/// forward pass (linear attention or the fixed-point softmax) and proves it in mode `M`; the
+/// statement holds the commitments and the output.
 ///
 /// # Errors
 /// As [`prove_committed_layer`] and [`commit_inputs_with`].
+pub fn prove_layer_committed_with<M: Mode>(
+    params: &HyraxParams,
+    shape: &AttentionShape,
+    mask: MaskKind,
+    softmax: SoftmaxMode,
+    inputs: &AttentionInputs,
+    rng: &mut dyn ProverRng,
+) -> Result<(CommittedStatement, LayerProof<M>, ProverTimings), AttentionError> {
+    let start = Instant::now();
+    let (commitments, blinds) = commit_inputs_with::<M>(params, shape, softmax, inputs, rng)?;
+    let commit = start.elapsed();
+    let (statement, proof, mut timings) =
+        prove_committed_layer::<M>(params, shape, mask, softmax, inputs, commitments, &blinds, rng)?;
+    timings.commit = commit;
+    Ok((statement, proof, timings))
+}
+
+/// [`prove_layer_committed_with`] in the plain mode (which draws nothing).
+///
+/// # Errors
+/// As [`prove_layer_committed_with`].
 pub fn prove_layer_committed(
     params: &HyraxParams,
     shape: &AttentionShape,
@@ -326,23 +349,8 @@ pub fn prove_layer_committed(
     inputs: &AttentionInputs,
 ) -> Result<(CommittedStatement, CommittedLayerProof, ProverTimings), AttentionError> {
     use ark_std::rand::SeedableRng;
-    let start = Instant::now();
-    // The plain mode draws nothing.
     let mut unused = ark_std::rand::rngs::StdRng::seed_from_u64(0);
-    let (commitments, blinds) = commit_inputs_with::<Plain>(params, shape, softmax, inputs, &mut unused)?;
-    let commit = start.elapsed();
-    let (statement, proof, mut timings) = prove_committed_layer::<Plain>(
-        params,
-        shape,
-        mask,
-        softmax,
-        inputs,
-        commitments,
-        &blinds,
-        &mut unused,
-    )?;
-    timings.commit = commit;
-    Ok((statement, proof, timings))
+    prove_layer_committed_with::<Plain>(params, shape, mask, softmax, inputs, &mut unused)
 }
 
 /// [`verify_committed_layer`] in the plain mode.
@@ -357,62 +365,12 @@ pub fn verify_layer_committed(
     verify_committed_layer::<Plain>(params, statement, proof)
 }
 
-/// Commits to `Q`, `K`, `V` with blinding, runs the forward pass (linear attention or the
-/// fixed-point softmax) and proves it in zero knowledge; the statement holds the hiding
-/// commitments and the output.
-///
-/// # Errors
-/// As [`prove_committed_layer`].
-pub fn prove_layer_zk<R: RngCore + CryptoRng>(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax: SoftmaxMode,
-    inputs: &AttentionInputs,
-    rng: &mut R,
-) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
-    let (commitments, blinds) = commit_inputs_hiding(params, shape, softmax, inputs, rng)?;
-    prove_committed_layer_zk(params, shape, mask, softmax, inputs, commitments, &blinds, rng)
-}
-
-/// [`prove_committed_layer`] in zero knowledge (another proof of the same statement).
-///
-/// # Errors
-/// As [`prove_committed_layer`].
-#[allow(clippy::too_many_arguments)]
-pub fn prove_committed_layer_zk<R: RngCore + CryptoRng>(
-    params: &HyraxParams,
-    shape: &AttentionShape,
-    mask: MaskKind,
-    softmax: SoftmaxMode,
-    inputs: &AttentionInputs,
-    commitments: InputCommitments,
-    blinds: &[HyraxBlinds],
-    rng: &mut R,
-) -> Result<(CommittedStatement, ZkLayerProof), AttentionError> {
-    let (statement, proof, _) =
-        prove_committed_layer::<Zk>(params, shape, mask, softmax, inputs, commitments, blinds, rng)?;
-    Ok((statement, proof))
-}
-
-/// [`verify_committed_layer`] in zero knowledge.
-///
-/// # Errors
-/// As [`verify_committed_layer`].
-pub fn verify_layer_zk(
-    params: &HyraxParams,
-    statement: &CommittedStatement,
-    proof: &ZkLayerProof,
-) -> Result<(), AttentionError> {
-    verify_committed_layer::<Zk>(params, statement, proof).map(|_| ())
-}
-
-/// The batching weights with which [`verify_layer_zk`] combines the proof's deferred group
+/// The batching weights with which [`verify_committed_layer`] in zero knowledge combines the proof's deferred group
 /// equations: drawn after the whole proof, its final responses included, is absorbed, so any
 /// change to a prover message changes them (what the soundness tests check byte by byte).
 ///
 /// # Errors
-/// As [`verify_layer_zk`], for every check made before the group equations.
+/// As [`verify_committed_layer`], for every check made before the group equations.
 pub fn layer_zk_batching_weights(
     params: &HyraxParams,
     statement: &CommittedStatement,

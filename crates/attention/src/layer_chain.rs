@@ -23,15 +23,27 @@
 //! The commitments are the link: a proof of layer `ℓ` that starts from another hidden state,
 //! or a layer's proof put in another's place (swapped, repeated), fails by name
 //! ([`AttentionError::BrokenChain`]) or against the wrong layer's key. A boundary's padding is
-//! pinned through the chain: inside a layer `H' = Z + Y₂` and `Z = H + Y` hold on the whole
+//! carried through the chain: inside a layer `H' = Z + Y₂` and `Z = H + Y` hold on the whole
 //! padded grid, with `Y` and `Y₂` zero on the padding, so the padding of `H_{ℓ+1}` is that of
-//! `H_ℓ`, and the last layer's public, zero-padded output pins it to zero (a chain always ends
-//! in a public output). That holds because every layer is proven on the same `s` tokens,
-//! which the links check: a layer of fewer tokens pads to the same grid as one of more, and
-//! would leave the tokens beyond its length in the padding, never applied to them.
+//! `H_ℓ`. It is pinned to zero from either end: at the start by an embedding proof (a chain
+//! from token ids: [`crate::embedding`] shows `H_0` zero on its padded rows, and on its padded
+//! columns as the committed table is), or at the end by the last layer's public, zero-padded
+//! output. A chain from a committed hidden state to a head (this module allows it;
+//! `zkmha_api::model_chain` proves a head from token ids only) would pin neither: the
+//! boundaries' padding is then the prover's (range-checked by the norms that read it, not
+//! zeroed), and the head reads the last boundary only through its norm, whose output is zero
+//! on the padding and whose relations are restricted to the real entries ([`crate::norm`]).
+//! All of this holds
+//! because every layer is proven on the same `s` tokens, which the links check: a layer of
+//! fewer tokens pads to the same grid as one of more, and would leave the tokens beyond its
+//! length in the padding, never applied to them.
 //!
-//! What the chain does not prove yet: where `H_a` comes from (the embeddings of the tokens);
-//! it is the prover's committed input, as a single layer's `H` is.
+//! Where a chain starts and ends (`zkmha_api::model_chain`): from public token ids, `H_0`'s
+//! commitment proven to hold the embedding table's rows for them ([`crate::embedding`]), or
+//! from a committed hidden state `H_a` that is the prover's input (as a single layer's `H`
+//! is); at the last layer's public output `H_b`, or — from token ids, with a key that holds
+//! the model's head — at a head ([`crate::head`]: the final norm and the logits of public
+//! positions proven from the committed `H_b`, which stays committed).
 
 use crate::block::{ModelBlockProof, Pending};
 use crate::mode::Mode;

@@ -49,8 +49,8 @@ pub mod zk_claims;
 pub use committed::{
     CommittedLayerProof, CommittedStatement, InputCommitments, ZkLayerProof, commit_inputs,
     commit_inputs_hiding, commit_inputs_with, hyrax_params_for, layer_hyrax_params,
-    layer_zk_batching_weights, prove_committed_layer, prove_committed_layer_zk, prove_layer_committed,
-    prove_layer_zk, verify_committed_layer, verify_layer_committed, verify_layer_zk, zk_hyrax_params_for,
+    layer_zk_batching_weights, prove_committed_layer, prove_layer_committed, prove_layer_committed_with,
+    verify_committed_layer, verify_layer_committed, zk_hyrax_params_for,
 };
 pub use error::AttentionError;
 pub use fixed_point::{SoftmaxParams, SoftmaxWitness, compute_softmax_witness};

@@ -205,13 +205,21 @@ fn malformed_committed_and_zero_knowledge_proofs_neither_panic_nor_verify() {
 
         let zk = zk_hyrax_params_for(&shape, mode).unwrap();
         let mut zrng = rand_chacha::ChaCha20Rng::seed_from_u64(12);
-        let (statement, proof) =
-            prove_layer_zk(&zk, &shape, MaskKind::Causal, mode, &inputs, &mut zrng).unwrap();
-        verify_layer_zk(&zk, &statement, &proof).unwrap();
+        let (statement, proof, _) = prove_layer_committed_with::<zkmha_attention::mode::Zk>(
+            &zk,
+            &shape,
+            MaskKind::Causal,
+            mode,
+            &inputs,
+            &mut zrng,
+        )
+        .unwrap();
+        verify_committed_layer::<zkmha_attention::mode::Zk>(&zk, &statement, &proof).unwrap();
         let mut bytes = Vec::new();
         proof.serialize_compressed(&mut bytes).unwrap();
-        let tally =
-            sweep::<ZkLayerProof>(&bytes, stride() * 3, &|p| verify_layer_zk(&zk, &statement, p).is_ok());
+        let tally = sweep::<ZkLayerProof>(&bytes, stride() * 3, &|p| {
+            verify_committed_layer::<zkmha_attention::mode::Zk>(&zk, &statement, p).is_ok()
+        });
         report(&format!("zero-knowledge layer ({mode:?})"), &tally);
         assert!(tally.panics.is_empty(), "panics in the verifier");
         assert!(tally.accepted.is_empty(), "FORGERY: a changed proof verified");

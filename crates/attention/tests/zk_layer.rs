@@ -35,6 +35,15 @@ fn inputs(shape: &AttentionShape, seed: u64) -> AttentionInputs {
     }
 }
 
+/// [`verify_committed_layer`] in zero knowledge, without its timings.
+fn verify_zk(
+    params: &HyraxParams,
+    statement: &CommittedStatement,
+    proof: &ZkLayerProof,
+) -> Result<(), AttentionError> {
+    verify_committed_layer::<Zk>(params, statement, proof).map(|_| ())
+}
+
 struct Proved {
     params: HyraxParams,
     statement: CommittedStatement,
@@ -48,8 +57,9 @@ fn prove(shape: &AttentionShape, mask: MaskKind, seed: u64) -> Proved {
 fn prove_with(shape: &AttentionShape, mask: MaskKind, softmax: SoftmaxMode, seed: u64) -> Proved {
     let params = zk_hyrax_params_for(shape, softmax).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(seed + 1000);
-    let (statement, proof) =
-        prove_layer_zk(&params, shape, mask, softmax, &inputs(shape, seed), &mut rng).unwrap();
+    let (statement, proof, _) =
+        prove_layer_committed_with::<Zk>(&params, shape, mask, softmax, &inputs(shape, seed), &mut rng)
+            .unwrap();
     Proved { params, statement, proof }
 }
 
@@ -68,7 +78,7 @@ fn two_proofs_of_the_same_statement_differ() {
     let (commitments, blinds) =
         commit_inputs_hiding(&params, &shape, SoftmaxMode::Identity, &x, &mut rng).unwrap();
     let prove_again = |seed: u64| {
-        prove_committed_layer_zk(
+        prove_committed_layer::<Zk>(
             &params,
             &shape,
             MaskKind::Causal,
@@ -80,15 +90,15 @@ fn two_proofs_of_the_same_statement_differ() {
         )
         .unwrap()
     };
-    let (first_statement, first) = prove_again(2);
-    let (second_statement, second) = prove_again(3);
+    let (first_statement, first, _) = prove_again(2);
+    let (second_statement, second, _) = prove_again(3);
     assert_eq!(first_statement, second_statement);
     assert_ne!(first, second);
     assert_ne!(first.chain.unpadding, second.chain.unpadding);
     assert_ne!(first.chain.padding, second.chain.padding);
     assert_ne!(first.openings, second.openings);
-    verify_layer_zk(&params, &first_statement, &first).unwrap();
-    verify_layer_zk(&params, &second_statement, &second).unwrap();
+    verify_zk(&params, &first_statement, &first).unwrap();
+    verify_zk(&params, &second_statement, &second).unwrap();
     // Hiding: committing to the same inputs again gives other commitments.
     let (again, _) = commit_inputs_hiding(&params, &shape, SoftmaxMode::Identity, &x, &mut rng).unwrap();
     assert_ne!(again, commitments);
@@ -116,7 +126,7 @@ fn no_value_the_plain_proof_would_reveal_is_in_the_proof() {
     let p = prove(&shape, mask, 21);
     let w = compute_witness(&shape, mask, &inputs(&shape, 21)).unwrap();
     let params = &p.params;
-    verify_layer_zk(params, &p.statement, &p.proof).unwrap();
+    verify_zk(params, &p.statement, &p.proof).unwrap();
     let claims = replay(params, &p.statement, &p.proof);
     let sp = shape.padded_seq_len();
     let attention: Vec<Fr> = w
@@ -163,7 +173,7 @@ fn bits(i: usize, vars: usize) -> Vec<Fr> {
 }
 
 /// The verifier's chain, returning the committed claims in the order Ô, A, V̂, QK̂, Q̂, K̂, Q,
-/// K, V (the same steps as `verify_layer_zk`, whose transcript this must match).
+/// K, V (the same steps as `verify_committed_layer::<Zk>`, whose transcript this must match).
 fn replay(params: &HyraxParams, statement: &CommittedStatement, proof: &ZkLayerProof) -> Vec<CommittedClaim> {
     let shape = &statement.shape;
     let mut t = layer_transcript::<Zk>(statement.layer());
@@ -218,7 +228,7 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     let p = prove_with(&shape, MaskKind::Causal, softmax, 50);
     let q = prove_with(&shape, MaskKind::Causal, softmax, 50 + 1);
     assert_ne!(p.proof.chain.softmax, q.proof.chain.softmax);
-    let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
+    let check = |proof: &ZkLayerProof| verify_zk(&p.params, &p.statement, proof);
     check(&p.proof).unwrap();
 
     let mut bad = p.proof.clone();
@@ -258,14 +268,14 @@ fn two_softmax_proofs_differ_and_tampering_is_rejected() {
     let linear = prove(&shape, MaskKind::Causal, 52);
     let mut statement = linear.statement.clone();
     statement.softmax = softmax;
-    assert!(verify_layer_zk(&p.params, &statement, &linear.proof).is_err());
+    assert!(verify_zk(&p.params, &statement, &linear.proof).is_err());
 }
 
 #[test]
 fn tampered_proofs_are_rejected_with_the_failing_step() {
     let shape = AttentionShape::new(7, 3, 3, 2).unwrap();
     let p = prove(&shape, MaskKind::Causal, 34);
-    let check = |proof: &ZkLayerProof| verify_layer_zk(&p.params, &p.statement, proof);
+    let check = |proof: &ZkLayerProof| verify_zk(&p.params, &p.statement, proof);
 
     let mut round = p.proof.clone();
     round.chain.qk.product.sumcheck.sumcheck.rounds[0].evaluations[0] += Fr::one();

@@ -16,7 +16,7 @@
 //!          s_i = Π_j e_j^{±1} (+ where round j's bit of i is 1): one MSM of N + 2k + 5 points
 //! ```
 //!
-//! **A derived `C_a`** ([`ZkInnerProductProof::prove_derived`], [`ZkInnerProductProof::equation_derived`]):
+//! **A derived `C_a`** (`ZkInnerProductProof::prove_derived`, `equation_derived`: crate-private):
 //! when the caller's transcript already determines `C_a` — a combination, with challenge
 //! coefficients, of commitments it has absorbed (a Hyrax batch opening's rows) — `C_a` is not
 //! absorbed again: `x` and every later challenge depend on it through the transcript that
@@ -140,11 +140,12 @@ impl ZkInnerProductProof {
     /// **Sound only when the transcript fixes `C_a`**: every base of its combination absorbed
     /// and every scalar drawn from (or fixed by) the transcript before this call, as
     /// `Hyrax::open_batch_committed_log` does. A `C_a` the prover could still choose would
-    /// not be bound by the argument's challenges.
+    /// not be bound by the argument's challenges — hence crate-private (absorbing the terms
+    /// instead, ~11 k rows a GPT-2 layer, would cost about as much as 10 % of their MSM).
     ///
     /// # Errors
     /// As [`Self::prove`].
-    pub fn prove_derived<R: RngCore + CryptoRng>(
+    pub(crate) fn prove_derived<R: RngCore + CryptoRng>(
         params: &HyraxParams,
         (vector, vector_blinding): (&[Fr], Fr),
         (value_commitment, value_blinding): (G1Affine, Fr),
@@ -261,7 +262,7 @@ impl ZkInnerProductProof {
     /// As [`Self::equation`], and [`PcsError::MalformedProof`] for bases and scalars of
     /// different counts.
     #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-    pub fn equation_derived(
+    pub(crate) fn equation_derived(
         &self,
         params: &HyraxParams,
         (vector_bases, vector_scalars): (&[G1Affine], &[Fr]),
@@ -357,5 +358,158 @@ impl ZkInnerProductProof {
         self.equation(params, vector_commitment, value_commitment, public, transcript)?
             .holds()
             .map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+}
+
+/// The derived variant is crate-private (its precondition: the caller's transcript fixes
+/// `C_a`), so its tests live here.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod derived_tests {
+    use super::*;
+    use ark_std::rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    const DOMAIN: &[u8] = b"ipa-test";
+
+    struct Statement {
+        params: HyraxParams,
+        vector: Vec<Fr>,
+        public: Vec<Fr>,
+        vector_commitment: G1Affine,
+        vector_blinding: Fr,
+        value_commitment: G1Affine,
+        value_blinding: Fr,
+    }
+
+    fn statement(length: usize, seed: u64) -> Statement {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let params = HyraxParams::new(20);
+        let vector: Vec<Fr> = (0..length).map(|_| Fr::rand(&mut rng)).collect();
+        let public: Vec<Fr> = (0..length).map(|_| Fr::rand(&mut rng)).collect();
+        let (vector_blinding, value_blinding) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+        let vector_commitment =
+            (vector.iter().zip(&params.generators).map(|(a, g)| *g * a).sum::<G1Projective>()
+                + params.blinding_generator * vector_blinding)
+                .into();
+        // The plain reference inner product.
+        let value: Fr = vector.iter().zip(&public).map(|(a, b)| *a * b).sum();
+        let value_commitment =
+            (params.value_generator * value + params.blinding_generator * value_blinding).into();
+        Statement {
+            params,
+            vector,
+            public,
+            vector_commitment,
+            vector_blinding,
+            value_commitment,
+            value_blinding,
+        }
+    }
+
+    fn prove(s: &Statement, seed: u64) -> ZkInnerProductProof {
+        ZkInnerProductProof::prove(
+            &s.params,
+            (s.vector_commitment, &s.vector, s.vector_blinding),
+            (s.value_commitment, s.value_blinding),
+            &s.public,
+            &mut Transcript::new(DOMAIN),
+            &mut ChaCha20Rng::seed_from_u64(seed),
+        )
+        .unwrap()
+    }
+
+    fn verify(
+        s: &Statement,
+        value_commitment: G1Affine,
+        proof: &ZkInnerProductProof,
+    ) -> Result<(), PcsError> {
+        proof.verify(
+            &s.params,
+            s.vector_commitment,
+            value_commitment,
+            &s.public,
+            &mut Transcript::new(DOMAIN),
+        )
+    }
+
+    /// A derived `C_a` (not absorbed; the verifier's equation carries its terms): the vector
+    /// commitment split into terms `C_a = 3·P + Q` with `P`, `Q` committing to parts of `a`.
+    fn derived_terms(s: &Statement, seed: u64) -> (Vec<G1Affine>, Vec<Fr>) {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let q_blinding = Fr::rand(&mut rng);
+        let q: G1Affine =
+            (s.params.generators[0] * Fr::from(5u64) + s.params.blinding_generator * q_blinding).into();
+        // P = (C_a − Q)/3, so that 3·P + Q = C_a.
+        let three_inverse = ark_ff::Field::inverse(&Fr::from(3u64)).unwrap();
+        let p: G1Affine = ((G1Projective::from(s.vector_commitment) - q) * three_inverse).into();
+        (vec![p, q], vec![Fr::from(3u64), Fr::from(1u64)])
+    }
+
+    fn prove_derived(s: &Statement, seed: u64) -> ZkInnerProductProof {
+        ZkInnerProductProof::prove_derived(
+            &s.params,
+            (&s.vector, s.vector_blinding),
+            (s.value_commitment, s.value_blinding),
+            &s.public,
+            &mut Transcript::new(DOMAIN),
+            &mut ChaCha20Rng::seed_from_u64(seed),
+        )
+        .unwrap()
+    }
+
+    fn verify_derived(
+        s: &Statement,
+        (bases, scalars): (&[G1Affine], &[Fr]),
+        value_commitment: G1Affine,
+        proof: &ZkInnerProductProof,
+    ) -> Result<(), PcsError> {
+        proof
+            .equation_derived(
+                &s.params,
+                (bases, scalars),
+                value_commitment,
+                &s.public,
+                &mut Transcript::new(DOMAIN),
+            )?
+            .holds()
+            .map_err(|_| PcsError::ZkCommitmentMismatch)
+    }
+
+    #[test]
+    fn a_derived_vector_commitment_round_trips_and_binds_its_terms() {
+        for length in [1, 2, 5, 64, 300] {
+            let s = statement(length, 40 + length as u64);
+            let (bases, scalars) = derived_terms(&s, 3);
+            let proof = prove_derived(&s, 1);
+            verify_derived(&s, (&bases, &scalars), s.value_commitment, &proof)
+                .unwrap_or_else(|e| panic!("length {length}: {e}"));
+            // Terms that combine to another vector commitment, another value, or a proof of the
+            // absorbing variant: rejected.
+            let other_scalars = vec![scalars[0], scalars[1] + Fr::from(1u64)];
+            assert_eq!(
+                verify_derived(&s, (&bases, &other_scalars), s.value_commitment, &proof),
+                Err(PcsError::ZkCommitmentMismatch)
+            );
+            let other_value: G1Affine =
+                (G1Projective::from(s.value_commitment) + s.params.value_generator).into();
+            assert_eq!(
+                verify_derived(&s, (&bases, &scalars), other_value, &proof),
+                Err(PcsError::ZkCommitmentMismatch)
+            );
+            let absorbing = prove(&s, 1);
+            assert_eq!(
+                verify_derived(&s, (&bases, &scalars), s.value_commitment, &absorbing),
+                Err(PcsError::ZkCommitmentMismatch)
+            );
+            assert_eq!(verify(&s, s.value_commitment, &proof), Err(PcsError::ZkCommitmentMismatch));
+        }
+        let s = statement(8, 9);
+        let proof = prove_derived(&s, 1);
+        let (bases, scalars) = derived_terms(&s, 3);
+        assert!(matches!(
+            verify_derived(&s, (&bases, &scalars[..1]), s.value_commitment, &proof),
+            Err(PcsError::MalformedProof(_))
+        ));
     }
 }

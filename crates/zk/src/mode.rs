@@ -195,10 +195,9 @@ pub trait ProductMode: Sized + Clone + Debug + PartialEq + Eq + 'static {
 
     /// Proves `Σ_x g_i(x) = claims[i]` for every member (one sum-check for all).
     ///
-    /// The transcript must already determine the claims: in zero knowledge a claim is a
-    /// combination of commitments that is not absorbed again (each of its points absorbed when
-    /// it was sent or as part of the statement, or a public constant), so a claim chosen after
-    /// a challenge it influences would not be caught here.
+    /// The claims are absorbed here (in zero knowledge as the pairs of their combinations,
+    /// never evaluated) before the first challenge; a step should still build them from values
+    /// it sent or absorbed, public constants and challenges.
     ///
     /// # Errors
     /// [`ModeError::Sumcheck`] or [`ModeError::ZeroKnowledge`] naming `step`:
@@ -213,8 +212,8 @@ pub trait ProductMode: Sized + Clone + Debug + PartialEq + Eq + 'static {
     ) -> Proved<Self::ProductProof, Vec<ProductOutcome<Self::ProverValue>>>;
 
     /// Verifies [`ProductMode::prove_products`] for members of the given shapes and numbers of
-    /// variables. The caller must check every public factor against its closed form, and the
-    /// transcript must already determine the claims (see [`ProductMode::prove_products`]).
+    /// variables. The caller must check every public factor against its closed form (the
+    /// claims are absorbed as in [`ProductMode::prove_products`]).
     ///
     /// # Errors
     /// [`ModeError::Sumcheck`], [`ModeError::ZeroKnowledge`] or
@@ -693,8 +692,8 @@ impl ProductMode for Zk {
     ) -> Result<(ZkProductProof, Vec<ProductOutcome<CommittedValue>>), ModeError> {
         let params = prover.params;
         let mut rng = &mut *prover.rng;
-        // A claim stays a combination of commitments the transcript holds (evaluating it to
-        // absorb the point again was one small MSM per step on both sides).
+        // A claim stays a combination of commitments, absorbed as its pairs (evaluating it to
+        // absorb the point was one small MSM per step on both sides).
         let (proof, outs, openings) = match (members.as_mut_slice(), claims) {
             ([(shape, instance)], [claim]) => {
                 let (proof, out, openings) = prove_zk_product_combined(

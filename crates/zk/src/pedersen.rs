@@ -153,8 +153,9 @@ impl OpeningProof {
     }
 
     /// [`Self::prove`] for a commitment given as a combination (never evaluated): the
-    /// transcript must already determine the combination, so only the value is absorbed.
-    pub fn prove_combination<R: RngCore + CryptoRng>(
+    /// transcript must already determine the combination, so only the value is absorbed —
+    /// hence crate-private (the zero-knowledge sum-check's masked sum, whose parts it absorbed).
+    pub(crate) fn prove_combination<R: RngCore + CryptoRng>(
         params: &HyraxParams,
         opening: &ValueOpening,
         transcript: &mut Transcript,
@@ -170,8 +171,9 @@ impl OpeningProof {
         Self { first_message, response }
     }
 
-    /// [`Self::verify_deferred`] for a commitment given as a combination.
-    pub fn verify_combination_deferred(
+    /// [`Self::verify_deferred`] for a commitment given as a combination (which the transcript
+    /// must already determine, as for [`Self::prove_combination`]).
+    pub(crate) fn verify_combination_deferred(
         &self,
         params: &HyraxParams,
         commitment: &Combination,

@@ -24,10 +24,12 @@
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
 use crate::pedersen::ValueOpening;
-use crate::relation::{Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof};
+use crate::relation::{
+    Combination, CommittedValue, ProverRelation, QuadraticRelation, RelationsProof, absorb_combinations,
+};
 use crate::sumcheck::{
-    LABEL_STATEMENT, ProverMasks, VerifierMasks, ZkSumcheckProof, absorb_point, prove_zk_sumcheck_committed,
-    verify_zk_sumcheck_committed_deferred,
+    ProverMasks, VerifierMasks, ZkSumcheckProof, prove_claim_absorbed, prove_zk_sumcheck_committed,
+    verify_claim_absorbed, verify_zk_sumcheck_committed_deferred,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::rand::{CryptoRng, RngCore};
@@ -438,15 +440,13 @@ pub fn prove_zk_product<I: FinalEvaluations + ?Sized, R: RngCore + CryptoRng>(
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkProductProof, ZkProductClaims, Vec<Option<ValueOpening>>), ZkError> {
-    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
     let claim = CommittedValue::new(claim_commitment, *claim);
     // The degree is checked there.
     prove_zk_product_combined(params, zk_shape, instance, &claim, masks, transcript, rng)
 }
 
-/// [`prove_zk_product`] for a claim given as a combination of commitments that the
-/// transcript already determines (never evaluated, not absorbed again: one small MSM per
-/// call saved on both sides).
+/// [`prove_zk_product`] for a claim given as a combination of commitments (never evaluated:
+/// absorbed as its pairs, which costs no group operation).
 ///
 /// # Errors
 /// As [`prove_zk_product`].
@@ -490,7 +490,6 @@ pub fn verify_zk_product_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<ZkProductClaims, ZkError> {
-    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
     verify_zk_product_combined_deferred(
         params,
         zk_shape,
@@ -504,7 +503,7 @@ pub fn verify_zk_product_deferred(
 }
 
 /// Verifies [`prove_zk_product_combined`]'s proof: as [`verify_zk_product_deferred`] for a
-/// claim given as a combination the transcript already determines.
+/// claim given as a combination.
 ///
 /// # Errors
 /// As [`verify_zk_product_deferred`].
@@ -544,12 +543,20 @@ pub fn verify_zk_product_combined_deferred(
 /// A member of a zero-knowledge batch: its shape and its number of variables.
 pub type BatchMember<'a> = (&'a ZkProductShape, usize);
 
-fn absorb_batch_statement(transcript: &mut Transcript, members: &[BatchMember<'_>]) -> Vec<Fr> {
+/// Absorbs the batch's statement — the shapes and every member's claim (as its pairs) — and
+/// draws the members' weights `α_i`: the combined claim `Σ_i α_i·2^{n−n_i}·C_i` is then fixed
+/// by the transcript and not absorbed again.
+fn absorb_batch_statement<'a>(
+    transcript: &mut Transcript,
+    members: &[BatchMember<'_>],
+    claims: impl IntoIterator<Item = &'a Combination>,
+) -> Vec<Fr> {
     let mut shape = vec![members.len()];
     for (zk_shape, num_vars) in members {
         shape.extend([*num_vars, zk_shape.shape.degree()]);
     }
     transcript.append_shape(LABEL_BATCH_STATEMENT, &shape);
+    absorb_combinations(transcript, LABEL_BATCH_STATEMENT, claims);
     transcript.challenge_fields(LABEL_BATCH_COEFFICIENTS, members.len())
 }
 
@@ -565,8 +572,8 @@ fn batch_weights(members: &[BatchMember<'_>], coefficients: &[Fr]) -> (usize, Ve
 }
 
 /// Proves several committed claims `Σ_x g_i(x) = S_i` (sums of products, any numbers of
-/// variables) with one zero-knowledge sum-check. The claims are combinations of commitments
-/// the transcript already determines (they are not absorbed again). Returns the proof, per
+/// variables) with one zero-knowledge sum-check. The claims are combinations of commitments,
+/// absorbed (as their pairs) before the members' weights are drawn. Returns the proof, per
 /// member its factor claims (at the lowest `n_i` coordinates of the shared point) and its
 /// hidden factors' openings.
 ///
@@ -593,7 +600,7 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
         return Err(degree_error());
     }
     let shapes: Vec<BatchMember<'_>> = members.iter().map(|(z, i)| (*z, i.num_vars())).collect();
-    let coefficients = absorb_batch_statement(transcript, &shapes);
+    let coefficients = absorb_batch_statement(transcript, &shapes, claims.iter().map(|c| &c.commitment));
     let (num_vars, weights) = batch_weights(&shapes, &coefficients);
     let combined = claims
         .iter()
@@ -610,7 +617,7 @@ pub fn prove_zk_batched_products<R: RngCore + CryptoRng>(
         let dyn_instances: Vec<&mut dyn SumcheckInstance> =
             instances.iter_mut().map(|i| &mut **i as &mut dyn SumcheckInstance).collect();
         let mut batch = Batch::new(dyn_instances, &sums, &coefficients)?;
-        prove_zk_sumcheck_committed(params, &mut batch, &combined, masks, transcript, rng)?
+        prove_claim_absorbed(params, &mut batch, &combined, masks, transcript, rng)?
     };
     debug_assert_eq!(point.len(), num_vars);
     let evaluated: Vec<(&ZkProductShape, Fr, Vec<Fr>)> = zk_shapes
@@ -658,12 +665,12 @@ pub fn verify_zk_batched_products_deferred(
     if members.is_empty() {
         return Err(ZkError::Sumcheck(SumcheckError::InvalidClaim("a batch needs at least one claim")));
     }
-    let coefficients = absorb_batch_statement(transcript, members);
+    let coefficients = absorb_batch_statement(transcript, members, claims);
     let (num_vars, weights) = batch_weights(members, &coefficients);
     let degree = members.iter().map(|(z, _)| z.shape.degree()).max().unwrap_or(1);
     let combined =
         claims.iter().zip(&weights).fold(Combination::default(), |acc, (c, w)| acc.add_scaled(*w, c));
-    let (point, commitment) = verify_zk_sumcheck_committed_deferred(
+    let (point, commitment) = verify_claim_absorbed(
         params,
         num_vars,
         degree,

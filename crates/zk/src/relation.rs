@@ -25,9 +25,11 @@
 //! `ω·H` for a uniform `ω` (`b_i`, `b'_j` uniform) with `w = Σ ρ·ω`: the simulator picks the
 //! `ω` and `z` uniformly and solves for `A_i`, `B_j` ([`RelationsProof::simulate`]).
 //!
-//! The caller's transcript must already determine the statement (the points were absorbed
-//! when they were sent, the scalars come from challenges and public values); the proof absorbs
-//! the counts and its own messages.
+//! The proof absorbs its statement — the counts, every factor's combination, every relation's
+//! target and terms ([`absorb_combinations`]: the pairs, not the points, so nothing is
+//! evaluated) — before its first challenge, then its own messages. Without the statement in
+//! the transcript `c` and `ρ` would not depend on it, and a prover choosing the statement after
+//! them could move a false target's error into a factor (`tests/statement_binding.rs`).
 
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
@@ -41,6 +43,7 @@ use zkmha_pcs::{G1Affine, G1Projective, GroupEquation, HyraxParams};
 use zkmha_transcript::Transcript;
 
 const LABEL_SHAPE: &[u8] = b"zk/relations/shape";
+const LABEL_STATEMENT: &[u8] = b"zk/relations/statement";
 const LABEL_FIRST: &[u8] = b"zk/relations/first-messages";
 const LABEL_CHALLENGE: &[u8] = b"zk/relations/challenge";
 const LABEL_RESPONSES: &[u8] = b"zk/relations/responses";
@@ -227,6 +230,64 @@ fn msm(pairs: impl Iterator<Item = (Fr, G1Affine)>) -> G1Projective {
     G1Projective::msm(&points, &scalars).unwrap_or_default()
 }
 
+/// Absorbs combinations under `label` in a canonical form, without evaluating them: per
+/// combination its points (compressed encodings) in increasing byte order, equal points merged,
+/// each with its scalar, zero scalars left out. Two combinations absorb alike exactly when they
+/// are the same formal sum of the same points, so the prover's [`CommittedValue`] and the
+/// verifier's [`Combination`] of one value absorb alike however either was built, and the
+/// transcript fixes the point each stands for (hashing costs no group operation).
+pub(crate) fn absorb_combinations<'a>(
+    transcript: &mut Transcript,
+    label: &'static [u8],
+    combinations: impl IntoIterator<Item = &'a Combination>,
+) {
+    let mut bytes = Vec::new();
+    let mut count = 0u64;
+    for combination in combinations {
+        let mut pairs: Vec<(Vec<u8>, Fr)> = combination
+            .0
+            .iter()
+            .map(|(s, p)| {
+                let mut point = Vec::with_capacity(32);
+                let _ = p.serialize_compressed(&mut point);
+                (point, *s)
+            })
+            .collect();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut merged: Vec<(Vec<u8>, Fr)> = Vec::with_capacity(pairs.len());
+        for (point, scalar) in pairs {
+            match merged.last_mut() {
+                Some((last, sum)) if *last == point => *sum += scalar,
+                _ => merged.push((point, scalar)),
+            }
+        }
+        merged.retain(|(_, s)| !s.is_zero());
+        bytes.extend_from_slice(&(merged.len() as u64).to_le_bytes());
+        for (point, scalar) in &merged {
+            bytes.extend_from_slice(point);
+            let _ = scalar.serialize_compressed(&mut bytes);
+        }
+        count += 1;
+    }
+    bytes.extend_from_slice(&count.to_le_bytes());
+    transcript.append_bytes(label, &bytes);
+}
+
+/// The statement: factors, then per relation its target and its terms' `Y`.
+fn absorb_statement<'a>(
+    transcript: &mut Transcript,
+    factors: impl IntoIterator<Item = &'a Combination>,
+    relations: impl IntoIterator<Item = (&'a Combination, Vec<&'a Combination>)>,
+) {
+    absorb_combinations(transcript, LABEL_STATEMENT, factors);
+    let mut parts = Vec::new();
+    for (target, terms) in relations {
+        parts.push(target);
+        parts.extend(terms);
+    }
+    absorb_combinations(transcript, LABEL_STATEMENT, parts);
+}
+
 impl RelationsProof {
     /// Proves the relations over the factors (each factor's commitment with its opening).
     ///
@@ -243,6 +304,13 @@ impl RelationsProof {
             return Err(ZkError::MalformedRelation("a term names a missing factor"));
         }
         transcript.append_shape(LABEL_SHAPE, &shape(factors.len(), relations.iter().map(|r| r.terms.len())));
+        absorb_statement(
+            transcript,
+            factors.iter().map(|f| &f.commitment),
+            relations
+                .iter()
+                .map(|r| (&r.target.commitment, r.terms.iter().map(|(_, y)| &y.commitment).collect())),
+        );
         let nonces: Vec<(Fr, Fr)> = factors.iter().map(|_| (Fr::rand(rng), Fr::rand(rng))).collect();
         let relation_nonces: Vec<Fr> = relations.iter().map(|_| Fr::rand(rng)).collect();
         let factor_points: Vec<G1Projective> = nonces.iter().map(|(a, b)| params.pedersen(*a, *b)).collect();
@@ -338,6 +406,11 @@ impl RelationsProof {
             return Err(ZkError::MalformedRelation("a term names a missing factor"));
         }
         transcript.append_shape(LABEL_SHAPE, &shape(factors.len(), relations.iter().map(|r| r.terms.len())));
+        absorb_statement(
+            transcript,
+            factors,
+            relations.iter().map(|r| (&r.target, r.terms.iter().map(|(_, y)| y).collect())),
+        );
         absorb_messages(transcript, LABEL_FIRST, &self.factor_messages);
         absorb_messages(transcript, LABEL_FIRST, &self.relation_messages);
         let c = transcript.challenge_field(LABEL_CHALLENGE);

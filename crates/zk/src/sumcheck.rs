@@ -27,7 +27,7 @@
 use crate::ZkError;
 use crate::deferred::DeferredChecks;
 use crate::pedersen::{OpeningProof, ValueOpening};
-use crate::relation::{Combination, CommittedValue};
+use crate::relation::{Combination, CommittedValue, absorb_combinations};
 use ark_ec::VariableBaseMSM;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use ark_std::UniformRand;
@@ -296,10 +296,21 @@ impl VerifierMasks {
     }
 }
 
-/// The claim's commitment is not absorbed: it is made of points the proof already sent and
-/// scalars drawn from the transcript or public (the transcript determines it).
-fn absorb_statement(transcript: &mut Transcript, num_vars: usize, degree: usize) {
+/// The statement: the shape and the claim's combination (its pairs, never evaluated), absorbed
+/// before the mask weight `ρ`. A claim the transcript did not fix could be chosen after `ρ`
+/// (`S = Σ g + ρ·(Σ p − P)` for a false mask sum `P`), so the public entry points absorb it
+/// whatever their caller did; [`prove_claim_absorbed`] is for callers that absorbed it
+/// themselves (a batch absorbs its members' claims before drawing their weights).
+fn absorb_statement(
+    transcript: &mut Transcript,
+    num_vars: usize,
+    degree: usize,
+    claim: Option<&Combination>,
+) {
     transcript.append_shape(LABEL_STATEMENT, &[num_vars, degree]);
+    if let Some(claim) = claim {
+        absorb_combinations(transcript, LABEL_STATEMENT, [claim]);
+    }
 }
 
 pub(crate) fn absorb_point(transcript: &mut Transcript, label: &'static [u8], point: &G1Affine) {
@@ -323,7 +334,6 @@ pub fn prove_zk_sumcheck<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkSumcheckProof, CommittedEvalClaim, ValueOpening), ZkError> {
-    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
     let claim = CommittedValue::new(claim_commitment, *claim);
     let (proof, point, value) =
         prove_zk_sumcheck_committed(params, instance, &claim, masks, transcript, rng)?;
@@ -331,8 +341,8 @@ pub fn prove_zk_sumcheck<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
     Ok((proof, CommittedEvalClaim { point, commitment }, value.opening))
 }
 
-/// [`prove_zk_sumcheck`] for a claim given as a combination of commitments (never evaluated:
-/// the transcript must already determine it). Returns the proof, the point and the committed
+/// [`prove_zk_sumcheck`] for a claim given as a combination of commitments (never evaluated;
+/// absorbed as its pairs with the statement). Returns the proof, the point and the committed
 /// `g(point)` (`C_g = c_n·U − ρ·C_v`, also a combination).
 ///
 /// # Errors
@@ -345,8 +355,33 @@ pub fn prove_zk_sumcheck_committed<I: SumcheckInstance + ?Sized, R: RngCore + Cr
     transcript: &mut Transcript,
     rng: &mut R,
 ) -> Result<(ZkSumcheckProof, Vec<Fr>, CommittedValue), ZkError> {
+    prove_claim(params, instance, claim, Some(&claim.commitment), masks, transcript, rng)
+}
+
+/// [`prove_zk_sumcheck_committed`] for a claim the caller's transcript already fixes (it
+/// absorbed the claim's parts and drew its scalars): the claim is not absorbed again.
+pub(crate) fn prove_claim_absorbed<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    instance: &mut I,
+    claim: &CommittedValue,
+    masks: &mut ProverMasks,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkSumcheckProof, Vec<Fr>, CommittedValue), ZkError> {
+    prove_claim(params, instance, claim, None, masks, transcript, rng)
+}
+
+fn prove_claim<I: SumcheckInstance + ?Sized, R: RngCore + CryptoRng>(
+    params: &HyraxParams,
+    instance: &mut I,
+    claim: &CommittedValue,
+    absorbed: Option<&Combination>,
+    masks: &mut ProverMasks,
+    transcript: &mut Transcript,
+    rng: &mut R,
+) -> Result<(ZkSumcheckProof, Vec<Fr>, CommittedValue), ZkError> {
     let (num_vars, degree) = (instance.num_vars(), instance.degree());
-    absorb_statement(transcript, num_vars, degree);
+    absorb_statement(transcript, num_vars, degree, absorbed);
     let mask = masks.take(num_vars, degree)?;
     let mask_sum = ValueOpening::hide(mask.sum(), rng);
     let mask_sum_commitment = G1Affine::from(mask_sum.commit(params));
@@ -405,7 +440,6 @@ pub fn verify_zk_sumcheck_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<CommittedEvalClaim, ZkError> {
-    absorb_point(transcript, LABEL_STATEMENT, &claim_commitment);
     let claim = Combination::point(claim_commitment);
     let (point, commitment) = verify_zk_sumcheck_committed_deferred(
         params, num_vars, degree, &claim, proof, masks, transcript, checks,
@@ -413,8 +447,8 @@ pub fn verify_zk_sumcheck_deferred(
     Ok(CommittedEvalClaim { point, commitment: G1Affine::from(commitment.evaluate()) })
 }
 
-/// [`verify_zk_sumcheck_deferred`] for a claim given as a combination (never evaluated);
-/// returns the point and `C_g` as a combination.
+/// [`verify_zk_sumcheck_deferred`] for a claim given as a combination (never evaluated;
+/// absorbed as its pairs with the statement); returns the point and `C_g` as a combination.
 ///
 /// # Errors
 /// As [`verify_zk_sumcheck_deferred`].
@@ -430,9 +464,41 @@ pub fn verify_zk_sumcheck_committed_deferred(
     transcript: &mut Transcript,
     checks: &mut DeferredChecks,
 ) -> Result<(Vec<Fr>, Combination), ZkError> {
+    verify_claim(params, (num_vars, degree), claim, true, proof, masks, transcript, checks)
+}
+
+/// [`verify_zk_sumcheck_committed_deferred`] for a claim the transcript already fixes (see
+/// [`prove_claim_absorbed`]).
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn verify_claim_absorbed(
+    params: &HyraxParams,
+    num_vars: usize,
+    degree: usize,
+    claim: &Combination,
+    proof: &ZkSumcheckProof,
+    masks: &mut VerifierMasks,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<(Vec<Fr>, Combination), ZkError> {
+    verify_claim(params, (num_vars, degree), claim, false, proof, masks, transcript, checks)
+}
+
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#[allow(clippy::too_many_arguments)]
+fn verify_claim(
+    params: &HyraxParams,
+    (num_vars, degree): (usize, usize),
+    claim: &Combination,
+    absorb: bool,
+    proof: &ZkSumcheckProof,
+    masks: &mut VerifierMasks,
+    transcript: &mut Transcript,
+    checks: &mut DeferredChecks,
+) -> Result<(Vec<Fr>, Combination), ZkError> {
     SumcheckClaim::new(num_vars, degree, Fr::from(0u64)).validate()?;
     masks.check_next(num_vars, degree)?;
-    absorb_statement(transcript, num_vars, degree);
+    absorb_statement(transcript, num_vars, degree, absorb.then_some(claim));
     absorb_point(transcript, LABEL_MASK_COMMITMENT, &proof.mask_sum_commitment);
     let weight = transcript.challenge_field(LABEL_MASK_WEIGHT);
     transcript.append_field(LABEL_MASKED_SUM, &proof.masked_sum);

@@ -7,6 +7,7 @@ mod multi_opening;
 mod opening_batches;
 mod relations;
 mod soundness_transcript;
+mod statement_binding;
 mod zk_batch;
 mod zk_product;
 mod zk_sumcheck;
