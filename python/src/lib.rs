@@ -14,7 +14,7 @@ use zkmha_api::attention_layer::{self, AttentionInputs, AttentionShape, Expected
 use zkmha_api::chain_tasks;
 use zkmha_api::layer_files::LayerProof;
 use zkmha_api::model_chain;
-use zkmha_api::model_files::{self, ModelProof};
+use zkmha_api::model_files;
 use zkmha_api::{ErrorKind, Model, ModelInput, ModelOptions, SoftmaxMode, WeightCommitments};
 
 create_exception!(_native, ZkmhaError, PyException, "A zkmha failure (the base of the others).");

@@ -58,13 +58,13 @@ fn minilm_gguf_layer_zero_is_proven_whole_from_text_near_float64() {
     assert!(proved.proof.is_zero_knowledge());
     let verified = verify(&committed.key, &proved.proof).unwrap();
     let total = start.elapsed().as_secs_f64();
-    assert_eq!(verified.values, proved.output);
+    assert_eq!(verified.output.to_f64(), Some(proved.output.clone()));
     // The ids of the checkpoint's own tokenizer.json, and its layer 0 in float64.
     let checkpoint = Model::open(&safetensors, &ModelOptions::default()).unwrap();
     let ids = checkpoint.file().tokenizer().unwrap().encode(TEXT).unwrap();
     assert_eq!(proved.token_ids.as_deref(), Some(&ids[..]));
     let reference = checkpoint.float_output(checkpoint.float_hidden_state(&ids).unwrap()).unwrap();
-    let error = relative_l2(&verified.values, &reference);
+    let error = relative_l2(&verified.output.to_f64().unwrap(), &reference);
     eprintln!(
         "MiniLM from GGUF, layer 0, {} tokens, zero knowledge: H' within {:.4} % of float64 (the \
          checkpoint's), the library's own report {:.4} %; opened and committed in {commit_time:.1} s, \
@@ -102,10 +102,10 @@ fn minilm_gguf_is_proven_whole_from_text_near_float64() {
     // the checkpoint's six layers in float64.
     let checkpoint = open_layers(&safetensors, &ModelOptions::default(), 5..6).unwrap();
     let ids = checkpoint[0].file().tokenizer().unwrap().encode(TEXT).unwrap();
-    let proven_ids: Vec<usize> = verified.token_ids.as_ref().unwrap().iter().map(|&id| id as usize).collect();
+    let proven_ids: Vec<usize> = verified.token_ids().unwrap().iter().map(|&id| id as usize).collect();
     assert_eq!(proven_ids, ids);
     let reference = checkpoint[0].float_output(checkpoint[0].float_hidden_state(&ids).unwrap()).unwrap();
-    let error = relative_l2(&verified.values, &reference);
+    let error = relative_l2(&verified.output.to_f64().unwrap(), &reference);
     eprintln!(
         "MiniLM from GGUF, 6 layers, {} tokens, zero knowledge: H_6 within {:.4} % of float64 (the \
          checkpoint's), the library's own report {:.4} % (layer by layer {:?}); opened and \
