@@ -64,12 +64,17 @@ pub fn read_attention_inputs(
 }
 
 fn read_npy(path: &Path, bytes: &[u8]) -> Result<[Matrix; 3]> {
-    let npy =
-        npyz::NpyFile::new(bytes).map_err(|e| anyhow!("{} is not a valid .npy file: {e}", path.display()))?;
+    let npy = npyz::NpyFile::new(bytes)
+        .map_err(|e| anyhow!("{} {}", path.display(), zkmha_api::files::npy_header_problem(&e)))?;
     if npy.order() != npyz::Order::C {
         bail!("{} is stored in Fortran order; write it in C order (numpy's default)", path.display());
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
+    if let npyz::DType::Plain(t) = npy.dtype() {
+        let elements = npy.shape().iter().try_fold(1u64, |n, &m| n.checked_mul(m)).unwrap_or(u64::MAX);
+        zkmha_api::files::check_npy_length(bytes, elements, t.size_field())
+            .map_err(|problem| anyhow!("{} {problem}", path.display()))?;
+    }
     let [3, rows, columns] = shape.as_slice() else {
         bail!(
             "{} has shape {shape:?}; a .npy input must be (3, tokens, heads·head width): q, k, v (use safetensors when v is narrower)",

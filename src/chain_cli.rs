@@ -12,10 +12,11 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 use zkmha_api::attention_layer::Hiding;
+use zkmha_api::files::FileToWrite;
 use zkmha_api::model_chain::{
     ChainKey, ChainLogits, ChainProof, ChainSecret, LogitPositions, chain_accuracy, commit_chain,
     open_layers, prove_chain_with, read_chain_key, read_chain_secret_for, verify_chain_expecting,
-    write_chain_key, write_chain_secret,
+    write_chain_key_and_secret,
 };
 use zkmha_api::model_files;
 use zkmha_api::resources::Estimate;
@@ -24,6 +25,10 @@ use zkmha_attention::MaskKind;
 
 /// `--layers all`: every layer of the model (resolved from the file's tensor names).
 const ALL_LAYERS: Range<usize> = 0..usize::MAX;
+
+/// The most layers `A..B` may name (GGUF's `block_count` and config.json's layer counts are
+/// held to it too): a range past it names no model's layers.
+const MAX_LAYER_INDEX: usize = 1 << 16;
 
 /// Parses `A..B` (layers A to B − 1, as Rust writes a range), or `all` (the whole model).
 ///
@@ -39,6 +44,13 @@ pub fn parse_layers(text: &str) -> Result<Range<usize>, String> {
         s.trim().parse::<usize>().map_err(|_| format!("{text:?} is not a range A..B (layers A to B − 1)"))
     };
     let (start, end) = (number(start)?, number(end)?);
+    // Far past any model's last layer (and `usize::MAX` is how `all` is held).
+    if end > MAX_LAYER_INDEX {
+        return Err(format!(
+            "{text:?}: layer {} is past any model's last (a model has at most {MAX_LAYER_INDEX} layers)",
+            end - 1
+        ));
+    }
     if start >= end {
         return Err(format!("{text:?} holds no layer (A..B is layers A to B − 1)"));
     }
@@ -120,16 +132,20 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
             *stage == Stage::Calibrating
         }),
     )?;
+    let committed = match &args.description {
+        Some(description) => committed.describe(description)?,
+        None => committed,
+    };
     let secret_file = committed
         .secret
         .as_ref()
         .map(|_| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));
-    let bytes = write_chain_key(&args.out, &committed.key)?;
-    if let (Some(secret), Some(path)) = (&committed.secret, &secret_file) {
-        write_chain_secret(path, secret).with_context(|| {
-            format!("the chain key {} was written but cannot prove without its secret", args.out.display())
-        })?;
-    }
+    // Both written, then both renamed: never a new key beside an old secret.
+    let bytes = write_chain_key_and_secret(
+        &args.out,
+        &committed.key,
+        secret_file.as_deref().zip(committed.secret.as_ref()),
+    )?;
     let key = &committed.key;
     let f_h = key.layers.first().map(|k| k.quantization.hidden_fraction_bits);
     if args.json {
@@ -204,12 +220,12 @@ fn chain_secret(args: &ModelInputArgs, key_path: &Path, key: &ChainKey) -> Resul
     })
 }
 
-/// The inputs of a `--tokens-file`: one list of token ids per line that holds any (commas or
-/// spaces between them; `#` starts a comment).
+/// The inputs of a `--tokens-file` with their line numbers (from 1): one list of token ids per
+/// line that holds any (commas or spaces between them; `#` starts a comment).
 ///
 /// # Errors
 /// An unreadable file, a word that is not a token id (with its line), no input at all.
-pub fn read_tokens_file(path: &Path) -> Result<Vec<Vec<usize>>> {
+pub fn read_tokens_file(path: &Path) -> Result<Vec<(usize, Vec<usize>)>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("could not read --tokens-file {}", path.display()))?;
     let mut inputs = Vec::new();
@@ -229,7 +245,7 @@ pub fn read_tokens_file(path: &Path) -> Result<Vec<Vec<usize>>> {
             })
             .collect::<Result<Vec<usize>, Usage>>()?;
         if !ids.is_empty() {
-            inputs.push(ids);
+            inputs.push((number + 1, ids));
         }
     }
     if inputs.is_empty() {
@@ -262,11 +278,24 @@ pub fn prove_batch(
     layers: Range<usize>,
     tokens_file: &Path,
 ) -> Result<()> {
-    let inputs = read_tokens_file(tokens_file)?;
-    let digits = inputs.len().to_string().len();
+    let lines = read_tokens_file(tokens_file)?;
+    let digits = lines.len().to_string().len();
     let proof_path = |i: usize| out.join(format!("input-{:0digits$}.proof", i + 1));
     // No proof may land on a file the run reads (the model, the key, its secret, the inputs).
     let (key_path, key) = chain_key(args)?;
+    // Every input checked against the key's vocabulary before the first is proven.
+    if let Some(embedding) = &key.embedding {
+        for (line, ids) in &lines {
+            if let Some(id) = ids.iter().find(|&&id| id as u64 >= embedding.shape.token_rows) {
+                bail!(
+                    "--tokens-file {} line {line}: token id {id} is outside the vocabulary of {} tokens (nothing was proven)",
+                    tokens_file.display(),
+                    embedding.shape.token_rows
+                );
+            }
+        }
+    }
+    let inputs: Vec<Vec<usize>> = lines.into_iter().map(|(_, ids)| ids).collect();
     let secret_file = args.secret.clone().unwrap_or_else(|| model_files::secret_path(key_path));
     let mut reads: Vec<(&str, &Path)> = vec![("--tokens-file", tokens_file), ("the chain key", key_path)];
     reads.extend(model.model.iter().map(|m| ("the model file", m.as_path())));
@@ -274,13 +303,14 @@ pub fn prove_batch(
     let paths: Vec<std::path::PathBuf> = (0..inputs.len()).map(proof_path).collect();
     let writes: Vec<(&str, &Path)> =
         paths.iter().map(|p| ("a proof of --tokens-file", p.as_path())).collect();
+    // The proofs' folder first, so that their paths are checked in it.
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("could not create the --out directory {}", out.display()))?;
     zkmha_api::files::check_distinct_files(&reads, &writes)?;
     let secret = chain_secret(args, key_path, &key)?;
     let start = Instant::now();
     let models = open(model, heads, mask, max_memory, layers)?;
     let prover = zkmha_api::chain_tasks::ChainProver::new(key, secret, models)?;
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("could not create the --out directory {}", out.display()))?;
     let longest = inputs.iter().map(Vec::len).max().unwrap_or(1);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = args.jobs.map_or_else(|| prover.batch_jobs(longest), |j| j as usize).min(inputs.len());
@@ -448,13 +478,30 @@ pub fn prove(
             head_absence(&key, &models, proved.proof.token_ids().is_some())
         )));
     }
-    let bytes = proved.proof.write(out)?;
-    if let Some(path) = &args.output {
-        zkmha_api::files::write_npy(path, proved.tokens, proved.model_width, &proved.output)?;
+    // The proof and its outputs written together: a failed run replaces none of them.
+    let proof_bytes = proved.proof.encode()?;
+    let output_bytes = args
+        .output
+        .as_ref()
+        .map(|path| zkmha_api::files::npy_bytes(path, proved.tokens, proved.model_width, &proved.output))
+        .transpose()?;
+    let logits_bytes = match (&args.logits, &proved.logits) {
+        (Some(path), Some(logits)) => Some(zkmha_api::files::npy_bytes(
+            path,
+            logits.positions.len(),
+            logits.vocabulary,
+            &logits.values,
+        )?),
+        _ => None,
+    };
+    let mut files = vec![FileToWrite::public(out, &proof_bytes)];
+    for (path, bytes) in [(&args.output, &output_bytes), (&args.logits, &logits_bytes)] {
+        if let (Some(path), Some(bytes)) = (path, bytes) {
+            files.push(FileToWrite::public(path, bytes));
+        }
     }
-    if let (Some(path), Some(logits)) = (&args.logits, &proved.logits) {
-        zkmha_api::files::write_npy(path, logits.positions.len(), logits.vocabulary, &logits.values)?;
-    }
+    zkmha_api::files::write_files(&files)?;
+    let bytes = proof_bytes.len();
     let report = &proved.accuracy;
     let prove_seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
     if args.json {

@@ -122,6 +122,7 @@ fn main() {
     };
     let json = cli.command.as_ref().is_some_and(Command::json);
     quiet_on_closed_pipe();
+    report_file_size_limits();
     log_to_stderr();
     // Before any other thread exists (a `mallopt` requirement).
     if score_entries(&cli.command) <= RETAIN_FREED_MEMORY_UP_TO {
@@ -161,6 +162,29 @@ pub fn quiet_on_closed_pipe() {
         signal(SIGPIPE, SIG_DFL);
     }
 }
+
+/// Ignores `SIGXFSZ`, so that a write past the file-size limit (`ulimit -f`) fails with
+/// `EFBIG` — reported in one sentence with exit code 6, its temporary file removed and any
+/// earlier file left whole — instead of killing the process silently (exit 153) with a
+/// partial temporary file behind it.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn report_file_size_limits() {
+    const SIGXFSZ: i32 = 25;
+    const SIG_IGN: usize = 1;
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    // SAFETY: as in `quiet_on_closed_pipe`: one signal's disposition set to "ignore", before
+    // any other thread exists (SIGXFSZ is 25 on Linux and the BSDs).
+    unsafe {
+        signal(SIGXFSZ, SIG_IGN);
+    }
+}
+
+/// Elsewhere there is no `SIGXFSZ`.
+#[cfg(not(unix))]
+pub fn report_file_size_limits() {}
 
 /// Elsewhere there is no `SIGPIPE`.
 #[cfg(not(unix))]

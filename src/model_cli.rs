@@ -10,11 +10,12 @@ use crate::layer::parse_mask;
 use crate::progress::Progress;
 use crate::report::{self, Accepted, Kind, ModelPart, SoftmaxSource, SoftmaxSpec, sanitize};
 use crate::verdict::Usage;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use ark_serialize::CanonicalSerialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use zkmha_api::files::FileToWrite;
 use zkmha_api::inspect::{Inspection, hex, residual_name, weight_commitments_code};
 use zkmha_api::model_files::{self, ModelProof};
 use zkmha_api::{Model, ModelInput, ModelOptions, Stage};
@@ -85,6 +86,11 @@ pub struct CommitModelArgs {
     /// never to be published (default: the key's path with `.secret` appended).
     #[arg(long, conflicts_with = "transparent")]
     pub secret: Option<PathBuf>,
+    /// The key's description, shown (escaped, labelled unauthenticated) beside every verdict;
+    /// at most 256 characters. By default the layer and the architecture (`layer 0 (llama)`),
+    /// never the model file's name.
+    #[arg(long)]
+    pub description: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -303,6 +309,9 @@ pub fn check_commit_files(args: &CommitModelArgs) -> Result<()> {
     let mut writes: Vec<(&str, &Path)> = secret.iter().map(|(name, path)| (*name, path.as_path())).collect();
     writes.push(("--out", args.out.as_path()));
     zkmha_api::files::check_distinct_files(&reads, &writes)?;
+    if let Some(description) = &args.description {
+        zkmha_api::model_layer::check_description(description)?;
+    }
     Ok(())
 }
 
@@ -322,17 +331,17 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         commitments_for(args.transparent),
         &mut spinners(args.json),
     )?;
+    let committed = match &args.description {
+        Some(description) => committed.describe(description)?,
+        None => committed,
+    };
     let (key, secret) = (&committed.key, &committed.secret);
     let secret_file =
         secret.as_ref().map(|_| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));
-    // The key first: if the secret cannot be written, an earlier secret at its path (another
-    // key's, perhaps published) is left as it was.
-    let bytes = model_files::write_key(&args.out, key)?;
-    if let (Some(secret), Some(path)) = (secret, &secret_file) {
-        model_files::write_secret(path, secret).with_context(|| {
-            format!("the verifier key {} was written but cannot prove without its secret", args.out.display())
-        })?;
-    }
+    // Both written, then both renamed: a failed run leaves the earlier key and secret as they
+    // were, never a new key beside an old secret.
+    let bytes =
+        model_files::write_key_and_secret(&args.out, key, secret_file.as_deref().zip(secret.as_ref()))?;
     let q = &key.quantization;
     if args.json {
         println!(
@@ -462,6 +471,12 @@ pub fn prove(
     args: &ModelInputArgs,
     out: &Path,
 ) -> Result<()> {
+    if args.jobs.is_some() && args.tokens_file.is_none() {
+        bail!(Usage(
+            "--jobs sets how many inputs of a --tokens-file are proven at once: pass --tokens-file, or drop --jobs"
+                .into()
+        ));
+    }
     // Every file this run writes must be a different one (the proof, Z, the logits, the key
     // made here) and none a file it reads (the model, the key, its secret, the input).
     let secret = args.secret.clone().or_else(|| args.vk.as_deref().map(model_files::secret_path));
@@ -530,13 +545,25 @@ pub fn prove(
     // A hiding key made here is new: the verifier needs it (a binding one anyone can remake
     // with zkmha commit-model --transparent).
     let key_file = made_key.filter(|_| made_here && key.weight_commitments == WeightCommitments::Hiding);
-    if let Some(path) = &key_file {
-        model_files::write_key(path, &key)?;
+    // The key made here, the proof and Z written together: a failed run replaces none of them,
+    // never leaving a new key beside an old proof.
+    let key_bytes = key_file.as_ref().map(|_| model_files::encode_key(&key)).transpose()?;
+    let proof_bytes = proved.proof.encode()?;
+    let output_bytes = args
+        .output
+        .as_ref()
+        .map(|path| zkmha_api::files::npy_bytes(path, s, d, &proved.output))
+        .transpose()?;
+    let mut files = Vec::new();
+    if let (Some(path), Some(bytes)) = (&key_file, &key_bytes) {
+        files.push(FileToWrite::public(path, bytes));
     }
-    let bytes = proved.proof.write(out)?;
-    if let Some(path) = &args.output {
-        zkmha_api::files::write_npy(path, s, d, &proved.output)?;
+    files.push(FileToWrite::public(out, &proof_bytes));
+    if let (Some(path), Some(bytes)) = (&args.output, &output_bytes) {
+        files.push(FileToWrite::public(path, bytes));
     }
+    zkmha_api::files::write_files(&files)?;
+    let bytes = proof_bytes.len();
     let report = &proved.accuracy;
     if args.json {
         println!(

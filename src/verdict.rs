@@ -181,7 +181,12 @@ mod tests {
 
     #[test]
     fn the_library_errors_have_the_codes_of_their_kinds() {
-        let memory = zkmha_api::Error::MemoryEstimate { estimate: 2, allowed: 1, given: true, entries: 1 };
+        let memory = zkmha_api::Error::MemoryEstimate {
+            estimate: 2,
+            allowed: 1,
+            limit: zkmha_api::resources::MemoryLimit::Given,
+            entries: 1,
+        };
         assert_eq!(exit_code(&anyhow::Error::new(memory).context("while proving")), OUT_OF_RESOURCES);
         let invalid = zkmha_api::Error::InvalidProof {
             error: zkmha_attention::AttentionError::CheckFailed { step: "final" },

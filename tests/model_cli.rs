@@ -1176,7 +1176,8 @@ fn verify_shows_the_model_commitment_and_digests_and_escapes_the_key_description
     );
     assert_eq!(json["model"]["commitment"].as_str(), Some(published.as_str()));
     assert_eq!(json["model"]["description_authenticated"], false);
-    assert_eq!(json["model"]["description"], "model.safetensors layer 0 (bert)");
+    // The layer and the architecture, never the file's name (commit-model --description for more).
+    assert_eq!(json["model"]["description"], "layer 0 (bert)");
     assert_eq!(json["commitments"]["X"].as_str(), Some(x.as_str()));
     assert_eq!(json["output"]["blake3"].as_str(), Some(z.as_str()));
     assert_eq!(

@@ -5,6 +5,7 @@
 
 mod chain_cli;
 mod cli;
+mod files_and_resources;
 mod model_cli;
 
 /// The bytes of `name` in the .npz file at `path` (what `zkmha verify --output` writes).

@@ -106,7 +106,7 @@ fn chain_layers(layers: (usize, usize)) -> PyResult<std::ops::Range<usize>> {
 /// `secret_path` or beside the key; returns `inspect`'s JSON of the key with the secret's path.
 /// With `layers = (a, b)`: the chain key of layers `a..b` (one residual stream scale).
 #[pyfunction]
-#[pyo3(signature = (model_path, key_path, *, layer=0, layers=None, family=None, heads=None, mask=None, transparent=false, secret_path=None))]
+#[pyo3(signature = (model_path, key_path, *, layer=0, layers=None, family=None, heads=None, mask=None, transparent=false, secret_path=None, description=None))]
 #[allow(clippy::too_many_arguments)]
 fn commit_model(
     py: Python<'_>,
@@ -119,7 +119,16 @@ fn commit_model(
     mask: Option<&str>,
     transparent: bool,
     secret_path: Option<PathBuf>,
+    description: Option<String>,
 ) -> PyResult<String> {
+    if let Some(description) = &description {
+        zkmha_api::model_layer::check_description(description).raise()?;
+    }
+    if transparent && secret_path.is_some() {
+        return Err(UsageError::new_err(
+            "transparent=True writes no secret (binding commitments have none): drop secret_path",
+        ));
+    }
     let options = model_options(layer, family, heads, mask)?;
     let commitments = if transparent { WeightCommitments::Binding } else { WeightCommitments::Hiding };
     let secret_file =
@@ -133,15 +142,17 @@ fn commit_model(
             .detach(|| -> zkmha_api::Result<String> {
                 let models = model_chain::open_layers(&model_path, &options, layers)?;
                 let committed = model_chain::commit_chain(&models, commitments, &mut |_, _| {})?;
-                model_chain::write_chain_key(&key_path, &committed.key)?;
-                let secret_file = match &committed.secret {
-                    Some(secret) => {
-                        let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
-                        model_chain::write_chain_secret(&path, secret)?;
-                        Some(path.display().to_string())
-                    }
-                    None => None,
+                let committed = match &description {
+                    Some(description) => committed.describe(description)?,
+                    None => committed,
                 };
+                let secret_file = committed.secret.as_ref().and(secret_file);
+                model_chain::write_chain_key_and_secret(
+                    &key_path,
+                    &committed.key,
+                    secret_file.as_deref().zip(committed.secret.as_ref()),
+                )?;
+                let secret_file = secret_file.map(|path| path.display().to_string());
                 let mut json = zkmha_api::inspect::Inspection::ChainKey(Box::new(committed.key)).to_json();
                 json["secret"] = serde_json::json!(secret_file);
                 json["chain_key"] = serde_json::json!(key_path.display().to_string());
@@ -152,15 +163,17 @@ fn commit_model(
     py.detach(|| -> zkmha_api::Result<String> {
         let model = Model::open(&model_path, &options)?;
         let committed = zkmha_api::commit_model(&model, commitments)?;
-        model_files::write_key(&key_path, &committed.key)?;
-        let secret_file = match &committed.secret {
-            Some(secret) => {
-                let path = secret_path.unwrap_or_else(|| model_files::secret_path(&key_path));
-                model_files::write_secret(&path, secret)?;
-                Some(path.display().to_string())
-            }
-            None => None,
+        let committed = match &description {
+            Some(description) => committed.describe(description)?,
+            None => committed,
         };
+        let secret_file = committed.secret.as_ref().and(secret_file);
+        model_files::write_key_and_secret(
+            &key_path,
+            &committed.key,
+            secret_file.as_deref().zip(committed.secret.as_ref()),
+        )?;
+        let secret_file = secret_file.map(|path| path.display().to_string());
         let mut json = zkmha_api::inspect::Inspection::VerifierKey(Box::new(committed.key)).to_json();
         json["secret"] = serde_json::json!(secret_file);
         json["verifier_key"] = serde_json::json!(key_path.display().to_string());
@@ -176,7 +189,7 @@ fn commit_model(
 /// `layers = (a, b)` and a chain key: one proof of layers `a..b`, returning the last layer's
 /// output.
 #[pyfunction]
-#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None, all_positions=false))]
+#[pyo3(signature = (model_path, key_path, proof_path, *, tokens=None, text=None, input=None, layer=0, layers=None, family=None, heads=None, mask=None, secret_path=None, all_positions=false, transparent=false))]
 #[allow(clippy::too_many_arguments)]
 fn prove<'py>(
     py: Python<'py>,
@@ -193,6 +206,7 @@ fn prove<'py>(
     mask: Option<&str>,
     secret_path: Option<PathBuf>,
     all_positions: bool,
+    transparent: bool,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let options = model_options(layer, family, heads, mask)?;
     let input = match (tokens, text, input) {
@@ -220,6 +234,9 @@ fn prove<'py>(
         let proved = py
             .detach(|| -> zkmha_api::Result<_> {
                 let key = model_chain::read_chain_key(&key_path)?;
+                if let Some(first) = key.layers.first() {
+                    model_files::check_key_mode(&key_path, first.weight_commitments, transparent)?;
+                }
                 let secret = match key.layers.first().map(|k| k.weight_commitments) {
                     Some(WeightCommitments::Hiding) => {
                         Some(model_chain::read_chain_secret_for(&key_path, secret_path.as_deref())?)
@@ -253,6 +270,7 @@ fn prove<'py>(
     let proved = py
         .detach(|| -> zkmha_api::Result<_> {
             let key = model_files::read_key(&key_path)?;
+            model_files::check_key_mode(&key_path, key.weight_commitments, transparent)?;
             let secret = match key.weight_commitments {
                 WeightCommitments::Hiding => {
                     Some(model_files::read_secret_for(&key, &key_path, secret_path.as_deref())?)
@@ -383,12 +401,16 @@ fn one_input(
 #[pyclass(module = "zkmha._native", frozen)]
 struct ChainProver {
     inner: chain_tasks::ChainProver,
+    /// The files it read, which no proof may replace.
+    model_path: PathBuf,
+    key_path: PathBuf,
 }
 
 #[pymethods]
 impl ChainProver {
     #[new]
-    #[pyo3(signature = (model_path, key_path, *, secret_path=None, family=None, heads=None, mask=None))]
+    #[pyo3(signature = (model_path, key_path, *, secret_path=None, family=None, heads=None, mask=None, transparent=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         model_path: PathBuf,
@@ -397,14 +419,20 @@ impl ChainProver {
         family: Option<&str>,
         heads: Option<usize>,
         mask: Option<&str>,
+        transparent: bool,
     ) -> PyResult<Self> {
         let options = model_options(0, family, heads, mask)?;
         let inner = py
             .detach(|| {
-                chain_tasks::ChainProver::open(&model_path, &key_path, secret_path.as_deref(), &options)
+                let prover =
+                    chain_tasks::ChainProver::open(&model_path, &key_path, secret_path.as_deref(), &options)?;
+                if let Some(first) = prover.key().layers.first() {
+                    model_files::check_key_mode(&key_path, first.weight_commitments, transparent)?;
+                }
+                Ok::<_, zkmha_api::Error>(prover)
             })
             .raise()?;
-        Ok(Self { inner })
+        Ok(Self { inner, model_path, key_path })
     }
 
     /// The number of layers (packages; jobs per input).
@@ -479,6 +507,15 @@ impl ChainProver {
                 proof_paths.len()
             )));
         }
+        // Two inputs' proofs never land on one file, nor on a file the prover read.
+        let names: Vec<String> = (0..proof_paths.len()).map(|i| format!("proof_paths[{i}]")).collect();
+        let writes: Vec<(&str, &Path)> =
+            names.iter().map(String::as_str).zip(proof_paths.iter().map(PathBuf::as_path)).collect();
+        zkmha_api::files::check_distinct_files(
+            &[("model_path", self.model_path.as_path()), ("key_path", self.key_path.as_path())],
+            &writes,
+        )
+        .raise()?;
         let longest = inputs
             .iter()
             .map(|i| match i {

@@ -56,7 +56,11 @@ def test_a_hidden_state_input_and_a_transparent_key(tmp_path):
     committed = zkmha.commit_model(model, key, transparent=True)
     assert committed["weight_commitments"] == "binding" and committed["secret"] is None
     hidden = np.random.default_rng(7).normal(size=(3, 16)).astype(np.float32)
-    z = zkmha.prove(model, key, tmp_path / "p", input=hidden)
+    # A plain proof reveals evaluations of the weights: only when asked for, as on the CLI.
+    with pytest.raises(zkmha.UsageError, match="holds binding commitments"):
+        zkmha.prove(model, key, tmp_path / "p", input=hidden)
+    assert not (tmp_path / "p").exists()
+    z = zkmha.prove(model, key, tmp_path / "p", input=hidden, transparent=True)
     assert z.shape == (3, 16)
     np.testing.assert_array_equal(zkmha.verify(key, tmp_path / "p"), z)
     assert zkmha.inspect(tmp_path / "p")["zero_knowledge"] is False
@@ -371,3 +375,103 @@ def test_attention_errors_raise_their_exceptions(tmp_path):
         zkmha.verify_attention(proof, mask="causal")
     with pytest.raises(zkmha.RefusedProof, match="number of heads"):
         zkmha.verify_attention(proof, heads=1)
+
+
+def test_verify_returns_the_statement_and_refuses_another(tmp_path):
+    """The audit's reproducer (../shared/audit/python_verify_binding.py): a valid proof for
+    tokens A is refused to a caller who expects tokens B, other positions or other layers, and
+    a chain whose first input is a committed hidden state is refused when tokens are expected."""
+    model = zkmha.write_example_llama(tmp_path / "llama", seed=7, layers=2)
+    key = tmp_path / "chain.vk"
+    zkmha.commit_model(model, key, layers=(0, 2))
+    tokens_a, tokens_b = [3, 1, 4, 1, 5], [2, 7, 1, 8, 2]
+    proof_a = tmp_path / "a.proof"
+    logits_a = zkmha.prove(model, key, proof_a, tokens=tokens_a, layers=(0, 2))
+
+    verified = zkmha.verify(key, proof_a, tokens=tokens_a, positions=[4], layers=(0, 2))
+    assert isinstance(verified, zkmha.Verified)
+    assert verified.kind == "chain" and verified.mode == "zero-knowledge"
+    assert verified.layers == (0, 2) or tuple(verified.layers) == (0, 2)
+    assert verified.input == "token ids" and verified.input_commitment is None
+    assert verified.token_ids.tolist() == tokens_a and verified.tokens == 5
+    assert verified.positions.tolist() == [4]
+    assert verified.output_name == "logits" and verified.shape == (1, 40)
+    assert verified.predicted.tolist() == [int(np.argmax(logits_a[0]))]
+    np.testing.assert_array_equal(verified.output, logits_a)
+    np.testing.assert_array_equal(np.asarray(verified), logits_a)
+    assert verified.key_fingerprint == zkmha.inspect(key)["fingerprint"]
+    assert isinstance(verified.output_digest, str) and verified.output_digest
+    assert "token_ids=[3, 1, 4, 1, 5]" in repr(verified) and "positions=[4]" in repr(verified)
+
+    # The malicious caller's case: proof A handed to someone who asked about B.
+    with pytest.raises(zkmha.RefusedProof, match=r"^refused: the proof's input \(token ids \[3, 1, 4, 1, 5\]\)"):
+        zkmha.verify(key, proof_a, tokens=tokens_b)
+    assert issubclass(zkmha.RefusedProof, zkmha.ZkmhaError)
+    with pytest.raises(zkmha.RefusedProof, match="the proof's output"):
+        zkmha.verify(key, proof_a, positions=[0])
+    with pytest.raises(zkmha.RefusedProof, match="the proof's layers"):
+        zkmha.verify(key, proof_a, layers=(1, 2))
+    with pytest.raises(zkmha.UsageError, match="text= needs model_path="):
+        zkmha.verify(key, proof_a, text="hello")
+    with pytest.raises(zkmha.UsageError, match="not both"):
+        zkmha.verify(key, proof_a, tokens=tokens_a, text="hello", model_path=model)
+
+    # A chain from an arbitrary committed hidden state says so, and is refused with tokens.
+    key12 = tmp_path / "chain12.vk"
+    zkmha.commit_model(model, key12, layers=(1, 2))
+    arbitrary = np.random.default_rng(0).normal(size=(5, 16))
+    proof_c = tmp_path / "c.proof"
+    h_c = zkmha.prove(model, key12, proof_c, input=arbitrary, layers=(1, 2))
+    v_c = zkmha.verify(key12, proof_c)
+    assert v_c.input == "committed hidden state" and v_c.token_ids is None
+    assert isinstance(v_c.input_commitment, str) and v_c.input_commitment
+    np.testing.assert_array_equal(v_c.output, h_c)
+    with pytest.raises(zkmha.RefusedProof, match="committed hidden state"):
+        zkmha.verify(key12, proof_c, tokens=tokens_a)
+    # A single layer's proof never proves token ids either.
+    single = zkmha.write_example_model(tmp_path / "bert", seed=3)
+    single_key = tmp_path / "bert.vk"
+    zkmha.commit_model(single, single_key)
+    zkmha.prove(single, single_key, tmp_path / "s.proof", tokens=tokens_a)
+    assert zkmha.verify(single_key, tmp_path / "s.proof").kind == "model layer"
+    with pytest.raises(zkmha.RefusedProof):
+        zkmha.verify(single_key, tmp_path / "s.proof", tokens=tokens_a)
+
+
+def test_files_and_arguments_are_checked_before_any_work(tiny, tmp_path):
+    """Issue 53, item 6: argument errors are zkmha errors, a transparent key takes no secret
+    path, a hiding key proves no plain proof, one batch never writes two proofs to one file."""
+    model, key, _ = tiny
+    for call in [
+        lambda: zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], layer="0"),
+        lambda: zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], layer=2**70),
+        lambda: zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], heads=0),
+        lambda: zkmha.prove(model, key, 42, tokens=[1, 2]),
+        lambda: zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], mask=3),
+        lambda: zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], all_positions="yes"),
+        lambda: zkmha.verify(key, tmp_path / "p", layers=5),
+        lambda: zkmha.commit_model(model, tmp_path / "k.vk", layers=(0, 2**64)),
+    ]:
+        with pytest.raises(zkmha.UsageError):
+            call()
+    with pytest.raises(zkmha.UsageError, match="holds hiding commitments"):
+        zkmha.prove(model, key, tmp_path / "p", tokens=[1, 2], transparent=True)
+    with pytest.raises(zkmha.UsageError, match="drop secret_path"):
+        zkmha.commit_model(model, tmp_path / "t.vk", transparent=True, secret_path=tmp_path / "t.secret")
+    assert not (tmp_path / "t.vk").exists() and not (tmp_path / "t.secret").exists()
+    described = zkmha.commit_model(model, tmp_path / "d.vk", description="Acme encoder, release 2")
+    assert described["model"] == "Acme encoder, release 2"
+    assert zkmha.inspect(key)["model"] == "layer 0 (bert)", "by default never the file's name"
+    with pytest.raises(zkmha.UsageError, match="at most 256"):
+        zkmha.commit_model(model, tmp_path / "e.vk", description="x" * 300)
+    # An output in a folder that does not exist: refused before proving.
+    with pytest.raises(zkmha.UsageError, match="does not exist"):
+        zkmha.prove(model, key, tmp_path / "missing" / "p", tokens=[1, 2])
+
+    llama = zkmha.write_example_llama(tmp_path / "llama", seed=7, layers=2)
+    chain = tmp_path / "chain.vk"
+    zkmha.commit_model(llama, chain, layers=(0, 2))
+    same = tmp_path / "same.proof"
+    with pytest.raises(zkmha.UsageError, match=r"proof_paths\[0\] and proof_paths\[1\] name the same file"):
+        zkmha.prove_batch(llama, chain, [same, same], [[1, 2], [3, 4]])
+    assert not same.exists()

@@ -76,6 +76,7 @@ def commit_model(
     mask: Optional[str] = None,
     transparent: bool = False,
     secret_path: Optional[_Path] = None,
+    description: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Commit to one layer of a GGUF or safetensors model file (GPT-2 and Llama: the whole layer).
 
@@ -88,19 +89,22 @@ def commit_model(
     ``family`` (``"bert"``, ``"gpt2"``, ``"llama"``), ``heads`` and ``mask`` (``"causal"``,
     ``"none"``, ``"sliding:W"``) are for files whose metadata does not say (by default the
     model's own mask for the layer, its sliding window included). Returns what ``inspect`` shows of
-    the key, with ``"verifier_key"`` and ``"secret"`` (the paths written).
+    the key, with ``"verifier_key"`` and ``"secret"`` (the paths written). ``description``
+    replaces the key's default description (``"layer 0 (llama)"``, never the file's name),
+    shown unauthenticated beside every verdict; at most 256 characters.
     """
     return _json.loads(
         _native.commit_model(
-            _fspath(model_path),
-            _fspath(key_path),
+            _fspath(model_path, "model_path"),
+            _fspath(key_path, "key_path"),
             layer=_whole("layer", layer),
             layers=_layers(layers),
-            family=family,
+            family=_text("family", family),
             heads=_whole("heads", heads, 1),
-            mask=mask,
-            transparent=transparent,
-            secret_path=_fspath(secret_path),
+            mask=_text("mask", mask),
+            transparent=_flag("transparent", transparent),
+            secret_path=_fspath(secret_path, "secret_path"),
+            description=_text("description", description),
         )
     )
 
@@ -120,6 +124,7 @@ def prove(
     mask: Optional[str] = None,
     secret_path: Optional[_Path] = None,
     all_positions: bool = False,
+    transparent: bool = False,
 ) -> _np.ndarray:
     """Prove the layer on one input and write the proof to ``proof_path``.
 
@@ -135,7 +140,9 @@ def prove(
     ``text`` (tokenized by the model's own tokenizer) or ``input`` (the hidden state entering
     the layer, a ``tokens × d_model`` array of floats). A hiding key (the default of
     ``commit_model``) proves in zero knowledge with its model secret (``secret_path``, by
-    default beside the key). Returns the proven output, float64, ``tokens × d_model``: the
+    default beside the key); a binding key (``commit_model(..., transparent=True)``) proves
+    plainly, revealing evaluations of the weights, only with ``transparent=True`` (else
+    ``UsageError``, as a hiding key with it). Returns the proven output, float64, ``tokens × d_model``: the
     layer's output H' (GPT-2 and Llama: norm, attention, norm, MLP, both residuals; BERT:
     attention, residual, LayerNorm, MLP, residual, LayerNorm).
     """
@@ -147,19 +154,20 @@ def prove(
         if input.ndim != 2:
             raise UsageError(f"input must be a 2-D array (tokens × d_model), not {input.ndim}-D")
     return _native.prove(
-        _fspath(model_path),
-        _fspath(key_path),
-        _fspath(proof_path),
+        _fspath(model_path, "model_path"),
+        _fspath(key_path, "key_path"),
+        _fspath(proof_path, "proof_path"),
         tokens=_tokens(tokens),
-        text=text,
+        text=_text("text", text),
         input=input,
         layer=_whole("layer", layer),
         layers=_layers(layers),
-        family=family,
+        family=_text("family", family),
         heads=_whole("heads", heads, 1),
-        mask=mask,
-        secret_path=_fspath(secret_path),
-        all_positions=all_positions,
+        mask=_text("mask", mask),
+        secret_path=_fspath(secret_path, "secret_path"),
+        all_positions=_flag("all_positions", all_positions),
+        transparent=_flag("transparent", transparent),
     )
 
 
@@ -176,6 +184,7 @@ def prove_batch(
     all_positions: bool = False,
     jobs: Optional[int] = None,
     threads: Optional[int] = None,
+    transparent: bool = False,
 ) -> list:
     """Prove many inputs on one model, loaded and checked against its chain key once.
 
@@ -187,23 +196,24 @@ def prove_batch(
     every input was tried.
     """
     inputs = list(inputs)
-    paths = [_fspath(p) for p in proof_paths]
+    paths = [_fspath(p, "proof_paths[{}]".format(i)) for i, p in enumerate(proof_paths)]
     texts = [i for i in inputs if isinstance(i, str)]
     if texts and len(texts) != len(inputs):
         raise UsageError("inputs must be all token id lists or all texts")
     prover = _native.ChainProver(
-        _fspath(model_path),
-        _fspath(key_path),
-        secret_path=_fspath(secret_path),
-        family=family,
+        _fspath(model_path, "model_path"),
+        _fspath(key_path, "key_path"),
+        secret_path=_fspath(secret_path, "secret_path"),
+        family=_text("family", family),
         heads=_whole("heads", heads, 1),
-        mask=mask,
+        mask=_text("mask", mask),
+        transparent=_flag("transparent", transparent),
     )
     return prover.prove_batch(
         paths,
         tokens=None if texts else [_tokens(i) for i in inputs],
         texts=texts or None,
-        all_positions=all_positions,
+        all_positions=_flag("all_positions", all_positions),
         jobs=_whole("jobs", jobs, 1),
         threads=_whole("threads", threads, 1),
     )
@@ -304,11 +314,11 @@ def verify(
         raise UsageError("pass tokens= or text=, not both")
     return Verified(
         _native.verify(
-            _fspath(key_path),
-            _fspath(proof_path),
+            _fspath(key_path, "key_path"),
+            _fspath(proof_path, "proof_path"),
             tokens=_tokens(tokens),
-            text=text,
-            model=_fspath(model_path),
+            text=_text("text", text),
+            model=_fspath(model_path, "model_path"),
             positions=_tokens(positions, "position"),
             layers=_layers(layers),
         )
@@ -319,7 +329,7 @@ def inspect(path: _Path) -> Dict[str, Any]:
     """What a file zkmha writes holds (a proof of either kind, a verifier key or a model
     secret), as ``zkmha inspect --json`` prints it: kind, shapes, sizes and the fingerprints
     of its commitments. Nothing is verified."""
-    return _json.loads(_native.inspect(_fspath(path)))
+    return _json.loads(_native.inspect(_fspath(path, "path")))
 
 
 def estimate_attention(
@@ -385,8 +395,8 @@ def prove_attention(
     return _native.prove_attention(
         *arrays,
         heads,
-        _fspath(proof_path),
-        mask=mask,
+        _fspath(proof_path, "proof_path"),
+        mask=_text("mask", mask),
         zero_knowledge=zero_knowledge,
         softmax=softmax,
         score_scale=score_scale,
@@ -415,9 +425,9 @@ def verify_attention(
     """
     return Verified(
         _native.verify_attention(
-            _fspath(proof_path),
+            _fspath(proof_path, "proof_path"),
             softmax=softmax,
-            mask=mask,
+            mask=_text("mask", mask),
             heads=None if heads is None else _operator.index(heads),
             head_dim=None if head_dim is None else _operator.index(head_dim),
         )
@@ -438,11 +448,11 @@ def hidden_state(
     and **not proven** — a deeper layer's ``input`` for ``prove`` (which then proves that layer
     alone; ``prove(..., layers=(a, b))`` proves consecutive layers as one chain)."""
     return _native.hidden_state(
-        _fspath(model_path),
+        _fspath(model_path, "model_path"),
         tokens=_tokens(tokens),
-        text=text,
+        text=_text("text", text),
         layer=_whole("layer", layer),
-        family=family,
+        family=_text("family", family),
         heads=_whole("heads", heads, 1),
     )
 
@@ -450,25 +460,45 @@ def hidden_state(
 def write_example_model(directory: _Path, seed: int = 1) -> str:
     """Write a tiny synthetic BERT-style model (d_model 16, 4 heads, a vocabulary of 40) to
     ``directory/model.safetensors`` with its config.json; returns the model's path."""
-    return _native.write_example_model(_fspath(directory), seed)
+    return _native.write_example_model(_fspath(directory, "directory"), seed)
 
 
 def write_example_llama(directory: _Path, seed: int = 7, layers: int = 2) -> str:
     """Write a tiny synthetic Llama-style model with ``layers`` whole layers (d_model 16, 4 query
     heads sharing 2 key/value heads, a gated SiLU MLP, a vocabulary of 40) to
     ``directory/model.safetensors`` with its config.json; returns the model's path."""
-    return _native.write_example_llama(_fspath(directory), seed, layers)
+    return _native.write_example_llama(_fspath(directory, "directory"), seed, layers)
 
 
 def _whole(name: str, value: Any, minimum: int = 0) -> Any:
     """``value`` as a whole number from ``minimum`` below 2^63 (``None`` kept), else
-    ``UsageError``; a value that is not an integer raises ``TypeError``."""
+    ``UsageError`` (a value that is not an integer too: every argument error is a zkmha
+    error, never a bare ``TypeError`` or ``OverflowError``)."""
     if value is None:
         return None
-    value = _operator.index(value)
+    if isinstance(value, bool):
+        raise UsageError(f"{name} must be a whole number, not {value!r}")
+    try:
+        value = _operator.index(value)
+    except TypeError:
+        raise UsageError(f"{name} must be a whole number, not {value!r}") from None
     if not minimum <= value < 2**63:
         raise UsageError(f"{name} must be a whole number from {minimum} up, not {value}")
     return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    """``value`` as a flag: ``True`` or ``False`` (numpy's too), else ``UsageError``."""
+    if isinstance(value, (bool, _np.bool_)):
+        return bool(value)
+    raise UsageError(f"{name} must be True or False, not {value!r}")
+
+
+def _text(name: str, value: Any) -> Optional[str]:
+    """``value`` as text (``None`` kept), else ``UsageError``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise UsageError(f"{name} must be a string, not {value!r}")
 
 
 def _tokens(tokens: Optional[Sequence[int]], what: str = "token id") -> Optional[list]:
@@ -489,11 +519,19 @@ def _tokens(tokens: Optional[Sequence[int]], what: str = "token id") -> Optional
 def _layers(layers: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
     if layers is None:
         return None
-    if isinstance(layers, (str, bytes)) or len(layers) != 2:
+    try:
+        first, end = layers
+    except (TypeError, ValueError):
+        first = end = None
+    if isinstance(layers, (str, bytes)) or first is None:
         raise UsageError(f"layers must be a pair (first, end), e.g. (0, 3) for layers 0 to 2, not {layers!r}")
-    first, end = layers
     return (_whole("the first layer", first), _whole("the end layer", end))
 
 
-def _fspath(path: Optional[_Path]) -> Optional[str]:
-    return None if path is None else _os.fspath(path)
+def _fspath(path: Optional[_Path], name: str = "a path") -> Optional[str]:
+    if path is None:
+        return None
+    try:
+        return _os.fspath(path)
+    except TypeError:
+        raise UsageError(f"{name} must be a path (str or os.PathLike), not {path!r}") from None

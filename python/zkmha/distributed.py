@@ -89,6 +89,7 @@ class RayProver:
         family: Optional[str] = None,
         heads: Optional[int] = None,
         mask: Optional[str] = None,
+        transparent: bool = False,
         threads_per_task: int = 1,
         max_retries: int = 3,
         log_dir=None,
@@ -103,6 +104,7 @@ class RayProver:
             family=family,
             heads=heads,
             mask=mask,
+            transparent=bool(transparent),
         )
         self._threads = int(threads_per_task)
         self._log_dir = None if log_dir is None else _os.fspath(log_dir)

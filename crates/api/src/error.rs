@@ -161,6 +161,16 @@ pub enum Error {
         /// What is wrong (in the sentence).
         error: AttentionError,
     },
+    /// Weights whose calibrated scales leave the stated limits: no key is written.
+    #[error(
+        "layer {layer}'s weights cannot be committed: the scales calibrated from them leave the proof's limits ({error}); a weight far outside the model's range (such as 3·10^38) does this"
+    )]
+    UnusableWeights {
+        /// The layer.
+        layer: usize,
+        /// What is out of range.
+        error: AttentionError,
+    },
     /// A verifier key whose shapes are outside the stated limits.
     #[error("{} is not a usable verifier key: {error}", path.display())]
     UnusableKey {
@@ -266,10 +276,12 @@ pub enum Error {
         /// The expected one.
         expected: String,
     },
-    /// An attention-layer proof about another mask or head split than the one expected.
+    /// A valid-looking proof of another statement than the caller expects: other token ids (or
+    /// an input not proven from token ids), logit positions or layers, or an attention layer's
+    /// other mask or head split. Checked before any verification work.
     #[error("refused: the proof's {what} ({proof}) is not the one expected ({expected})")]
     UnexpectedStatement {
-        /// What differs ("mask", "number of heads", "head width").
+        /// What differs ("input", "output", "layers", "mask", "number of heads", "head width").
         what: &'static str,
         /// The proof's.
         proof: String,
@@ -333,27 +345,65 @@ pub enum Error {
         /// The model's layers.
         count: usize,
     },
+    /// A key of the other kind than the proof asked for: a binding key (plain proofs, which
+    /// reveal evaluations of the weights) without asking for a plain proof, or a hiding key
+    /// with it. Checked before proving.
+    #[error("the verifier key {} holds {held} commitments: {advice}", path.display())]
+    KeyMode {
+        /// The key file.
+        path: PathBuf,
+        /// "binding" or "hiding".
+        held: &'static str,
+        /// What to do.
+        advice: &'static str,
+    },
+    /// A secret whose checksum does not match its bytes: found before proving, not after.
+    #[error("{} is a damaged {what}: its checksum does not match its contents (a byte changed or lost); prove with an intact copy, or commit the model again", path.display())]
+    DamagedFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is ("model secret").
+        what: &'static str,
+    },
+    /// A key description longer than a key holds.
+    #[error(
+        "the key's description holds {chars} characters; at most {} (it is shown beside every verdict)",
+        crate::model_layer::MAX_DESCRIPTION_CHARS
+    )]
+    Description {
+        /// Its length.
+        chars: usize,
+    },
+    /// An output that cannot be written as a file: a folder, or in a folder that does not
+    /// exist. Checked before any work.
+    #[error("{what}: write it to a file in an existing folder")]
+    UnwritablePath {
+        /// The output and why.
+        what: String,
+    },
     /// Two of a run's files that must differ name one file.
     #[error("{what}: it would be overwritten; write elsewhere")]
     SameFile {
         /// The two files, by the names the user gave them.
         what: String,
     },
-    /// A layer whose estimated memory exceeds the machine's (or the limit given).
+    /// A layer whose estimated memory exceeds what this process may use: the machine's
+    /// memory (or `--max-memory`), its control group's limit, or the address space its
+    /// `ulimit -v` leaves.
     #[error(
-        "this layer's proof needs about {} of memory (estimated from its shape at the measured bytes per entry: {entries} score entries ĥ·ŝ², the entries of Q, K and V and, in a model layer, its weights and MLP), more than {} {}: use fewer tokens or heads{}",
+        "this layer's proof needs about {} of memory (estimated from its shape at the measured bytes per entry: {entries} score entries ĥ·ŝ², the entries of Q, K and V and, in a model layer, its weights and MLP), more than {} {}: use fewer tokens or heads, {}",
         crate::resources::describe_bytes(*estimate),
-        if *given { "the --max-memory of" } else { "this machine's" },
+        limit.describe(),
         crate::resources::describe_bytes(*allowed),
-        if *given { ", or raise --max-memory" } else { ", or pass --max-memory SIZE to try anyway" }
+        limit.advice()
     )]
     MemoryEstimate {
         /// The estimate in bytes.
         estimate: u64,
         /// The memory allowed in bytes.
         allowed: u64,
-        /// Whether the limit was given (`--max-memory`) rather than the machine's.
-        given: bool,
+        /// What limits it.
+        limit: crate::resources::MemoryLimit,
         /// `ĥ·ŝ²`.
         entries: u64,
     },
@@ -380,7 +430,11 @@ impl Error {
             }
             Error::TokensNeedLayerZero { .. } => ErrorKind::Usage,
             Error::MemoryEstimate { .. } => ErrorKind::OutOfResources,
-            Error::SameFile { .. } | Error::NoSuchLayer { .. } => ErrorKind::Usage,
+            Error::SameFile { .. }
+            | Error::UnwritablePath { .. }
+            | Error::KeyMode { .. }
+            | Error::Description { .. }
+            | Error::NoSuchLayer { .. } => ErrorKind::Usage,
             Error::Read { source, .. } | Error::Write { source, .. }
                 if matches!(
                     source.kind(),

@@ -222,7 +222,7 @@ impl Inspection {
             }
             Inspection::VerifierKey(key) => {
                 let q = &key.quantization;
-                json!({"kind": "verifier key", "model": sanitize(&key.description), "description_authenticated": false,
+                json!({"kind": "verifier key", "fingerprint": fingerprint(key.as_ref()), "model": sanitize(&key.description), "description_authenticated": false,
                        "commitment": fingerprint(&key.commitment), "model_width": key.model_width,
                        "heads": key.heads, "key_value_heads": key.key_value_heads, "head_dim": key.head_dim,
                        "mask": key.mask.to_string(), "residual": residual_name(key.residual),
@@ -277,7 +277,7 @@ impl Inspection {
                     .iter()
                     .map(|k| json!({"model": sanitize(&k.description), "commitment": fingerprint(&k.commitment)}))
                     .collect();
-                json!({"kind": "chain key", "first_layer": key.first_layer, "layers": layers,
+                json!({"kind": "chain key", "fingerprint": fingerprint(key.as_ref()), "first_layer": key.first_layer, "layers": layers,
                        "description_authenticated": false,
                        "hidden_fraction_bits": key.layers.first().map(|k| k.quantization.hidden_fraction_bits),
                        "embedding": key.embedding.as_ref().map(|e| json!({

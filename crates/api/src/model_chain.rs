@@ -152,6 +152,22 @@ pub struct CommittedChain {
     pub secret: Option<ChainSecret>,
 }
 
+impl CommittedChain {
+    /// The chain key with `description` for every layer's key instead of the default
+    /// (`layer N (architecture)`).
+    ///
+    /// # Errors
+    /// [`Error::Description`] for one over [`crate::model_layer::MAX_DESCRIPTION_CHARS`]
+    /// characters.
+    pub fn describe(mut self, description: &str) -> Result<Self> {
+        crate::model_layer::check_description(description)?;
+        for key in &mut self.key.layers {
+            key.description = description.to_string();
+        }
+        Ok(self)
+    }
+}
+
 /// The layer proofs of a chain in mode `M`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainProofOf<M: Mode> {
@@ -471,6 +487,28 @@ pub fn read_chain_key(path: &Path) -> Result<ChainKey> {
 /// As [`crate::files::write_private_file`].
 pub fn write_chain_secret(path: &Path, secret: &ChainSecret) -> Result<()> {
     crate::files::write_private_file(path, &encode_parts(ChainMagic::Secret, secret, "chain secret")?)
+}
+
+/// Writes a chain key and, for hiding commitments, its secret, together
+/// ([`crate::files::write_files`]): a failed run replaces neither. Returns the key file's
+/// length.
+///
+/// # Errors
+/// As [`crate::files::write_files`].
+pub fn write_chain_key_and_secret(
+    key_path: &Path,
+    key: &ChainKey,
+    secret: Option<(&Path, &ChainSecret)>,
+) -> Result<usize> {
+    let key_bytes = encode_parts(ChainMagic::Key, key, "chain key")?;
+    let secret_bytes =
+        secret.map(|(_, s)| encode_parts(ChainMagic::Secret, s, "chain secret")).transpose()?;
+    let mut files = vec![crate::files::FileToWrite::public(key_path, &key_bytes)];
+    if let (Some((path, _)), Some(bytes)) = (secret, &secret_bytes) {
+        files.push(crate::files::FileToWrite::private(path, bytes));
+    }
+    crate::files::write_files(&files)?;
+    Ok(key_bytes.len())
 }
 
 /// Reads a chain's secret (checked against the key when proving).

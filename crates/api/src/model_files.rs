@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use zkmha_attention::block::ModelBlockProof;
 use zkmha_attention::mode::{Plain, Zk};
 use zkmha_attention::model_layer::ModelStatement;
-use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey};
+use zkmha_attention::verifier_key::{ModelSecret, ModelVerifierKey, WeightCommitments};
 
 const KEY_MAGIC: &[u8] = b"ZKMHA-VK\0";
 const PROOF_MAGIC: &[u8] = b"ZKMHA-MODEL\0";
@@ -119,7 +119,8 @@ pub(crate) fn decode_header<T>(
 /// the head's norm carries its own batch.
 /// 20: zero-knowledge transcripts absorb every relations proof's statement (its factors',
 /// targets' and terms' combinations), every committed sum-check's claim and a batch's claims
-/// before its weights (plain proofs unchanged).
+/// before its weights (plain proofs unchanged); secrets end in a BLAKE3 checksum of their
+/// bytes, checked before proving.
 const FILE_VERSION: u32 = 20;
 
 /// The most commitment rows one file may decode to in all (2^20 rows, 72 MiB of points):
@@ -180,11 +181,25 @@ pub(crate) fn split_version(rest: &[u8]) -> (u32, &[u8]) {
     (u32::from_le_bytes(version.try_into().unwrap_or([0; 4])), rest)
 }
 
+/// Whether a file kind ends in a checksum: the secrets, whose blinds nothing else checks
+/// before a whole proof is made with them (a changed blind makes a proof that does not
+/// verify, found only after proving).
+fn is_sealed(magic: &[u8]) -> bool {
+    magic == SECRET_MAGIC || magic == ChainMagic::Secret.bytes()
+}
+
+/// The length of a sealed file's checksum: BLAKE3 of every byte before it.
+const CHECKSUM_BYTES: usize = 32;
+
 fn encode<T: CanonicalSerialize>(magic: &[u8], parts: &T, what: &'static str) -> Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(1 << 16);
     bytes.extend_from_slice(magic);
     bytes.extend_from_slice(&FILE_VERSION.to_le_bytes());
     parts.serialize_compressed(&mut bytes).map_err(|source| Error::Encode { what, source })?;
+    if is_sealed(magic) {
+        let checksum = blake3::hash(&bytes);
+        bytes.extend_from_slice(checksum.as_bytes());
+    }
     Ok(bytes)
 }
 
@@ -200,7 +215,23 @@ fn decode_with<T>(
     what: &'static str,
     read: impl FnOnce(&mut &[u8]) -> Result<T>,
 ) -> Result<T> {
-    let bytes = read_bytes(path)?;
+    let mut bytes = read_bytes(path)?;
+    if !bytes.starts_with(magic) {
+        return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: what });
+    }
+    if is_sealed(magic) {
+        let body = bytes.len().saturating_sub(CHECKSUM_BYTES).max(magic.len());
+        let intact = bytes.get(body..).is_some_and(|checksum| {
+            checksum.len() == CHECKSUM_BYTES
+                && bytes.get(..body).is_some_and(|contents| blake3::hash(contents).as_bytes() == checksum)
+        });
+        // A file of another version is reported as such, not as damaged.
+        let (version, _) = split_version(&bytes[magic.len()..]);
+        if !intact && version == FILE_VERSION {
+            return Err(Error::DamagedFile { path: path.to_path_buf(), what });
+        }
+        bytes.truncate(body);
+    }
     let Some(rest) = bytes.strip_prefix(magic) else {
         return Err(Error::NotZkmhaFile { path: path.to_path_buf(), kind: what });
     };
@@ -328,6 +359,57 @@ pub fn read_key(path: &Path) -> Result<ModelVerifierKey> {
 /// As [`crate::files::write_private_file`].
 pub fn write_secret(path: &Path, secret: &ModelSecret) -> Result<()> {
     crate::files::write_private_file(path, &encode(SECRET_MAGIC, secret, "model secret")?)
+}
+
+/// Writes a verifier key and, for hiding commitments, its secret, together
+/// ([`crate::files::write_files`]): a failed run replaces neither, so a new key never sits
+/// beside an old secret. Returns the key file's length.
+///
+/// # Errors
+/// As [`crate::files::write_files`].
+pub fn write_key_and_secret(
+    key_path: &Path,
+    key: &ModelVerifierKey,
+    secret: Option<(&Path, &ModelSecret)>,
+) -> Result<usize> {
+    let key_bytes = encode_key(key)?;
+    let secret_bytes = secret.map(|(_, s)| encode(SECRET_MAGIC, s, "model secret")).transpose()?;
+    let mut files = vec![crate::files::FileToWrite::public(key_path, &key_bytes)];
+    if let (Some((path, _)), Some(bytes)) = (secret, &secret_bytes) {
+        files.push(crate::files::FileToWrite::private(path, bytes));
+    }
+    crate::files::write_files(&files)?;
+    Ok(key_bytes.len())
+}
+
+/// Refuses a key of the other kind than asked for: a plain proof (`transparent`) needs a
+/// binding key, a zero-knowledge one a hiding key (`key_path` names the key in the sentence).
+///
+/// ```
+/// use zkmha_api::model_files::check_key_mode;
+/// use zkmha_attention::verifier_key::WeightCommitments;
+/// let key = std::path::Path::new("m.vk");
+/// assert!(check_key_mode(key, WeightCommitments::Hiding, false).is_ok());
+/// let error = check_key_mode(key, WeightCommitments::Binding, false).unwrap_err();
+/// assert_eq!(error.kind(), zkmha_api::ErrorKind::Usage);
+/// ```
+///
+/// # Errors
+/// [`Error::KeyMode`] ([`crate::ErrorKind::Usage`]).
+pub fn check_key_mode(key_path: &Path, held: WeightCommitments, transparent: bool) -> Result<()> {
+    match (held, transparent) {
+        (WeightCommitments::Binding, false) => Err(Error::KeyMode {
+            path: key_path.to_path_buf(),
+            held: "binding",
+            advice: "its proofs are plain and reveal evaluations of the weights; ask for one (transparent=True, --transparent) or commit without transparent for a zero-knowledge proof",
+        }),
+        (WeightCommitments::Hiding, true) => Err(Error::KeyMode {
+            path: key_path.to_path_buf(),
+            held: "hiding",
+            advice: "it proves in zero knowledge; a plain proof needs a key committed with transparent=True (--transparent)",
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a model secret (not checked against any key: [`read_secret_for`] does).

@@ -406,6 +406,39 @@ pub struct CommittedModel {
     pub secret: Option<ModelSecret>,
 }
 
+/// The most characters a key's description may hold.
+pub const MAX_DESCRIPTION_CHARS: usize = 256;
+
+/// A key's default description: `layer 3 (llama)` — never the model file's name.
+pub fn default_description(layer: usize, architecture: &str) -> String {
+    format!("layer {layer} ({architecture})")
+}
+
+/// Checks a key description the model owner chose: at most [`MAX_DESCRIPTION_CHARS`]
+/// characters. (It is unauthenticated and shown escaped; nothing binds it to the weights.)
+///
+/// # Errors
+/// [`Error::Description`].
+pub fn check_description(description: &str) -> Result<()> {
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(Error::Description { chars });
+    }
+    Ok(())
+}
+
+impl CommittedModel {
+    /// The key with `description` instead of the default (`layer N (architecture)`).
+    ///
+    /// # Errors
+    /// [`Error::Description`] for one over [`MAX_DESCRIPTION_CHARS`] characters.
+    pub fn describe(mut self, description: &str) -> Result<Self> {
+        check_description(description)?;
+        self.key.description = description.to_string();
+        Ok(self)
+    }
+}
+
 /// Calibrates the fixed-point scales (on a fixed token sample) and commits to the layer's
 /// weights: the verifier key, and the model secret of hiding commitments.
 ///
@@ -636,12 +669,9 @@ impl Model {
             }
         };
         let key = ModelVerifierKey {
-            description: format!(
-                "{} layer {} ({})",
-                file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
-                model.layer,
-                file.architecture_name()
-            ),
+            // The layer and the architecture only: the file's name may say more about the
+            // model than its owner means to publish (`CommittedModel::describe` sets another).
+            description: default_description(model.layer, file.architecture_name()),
             model_width: d,
             heads: file.heads,
             head_dim: model.head_dim,
@@ -654,6 +684,12 @@ impl Model {
             weight_commitments,
             commitment,
         };
+        // The key must be one that `read_key` accepts and `prove` can use: weights whose
+        // scales leave the stated limits (a weight of 3·10^38) are refused here, not by the
+        // first proof.
+        let unusable = |error| Error::UnusableWeights { layer: model.layer, error };
+        let one_token = key.shape(1).map_err(unusable)?;
+        key.quantization.softmax(&one_token.attention).map_err(unusable)?;
         let secret = blinds.map(|blinds| ModelSecret::new(&key, &blinds));
         Ok(CommittedModel { key, secret })
     }
@@ -1106,12 +1142,15 @@ pub fn read_hidden_state(path: &Path, columns: usize) -> Result<Vec<f64>> {
     let bytes = crate::model_files::read_bytes(path)?;
     let fail = |problem: String| Error::InputFile { path: path.to_path_buf(), problem };
     let (shape, data): (Vec<usize>, Vec<f64>) = if bytes.starts_with(b"\x93NUMPY") {
-        let npy =
-            npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(format!("is not a valid .npy file: {e}")))?;
+        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| fail(crate::files::npy_header_problem(&e)))?;
         if npy.order() != npyz::Order::C {
             return Err(fail("is stored in Fortran order; write it in C order (numpy's default)".into()));
         }
         let shape: Vec<usize> = npy.shape().iter().map(|&n| n as usize).collect();
+        if let npyz::DType::Plain(t) = npy.dtype() {
+            let elements = npy.shape().iter().try_fold(1u64, |n, &m| n.checked_mul(m)).unwrap_or(u64::MAX);
+            crate::files::check_npy_length(&bytes, elements, t.size_field()).map_err(fail)?;
+        }
         let corrupt = |e: std::io::Error| fail(format!("is corrupt: {e}"));
         let data = match npy.dtype() {
             npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float && t.size_field() == 8 => {
@@ -1129,12 +1168,27 @@ pub fn read_hidden_state(path: &Path, columns: usize) -> Result<Vec<f64>> {
         };
         (shape, data)
     } else {
-        let file = zkmha_model::families::TensorFile::read(path)?;
+        // Not a model: a tensor of a type the reader does not decode is a bad input (X must be
+        // float32 or float64), not a model the proof does not cover.
+        let file = zkmha_model::families::TensorFile::read(path).map_err(|error| match error {
+            zkmha_model::ModelError::UnsupportedTensorType { name, type_name } => {
+                fail(format!("holds {name} as {type_name}; X must be float32 or float64"))
+            }
+            zkmha_model::ModelError::Corrupt { message, .. } => {
+                fail(format!("is neither a .npy file nor a valid safetensors file: {message}"))
+            }
+            other => other.into(),
+        })?;
         let names: Vec<&str> = file.names().collect();
         let [name] = names.as_slice() else {
             return Err(fail(format!("must hold exactly one float tensor (X); it holds {}", names.len())));
         };
-        let t = file.get(name)?;
+        let t = file.get(name).map_err(|error| match error {
+            zkmha_model::ModelError::UnsupportedTensorType { name, type_name } => {
+                fail(format!("holds {name} as {type_name}; X must be float32 or float64"))
+            }
+            other => other.into(),
+        })?;
         (t.shape.clone(), t.data.clone())
     };
     match shape.as_slice() {

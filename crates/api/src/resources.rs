@@ -357,17 +357,115 @@ pub fn check_layer_memory(shape: &AttentionShape, limit: Option<u64>) -> Result<
 }
 
 fn check_estimate(estimate: u64, entries: u64, limit: Option<u64>) -> Result<u64> {
-    let (allowed, given) = match limit {
-        Some(limit) => (limit, true),
-        None => match machine_memory() {
-            Some(memory) => (memory, false),
-            None => return Ok(estimate),
-        },
-    };
+    let Some((allowed, limit)) = memory_limit(limit) else { return Ok(estimate) };
     if estimate > allowed {
-        return Err(Error::MemoryEstimate { estimate, allowed, given, entries });
+        return Err(Error::MemoryEstimate { estimate, allowed, limit, entries });
     }
     Ok(estimate)
+}
+
+/// What limits the memory a proof may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryLimit {
+    /// `--max-memory` (`max_memory` in the library and Python).
+    Given,
+    /// The machine's memory (`MemTotal`).
+    Machine,
+    /// The control group's `memory.max` (a container's limit).
+    ControlGroup,
+    /// The address space left under `ulimit -v` (`RLIMIT_AS`), what the process has mapped
+    /// already taken off.
+    AddressSpace,
+}
+
+impl MemoryLimit {
+    /// The limit in words, before its size: "this machine's".
+    pub fn describe(self) -> &'static str {
+        match self {
+            MemoryLimit::Given => "the --max-memory of",
+            MemoryLimit::Machine => "this machine's",
+            MemoryLimit::ControlGroup => "the limit of this process's control group (memory.max) of",
+            MemoryLimit::AddressSpace => "the address space this process's limit (ulimit -v) leaves,",
+        }
+    }
+
+    /// What to do about it.
+    pub fn advice(self) -> &'static str {
+        match self {
+            MemoryLimit::Given => "or raise --max-memory",
+            MemoryLimit::Machine => "or pass --max-memory SIZE to try anyway",
+            MemoryLimit::ControlGroup => "or run it in a control group (container) with more memory",
+            MemoryLimit::AddressSpace => "or raise the limit (ulimit -v)",
+        }
+    }
+}
+
+/// The memory a proof may use and what limits it: the smallest of `given` (or, without it,
+/// the machine's memory), the control group's limit and the address space `ulimit -v` leaves
+/// — the last two hard limits that no `--max-memory` lifts. `None` where the system says
+/// none of them.
+///
+/// ```
+/// use zkmha_api::resources::{MemoryLimit, memory_limit};
+/// let (allowed, limit) = memory_limit(Some(1 << 20)).unwrap();
+/// assert!(allowed <= 1 << 20);
+/// assert!(limit == MemoryLimit::Given || allowed < 1 << 20);
+/// ```
+pub fn memory_limit(given: Option<u64>) -> Option<(u64, MemoryLimit)> {
+    let soft = match given {
+        Some(bytes) => Some((bytes, MemoryLimit::Given)),
+        None => machine_memory().map(|bytes| (bytes, MemoryLimit::Machine)),
+    };
+    [
+        soft,
+        control_group_memory().map(|b| (b, MemoryLimit::ControlGroup)),
+        address_space_left().map(|b| (b, MemoryLimit::AddressSpace)),
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|(bytes, _)| *bytes)
+}
+
+/// The control group's memory limit in bytes (cgroup v2 `memory.max` of this process's
+/// group, or v1's `memory.limit_in_bytes`); `None` for "max" or where there is none.
+pub fn control_group_memory() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let group = |prefix: &str| {
+        groups.lines().find_map(|line| {
+            line.split_once(prefix).map(|(_, path)| path.trim().trim_end_matches('/').to_string())
+        })
+    };
+    let mut candidates = Vec::new();
+    if let Some(path) = group("0::") {
+        candidates.push(format!("/sys/fs/cgroup{path}/memory.max"));
+    }
+    candidates.push("/sys/fs/cgroup/memory.max".to_string());
+    if let Some(path) = group(":memory:") {
+        candidates.push(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"));
+    }
+    candidates.push("/sys/fs/cgroup/memory/memory.limit_in_bytes".to_string());
+    let limit = candidates
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .and_then(|text| text.trim().parse::<u64>().ok())?;
+    // v1 writes "no limit" as a number near 2^63.
+    (limit < 1 << 60).then_some(limit)
+}
+
+/// The address space left under the soft `RLIMIT_AS` (`ulimit -v`, from /proc/self/limits),
+/// less what the process has mapped already (`VmSize`); `None` when unlimited or unknown.
+pub fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|line| line.starts_with("Max address space"))?;
+    let soft: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let mapped = status
+        .lines()
+        .find(|line| line.starts_with("VmSize:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kilobytes| kilobytes.parse::<u64>().ok())
+        .map_or(0, |kilobytes| kilobytes.saturating_mul(1024));
+    Some(soft.saturating_sub(mapped))
 }
 
 #[cfg(test)]

@@ -413,6 +413,9 @@ pub struct ArchitectureMetadata {
     pub local_rope_layers: Option<WindowLayers>,
     /// The context length (`max_position_embeddings`, `n_positions`, `<arch>.context_length`).
     pub context_length: Option<usize>,
+    /// The number of layers the metadata declares (`num_hidden_layers`, `n_layer`,
+    /// `<arch>.block_count`) and the field that says it, checked against the tensors'.
+    pub layer_count: Option<(usize, String)>,
     /// The MLP's hidden width (`intermediate_size`, `<arch>.feed_forward_length`), checked
     /// against the weights.
     pub intermediate_size: Option<usize>,
@@ -719,6 +722,9 @@ pub fn from_config(json: &serde_json::Value) -> Result<ArchitectureMetadata, Uns
         local_rope_base: gemma3.then(|| number(json, &["rope_local_base_freq"]).unwrap_or(10_000.0)),
         local_rope_layers: gemma3_sliding,
         context_length,
+        layer_count: ["num_hidden_layers", "n_layer"]
+            .iter()
+            .find_map(|field| count(json, &[field]).map(|n| (n, format!("config.json {field}")))),
         intermediate_size: count(json, &["intermediate_size"]),
         // Gemma 3's MLP reads hidden_activation (gelu_pytorch_tanh by default), the others
         // hidden_act.
@@ -823,6 +829,7 @@ pub fn from_gguf(architecture: &str, metadata: &HashMap<String, MetadataValue>) 
             .then(|| key("rope.freq_base_swa").and_then(MetadataValue::as_f64).unwrap_or(10_000.0)),
         local_rope_layers,
         context_length: size("context_length"),
+        layer_count: size("block_count").map(|n| (n, format!("{architecture}.block_count"))),
         intermediate_size: size("feed_forward_length"),
         activation: None,
         activation_function: None,

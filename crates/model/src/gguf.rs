@@ -494,6 +494,13 @@ pub fn parse(bytes: &[u8]) -> Result<Gguf, String> {
             tensors.push(GgufTensor { name, dims, data: TensorData::Unsupported { ggml_type: code } });
             continue;
         };
+        // llama.cpp places every tensor at a multiple of the alignment: an offset between
+        // would read the data shifted, as values that are not the model's.
+        if offset % alignment as u64 != 0 {
+            return Err(format!(
+                "tensor {name}'s data offset {offset} is not a multiple of the file's alignment ({alignment} bytes)"
+            ));
+        }
         let (per_block, block_bytes) = kind.block();
         let count = dims.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
         let range = count

@@ -15,7 +15,7 @@
 //! (`--input`), and the layer's own norm gives `X`.
 
 use crate::ModelError;
-use crate::architecture::{self, MetadataSource, Unsupported};
+use crate::architecture::{self, ArchitectureMetadata, MetadataSource, Unsupported};
 use crate::families::{
     AttentionWeights, Family, TensorFile, attention_weights, feed_forward_weights, gemma3_norm_weights,
     post_norm_weights,
@@ -57,8 +57,9 @@ fn read_config(path: &Path) -> Result<Option<serde_json::Value>, ModelError> {
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|e| ModelError::Io { path: file.clone(), message: e.to_string() })?;
-    let json = serde_json::from_str(&text)
-        .map_err(|e| ModelError::Corrupt { path: file.clone(), message: e.to_string() })?;
+    let json = serde_json::from_str(&text).map_err(|e| {
+        ModelError::Input(format!("{} (the model's config.json) is not valid JSON: {e}", file.display()))
+    })?;
     Ok(Some(json))
 }
 
@@ -109,6 +110,9 @@ impl ModelFile {
                 )));
             }
         };
+        if heads == Some(0) {
+            return Err(ModelError::Input("--heads 0: a model has at least one attention head".into()));
+        }
         if let (Some(flag), Some(declared)) = (heads, meta.heads)
             && flag != declared
         {
@@ -118,6 +122,7 @@ impl ModelFile {
             }
             .into());
         }
+        check_declared_sizes(path, &meta.architecture, &tensors, family)?;
         let heads = heads.or(meta.heads).ok_or_else(|| {
             ModelError::Input(format!(
                 "{} does not say how many attention heads the model has (neither its metadata nor a config.json beside it); pass --heads",
@@ -133,6 +138,12 @@ impl ModelFile {
             Family::Llama if gemma3 => 1e-6,
             Family::Gpt2 | Family::Llama => 1e-5,
         });
+        if !(norm_epsilon.is_finite() && norm_epsilon > 0.0 && norm_epsilon < 1.0) {
+            return Err(ModelError::Input(format!(
+                "{}'s metadata declares the norms' ε = {norm_epsilon}, which no norm uses (it must lie between 0 and 1)",
+                path.display()
+            )));
+        }
         let rope_base = meta.rope_base.unwrap_or(if gemma3 { 1_000_000.0 } else { 10_000.0 });
         Ok(Self {
             path: path.to_path_buf(),
@@ -494,19 +505,7 @@ impl ModelFile {
     /// The number of layers: one more than the largest layer index in the tensor names
     /// (`layers.N.`, `h.N.`, `layer.N.`), `None` when no name has one.
     pub fn layer_count(&self) -> Option<usize> {
-        let word = match self.family {
-            Family::Bert => "layer",
-            Family::Gpt2 => "h",
-            Family::Llama => "layers",
-        };
-        self.tensors
-            .names()
-            .filter_map(|name| {
-                let parts: Vec<&str> = name.split('.').collect();
-                parts.windows(2).find(|w| w[0] == word).and_then(|w| w[1].parse::<usize>().ok())
-            })
-            .max()
-            .map(|last| last + 1)
+        counted_layers(&self.tensors, self.family)
     }
 
     /// The model's head after its last layer, when the proof covers it: the final norm's
@@ -705,4 +704,53 @@ pub struct EmbeddingTables<'a> {
     pub tokens: &'a [f64],
     /// Every position's row (GPT-2's learned positions; empty for rotary models).
     pub positions: &'a [f64],
+}
+
+/// One more than the largest layer index in the tensor names of `family`'s layout.
+fn counted_layers(tensors: &TensorFile, family: Family) -> Option<usize> {
+    let word = match family {
+        Family::Bert => "layer",
+        Family::Gpt2 => "h",
+        Family::Llama => "layers",
+    };
+    tensors
+        .names()
+        .filter_map(|name| {
+            let parts: Vec<&str> = name.split('.').collect();
+            parts.windows(2).find(|w| w[0] == word).and_then(|w| w[1].parse::<usize>().ok())
+        })
+        .max()
+        .map(|last| last.saturating_add(1))
+}
+
+/// Refuses metadata that declares what no model is or what the tensors contradict: a layer
+/// count of 0 or other than the tensors hold (`n_layer`, `num_hidden_layers`, GGUF
+/// `block_count`), a context of fewer than 2 tokens (`n_positions`, `max_position_embeddings`,
+/// `context_length`).
+fn check_declared_sizes(
+    path: &Path,
+    metadata: &ArchitectureMetadata,
+    tensors: &TensorFile,
+    family: Family,
+) -> Result<(), ModelError> {
+    let malformed = |what: String| Err(ModelError::Input(format!("{}'s metadata {what}", path.display())));
+    if let Some((declared, field)) = &metadata.layer_count {
+        match counted_layers(tensors, family) {
+            _ if *declared == 0 => return malformed(format!("declares no layer ({field} = 0)")),
+            Some(counted) if counted != *declared => {
+                return malformed(format!(
+                    "declares {declared} layers ({field}) but its tensors hold {counted}"
+                ));
+            }
+            _ => {}
+        }
+    }
+    if let Some(context) = metadata.context_length
+        && context < 2
+    {
+        return malformed(format!(
+            "declares a context of {context} tokens (its context length), which holds no sequence to attend over"
+        ));
+    }
+    Ok(())
 }

@@ -172,6 +172,19 @@ fn llama(
     m: usize,
     vocab: usize,
 ) -> (Vec<u8>, Vec<Vec<f64>>) {
+    llama_with(kind, d, heads, kv, m, vocab, &[])
+}
+
+/// [`llama`] with `extra` metadata after its own.
+fn llama_with(
+    kind: TensorType,
+    d: usize,
+    heads: usize,
+    kv: usize,
+    m: usize,
+    vocab: usize,
+    extra: &[(&str, Meta)],
+) -> (Vec<u8>, Vec<Vec<f64>>) {
     let mut draw = Draw(77);
     let mut tensors = Vec::new();
     let mut values = Vec::new();
@@ -200,7 +213,63 @@ fn llama(
         ("llama.attention.layer_norm_rms_epsilon", Meta::F32(1e-5)),
         ("llama.rope.freq_base", Meta::F32(10000.0)),
     ];
+    let metadata: Vec<(&str, Meta)> = metadata.into_iter().chain(extra.iter().cloned()).collect();
     (gguf_bytes(&metadata, &tensors), values)
+}
+
+/// Issue 53, item 6: metadata no model has, and a tensor placed between the alignment's
+/// multiples (read shifted, it surfaced only as "X[0] is NaN"), are refused in one sentence
+/// when the file is opened.
+#[test]
+fn degenerate_gguf_metadata_and_a_misaligned_tensor_are_refused_by_name() {
+    let (d, heads, kv, m, vocab) = (64, 4, 2, 16, 10);
+    let refused = |extra: &[(&str, Meta)], needle: &str| {
+        let (bytes, _) = llama_with(TensorType::F32, d, heads, kv, m, vocab, extra);
+        let path = temp("degenerate.gguf", &bytes);
+        match ModelFile::open(&path, None, None) {
+            Err(error @ ModelError::Input(_)) => {
+                let text = error.to_string();
+                assert!(text.contains(needle), "{needle}: {text}");
+            }
+            Err(other) => panic!("{needle}: {other}"),
+            Ok(_) => panic!("{needle}: opened"),
+        }
+    };
+    refused(
+        &[("llama.block_count", Meta::U32(1 << 31))],
+        "declares 2147483648 layers (llama.block_count) but its tensors hold 1",
+    );
+    refused(&[("llama.block_count", Meta::U32(0))], "declares no layer");
+    refused(&[("llama.context_length", Meta::U32(0))], "a context of 0 tokens");
+    refused(&[("llama.context_length", Meta::U32(1))], "a context of 1 tokens");
+    refused(&[("llama.attention.layer_norm_rms_epsilon", Meta::F32(-1.0))], "ε = -1");
+    // The honest count and context open.
+    let (bytes, _) = llama_with(
+        TensorType::F32,
+        d,
+        heads,
+        kv,
+        m,
+        vocab,
+        &[("llama.block_count", Meta::U32(1)), ("llama.context_length", Meta::U32(2048))],
+    );
+    assert!(ModelFile::open(&temp("honest.gguf", &bytes), None, None).is_ok());
+    // The first tensor's offset moved off the 32-byte alignment.
+    let (mut bytes, _) = llama(TensorType::F32, d, heads, kv, m, vocab);
+    let name = b"token_embd.weight";
+    let at = bytes.windows(name.len()).position(|w| w == name).unwrap() + name.len() + 4 + 2 * 8 + 4;
+    assert_eq!(bytes[at..at + 8], 0u64.to_le_bytes());
+    bytes[at..at + 8].copy_from_slice(&4u64.to_le_bytes());
+    match TensorFile::read(&temp("misaligned.gguf", &bytes)) {
+        Err(error @ ModelError::CorruptGguf { .. }) => {
+            assert!(
+                error.to_string().contains("offset 4 is not a multiple of the file's alignment (32 bytes)"),
+                "{error}"
+            )
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a misaligned tensor was read"),
+    }
 }
 
 /// `[rows, columns]` → `[columns, rows]`.
