@@ -153,6 +153,7 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
             "{}",
             json!({
                 "chain_key": args.out.display().to_string(),
+                "fingerprint": zkmha_api::fingerprint(key),
                 "bytes": bytes,
                 "first_layer": key.first_layer,
                 "layers": key.layers.len(),
@@ -177,8 +178,9 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
         println!("  layer {layer}: model commitment {}", zkmha_api::fingerprint(&k.commitment));
     }
     println!(
-        "wrote the chain key {} ({bytes} bytes) in {:.1} s",
+        "wrote the chain key {} ({bytes} bytes; its fingerprint {}, which zkmha verify shows: publish it with the key) in {:.1} s",
         args.out.display(),
+        zkmha_api::fingerprint(key),
         start.elapsed().as_secs_f64()
     );
     if let Some(path) = &secret_file {
@@ -823,7 +825,11 @@ pub fn print_inspection(inspection: &zkmha_api::inspect::Inspection) {
             }
         }
         Inspection::ChainKey(key) => {
-            println!("chain key: {}", range_text(&key.layer_range()));
+            println!(
+                "chain key: {}; its fingerprint {} (what zkmha verify shows as the verifier key's)",
+                range_text(&key.layer_range()),
+                zkmha_api::fingerprint(key.as_ref())
+            );
             if let Some(e) = &key.embedding {
                 println!(
                     "  embedding table: {} token rows{} × {} (commitment {})",

@@ -479,21 +479,20 @@ fn a_bad_tokens_file_or_input_is_one_sentence() {
     std::fs::write(&empty, "# nothing\n\n").unwrap();
     fails_with(&mut prove(&empty, &dir.join("o2")), 5, "holds no input");
     fails_with(&mut prove(&dir.join("missing.txt"), &dir.join("o3")), 2, "could not read --tokens-file");
-    // A token outside the 40-token vocabulary fails its input; the other input is proven.
+    // A token outside the 40-token vocabulary on any line is found before the first input is
+    // proven (issue 53: the work of line 1 was lost): nothing is proven.
     let mixed = dir.join("mixed.txt");
     std::fs::write(&mixed, "1,2,3\n4000\n").unwrap();
-    let out = prove(&mixed, &dir.join("o4")).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success() && stdout.contains("input 2: not proven"), "{stdout}");
-    assert!(dir.join("o4").join("input-1.proof").exists());
-    assert!(!dir.join("o4").join("input-2.proof").exists());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("input 2 of"));
-    // Under --json: one object, the inputs' report with the failure's fields.
+    fails_with(
+        &mut prove(&mixed, &dir.join("o4")),
+        2,
+        "line 2: token id 4000 is outside the vocabulary of 40 tokens",
+    );
+    assert!(!dir.join("o4").join("input-1.proof").exists());
+    // Under --json: one object with the sentence.
     let out = prove(&mixed, &dir.join("o5")).arg("--json").output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(report["exit_code"], 2);
-    assert!(report["error"].as_str().unwrap().contains("input 2 of"));
-    assert_eq!(report["inputs"][0]["tokens"], 3);
-    assert!(report["inputs"][1]["error"].is_string());
+    assert!(report["error"].as_str().unwrap().contains("line 2: token id 4000"), "{report}");
 }

@@ -348,18 +348,37 @@ fn verify<'py>(
     positions: Option<Vec<u64>>,
     layers: Option<(u64, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // Expecting nothing by mistake is refused: every combination but these says what it means.
+    let tokens = match (tokens, text, model) {
+        (None, None, None) => ExpectedTokens::Nothing,
+        (Some(ids), None, None) => ExpectedTokens::Ids(ids),
+        (None, Some(text), Some(model)) => ExpectedTokens::Text(text, model),
+        _ => {
+            return Err(UsageError::new_err(
+                "pass tokens=, or text= with model= (the tokenizer), or neither: not another combination",
+            ));
+        }
+    };
     let verified = py
         .detach(|| -> zkmha_api::Result<_> {
-            let tokens = match (tokens, text, model) {
-                (Some(ids), _, _) => Some(ids),
-                (None, Some(text), Some(model)) => Some(zkmha_api::verified::text_tokens(&model, &text)?),
-                _ => None,
+            let tokens = match tokens {
+                ExpectedTokens::Nothing => None,
+                ExpectedTokens::Ids(ids) => Some(ids),
+                ExpectedTokens::Text(text, model) => Some(zkmha_api::verified::text_tokens(&model, &text)?),
             };
             let expected = zkmha_api::Expected { tokens, positions, layers: layers.map(|(a, b)| a..b) };
             zkmha_api::verified::verify_files(&key_path, &proof_path, &expected)
         })
         .raise()?;
     verified_dict(py, verified)
+}
+
+/// The token ids a Python caller expects: none, ids, or a text with the model whose tokenizer
+/// reads it.
+enum ExpectedTokens {
+    Nothing,
+    Ids(Vec<u64>),
+    Text(String, PathBuf),
 }
 
 /// The chain's proven output as an array: the logits (a chain with a head), else the last

@@ -475,3 +475,20 @@ def test_files_and_arguments_are_checked_before_any_work(tiny, tmp_path):
     with pytest.raises(zkmha.UsageError, match=r"proof_paths\[0\] and proof_paths\[1\] name the same file"):
         zkmha.prove_batch(llama, chain, [same, same], [[1, 2], [3, 4]])
     assert not same.exists()
+
+
+def test_a_verified_result_is_read_only_and_refuses_ambiguous_expectations(tmp_path):
+    model = zkmha.write_example_llama(tmp_path / "llama", seed=7, layers=1)
+    key = tmp_path / "chain.vk"
+    zkmha.commit_model(model, key, layers=(0, 1))
+    proof = tmp_path / "p.proof"
+    logits = zkmha.prove(model, key, proof, tokens=[1, 2, 3], layers=(0, 1))
+    verified = zkmha.verify(key, proof, tokens=[1, 2, 3], positions=[2])
+    with pytest.raises(ValueError):
+        np.asarray(verified)[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        verified.token_ids[0] = 9
+    np.testing.assert_array_equal(verified.output, logits)
+    assert np.asarray(verified, dtype=np.float32).dtype == np.float32
+    with pytest.raises(zkmha.UsageError, match="model_path= is the tokenizer of text="):
+        zkmha.verify(key, proof, model_path=model)

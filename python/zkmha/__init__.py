@@ -259,11 +259,18 @@ class Verified:
 
     def __init__(self, fields: Dict[str, Any]):
         for name in self.__slots__:
-            setattr(self, name, fields[name])
+            value = fields[name]
+            # What was verified is not changed through the result: its arrays are read-only.
+            if isinstance(value, _np.ndarray):
+                value.flags.writeable = False
+            setattr(self, name, value)
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> _np.ndarray:
-        output = self.output if dtype is None else self.output.astype(dtype)
-        return output.copy() if copy else output
+        converts = dtype is not None and _np.dtype(dtype) != self.output.dtype
+        if copy is False and converts:
+            raise ValueError(f"the output is {self.output.dtype}: {dtype} needs a copy")
+        output = self.output.astype(dtype) if converts else self.output
+        return output.copy() if copy or converts else output
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -305,13 +312,18 @@ def verify(
     verification work): ``tokens`` (the ids the proof must be proven from: only a chain from
     layer 0 whose key holds the embedding table proves its tokens, so any other proof is
     refused), or ``text`` with ``model_path`` (the model file whose tokenizer reads it),
-    ``positions`` (the logits' positions), ``layers`` (``(first, end)`` of a chain). A proof
-    that does not verify raises ``InvalidProof``.
+    ``positions`` (the logits' positions: pass them when you want logits, since a chain of the
+    same tokens that ends in its last hidden state is accepted with tokens alone), ``layers``
+    (``(first, end)`` of a chain). A proof that does not verify raises ``InvalidProof``; a
+    ``RefusedProof`` says nothing about validity (the proof was not verified). The result's
+    arrays are read-only.
     """
     if text is not None and model_path is None:
         raise UsageError("text= needs model_path=: the model file whose tokenizer reads the text")
     if text is not None and tokens is not None:
         raise UsageError("pass tokens= or text=, not both")
+    if model_path is not None and text is None:
+        raise UsageError("model_path= is the tokenizer of text=: pass text= with it, or drop it")
     return Verified(
         _native.verify(
             _fspath(key_path, "key_path"),
