@@ -422,11 +422,15 @@ fn stage<'a>(path: &Path, bytes: &'a [u8], private: bool) -> Result<Staged<'a>> 
     let path = resolved.as_deref().unwrap_or(path);
     // What is not a regular file (a device such as /dev/null, a pipe) is written through: a
     // rename would replace it with a file.
-    if let Ok(metadata) = std::fs::metadata(path)
-        && !metadata.is_file()
-        && !metadata.is_dir()
-    {
-        return Ok(Staged::Through { path: path.to_path_buf(), bytes });
+    match std::fs::metadata(path) {
+        // A folder cannot be renamed over: found now, before any of its set is renamed.
+        Ok(metadata) if metadata.is_dir() => {
+            return fail(std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a folder"));
+        }
+        Ok(metadata) if !metadata.is_file() => {
+            return Ok(Staged::Through { path: path.to_path_buf(), bytes });
+        }
+        _ => {}
     }
     let name = path.file_name().ok_or_else(|| Error::NotAFileName { path: path.to_path_buf() })?;
     let temporary = path.with_file_name(temporary_name(name, std::process::id()));
