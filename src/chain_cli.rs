@@ -57,6 +57,20 @@ pub fn parse_layers(text: &str) -> Result<Range<usize>, String> {
     Ok(start..end)
 }
 
+/// The fidelity warnings of a chain: each layer's output (its boundary) and the logits (the
+/// same next tokens aside) over 1 % from float64.
+fn chain_warnings(
+    key: &ChainKey,
+    layer_errors: &[f64],
+    logits: Option<(usize, f64)>,
+) -> Vec<zkmha_api::fidelity::FidelityWarning> {
+    let layers =
+        key.layer_range().zip(layer_errors).map(|(layer, &error)| (format!("layer {layer}'s output"), error));
+    zkmha_api::fidelity::fidelity_warnings(
+        layers.chain(logits.map(|(_, error)| ("the logits".to_string(), error))),
+    )
+}
+
 /// What is printed of a chain's layers, `A..B`.
 fn range_text(range: &Range<u64>) -> String {
     format!("layers {}..{}", range.start, range.end)
@@ -506,6 +520,12 @@ pub fn prove(
     let bytes = proof_bytes.len();
     let report = &proved.accuracy;
     let prove_seconds: f64 = proved.layer_times.iter().map(|t| t.as_secs_f64()).sum();
+    let warnings = chain_warnings(
+        &key,
+        &proved.layer_errors,
+        proved.logits.as_ref().and_then(|l| l.against_reference()),
+    );
+    crate::report::print_warnings(&warnings);
     if args.json {
         // The layers' estimates from their shapes, one after another.
         let hiding = if secret.is_some() { Hiding::ZeroKnowledge } else { Hiding::Plain };
@@ -519,6 +539,7 @@ pub fn prove(
             json!({
                 "proof": out.display().to_string(),
                 "proof_bytes": bytes,
+                "warnings": warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "first_layer": key.first_layer,
                 "layers": key.layers.len(),
                 "tokens": proved.tokens,
@@ -607,11 +628,18 @@ pub fn dry_run(
     let seconds = start.elapsed().as_secs_f64();
     let tokens = measure.output.len() / first.model_width().max(1);
     let report = &measure.accuracy;
+    let warnings = chain_warnings(
+        &key,
+        &measure.layer_errors,
+        measure.logits.as_ref().and_then(|l| l.against_reference()),
+    );
+    crate::report::print_warnings(&warnings);
     if args.json {
         println!(
             "{}",
             json!({
                 "dry_run": true,
+                "warnings": warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "proven": false,
                 "first_layer": key.first_layer,
                 "layers": key.layers.len(),

@@ -565,12 +565,18 @@ pub fn prove(
     zkmha_api::files::write_files(&files)?;
     let bytes = proof_bytes.len();
     let report = &proved.accuracy;
+    let warnings = zkmha_api::fidelity::fidelity_warnings([(
+        format!("layer {}'s output", loaded.layer()),
+        report.output.relative_l2_error,
+    )]);
+    crate::report::print_warnings(&warnings);
     if args.json {
         println!(
             "{}",
             json!({
                 "proof": out.display().to_string(),
                 "proof_bytes": bytes,
+                "warnings": warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "model": sanitize(&key.description),
                 "tokens": s,
                 "token_ids": proved.token_ids,

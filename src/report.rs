@@ -423,6 +423,14 @@ pub fn statement_lines(verified: &zkmha_api::Verified) -> Vec<String> {
     lines
 }
 
+/// Prints each fidelity warning on stderr, `warning: …` (stdout keeps the report or the JSON
+/// object, which lists them under `"warnings"`).
+pub fn print_warnings(warnings: &[zkmha_api::fidelity::FidelityWarning]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -383,26 +383,73 @@ fn a_key_describes_what_its_owner_chooses_and_by_default_not_the_file_name() {
 fn weights_no_proof_can_take_are_refused_when_committing() {
     let dir = scratch("huge-weight");
     let model = example_model::write_llama(&dir.join("m"), 3, 1).unwrap();
-    let bytes = std::fs::read(&model).unwrap();
+    rewrite_tensor(&model, "model.layers.0.self_attn.q_proj.weight", |values| values[0] = 3e38);
+    let key = dir.join("m.vk");
+    let (code, sentence) = failure(&zkmha(&["commit-model", "--model", s(&model), "--out", s(&key)]));
+    assert_eq!(code, BAD_INPUT, "{sentence}");
+    assert!(!key.exists() && !dir.join("m.vk.secret").exists(), "no key is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rewrites the f32 tensor `name` of the safetensors file at `model` through `change`.
+fn rewrite_tensor(model: &Path, name: &str, change: impl FnOnce(&mut [f32])) {
+    let bytes = std::fs::read(model).unwrap();
     let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     let mut tensors: Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)> = file
         .tensors()
         .into_iter()
         .map(|(name, view)| (name, view.dtype(), view.shape().to_vec(), view.data().to_vec()))
         .collect();
-    let target = tensors.iter_mut().find(|t| t.0 == "model.layers.0.self_attn.q_proj.weight").unwrap();
+    let target = tensors.iter_mut().find(|t| t.0 == name).unwrap();
     assert_eq!(target.1, safetensors::Dtype::F32);
-    target.3[..4].copy_from_slice(&3e38f32.to_le_bytes());
+    let mut values: Vec<f32> =
+        target.3.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    change(&mut values);
+    target.3 = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
         .iter()
         .map(|(name, dtype, shape, data)| {
             (name.clone(), safetensors::tensor::TensorView::new(*dtype, shape.clone(), data).unwrap())
         })
         .collect();
-    std::fs::write(&model, safetensors::serialize(views, None).unwrap()).unwrap();
-    let key = dir.join("m.vk");
-    let (code, sentence) = failure(&zkmha(&["commit-model", "--model", s(&model), "--out", s(&key)]));
-    assert_eq!(code, BAD_INPUT, "{sentence}");
-    assert!(!key.exists() && !dir.join("m.vk.secret").exists(), "no key is written");
+    std::fs::write(model, safetensors::serialize(views, None).unwrap()).unwrap();
+}
+
+/// Issue 54: every prove reports its fidelity warnings (`"warnings"` in JSON, `warning: …` on
+/// stderr): none for a layer within 1 % of float64. (The threshold and the sentence:
+/// `zkmha_api::fidelity`'s tests. Q and K biased by ±150, as a real Qwen2.5's first layers,
+/// stay within 0.04 % on this 16-wide model: no file here crosses 1 % yet.)
+#[test]
+fn a_proof_reports_its_fidelity_warnings() {
+    let dir = scratch("fidelity");
+    let model = crate::model_cli::write_qwen2(&dir.join("m"), 7);
+    for name in ["self_attn.q_proj.bias", "self_attn.k_proj.bias"] {
+        rewrite_tensor(&model, &format!("model.layers.0.{name}"), |values| {
+            for (i, value) in values.iter_mut().enumerate() {
+                *value = if i % 2 == 0 { 150.0 } else { -140.0 };
+            }
+        });
+    }
+    let (key, proof) = (dir.join("m.vk"), dir.join("p.proof"));
+    assert!(zkmha(&["commit-model", "--model", s(&model), "--out", s(&key)]).status.success());
+    let out = zkmha(&[
+        "prove",
+        "--model",
+        s(&model),
+        "--vk",
+        s(&key),
+        "--tokens",
+        "3,1,4,1,5,9,2,6",
+        "--out",
+        s(&proof),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = report["relative_l2_error"].as_f64().unwrap();
+    assert!(error < zkmha_api::fidelity::FIDELITY_LIMIT, "{report}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning:"));
+    assert!(zkmha(&["verify", "--proof", s(&proof), "--vk", s(&key)]).status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -91,7 +91,7 @@ fn llama_specs(extra: &[&str]) -> Vec<(String, Vec<usize>)> {
 
 /// A Qwen2 checkpoint: a Llama block with Q, K, V biases (sizable, seeded), its config.json
 /// as Qwen2's (sliding window configured but off).
-fn write_qwen2(dir: &Path, seed: u32) -> PathBuf {
+pub(crate) fn write_qwen2(dir: &Path, seed: u32) -> PathBuf {
     let specs = llama_specs(&["self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"]);
     let config = "{\"architectures\": [\"Qwen2ForCausalLM\"], \"model_type\": \"qwen2\", \"hidden_size\": 16, \
         \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, \

@@ -32,8 +32,23 @@ create_exception!(
     _native,
     RefusedProof,
     ZkmhaError,
-    "A well-formed proof of another statement than the one expected (an attention layer's softmax)."
+    "A proof of another statement than the one expected (token ids, positions, layers, softmax, mask); not verified."
 );
+create_exception!(
+    _native,
+    FidelityWarning,
+    pyo3::exceptions::PyUserWarning,
+    "A proven output over 1 % from float64: the proof is valid, for a quantized model that differs from the model more than zkmha allows."
+);
+
+/// Warns (`FidelityWarning`) for each proven output over 1 % from float64.
+fn warn_fidelity(py: Python<'_>, warnings: &[zkmha_api::fidelity::FidelityWarning]) -> PyResult<()> {
+    for warning in warnings {
+        let message = std::ffi::CString::new(warning.to_string()).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<FidelityWarning>(), &message, 1)?;
+    }
+    Ok(())
+}
 
 /// The error as one sentence with its causes (as the command line prints it), raised as the
 /// package's exception of its kind.
@@ -261,6 +276,19 @@ fn prove<'py>(
                 Ok(proved)
             })
             .raise()?;
+        let logits_error = proved.logits.as_ref().and_then(|l| l.against_reference()).map(|(_, e)| e);
+        let first = proved.proof.first_layer();
+        let layers = proved
+            .layer_errors
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| (format!("layer {}'s output", first + i as u64), e));
+        warn_fidelity(
+            py,
+            &zkmha_api::fidelity::fidelity_warnings(
+                layers.chain(logits_error.map(|e| ("the logits".to_string(), e))),
+            ),
+        )?;
         // A chain with a head: its proven output is the logits.
         return match proved.logits {
             Some(l) => to_array(py, l.positions.len(), l.vocabulary, l.values),
@@ -283,6 +311,13 @@ fn prove<'py>(
             Ok(proved)
         })
         .raise()?;
+    warn_fidelity(
+        py,
+        &zkmha_api::fidelity::fidelity_warnings([(
+            format!("layer {layer}'s output"),
+            proved.accuracy.output.relative_l2_error,
+        )]),
+    )?;
     to_array(py, proved.tokens, proved.model_width, proved.output)
 }
 
@@ -868,5 +903,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UsageError", py.get_type::<UsageError>())?;
     m.add("OutOfResources", py.get_type::<OutOfResources>())?;
     m.add("RefusedProof", py.get_type::<RefusedProof>())?;
+    m.add("FidelityWarning", py.get_type::<FidelityWarning>())?;
     Ok(())
 }

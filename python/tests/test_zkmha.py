@@ -492,3 +492,13 @@ def test_a_verified_result_is_read_only_and_refuses_ambiguous_expectations(tmp_p
     assert np.asarray(verified, dtype=np.float32).dtype == np.float32
     with pytest.raises(zkmha.UsageError, match="model_path= is the tokenizer of text="):
         zkmha.verify(key, proof, model_path=model)
+
+
+def test_a_proof_within_one_percent_of_float64_warns_nothing(tiny, tmp_path):
+    import warnings
+
+    model, key, _ = tiny
+    assert issubclass(zkmha.FidelityWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", zkmha.FidelityWarning)
+        zkmha.prove(model, key, tmp_path / "p", tokens=[3, 1, 4, 1, 5])

@@ -12,7 +12,9 @@ Files are written under a temporary name and renamed when complete. Every failur
 subclass of ``ZkmhaError``: ``InvalidProof`` (the proof does not verify), ``BadInput`` (an
 unreadable, foreign or corrupt file, a value the proof cannot take), ``UnsupportedModel`` (a
 model feature the proof does not cover), ``UsageError`` (arguments that do not go together),
-``OutOfResources`` (disk or memory).
+``OutOfResources`` (disk or memory), ``RefusedProof`` (a proof of another statement than the one
+the caller expects, not verified). ``prove`` warns with ``FidelityWarning`` (a ``UserWarning``)
+for a proven output over 1 % from float64.
 
 An attention layer of its own (``zkmha prove`` without ``--model``: integer Q, K, V committed by
 the prover) proves and verifies with ``prove_attention`` and ``verify_attention``; a proof of
@@ -35,6 +37,7 @@ from ._native import (
     InvalidProof,
     OutOfResources,
     RefusedProof,
+    FidelityWarning,
     UnsupportedModel,
     UsageError,
     ZkmhaError,
@@ -60,6 +63,7 @@ __all__ = [
     "UsageError",
     "OutOfResources",
     "RefusedProof",
+    "FidelityWarning",
 ]
 
 _Path = Union[str, _PathLike]

@@ -31,6 +31,7 @@ pub mod attention_layer;
 pub mod chain_tasks;
 mod error;
 pub mod example_model;
+pub mod fidelity;
 pub mod files;
 pub mod inspect;
 pub mod layer_files;
