@@ -104,7 +104,8 @@ pub struct ProvedAttention {
 /// let proved = prove_attention(&shape, MaskKind::Causal, default_softmax(&shape)?, &inputs, Hiding::ZeroKnowledge)?;
 /// // The verifier needs the file alone.
 /// let verified = verify_attention(&proved.file, &Default::default())?;
-/// assert_eq!(verified.output, proved.output);
+/// let zkmha_api::ProvenOutput::Attention { values, .. } = &verified.verified.output else { unreachable!() };
+/// assert_eq!(values, &proved.output);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///

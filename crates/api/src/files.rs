@@ -243,7 +243,7 @@ pub enum NpzArray<'a> {
 /// write_npz(&path, &[("logits", NpzArray::Float64 { rows: 1, columns: 3, values: &logits }), ("positions", NpzArray::UInt64(&[4]))])?;
 /// assert!(std::fs::read(&path)?.starts_with(b"PK"));
 /// # std::fs::remove_file(&path)?;
-/// # Ok::<(), zkmha_api::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// # Errors

@@ -491,14 +491,23 @@ pub(crate) struct Calibration {
 impl Model {
     /// The token ids every commitment calibrates on (fixed, from the vocabulary's size),
     /// opening as the model's tokenizer opens every text (Gemma's BOS, BERT's `[CLS]`), when it
-    /// has one: the first position's hidden states differ most from the others' (Gemma 3's
-    /// BOS row is an order of magnitude wider), and every input the model is given has it.
-    pub(crate) fn calibration_ids(&self) -> Result<Vec<usize>> {
+    /// has one, else with config.json's `bos_token_id`: the first position's hidden states
+    /// differ most from the others' (Gemma 3's BOS row is an order of magnitude wider), and
+    /// every input the model is given has it.
+    ///
+    /// # Errors
+    /// A model whose vocabulary's size cannot be read.
+    pub fn calibration_ids(&self) -> Result<Vec<usize>> {
         let file = &self.file;
         let tokens = file.max_tokens().map_or(CALIBRATION_TOKENS, |n| n.min(CALIBRATION_TOKENS));
         let mut ids = calibration_ids(file.vocabulary_size()?, tokens);
-        let opening =
-            file.tokenizer().ok().and_then(|t| t.encode("").ok()).and_then(|ids| ids.first().copied());
+        let vocabulary = file.vocabulary_size()?;
+        // A tokenizer that opens a text with nothing is followed too: config.json's id only
+        // stands in for a tokenizer the checkpoint lacks.
+        let opening = match file.tokenizer() {
+            Ok(tokenizer) => tokenizer.encode("").ok().and_then(|ids| ids.first().copied()),
+            Err(_) => file.bos_token_id().filter(|&id| id < vocabulary),
+        };
         if let (Some(first), Some(id)) = (ids.first_mut(), opening) {
             *first = id;
         }

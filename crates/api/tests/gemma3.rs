@@ -112,3 +112,26 @@ fn gemma3_layers_prove_within_one_percent_of_float64() {
         assert!(proved.accuracy.output.relative_l2_error < 0.01, "layer {layer}: {:?}", proved.accuracy);
     }
 }
+
+/// Issue 54: a Gemma 3 checkpoint in Hugging Face's layout without its tokenizer.json
+/// calibrates opening with config.json's `bos_token_id`, as every input the model is given
+/// opens (its BOS row is the widest); without one, the fixed sample is unchanged.
+#[test]
+fn without_a_tokenizer_the_calibration_opens_with_the_configs_bos_token() {
+    let dir = std::env::temp_dir().join(format!("zkmha-gemma3-bos-{}", std::process::id()));
+    let path = zkmha_api::example_model::write_gemma3(&dir, 7, 1).unwrap();
+    let config = dir.join("config.json");
+    let plain = Model::open(&path, &ModelOptions::default()).unwrap().calibration_ids().unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    for bos in [2usize, 5] {
+        std::fs::write(&config, text.replacen('{', &format!("{{\"bos_token_id\": {bos}, "), 1)).unwrap();
+        let ids = Model::open(&path, &ModelOptions::default()).unwrap().calibration_ids().unwrap();
+        assert_eq!(ids[0], bos);
+        assert_eq!(ids[1..], plain[1..], "only the opening changes");
+    }
+    // An id outside the vocabulary is not used.
+    std::fs::write(&config, text.replacen('{', "{\"bos_token_id\": 4000, ", 1)).unwrap();
+    let ids = Model::open(&path, &ModelOptions::default()).unwrap().calibration_ids().unwrap();
+    assert_eq!(ids, plain);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -244,6 +244,9 @@ pub struct FileMetadata {
     /// GGUF, whose converter permutes them) rather than half a head apart (`t, t + m/2`:
     /// Hugging Face checkpoints).
     pub interleaved_rotary_pairs: bool,
+    /// The id every text opens with, as config.json's `bos_token_id` says (for a checkpoint
+    /// without its tokenizer: the calibration still opens as the model's inputs do).
+    pub bos_token_id: Option<usize>,
 }
 
 fn safetensors_decode(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
@@ -418,6 +421,8 @@ impl TensorFile {
             // llama.cpp's converter permutes llama's Q and K rows to adjacent pairs; qwen2 and
             // gemma3 (rotated "NeoX" style) keep Hugging Face's halves.
             interleaved_rotary_pairs: architecture != "qwen2" && !gemma3,
+            // A GGUF file carries its tokenizer, which says how a text opens.
+            bos_token_id: None,
         };
         let tensors = file
             .tensors
@@ -836,7 +841,24 @@ fn read_weights(
                     BiasRule::QueryKeyValue => projection != "o",
                     BiasRule::Present | BiasRule::PresentQueryKeyValue => false,
                 };
-                if required || file.matches(&name) > 0 { file.vector(&name, len) } else { Ok(vec![0.0; len]) }
+                if file.matches(&name) > 0 {
+                    file.vector(&name, len)
+                } else if required {
+                    // The metadata says every projection has a bias (config.json's
+                    // attention_bias: true); a checkpoint without one is not the model it names
+                    // (transformers would draw the missing bias at random).
+                    let why = match rule {
+                        BiasRule::All => {
+                            "its config says every attention projection has a bias (attention_bias: true)"
+                        }
+                        _ => "its architecture (qwen2) has biases on Q, K and V",
+                    };
+                    Err(ModelError::Input(format!(
+                        "the model's weights have no {name}, but {why}: the checkpoint is not the model its metadata names"
+                    )))
+                } else {
+                    Ok(vec![0.0; len])
+                }
             };
             Ok(AttentionWeights {
                 family,

@@ -78,6 +78,7 @@ fn merge_config(tensors: &mut TensorFile, json: &serde_json::Value) -> Result<()
     meta.rope_base = number(&["rope_theta"])
         .or_else(|| json.get("rope_parameters").and_then(|p| p.get("rope_theta")))
         .and_then(serde_json::Value::as_f64);
+    meta.bos_token_id = count(&["bos_token_id"]);
     meta.architecture = architecture;
     Ok(())
 }
@@ -371,6 +372,12 @@ impl ModelFile {
             path: self.path.clone(),
             message: "there is no tokenizer.json beside it; pass --tokens".into(),
         })
+    }
+
+    /// The id config.json says every text opens with (`bos_token_id`), for a checkpoint read
+    /// without its tokenizer; `None` for GGUF files (their tokenizer says) or where unsaid.
+    pub fn bos_token_id(&self) -> Option<usize> {
+        self.tensors.metadata.bos_token_id
     }
 
     /// The hidden state entering layer 0 for the token ids `ids` (`s × d_model`, row-major).

@@ -387,9 +387,26 @@ fn qwen2_biases_are_loaded() {
         Some(&config("qwen2", "")),
     );
     match ModelFile::open(&path, None, None).unwrap().attention_weights(0) {
-        Err(ModelError::MissingTensor(name)) => {
-            assert!(name.starts_with("layers.0.self_attn.k_proj.bias"), "{name}")
+        Err(ModelError::Input(sentence)) => {
+            assert!(
+                sentence.contains("no layers.0.self_attn.k_proj.bias, but its architecture (qwen2)"),
+                "{sentence}"
+            )
         }
+        other => panic!("{:?}", other.map(|w| w.family)),
+    }
+    cleanup(&path);
+    // Llama with attention_bias but no o_proj bias (issue 54): named as the contradiction it is.
+    let path = write(
+        "llama-bias-no-o",
+        &llama_tensors(1, &biases),
+        Some(&config("llama", ", \"attention_bias\": true")),
+    );
+    match ModelFile::open(&path, None, None).unwrap().attention_weights(0) {
+        Err(ModelError::Input(sentence)) => assert!(
+            sentence.contains("no layers.0.self_attn.o_proj.bias, but its config says every attention projection has a bias (attention_bias: true)"),
+            "{sentence}"
+        ),
         other => panic!("{:?}", other.map(|w| w.family)),
     }
     cleanup(&path);
