@@ -281,6 +281,11 @@ class Verified:
         """The output's shape."""
         return self.output.shape
 
+    @property
+    def dtype(self) -> _np.dtype:
+        """The output's dtype."""
+        return self.output.dtype
+
     def __repr__(self) -> str:
         rows, columns = self.output.shape
         parts = [f"kind={self.kind!r}", f"mode={self.mode!r}"]
