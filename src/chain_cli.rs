@@ -146,10 +146,7 @@ pub fn commit(args: &crate::model_cli::CommitModelArgs, layers: Range<usize>) ->
             *stage == Stage::Calibrating
         }),
     )?;
-    let committed = match &args.description {
-        Some(description) => committed.describe(description)?,
-        None => committed,
-    };
+    let committed = committed.describe(args.description.as_deref())?;
     let secret_file = committed
         .secret
         .as_ref()

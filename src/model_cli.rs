@@ -331,10 +331,7 @@ pub fn commit(args: &CommitModelArgs) -> Result<()> {
         commitments_for(args.transparent),
         &mut spinners(args.json),
     )?;
-    let committed = match &args.description {
-        Some(description) => committed.describe(description)?,
-        None => committed,
-    };
+    let committed = committed.describe(args.description.as_deref())?;
     let (key, secret) = (&committed.key, &committed.secret);
     let secret_file =
         secret.as_ref().map(|_| args.secret.clone().unwrap_or_else(|| model_files::secret_path(&args.out)));

@@ -157,10 +157,7 @@ fn commit_model(
             .detach(|| -> zkmha_api::Result<String> {
                 let models = model_chain::open_layers(&model_path, &options, layers)?;
                 let committed = model_chain::commit_chain(&models, commitments, &mut |_, _| {})?;
-                let committed = match &description {
-                    Some(description) => committed.describe(description)?,
-                    None => committed,
-                };
+                let committed = committed.describe(description.as_deref())?;
                 let secret_file = committed.secret.as_ref().and(secret_file);
                 model_chain::write_chain_key_and_secret(
                     &key_path,
@@ -178,10 +175,7 @@ fn commit_model(
     py.detach(|| -> zkmha_api::Result<String> {
         let model = Model::open(&model_path, &options)?;
         let committed = zkmha_api::commit_model(&model, commitments)?;
-        let committed = match &description {
-            Some(description) => committed.describe(description)?,
-            None => committed,
-        };
+        let committed = committed.describe(description.as_deref())?;
         let secret_file = committed.secret.as_ref().and(secret_file);
         model_files::write_key_and_secret(
             &key_path,

@@ -154,15 +154,17 @@ pub struct CommittedChain {
 
 impl CommittedChain {
     /// The chain key with `description` for every layer's key instead of the default
-    /// (`layer N (architecture)`).
+    /// (`layer N (architecture)`); `None` keeps the default.
     ///
     /// # Errors
     /// [`Error::Description`] for one over [`crate::model_layer::MAX_DESCRIPTION_CHARS`]
     /// characters.
-    pub fn describe(mut self, description: &str) -> Result<Self> {
-        crate::model_layer::check_description(description)?;
-        for key in &mut self.key.layers {
-            key.description = description.to_string();
+    pub fn describe(mut self, description: Option<&str>) -> Result<Self> {
+        if let Some(description) = description {
+            crate::model_layer::check_description(description)?;
+            for key in &mut self.key.layers {
+                key.description = description.to_string();
+            }
         }
         Ok(self)
     }
@@ -500,15 +502,10 @@ pub fn write_chain_key_and_secret(
     key: &ChainKey,
     secret: Option<(&Path, &ChainSecret)>,
 ) -> Result<usize> {
-    let key_bytes = encode_parts(ChainMagic::Key, key, "chain key")?;
-    let secret_bytes =
-        secret.map(|(_, s)| encode_parts(ChainMagic::Secret, s, "chain secret")).transpose()?;
-    let mut files = vec![crate::files::FileToWrite::public(key_path, &key_bytes)];
-    if let (Some((path, _)), Some(bytes)) = (secret, &secret_bytes) {
-        files.push(crate::files::FileToWrite::private(path, bytes));
-    }
-    crate::files::write_files(&files)?;
-    Ok(key_bytes.len())
+    let secret = secret
+        .map(|(path, s)| encode_parts(ChainMagic::Secret, s, "chain secret").map(|b| (path, b)))
+        .transpose()?;
+    crate::model_files::write_key_files(key_path, &encode_parts(ChainMagic::Key, key, "chain key")?, secret)
 }
 
 /// Reads a chain's secret (checked against the key when proving).

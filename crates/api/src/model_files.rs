@@ -372,14 +372,24 @@ pub fn write_key_and_secret(
     key: &ModelVerifierKey,
     secret: Option<(&Path, &ModelSecret)>,
 ) -> Result<usize> {
-    let key_bytes = encode_key(key)?;
-    let secret_bytes = secret.map(|(_, s)| encode(SECRET_MAGIC, s, "model secret")).transpose()?;
-    let mut files = vec![crate::files::FileToWrite::public(key_path, &key_bytes)];
-    if let (Some((path, _)), Some(bytes)) = (secret, &secret_bytes) {
+    let secret =
+        secret.map(|(path, s)| encode(SECRET_MAGIC, s, "model secret").map(|b| (path, b))).transpose()?;
+    write_key_files(key_path, &encode_key(key)?, secret)
+}
+
+/// Writes a key's bytes and, where given, its secret's, together
+/// ([`crate::files::write_files`]); returns the key's length.
+pub(crate) fn write_key_files(
+    key_path: &Path,
+    key: &[u8],
+    secret: Option<(&Path, Vec<u8>)>,
+) -> Result<usize> {
+    let mut files = vec![crate::files::FileToWrite::public(key_path, key)];
+    if let Some((path, bytes)) = &secret {
         files.push(crate::files::FileToWrite::private(path, bytes));
     }
     crate::files::write_files(&files)?;
-    Ok(key_bytes.len())
+    Ok(key.len())
 }
 
 /// Refuses a key of the other kind than asked for: a plain proof (`transparent`) needs a

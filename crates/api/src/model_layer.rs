@@ -428,13 +428,16 @@ pub fn check_description(description: &str) -> Result<()> {
 }
 
 impl CommittedModel {
-    /// The key with `description` instead of the default (`layer N (architecture)`).
+    /// The key with `description` instead of the default (`layer N (architecture)`); `None`
+    /// keeps the default.
     ///
     /// # Errors
     /// [`Error::Description`] for one over [`MAX_DESCRIPTION_CHARS`] characters.
-    pub fn describe(mut self, description: &str) -> Result<Self> {
-        check_description(description)?;
-        self.key.description = description.to_string();
+    pub fn describe(mut self, description: Option<&str>) -> Result<Self> {
+        if let Some(description) = description {
+            check_description(description)?;
+            self.key.description = description.to_string();
+        }
         Ok(self)
     }
 }
